@@ -1,0 +1,3 @@
+"""monkey: an interactive terminal coding agent."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+"""``python -m monkey``."""
+
+from monkey.cli import main
+
+raise SystemExit(main())

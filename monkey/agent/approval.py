@@ -1,0 +1,247 @@
+"""Who may run a dangerous tool call: rules, session grants, and an injected ``Approver``.
+
+The loop asks :class:`ApprovalPolicy` first (deny rules, ``--no-approval``, allow rules,
+grants made earlier in this session); only when nothing decides does it ask the
+:class:`Approver` it was given: the TUI answers with a modal, the terminal with an inline
+prompt, headless runs with :class:`HeadlessApprover`, which denies and says why.
+
+Rules are strings: ``"file_edit"`` (every call of that tool), ``"file_write(docs/**)"``
+(a path glob for file tools), ``"shell_execute(git status)"`` (a command prefix,
+compared word by word). A command that needs shell syntax is never allowed by a rule or
+a grant for a prefix: ``git status; rm -rf x`` does not match ``git status``. It can only
+be approved by a person, for that exact line.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+import shlex
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+from monkey.safe_text import escape_controls, invisible_warnings
+from monkey.tools.shell import needs_shell, split_command
+from monkey.tools.base import ToolError
+
+__all__ = [
+    "ApprovalRequest",
+    "Decision",
+    "Approver",
+    "ApprovalPolicy",
+    "HeadlessApprover",
+    "Rule",
+    "RuleError",
+    "grant_for",
+]
+
+SHELL_TOOL = "shell_execute"
+FILE_TOOLS = frozenset({"file_write", "file_edit", "file_delete"})
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """One dangerous call waiting for a decision, with what a person needs to judge it."""
+
+    call_id: str
+    tool: str
+    arguments: dict[str, Any]
+    summary: str
+    """The command line (escaped) or the diff the call would apply."""
+    warnings: list[str] = field(default_factory=list)
+    grant: str = ""
+    """What "approve for this session" would cover, in words."""
+
+
+@dataclass(frozen=True)
+class Decision:
+    """An answer to an :class:`ApprovalRequest`."""
+
+    approved: bool
+    scope: Literal["once", "session"] = "once"
+    by: Literal["user", "rule", "session", "policy"] = "user"
+    reason: str = ""
+    stop: bool = False
+    """For a denial: stop the turn instead of telling the model and going on."""
+    exact_line: bool = False
+    """A person approved this exact shell line (so shell syntax may run through a shell)."""
+
+
+class Approver(Protocol):
+    """Asks someone (or something) about a call no rule decided."""
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        """The decision for ``request``; may wait as long as a person needs."""
+        ...
+
+
+class HeadlessApprover:
+    """Denies everything a rule did not allow, with a reason the model and user can read."""
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        """Deny ``request``: nobody is there to ask."""
+        return Decision(
+            approved=False,
+            by="policy",
+            reason=(
+                f"{request.tool} needs approval and there is no terminal to ask on; "
+                "allow it with a rule in [approvals] allow, or run with --no-approval"
+            ),
+        )
+
+
+class RuleError(ValueError):
+    """A rule string that cannot be parsed."""
+
+
+_RULE = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*(?:\((.*)\))?\s*$", re.S)
+
+
+@dataclass(frozen=True)
+class Rule:
+    """``tool`` or ``tool(argument pattern)``."""
+
+    tool: str
+    pattern: str = ""
+
+    @classmethod
+    def parse(cls, text: str) -> Rule:
+        """Parse ``"tool"`` or ``"tool(pattern)"``."""
+        m = _RULE.match(text)
+        if not m:
+            raise RuleError(f"bad approval rule {text!r}: expected 'tool' or 'tool(pattern)'")
+        return cls(m.group(1), (m.group(2) or "").strip())
+
+    def __str__(self) -> str:
+        return f"{self.tool}({self.pattern})" if self.pattern else self.tool
+
+    def matches(self, tool: str, arguments: dict[str, Any], *, for_deny: bool) -> bool:
+        """Whether the rule covers a call. Deny rules look inside shell lines; allow rules don't."""
+        if tool != self.tool:
+            return False
+        if not self.pattern:
+            return True
+        if tool == SHELL_TOOL:
+            command = str(arguments.get("command", ""))
+            prefix = _words(self.pattern)
+            if needs_shell(command) is None:
+                return _starts_with(_words(command), prefix)
+            # A shell line: an allow rule never covers it; a deny rule covers it if any
+            # simple command inside it starts with the prefix.
+            return for_deny and any(_starts_with(seg, prefix) for seg in _segments(command))
+        path = str(arguments.get("path", ""))
+        return fnmatch.fnmatchcase(path.removeprefix("./"), self.pattern)
+
+
+def _words(text: str) -> list[str]:
+    try:
+        return split_command(text)
+    except ToolError:
+        return text.split()
+
+
+def _starts_with(words: list[str], prefix: list[str]) -> bool:
+    return bool(prefix) and words[: len(prefix)] == prefix
+
+
+_SEPARATORS = re.compile(r"\|\||&&|[;|&\n(){}`]|\$\(")
+
+
+def _segments(command: str) -> Iterable[list[str]]:
+    for part in _SEPARATORS.split(command):
+        words = _words(part)
+        # Skip leading assignments and redirections the way a shell would.
+        while words and ("=" in words[0] and not words[0].startswith("=") or words[0][:1] in "<>"):
+            words = words[1:]
+        if words:
+            yield words
+
+
+def grant_for(tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
+    """The session grant a call would create: (key, description for a person)."""
+    if tool == SHELL_TOOL:
+        command = str(arguments.get("command", ""))
+        construct = needs_shell(command)
+        if construct is not None:
+            return f"{tool}\0line\0{command}", f"this exact command line only (it uses {construct})"
+        words = _words(command)
+        prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
+        joined = shlex.join(prefix)
+        return f"{tool}\0prefix\0{joined}", f"commands starting with `{escape_controls(joined)}`"
+    return tool, f"every {tool} call inside the workspace"
+
+
+def _grant_covers(key: str, tool: str, arguments: dict[str, Any]) -> bool:
+    if key == tool:
+        return True
+    parts = key.split("\0", 2)
+    if len(parts) != 3 or parts[0] != tool:
+        return False
+    command = str(arguments.get("command", ""))
+    if parts[1] == "line":
+        return command == parts[2]
+    return needs_shell(command) is None and _starts_with(_words(command), _words(parts[2]))
+
+
+@dataclass
+class ApprovalPolicy:
+    """Rules and grants that decide a call without asking anyone."""
+
+    allow: list[Rule] = field(default_factory=list)
+    deny: list[Rule] = field(default_factory=list)
+    no_approval: bool = False
+    grants: dict[str, str] = field(default_factory=dict)
+    """Session grants: key -> description."""
+
+    @classmethod
+    def from_strings(
+        cls, allow: Iterable[str] = (), deny: Iterable[str] = (), *, no_approval: bool = False
+    ) -> ApprovalPolicy:
+        """Build a policy from rule strings (raises :class:`RuleError`)."""
+        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], no_approval)
+
+    def check(self, tool: str, arguments: dict[str, Any]) -> Decision | None:
+        """A decision from rules and grants, or ``None`` when someone must be asked."""
+        for rule in self.deny:
+            if rule.matches(tool, arguments, for_deny=True):
+                return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
+        for key, what in self.grants.items():
+            if _grant_covers(key, tool, arguments):
+                exact = key.split("\0")[1:2] == ["line"]
+                return Decision(approved=True, by="session", reason=f"session grant: {what}", exact_line=exact)
+        if self.no_approval:
+            return Decision(approved=True, by="policy", reason="--no-approval")
+        for rule in self.allow:
+            if rule.matches(tool, arguments, for_deny=False):
+                return Decision(approved=True, by="rule", reason=f"allowed by rule {rule}")
+        return None
+
+    def remember(self, tool: str, arguments: dict[str, Any]) -> str:
+        """Record a session grant for a call a person approved for the session."""
+        key, what = grant_for(tool, arguments)
+        self.grants[key] = what
+        return what
+
+    def revoke(self, key: str) -> None:
+        """Forget one session grant."""
+        self.grants.pop(key, None)
+
+
+def build_request(
+    call_id: str, tool: str, arguments: dict[str, Any], preview: str
+) -> ApprovalRequest:
+    """The request a person sees: the exact command with hidden characters shown, or the diff."""
+    warnings: list[str] = []
+    if tool == SHELL_TOOL:
+        command = str(arguments.get("command", ""))
+        summary = escape_controls(command, keep_newlines=False)
+        warnings = invisible_warnings(command)
+        construct = needs_shell(command)
+        if construct is not None:
+            warnings.append(f"runs through a shell ({construct})")
+    else:
+        summary = escape_controls(preview or f"{tool} {arguments.get('path', '')}")
+        warnings = invisible_warnings(str(arguments.get("path", "")))
+    _, grant = grant_for(tool, arguments)
+    return ApprovalRequest(call_id, tool, arguments, summary, warnings, grant)

@@ -1,0 +1,387 @@
+"""The agent loop: an async generator of events.
+
+One *turn* is the agent's work on one user message: it calls the model, runs the tool
+calls the model asks for (asking for approval where a call is dangerous), feeds the
+results back and calls the model again, until the model answers without a tool call or
+``max_iterations`` model calls have been made. Each model call is an *iteration*.
+
+The loop never prints and never imports UI code: every sink (terminal, TUI, store,
+stream-json) reads the same events. Cancellation is explicit: :meth:`Agent.cancel` stops
+the running turn cleanly (children killed, unanswered tool calls closed, a final
+``turn_completed`` with reason ``cancelled``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from monkey.agent.approval import (
+    ApprovalPolicy,
+    ApprovalRequest,
+    Approver,
+    Decision,
+    HeadlessApprover,
+    build_request,
+)
+from monkey.agent.prompts import render_system_prompt
+from monkey.backends.base import Backend, BackendError
+from monkey.events import (
+    ApprovalRequested,
+    ApprovalResolved,
+    EndReason,
+    Error,
+    Event,
+    IterationStarted,
+    MessageCompleted,
+    SessionEnded,
+    SessionStarted,
+    ToolCallEvent,
+    ToolCallSpec,
+    ToolOutput,
+    ToolResult,
+    ToolStarted,
+    TurnCompleted,
+    TurnStarted,
+)
+from monkey.ids import new_id
+from monkey.messages import Message, ModelRequest
+from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError
+from monkey.tools.registry import ToolRegistry
+
+__all__ = ["Agent", "AgentOptions"]
+
+Emit = Callable[[Event], None]
+
+
+@dataclass
+class AgentOptions:
+    """Limits and settings of the loop."""
+
+    max_iterations: int = 20
+    max_repeats: int = 3
+    """The same tool call this many times in a row stops the turn."""
+    shell: ShellSettings = field(default_factory=ShellSettings)
+    system_prompt: str | None = None
+    """Overrides the built-in system prompt (rendered with ``{model}`` and ``{workspace}``)."""
+    max_tokens: int = 4096
+
+
+class _StopTurn(Exception):
+    """Ends the turn early with a reason (control flow, never escapes the loop)."""
+
+    def __init__(self, reason: EndReason, message: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.message = message
+
+
+@dataclass
+class _CallOutcome:
+    message: Message
+    denied: bool = False
+    stop: Decision | None = None
+
+
+class Agent:
+    """One conversation with a backend, run turn by turn."""
+
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        workspace: Path,
+        tools: ToolRegistry | None = None,
+        approver: Approver | None = None,
+        policy: ApprovalPolicy | None = None,
+        options: AgentOptions | None = None,
+        session_id: str | None = None,
+    ) -> None:
+        self.backend = backend
+        self.workspace = workspace.resolve()
+        self.tools = tools if tools is not None else ToolRegistry.default()
+        self.approver: Approver = approver if approver is not None else HeadlessApprover()
+        self.policy = policy if policy is not None else ApprovalPolicy()
+        self.options = options if options is not None else AgentOptions()
+        self.session_id = session_id or new_id("s")
+        self.messages: list[Message] = []
+        """The conversation so far, as sent to the model."""
+        self.turns = 0
+        self.started = False
+        self._task: asyncio.Task[None] | None = None
+        self.system_prompt = render_system_prompt(
+            self.options.system_prompt, model=backend.model, workspace=str(self.workspace)
+        )
+        self._specs = self.tools.specs()
+
+    # -- session framing -------------------------------------------------------------
+
+    def session_started(self) -> SessionStarted:
+        """The event that opens the session (emitted once by whoever drives the agent)."""
+        self.started = True
+        return SessionStarted(
+            session_id=self.session_id,
+            workspace=str(self.workspace),
+            backend=self.backend.name,
+            model=self.backend.model,
+        )
+
+    def session_ended(self, reason: EndReason, message: str = "") -> SessionEnded:
+        """The event that closes the session."""
+        return SessionEnded(session_id=self.session_id, reason=reason, message=message, turns=self.turns)
+
+    async def run_task(self, prompt: str) -> AsyncIterator[Event]:
+        """A whole one-task session: ``session_started``, one turn, ``session_ended``."""
+        yield self.session_started()
+        last: TurnCompleted | None = None
+        async for event in self.run(prompt):
+            if isinstance(event, TurnCompleted):
+                last = event
+            yield event
+        if last is None:  # the consumer closed us early
+            return
+        yield self.session_ended(last.reason, last.message)
+
+    # -- turns -----------------------------------------------------------------------
+
+    @property
+    def running(self) -> bool:
+        """Whether a turn is in progress."""
+        return self._task is not None and not self._task.done()
+
+    def cancel(self) -> bool:
+        """Cancel the running turn; returns whether there was one."""
+        if self.running:
+            assert self._task is not None
+            self._task.cancel()
+            return True
+        return False
+
+    async def run(self, prompt: str) -> AsyncIterator[Event]:
+        """Run one turn for the user's ``prompt``, yielding its events as they happen."""
+        if self.running:
+            raise RuntimeError("a turn is already running")
+        queue: asyncio.Queue[Event | None] = asyncio.Queue()
+        put = queue.put_nowait
+
+        async def body() -> None:
+            try:
+                await self._turn(prompt, put)
+            finally:
+                put(None)
+
+        self._task = asyncio.create_task(body(), name=f"monkey-turn-{self.turns + 1}")
+        try:
+            while (event := await queue.get()) is not None:
+                yield event
+        finally:
+            task = self._task
+            if not task.done():
+                task.cancel()
+                try:
+                    await task
+                except asyncio.CancelledError:
+                    pass
+
+    async def _turn(self, prompt: str, emit: Emit) -> None:
+        self.turns += 1
+        turn = self.turns
+        sid = self.session_id
+        emit(TurnStarted(session_id=sid, turn=turn, prompt=prompt))
+        self.messages.append(Message(role="user", content=prompt))
+        iteration = 0
+        result = ""
+        reason: EndReason = "completed"
+        note = ""
+        denials: list[str] = []
+        repeats: list[tuple[str, int]] = [("", 0)]
+        try:
+            while True:
+                if iteration >= self.options.max_iterations:
+                    reason = "max_iterations"
+                    note = f"stopped after {iteration} model calls (--max-iterations {self.options.max_iterations})"
+                    break
+                iteration += 1
+                emit(IterationStarted(session_id=sid, turn=turn, iteration=iteration,
+                                      max_iterations=self.options.max_iterations))
+                message = await self._call_model(emit)
+                self.messages.append(
+                    Message(role="assistant", content=message.text, thinking=message.thinking,
+                            tool_calls=list(message.tool_calls))
+                )
+                if not message.tool_calls:
+                    result = message.text
+                    break
+                self._check_repeats(message.tool_calls, repeats)
+                for outcome in await self._run_calls(message.tool_calls, turn, emit):
+                    self.messages.append(outcome.message)
+                    if outcome.denied:
+                        denials.append(f"{outcome.message.name}: {outcome.message.content}")
+                    if outcome.stop is not None:
+                        self._close_unanswered()
+                        raise _StopTurn("denied", outcome.stop.reason or "denied by the user")
+        except _StopTurn as stop:
+            reason, note = stop.reason, stop.message
+        except BackendError as exc:
+            reason, note = "error", exc.message
+            emit(Error(session_id=sid, message=exc.message, kind=exc.kind, fatal=True))
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            self._close_unanswered()
+            reason, note = "cancelled", "cancelled by the user"
+        except Exception as exc:  # a bug must end the turn with a message, never a traceback
+            self._close_unanswered()
+            reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
+            emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
+        if reason == "completed" and denials:
+            reason = "denied"
+            note = f"{len(denials)} tool call(s) denied: " + "; ".join(denials)
+        emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result,
+                           iterations=iteration, message=note))
+
+    async def _call_model(self, emit: Emit) -> MessageCompleted:
+        request = ModelRequest(
+            system=self.system_prompt,
+            messages=list(self.messages),
+            tools=self._specs,
+            session_id=self.session_id,
+            max_tokens=self.options.max_tokens,
+        )
+        completed: MessageCompleted | None = None
+        stream = self.backend.stream(request)
+        try:
+            async for event in stream:
+                if isinstance(event, MessageCompleted):
+                    completed = event
+                emit(event)
+        finally:
+            aclose = getattr(stream, "aclose", None)
+            if aclose is not None:
+                await aclose()
+        if completed is None:
+            raise BackendError(f"the {self.backend.name} backend ended without a message", kind="invalid_response")
+        return completed
+
+    def _check_repeats(self, calls: list[ToolCallSpec], state: list[tuple[str, int]]) -> None:
+        for call in calls:
+            key = call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
+            last, count = state[0]
+            count = count + 1 if key == last else 1
+            state[0] = (key, count)
+            if count >= self.options.max_repeats:
+                self.messages.pop()  # the assistant message whose calls will not run
+                args = json.dumps(call.arguments, default=str)
+                if len(args) > 120:
+                    args = args[:117] + "..."
+                raise _StopTurn(
+                    "error",
+                    f"the model asked for the same call {count} times in a row ({call.name} {args}); "
+                    "stopped, it is not making progress",
+                )
+
+    def _close_unanswered(self) -> None:
+        """Give every tool call without a result a 'not run' result, so the history stays valid."""
+        answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
+        for msg in list(self.messages):
+            for call in msg.tool_calls:
+                if call.id not in answered:
+                    self.messages.append(
+                        Message(role="tool", tool_call_id=call.id, name=call.name,
+                                content="not run: the turn was stopped", is_error=True)
+                    )
+
+    # -- tool calls ------------------------------------------------------------------
+
+    async def _run_calls(self, calls: list[ToolCallSpec], turn: int, emit: Emit) -> list[_CallOutcome]:
+        """Run calls in order; consecutive read-only calls run concurrently."""
+        outcomes: list[_CallOutcome] = []
+        batch: list[ToolCallSpec] = []
+
+        async def flush() -> None:
+            if len(batch) == 1:
+                outcomes.append(await self._run_call(batch[0], turn, emit))
+            elif batch:
+                outcomes.extend(await asyncio.gather(*(self._run_call(c, turn, emit) for c in batch)))
+            batch.clear()
+
+        for call in calls:
+            tool = self.tools.find(call.name)
+            if tool is not None and tool.read_only and not tool.dangerous:
+                batch.append(call)
+                continue
+            await flush()
+            outcome = await self._run_call(call, turn, emit)
+            outcomes.append(outcome)
+            if outcome.stop is not None:
+                return outcomes
+        await flush()
+        return outcomes
+
+    async def _run_call(self, call: ToolCallSpec, turn: int, emit: Emit) -> _CallOutcome:
+        sid = self.session_id
+        tool = self.tools.find(call.name)
+        emit(ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
+                           dangerous=bool(tool and tool.dangerous)))
+        started = time.perf_counter()
+
+        def finish(ok: bool, output: str, diff: str = "", denied: bool = False,
+                   stop: Decision | None = None) -> _CallOutcome:
+            emit(ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=ok, output=output,
+                            duration_ms=(time.perf_counter() - started) * 1000, diff=diff))
+            msg = Message(role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok)
+            return _CallOutcome(msg, denied=denied, stop=stop)
+
+        if tool is None:
+            return finish(False, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools.names())}")
+        ctx = ToolContext(
+            workspace=self.workspace,
+            call_id=call.id,
+            shell=self.options.shell,
+            emit_output=lambda stream, text: emit(
+                ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)  # type: ignore[arg-type]
+            ),
+        )
+        try:
+            args = tool.parse(call.arguments)
+            if tool.dangerous:
+                decision = await self._approve(call, tool, args, ctx, emit)
+                if not decision.approved:
+                    why = decision.reason or "no reason given"
+                    return finish(False, f"denied: {why}", denied=True, stop=decision if decision.stop else None)
+                # Shell syntax runs through a shell only when a person approved this exact line.
+                ctx.shell_line_approved = decision.by == "user" or decision.exact_line
+            emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))
+            outcome = await tool.run(args, ctx)
+        except ToolError as exc:
+            return finish(False, str(exc))
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:
+            return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
+        return finish(True, outcome.output, outcome.diff)
+
+    async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
+                       emit: Emit) -> Decision:
+        sid = self.session_id
+        decision = self.policy.check(call.name, call.arguments)
+        if decision is None:
+            preview = tool.preview(args, ctx)
+            request: ApprovalRequest = build_request(call.id, call.name, call.arguments, preview)
+            emit(ApprovalRequested(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
+                                   summary=request.summary, warnings=request.warnings))
+            decision = await self.approver.decide(request)
+            if decision.approved and decision.scope == "session":
+                self.policy.remember(call.name, call.arguments)
+        if decision.approved:
+            label = "approved_session" if decision.scope == "session" else "approved"
+        else:
+            label = "denied"
+        emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision=label,  # type: ignore[arg-type]
+                              by=decision.by, reason=decision.reason))
+        return decision

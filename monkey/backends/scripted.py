@@ -1,0 +1,150 @@
+"""A deterministic backend that replays a script: for tests, demos and benchmarks.
+
+The script is a JSON object::
+
+    {"model": "optional name",
+     "turns": [
+        {"text": "I'll create it.", "tool_calls": [{"name": "file_write",
+                                                     "arguments": {"path": "a.txt", "content": "hi"}}]},
+        {"text": "Done."}
+     ]}
+
+Each model call streams the next turn: ``thinking`` (optional) and ``text`` as several
+deltas, then one ``message_completed`` with the tool calls, then ``usage``. A turn may also
+set ``delay`` (seconds to wait before each delta, to let tests cancel mid-stream),
+``error`` (fail this call with that message, kind ``error_kind``), ``repeat`` (play this
+turn N times) and ``usage`` (``{"input_tokens": .., "output_tokens": ..}``). When the
+script runs out, the call fails with a clear error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from monkey.backends.base import BackendError
+from monkey.events import Event, MessageCompleted, TextDelta, ThinkingDelta, ToolCallSpec, Usage
+from monkey.messages import ModelRequest
+
+__all__ = ["ScriptedBackend", "ScriptTurn", "Script", "load_script"]
+
+
+class ScriptCall(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """One tool call in a script."""
+
+    name: str
+    arguments: dict[str, Any] = {}
+    id: str = ""
+
+
+class ScriptTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What the scripted model says in one model call."""
+
+    text: str = ""
+    thinking: str = ""
+    tool_calls: list[ScriptCall] = []
+    delay: float = 0.0
+    error: str = ""
+    error_kind: str = "server_error"
+    repeat: int = 1
+    usage: dict[str, int] = {}
+
+
+class Script(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """A whole script."""
+
+    turns: list[ScriptTurn]
+    model: str = "scripted"
+
+
+def load_script(path: str | Path) -> Script:
+    """Read and validate a script file; errors name the file and the problem."""
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise BackendError(f"cannot read script {path}: {exc.strerror or exc}", kind="invalid_request") from None
+    try:
+        return msgspec.json.decode(data, type=Script)
+    except (msgspec.ValidationError, msgspec.DecodeError) as exc:
+        raise BackendError(f"bad script {path}: {exc}", kind="invalid_request") from None
+
+
+_PIECES = re.compile(r"\S+\s*|\s+")
+
+
+def _chunks(text: str, size: int = 3) -> list[str]:
+    """Split text into a few deltas of about ``size`` words, as a model would stream them."""
+    words = _PIECES.findall(text)
+    return ["".join(words[i : i + size]) for i in range(0, len(words), size)] or ([text] if text else [])
+
+
+class ScriptedBackend:
+    """Replays a :class:`Script`, one turn per model call."""
+
+    name = "scripted"
+
+    def __init__(self, script: Script) -> None:
+        self.script = script
+        self.model = script.model
+        self._turns: list[ScriptTurn] = [t for t in script.turns for _ in range(max(1, t.repeat))]
+        self._next = 0
+        self._calls = 0
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> ScriptedBackend:
+        """A backend for the script at ``path``."""
+        return cls(load_script(path))
+
+    @property
+    def calls(self) -> int:
+        """How many model calls were made."""
+        return self._calls
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        """Stream the next turn of the script."""
+        self._calls += 1
+        if self._next >= len(self._turns):
+            raise BackendError(
+                f"the script has no more turns ({len(self._turns)} played)", kind="invalid_request"
+            )
+        turn = self._turns[self._next]
+        self._next += 1
+        sid = request.session_id
+        if turn.error:
+            if turn.delay:
+                await asyncio.sleep(turn.delay)
+            raise BackendError(turn.error, kind=turn.error_kind)
+        for piece in _chunks(turn.thinking):
+            if turn.delay:
+                await asyncio.sleep(turn.delay)
+            yield ThinkingDelta(session_id=sid, text=piece)
+        for piece in _chunks(turn.text):
+            if turn.delay:
+                await asyncio.sleep(turn.delay)
+            yield TextDelta(session_id=sid, text=piece)
+        calls = [
+            ToolCallSpec(id=c.id or f"call_{self._next}_{i}", name=c.name, arguments=c.arguments)
+            for i, c in enumerate(turn.tool_calls)
+        ]
+        yield MessageCompleted(
+            session_id=sid,
+            text=turn.text,
+            thinking=turn.thinking,
+            tool_calls=calls,
+            stop_reason="tool_use" if calls else "end_turn",
+        )
+        prompt_chars = len(request.system) + sum(len(m.content) for m in request.messages)
+        yield Usage(
+            session_id=sid,
+            model=self.model,
+            input_tokens=turn.usage.get("input_tokens", prompt_chars // 4),
+            output_tokens=turn.usage.get("output_tokens", max(1, len(turn.text) // 4) if turn.text else 0),
+        )
+
+    async def aclose(self) -> None:
+        """Nothing to release."""

@@ -1,0 +1,82 @@
+"""The ``monkey`` command line. Imports stay light here: work modules load on demand."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["main", "build_parser"]
+
+EXIT_OK = 0
+EXIT_ERROR = 1
+EXIT_USAGE = 2
+
+
+def _positive_int(text: str) -> int:
+    import argparse
+
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def build_parser():  # type: ignore[no-untyped-def]
+    """The argument parser of every subcommand."""
+    import argparse
+
+    from monkey import __version__
+
+    parser = argparse.ArgumentParser(
+        prog="monkey",
+        description="An interactive terminal coding agent.",
+    )
+    parser.add_argument("--version", action="version", version=f"monkey {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    agent = sub.add_parser(
+        "agent",
+        help="run the coding agent (a task with --task, else an interactive session)",
+        description="Run the coding agent on a task, or interactively.",
+    )
+    agent.add_argument("-t", "--task", help="the task to complete; monkey exits when it is done")
+    agent.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
+    agent.add_argument(
+        "--no-approval",
+        action="store_true",
+        help="run dangerous tools without asking (protected paths stay protected)",
+    )
+    agent.add_argument("-c", "--continue", dest="continue_", action="store_true",
+                       help="continue the latest session of this workspace")
+    agent.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
+    agent.add_argument("--base-url", help="base URL of the model API")
+    agent.add_argument("--api-key", help="API key (default: from the environment)")
+    agent.add_argument("--max-iterations", type=_positive_int, default=None,
+                       help="most model calls per task (default 20)")
+    agent.add_argument("--backend", help="scripted, local (more backends arrive in later versions)")
+    agent.add_argument("--script", help="script file for the scripted backend")
+    agent.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
+                       help="text (readable), json (one final object), stream-json (every event as a JSON line)")
+    agent.add_argument("--cwd", help="workspace directory (default: the current directory)")
+    agent.add_argument("--plain", action="store_true", help="line-based interactive mode")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``monkey`` command."""
+    args_list = sys.argv[1:] if argv is None else argv
+    if args_list == ["--version"]:  # the fast path: no argparse, no package imports
+        from monkey import __version__
+
+        sys.stdout.write(f"monkey {__version__}\n")
+        return EXIT_OK
+    parser = build_parser()
+    args = parser.parse_args(args_list)
+    if args.command == "agent":
+        from monkey.commands.agent import run_agent_command
+
+        return run_agent_command(args)
+    parser.print_help()
+    return EXIT_USAGE if args_list else EXIT_OK

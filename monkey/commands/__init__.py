@@ -1,0 +1,1 @@
+"""Subcommands of the ``monkey`` CLI, each imported only when run."""

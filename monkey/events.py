@@ -1,0 +1,326 @@
+"""Every typed event monkey produces, and their JSON-lines codec.
+
+Events are immutable msgspec structs tagged by a ``type`` string. The tag names are a
+public interface: ``monkey agent --output-format stream-json`` prints these objects one
+per line, and the store, the TUI's event pane and the exporters all read the same ones.
+
+Nothing in this module imports from higher layers. Backends produce events, the agent
+loop consumes and produces them, sinks consume them.
+
+Decoding never raises on well-formed JSON: an object whose ``type`` is unknown, or whose
+fields do not fit the known type, becomes a :class:`Raw` event that keeps the original
+object, so a newer producer never breaks an older reader.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any, Literal, Union
+
+import msgspec
+
+__all__ = [
+    "Event",
+    "SessionStarted",
+    "TurnStarted",
+    "IterationStarted",
+    "TextDelta",
+    "ThinkingDelta",
+    "MessageCompleted",
+    "ToolCallEvent",
+    "ApprovalRequested",
+    "ApprovalResolved",
+    "ToolStarted",
+    "ToolOutput",
+    "ToolResult",
+    "CheckpointCreated",
+    "Usage",
+    "Retry",
+    "Error",
+    "TurnCompleted",
+    "SessionEnded",
+    "Raw",
+    "EndReason",
+    "ToolCallSpec",
+    "AnyEvent",
+    "EVENT_TYPES",
+    "encode",
+    "encode_line",
+    "decode",
+    "decode_line",
+    "DecodeError",
+]
+
+EndReason = Literal["completed", "max_iterations", "cancelled", "error", "denied"]
+"""Why a turn or a session ended."""
+
+
+class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Base of every event: a ``type`` tag, a wall-clock ``ts`` and the ``session_id``."""
+
+    ts: float = msgspec.field(default_factory=time.time)
+    """Seconds since the epoch when the event was made."""
+    session_id: str = ""
+    """The monkey session this event belongs to."""
+
+    @property
+    def type(self) -> str:
+        """The event's tag, as written on the wire."""
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+class ToolCallSpec(msgspec.Struct, frozen=True, kw_only=True):
+    """One tool call as the model asked for it."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any] = {}
+
+
+class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
+    """A session began (or was resumed) in a workspace."""
+
+    workspace: str
+    backend: str
+    model: str
+    resumed: bool = False
+
+
+class TurnStarted(Event, frozen=True, kw_only=True, tag="turn_started"):
+    """The user gave the agent a message; the agent works on it until it answers."""
+
+    turn: int
+    prompt: str
+
+
+class IterationStarted(Event, frozen=True, kw_only=True, tag="iteration_started"):
+    """One model call inside a turn (``iteration`` of ``max_iterations``)."""
+
+    turn: int
+    iteration: int
+    max_iterations: int
+
+
+class TextDelta(Event, frozen=True, kw_only=True, tag="text_delta"):
+    """A piece of the assistant's visible answer, as it streams."""
+
+    text: str
+
+
+class ThinkingDelta(Event, frozen=True, kw_only=True, tag="thinking_delta"):
+    """A piece of the model's reasoning, as it streams."""
+
+    text: str
+
+
+class MessageCompleted(Event, frozen=True, kw_only=True, tag="message_completed"):
+    """The model finished one message: its whole text and the tool calls it asked for."""
+
+    role: str = "assistant"
+    text: str = ""
+    thinking: str = ""
+    tool_calls: list[ToolCallSpec] = []
+    stop_reason: str = "end_turn"
+
+
+class ToolCallEvent(Event, frozen=True, kw_only=True, tag="tool_call"):
+    """The loop is about to handle one tool call of the model."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = {}
+    dangerous: bool = False
+
+
+class ApprovalRequested(Event, frozen=True, kw_only=True, tag="approval_requested"):
+    """A dangerous tool call waits for a decision."""
+
+    call_id: str
+    name: str
+    arguments: dict[str, Any] = {}
+    summary: str = ""
+    """What will happen, as a person should read it (a command line, a diff)."""
+    warnings: list[str] = []
+    """Things the person must notice (control characters, shell syntax...)."""
+
+
+class ApprovalResolved(Event, frozen=True, kw_only=True, tag="approval_resolved"):
+    """The decision on a dangerous tool call."""
+
+    call_id: str
+    name: str
+    decision: Literal["approved", "approved_session", "denied"]
+    by: Literal["user", "rule", "session", "policy"]
+    reason: str = ""
+
+
+class ToolStarted(Event, frozen=True, kw_only=True, tag="tool_started"):
+    """A tool began to run."""
+
+    call_id: str
+    name: str
+
+
+class ToolOutput(Event, frozen=True, kw_only=True, tag="tool_output"):
+    """Streamed output of a running tool (shell stdout or stderr)."""
+
+    call_id: str
+    stream: Literal["stdout", "stderr"] = "stdout"
+    text: str
+
+
+class ToolResult(Event, frozen=True, kw_only=True, tag="tool_result"):
+    """A tool finished; ``output`` is what the model is given back."""
+
+    call_id: str
+    name: str
+    ok: bool
+    output: str
+    duration_ms: float = 0.0
+    diff: str = ""
+    """A unified diff of what the tool changed, for display."""
+
+
+class CheckpointCreated(Event, frozen=True, kw_only=True, tag="checkpoint_created"):
+    """A checkpoint was taken before a change."""
+
+    checkpoint_id: str
+    tool: str
+    paths: list[str] = []
+    turn: int = 0
+    call_id: str = ""
+
+
+class Usage(Event, frozen=True, kw_only=True, tag="usage"):
+    """Tokens and cost of one model call."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_tokens: int = 0
+    cache_read_tokens: int = 0
+    cost_usd: float = 0.0
+    model: str = ""
+
+
+class Retry(Event, frozen=True, kw_only=True, tag="retry"):
+    """A transient failure; the call is tried again after ``delay`` seconds."""
+
+    attempt: int
+    delay: float
+    reason: str
+
+
+class Error(Event, frozen=True, kw_only=True, tag="error"):
+    """Something went wrong; ``fatal`` errors end the turn."""
+
+    message: str
+    kind: str = "error"
+    fatal: bool = False
+
+
+class TurnCompleted(Event, frozen=True, kw_only=True, tag="turn_completed"):
+    """The agent finished working on the user's message."""
+
+    turn: int
+    reason: EndReason
+    result: str = ""
+    iterations: int = 0
+    message: str = ""
+    """Why the turn ended, for a person, when it did not simply complete."""
+
+
+class SessionEnded(Event, frozen=True, kw_only=True, tag="session_ended"):
+    """The session is over."""
+
+    reason: EndReason
+    message: str = ""
+    turns: int = 0
+
+
+class Raw(Event, frozen=True, kw_only=True, tag="raw"):
+    """Input that no known event type fits, kept as it came."""
+
+    source: str = ""
+    data: Any = None
+
+
+AnyEvent = Union[
+    SessionStarted,
+    TurnStarted,
+    IterationStarted,
+    TextDelta,
+    ThinkingDelta,
+    MessageCompleted,
+    ToolCallEvent,
+    ApprovalRequested,
+    ApprovalResolved,
+    ToolStarted,
+    ToolOutput,
+    ToolResult,
+    CheckpointCreated,
+    Usage,
+    Retry,
+    Error,
+    TurnCompleted,
+    SessionEnded,
+    Raw,
+]
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.__struct_config__.tag: cls for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+}
+"""Every known event class by its tag."""
+
+
+class DecodeError(ValueError):
+    """A line that is not a JSON object at all."""
+
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(AnyEvent)
+_loose = msgspec.json.Decoder()
+
+
+def encode(event: Event) -> bytes:
+    """The event as one compact JSON object (no newline)."""
+    return _encoder.encode(event)
+
+
+def encode_line(event: Event) -> bytes:
+    """The event as one JSON line, newline included."""
+    buf = bytearray()
+    _encoder.encode_into(event, buf)
+    buf += b"\n"
+    return bytes(buf)
+
+
+def decode(data: bytes | str, *, source: str = "") -> Event:
+    """Decode one JSON object into its event type.
+
+    Unknown types and objects whose fields do not fit their type become :class:`Raw`.
+    Raises :class:`DecodeError` only when ``data`` is not a JSON object at all.
+    """
+    try:
+        return _decoder.decode(data)
+    except msgspec.ValidationError:
+        pass
+    except msgspec.DecodeError as exc:
+        raise DecodeError(f"not valid JSON: {exc}") from exc
+    obj = _loose.decode(data)
+    if not isinstance(obj, dict):
+        raise DecodeError(f"expected a JSON object, got {type(obj).__name__}")
+    ts = obj.get("ts")
+    sid = obj.get("session_id")
+    return Raw(
+        ts=ts if isinstance(ts, (int, float)) and not isinstance(ts, bool) else time.time(),
+        session_id=sid if isinstance(sid, str) else "",
+        source=source,
+        data=obj,
+    )
+
+
+def decode_line(line: bytes | str, *, source: str = "") -> Event | None:
+    """Decode one line of a JSON-lines stream; a blank line gives ``None``."""
+    if not line.strip():
+        return None
+    return decode(line, source=source)

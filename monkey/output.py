@@ -1,0 +1,221 @@
+"""Sinks that print the event stream of ``monkey agent --task``.
+
+- :class:`StreamJsonSink`: every event as one JSON line (the public ``stream-json`` format).
+- :class:`JsonSink`: one final JSON object with the result, usage and counts.
+- :class:`TextSink`: readable output; colours, tool summaries and diffs on a terminal.
+
+Everything the model or a tool wrote is escaped before it reaches a terminal, so it can
+never move the cursor, set the clipboard or change the window title.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import IO, Any
+
+from monkey import events as ev
+from monkey.safe_text import escape_controls
+
+__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals"]
+
+
+class Totals:
+    """Running totals of a stream: usage, counts, the final result."""
+
+    def __init__(self) -> None:
+        self.events = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self.cache_read_tokens = 0
+        self.cache_creation_tokens = 0
+        self.cost_usd = 0.0
+        self.tool_calls = 0
+        self.iterations = 0
+        self.session_id = ""
+        self.result = ""
+        self.reason = ""
+        self.message = ""
+        self.started = time.monotonic()
+
+    def add(self, event: ev.Event) -> None:
+        """Account for one event."""
+        self.events += 1
+        if event.session_id:
+            self.session_id = event.session_id
+        match event:
+            case ev.Usage():
+                self.input_tokens += event.input_tokens
+                self.output_tokens += event.output_tokens
+                self.cache_read_tokens += event.cache_read_tokens
+                self.cache_creation_tokens += event.cache_creation_tokens
+                self.cost_usd += event.cost_usd
+            case ev.ToolCallEvent():
+                self.tool_calls += 1
+            case ev.TurnCompleted():
+                self.result, self.reason, self.message = event.result, event.reason, event.message
+                self.iterations += event.iterations
+            case ev.SessionEnded():
+                self.reason, self.message = event.reason, event.message or self.message
+
+
+class StreamJsonSink:
+    """Writes every event as a JSON line and flushes, so a reader sees it at once."""
+
+    def __init__(self, out: IO[bytes]) -> None:
+        self.out = out
+        self.totals = Totals()
+
+    def __call__(self, event: ev.Event) -> None:
+        self.totals.add(event)
+        self.out.write(ev.encode_line(event))
+        self.out.flush()
+
+    def close(self) -> None:
+        """Nothing buffered."""
+
+
+class JsonSink:
+    """Collects the stream and writes one JSON object at the end."""
+
+    def __init__(self, out: IO[str]) -> None:
+        self.out = out
+        self.totals = Totals()
+
+    def __call__(self, event: ev.Event) -> None:
+        self.totals.add(event)
+
+    def close(self) -> None:
+        """Write the final object."""
+        t = self.totals
+        obj: dict[str, Any] = {
+            "type": "result",
+            "session_id": t.session_id,
+            "reason": t.reason,
+            "is_error": t.reason != "completed",
+            "result": t.result,
+            "message": t.message,
+            "iterations": t.iterations,
+            "tool_calls": t.tool_calls,
+            "events": t.events,
+            "duration_s": round(time.monotonic() - t.started, 3),
+            "usage": {
+                "input_tokens": t.input_tokens,
+                "output_tokens": t.output_tokens,
+                "cache_read_tokens": t.cache_read_tokens,
+                "cache_creation_tokens": t.cache_creation_tokens,
+                "cost_usd": round(t.cost_usd, 6),
+            },
+        }
+        self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
+        self.out.flush()
+
+
+_STYLES = {
+    "dim": "2",
+    "bold": "1",
+    "red": "31",
+    "green": "32",
+    "yellow": "33",
+    "blue": "34",
+    "magenta": "35",
+    "cyan": "36",
+}
+
+
+def _first_line(text: str, width: int = 100) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _call_summary(name: str, arguments: dict[str, Any]) -> str:
+    if name == "shell_execute":
+        return str(arguments.get("command", ""))
+    for key in ("path", "pattern"):
+        if key in arguments:
+            return str(arguments[key])
+    return json.dumps(arguments, ensure_ascii=False)[:100]
+
+
+class TextSink:
+    """Readable output: the answer as it streams, one line per tool call, diffs for edits."""
+
+    def __init__(self, out: IO[str], *, color: bool, show_tool_output: bool = True) -> None:
+        self.out = out
+        self.color = color
+        self.show_tool_output = show_tool_output
+        self.totals = Totals()
+        self._at_line_start = True
+        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+
+    def _style(self, text: str, *styles: str) -> str:
+        if not self.color or not styles:
+            return text
+        codes = ";".join(_STYLES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def _write(self, text: str) -> None:
+        if text:
+            self.out.write(text)
+            self._at_line_start = text.endswith("\n")
+
+    def _line(self, text: str, *styles: str) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+        self._write(self._style(text, *styles) + "\n")
+
+    def __call__(self, event: ev.Event) -> None:
+        self.totals.add(event)
+        self._render(event)
+        self.out.flush()
+
+    def _render(self, event: ev.Event) -> None:  # noqa: C901 - one dispatch, one case per type
+        match event:
+            case ev.TextDelta():
+                self._write(escape_controls(event.text))
+            case ev.ThinkingDelta():
+                self._write(self._style(escape_controls(event.text), "dim"))
+            case ev.ToolCallEvent():
+                self._calls[event.call_id] = (event.name, event.arguments)
+                summary = escape_controls(_call_summary(event.name, event.arguments), keep_newlines=False)
+                self._line(f"● {event.name} {summary}", "cyan")
+            case ev.ApprovalResolved() if event.by != "user":
+                verb = "denied" if event.decision == "denied" else "approved"
+                self._line(f"  {verb} ({escape_controls(event.reason)})", "yellow" if verb == "denied" else "dim")
+            case ev.ToolOutput() if self.show_tool_output:
+                self._write(self._style(escape_controls(event.text), "dim"))
+            case ev.ToolResult():
+                self._tool_result(event)
+            case ev.Error():
+                self._line(f"error: {escape_controls(event.message)}", "red")
+            case ev.Retry():
+                self._line(f"retrying in {event.delay:.1f}s: {escape_controls(event.reason)}", "yellow")
+            case ev.TurnCompleted():
+                if not self._at_line_start:
+                    self._write("\n")
+            case _:
+                pass
+
+    def _tool_result(self, event: ev.ToolResult) -> None:
+        if event.ok:
+            self._line(f"  ✓ {escape_controls(_first_line(event.output))}", "green")
+        else:
+            self._line(f"  ✗ {escape_controls(_first_line(event.output))}", "red")
+        if event.diff:
+            for line in escape_controls(event.diff).splitlines():
+                if line.startswith(("+++", "---")):
+                    self._line("    " + line, "bold")
+                elif line.startswith("+"):
+                    self._line("    " + line, "green")
+                elif line.startswith("-"):
+                    self._line("    " + line, "red")
+                elif line.startswith("@@"):
+                    self._line("    " + line, "magenta")
+                else:
+                    self._line("    " + line, "dim")
+
+    def close(self) -> None:
+        """End with a newline if the answer did not."""
+        if not self._at_line_start:
+            self._write("\n")
+        self.out.flush()

@@ -1,0 +1,57 @@
+"""Make untrusted text inert before it reaches a terminal or a person's judgement.
+
+Model output and tool output must never drive the terminal (clear the screen, set the
+clipboard with OSC 52, forge links with OSC 8, change the title) and a command shown
+for approval must show every invisible character it contains.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+__all__ = ["escape_controls", "invisible_warnings"]
+
+# C0 controls except tab and newline, DEL, C1 controls, and the format characters that
+# reorder or hide text (bidi overrides and isolates, zero-width characters, BOM).
+_UNSAFE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
+)
+_NAMES = {"\x1b": "escape (ESC)", "\r": "carriage return", "\x08": "backspace", "\x07": "bell"}
+
+
+def _escape_char(match: re.Match[str]) -> str:
+    ch = match.group()
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
+    """``text`` with every control and invisible formatting character written as an escape.
+
+    Tabs stay; newlines stay unless ``keep_newlines`` is false. The result cannot move
+    the cursor, change colours or hide characters on any terminal.
+    """
+    out = _UNSAFE.sub(_escape_char, text)
+    if not keep_newlines:
+        out = out.replace("\n", "\\n")
+    return out
+
+
+def invisible_warnings(text: str) -> list[str]:
+    """Human-readable warnings for every kind of hidden character in ``text``."""
+    found: dict[str, int] = {}
+    for match in _UNSAFE.finditer(text):
+        ch = match.group()
+        name = _NAMES.get(ch)
+        if name is None:
+            try:
+                name = unicodedata.name(ch).lower()
+            except ValueError:
+                name = f"control character U+{ord(ch):04X}"
+        found[name] = found.get(name, 0) + 1
+    if "\n" in text:
+        found["newline (several lines)"] = text.count("\n")
+    return [f"contains {name}" + (f" ({n}x)" if n > 1 else "") for name, n in found.items()]

@@ -1,0 +1,107 @@
+"""Approval rules, grants and what a person is shown."""
+
+from __future__ import annotations
+
+import pytest
+
+from monkey.agent.approval import ApprovalPolicy, Rule, RuleError, build_request, grant_for
+
+
+def shell(command: str) -> dict:
+    return {"command": command}
+
+
+@pytest.mark.parametrize(
+    ("command", "allowed"),
+    [
+        ("git status", True),
+        ("git status --short", True),
+        ("git  status", True),
+        ("git statusx", False),
+        ("git", False),
+        ("git status; rm -rf x", False),
+        ("git status && rm -rf x", False),
+        ("git status | sh", False),
+        ("git status $(rm -rf x)", False),
+        ("git status `rm -rf x`", False),
+        ("git status\nrm -rf x", False),
+        ("git status > out", False),
+        ("gitx status", False),
+    ],
+)
+def test_allow_prefix_never_covers_shell_syntax(command: str, allowed: bool) -> None:
+    policy = ApprovalPolicy.from_strings(allow=["shell_execute(git status)"])
+    decision = policy.check("shell_execute", shell(command))
+    assert (decision is not None and decision.approved) is allowed
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["rm -rf x", "ls; rm -rf x", "ls && rm x", "echo $(rm x)", "FOO=1 rm x", "ls | rm x", "(rm x)"],
+)
+def test_deny_rules_look_inside_shell_lines(command: str) -> None:
+    policy = ApprovalPolicy.from_strings(deny=["shell_execute(rm)"], no_approval=True)
+    decision = policy.check("shell_execute", shell(command))
+    assert decision is not None and not decision.approved and decision.by == "rule"
+
+
+def test_deny_beats_no_approval_and_allow() -> None:
+    policy = ApprovalPolicy.from_strings(allow=["file_delete"], deny=["file_delete"], no_approval=True)
+    decision = policy.check("file_delete", {"path": "a"})
+    assert decision is not None and not decision.approved
+
+
+def test_path_rules() -> None:
+    policy = ApprovalPolicy.from_strings(allow=["file_write(docs/**)"])
+    assert policy.check("file_write", {"path": "docs/a/b.md"})
+    assert policy.check("file_write", {"path": "./docs/a.md"})
+    assert policy.check("file_write", {"path": "src/a.py"}) is None
+    assert policy.check("file_edit", {"path": "docs/a.md"}) is None
+
+
+def test_undecided_without_rules() -> None:
+    assert ApprovalPolicy().check("file_write", {"path": "a"}) is None
+
+
+def test_no_approval_approves() -> None:
+    decision = ApprovalPolicy(no_approval=True).check("shell_execute", shell("make"))
+    assert decision is not None and decision.approved and decision.by == "policy"
+    assert not decision.exact_line, "--no-approval is not a person approving a shell line"
+
+
+def test_session_grants() -> None:
+    policy = ApprovalPolicy()
+    what = policy.remember("shell_execute", shell("pytest -x tests"))
+    assert "pytest" in what
+    assert policy.check("shell_execute", shell("pytest tests/unit"))
+    assert policy.check("shell_execute", shell("pytest; rm x")) is None
+    assert policy.check("shell_execute", shell("python x.py")) is None
+    policy.remember("shell_execute", shell("ls | wc -l"))
+    granted = policy.check("shell_execute", shell("ls | wc -l"))
+    assert granted is not None and granted.exact_line
+    assert policy.check("shell_execute", shell("ls | wc -c")) is None
+    policy.remember("file_edit", {"path": "a.py"})
+    assert policy.check("file_edit", {"path": "b.py"})
+    key = next(iter(policy.grants))
+    policy.revoke(key)
+    assert key not in policy.grants
+
+
+def test_grant_descriptions() -> None:
+    assert grant_for("shell_execute", shell("git commit -m x"))[1] == "commands starting with `git commit`"
+    assert grant_for("shell_execute", shell("ls -la"))[1] == "commands starting with `ls`"
+    assert "exact command line" in grant_for("shell_execute", shell("a && b"))[1]
+
+
+def test_rule_parsing() -> None:
+    assert Rule.parse("file_edit") == Rule("file_edit")
+    assert Rule.parse(" shell_execute( git status ) ") == Rule("shell_execute", "git status")
+    with pytest.raises(RuleError):
+        Rule.parse("not a rule(")
+
+
+def test_request_shows_hidden_characters() -> None:
+    request = build_request("c1", "shell_execute", shell("echo hi\x1b[2K\u202erm -rf ~"), "")
+    assert "\x1b" not in request.summary and "\\x1b" in request.summary and "\\u202e" in request.summary
+    text = " ".join(request.warnings)
+    assert "escape" in text and "right-to-left override" in text and "shell" in text

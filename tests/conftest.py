@@ -1,0 +1,106 @@
+"""Fixtures shared by the whole suite: temporary workspaces, an isolated monkey home,
+and a runner for the real ``monkey`` CLI as a subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(autouse=True)
+def monkey_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets its own monkey home, so no user config leaks in."""
+    home = tmp_path_factory.mktemp("monkey-home")
+    monkeypatch.setenv("MONKEY_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A real git repository with one commit, inside a parent folder with room for siblings."""
+    ws = tmp_path / "proj"
+    ws.mkdir()
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q", "-b", "main", str(ws)], check=True, env=env)
+    (ws / "README.md").write_text("# proj\n")
+    subprocess.run(["git", "-C", str(ws), "add", "-A"], check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+        check=True,
+        env=env,
+    )
+    return ws
+
+
+@dataclass
+class Run:
+    """A finished ``monkey`` process."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+
+    @property
+    def events(self) -> list[dict[str, Any]]:
+        """stdout parsed as JSON lines."""
+        return [json.loads(line) for line in self.stdout.splitlines() if line.strip()]
+
+    def of_type(self, kind: str) -> list[dict[str, Any]]:
+        """The events of one type."""
+        return [e for e in self.events if e["type"] == kind]
+
+
+def write_script(path: Path, turns: list[dict[str, Any]], **extra: Any) -> Path:
+    """Write a scripted-backend script file."""
+    path.write_text(json.dumps({"turns": turns, **extra}))
+    return path
+
+
+def monkey_env(home: Path, **extra: str) -> dict[str, str]:
+    """The environment a CLI subprocess runs with."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONKEY_")}
+    env["MONKEY_HOME"] = str(home)
+    env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def run_monkey(
+    args: list[str], *, home: Path, cwd: Path | None = None, input: str | None = None, timeout: float = 60, **env: str
+) -> Run:
+    """Run ``python -m monkey ARGS`` to completion with no terminal."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "monkey", *args],
+        cwd=cwd,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=monkey_env(home, **env),
+    )
+    return Run(proc.returncode, proc.stdout, proc.stderr)
+
+
+@pytest.fixture
+def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):
+    """Run a scripted task in ``workspace``: ``scripted(turns, *flags) -> Run``."""
+
+    def run(turns: list[dict[str, Any]], *flags: str, fmt: str = "stream-json", **kw: Any) -> Run:
+        script = write_script(tmp_path / "script.json", turns)
+        args = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                "--output-format", fmt, *flags]
+        if not any(f in ("-t", "--task") for f in flags):
+            args += ["--task", "do the thing"]
+        return run_monkey(args, home=monkey_home, **kw)
+
+    return run

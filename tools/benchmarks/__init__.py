@@ -1,0 +1,1 @@
+"""The benchmarks behind tools/bench.py, one module each."""
