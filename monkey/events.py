@@ -306,7 +306,10 @@ def decode(data: bytes | str, *, source: str = "") -> Event:
         pass
     except msgspec.DecodeError as exc:
         raise DecodeError(f"not valid JSON: {exc}") from exc
-    obj = _loose.decode(data)
+    try:
+        obj = _loose.decode(data)
+    except msgspec.DecodeError as exc:
+        raise DecodeError(f"not valid JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise DecodeError(f"expected a JSON object, got {type(obj).__name__}")
     ts = obj.get("ts")

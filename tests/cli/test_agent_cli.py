@@ -238,6 +238,7 @@ def test_bad_flags_and_config(monkey_home: Path, workspace: Path, tmp_path: Path
     (monkey_home / "config.toml").write_text("[agent]\nmax_iterations = 'many'\n")
     run = run_monkey(["agent", "--task", "x", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2 and "config.toml" in run.stderr
+    (monkey_home / "config.toml").unlink()
     run = run_monkey(["agent", "--backend", "anthropic", "--task", "x", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2 and "not in this version" in run.stderr
 
