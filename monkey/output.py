@@ -146,7 +146,8 @@ class TextSink:
         self.show_tool_output = show_tool_output
         self.totals = Totals()
         self._at_line_start = True
-        self._calls: dict[str, tuple[str, dict[str, Any]]] = {}
+        self._asked: set[str] = set()
+        """Calls whose diff the person already saw in an approval prompt."""
 
     def _style(self, text: str, *styles: str) -> str:
         if not self.color or not styles:
@@ -176,9 +177,10 @@ class TextSink:
             case ev.ThinkingDelta():
                 self._write(self._style(escape_controls(event.text), "dim"))
             case ev.ToolCallEvent():
-                self._calls[event.call_id] = (event.name, event.arguments)
                 summary = escape_controls(_call_summary(event.name, event.arguments), keep_newlines=False)
                 self._line(f"● {event.name} {summary}", "cyan")
+            case ev.ApprovalRequested():
+                self._asked.add(event.call_id)
             case ev.ApprovalResolved() if event.by != "user":
                 verb = "denied" if event.decision == "denied" else "approved"
                 self._line(f"  {verb} ({escape_controls(event.reason)})", "yellow" if verb == "denied" else "dim")
@@ -201,7 +203,7 @@ class TextSink:
             self._line(f"  ✓ {escape_controls(_first_line(event.output))}", "green")
         else:
             self._line(f"  ✗ {escape_controls(_first_line(event.output))}", "red")
-        if event.diff:
+        if event.diff and event.call_id not in self._asked:
             for line in escape_controls(event.diff).splitlines():
                 if line.startswith(("+++", "---")):
                     self._line("    " + line, "bold")

@@ -113,6 +113,7 @@ class Agent:
         self.turns = 0
         self.started = False
         self._task: asyncio.Task[None] | None = None
+        self._queue: asyncio.Queue[Event | None] | None = None
         self.system_prompt = render_system_prompt(
             self.options.system_prompt, model=backend.model, workspace=str(self.workspace)
         )
@@ -174,10 +175,12 @@ class Agent:
             finally:
                 put(None)
 
+        self._queue = queue
         self._task = asyncio.create_task(body(), name=f"monkey-turn-{self.turns + 1}")
         try:
             while (event := await queue.get()) is not None:
                 yield event
+                queue.task_done()  # the consumer has handled it (see _shown)
         finally:
             task = self._task
             if not task.done():
@@ -244,6 +247,15 @@ class Agent:
             note = f"{len(denials)} tool call(s) denied: " + "; ".join(denials)
         emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result,
                            iterations=iteration, message=note))
+
+    async def _shown(self) -> None:
+        """Wait until the consumer has handled every event emitted so far.
+
+        An approver that talks to a person must not ask before the person has seen what
+        led to the question (the streamed text, the tool call).
+        """
+        if self._queue is not None:
+            await self._queue.join()
 
     async def _call_model(self, emit: Emit) -> MessageCompleted:
         request = ModelRequest(
@@ -375,6 +387,7 @@ class Agent:
             request: ApprovalRequest = build_request(call.id, call.name, call.arguments, preview)
             emit(ApprovalRequested(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
                                    summary=request.summary, warnings=request.warnings))
+            await self._shown()
             decision = await self.approver.decide(request)
             if decision.approved and decision.scope == "session":
                 self.policy.remember(call.name, call.arguments)

@@ -1,0 +1,81 @@
+"""``monkey agent --task`` on a real terminal (a pty): inline approvals as a person answers them."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+
+from tests.conftest import monkey_env, write_script
+
+
+def spawn(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+         "--task", "do it", *flags],
+        env=monkey_env(home, TERM="xterm"),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 120),
+    )
+
+
+def test_approve_once_and_for_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}]},
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt", "content": "B\n"}}]},
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": "c.txt", "content": "C\n"}}]},
+        {"text": "All three written."},
+    ])
+    child = spawn(workspace, monkey_home, script)
+    child.expect_exact("Writing.")
+    child.expect_exact("+A")
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("y")
+    child.expect_exact("allow for this session: every file_write call")
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("a")
+    child.expect_exact("All three written.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert [p.read_text() for p in sorted(workspace.glob("*.txt"))] == ["A\n", "B\n", "C\n"]
+
+
+def test_deny_with_reason_and_hidden_characters(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "echo hi\u202e; touch pwned"}}]},
+        {"text": "Understood."},
+    ])
+    child = spawn(workspace, monkey_home, script)
+    child.expect_exact("\\u202e")
+    child.expect_exact("right-to-left override")
+    child.expect_exact("runs through a shell")
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("n")
+    child.expect_exact("tell the model why")
+    child.sendline("please do not")
+    child.expect_exact("Understood.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 4
+    assert not (workspace / "pwned").exists()
+
+
+def test_deny_without_reason_stops(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "file_delete", "arguments": {"path": "README.md"}}]},
+        {"text": "never"},
+    ])
+    child = spawn(workspace, monkey_home, script)
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("n")
+    child.expect_exact("tell the model why")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 4
+    assert "never" not in child.before
+    assert (workspace / "README.md").exists()
