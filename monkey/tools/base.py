@@ -99,6 +99,7 @@ def args_schema(args_type: type[msgspec.Struct]) -> dict[str, Any]:
     raw = msgspec.json.schema(args_type)
     schema = _inline_refs(raw, raw.get("$defs", {}))
     schema.pop("title", None)
+    schema.pop("description", None)  # the struct's docstring; the tool's own description says it
     schema.setdefault("required", [])
     schema["additionalProperties"] = False
     return schema

@@ -1,0 +1,244 @@
+"""Supervise a child process group: stream its output, cap it, stop the whole group.
+
+The child must have been started with ``start_new_session=True`` so that its pid is the id
+of a process group holding it and everything it starts. Stopping means SIGTERM to the
+group, a grace period, then SIGKILL; it happens on a timeout, on cancellation (before the
+:class:`asyncio.CancelledError` goes on), and for processes left running in the background
+after the command itself ended, so that no child outlives the call.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import os
+import signal
+import sys
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["Finished", "OutputBuffer", "group_alive", "run_supervised", "stop_group", "wait_exited"]
+
+_CHUNK = 65536
+_DRAIN_WAIT = 2.0
+"""Seconds to wait for the output pipes to close once the group is gone."""
+_POLL = 0.02
+
+
+class OutputBuffer:
+    """Output kept for the model: the head and the tail, with what was cut in between.
+
+    Args:
+        limit: Characters kept at most (half from the start, half from the end).
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.limit = max(limit, 2)
+        self._head_limit = self.limit // 2
+        self._tail_limit = self.limit - self._head_limit
+        self._head: list[str] = []
+        self._head_len = 0
+        self._tail: deque[str] = deque()
+        self._tail_len = 0
+        self.total = 0
+        """Characters seen in all."""
+
+    def add(self, text: str) -> None:
+        """Take one more piece of output."""
+        self.total += len(text)
+        room = self._head_limit - self._head_len
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_len += min(room, len(text))
+            text = text[room:]
+        if text:
+            self._tail.append(text)
+            self._tail_len += len(text)
+            while self._tail and self._tail_len - len(self._tail[0]) >= self._tail_limit:
+                self._tail_len -= len(self._tail.popleft())
+
+    def text(self) -> str:
+        """The kept output; a note says how many characters were cut from the middle."""
+        head = "".join(self._head)
+        tail = "".join(self._tail)
+        if self.total <= self.limit:
+            return head + tail
+        tail = tail[-self._tail_limit :]
+        cut = self.total - len(head) - len(tail)
+        return f"{head}\n[... {cut} characters of output cut ...]\n{tail}"
+
+
+def _signal_group(pgid: int, sig: int) -> bool:
+    """Send a signal to a process group; False when there is no such group."""
+    try:
+        os.killpg(pgid, sig)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a process group still has a live (not zombie) member.
+
+    The group is probed with signal 0 first. On Linux, when that finds members, the process
+    table is read too, because zombies that nobody reaps (a container whose init does not
+    reap orphans) still count for ``kill(0)``.
+    """
+    if not _signal_group(pgid, 0):
+        return False
+    if sys.platform.startswith("linux") and os.path.isdir("/proc"):
+        try:
+            names = os.listdir("/proc")
+        except OSError:
+            names = []
+        for name in names:
+            if not name.isdigit():
+                continue
+            try:
+                with open(f"/proc/{name}/stat", "rb") as fh:
+                    stat = fh.read()
+            except OSError:
+                continue
+            fields = stat[stat.rfind(b")") + 2 :].split()
+            if len(fields) > 2 and fields[2] == str(pgid).encode() and fields[0] not in (b"Z", b"X"):
+                return True
+        if names:
+            return False
+    return True
+
+
+async def wait_exited(proc: asyncio.subprocess.Process, timeout: float | None) -> bool:
+    """Wait until the process itself has exited, whether or not its pipes are still open.
+
+    ``Process.wait()`` also waits for the pipes to close, which never happens while a
+    background child holds them; the exit status is known earlier, so it is polled
+    (quickly at first, then every 0.1 s) besides waiting.
+
+    Returns:
+        False when ``timeout`` seconds passed first.
+    """
+    waiter = asyncio.ensure_future(proc.wait())
+    loop = asyncio.get_running_loop()
+    deadline = None if timeout is None else loop.time() + timeout
+    delay = 0.005
+    try:
+        while proc.returncode is None:
+            step = delay
+            if deadline is not None:
+                step = min(step, deadline - loop.time())
+                if step <= 0:
+                    return False
+            await asyncio.wait({waiter}, timeout=step)
+            delay = min(delay * 2, 0.1)
+        return True
+    finally:
+        waiter.cancel()
+
+
+async def stop_group(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """Stop the process group led by ``proc``: SIGTERM, up to ``grace`` seconds, SIGKILL.
+
+    Returns once no live member of the group is left (or SIGKILL was sent to it) and
+    ``proc`` has been reaped (or a few seconds passed).
+    """
+    pgid = proc.pid
+    if group_alive(pgid) and _signal_group(pgid, signal.SIGTERM):
+        _signal_group(pgid, signal.SIGCONT)  # a stopped process must run to see SIGTERM
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + grace
+        while group_alive(pgid):
+            if loop.time() >= deadline:
+                _signal_group(pgid, signal.SIGKILL)
+                break
+            await asyncio.sleep(_POLL)
+    await wait_exited(proc, grace + _DRAIN_WAIT)
+
+
+async def _pump(
+    stream: asyncio.StreamReader | None,
+    name: str,
+    out: OutputBuffer,
+    emit: Callable[[str, str], None],
+) -> None:
+    """Read one pipe to its end, decoding UTF-8 incrementally, keeping and emitting text."""
+    if stream is None:
+        return
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    while True:
+        chunk = await stream.read(_CHUNK)
+        text = decoder.decode(chunk, final=not chunk)
+        if text:
+            out.add(text)
+            emit(name, text)
+        if not chunk:
+            return
+
+
+@dataclass
+class Finished:
+    """How a supervised process ended."""
+
+    returncode: int | None
+    """The exit status; negative for a signal, as in :mod:`subprocess`."""
+    output: str
+    """stdout and stderr as they arrived, capped."""
+    timed_out: bool
+
+
+async def run_supervised(
+    proc: asyncio.subprocess.Process,
+    *,
+    timeout: float,
+    grace: float,
+    limit: int,
+    emit: Callable[[str, str], None],
+) -> Finished:
+    """Wait for a process started in its own session, streaming and capping its output.
+
+    Args:
+        proc: The process, with stdout and stderr pipes, started with
+            ``start_new_session=True``.
+        timeout: Seconds before the group is stopped and the run counts as timed out.
+        grace: Seconds between SIGTERM and SIGKILL.
+        limit: Characters of output kept.
+        emit: Called with ``(stream, text)`` for every piece of output as it arrives.
+
+    Returns:
+        The exit status and the kept output.
+
+    Raises:
+        asyncio.CancelledError: After the process group has been stopped.
+    """
+    out = OutputBuffer(limit)
+    pumps = [
+        asyncio.create_task(_pump(proc.stdout, "stdout", out, emit)),
+        asyncio.create_task(_pump(proc.stderr, "stderr", out, emit)),
+    ]
+    stopped = False
+    try:
+        timed_out = not await wait_exited(proc, timeout)
+        # On a timeout this stops the command; otherwise whatever it left in the background.
+        await stop_group(proc, grace)
+        stopped = True
+        _, pending = await asyncio.wait(pumps, timeout=_DRAIN_WAIT)
+        for task in pending:  # a process that left the group still holds a pipe
+            task.cancel()
+        for task in pumps:
+            if task.done() and not task.cancelled() and task.exception() is not None:
+                raise task.exception()  # type: ignore[misc]
+        return Finished(proc.returncode, out.text(), timed_out)
+    except asyncio.CancelledError:
+        if not stopped:
+            try:
+                await asyncio.shield(stop_group(proc, grace))
+            except asyncio.CancelledError:
+                _signal_group(proc.pid, signal.SIGKILL)
+            stopped = True
+        raise
+    finally:
+        if not stopped:
+            _signal_group(proc.pid, signal.SIGKILL)
+        for task in pumps:
+            if not task.done():
+                task.cancel()

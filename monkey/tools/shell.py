@@ -1,0 +1,289 @@
+"""``shell_execute``: run a command line in the workspace, safely by default.
+
+A plain line (a program and its arguments) runs as an argument vector, with no shell at
+all. A line that uses shell syntax runs through ``/bin/sh -c`` only when a person approved
+that exact line. Either way the child runs in the workspace root with a scrubbed
+environment, no standard input, its own process group, a timeout and an output cap; on a
+timeout, or when the call is cancelled, the whole process group is stopped (SIGTERM, a
+grace period, SIGKILL), grandchildren included.
+
+:func:`needs_shell`, :func:`split_command` and :func:`scrub_env` are used by the approval
+code too, so what a person is shown and what runs are decided by the same functions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import re
+import shlex
+import signal
+from collections.abc import Mapping
+from typing import Annotated
+
+import msgspec
+
+from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
+from monkey.tools.process import run_supervised
+
+__all__ = ["ShellExecute", "needs_shell", "split_command", "scrub_env"]
+
+_OPERATORS = {
+    "|": "| (pipe)",
+    "||": "|| (run if the previous command failed)",
+    "&": "& (background job)",
+    "&&": "&& (run if the previous command succeeded)",
+    ";": "; (command separator)",
+    "<": "< (input redirection)",
+    ">": "> (output redirection)",
+    "(": "( ) (subshell)",
+    ")": "( ) (subshell)",
+    "`": "` (command substitution)",
+    "\n": "newline (more than one command)",
+}
+_ASSIGNMENT = re.compile(r"[ \t]*[A-Za-z_][A-Za-z0-9_]*=")
+_BRACE_EXPANSION = re.compile(r"\{[^\s'\"{}]*(?:,|\.\.)[^\s'\"{}]*\}")
+
+
+def _dollar(rest: str) -> str:
+    if rest.startswith("("):
+        return "$( ) (command substitution)"
+    return "$ (variable expansion)"
+
+
+def needs_shell(command: str) -> str | None:
+    """Describe the first shell construct of a command line, or None for a plain line.
+
+    A plain line is one that ``/bin/sh`` would turn into exactly the argument vector that
+    :func:`split_command` gives, so running it without a shell changes nothing. Anything
+    else is reported: unquoted ``| & ; < > ( )``, ``$`` and backticks (also inside double
+    quotes), newlines and control characters, glob characters ``* ? [``, ``~`` and ``#`` at
+    the start of a word, brace expansion, and a leading ``NAME=value`` assignment. Nothing
+    inside single quotes counts.
+
+    Args:
+        command: The command line as the model gave it.
+
+    Returns:
+        A short description such as ``"| (pipe)"``, or None.
+    """
+    if _ASSIGNMENT.match(command):
+        return "NAME=value (variable assignment)"
+    quote = ""
+    word_start = True
+    prev = ""
+    i, n = 0, len(command)
+    while i < n:
+        c = command[i]
+        if quote == "'":
+            quote = "" if c == "'" else quote
+            i += 1
+            continue
+        if quote == '"':
+            if c == '"':
+                quote = ""
+            elif c == "\\":
+                nxt = command[i + 1 : i + 2]
+                if nxt in ("$", "`"):
+                    return f"\\{nxt} inside double quotes (escaped expansion)"
+                if nxt == "\n":
+                    return "backslash-newline (line continuation)"
+                i += 2
+                continue
+            elif c == "$":
+                return _dollar(command[i + 1 :])
+            elif c in "`\n":
+                return _OPERATORS[c]
+            i += 1
+            continue
+        if c == "\\":
+            if command[i + 1 : i + 2] == "\n":
+                return "backslash-newline (line continuation)"
+            word_start, prev = False, ""
+            i += 2
+            continue
+        if c in " \t":
+            word_start, prev = True, c
+            i += 1
+            continue
+        if c in "'\"":
+            quote, word_start, prev = c, False, ""
+            i += 1
+            continue
+        if c in "|&" and command[i + 1 : i + 2] == c:
+            return _OPERATORS[c * 2]
+        if c in _OPERATORS:
+            return _OPERATORS[c]
+        if c == "$":
+            return _dollar(command[i + 1 :])
+        if c in "*?[":
+            return f"{c} (file name pattern)"
+        if c == "#" and word_start:
+            return "# (comment)"
+        if c == "~" and (word_start or prev in ("=", ":")):
+            return "~ (home directory expansion)"
+        if c == "{":
+            if word_start and command[i + 1 : i + 2] in ("", " ", "\t", "\n"):
+                return "{ } (command group)"
+            if _BRACE_EXPANSION.match(command, i):
+                return "{a,b} (brace expansion)"
+        if ord(c) < 32 or c == "\x7f":
+            return f"control character {c!r}"
+        word_start, prev = False, c
+        i += 1
+    return None
+
+
+def split_command(command: str) -> list[str]:
+    """Split a plain command line into an argument vector (POSIX shell quoting rules).
+
+    Args:
+        command: The command line.
+
+    Returns:
+        The argument vector; its first item is the program.
+
+    Raises:
+        ToolError: The line is empty or its quotes are unbalanced.
+    """
+    try:
+        argv = shlex.split(command, posix=True)
+    except ValueError as exc:
+        raise ToolError(f"cannot parse the command line: {exc}") from None
+    if not argv or not argv[0]:
+        raise ToolError("the command is empty")
+    return argv
+
+
+_SECRET_PREFIXES = (
+    "ANTHROPIC_", "OPENAI_", "AWS_", "AZURE_", "GOOGLE_", "GH_", "GITHUB_", "HF_",
+    "HUGGING", "CLAUDE_", "CODEX_", "MONKEY_", "OTEL_",
+)  # fmt: skip
+_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH(?!OR(?:[^I]|$))|COOKIE")
+_SECRET_PARTS = frozenset({"KEY", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "PASS", "PWD", "DSN"})
+_URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+
+
+def _is_secret(name: str, value: str) -> bool:
+    upper = name.upper()
+    if upper in {"PWD", "OLDPWD"}:
+        return False
+    if upper.startswith(_SECRET_PREFIXES) or _SECRET_WORDS.search(upper):
+        return True
+    if any(part in _SECRET_PARTS or part.endswith("APIKEY") for part in re.split(r"[^A-Z0-9]+", upper)):
+        return True
+    return bool(_URL_WITH_PASSWORD.match(value))
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment without anything that looks like a credential.
+
+    Dropped: names with a ``KEY`` word (``API_KEY``, ``SECRET_KEY``, ``APIKEY``...),
+    ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``CREDENTIAL`` or ``AUTH`` in them,
+    the prefixes of known providers and tools (``ANTHROPIC_``, ``OPENAI_``, ``AWS_``,
+    ``GITHUB_``, ``MONKEY_``, ``OTEL_``...), and URLs with a password in them. Names are
+    compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
+
+    Args:
+        env: The environment to scrub (usually ``os.environ``).
+
+    Returns:
+        A new dictionary.
+    """
+    return {k: v for k, v in env.items() if not _is_secret(k, v)}
+
+
+_BUILTINS = frozenset(
+    {"cd", "export", "source", ".", "alias", "unset", "set", "pushd", "popd", "exit", "ulimit", "umask"}
+)
+
+
+class ShellArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Arguments of shell_execute."""
+
+    command: Annotated[
+        str, msgspec.Meta(description="The command line, e.g. `pytest -q tests/test_app.py`.")
+    ]
+    timeout: Annotated[
+        Annotated[float, msgspec.Meta(gt=0)] | None,
+        msgspec.Meta(description="Seconds before the command is stopped; a default applies when omitted."),
+    ] = None
+
+
+class ShellExecute(Tool[ShellArgs]):
+    """Run a command in the workspace root."""
+
+    name = "shell_execute"
+    Args = ShellArgs
+    dangerous = True
+    read_only = False
+
+    def touched_paths(self, args: ShellArgs, ctx: ToolContext) -> list[str] | None:
+        """Unknown: a command may change anything in the workspace."""
+        return None
+
+    def argv(self, args: ShellArgs, ctx: ToolContext) -> list[str]:
+        """The argument vector the call would run; raises ToolError when it may not run."""
+        construct = needs_shell(args.command)
+        if construct is None:
+            argv = split_command(args.command)
+            if argv[0] in _BUILTINS:
+                raise ToolError(
+                    f"{argv[0]} is a shell builtin and does nothing on its own: every command runs "
+                    "in a new process in the workspace root. Pass paths as arguments instead "
+                    "(e.g. `git -C sub status`, `pytest sub/tests`)"
+                )
+            return argv
+        if not ctx.shell_line_approved:
+            raise ToolError(
+                f"this command line uses shell syntax: {construct}. Shell syntax runs only when a "
+                "person has approved this exact line, which did not happen for this call. Run plain "
+                "commands one at a time instead (a program and its arguments, no pipes, "
+                "redirections, variables, globs or &&), or ask the user to approve the line"
+            )
+        return ["/bin/sh", "-c", args.command]
+
+    async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolOutcome:
+        """Run the command; a non-zero exit, a timeout or a missing program raise ToolError."""
+        argv = self.argv(args, ctx)
+        settings = ctx.shell
+        timeout = min(args.timeout if args.timeout is not None else settings.timeout, settings.max_timeout)
+        root = ctx.workspace.resolve()
+        if not root.is_dir():
+            raise ToolError(f"the workspace {root} is not a directory; nothing can run in it")
+        env = scrub_env(os.environ)
+        env["PWD"] = str(root)
+        try:
+            proc = await asyncio.create_subprocess_exec(
+                *argv,
+                cwd=root,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                start_new_session=True,
+            )
+        except FileNotFoundError:
+            raise ToolError(f"command not found: {argv[0]}") from None
+        except PermissionError:
+            raise ToolError(f"permission denied: {argv[0]} cannot be run") from None
+        except OSError as exc:
+            raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        done = await run_supervised(
+            proc, timeout=timeout, grace=settings.kill_grace, limit=settings.output_limit, emit=ctx.emit_output
+        )
+        output = done.output
+        if output and not output.endswith("\n"):
+            output += "\n"
+        if done.timed_out:
+            raise ToolError(f"{output}[timed out after {timeout:g} s; the command's processes were stopped]")
+        code = done.returncode
+        if code is not None and code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            raise ToolError(f"{output}[killed by {name}]")
+        if code != 0:
+            raise ToolError(f"{output}[exit code {code}]")
+        return ToolOutcome(output=f"{output}[exit code 0]")
