@@ -19,10 +19,12 @@ def _timer(argv: list[str]):
 
 def bench_startup(runs: int = 15) -> list[dict]:
     """Median wall times over interleaved runs (the console script, then the bare interpreter)."""
-    import shutil
+    from pathlib import Path
 
-    monkey = shutil.which("monkey")
-    argv = [monkey, "--version"] if monkey else [PYTHON, "-m", "monkey", "--version"]
+    # The console script installed beside this interpreter (not a version-manager shim,
+    # which would add its own start-up to ours).
+    script = Path(PYTHON).parent / "monkey"
+    argv = [str(script), "--version"] if script.exists() else [PYTHON, "-m", "monkey", "--version"]
     ours, base = interleaved(_timer(argv), _timer([PYTHON, "-c", "pass"]), runs)
     value, baseline = median(ours), median(base)
     ratio = value / baseline
