@@ -1,0 +1,161 @@
+"""The local model's reply format, without a model: schema, prompt, history, streaming."""
+
+from __future__ import annotations
+
+import json
+from itertools import pairwise
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monkey.backends.local_format import (
+    FINAL_ANSWER,
+    JsonStringDecoder,
+    RepetitionGuard,
+    ReplyScanner,
+    chat_messages,
+    reply_schema,
+    tools_prompt,
+)
+from monkey.events import ToolCallSpec
+from monkey.messages import Message, ModelRequest, ToolSpec
+
+WRITE = ToolSpec(
+    name="file_write",
+    description="Write a file.\n\nMore details nobody needs in the prompt.",
+    parameters={
+        "type": "object",
+        "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+        "required": ["path", "content"],
+        "additionalProperties": False,
+    },
+)
+
+
+def _cuts(text: str, data: st.DataObject) -> list[str]:
+    """``text`` cut at arbitrary places chosen by hypothesis."""
+    points = sorted(data.draw(st.sets(st.integers(0, len(text)), max_size=12)))
+    bounds = [0, *points, len(text)]
+    return [text[a:b] for a, b in pairwise(bounds)]
+
+
+@given(text=st.text(), ensure_ascii=st.booleans(), data=st.data())
+def test_json_string_decoder_any_cut_gives_the_original(text: str, ensure_ascii: bool, data: st.DataObject) -> None:
+    encoded = json.dumps(text, ensure_ascii=ensure_ascii)[1:] + "}, tail"
+    decoder = JsonStringDecoder()
+    out = "".join(decoder.feed(piece) for piece in _cuts(encoded, data))
+    assert out == text
+    assert decoder.done
+    assert decoder.rest == "}, tail"
+
+
+def test_json_string_decoder_holds_back_an_incomplete_escape() -> None:
+    decoder = JsonStringDecoder()
+    assert decoder.feed("ab\\u00") == "ab"
+    assert decoder.feed("e9\\ud83d") == "é"
+    assert decoder.feed("\\ude00") == "😀"
+    assert decoder.feed('\\"x"rest') == '"x'
+    assert decoder.done and decoder.rest == "rest"
+
+
+def test_json_string_decoder_replaces_lone_surrogates() -> None:
+    decoder = JsonStringDecoder()
+    assert decoder.feed('\\ud83dx\\udc00"') == "\ufffdx\ufffd"
+
+
+@given(answer=st.text(), data=st.data())
+def test_reply_scanner_streams_a_final_answer(answer: str, data: st.DataObject) -> None:
+    raw = json.dumps({"name": FINAL_ANSWER, "arguments": {"answer": answer}})
+    scanner = ReplyScanner()
+    streamed = "".join(scanner.feed(piece) for piece in _cuts(raw, data))
+    assert streamed == answer == scanner.answer
+    assert scanner.is_final_answer and scanner.answer_complete
+
+
+def test_reply_scanner_does_not_stream_a_tool_call() -> None:
+    raw = json.dumps({"name": "file_write", "arguments": {"path": "a", "content": "answer"}})
+    scanner = ReplyScanner()
+    assert "".join(scanner.feed(c) for c in raw) == ""
+    assert scanner.name == "file_write" and scanner.raw == raw
+
+
+def test_reply_schema_is_one_branch_per_tool_plus_the_final_answer() -> None:
+    schema = reply_schema([WRITE])
+    names = [branch["properties"]["name"]["const"] for branch in schema["anyOf"]]
+    assert names == ["file_write", FINAL_ANSWER]
+    first = schema["anyOf"][0]
+    assert list(first["properties"]) == ["name", "arguments"]
+    assert first["required"] == ["name", "arguments"]
+    assert first["properties"]["arguments"] == WRITE.parameters
+
+
+def test_tools_prompt_lists_tools_and_examples() -> None:
+    prompt = tools_prompt([WRITE])
+    assert "- file_write(path: string, content: string): Write a file." in prompt
+    assert "More details" not in prompt
+    assert 'User: Create notes.txt containing "buy milk"' in prompt
+    assert '{"name": "file_write", "arguments": {"path": "notes.txt", "content": "buy milk\\n"}}' in prompt
+    assert f'{{"name": "{FINAL_ANSWER}", "arguments": {{"answer": "Paris."}}}}' in prompt
+
+
+def test_tools_prompt_example_for_an_unknown_tool_follows_its_schema() -> None:
+    grep = ToolSpec(
+        name="grep",
+        description="Search.",
+        parameters={
+            "type": "object",
+            "properties": {"pattern": {"type": "string"}, "n": {"type": "integer"}},
+            "required": ["pattern"],
+        },
+    )
+    prompt = tools_prompt([grep])
+    assert "- grep(pattern: string, n: integer (optional)): Search." in prompt
+    assert '{"name": "grep", "arguments": {"pattern": "..."}}' in prompt
+
+
+def test_chat_messages_render_history_in_the_reply_format() -> None:
+    call = ToolCallSpec(id="c1", name="file_write", arguments={"path": "a.py", "content": "x"})
+    request = ModelRequest(
+        system="You are monkey.",
+        tools=[WRITE],
+        messages=[
+            Message(role="user", content="make a.py"),
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_call_id="c1", content="wrote a.py"),
+            Message(role="tool", tool_call_id="c9", name="file_write", content="denied", is_error=True),
+            Message(role="assistant", content="Done."),
+        ],
+    )
+    msgs = chat_messages(request)
+    assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "user", "assistant"]
+    assert msgs[0]["content"].startswith("You are monkey.\n\n# How to reply")
+    assert json.loads(msgs[2]["content"]) == {"name": "file_write", "arguments": call.arguments}
+    assert msgs[3]["content"] == "Result of file_write (ok):\nwrote a.py"
+    assert msgs[4]["content"] == "Result of file_write (error):\ndenied"
+    assert json.loads(msgs[5]["content"]) == {"name": FINAL_ANSWER, "arguments": {"answer": "Done."}}
+
+
+def test_chat_messages_without_tools_are_plain_text() -> None:
+    request = ModelRequest(
+        system="Be brief.",
+        messages=[Message(role="user", content="hi"), Message(role="assistant", content="hello")],
+    )
+    assert chat_messages(request) == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "hello"},
+    ]
+
+
+def test_repetition_guard_stops_a_reply_stuck_in_a_loop() -> None:
+    guard = RepetitionGuard()
+    pieces = ['{"name": "file_write", "arguments": {"path": "a.py", "content": "'] + ["Hello, world!\\n"] * 60
+    hits = [guard.feed(p) for p in pieces]
+    assert any(hits) and not any(hits[:30])
+
+
+def test_repetition_guard_leaves_ordinary_text_alone() -> None:
+    source = Path(__file__).read_text(encoding="utf-8")  # code, with its own repeated bits
+    guard = RepetitionGuard(every=1)
+    assert not any(guard.feed(source[i : i + 7]) for i in range(0, len(source), 7))
