@@ -1,0 +1,50 @@
+"""What the loop needs from a change guard (checkpoints + journal), without importing git.
+
+Before a dangerous tool runs, the loop asks the guard to take a checkpoint of the paths
+the tool will touch (``None``: the whole tree, for shell commands) and to write a pending
+journal entry; after the tool, it asks the guard to complete the entry. A guard that
+cannot take its checkpoint raises :class:`CheckpointError`, and the change does not run.
+The real guard is :class:`monkey.checkpoints.guard.CheckpointGuard`; its methods block
+(git, disk, SQLite), so the loop calls them in a worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+__all__ = ["ChangeGuard", "PendingChange", "CheckpointError"]
+
+
+class CheckpointError(Exception):
+    """A checkpoint could not be taken; the change it was for must not run."""
+
+
+class PendingChange(Protocol):
+    """A checkpoint taken and a journal entry written ahead of one change."""
+
+    @property
+    def checkpoint_id(self) -> str:
+        """The id people use to undo or restore (``monkey restore ID``)."""
+        ...
+
+    @property
+    def paths(self) -> list[str]:
+        """The workspace-relative paths covered (empty for a whole-tree snapshot)."""
+        ...
+
+
+class ChangeGuard(Protocol):
+    """Checkpoints and journal entries around every change."""
+
+    def oversized(self, paths: list[str]) -> list[str]:
+        """Warnings for paths too large to checkpoint without a person's approval."""
+        ...
+
+    def begin(self, *, tool: str, paths: list[str] | None, session_id: str, turn: int,
+              call_id: str) -> PendingChange:
+        """Checkpoint ``paths`` (None: the whole tree) and write a pending entry."""
+        ...
+
+    def finish(self, pending: PendingChange, *, ok: bool, error: str = "") -> str:
+        """Record what the change did; returns a warning for the user, or ``""``."""
+        ...

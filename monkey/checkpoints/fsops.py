@@ -1,0 +1,146 @@
+"""Reading and writing one workspace path exactly: bytes, mode, symlinks, absence.
+
+A *state* is what a path holds: ``None`` (nothing there) or a :class:`FileState` with the
+file's bytes (or a symlink's target) and its ``st_mode``. Writes are atomic (a temporary
+file in the same folder, then a rename), so a crash leaves either the old or the new state.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from monkey.checkpoints.shadow import blob_sha, git_mode
+from monkey.tools.base import ToolError
+from monkey.tools.workspace import resolve_path
+
+__all__ = ["FileState", "PathError", "read_state", "write_state", "missing_dirs", "safe_target", "same"]
+
+
+class PathError(Exception):
+    """A path that cannot be read or restored safely."""
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What a path holds: its bytes (a symlink's target for links) and its mode."""
+
+    mode: int
+    data: bytes
+
+    @property
+    def sha(self) -> str:
+        """The git blob id of the content."""
+        return blob_sha(self.data)
+
+    @property
+    def is_link(self) -> bool:
+        """Whether the path is a symlink."""
+        return stat.S_ISLNK(self.mode)
+
+
+def safe_target(root: Path, rel: str) -> Path:
+    """The absolute path of ``rel``, refused when it leaves the workspace or is protected."""
+    try:
+        return resolve_path(root, rel, for_write=True, follow_final=False)
+    except ToolError as exc:
+        raise PathError(str(exc)) from None
+
+
+def read_state(root: Path, rel: str) -> FileState | None:
+    """The state of a workspace path (raises PathError for folders and special files)."""
+    target = safe_target(root, rel)
+    try:
+        st = os.lstat(target)
+    except FileNotFoundError:
+        return None
+    except NotADirectoryError:
+        return None
+    except OSError as exc:
+        raise PathError(f"cannot read {rel}: {exc.strerror or exc}") from None
+    try:
+        if stat.S_ISLNK(st.st_mode):
+            return FileState(st.st_mode, os.fsencode(os.readlink(target)))
+        if stat.S_ISREG(st.st_mode):
+            with open(target, "rb") as fh:
+                return FileState(st.st_mode, fh.read())
+    except OSError as exc:
+        raise PathError(f"cannot read {rel}: {exc.strerror or exc}") from None
+    kind = "a folder" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+    raise PathError(f"{rel} is {kind}")
+
+
+def same(state: FileState | None, sha: str | None, mode: int, exact_mode: bool) -> bool:
+    """Whether a path's state is the recorded (sha, mode)."""
+    if state is None or sha is None:
+        return state is None and sha is None
+    if state.sha != sha:
+        return False
+    if exact_mode:
+        return stat.S_IFMT(state.mode) == stat.S_IFMT(mode) and stat.S_IMODE(state.mode) == stat.S_IMODE(mode)
+    return git_mode(state.mode) == git_mode(mode)
+
+
+def missing_dirs(root: Path, rel: str) -> list[str]:
+    """The folders above ``rel`` that do not exist yet, outermost first."""
+    parts = rel.split("/")[:-1]
+    out: list[str] = []
+    for i in range(1, len(parts) + 1):
+        sub = "/".join(parts[:i])
+        if out or not os.path.lexists(root / sub):
+            out.append(sub)
+    return out
+
+
+def write_state(root: Path, rel: str, state: FileState | None, *, exact_mode: bool = True,
+                created_dirs: list[str] | None = None) -> None:
+    """Make ``rel`` hold ``state`` (None: remove it, then the folders it created if empty)."""
+    target = safe_target(root, rel)
+    if state is None:
+        try:
+            os.unlink(target)
+        except FileNotFoundError:
+            pass
+        for sub in reversed(created_dirs or []):
+            try:
+                os.rmdir(safe_target(root, sub))
+            except (OSError, PathError):
+                break  # not empty (or gone): someone else's files live there
+        return
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name[:100]}.{secrets.token_hex(4)}.monkey-undo")
+    try:
+        if state.is_link:
+            os.symlink(os.fsdecode(state.data), tmp)
+        else:
+            perm = stat.S_IMODE(state.mode)
+            if not exact_mode:
+                perm = _git_perm(target, state.mode)
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(state.data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.chmod(tmp, perm)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def _git_perm(target: Path, mode: int) -> int:
+    """Permission bits for a mode known only as git's 100644/100755: keep the file's own."""
+    try:
+        st = os.lstat(target)
+        base = stat.S_IMODE(st.st_mode) if stat.S_ISREG(st.st_mode) else 0o644
+    except OSError:
+        base = 0o644
+    if mode & 0o111:
+        return base | ((base & 0o444) >> 2)
+    return base & ~0o111

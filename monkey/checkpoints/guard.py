@@ -1,0 +1,272 @@
+"""The change guard: a checkpoint and a pending journal entry before every change.
+
+:class:`CheckpointGuard` is what the agent loop calls around a dangerous tool (see
+``monkey.agent.changes``). File tools get a checkpoint of exactly the paths they touch,
+written straight into the shadow object database, so the cost follows the change and not
+the repository. Shell commands get a whole-tree snapshot before and after (the shadow
+index and git's stat cache make it cheap when little changed); the difference is what
+the command changed.
+
+:meth:`CheckpointGuard.repair` finishes what a killed monkey left ``pending``.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import threading
+from pathlib import Path
+
+from monkey.agent.changes import CheckpointError
+from monkey.checkpoints.fsops import FileState, PathError, missing_dirs, read_state, same, write_state
+from monkey.checkpoints.gitrun import GitError
+from monkey.checkpoints.journal import Entry, FileRecord, Journal
+from monkey.checkpoints.shadow import ShadowRepo, git_mode
+from monkey.db import DatabaseError, db_path
+from monkey.ids import new_id
+
+__all__ = ["CheckpointGuard", "DEFAULT_MAX_FILE_SIZE", "human_size"]
+
+DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024
+"""Files larger than this need a person's approval to change (and are left out of shell snapshots)."""
+
+
+def human_size(n: float) -> str:
+    """``"1.2 MB"``."""
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{int(n)} bytes" if unit == "bytes" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n:.1f} TB"
+
+
+class CheckpointGuard:
+    """Checkpoints and the journal of one workspace."""
+
+    def __init__(self, workspace: Path, *, home: Path, max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
+        self.shadow = ShadowRepo(workspace, home)
+        self.workspace = self.shadow.workspace
+        self.key = str(self.workspace)
+        """How the journal names this workspace."""
+        self.max_file_size = max_file_size
+        self.home = home
+        self._local = threading.local()
+        self._mutex = threading.Lock()
+        self._owner = ""
+        self._owner_fd: int | None = None
+
+    # -- plumbing --------------------------------------------------------------------
+
+    @property
+    def journal(self) -> Journal:
+        """This thread's journal connection (SQLite connections stay in their thread)."""
+        journal = getattr(self._local, "journal", None)
+        if journal is None:
+            journal = Journal(db_path(self.home))
+            self._local.journal = journal
+        return journal
+
+    def _own(self) -> str:
+        """This process's owner lock: held while it lives, so others know its entries are live."""
+        if self._owner_fd is None:
+            owners = self.shadow.root / "owners"
+            owners.mkdir(parents=True, exist_ok=True)
+            name = f"{os.getpid()}-{os.urandom(4).hex()}"
+            fd = os.open(owners / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            self._owner, self._owner_fd = name, fd
+        return self._owner
+
+    def _owner_alive(self, owner: str) -> bool:
+        if not owner or owner == self._owner:
+            return owner == self._owner and bool(owner)
+        path = self.shadow.root / "owners" / f"{owner}.lock"
+        try:
+            fd = os.open(path, os.O_RDWR)
+        except FileNotFoundError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)
+        return False
+
+    def _forget_owner(self, owner: str) -> None:
+        if owner and owner != self._owner:
+            try:
+                os.unlink(self.shadow.root / "owners" / f"{owner}.lock")
+            except OSError:
+                pass
+
+    # -- the loop's side -------------------------------------------------------------
+
+    def oversized(self, paths: list[str]) -> list[str]:
+        """Warnings for existing files above the size limit."""
+        warnings = []
+        for rel in paths:
+            try:
+                size = os.lstat(self.workspace / rel).st_size
+            except OSError:
+                continue
+            if size > self.max_file_size:
+                warnings.append(
+                    f"{rel} is {human_size(size)}, over the checkpoint limit of {human_size(self.max_file_size)}: "
+                    "monkey stores a full copy of it to make this change undoable"
+                )
+        return warnings
+
+    def begin(self, *, tool: str, paths: list[str] | None, session_id: str, turn: int, call_id: str) -> Entry:
+        """Take the checkpoint and write the pending entry (raises CheckpointError)."""
+        try:
+            with self._mutex:
+                return self._begin(tool, paths, session_id, turn, call_id)
+        except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
+            raise CheckpointError(f"checkpoint failed, so the change was not made: {exc}") from None
+
+    def _begin(self, tool: str, paths: list[str] | None, session_id: str, turn: int, call_id: str) -> Entry:
+        if paths is not None and not paths:
+            raise ValueError("no paths to checkpoint")
+        self.shadow.ensure()
+        cid = new_id("c")
+        entry = Entry(id=cid, workspace=self.key, kind="change", state="pending", tool=tool,
+                      session_id=session_id, turn=turn, call_id=call_id, owner=self._own())
+        with self.shadow.locked():
+            if paths is None:
+                tree, skipped = self.shadow.snapshot(self.max_file_size)
+                if skipped:
+                    entry.note = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(skipped)
+            else:
+                leaves: dict[str, tuple[str, str]] = {}
+                for rel in dict.fromkeys(paths):
+                    state = read_state(self.workspace, rel)
+                    record = FileRecord(rel, None)
+                    if state is None:
+                        record.created_dirs = missing_dirs(self.workspace, rel)
+                    else:
+                        record.before_sha = self.shadow.store_blob(state.data)
+                        record.before_mode = state.mode
+                        leaves[rel] = (git_mode(state.mode), record.before_sha)
+                    entry.files.append(record)
+                tree = self.shadow.write_tree(leaves)
+            entry.before_tree = tree
+            entry.checkpoint = self.shadow.commit(tree, f"before {tool} {cid}")
+            self.shadow.set_ref(cid, entry.checkpoint)
+        self.journal.add(entry)
+        return entry
+
+    def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:  # type: ignore[override]
+        """Record the change's result; returns a warning when it could not be recorded."""
+        try:
+            with self._mutex:
+                self._complete(pending, ok=ok, error=error)
+        except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
+            return (f"the change of checkpoint {pending.id} could not be recorded ({exc}); "
+                    "it stays pending and is repaired at the next start")
+        return ""
+
+    def _complete(self, entry: Entry, *, ok: bool, error: str, unchanged: str = "") -> None:
+        with self.shadow.locked():
+            if not entry.files and entry.before_tree:  # a whole-tree snapshot: diff it
+                tree, skipped = self.shadow.snapshot(self.max_file_size)
+                entry.files = [
+                    FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
+                    for c in self.shadow.diff_trees(entry.before_tree, tree)
+                ]
+                self._note_created_dirs(entry)
+                if skipped:
+                    more = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(skipped)
+                    entry.note = "; ".join(x for x in (entry.note, more) if x)
+                entry.after_tree = tree
+            else:
+                leaves: dict[str, tuple[str, str]] = {}
+                for record in entry.files:
+                    state = read_state(self.workspace, record.path)
+                    record.after_sha = self.shadow.store_blob(state.data) if state is not None else None
+                    record.after_mode = state.mode if state is not None else 0
+                    if state is not None and record.after_sha is not None:
+                        leaves[record.path] = (git_mode(state.mode), record.after_sha)
+                entry.after_tree = self.shadow.write_tree(leaves)
+            changed = [r for r in entry.files
+                       if not (r.before_sha == r.after_sha and (r.before_mode == r.after_mode or r.before_sha is None))]
+            if changed:
+                entry.files = changed
+            if changed:
+                entry.state = "applied"
+                entry.after_commit = self.shadow.commit(entry.after_tree, f"after {entry.tool} {entry.id}",
+                                                        parent=entry.checkpoint)
+                self.shadow.set_ref(entry.id, entry.after_commit)
+            else:
+                entry.state = unchanged or ("unchanged" if ok else "failed")
+            if error:
+                entry.note = "; ".join(x for x in (entry.note, error) if x)
+        self.journal.finish(entry)
+
+    def _note_created_dirs(self, entry: Entry) -> None:
+        """For files a shell command created: the folders above them the before-tree lacked."""
+        created = [r for r in entry.files if r.created and "/" in r.path]
+        wanted = {"/".join(r.path.split("/")[:i]) for r in created for i in range(1, r.path.count("/") + 1)}
+        if not wanted:
+            return
+        out = self.shadow.git("ls-tree", "-d", "-r", "-z", "--name-only", entry.before_tree, "--", *sorted(wanted),
+                              work_tree=False)
+        existing = {os.fsdecode(p) for p in out.split(b"\x00") if p}
+        for rec in created:
+            parts = rec.path.split("/")[:-1]
+            dirs = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
+            rec.created_dirs = [d for d in dirs if d not in existing]
+
+    # -- crash repair ----------------------------------------------------------------
+
+    def repair(self) -> list[str]:
+        """Finish entries left pending by a monkey process that is gone; one message each."""
+        messages: list[str] = []
+        with self._mutex:
+            pending = self.journal.entries(self.key, kind=None, states=["pending"])
+        for entry in pending:
+            if self._owner_alive(entry.owner):
+                continue
+            try:
+                if entry.kind == "undo":
+                    messages.append(self._repair_undo(entry))
+                else:
+                    messages.append(self._repair_change(entry))
+            except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
+                messages.append(f"could not repair interrupted checkpoint {entry.id}: {exc}")
+                continue
+            self._forget_owner(entry.owner)
+        return messages
+
+    def _repair_change(self, entry: Entry) -> str:
+        with self._mutex:
+            self._complete(entry, ok=False, error="interrupted: monkey stopped during this change",
+                           unchanged="abandoned")
+        what = ", ".join(entry.paths) or "files"
+        if entry.state == "applied":
+            return (f"repaired checkpoint {entry.id}: monkey was stopped while {entry.tool} changed {what}; "
+                    f"the change is kept and recorded (monkey undo reverts it)")
+        target = ", ".join(entry.paths) or "anything"
+        return (f"repaired checkpoint {entry.id}: monkey was stopped before {entry.tool} changed {target}; "
+                "nothing was changed")
+
+    def _repair_undo(self, entry: Entry) -> str:
+        """An undo stopped half-way is completed: every file gets the state the undo was for."""
+        left: list[str] = []
+        with self._mutex, self.shadow.locked():
+            for rec in entry.files:
+                current = read_state(self.workspace, rec.path)
+                if same(current, rec.after_sha, rec.after_mode, rec.exact_mode):
+                    continue
+                if not same(current, rec.before_sha, rec.before_mode, rec.exact_mode):
+                    left.append(rec.path)
+                    continue
+                target = None if rec.after_sha is None else FileState(rec.after_mode, self.shadow.read_blob(rec.after_sha))
+                write_state(self.workspace, rec.path, target, exact_mode=rec.exact_mode,
+                            created_dirs=rec.created_dirs)
+            entry.state = "applied"
+            entry.note = ("completed after an interruption" +
+                          (f"; changed by someone else meanwhile, left as they are: {', '.join(left)}" if left else ""))
+            self.journal.finish_undo(entry)
+        tail = f" ({len(left)} file(s) changed meanwhile were left alone: {', '.join(left)})" if left else ""
+        return f"repaired undo {entry.id}: monkey was stopped during an undo; it is now complete{tail}"
