@@ -96,6 +96,34 @@ _CANNED_EXAMPLES: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
+_DEMO_RESULTS: dict[str, tuple[str, str]] = {
+    "file_write": ("created notes.txt (1 line, 9 bytes)", 'Created notes.txt containing "buy milk".'),
+    "shell_execute": ("Python 3.12.1\n[exit code 0]", "Python 3.12.1 is installed."),
+    "file_read": ("buy milk", 'notes.txt says "buy milk".'),
+}
+
+
+def demonstration(tools: list[ToolSpec]) -> list[dict[str, str]]:
+    """A whole worked exchange, shown before the conversation: request, call, result, answer.
+
+    Small models learn the cycle from it, above all that a successful result is followed by
+    ``final_answer`` rather than by the same call again (measured with SmolLM2-135M: with
+    it, "create hello.py" ends after the write; without it, the write repeats until the
+    loop stops it).
+    """
+    example = _example_call([t for t in tools if t.name != FINAL_ANSWER])
+    if example is None or example[1] not in _DEMO_RESULTS:
+        return []
+    request, name, arguments = example
+    result, answer = _DEMO_RESULTS[name]
+    return [
+        {"role": "user", "content": request},
+        {"role": "assistant", "content": call_json(name, arguments)},
+        {"role": "user", "content": f"Result of {name} (ok):\n{result}"},
+        {"role": "assistant", "content": call_json(FINAL_ANSWER, {"answer": answer})},
+    ]
+
+
 def _example_call(tools: list[ToolSpec]) -> tuple[str, str, dict[str, Any]] | None:
     """A request and the call that answers it, with a tool of this set."""
     by_name = {t.name: t for t in tools}
@@ -175,6 +203,8 @@ def chat_messages(request: ModelRequest) -> list[dict[str, str]]:
         system = f"{system}\n\n{tools_prompt(request.tools)}" if system else tools_prompt(request.tools)
     # an empty system message would replace the template's default one
     out: list[dict[str, str]] = [{"role": "system", "content": system}] if system else []
+    if with_tools:
+        out += demonstration(request.tools)
     names: dict[str, str] = {}
     for msg in request.messages:
         if msg.role == "user":

@@ -15,6 +15,7 @@ from monkey.backends.local_format import (
     RepetitionGuard,
     ReplyScanner,
     chat_messages,
+    demonstration,
     reply_schema,
     tools_prompt,
 )
@@ -128,6 +129,11 @@ def test_chat_messages_render_history_in_the_reply_format() -> None:
         ],
     )
     msgs = chat_messages(request)
+    demo = demonstration(request.tools)
+    assert [m["role"] for m in demo] == ["user", "assistant", "user", "assistant"]
+    assert json.loads(demo[-1]["content"])["name"] == FINAL_ANSWER, "the demonstration ends with an answer"
+    assert msgs[1 : 1 + len(demo)] == demo
+    msgs = msgs[:1] + msgs[1 + len(demo) :]
     assert [m["role"] for m in msgs] == ["system", "user", "assistant", "user", "user", "assistant"]
     assert msgs[0]["content"].startswith("You are monkey.\n\n# How to reply")
     assert json.loads(msgs[2]["content"]) == {"name": "file_write", "arguments": call.arguments}
