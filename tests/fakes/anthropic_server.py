@@ -1,0 +1,229 @@
+"""A small HTTP server on 127.0.0.1 that answers like the Anthropic Messages API.
+
+It serves queued responses in order, one per request: a stream of server-sent events in
+the recorded wire format (``message_start``, ``content_block_*`` with ``text_delta``,
+``input_json_delta``, ``thinking_delta``, ``signature_delta``, ``ping``, ``message_delta``,
+``message_stop``, or an ``error`` event), a plain status with a JSON error body and
+headers (401, 429 with ``retry-after``, 529, 500), or a stream that drops the connection
+after some events. Bodies of the requests are kept for assertions. Used by the tests and
+by ``tools/bench.py backends``; the real ``anthropic`` SDK talks to it through ``base_url``.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeAnthropic", "Stream", "Status", "reply_events", "error_body", "sse"]
+
+SseEvent = tuple[str, "dict[str, Any] | str"]
+"""An event name and its data: an object, or raw text sent as it is (to test bad input)."""
+
+
+@dataclass
+class Stream:
+    """A 200 answer streaming ``events``; ``drop_after`` closes the socket after that many."""
+
+    events: list[SseEvent]
+    drop_after: int | None = None
+    delay: float = 0.0
+    chunk_events: int = 1
+    """Events written per HTTP chunk (more per chunk is closer to a fast real server)."""
+
+
+@dataclass
+class Status:
+    """A non-streaming answer: ``code`` with a JSON body and headers."""
+
+    code: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def error_body(kind: str, message: str) -> dict[str, Any]:
+    """An Anthropic error body."""
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def sse(name: str, data: dict[str, Any] | str) -> bytes:
+    """One server-sent event as the API writes it."""
+    text = data if isinstance(data, str) else json.dumps(data, separators=(",", ":"))
+    return f"event: {name}\ndata: {text}\n\n".encode()
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
+def reply_events(
+    text: str = "",
+    *,
+    thinking: str = "",
+    signature: str = "sig-abc",
+    tool_calls: list[tuple[str, str, dict[str, Any]]] = (),  # type: ignore[assignment]
+    model: str = "claude-sonnet-4-5-20250929",
+    input_tokens: int = 120,
+    output_tokens: int = 30,
+    cache_write: int = 0,
+    cache_read: int = 0,
+    piece: int = 7,
+    json_piece: int = 9,
+    ping: bool = True,
+    error: dict[str, Any] | None = None,
+    error_after_text: int | None = None,
+) -> list[SseEvent]:
+    """The events of one streamed message, split the way the API splits them.
+
+    ``error`` puts an ``error`` event after ``error_after_text`` text deltas (and ends
+    the stream there).
+    """
+    stop = "tool_use" if tool_calls else "end_turn"
+    events: list[SseEvent] = [("message_start", {"type": "message_start", "message": {
+        "id": "msg_fake01", "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": cache_write,
+                  "cache_read_input_tokens": cache_read, "output_tokens": 1}}})]
+    index = 0
+    if thinking:
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+        for p in _pieces(thinking, piece):
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                   "delta": {"type": "thinking_delta", "thinking": p}}))
+        events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                               "delta": {"type": "signature_delta", "signature": signature}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+    if ping:
+        events.append(("ping", {"type": "ping"}))
+    if text:
+        events.append(("content_block_start", {"type": "content_block_start", "index": index,
+                                               "content_block": {"type": "text", "text": ""}}))
+        for n, p in enumerate(_pieces(text, piece)):
+            if error is not None and error_after_text is not None and n == error_after_text:
+                events.append(("error", error))
+                return events
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                   "delta": {"type": "text_delta", "text": p}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+    for call_id, name, args in tool_calls:
+        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+            "type": "tool_use", "id": call_id, "name": name, "input": {}}}))
+        for p in _pieces(json.dumps(args), json_piece):
+            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
+                                                   "delta": {"type": "input_json_delta", "partial_json": p}}))
+        events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
+        index += 1
+    if error is not None:
+        events.append(("error", error))
+        return events
+    events.append(("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": output_tokens}}))
+    events.append(("message_stop", {"type": "message_stop"}))
+    return events
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
+        pass
+
+    def do_GET(self) -> None:  # noqa: N802
+        self._send_json(404, error_body("not_found_error", "not found"), {})
+
+    def do_POST(self) -> None:  # noqa: N802
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length)
+        owner = self.server.owner
+        with owner.lock:
+            owner.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw or b"{}")})
+            answer = owner.queue.pop(0) if owner.queue else owner.default
+        if answer is None:
+            self._send_json(500, error_body("api_error", "the fake server has no answer queued"), {})
+        elif isinstance(answer, Status):
+            self._send_json(answer.code, answer.body, answer.headers)
+        else:
+            self._stream(answer)
+
+    def _send_json(self, code: int, body: dict[str, Any], headers: dict[str, str]) -> None:
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("content-type", "application/json")
+        self.send_header("content-length", str(len(data)))
+        self.send_header("request-id", "req_fake")
+        for k, v in headers.items():
+            self.send_header(k, v)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _stream(self, answer: Stream) -> None:
+        import time
+
+        self.send_response(200)
+        self.send_header("content-type", "text/event-stream")
+        self.send_header("cache-control", "no-cache")
+        self.send_header("transfer-encoding", "chunked")
+        self.end_headers()
+        events = answer.events
+        step = max(1, answer.chunk_events)
+        for start in range(0, len(events), step):
+            if answer.drop_after is not None and start >= answer.drop_after:
+                self.wfile.flush()
+                self.connection.shutdown(socket.SHUT_RDWR)
+                self.close_connection = True
+                return
+            if answer.delay:
+                time.sleep(answer.delay)
+            payload = b"".join(sse(name, data) for name, data in events[start : start + step])
+            self.wfile.write(f"{len(payload):x}\r\n".encode() + payload + b"\r\n")
+            self.wfile.flush()
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    owner: FakeAnthropic
+
+
+class FakeAnthropic:
+    """The server; a context manager that serves on a free port of 127.0.0.1."""
+
+    def __init__(self) -> None:
+        self.queue: list[Stream | Status] = []
+        self.default: Stream | Status | None = None
+        """Served when the queue is empty (None: a 500 that says so)."""
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        self._server = _Server(("127.0.0.1", 0), _Handler)
+        self._server.owner = self
+        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+
+    @property
+    def url(self) -> str:
+        """The base URL to give the SDK."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def add(self, *answers: Stream | Status) -> FakeAnthropic:
+        """Queue answers, served one per request in order."""
+        with self.lock:
+            self.queue.extend(answers)
+        return self
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
