@@ -1,0 +1,236 @@
+"""The context window: counting what a request takes, eliding old tool output, compacting.
+
+Before each model call the loop asks :meth:`ContextManager.prepare` for the messages to
+send. It counts the request (cached per message), and when the conversation passes
+``elide_at`` of the window it sends old completed tool results (all but the last
+``keep_tool_results``) as a one-line placeholder; when it still passes ``compact_at`` it
+compacts: the same backend summarises the older messages (prompt in
+``prompts/compact.md``), the summary replaces them in the agent's list and the last ones
+stay verbatim. The original messages stay in the session store, out of context. Every
+call reports a ``context_usage`` event; a compaction a ``context_compacted`` event.
+
+Eliding is a pure function of the messages and the settings, so a resumed session sends
+the same request the original process would have sent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from monkey.agent.prompts import load_prompt
+from monkey.agent.tokens import TokenCounter, counter_for, message_tokens, window_for
+from monkey.backends.base import Backend, BackendError
+from monkey.events import ContextCompacted, ContextUsage, Error, Event, MessageCompleted, Usage
+from monkey.messages import Message, ModelRequest
+
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+
+__all__ = ["ContextSettings", "ContextManager", "SUMMARY_HEADER", "render_transcript"]
+
+Emit = Callable[[Event], None]
+
+SUMMARY_HEADER = ("[Summary of the earlier conversation, written when the context was compacted; "
+                  "{n} earlier messages are not shown]\n\n")
+_TRANSCRIPT_TOOL_CHARS = 2_000
+
+
+@dataclass
+class ContextSettings:
+    """How the context window is managed."""
+
+    window: int = 0
+    """The model's window in tokens; 0 asks the backend (or its model name); unknown turns
+    automatic eliding and compaction off (``/compact`` still works)."""
+    compact_at: float = 0.8
+    """Compact when a request would take this fraction of the window."""
+    elide_at: float = 0.6
+    """Elide old tool results past this fraction (never above ``compact_at``)."""
+    keep_tool_results: int = 3
+    """The most recent tool results always sent in full."""
+    keep_fraction: float = 0.3
+    """The newest messages kept verbatim by a compaction take at most this fraction of the window."""
+
+
+def _cut_text(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"\n[... {len(text) - limit} more characters]"
+
+
+def render_transcript(messages: list[Message], summaries: set[str]) -> str:
+    """The messages as a readable transcript for the summariser."""
+    parts = []
+    for m in messages:
+        if m.role == "user":
+            title = "Earlier summary" if m.content in summaries else "User"
+            parts.append(f"## {title}\n{m.content}")
+        elif m.role == "assistant":
+            lines = [f"## Assistant\n{m.content}" if m.content else "## Assistant"]
+            for call in m.tool_calls:
+                args = json.dumps(call.arguments, ensure_ascii=False)
+                lines.append(f"-> {call.name} {_cut_text(args, 500)}")
+            parts.append("\n".join(lines))
+        else:
+            state = "failed" if m.is_error else "ok"
+            parts.append(f"## Result of {m.name} ({state})\n{_cut_text(m.content, _TRANSCRIPT_TOOL_CHARS)}")
+    return "\n\n".join(parts)
+
+
+class ContextManager:
+    """Counts, elides and compacts the conversation of one agent."""
+
+    def __init__(self, backend: Backend, *, settings: ContextSettings | None = None,
+                 counter: TokenCounter | None = None) -> None:
+        self.backend = backend
+        self.settings = settings if settings is not None else ContextSettings()
+        self.counter = counter if counter is not None else counter_for(backend)
+        self.window = window_for(backend, self.settings.window)
+        """The context window in tokens (0: unknown)."""
+        self.summaries: set[str] = set()
+        """Texts of the summary messages made (or restored) so far."""
+        self._cache: dict[int, tuple[Message, int]] = {}
+        self._base: tuple[int, int, int] = (0, 0, 0)
+        self.last: ContextUsage | None = None
+        """The latest measurement (what the status bar shows)."""
+
+    # -- counting ----------------------------------------------------------------------
+
+    def tokens(self, message: Message) -> int:
+        """Tokens of one message (cached for the message object)."""
+        hit = self._cache.get(id(message))
+        if hit is not None and hit[0] is message:
+            return hit[1]
+        n = message_tokens(self.counter, message)
+        if len(self._cache) > 50_000:
+            self._cache.clear()
+        self._cache[id(message)] = (message, n)
+        return n
+
+    def base_tokens(self, agent: Agent) -> int:
+        """Tokens of the system prompt and the tool definitions."""
+        key = (id(agent.system_prompt), id(agent._specs))
+        if self._base[:2] != key:
+            specs: list[Any] = [{"name": s.name, "description": s.description, "parameters": s.parameters}
+                                for s in agent._specs]
+            n = self.counter.count_tokens(agent.system_prompt) + self.counter.count_tokens(json.dumps(specs))
+            self._base = (*key, n)
+        return self._base[2]
+
+    def _wire(self, agent: Agent) -> tuple[list[Message], int, int]:
+        messages = list(agent.messages)
+        used = self.base_tokens(agent) + sum(self.tokens(m) for m in messages)
+        elide_at = min(self.settings.elide_at, self.settings.compact_at)
+        if not self.window or used < elide_at * self.window:
+            return messages, used, 0
+        tools = [i for i, m in enumerate(messages) if m.role == "tool"]
+        elided = 0
+        for i in tools[: max(0, len(tools) - self.settings.keep_tool_results)]:
+            m = messages[i]
+            n = self.tokens(m)
+            placeholder = (f"[output of {m.name} elided to save context ({n} tokens); "
+                           "run the call again if you need it]")
+            short = Message(role="tool", tool_call_id=m.tool_call_id, name=m.name, content=placeholder,
+                            is_error=m.is_error)
+            saved = n - self.tokens(short)
+            if saved > 0:
+                messages[i] = short
+                used -= saved
+                elided += 1
+        return messages, used, elided
+
+    # -- the loop's hook ---------------------------------------------------------------
+
+    async def prepare(self, agent: Agent, emit: Emit) -> list[Message]:
+        """The messages to send now; compacts first when past the threshold."""
+        messages, used, elided = self._wire(agent)
+        if self.window and used >= self.settings.compact_at * self.window:
+            if await self.compact(agent, emit, trigger="auto") is not None:
+                messages, used, elided = self._wire(agent)
+        if self.window:
+            self.last = ContextUsage(session_id=agent.session_id, used=used, window=self.window,
+                                     fraction=round(used / self.window, 4), elided=elided)
+            emit(self.last)
+        return messages
+
+    # -- compaction --------------------------------------------------------------------
+
+    def _cut(self, messages: list[Message], manual: bool = False, base: int = 0) -> int:
+        """How many leading messages to summarise (0: nothing worth it).
+
+        The newest messages stay verbatim: at most ``keep_fraction`` of the room the window
+        leaves beside the system prompt and tools (``base``) for an automatic compaction,
+        about the last 30% of the conversation for a manual one.
+        """
+        candidates = [i for i in range(1, len(messages)) if messages[i].role != "tool"]
+        if not candidates:
+            return 0
+        total = sum(self.tokens(m) for m in messages)
+        if self.window and not manual:
+            budget = self.settings.keep_fraction * max(0, self.window - base)
+        else:
+            budget = 0.3 * total
+        tail = 0
+        cut = candidates[-1]
+        pos = len(messages)
+        for i in reversed(candidates):
+            tail += sum(self.tokens(m) for m in messages[i:pos])
+            pos = i
+            if tail > budget:
+                break
+            cut = i
+        return cut if cut >= 2 else 0
+
+    async def compact(self, agent: Agent, emit: Emit, *, trigger: str = "manual") -> ContextCompacted | None:
+        """Summarise the older messages into one; ``None`` when there is too little to compact
+        or the summary failed (then an ``error`` event says why)."""
+        messages = list(agent.messages)
+        cut = self._cut(messages, manual=trigger == "manual", base=self.base_tokens(agent))
+        if not cut:
+            return None
+        head = messages[:cut]
+        head_tokens = sum(self.tokens(m) for m in head)
+        before = self.base_tokens(agent) + sum(self.tokens(m) for m in messages)
+        request = ModelRequest(
+            system=load_prompt("compact").strip(),
+            messages=[Message(role="user", content=render_transcript(head, self.summaries))],
+            tools=[],
+            session_id=agent.session_id,
+            max_tokens=max(64, min(agent.options.max_tokens, head_tokens // 2)),
+        )
+        text = ""
+        try:
+            stream = self.backend.stream(request)
+            try:
+                async for event in stream:
+                    if isinstance(event, MessageCompleted):
+                        text = event.text
+                    elif isinstance(event, Usage):
+                        emit(event)
+            finally:
+                aclose = getattr(stream, "aclose", None)
+                if aclose is not None:
+                    await aclose()
+        except BackendError as exc:
+            emit(Error(session_id=agent.session_id, kind="compaction",
+                       message=f"could not compact the conversation: {exc.message}"))
+            return None
+        if not text.strip():
+            emit(Error(session_id=agent.session_id, kind="compaction",
+                       message="could not compact the conversation: the model wrote an empty summary"))
+            return None
+        content = SUMMARY_HEADER.format(n=cut) + text.strip()
+        limit = head_tokens // 2
+        summary = Message(role="user", content=content)
+        if self.tokens(summary) > limit:
+            keep = max(0, int(len(content) * limit / self.tokens(summary)) - 40)
+            summary = Message(role="user", content=content[:keep] + "\n[summary cut to fit]")
+        self.summaries.add(summary.content)
+        agent.messages[:] = [summary, *messages[cut:]]
+        after = self.base_tokens(agent) + sum(self.tokens(m) for m in agent.messages)
+        event = ContextCompacted(session_id=agent.session_id, tokens_before=before, tokens_after=after,
+                                 messages_compacted=cut, summary=summary.content,
+                                 trigger="manual" if trigger == "manual" else "auto")
+        emit(event)
+        return event

@@ -1,0 +1,141 @@
+"""Connecting an agent to the session store: a new session, ``--continue`` or ``--resume ID``.
+
+:func:`open_session` runs inside the driver's event loop (the store is async): it opens the
+store, loads the session to resume (checking its chains), gives the agent its messages,
+turn count and id, and returns the :class:`Recorder` the driver feeds every event to.
+:func:`pick_session` is the ``--resume`` without an id: it lists the workspace's recent
+sessions and asks which one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from monkey.agent.loop import Agent
+from monkey.safe_text import escape_controls
+from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
+
+__all__ = ["SessionHandle", "open_session", "pick_session", "describe_restored", "format_when"]
+
+
+@dataclass
+class SessionHandle:
+    """The open store, the recorder of the agent's session, and what resuming found."""
+
+    store: SessionStore
+    recorder: Recorder
+    restored: Restored | None = None
+    notices: list[str] = field(default_factory=list)
+
+    async def close(self) -> None:
+        """Write what is left, release the session and close the store."""
+        try:
+            await self.recorder.close()
+        finally:
+            await self.store.close()
+
+
+def format_when(ts: float) -> str:
+    """A timestamp as local ``YYYY-MM-DD HH:MM``."""
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(ts))
+
+
+def describe_restored(restored: Restored) -> list[str]:
+    """What resuming found, for a person: one line, more when the session was damaged."""
+    info = restored.info
+    lines = [f"resumed session {info.id} ({len(restored.messages)} messages, {info.turns} turns, "
+             f"last active {format_when(info.updated)})"]
+    if restored.problems:
+        lines.append(f"session {info.id} is damaged: " + "; ".join(restored.problems))
+    for repair in restored.repairs:
+        lines.append(f"session {info.id}: {repair}")
+    return lines
+
+
+async def open_session(agent: Agent, *, continue_: bool = False, resume: str | None = None,
+                       path: Path | None = None) -> SessionHandle:
+    """Open the store and attach ``agent`` to a new or resumed session.
+
+    Raises:
+        StoreError: the database cannot be used, the session is missing, belongs to another
+            workspace or is being written by another monkey process.
+    """
+    store = await SessionStore.open(path)
+    try:
+        restored = None
+        info: SessionInfo | None = None
+        workspace = str(agent.workspace)
+        if resume:
+            info = await store.find(resume)
+            if info.workspace != workspace:
+                raise StoreError(f"session {info.id} belongs to {info.workspace}; "
+                                 f"run monkey there (or with --cwd {info.workspace}) to resume it")
+        elif continue_:
+            info = await store.latest(workspace)
+            if info is None:
+                raise StoreError(f"no session to continue in {workspace} (monkey sessions list --all shows them)")
+        if info is not None:
+            if info.state == "active" and info.pid and info.pid != os.getpid():
+                raise StoreError(f"session {info.id} is open in another monkey process (pid {info.pid})")
+            restored = await store.load(info.id)
+            agent.session_id = info.id
+            agent.messages = list(restored.messages)
+            agent.turns = info.turns
+            agent.resumed = True
+            if getattr(agent.backend, "runs_own_tools", False):  # Claude Code / Codex: resume their session too
+                from monkey.backends.external import agent_session_from_events
+
+                agent.backend.agent_session_id = agent_session_from_events(  # type: ignore[attr-defined]
+                    await store.event_lines(info.id), agent.backend.name)
+            if agent.context is not None:
+                agent.context.summaries |= restored.summaries
+        count = agent.context.tokens if agent.context is not None else None
+        recorder = store.recorder(agent.session_id, restored=restored, source=lambda: agent.messages, count=count)
+    except BaseException:
+        await store.close()
+        raise
+    handle = SessionHandle(store, recorder, restored)
+    if restored is not None:
+        handle.notices = describe_restored(restored)
+    return handle
+
+
+async def _recent(workspace: str, limit: int) -> list[SessionInfo]:
+    async with await SessionStore.open() as store:
+        return await store.list_sessions(workspace, limit=limit)
+
+
+def pick_session(workspace: Path, *, interactive: bool) -> str:
+    """``--resume`` without an id: list recent sessions and ask (on a terminal) which to resume.
+
+    Raises:
+        StoreError: no sessions, or no terminal to ask on (the list is in the message).
+    """
+    sessions = asyncio.run(_recent(str(workspace), 10))
+    if not sessions:
+        raise StoreError(f"no sessions in {workspace} to resume")
+    lines = [f"{i:>3}. {s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} turns  "
+             f"{escape_controls(s.title[:60], keep_newlines=False)}"
+             for i, s in enumerate(sessions, 1)]
+    if not interactive:
+        raise StoreError("--resume needs a session id when there is no terminal to ask on; recent sessions:\n"
+                         + "\n".join(lines))
+    sys.stdout.write("Recent sessions of this workspace:\n" + "\n".join(lines) + "\n")
+    sys.stdout.flush()
+    while True:
+        try:
+            answer = input(f"resume which? [1-{len(sessions)}, Enter: 1] ").strip()
+        except (EOFError, KeyboardInterrupt):
+            raise StoreError("no session chosen") from None
+        if not answer:
+            return sessions[0].id
+        if answer.isdigit() and 1 <= int(answer) <= len(sessions):
+            return sessions[int(answer) - 1].id
+        matches = [s.id for s in sessions if s.id.startswith(answer)]
+        if len(matches) == 1:
+            return matches[0]

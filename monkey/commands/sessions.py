@@ -1,0 +1,170 @@
+"""``monkey sessions list|show|export|rm|prune``: the stored sessions."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+from monkey import events as ev
+from monkey.commands.resume import format_when
+from monkey.safe_text import escape_controls
+from monkey.store import SessionInfo, SessionStore, StoreError
+
+__all__ = ["run_sessions_command", "render_markdown"]
+
+
+def _line(text: str = "") -> None:
+    sys.stdout.write(text + "\n")
+
+
+def _safe(text: str) -> str:
+    return escape_controls(text, keep_newlines=False)
+
+
+async def _list(store: SessionStore, args: argparse.Namespace) -> int:
+    workspace = None if args.all else str(Path(args.cwd or ".").expanduser().resolve())
+    sessions = await store.list_sessions(workspace)
+    if args.json:
+        _line(json.dumps([s.to_dict() for s in sessions], ensure_ascii=False))
+        return 0
+    if not sessions:
+        where = "" if workspace is None else f" in {workspace} (--all lists every workspace)"
+        _line(f"no sessions{where}")
+        return 0
+    for s in sessions:
+        where = f"  {_safe(s.workspace)}" if args.all else ""
+        _line(f"{s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} turns {s.events:>6} events"
+              f"{where}  {_safe(s.title[:70])}")
+    return 0
+
+
+def _describe(info: SessionInfo) -> list[str]:
+    return [
+        f"session    {info.id}",
+        f"workspace  {_safe(info.workspace)}",
+        f"title      {_safe(info.title)}",
+        f"backend    {info.backend} · {_safe(info.model)}",
+        f"created    {format_when(info.created)}",
+        f"updated    {format_when(info.updated)}",
+        f"state      {info.state}",
+        f"turns      {info.turns}",
+        f"events     {info.events}",
+        f"usage      {info.input_tokens} input + {info.output_tokens} output tokens, ${info.cost_usd:.4f}",
+    ]
+
+
+async def _show(store: SessionStore, args: argparse.Namespace) -> int:
+    info = await store.find(args.id)
+    restored = await store.load(info.id)
+    for line in _describe(info):
+        _line(line)
+    if restored.problems:
+        _line("integrity  DAMAGED: " + "; ".join(restored.problems))
+    else:
+        _line(f"integrity  intact ({restored.events_check.rows} events, {restored.nodes_check.rows} nodes)")
+    for repair in restored.repairs:
+        _line(f"repair     {repair}")
+    tokens = sum(n.tokens for n in restored.nodes)
+    _line(f"context    {len(restored.messages)} messages, about {tokens} tokens")
+    _line("")
+    for message in restored.messages:
+        kind = "summary" if message.role == "user" and message.content in restored.summaries else message.role
+        text = message.content.strip().splitlines()[0] if message.content.strip() else ""
+        calls = ", ".join(c.name for c in message.tool_calls)
+        extra = f" -> {calls}" if calls else ""
+        _line(f"  {kind:<9} {_safe(text[:100])}{extra}")
+    return 0
+
+
+def render_markdown(lines: list[bytes]) -> str:
+    """A session's stored events as a readable markdown transcript."""
+    out: list[str] = []
+    for raw in lines:
+        try:
+            event = ev.decode(raw)
+        except ev.DecodeError:
+            continue
+        match event:
+            case ev.SessionStarted():
+                what = "Resumed" if event.resumed else "Session"
+                out.append(f"# {what} {event.session_id}\n\n`{event.backend}` · `{event.model}` in `{event.workspace}`")
+            case ev.TurnStarted():
+                out.append(f"## User (turn {event.turn})\n\n{event.prompt}")
+            case ev.MessageCompleted():
+                parts = ["## Assistant"]
+                if event.text:
+                    parts.append(event.text)
+                for call in event.tool_calls:
+                    parts.append(f"**{call.name}** `{json.dumps(call.arguments, ensure_ascii=False)}`")
+                out.append("\n\n".join(parts))
+            case ev.ToolResult():
+                state = "ok" if event.ok else "failed"
+                out.append(f"### {event.name} ({state})\n\n```\n{event.output.replace('```', '` ` `')}\n```")
+            case ev.ApprovalResolved():
+                out.append(f"*{event.name}: {event.decision} by {event.by}*" + (f" — {event.reason}" if event.reason else ""))
+            case ev.ContextCompacted():
+                out.append(f"> context compacted ({event.trigger}): {event.messages_compacted} messages, "
+                           f"{event.tokens_before} → {event.tokens_after} tokens")
+            case ev.Error():
+                out.append(f"> error: {event.message}")
+            case ev.TurnCompleted() if event.reason != "completed":
+                out.append(f"> turn {event.turn} ended: {event.reason}" + (f" — {event.message}" if event.message else ""))
+            case _:
+                pass
+    return "\n\n".join(out) + "\n"
+
+
+async def _export(store: SessionStore, args: argparse.Namespace) -> int:
+    info = await store.find(args.id)
+    lines = await store.event_lines(info.id)
+    if args.format == "jsonl":
+        out = sys.stdout.buffer
+        for data in lines:
+            out.write(data + b"\n")
+        out.flush()
+    else:
+        sys.stdout.write(escape_controls(render_markdown(lines)))  # model and tool text never drives the terminal
+    return 0
+
+
+async def _rm(store: SessionStore, args: argparse.Namespace) -> int:
+    for ref in args.ids:
+        info = await store.find(ref)
+        if info.state == "active":
+            raise StoreError(f"session {info.id} is being written by a running monkey (pid {info.pid}); not deleted")
+        await store.delete(info.id)
+        _line(f"deleted {info.id}")
+    return 0
+
+
+async def _prune(store: SessionStore, args: argparse.Namespace) -> int:
+    if args.older_than < 0:
+        raise StoreError("--older-than needs a number of days, 0 or more")
+    removed = await store.prune(args.older_than)
+    _line(f"deleted {len(removed)} session(s) not used for {args.older_than:g} days")
+    return 0
+
+
+_ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune": _prune}
+
+
+async def _run(args: argparse.Namespace) -> int:
+    async with await SessionStore.open() as store:
+        return await _ACTIONS[args.sessions_command](store, args)
+
+
+def run_sessions_command(args: argparse.Namespace) -> int:
+    """Run ``monkey sessions ACTION`` and return the exit status."""
+    if not getattr(args, "sessions_command", None):
+        sys.stderr.write("monkey: sessions needs an action: list, show, export, rm or prune\n")
+        return 2
+    try:
+        return asyncio.run(_run(args))
+    except StoreError as exc:
+        sys.stderr.write(f"monkey: {exc}\n")
+        return 1
+    except BrokenPipeError:
+        return 0

@@ -1,0 +1,259 @@
+"""The store as an event sink: every event of one session, written in short batches.
+
+:meth:`Recorder.add` (also the sink call ``recorder(event)``) numbers, hashes and buffers
+one event and follows it in the conversation; :meth:`Recorder.flush` writes the buffer,
+the new conversation nodes and the session's totals in one transaction. The driver awaits
+a flush whenever :meth:`Recorder.should_flush` says so: at once for what must be durable
+before the next model call (a completed message, a tool result, an approval, the start of
+an iteration, the end of a turn), otherwise in the background (one write at a time, while
+the next batch is built) every :data:`BATCH` events, or with the first event that arrives
+:data:`MAX_DELAY` seconds after the last write (so ``kill -9`` loses at most the text that
+was streaming).
+
+A failed write (read-only file, full disk, damaged database) makes the recorder
+:attr:`~Recorder.failed`: what was written stays, and the driver stops the turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+
+from monkey import events as ev
+from monkey.messages import Message
+from monkey.store.chain import link
+from monkey.store.conversation import Conversation, encode_message
+from monkey.store.store import Count, Restored, SessionStore, StoreError
+
+__all__ = ["Recorder", "DURABLE", "BATCH", "MAX_DELAY"]
+
+DURABLE = frozenset({
+    "session_started", "turn_started", "iteration_started", "message_completed", "tool_result",
+    "approval_resolved", "turn_completed", "context_compacted", "session_ended", "error",
+})
+"""Event types written before the driver handles the next event."""
+BATCH = 512
+"""Buffered events that trigger a write."""
+MAX_DELAY = 0.25
+"""Seconds after which buffered events are written anyway (bounds what ``kill -9`` loses)."""
+
+_FOLLOWED = frozenset({
+    "session_started", "turn_started", "iteration_started", "message_completed", "tool_result",
+    "turn_completed", "context_compacted", "usage", "session_ended",
+})
+"""Event types that change the conversation or the session's totals."""
+_encode = msgspec.json.Encoder().encode
+"""Encodes an event exactly as :func:`monkey.events.encode` does (one call less per event)."""
+_blake2b = hashlib.blake2b
+_TAGS: dict[str, bytes] = {}
+
+_INSERT_EVENT = "INSERT INTO events (session_id, seq, type, ts, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_NODE = ("INSERT INTO nodes (session_id, seq, kind, in_context, tokens, event_seq, data, hash) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+
+
+class Recorder:
+    """Writes one session's events and conversation to the store.
+
+    Args:
+        store: the open store.
+        session_id: the session; a new one, or the one ``restored`` holds.
+        restored: the loaded session when resuming (the chains go on from its last rows).
+        source: returns the agent's message list; the conversation is reconciled with it
+            at the end of each turn, so a resumed session is exactly what the agent had.
+        count: tokens of one message, stored with each node.
+    """
+
+    def __init__(
+        self,
+        store: SessionStore,
+        session_id: str,
+        *,
+        restored: Restored | None = None,
+        source: Callable[[], list[Message]] | None = None,
+        count: Count | None = None,
+    ) -> None:
+        self.store = store
+        self.session_id = session_id
+        self.source = source
+        self.conversation = Conversation(count=count or (lambda m: 0))
+        self.failed: StoreError | None = None
+        """The write error that stopped recording, if one did."""
+        self._rows: list[tuple[Any, ...]] = []
+        self._seq, self._hash = 0, b""
+        self._node_hash = b""
+        if restored is not None:
+            self.conversation.nodes = list(restored.nodes)
+            self.conversation.next_seq = restored.nodes_check.last_seq + 1
+            self.conversation.summaries = set(restored.summaries)
+            self.conversation.excluded = list(restored.dropped)
+            self._seq, self._hash = restored.events_check.last_seq, restored.events_check.last_hash
+            self._node_hash = restored.nodes_check.last_hash
+        self._started: ev.SessionStarted | None = None
+        self._title = ""
+        self._turns = restored.info.turns if restored is not None else 0
+        self._status = ""
+        self._usage = [0, 0, 0.0]
+        self._reconcile = restored is not None
+        self._last_flush = time.monotonic()
+        self._inflight: asyncio.Future[None] | None = None
+
+    @property
+    def events(self) -> int:
+        """Events numbered so far (the session's total)."""
+        return self._seq
+
+    @property
+    def pending(self) -> int:
+        """Events buffered, not yet written."""
+        return len(self._rows)
+
+    def __call__(self, event: ev.Event) -> None:
+        self.add(event)
+
+    def add(self, event: ev.Event) -> None:
+        """Number, hash and buffer one event, and follow it in the conversation."""
+        if self.failed is not None:
+            return
+        data = _encode(event)
+        kind: str = event.__struct_config__.tag  # type: ignore[assignment]
+        seq = self._seq = self._seq + 1
+        tag = _TAGS.get(kind) or _TAGS.setdefault(kind, kind.encode() + b"\0")
+        # link(prev, seq, kind, data), inlined: this runs for every event
+        self._hash = _blake2b(b"".join((self._hash, seq.to_bytes(8, "big"), tag, data)), digest_size=16).digest()
+        self._rows.append((self.session_id, seq, kind, event.ts, data, self._hash))
+        if kind in _FOLLOWED:
+            self._follow(event)
+
+    def _follow(self, event: ev.Event) -> None:
+        self.conversation.apply(event)
+        match event:
+            case ev.SessionStarted():
+                self._started = event
+                self._status = "active"
+            case ev.TurnStarted():
+                self._turns = max(self._turns, event.turn)
+                if not self._title:
+                    self._title = " ".join(event.prompt.split())[:100]
+            case ev.Usage():
+                self._usage[0] += event.input_tokens
+                self._usage[1] += event.output_tokens
+                self._usage[2] += event.cost_usd
+            case ev.TurnCompleted():
+                self._reconcile = True  # the turn is over: the agent's list is final
+            case ev.SessionEnded():
+                self._status = event.reason
+            case _:
+                pass
+
+    def should_flush(self, event: ev.Event) -> bool:
+        """Whether the driver should await :meth:`flush` after handing over ``event``."""
+        return (
+            event.type in DURABLE
+            or len(self._rows) >= BATCH
+            or (bool(self._rows) and time.monotonic() - self._last_flush >= MAX_DELAY)
+        )
+
+    def reconcile(self) -> None:
+        """Make the next flush bring the stored conversation in line with the agent's list."""
+        self._reconcile = True
+
+    def durable(self, event: ev.Event) -> bool:
+        """Whether ``event`` must be on disk before the driver goes on (see :data:`DURABLE`)."""
+        return event.type in DURABLE
+
+    async def flush(self, *, wait: bool = True) -> None:
+        """Write what is buffered in one transaction; raises :class:`StoreError` (and stays failed).
+
+        With ``wait=False`` the write runs in the background while more events arrive (one
+        write at a time, in order); the next flush waits for it and reports its failure.
+        """
+        if self._inflight is not None:
+            task, self._inflight = self._inflight, None
+            await task
+        if self.failed is not None:
+            raise self.failed
+        statements = self._prepare()
+        if statements is None:
+            return
+        if wait:
+            await self._write(statements)
+        else:
+            self._inflight = asyncio.ensure_future(self._write(statements))
+
+    async def _write(self, statements: list[tuple[str, Any, bool]]) -> None:
+        try:
+            await self.store.write(statements, doing="save the session")
+        except StoreError as exc:
+            self.failed = exc
+            raise
+
+    def _prepare(self) -> list[tuple[str, Any, bool]] | None:
+        """The statements that write the buffer; the buffer and totals start afresh."""
+        if self._reconcile and self.source is not None:
+            self.conversation.reconcile(self.source())
+        self._reconcile = False
+        nodes, excluded = self.conversation.take()
+        if not (self._rows or nodes or excluded or self._started):
+            return None
+        sid = self.session_id
+        rows, self._rows = self._rows, []
+        out = set(excluded)
+        node_rows = []
+        h = self._node_hash
+        for node in nodes:
+            data = encode_message(node.message)
+            h = link(h, node.seq, node.kind, data)
+            node_rows.append((sid, node.seq, node.kind, 0 if node.seq in out else 1, node.tokens, self._seq, data, h))
+        now = time.time()
+        statements: list[tuple[str, Any, bool]] = []
+        if self._started is not None:
+            s = self._started
+            statements.append((
+                "INSERT INTO sessions (id, workspace, backend, model, created, updated, status, pid) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'active', ?) ON CONFLICT(id) DO UPDATE SET "
+                "status = 'active', pid = excluded.pid, backend = excluded.backend, model = excluded.model, "
+                "updated = excluded.updated",
+                (sid, s.workspace, s.backend, s.model, s.ts, now, os.getpid()), False,
+            ))
+        if rows:
+            statements.append((_INSERT_EVENT, rows, True))
+        if node_rows:
+            statements.append((_INSERT_NODE, node_rows, True))
+        if excluded:
+            statements.append(("UPDATE nodes SET in_context = 0 WHERE session_id = ? AND seq = ?",
+                               [(sid, seq) for seq in excluded], True))
+        statements.append((
+            "UPDATE sessions SET updated = ?, events = ?, turns = ?, "
+            "title = CASE WHEN title = '' THEN ? ELSE title END, status = CASE WHEN ? = '' THEN status ELSE ? END, "
+            "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cost_usd = cost_usd + ? "
+            "WHERE id = ?",
+            (now, self._seq, self._turns, self._title, self._status, self._status, *self._usage, sid), False,
+        ))
+        self._node_hash = h
+        self._started = None
+        self._status = ""
+        self._usage = [0, 0, 0.0]
+        self._last_flush = time.monotonic()
+        return statements
+
+    async def close(self) -> None:
+        """Write what is left and release the session (another process may resume it)."""
+        if self.failed is None:
+            try:
+                await self.flush()
+            except StoreError:
+                pass
+        try:
+            await self.store.write(
+                [("UPDATE sessions SET pid = 0 WHERE id = ? AND pid = ?", (self.session_id, os.getpid()), False)],
+                doing="release the session",
+            )
+        except StoreError:
+            pass

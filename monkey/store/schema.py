@@ -1,0 +1,64 @@
+"""The session store's tables in the shared database file (component ``store``).
+
+``MIGRATIONS[i]`` upgrades the store's tables from version ``i`` to ``i + 1``; a database
+whose ``store`` version is above ``len(MIGRATIONS)`` was written by a newer monkey and is
+refused (see :func:`monkey.db.migrate`). Never edit a released migration: append one.
+
+- ``sessions``: one row per session, keyed by id, looked up by workspace.
+- ``events``: every event of the stream, exactly as ``stream-json`` prints it, numbered
+  ``seq`` = 1, 2, 3 ... per session, each row carrying a running hash of the chain.
+- ``nodes``: the conversation as typed nodes (``user``, ``assistant``, ``tool``,
+  ``summary``), also numbered and hash-chained; ``in_context`` says whether the node is
+  sent to the model (compacted nodes stay, excluded).
+"""
+
+from __future__ import annotations
+
+__all__ = ["COMPONENT", "MIGRATIONS"]
+
+COMPONENT = "store"
+
+MIGRATIONS: list[list[str]] = [
+    [
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            workspace TEXT NOT NULL,
+            title TEXT NOT NULL DEFAULT '',
+            backend TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            created REAL NOT NULL,
+            updated REAL NOT NULL,
+            status TEXT NOT NULL DEFAULT 'active',
+            parent TEXT REFERENCES sessions(id) ON DELETE SET NULL,
+            turns INTEGER NOT NULL DEFAULT 0,
+            events INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_usd REAL NOT NULL DEFAULT 0,
+            pid INTEGER NOT NULL DEFAULT 0
+        )""",
+        "CREATE INDEX sessions_by_workspace ON sessions (workspace, updated)",
+        "CREATE INDEX sessions_by_updated ON sessions (updated)",
+        """CREATE TABLE events (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            type TEXT NOT NULL,
+            ts REAL NOT NULL,
+            data BLOB NOT NULL,
+            hash BLOB NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        ) WITHOUT ROWID""",
+        """CREATE TABLE nodes (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            in_context INTEGER NOT NULL DEFAULT 1,
+            tokens INTEGER NOT NULL DEFAULT 0,
+            event_seq INTEGER NOT NULL DEFAULT 0,
+            data BLOB NOT NULL,
+            hash BLOB NOT NULL,
+            PRIMARY KEY (session_id, seq)
+        ) WITHOUT ROWID""",
+    ],
+]
+"""The store's migrations, oldest first."""

@@ -1,0 +1,418 @@
+"""The session store: sessions, their events and their conversation in the shared SQLite file.
+
+:meth:`SessionStore.open` upgrades the ``store`` tables (refusing a database from a newer
+monkey, reporting a damaged one, never overwriting it), then works through aiosqlite in
+WAL mode with a busy timeout and short ``BEGIN IMMEDIATE`` transactions, so several monkey
+processes share the file without "database is locked".
+
+A :class:`~monkey.store.recorder.Recorder` is the event sink of one session;
+:meth:`SessionStore.load` rebuilds a session's conversation for ``--continue`` /
+``--resume``, checking both hash chains and saying what it had to repair.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from monkey import events as ev
+from monkey.db import BUSY_TIMEOUT_MS, DatabaseError, connect, db_path, migrate
+from monkey.messages import Message
+from monkey.store.chain import ChainCheck, check_chain
+from monkey.store.conversation import NOT_RUN, Node, decode_message
+from monkey.store.schema import COMPONENT, MIGRATIONS
+
+__all__ = ["SessionStore", "SessionInfo", "Restored", "StoreError", "pid_alive"]
+
+
+class StoreError(Exception):
+    """The session store cannot do what was asked; the message says why, for a person."""
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether a process with this id exists."""
+    if pid <= 0:
+        return False
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+_SESSION_COLUMNS = ("id, workspace, title, backend, model, created, updated, status, parent, turns, events, "
+                    "input_tokens, output_tokens, cost_usd, pid")
+
+
+@dataclass
+class SessionInfo:
+    """One row of ``sessions``."""
+
+    id: str
+    workspace: str
+    title: str
+    backend: str
+    model: str
+    created: float
+    updated: float
+    status: str
+    """``active`` while a process writes it, then how it ended (``completed``, ``error`` ...)."""
+    parent: str | None
+    turns: int
+    events: int
+    input_tokens: int
+    output_tokens: int
+    cost_usd: float
+    pid: int
+    """The process writing the session now, 0 when none."""
+
+    @property
+    def state(self) -> str:
+        """``status``, or ``interrupted`` for an active session whose process is gone."""
+        if self.status == "active" and not pid_alive(self.pid):
+            return "interrupted"
+        return self.status
+
+    def to_dict(self) -> dict[str, Any]:
+        """The row as JSON-ready data (``state`` included)."""
+        out = {k: getattr(self, k) for k in _SESSION_COLUMNS.split(", ")}
+        out["state"] = self.state
+        return out
+
+
+@dataclass
+class Restored:
+    """A session's conversation as rebuilt from the store."""
+
+    info: SessionInfo
+    messages: list[Message]
+    """Exactly what the model is sent next (in-context nodes, repaired if needed)."""
+    nodes: list[Node]
+    """The stored in-context nodes that ``messages`` keeps, in order."""
+    dropped: list[int] = field(default_factory=list)
+    """Node numbers taken out of context by the repair (altered, unreadable, orphaned)."""
+    summaries: set[str] = field(default_factory=set)
+    events_check: ChainCheck = field(default_factory=ChainCheck)
+    nodes_check: ChainCheck = field(default_factory=ChainCheck)
+    problems: list[str] = field(default_factory=list)
+    """What is damaged, one line each."""
+    repairs: list[str] = field(default_factory=list)
+    """What was done about it (or about an interrupted turn), one line each."""
+
+    @property
+    def damaged(self) -> bool:
+        """Whether either chain is broken or a node could not be used."""
+        return bool(self.problems)
+
+
+def _late_results(event_rows: list[Any]) -> dict[str, Message]:
+    """Tool results of the last turn that are stored as events, by call id."""
+    found: dict[str, Message] = {}
+    for _, kind, data, _ in reversed(event_rows):
+        if kind == "turn_started":
+            break
+        if kind != "tool_result":
+            continue
+        try:
+            event = ev.decode(bytes(data) if not isinstance(data, str) else data)
+        except ev.DecodeError:
+            continue
+        if isinstance(event, ev.ToolResult) and event.call_id not in found:
+            found[event.call_id] = Message(role="tool", tool_call_id=event.call_id, name=event.name,
+                                           content=event.output, is_error=not event.ok)
+    return found
+
+
+def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
+          late: dict[str, Message] | None = None) -> list[tuple[Node | None, Message]]:
+    """Drop tool results without their call and give calls without a result one: for the last
+    message, the result stored as an event if there is one (a kill came before its node was
+    written), else a 'not run' one."""
+    out: list[tuple[Node | None, Message]] = []
+    open_calls: dict[str, Any] = {}
+    order: list[Any] = []
+    closed = orphans = recovered = 0
+
+    def close_group(last: bool = False) -> None:
+        nonlocal closed, recovered
+        for call in order:
+            if call.id in open_calls:
+                if last and late and call.id in late:
+                    out.append((None, late[call.id]))
+                    recovered += 1
+                    continue
+                out.append((None, Message(role="tool", tool_call_id=call.id, name=call.name, content=NOT_RUN,
+                                          is_error=True)))
+                closed += 1
+        open_calls.clear()
+        order.clear()
+
+    for node, message in messages:
+        if message.role == "tool":
+            if open_calls.pop(message.tool_call_id, None) is None:
+                orphans += 1
+                continue
+            out.append((node, message))
+            continue
+        close_group()
+        out.append((node, message))
+        for call in message.tool_calls:
+            open_calls[call.id] = call
+            order.append(call)
+    close_group(last=True)
+    if recovered:
+        repairs.append(f"{recovered} tool result(s) of the interrupted turn recovered from its events")
+    if closed:
+        repairs.append(f"{closed} tool call(s) without a stored result marked {NOT_RUN!r}")
+    if orphans:
+        repairs.append(f"{orphans} tool result(s) whose call was lost left out")
+    return out
+
+
+def _delete(ids: list[str]) -> list[tuple[str, Any, bool]]:
+    """Statements that delete sessions with their events and nodes."""
+    params = [(i,) for i in ids]
+    return [(f"DELETE FROM {table} WHERE {key} = ?", params, True)
+            for table, key in (("events", "session_id"), ("nodes", "session_id"), ("sessions", "id"))]
+
+
+class SessionStore:
+    """The sessions in one database file."""
+
+    def __init__(self, path: Path, conn: Any) -> None:
+        self.path = path
+        self.conn = conn
+        """The aiosqlite connection (autocommit; transactions are explicit)."""
+        self.lock = asyncio.Lock()
+        """Held for each write transaction, so recorders sharing the connection never interleave."""
+
+    # -- opening -----------------------------------------------------------------------
+
+    @classmethod
+    async def open(cls, path: Path | None = None) -> SessionStore:
+        """Open (creating or upgrading) the store in ``path``, default the monkey home's database."""
+        import aiosqlite
+
+        if path is None:
+            from monkey.config import monkey_home
+
+            path = db_path(monkey_home())
+        try:
+            sync = connect(path)
+            try:
+                migrate(sync, COMPONENT, MIGRATIONS, path=path)
+            finally:
+                sync.close()
+        except DatabaseError as exc:
+            text = str(exc)
+            if any(w in text for w in ("not a database", "malformed", "damaged")):
+                text += f"; the file is damaged and was left as it is (move {path} away to start afresh)"
+            raise StoreError(text) from None
+        except OSError as exc:
+            raise StoreError(f"cannot open the monkey database {path}: {exc.strerror or exc}") from None
+        try:
+            conn = await aiosqlite.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            # the store deletes a session's rows itself (see _delete): no per-row foreign-key checks
+            await conn.execute("PRAGMA foreign_keys = OFF")
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open the monkey database {path}: {exc}") from None
+        return cls(path, conn)
+
+    async def close(self) -> None:
+        """Close the connection."""
+        await self.conn.close()
+
+    async def __aenter__(self) -> SessionStore:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def error(self, exc: BaseException, doing: str) -> StoreError:
+        """A clear :class:`StoreError` for an sqlite failure while ``doing`` something."""
+        text = str(exc)
+        low = text.lower()
+        if "readonly" in low or "read-only" in low:
+            hint = "the database or its folder is read-only"
+        elif "full" in low:
+            hint = "the disk is full"
+        elif "malformed" in low or "not a database" in low:
+            hint = "the database file is damaged; it was left as it is (move it away to start afresh)"
+        else:
+            hint = text
+        return StoreError(f"cannot {doing} in {self.path}: {hint} ({text})" if hint != text
+                          else f"cannot {doing} in {self.path}: {text}")
+
+    async def fetchall(self, sql: str, params: tuple[Any, ...] = (), *, doing: str = "read sessions") -> list[Any]:
+        """Rows of a query; sqlite failures become :class:`StoreError`."""
+        try:
+            async with self.conn.execute(sql, params) as cur:
+                return list(await cur.fetchall())
+        except sqlite3.Error as exc:
+            raise self.error(exc, doing) from None
+
+    async def write(self, statements: list[tuple[str, Any, bool]], *, doing: str) -> None:
+        """Run ``(sql, params, many)`` statements in one ``BEGIN IMMEDIATE`` transaction."""
+        async with self.lock:
+            try:
+                await self.conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql, params, many in statements:
+                        if many:
+                            await self.conn.executemany(sql, params)
+                        else:
+                            await self.conn.execute(sql, params)
+                    await self.conn.execute("COMMIT")
+                except BaseException:
+                    if self.conn.in_transaction:
+                        await self.conn.execute("ROLLBACK")
+                    raise
+            except sqlite3.Error as exc:
+                raise self.error(exc, doing) from None
+
+    # -- sessions ----------------------------------------------------------------------
+
+    async def list_sessions(self, workspace: str | None = None, *, limit: int | None = None) -> list[SessionInfo]:
+        """Sessions, most recently updated first; only ``workspace``'s when given."""
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions"
+        params: tuple[Any, ...] = ()
+        if workspace is not None:
+            sql += " WHERE workspace = ?"
+            params = (workspace,)
+        sql += " ORDER BY updated DESC, id DESC"
+        if limit:
+            sql += f" LIMIT {int(limit)}"
+        return [SessionInfo(*row) for row in await self.fetchall(sql, params)]
+
+    async def get(self, session_id: str) -> SessionInfo | None:
+        """One session by its exact id."""
+        rows = await self.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        return SessionInfo(*rows[0]) if rows else None
+
+    async def find(self, ref: str) -> SessionInfo:
+        """A session by id or unique id prefix; :class:`StoreError` when none or several match."""
+        found = await self.get(ref)
+        if found is not None:
+            return found
+        like = ref.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = await self.fetchall(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY updated DESC LIMIT 6",
+            (like,),
+        )
+        if not rows:
+            raise StoreError(f"no session {ref!r} (monkey sessions list --all shows them)")
+        if len(rows) > 1:
+            ids = ", ".join(r[0] for r in rows[:5])
+            raise StoreError(f"{ref!r} matches several sessions ({ids}); give more of the id")
+        return SessionInfo(*rows[0])
+
+    async def latest(self, workspace: str) -> SessionInfo | None:
+        """The most recently updated session of ``workspace``."""
+        found = await self.list_sessions(workspace, limit=1)
+        return found[0] if found else None
+
+    async def event_lines(self, session_id: str) -> list[bytes]:
+        """The session's events as stored: the JSON objects ``stream-json`` printed, in order."""
+        rows = await self.fetchall("SELECT data FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
+        return [bytes(r[0]) for r in rows]
+
+    async def delete(self, session_id: str) -> bool:
+        """Delete a session with its events and nodes; returns whether it existed."""
+        exists = await self.get(session_id) is not None
+        if exists:
+            await self.write(_delete([session_id]), doing="delete the session")
+        return exists
+
+    async def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
+        """Delete sessions not updated for ``older_than_days`` days (never one being written)."""
+        cutoff = (now if now is not None else time.time()) - older_than_days * 86400
+        rows = await self.fetchall("SELECT id, status, pid FROM sessions WHERE updated < ?", (cutoff,))
+        ids = [r[0] for r in rows if not (r[1] == "active" and pid_alive(r[2]))]
+        if ids:
+            await self.write(_delete(ids), doing="prune sessions")
+        return ids
+
+    # -- resume ------------------------------------------------------------------------
+
+    async def load(self, session_id: str) -> Restored:
+        """Rebuild a session's conversation, checking its chains; see :class:`Restored`."""
+        info = await self.get(session_id)
+        if info is None:
+            raise StoreError(f"no session {session_id!r}")
+        node_rows = await self.fetchall(
+            "SELECT seq, kind, in_context, tokens, data, hash FROM nodes WHERE session_id = ? ORDER BY seq",
+            (session_id,), doing="read the session",
+        )
+        event_rows = await self.fetchall(
+            "SELECT seq, type, data, hash FROM events WHERE session_id = ? ORDER BY seq",
+            (session_id,), doing="read the session",
+        )
+        events_check = check_chain(event_rows)
+        nodes_check = check_chain((r[0], r[1], r[4], r[5]) for r in node_rows)
+        restored = Restored(info=info, messages=[], nodes=[], events_check=events_check, nodes_check=nodes_check)
+        if info.events > events_check.last_seq:  # the chain cannot see rows cut off its end
+            events_check.missing.append((events_check.last_seq + 1, info.events))
+        if not events_check.ok:
+            restored.problems.append(events_check.describe("events"))
+        if not nodes_check.ok:
+            restored.problems.append(nodes_check.describe("conversation nodes"))
+        altered = set(nodes_check.altered)
+        kept: list[tuple[Node | None, Message]] = []
+        unreadable = 0
+        for seq, kind, in_context, tokens, data, _ in node_rows:
+            if kind == "summary":
+                try:
+                    restored.summaries.add(decode_message(data).content)
+                except (msgspec.DecodeError, msgspec.ValidationError):
+                    pass
+            if not in_context:
+                continue
+            if seq in altered:
+                restored.dropped.append(seq)
+                continue
+            try:
+                message = decode_message(data)
+            except (msgspec.DecodeError, msgspec.ValidationError):
+                unreadable += 1
+                restored.dropped.append(seq)
+                continue
+            kept.append((Node(seq, kind, message, tokens), message))
+        if unreadable:
+            restored.problems.append(f"{unreadable} conversation node(s) could not be read")
+        if altered & {r[0] for r in node_rows if r[2]}:
+            restored.repairs.append(f"{len(altered)} altered node(s) left out of the conversation")
+        before = {id(node) for node, _ in kept if node is not None}
+        paired = _pair(kept, restored.repairs, _late_results(event_rows))
+        restored.messages = [m for _, m in paired]
+        restored.nodes = [n for n, _ in paired if n is not None]
+        lost = before - {id(node) for node in restored.nodes}
+        restored.dropped += [n.seq for n, _ in kept if n is not None and id(n) in lost]
+        return restored
+
+    def recorder(self, session_id: str, **kwargs: Any):  # type: ignore[no-untyped-def]
+        """A new :class:`~monkey.store.recorder.Recorder` for ``session_id`` (see its arguments)."""
+        from monkey.store.recorder import Recorder
+
+        return Recorder(self, session_id, **kwargs)
+
+    async def continue_point(self, session_id: str) -> tuple[int, bytes]:
+        """``(last seq, last hash)`` of a session's events, to go on appending."""
+        rows = await self.fetchall(
+            "SELECT seq, hash FROM events WHERE session_id = ? ORDER BY seq DESC LIMIT 1", (session_id,)
+        )
+        return (rows[0][0], bytes(rows[0][1])) if rows else (0, b"")
+
+
+Count = Callable[[Message], int]

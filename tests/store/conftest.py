@@ -1,0 +1,60 @@
+"""Helpers of the session-store tests: a backend that keeps the requests it was sent, and
+running a turn through the real ``monkey agent`` driver in-process."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import msgspec
+
+from monkey.agent.context import ContextManager, ContextSettings
+from monkey.agent.loop import Agent, AgentOptions
+from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
+from monkey.events import Event
+from monkey.messages import ModelRequest
+
+
+class RecordingBackend(ScriptedBackend):
+    """The scripted backend, keeping every request it was sent as msgspec-encoded bytes."""
+
+    def __init__(self, script: Script) -> None:
+        super().__init__(script)
+        self.requests: list[bytes] = []
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        self.requests.append(msgspec.json.encode(request))
+        async for event in super().stream(request):
+            yield event
+
+
+class ListSink(list):
+    """A sink that keeps the events."""
+
+    def __call__(self, event: Event) -> None:
+        self.append(event)
+
+    def close(self) -> None:
+        pass
+
+
+def make_agent(workspace: Path, turns: list[ScriptTurn], *, window: int = 0, compact_at: float = 0.8,
+               session_id: str | None = None) -> Agent:
+    backend = RecordingBackend(Script(turns=turns, context_window=window))
+    context = ContextManager(backend, settings=ContextSettings(compact_at=compact_at))
+    return Agent(backend=backend, workspace=workspace, options=AgentOptions(max_iterations=10),
+                 context=context, session_id=session_id)
+
+
+async def drive(agent: Agent, prompt: str, **kw) -> ListSink:
+    """One task through the real CLI driver (store included), in this process."""
+    from monkey.commands.agent import _drive
+
+    sink = ListSink()
+    await _drive(agent, prompt, sink, **kw)
+    return sink
+
+
+def db(home: Path) -> sqlite3.Connection:
+    return sqlite3.connect(home / "monkey.db")

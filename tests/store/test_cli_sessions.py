@@ -1,0 +1,207 @@
+"""The session store through the real CLI: --continue, --resume, ``monkey sessions``, kill -9,
+eight processes at once, and database files that are damaged, newer or old."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from tests.conftest import monkey_env, run_monkey, write_script
+
+
+def _agent(script: Path, ws: Path, *flags: str) -> list[str]:
+    return ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
+            "--output-format", "stream-json", *flags]
+
+
+def test_continue_resume_and_sessions_commands(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    first = write_script(tmp_path / "1.json", [
+        {"text": "Reading.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
+        {"text": "It says alpha.\u001b]0;pwned\u0007"},
+    ])
+    run = run_monkey(_agent(first, workspace, "--task", "what is in a.txt?"), home=monkey_home)
+    assert run.returncode == 0, run.stderr
+    sid = run.events[0]["session_id"]
+    exported = run_monkey(["sessions", "export", sid], home=monkey_home)
+    assert exported.returncode == 0 and exported.stdout == run.stdout, "export prints what stream-json printed"
+
+    second = write_script(tmp_path / "2.json", [{"text": "You asked about a.txt."}])
+    cont = run_monkey(_agent(second, workspace, "--continue", "--task", "what did I ask?"), home=monkey_home)
+    assert cont.returncode == 0, cont.stderr
+    assert cont.events[0]["session_id"] == sid and cont.events[0]["resumed"] is True
+    assert f"resumed session {sid} (4 messages, 1 turns" in cont.stderr
+    assert cont.of_type("turn_started")[0]["turn"] == 2
+
+    other = run_monkey(_agent(second, workspace, "--task", "a new session"), home=monkey_home)
+    by_id = run_monkey(_agent(second, workspace, "--resume", sid[:12], "--task", "again"), home=monkey_home)
+    assert by_id.returncode == 0 and by_id.events[0]["session_id"] == sid
+    picked = run_monkey(_agent(second, workspace, "--resume", "--task", "x"), home=monkey_home)
+    assert picked.returncode == 2 and "needs a session id" in picked.stderr and sid in picked.stderr
+    both = run_monkey(_agent(second, workspace, "--resume", sid, "--continue", "--task", "x"), home=monkey_home)
+    assert both.returncode == 2 and "contradict" in both.stderr
+
+    listing = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    rows = json.loads(listing.stdout)
+    assert [r["id"] for r in rows] == [sid, other.events[0]["session_id"]]
+    assert rows[0]["turns"] == 3 and rows[0]["state"] == "completed" and rows[0]["title"] == "what is in a.txt?"
+    assert run_monkey(["sessions", "list", "--cwd", str(tmp_path)], home=monkey_home).stdout.startswith("no sessions")
+    assert sid in run_monkey(["sessions", "list", "--all"], home=monkey_home).stdout
+    shown = run_monkey(["sessions", "show", sid], home=monkey_home)
+    assert "integrity  intact" in shown.stdout and "It says alpha." in shown.stdout
+    markdown = run_monkey(["sessions", "export", sid, "--format", "markdown"], home=monkey_home).stdout
+    assert "## User (turn 1)\n\nwhat is in a.txt?" in markdown and "### file_read (ok)" in markdown
+    assert "\x1b" not in markdown and "\x07" not in markdown and "pwned" in markdown, "escapes are shown, not run"
+    assert "\\u001b" in exported.stdout, "jsonl keeps the exact text, JSON-escaped"
+
+    assert run_monkey(["sessions", "rm", sid], home=monkey_home).returncode == 0
+    gone = run_monkey(["sessions", "show", sid], home=monkey_home)
+    assert gone.returncode == 1 and "no session" in gone.stderr
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    assert conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (sid,)).fetchone() == (0,)
+    conn.execute("UPDATE sessions SET updated = updated - 10 * 86400")
+    conn.commit()
+    pruned = run_monkey(["sessions", "prune", "--older-than", "7"], home=monkey_home)
+    assert pruned.returncode == 0 and "deleted 1 session" in pruned.stdout
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+
+def _start(args: list[str], home: Path) -> subprocess.Popen[str]:
+    return subprocess.Popen([sys.executable, "-m", "monkey", *args], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(home))
+
+
+def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / "a.txt").write_text("alpha\n")
+    script = write_script(tmp_path / "slow.json", [
+        {"text": "Reading the file first.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
+        {"text": " ".join(f"word{i}" for i in range(600)), "delay": 0.02},
+    ])
+    proc = _start(_agent(script, workspace, "--task", "read a.txt slowly"), monkey_home)
+    assert proc.stdout is not None
+    seen = []
+    for line in proc.stdout:
+        seen.append(json.loads(line))
+        if sum(e["type"] == "text_delta" for e in seen) >= 20:  # well into the second model call
+            break
+    busy = run_monkey(_agent(script, workspace, "--continue", "--task", "me too"), home=monkey_home)
+    assert busy.returncode == 1 and f"open in another monkey process (pid {proc.pid})" in busy.stderr
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    sid = seen[0]["session_id"]
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+    stored = conn.execute("SELECT type FROM events WHERE session_id = ? ORDER BY seq", (sid,)).fetchall()
+    assert ("tool_result",) in stored and ("iteration_started",) in stored
+    assert len(stored) >= len(seen) - 40, "at most the in-flight partial text is lost"
+    conn.close()
+
+    listing = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    assert json.loads(listing.stdout)[0]["state"] == "interrupted"
+    again = write_script(tmp_path / "again.json", [{"text": "Done now."}])
+    cont = run_monkey(_agent(again, workspace, "--continue", "--task", "go on"), home=monkey_home)
+    assert cont.returncode == 0, cont.stderr
+    assert cont.events[0]["session_id"] == sid and "damaged" not in cont.stderr
+    shown = run_monkey(["sessions", "show", sid], home=monkey_home).stdout
+    assert "alpha" in shown and "go on" in shown and "integrity  intact" in shown
+
+
+def test_eight_processes_at_once(tmp_path: Path, monkey_home: Path) -> None:
+    text = " ".join(f"w{i}" for i in range(900))  # 300 text deltas per model call
+    script = write_script(tmp_path / "many.json", [
+        {"text": text, "tool_calls": [{"name": "list_directory", "arguments": {}}]},
+        {"text": text},
+    ])
+    procs = []
+    for i in range(8):
+        ws = tmp_path / f"ws{i}"
+        ws.mkdir()
+        procs.append(_start(_agent(script, ws, "--task", f"task {i}"), monkey_home))
+    outputs = [p.communicate(timeout=120) for p in procs]
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    for proc, (out, err) in zip(procs, outputs):
+        assert proc.returncode == 0, err
+        assert "locked" not in err
+        lines = [line for line in out.splitlines() if line]
+        sid = json.loads(lines[0])["session_id"]
+        stored = [bytes(r[0]).decode() for r in conn.execute(
+            "SELECT data FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+        assert stored == lines, "every event kept, in order"
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (8,)
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_damaged_and_newer_databases_are_reported_not_overwritten(scripted, monkey_home: Path) -> None:
+    assert scripted([{"text": "hi"}]).returncode == 0
+    path = monkey_home / "monkey.db"
+    conn = sqlite3.connect(path)
+    conn.execute("UPDATE schema_migrations SET version = 99 WHERE component = 'store'")
+    conn.commit()
+    conn.close()
+    before = _digest(path)
+    run = scripted([{"text": "hi"}])
+    assert run.returncode == 1 and "newer monkey" in run.stderr and "upgrade monkey" in run.stderr
+    assert run_monkey(["sessions", "list"], home=monkey_home).returncode == 1
+    assert _digest(path) == before
+
+    path.write_bytes(b"this is not a database at all" * 100)
+    before = _digest(path)
+    run = scripted([{"text": "hi"}])
+    assert run.returncode == 1 and "damaged" in run.stderr and str(path) in run.stderr
+    listing = run_monkey(["sessions", "list"], home=monkey_home)
+    assert listing.returncode == 1 and "damaged" in listing.stderr
+    assert _digest(path) == before, "a damaged file is never overwritten"
+
+
+def test_truncated_database_is_reported(scripted, monkey_home: Path) -> None:
+    for _ in range(3):
+        assert scripted([{"text": "x " * 3000}]).returncode == 0
+    path = monkey_home / "monkey.db"
+    data = path.read_bytes()
+    assert len(data) > 16384
+    path.write_bytes(data[: len(data) // 2])
+    for name in ("monkey.db-wal", "monkey.db-shm"):
+        (monkey_home / name).unlink(missing_ok=True)
+    before = _digest(path)
+    listing = run_monkey(["sessions", "list", "--all"], home=monkey_home)
+    run = scripted([{"text": "hi"}], "--continue")
+    assert listing.returncode == 1 or run.returncode == 1, (listing, run)
+    for r in (listing, run):
+        if r.returncode:
+            assert "Traceback" not in r.stderr and "monkey:" in r.stderr
+    assert _digest(path) == before
+
+
+def test_an_old_database_is_upgraded(monkey_home: Path, scripted) -> None:
+    """A database made before sessions were stored (only another component's tables) gets the
+    store's tables and keeps what it had."""
+    path = monkey_home / "monkey.db"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE schema_migrations (component TEXT PRIMARY KEY, version INTEGER NOT NULL)")
+    conn.execute("CREATE TABLE old_things (x TEXT)")
+    conn.execute("INSERT INTO old_things VALUES ('kept')")
+    conn.execute("INSERT INTO schema_migrations VALUES ('elsewhere', 1)")
+    conn.commit()
+    conn.close()
+    assert scripted([{"text": "hi"}]).returncode == 0
+    conn = sqlite3.connect(path)
+    versions = dict(conn.execute("SELECT component, version FROM schema_migrations"))
+    assert versions["store"] == 1 and versions["elsewhere"] == 1
+    assert conn.execute("SELECT x FROM old_things").fetchall() == [("kept",)]
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (1,)
+
+
+def test_sessions_needs_an_action(monkey_home: Path) -> None:
+    run = run_monkey(["sessions"], home=monkey_home)
+    assert run.returncode == 2 and "needs an action" in run.stderr
+    assert time.time() > 0 and os.sep

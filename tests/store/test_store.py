@@ -1,0 +1,111 @@
+"""The store's recorder on real database files: batching, a full disk, a failing write in the
+middle of a CLI turn, the hash chain."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from monkey import events as ev
+from monkey.store import SessionStore, StoreError
+from monkey.store.chain import check_chain, link
+from monkey.store.recorder import BATCH
+from tests.conftest import run_monkey, write_script
+
+
+def _started(sid: str) -> ev.SessionStarted:
+    return ev.SessionStarted(session_id=sid, workspace="/w", backend="scripted", model="m")
+
+
+async def test_batching_and_flush_rules(monkey_home: Path) -> None:
+    async with await SessionStore.open() as store:
+        rec = store.recorder("s1")
+        first = _started("s1")
+        rec.add(first)
+        assert rec.should_flush(first)
+        await rec.flush()
+        delta = ev.TextDelta(session_id="s1", text="x")
+        for _ in range(BATCH - 1):
+            rec.add(delta)
+        assert not rec.should_flush(delta) or rec.pending >= BATCH
+        rec.add(delta)
+        assert rec.should_flush(delta), "a full batch is written"
+        await rec.flush()
+        rec.add(ev.ToolResult(session_id="s1", call_id="c", name="file_read", ok=True, output="o"))
+        assert rec.should_flush(ev.ToolResult(session_id="s1", call_id="c", name="t", ok=True, output=""))
+        await rec.close()
+        lines = await store.event_lines("s1")
+        info = await store.get("s1")
+    assert len(lines) == BATCH + 2 and info is not None and info.events == BATCH + 2 and info.pid == 0
+    assert ev.decode(lines[0]) == first
+
+
+async def test_full_disk_keeps_what_was_written(monkey_home: Path) -> None:
+    async with await SessionStore.open() as store:
+        rec = store.recorder("s2")
+        rec.add(_started("s2"))
+        await rec.flush()
+        pages = (await store.fetchall("PRAGMA page_count"))[0][0]
+        await store.conn.execute(f"PRAGMA max_page_count = {pages}")  # the disk is now full
+        for i in range(3000):
+            rec.add(ev.TextDelta(session_id="s2", text=f"piece {i} " * 5))
+        with pytest.raises(StoreError, match="disk is full"):
+            await rec.flush()
+        assert rec.failed is not None
+        rec.add(ev.TextDelta(session_id="s2", text="ignored"))
+        with pytest.raises(StoreError):
+            await rec.flush()
+        await store.conn.execute("PRAGMA max_page_count = 1073741823")
+        assert len(await store.event_lines("s2")) == 1, "what was stored before stays"
+
+
+def test_a_failing_write_stops_the_turn(scripted, monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    assert scripted([{"text": "warm up"}]).returncode == 0
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    conn.execute("CREATE TRIGGER fill BEFORE INSERT ON events WHEN NEW.seq > 6 "
+                 "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    conn.commit()
+    script = write_script(tmp_path / "long.json", [
+        {"text": "one two three four five six", "tool_calls": [{"name": "list_directory", "arguments": {}}]},
+        {"text": "never reached"},
+    ])
+    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                      "--output-format", "stream-json", "--task", "fill the disk"], home=monkey_home)
+    assert run.returncode == 1 and "disk is full" in run.stderr and "stopping the turn" in run.stderr
+    assert "Traceback" not in run.stderr
+    sid = run.events[0]["session_id"]
+    assert run.of_type("turn_completed")[0]["reason"] == "cancelled"
+    stored = [bytes(r[0]).decode() for r in conn.execute(
+        "SELECT data FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+    assert stored and stored == run.stdout.splitlines()[: len(stored)], "what was stored is kept, in order"
+
+
+def test_chain_check_finds_gaps_and_changes() -> None:
+    rows = []
+    h = b""
+    for seq in range(1, 8):
+        data = f"row {seq}".encode()
+        h = link(h, seq, "t", data)
+        rows.append((seq, "t", data, h))
+    assert check_chain(rows).ok and check_chain(rows).last_seq == 7
+    damaged = [r for r in rows if r[0] not in (3, 4)]
+    damaged[3] = (6, "t", b"changed", damaged[3][3])
+    result = check_chain(damaged)
+    assert result.missing == [(3, 4)] and result.altered == [6]
+    assert result.describe("events") == "events: 2 missing (3-4); 1 altered (6)"
+    assert check_chain([(1, "t", "text, not bytes", b"")]).altered == [1]
+
+
+async def test_read_only_database_is_a_clear_error(monkey_home: Path) -> None:
+    async with await SessionStore.open() as store:
+        rec = store.recorder("s3")
+        rec.add(_started("s3"))
+        await rec.flush()
+        await store.conn.execute("PRAGMA query_only = ON")  # as a read-only file or mount would
+        rec.add(ev.TextDelta(session_id="s3", text="lost"))
+        with pytest.raises(StoreError, match="read-only"):
+            await rec.flush()
+        await store.conn.execute("PRAGMA query_only = OFF")
+        assert len(await store.event_lines("s3")) == 1
