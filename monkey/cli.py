@@ -23,6 +23,37 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _fraction(text: str) -> float:
+    import argparse
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction above 0 and at most 1, got {value}")
+    return value
+
+
+def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
+    sessions = sub.add_parser("sessions", help="list, show, export and delete stored sessions",
+                              description="Stored sessions (in the monkey home's database).")
+    ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
+    ls = ssub.add_parser("list", help="sessions of this workspace, newest first")
+    ls.add_argument("--all", action="store_true", help="sessions of every workspace")
+    ls.add_argument("--json", action="store_true", help="one JSON array")
+    ls.add_argument("--cwd", help="workspace directory (default: the current directory)")
+    show = ssub.add_parser("show", help="a session's details, conversation and integrity")
+    show.add_argument("id", help="session id (or a unique prefix)")
+    export = ssub.add_parser("export", help="a session's events as JSON lines, or its conversation as markdown")
+    export.add_argument("id", help="session id (or a unique prefix)")
+    export.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
+    rm = ssub.add_parser("rm", help="delete sessions")
+    rm.add_argument("ids", nargs="+", metavar="ID", help="session id (or a unique prefix)")
+    prune = ssub.add_parser("prune", help="delete sessions not used for a number of days")
+    prune.add_argument("--older-than", type=float, required=True, metavar="DAYS")
+
+
 def build_parser():  # type: ignore[no-untyped-def]
     """The argument parser of every subcommand."""
     import argparse
@@ -50,17 +81,26 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     agent.add_argument("-c", "--continue", dest="continue_", action="store_true",
                        help="continue the latest session of this workspace")
+    agent.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
+                       help="resume a stored session (without ID: choose from the recent ones)")
+    agent.add_argument("--compact-at", type=_fraction, default=None, metavar="FRACTION",
+                       help="compact the conversation when it fills this fraction of the context window (default 0.8)")
     agent.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
     agent.add_argument("--base-url", help="base URL of the model API")
     agent.add_argument("--api-key", help="API key (default: from the environment)")
     agent.add_argument("--max-iterations", type=_positive_int, default=None,
                        help="most model calls per task (default 20)")
-    agent.add_argument("--backend", help="scripted, local (more backends arrive in later versions)")
+    agent.add_argument("--backend", help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
+                       "claude-code (the Claude Code CLI), codex (the Codex CLI)")
     agent.add_argument("--script", help="script file for the scripted backend")
     agent.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
                        help="text (readable), json (one final object), stream-json (every event as a JSON line)")
     agent.add_argument("--cwd", help="workspace directory (default: the current directory)")
     agent.add_argument("--plain", action="store_true", help="line-based interactive mode")
+    _sessions_parser(sub)
+    from monkey.commands.undo import add_parsers as add_checkpoint_parsers
+
+    add_checkpoint_parsers(sub, _positive_int)
     return parser
 
 
@@ -78,5 +118,13 @@ def main(argv: list[str] | None = None) -> int:
         from monkey.commands.agent import run_agent_command
 
         return run_agent_command(args)
+    if args.command == "sessions":
+        from monkey.commands.sessions import run_sessions_command
+
+        return run_sessions_command(args)
+    if args.command in ("undo", "restore", "checkpoints"):
+        from monkey.commands.undo import run_checkpoint_command
+
+        return run_checkpoint_command(args)
     parser.print_help()
     return EXIT_USAGE if args_list else EXIT_OK

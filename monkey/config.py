@@ -23,6 +23,12 @@ __all__ = [
     "ShellConfig",
     "ApprovalConfig",
     "LocalConfig",
+    "ContextConfig",
+    "CheckpointConfig",
+    "BackendConfig",
+    "AnthropicConfig",
+    "OpenAIConfig",
+    "PriceConfig",
     "ConfigError",
     "monkey_home",
     "load_config",
@@ -69,6 +75,104 @@ class LocalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     temperature: float = 0.2
 
 
+class ContextConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[context]``: the context window and when to compact it."""
+
+    window: int = 0
+    """The model's window in tokens; 0 means known from the backend or the model's name."""
+    compact_at: float = 0.8
+    """Compact the conversation when a request takes this fraction of the window."""
+    keep_tool_results: int = 3
+    """Tool results always sent in full; older ones become a one-line placeholder under pressure."""
+
+
+class BackendConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[backend]``: the primary backend, the ones to fall back to, and retries."""
+
+    primary: str = ""
+    fallbacks: list[str] = []
+    """Tried in order when the primary fails for good (e.g. ``["openai", "local"]``)."""
+    max_retries: int = 4
+    retry_base_delay: float = 1.0
+    retry_max_delay: float = 30.0
+
+
+class PriceConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """US dollars per million tokens of one model."""
+
+    input: float
+    output: float
+    cache_write: float | None = None
+    cache_read: float | None = None
+
+
+class AnthropicConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[anthropic]``: the Anthropic API."""
+
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = "ANTHROPIC_API_KEY"
+    """The environment variable that holds the API key."""
+    max_tokens: int = 8192
+    thinking_budget: int = 0
+    """Tokens of extended thinking per call; 0 turns thinking off."""
+    prompt_cache: bool = True
+    timeout: float = 600.0
+    prices: dict[str, PriceConfig] = {}
+
+
+class OpenAIConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[openai]``: an OpenAI-compatible server (OpenAI, Ollama, LM Studio, vLLM, llama.cpp)."""
+
+    model: str = ""
+    base_url: str = ""
+    api_key_env: str = "OPENAI_API_KEY"
+    max_tokens: int = 4096
+    timeout: float = 600.0
+    prices: dict[str, PriceConfig] = {}
+
+
+class ClaudeCodeConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[claude_code]``: Claude Code (``claude -p``) as the backend."""
+
+    executable: str = "claude"
+    model: str = ""
+    permission_mode: str = ""
+    """Empty: ``bypassPermissions``, or ``acceptEdits`` when running as root."""
+    append_system_prompt: str = ""
+    max_turns: int = 0
+    mcp_config: str = ""
+    allowed_tools: list[str] = []
+    extra_args: list[str] = []
+    env: dict[str, str] = {}
+    """Passed to the CLI after its environment is scrubbed of ambient credentials and endpoints."""
+    idle_timeout: float = 600.0
+    """Seconds without output before the CLI is stopped."""
+    timeout: float = 3600.0
+    """Seconds one run may take in all."""
+    check_version: bool = True
+
+
+class CodexConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[codex]``: the Codex CLI (``codex exec --json``) as the backend."""
+
+    executable: str = "codex"
+    model: str = ""
+    sandbox: str = "workspace-write"
+    extra_args: list[str] = []
+    env: dict[str, str] = {}
+    idle_timeout: float = 600.0
+    timeout: float = 3600.0
+    check_version: bool = True
+
+
+class CheckpointConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[checkpoints]``: the shadow repository that makes every change undoable."""
+
+    max_file_size: int = 50 * 1024 * 1024
+    """Bytes; changing a larger file needs a person's approval, and shell snapshots skip it."""
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The whole configuration."""
 
@@ -76,6 +180,13 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     shell: ShellConfig = msgspec.field(default_factory=ShellConfig)
     approvals: ApprovalConfig = msgspec.field(default_factory=ApprovalConfig)
     local: LocalConfig = msgspec.field(default_factory=LocalConfig)
+    context: ContextConfig = msgspec.field(default_factory=ContextConfig)
+    checkpoints: CheckpointConfig = msgspec.field(default_factory=CheckpointConfig)
+    backend: BackendConfig = msgspec.field(default_factory=BackendConfig)
+    anthropic: AnthropicConfig = msgspec.field(default_factory=AnthropicConfig)
+    openai: OpenAIConfig = msgspec.field(default_factory=OpenAIConfig)
+    claude_code: ClaudeCodeConfig = msgspec.field(default_factory=ClaudeCodeConfig)
+    codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
 
@@ -135,6 +246,18 @@ def load_config(workspace: Path, *, home: Path | None = None) -> Config:
             f"unless approvals.trust_project = true in {user_path}"
         )
     project_approvals.pop("trust_project", None)
+    for section in ("anthropic", "openai"):  # a project must not send the user's API key elsewhere
+        for key in ("base_url", "api_key_env"):
+            if key in project.get(section, {}) and not trust:
+                del project[section][key]
+                notices.append(f"ignored {section}.{key} in {project_path}: only your own config may set it "
+                               f"(or approvals.trust_project = true in {user_path})")
+    for section in ("claude_code", "codex"):  # a project must not choose what runs, or with which powers
+        for key in ("executable", "env", "extra_args", "mcp_config", "permission_mode", "sandbox", "allowed_tools"):
+            if key in project.get(section, {}) and not trust:
+                del project[section][key]
+                notices.append(f"ignored {section}.{key} in {project_path}: only your own config may set it "
+                               f"(or approvals.trust_project = true in {user_path})")
     user_approvals = user.get("approvals", {})
     allow = list(user_approvals.get("allow", []))
     if trust:

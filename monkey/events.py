@@ -34,11 +34,16 @@ __all__ = [
     "ToolOutput",
     "ToolResult",
     "CheckpointCreated",
+    "UndoApplied",
     "Usage",
     "Retry",
+    "Fallback",
     "Error",
     "TurnCompleted",
     "SessionEnded",
+    "ContextUsage",
+    "ContextCompacted",
+    "AgentSession",
     "Raw",
     "EndReason",
     "ToolCallSpec",
@@ -75,6 +80,9 @@ class ToolCallSpec(msgspec.Struct, frozen=True, kw_only=True):
     id: str
     name: str
     arguments: dict[str, Any] = {}
+    error: str = ""
+    """Why the call cannot run as the model wrote it (e.g. arguments that are not JSON);
+    the loop gives this back to the model as the call's result."""
 
 
 class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
@@ -121,6 +129,8 @@ class MessageCompleted(Event, frozen=True, kw_only=True, tag="message_completed"
     thinking: str = ""
     tool_calls: list[ToolCallSpec] = []
     stop_reason: str = "end_turn"
+    thinking_signature: str = ""
+    """The provider's signature of ``thinking`` (Anthropic), needed to send it back."""
 
 
 class ToolCallEvent(Event, frozen=True, kw_only=True, tag="tool_call"):
@@ -191,6 +201,22 @@ class CheckpointCreated(Event, frozen=True, kw_only=True, tag="checkpoint_create
     call_id: str = ""
 
 
+class UndoApplied(Event, frozen=True, kw_only=True, tag="undo_applied"):
+    """Changes monkey made were undone (``monkey undo``, ``monkey restore``, the TUI's /undo)."""
+
+    undo_id: str
+    checkpoint_ids: list[str] = []
+    """The checkpoints whose changes were reverted, oldest first."""
+    paths: list[str] = []
+    """Every path put back."""
+    removed: list[str] = []
+    """Files monkey had created, removed again."""
+    restored: list[str] = []
+    """Files monkey had deleted, brought back."""
+    forced: bool = False
+    """Whether ``--force`` overwrote files changed by someone else since."""
+
+
 class Usage(Event, frozen=True, kw_only=True, tag="usage"):
     """Tokens and cost of one model call."""
 
@@ -208,6 +234,18 @@ class Retry(Event, frozen=True, kw_only=True, tag="retry"):
     attempt: int
     delay: float
     reason: str
+
+
+class Fallback(Event, frozen=True, kw_only=True, tag="fallback"):
+    """The backend failed for good; the model call goes on with the next configured one."""
+
+    from_backend: str
+    to_backend: str
+    reason: str
+    kind: str = ""
+    """The failure's kind (``authentication``, ``overloaded`` ...), see monkey.backends.errors."""
+    model: str = ""
+    """The model the call goes on with."""
 
 
 class Error(Event, frozen=True, kw_only=True, tag="error"):
@@ -237,6 +275,42 @@ class SessionEnded(Event, frozen=True, kw_only=True, tag="session_ended"):
     turns: int = 0
 
 
+class ContextUsage(Event, frozen=True, kw_only=True, tag="context_usage"):
+    """How full the model's context window is, measured before a model call."""
+
+    used: int
+    """Tokens the next request takes (system prompt, tools and messages)."""
+    window: int
+    """The model's context window in tokens."""
+    fraction: float
+    """``used / window``: what the status bar shows as a percentage."""
+    elided: int = 0
+    """Old tool results sent as a one-line placeholder in this request."""
+
+
+class ContextCompacted(Event, frozen=True, kw_only=True, tag="context_compacted"):
+    """Older messages were replaced by a summary the model wrote; they stay in the store."""
+
+    tokens_before: int
+    tokens_after: int
+    messages_compacted: int
+    """How many leading messages the summary replaces."""
+    summary: str
+    """The summary message's whole text, as the model is sent it."""
+    trigger: Literal["auto", "manual"] = "auto"
+
+
+class AgentSession(Event, frozen=True, kw_only=True, tag="agent_session"):
+    """An external agent (Claude Code, Codex) started or resumed its own session."""
+
+    agent: str
+    """The backend running it (``claude-code``, ``codex``)."""
+    agent_session_id: str
+    """The agent's own session (or thread) id, used to resume it on the next turn."""
+    model: str = ""
+    tools: list[str] = []
+
+
 class Raw(Event, frozen=True, kw_only=True, tag="raw"):
     """Input that no known event type fits, kept as it came."""
 
@@ -258,11 +332,16 @@ AnyEvent = Union[
     ToolOutput,
     ToolResult,
     CheckpointCreated,
+    UndoApplied,
     Usage,
     Retry,
+    Fallback,
     Error,
     TurnCompleted,
     SessionEnded,
+    ContextUsage,
+    ContextCompacted,
+    AgentSession,
     Raw,
 ]
 
@@ -308,7 +387,7 @@ def decode(data: bytes | str, *, source: str = "") -> Event:
         raise DecodeError(f"not valid JSON: {exc}") from exc
     try:
         obj = _loose.decode(data)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, UnicodeDecodeError) as exc:  # e.g. b'"\x80"': a string, not UTF-8
         raise DecodeError(f"not valid JSON: {exc}") from exc
     if not isinstance(obj, dict):
         raise DecodeError(f"expected a JSON object, got {type(obj).__name__}")

@@ -33,6 +33,8 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
     """For a tool message: whether the tool failed."""
     thinking: str = ""
     """For an assistant message: the model's reasoning, if it showed any."""
+    thinking_signature: str = ""
+    """For an assistant message: the provider's signature of ``thinking``, if it gave one."""
 
 
 class ToolSpec(msgspec.Struct, frozen=True, kw_only=True):

@@ -181,7 +181,7 @@ class TextSink:
                 self._line(f"● {event.name} {summary}", "cyan")
             case ev.ApprovalRequested():
                 self._asked.add(event.call_id)
-            case ev.ApprovalResolved() if event.by != "user":
+            case ev.ApprovalResolved() if event.by in ("rule", "session") or event.decision == "denied":
                 verb = "denied" if event.decision == "denied" else "approved"
                 self._line(f"  {verb} ({escape_controls(event.reason)})", "yellow" if verb == "denied" else "dim")
             case ev.ToolOutput() if self.show_tool_output:
@@ -192,6 +192,13 @@ class TextSink:
                 self._line(f"error: {escape_controls(event.message)}", "red")
             case ev.Retry():
                 self._line(f"retrying in {event.delay:.1f}s: {escape_controls(event.reason)}", "yellow")
+            case ev.ContextCompacted() if event.trigger == "auto":
+                self._line(f"(context compacted: {event.messages_compacted} messages summarised, "
+                           f"{event.tokens_before} → {event.tokens_after} tokens)", "dim")
+            case ev.Fallback():
+                self._line(f"{escape_controls(event.from_backend)} failed ({escape_controls(event.reason)}); "
+                           f"going on with {escape_controls(event.to_backend)} {escape_controls(event.model)}",
+                           "yellow")
             case ev.TurnCompleted():
                 if not self._at_line_start:
                     self._write("\n")

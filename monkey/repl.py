@@ -18,6 +18,7 @@ Type a task and press Enter. While the agent works, Ctrl-C cancels the turn.
   /help       this help
   /approvals  show the approvals granted for this session (/approvals revoke N to drop one)
   /clear      start a new conversation
+  /compact    summarise the older part of the conversation to free context
   /exit       quit (Ctrl-D on an empty line does too)"""
 
 
@@ -83,7 +84,24 @@ def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
     return path
 
 
-async def _run_turn(agent: Agent, prompt: str, sink) -> None:  # type: ignore[no-untyped-def]
+async def _record(recorder, event) -> None:  # type: ignore[no-untyped-def]
+    """Hand one event to the session store; a write error is shown and stops the turn."""
+    from monkey.store import StoreError
+
+    if recorder is None or recorder.failed is not None:
+        return
+    recorder.add(event)
+    if recorder.should_flush(event):
+        try:
+            await recorder.flush(wait=recorder.durable(event))
+        except StoreError as exc:
+            sys.stderr.write(f"\nmonkey: {exc}; this session is no longer saved\n")
+            raise
+
+
+async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # type: ignore[no-untyped-def]
+    from monkey.store import StoreError
+
     loop = asyncio.get_running_loop()
 
     def on_sigint() -> None:
@@ -93,15 +111,38 @@ async def _run_turn(agent: Agent, prompt: str, sink) -> None:  # type: ignore[no
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         if not agent.started:
-            sink(agent.session_started())
+            started = agent.session_started()
+            sink(started)
+            await _record(recorder, started)
         async for event in agent.run(prompt):
             sink(event)
+            try:
+                await _record(recorder, event)
+            except StoreError:
+                agent.cancel()
     finally:
         loop.remove_signal_handler(signal.SIGINT)
     sink.close()
 
 
-async def _repl(agent: Agent) -> int:
+async def _repl(agent: Agent, continue_: bool = False, resume: str | None = None) -> int:
+    from monkey.commands.resume import open_session
+    from monkey.store import StoreError
+
+    try:
+        stored = await open_session(agent, continue_=continue_, resume=resume)
+    except StoreError as exc:
+        sys.stderr.write(f"monkey: {exc}\n")
+        return 1
+    for notice in stored.notices:
+        sys.stderr.write(f"monkey: {notice}\n")
+    try:
+        return await _prompt_loop(agent, stored.recorder)
+    finally:
+        await stored.close()
+
+
+async def _prompt_loop(agent: Agent, recorder) -> int:  # type: ignore[no-untyped-def]
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
@@ -126,17 +167,48 @@ async def _repl(agent: Agent) -> int:
             print(HELP)
         elif text == "/clear":
             agent.messages.clear()
+            recorder.reconcile()
             print("(new conversation)")
+        elif text == "/compact":
+            await _compact_command(agent, sink, recorder)
         elif text.startswith("/approvals"):
             _approvals_command(agent, text)
         elif text.startswith("/"):
             print(f"unknown command {text.split()[0]}; /help lists them")
         else:
-            await _run_turn(agent, text, sink)
+            await _run_turn(agent, text, sink, recorder)
     if agent.started:
-        sink(agent.session_ended("completed"))
+        ended = agent.session_ended("completed")
+        sink(ended)
+        recorder.add(ended)
     await agent.backend.aclose()
     return 0
+
+
+async def _compact_command(agent: Agent, sink, recorder) -> None:  # type: ignore[no-untyped-def]
+    """``/compact``: summarise the older messages now."""
+    from monkey.store import StoreError
+
+    if agent.context is None:
+        print("(this agent has no context manager)")
+        return
+    made: list = []
+    if not agent.started:
+        made.append(agent.session_started())
+    result = await agent.context.compact(agent, made.append, trigger="manual")
+    for event in made:
+        sink(event)
+        recorder.add(event)
+    recorder.reconcile()
+    try:
+        await recorder.flush()
+    except StoreError as exc:
+        sys.stderr.write(f"monkey: {exc}; this session is no longer saved\n")
+    if result is None:
+        if not any(e.type == "error" for e in made):
+            print("(nothing to compact yet)")
+    else:
+        print(f"(compacted {result.messages_compacted} messages: {result.tokens_before} → {result.tokens_after} tokens)")
 
 
 def _approvals_command(agent: Agent, text: str) -> None:
@@ -156,9 +228,9 @@ def _approvals_command(agent: Agent, text: str) -> None:
         print(f"  {i}. {what}")
 
 
-def run_repl(agent: Agent) -> int:
-    """Run the plain REPL until the person quits."""
+def run_repl(agent: Agent, *, continue_: bool = False, resume: str | None = None) -> int:
+    """Run the plain REPL until the person quits (in a stored session, new or resumed)."""
     try:
-        return asyncio.run(_repl(agent))
+        return asyncio.run(_repl(agent, continue_, resume))
     except KeyboardInterrupt:
         return 130

@@ -42,10 +42,38 @@ def _local() -> list[dict]:
     return bench_local()
 
 
+def _sessions() -> list[dict]:
+    from benchmarks.sessions import bench_sessions
+
+    return bench_sessions()
+
+
+def _checkpoint() -> list[dict]:
+    from benchmarks.checkpoint import bench_checkpoint
+
+    return bench_checkpoint()
+
+
+def _backends() -> list[dict]:
+    from benchmarks.backends import bench_backends
+
+    return bench_backends()
+
+
+def _parser() -> list[dict]:
+    from benchmarks.parser import bench_parser
+
+    return bench_parser()
+
+
 BENCHMARKS: dict[str, Callable[[], list[dict]]] = {
     "startup": _startup,
+    "checkpoint": _checkpoint,
     "loop": _loop,
     "local": _local,
+    "sessions": _sessions,
+    "backends": _backends,
+    "parser": _parser,
 }
 
 

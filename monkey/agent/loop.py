@@ -17,7 +17,7 @@ import asyncio
 import json
 import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from monkey.agent.approval import (
@@ -28,11 +28,14 @@ from monkey.agent.approval import (
     HeadlessApprover,
     build_request,
 )
+from monkey.agent.context import ContextManager
 from monkey.agent.prompts import render_system_prompt
+from monkey.agent.changes import ChangeGuard, CheckpointError, PendingChange
 from monkey.backends.base import Backend, BackendError
 from monkey.events import (
     ApprovalRequested,
     ApprovalResolved,
+    CheckpointCreated,
     EndReason,
     Error,
     Event,
@@ -100,7 +103,13 @@ class Agent:
         policy: ApprovalPolicy | None = None,
         options: AgentOptions | None = None,
         session_id: str | None = None,
+        checkpoints: ChangeGuard | None = None,
+        messages: list[Message] | None = None,
+        turns: int = 0,
+        context: ContextManager | None = None,
     ) -> None:
+        self.checkpoints = checkpoints
+        """Takes a checkpoint and writes a journal entry before every change (None: no undo)."""
         self.backend = backend
         self.workspace = workspace.resolve()
         self.tools = tools if tools is not None else ToolRegistry.default()
@@ -108,9 +117,13 @@ class Agent:
         self.policy = policy if policy is not None else ApprovalPolicy()
         self.options = options if options is not None else AgentOptions()
         self.session_id = session_id or new_id("s")
-        self.messages: list[Message] = []
-        """The conversation so far, as sent to the model."""
-        self.turns = 0
+        self.messages: list[Message] = list(messages or [])
+        """The conversation so far, as sent to the model (restored when resuming)."""
+        self.turns = turns
+        self.resumed = messages is not None
+        """Whether this agent goes on with a stored session."""
+        self.context = context
+        """Counts, elides and compacts the conversation before each model call (None: sends it as is)."""
         self.started = False
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Event | None] | None = None
@@ -129,6 +142,7 @@ class Agent:
             workspace=str(self.workspace),
             backend=self.backend.name,
             model=self.backend.model,
+            resumed=self.resumed,
         )
 
     def session_ended(self, reason: EndReason, message: str = "") -> SessionEnded:
@@ -214,6 +228,7 @@ class Agent:
                 message = await self._call_model(emit)
                 self.messages.append(
                     Message(role="assistant", content=message.text, thinking=message.thinking,
+                            thinking_signature=message.thinking_signature,
                             tool_calls=list(message.tool_calls))
                 )
                 if not message.tool_calls:
@@ -258,14 +273,27 @@ class Agent:
             await self._queue.join()
 
     async def _call_model(self, emit: Emit) -> MessageCompleted:
+        await self._shown()  # what came before is stored (durable) before the model is called
+        # An external agent (Claude Code, Codex) keeps its own context and runs its own tools:
+        # its tool events pass through for display, and the whole tree is checkpointed around it.
+        external = bool(getattr(self.backend, "runs_own_tools", False))
+        messages = (list(self.messages) if self.context is None or external
+                    else await self.context.prepare(self, emit))
         request = ModelRequest(
             system=self.system_prompt,
-            messages=list(self.messages),
+            messages=messages,
             tools=self._specs,
             session_id=self.session_id,
             max_tokens=self.options.max_tokens,
         )
         completed: MessageCompleted | None = None
+        pending = None
+        if external and self.checkpoints is not None:
+            call = ToolCallSpec(id=new_id("run"), name=self.backend.name)
+            try:
+                pending = await self._checkpoint(call, None, self.turns, emit)
+            except ToolError as exc:
+                raise BackendError(f"{exc}; {self.backend.name} was not started", kind="checkpoint") from None
         stream = self.backend.stream(request)
         try:
             async for event in stream:
@@ -276,6 +304,8 @@ class Agent:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+            if pending is not None:
+                await asyncio.shield(self._checkpoint_done(pending, completed is not None, emit))
         if completed is None:
             raise BackendError(f"the {self.backend.name} backend ended without a message", kind="invalid_response")
         return completed
@@ -351,6 +381,8 @@ class Agent:
 
         if tool is None:
             return finish(False, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools.names())}")
+        if call.error:
+            return finish(False, call.error)
         ctx = ToolContext(
             workspace=self.workspace,
             call_id=call.id,
@@ -361,15 +393,24 @@ class Agent:
         )
         try:
             args = tool.parse(call.arguments)
+            guarded = tool.dangerous and self.checkpoints is not None
+            paths = tool.touched_paths(args, ctx) if guarded else []
             if tool.dangerous:
-                decision = await self._approve(call, tool, args, ctx, emit)
+                decision = await self._approve(call, tool, args, ctx, emit, paths)
                 if not decision.approved:
                     why = decision.reason or "no reason given"
                     return finish(False, f"denied: {why}", denied=True, stop=decision if decision.stop else None)
                 # Shell syntax runs through a shell only when a person approved this exact line.
                 ctx.shell_line_approved = decision.by == "user" or decision.exact_line
+            pending = await self._checkpoint(call, paths, turn, emit) if guarded and paths != [] else None
             emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))
-            outcome = await tool.run(args, ctx)
+            ran = ""
+            try:
+                outcome = await tool.run(args, ctx)
+                ran = "ok"
+            finally:
+                if pending is not None:
+                    await self._checkpoint_done(pending, ran == "ok", emit)
         except ToolError as exc:
             return finish(False, str(exc))
         except asyncio.CancelledError:
@@ -378,18 +419,45 @@ class Agent:
             return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
         return finish(True, outcome.output, outcome.diff)
 
+    async def _checkpoint(self, call: ToolCallSpec, paths: list[str] | None, turn: int,
+                          emit: Emit) -> PendingChange:
+        """Checkpoint what the call will change; a failure means the call does not run."""
+        assert self.checkpoints is not None
+        try:
+            pending = await asyncio.to_thread(self.checkpoints.begin, tool=call.name, paths=paths,
+                                              session_id=self.session_id, turn=turn, call_id=call.id)
+        except CheckpointError as exc:
+            raise ToolError(str(exc)) from None
+        emit(CheckpointCreated(session_id=self.session_id, checkpoint_id=pending.checkpoint_id, tool=call.name,
+                               paths=list(pending.paths), turn=turn, call_id=call.id))
+        return pending
+
+    async def _checkpoint_done(self, pending: PendingChange, ok: bool, emit: Emit) -> None:
+        assert self.checkpoints is not None
+        warning = await asyncio.to_thread(self.checkpoints.finish, pending, ok=ok,
+                                          error="" if ok else "the tool failed")
+        if warning:
+            emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
+
     async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
-                       emit: Emit) -> Decision:
+                       emit: Emit, paths: list[str] | None = None) -> Decision:
         sid = self.session_id
         decision = self.policy.check(call.name, call.arguments)
+        big = self.checkpoints.oversized(paths) if self.checkpoints is not None and paths else []
+        if big and decision is not None and decision.approved:
+            decision = None  # a change to a very large file needs a person's explicit approval
         if decision is None:
             preview = tool.preview(args, ctx)
             request: ApprovalRequest = build_request(call.id, call.name, call.arguments, preview)
+            if big:
+                request = replace(request, warnings=[*request.warnings, *big], grant="")
             emit(ApprovalRequested(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
                                    summary=request.summary, warnings=request.warnings))
             await self._shown()
             decision = await self.approver.decide(request)
-            if decision.approved and decision.scope == "session":
+            if big and not decision.approved:
+                decision = replace(decision, reason=f"{'; '.join(big)}; {decision.reason}")
+            if decision.approved and decision.scope == "session" and not big:
                 self.policy.remember(call.name, call.arguments)
         if decision.approved:
             label = "approved_session" if decision.scope == "session" else "approved"

@@ -20,11 +20,15 @@ __all__ = ["Backend", "BackendError"]
 class BackendError(Exception):
     """A model call failed; ``kind`` names the failure and ``message`` says what to do."""
 
-    def __init__(self, message: str, *, kind: str = "backend", retryable: bool = False) -> None:
+    def __init__(
+        self, message: str, *, kind: str = "backend", retryable: bool = False, retry_after: float | None = None
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
         self.retryable = retryable
+        self.retry_after = retry_after
+        """Seconds the server asked to wait before trying again (``retry-after``), if it said."""
 
 
 @runtime_checkable

@@ -60,6 +60,8 @@ class Script(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 
     turns: list[ScriptTurn]
     model: str = "scripted"
+    context_window: int = 0
+    """The window the scripted model claims, in tokens (0: unknown, no automatic compaction)."""
 
 
 def load_script(path: str | Path) -> Script:
@@ -91,6 +93,7 @@ class ScriptedBackend:
     def __init__(self, script: Script) -> None:
         self.script = script
         self.model = script.model
+        self.context_window = script.context_window
         self._turns: list[ScriptTurn] = [t for t in script.turns for _ in range(max(1, t.repeat))]
         self._next = 0
         self._calls = 0
@@ -145,6 +148,10 @@ class ScriptedBackend:
             input_tokens=turn.usage.get("input_tokens", prompt_chars // 4),
             output_tokens=turn.usage.get("output_tokens", max(1, len(turn.text) // 4) if turn.text else 0),
         )
+
+    def count_tokens(self, text: str) -> int:
+        """A deterministic count: one token per four bytes of UTF-8, rounded up."""
+        return (len(text.encode("utf-8")) + 3) // 4
 
     async def aclose(self) -> None:
         """Nothing to release."""

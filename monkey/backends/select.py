@@ -8,7 +8,8 @@ pays for a model library it does not use.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from pathlib import Path
 from dataclasses import dataclass, field
 
 from monkey.backends.base import Backend, BackendError
@@ -16,10 +17,10 @@ from monkey.config import Config
 
 __all__ = ["BackendChoice", "choose_backend", "create_backend", "KNOWN_BACKENDS", "AVAILABLE_BACKENDS"]
 
-AVAILABLE_BACKENDS = ("scripted", "local")
+AVAILABLE_BACKENDS = ("scripted", "local", "anthropic", "openai", "claude-code", "codex")
 """Backends this version can run."""
-KNOWN_BACKENDS = AVAILABLE_BACKENDS + ("anthropic", "openai", "claude-code", "codex")
-"""Backends monkey knows the names of; the others arrive in later versions."""
+KNOWN_BACKENDS = AVAILABLE_BACKENDS
+"""Backends monkey knows the names of."""
 
 
 @dataclass
@@ -51,21 +52,110 @@ def choose_backend(
         return BackendChoice("scripted")
     if config.agent.backend:
         return BackendChoice(config.agent.backend)
+    if config.backend.primary:
+        return BackendChoice(config.backend.primary)
     if base_url:
         return BackendChoice("openai")
-    if api_key or env.get("ANTHROPIC_API_KEY"):
-        return BackendChoice(
-            "local",
-            [
-                "ANTHROPIC_API_KEY is set, but this version of monkey has no Anthropic backend yet; "
-                "using the embedded local model"
-            ],
-        )
+    if api_key or env.get(config.anthropic.api_key_env or "ANTHROPIC_API_KEY"):
+        source = "--api-key" if api_key else f"{config.anthropic.api_key_env or 'ANTHROPIC_API_KEY'} is set"
+        return BackendChoice("anthropic", [f"no backend configured; using the Anthropic API ({source})"])
     return BackendChoice("local", ["no backend configured; using the embedded local model (offline)"])
 
 
-def create_backend(name: str, *, config: Config, model: str | None, script: str | None) -> Backend:
-    """Build the named backend (imports its module only now)."""
+def create_backend(
+    name: str,
+    *,
+    config: Config,
+    model: str | None,
+    script: str | None,
+    api_key: str | None = None,
+    base_url: str | None = None,
+    env: Mapping[str, str] = os.environ,
+    workspace: Path | None = None,
+) -> Backend:
+    """Build the named backend (imports its module only now).
+
+    ``model``, ``api_key`` and ``base_url`` (the flags) apply to this backend. When
+    ``[backend] fallbacks`` is set and ``name`` is the configured primary (or no primary
+    is configured), the result is a :class:`~monkey.backends.failover.FailoverBackend`
+    whose fallbacks are built from their config sections when first needed.
+    """
+    fallbacks = [f for f in config.backend.fallbacks if f != name]
+    if not fallbacks or config.backend.primary not in ("", name):
+        return _create_one(name, config=config, model=model, script=script, api_key=api_key,
+                           base_url=base_url, env=env, workspace=workspace)
+    from monkey.backends.failover import FailoverBackend
+
+    def primary() -> Backend:
+        return _create_one(name, config=config, model=model, script=script, api_key=api_key,
+                           base_url=base_url, env=env, workspace=workspace)
+
+    def factory(fallback: str) -> Callable[[], Backend]:
+        return lambda: _create_one(fallback, config=config, model=None, script=script, api_key=None,
+                                   base_url=None, env=env, workspace=workspace)
+
+    return FailoverBackend([(name, primary)] + [(f, factory(f)) for f in fallbacks])
+
+
+def _retrying(backend: Backend, config: Config) -> Backend:
+    from monkey.backends.retry import RetryingBackend, RetryPolicy
+
+    policy = RetryPolicy(max_retries=config.backend.max_retries, base_delay=config.backend.retry_base_delay,
+                         max_delay=config.backend.retry_max_delay)
+    return RetryingBackend(backend, policy)
+
+
+def _prices(table: Mapping[str, object]) -> dict[str, object]:
+    from monkey.backends.prices import Price
+
+    return {k: Price(v.input, v.output, v.cache_write, v.cache_read) for k, v in table.items()}  # type: ignore[attr-defined]
+
+
+def _create_one(
+    name: str,
+    *,
+    config: Config,
+    model: str | None,
+    script: str | None,
+    api_key: str | None,
+    base_url: str | None,
+    env: Mapping[str, str],
+    workspace: Path | None = None,
+) -> Backend:
+    if name in ("claude-code", "codex"):
+        from monkey.backends.external_select import create_external
+
+        return create_external(name, config=config, model=model, env=env, workspace=workspace)
+    if name == "anthropic":
+        from monkey.backends.anthropic import AnthropicBackend
+
+        cfg = config.anthropic
+        key_env = cfg.api_key_env or "ANTHROPIC_API_KEY"
+        return _retrying(AnthropicBackend(
+            api_key=api_key or env.get(key_env, ""),
+            model=model or config.agent.model or cfg.model or None,
+            base_url=base_url or cfg.base_url or None,
+            max_tokens=cfg.max_tokens,
+            thinking_budget=cfg.thinking_budget,
+            prompt_cache=cfg.prompt_cache,
+            timeout=cfg.timeout,
+            prices=_prices(cfg.prices),  # type: ignore[arg-type]
+            key_hint=f"--api-key or {key_env}",
+        ), config)
+    if name == "openai":
+        from monkey.backends.openai_compat import OpenAICompatBackend
+
+        cfg_o = config.openai
+        key_env = cfg_o.api_key_env or "OPENAI_API_KEY"
+        return _retrying(OpenAICompatBackend(
+            base_url=base_url or cfg_o.base_url or None,
+            api_key=api_key or env.get(key_env, ""),
+            model=model or config.agent.model or cfg_o.model or None,
+            max_tokens=cfg_o.max_tokens,
+            timeout=cfg_o.timeout,
+            prices=_prices(cfg_o.prices),  # type: ignore[arg-type]
+            key_hint=f"--api-key or {key_env}",
+        ), config)
     if name == "scripted":
         if not script:
             raise BackendError("the scripted backend needs --script FILE", kind="invalid_request")
@@ -80,12 +170,6 @@ def create_backend(name: str, *, config: Config, model: str | None, script: str 
             n_ctx=config.local.n_ctx,
             max_tokens=config.local.max_tokens,
             temperature=config.local.temperature,
-        )
-    if name in KNOWN_BACKENDS:
-        raise BackendError(
-            f"the {name} backend is not in this version of monkey yet; "
-            f"available: {', '.join(AVAILABLE_BACKENDS)}",
-            kind="invalid_request",
         )
     raise BackendError(
         f"unknown backend {name!r}; known: {', '.join(KNOWN_BACKENDS)}", kind="invalid_request"

@@ -59,15 +59,14 @@ def build_agent(args: argparse.Namespace, approver: Approver | None) -> Setup:
         config = load_config(workspace)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
-    if args.continue_:
-        raise UsageError(
-            "--continue needs stored sessions, which this version of monkey does not keep yet"
-        )
+    if args.continue_ and getattr(args, "resume", None) is not None:
+        raise UsageError("--continue and --resume contradict each other; give one")
     choice = choose_backend(
         flag=args.backend, local=args.local, script=args.script, base_url=args.base_url,
         api_key=args.api_key, config=config,
     )
-    backend = create_backend(choice.name, config=config, model=args.model, script=args.script)
+    backend = create_backend(choice.name, config=config, model=args.model, script=args.script,
+                             api_key=args.api_key, base_url=args.base_url, workspace=workspace)
     try:
         policy = ApprovalPolicy.from_strings(
             config.approvals.allow, config.approvals.deny, no_approval=args.no_approval
@@ -83,8 +82,35 @@ def build_agent(args: argparse.Namespace, approver: Approver | None) -> Setup:
             output_limit=config.shell.output_limit,
         ),
     )
-    agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=policy, options=options)
-    return Setup(workspace, config, agent, config.notices + choice.notices)
+    guard, repaired = _checkpoint_guard(workspace, config)
+    agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=policy, options=options,
+                  checkpoints=guard, context=_context_manager(backend, config, args))
+    return Setup(workspace, config, agent, config.notices + choice.notices + repaired)
+
+
+def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyped-def]
+    """The workspace's checkpoint guard, and one message per interrupted change it repaired."""
+    from monkey.checkpoints.guard import CheckpointGuard
+    from monkey.config import monkey_home
+    from monkey.db import DatabaseError
+
+    guard = CheckpointGuard(workspace, home=monkey_home(), max_file_size=config.checkpoints.max_file_size)
+    try:
+        return guard, guard.repair()
+    except DatabaseError as exc:
+        return guard, [f"checkpoints cannot be used, so every change will be refused: {exc}"]
+
+
+def _context_manager(backend, config: Config, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """Counting, eliding and compaction settings from ``[context]`` and ``--compact-at``."""
+    from monkey.agent.context import ContextManager, ContextSettings
+
+    compact_at = getattr(args, "compact_at", None) or config.context.compact_at
+    if not 0 < compact_at <= 1:
+        raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
+    settings = ContextSettings(window=config.context.window, compact_at=compact_at,
+                               keep_tool_results=config.context.keep_tool_results)
+    return ContextManager(backend, settings=settings)
 
 
 def _interactive_terminal() -> bool:
@@ -102,8 +128,24 @@ def _make_sink(fmt: str):  # type: ignore[no-untyped-def]
     return output.TextSink(sys.stdout, color=color)
 
 
-async def _drive(agent: Agent, task: str, sink) -> TurnCompleted | None:  # type: ignore[no-untyped-def]
-    """Run one task, cancelling cleanly on the first Ctrl-C and giving up on the second."""
+async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # type: ignore[no-untyped-def]
+                 resume: str | None = None) -> TurnCompleted | None:
+    """Run one task, cancelling cleanly on the first Ctrl-C and giving up on the second.
+
+    Every event goes to ``sink`` and to the session store; what must be durable (a message,
+    a tool result, an approval) is written before the next event is handled.
+    """
+    from monkey.commands.resume import open_session
+    from monkey.store import StoreError
+
+    try:
+        session = await open_session(agent, continue_=continue_, resume=resume)
+    except BaseException:
+        await agent.backend.aclose()
+        raise
+    for notice in session.notices:
+        sys.stderr.write(f"monkey: {notice}\n")
+    recorder = session.recorder
     loop = asyncio.get_running_loop()
     presses = 0
     main = asyncio.current_task()
@@ -130,10 +172,23 @@ async def _drive(agent: Agent, task: str, sink) -> TurnCompleted | None:  # type
             if isinstance(event, TurnCompleted):
                 last = event
             sink(event)
+            recorder.add(event)
+            if recorder.failed is None and recorder.should_flush(event):
+                try:
+                    await recorder.flush(wait=recorder.durable(event))
+                except StoreError as exc:
+                    sys.stderr.write(f"\nmonkey: {exc}; stopping the turn (what was saved is kept)\n")
+                    sys.stderr.flush()
+                    agent.cancel()
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
-        await agent.backend.aclose()
+        try:
+            await agent.backend.aclose()
+        finally:
+            await session.close()
+    if recorder.failed is not None:
+        raise recorder.failed
     return last
 
 
@@ -166,16 +221,29 @@ def run_agent_command(args: argparse.Namespace) -> int:
         return _fail(exc.message, 2 if exc.kind == "invalid_request" else 1)
     for notice in setup.notices:
         sys.stderr.write(f"monkey: {notice}\n")
+    from monkey.store import StoreError
+
+    resume = getattr(args, "resume", None)
+    if resume == "":
+        from monkey.commands.resume import pick_session
+
+        try:
+            resume = pick_session(setup.workspace, interactive=interactive)
+        except StoreError as exc:
+            return _fail(str(exc), 2)
     if task is None:
         from monkey.repl import run_repl
 
-        return run_repl(setup.agent)
+        return run_repl(setup.agent, continue_=args.continue_, resume=resume)
     sink = _make_sink(args.output_format)
     try:
-        last = asyncio.run(_drive(setup.agent, task, sink))
+        last = asyncio.run(_drive(setup.agent, task, sink, continue_=args.continue_, resume=resume))
     except (KeyboardInterrupt, asyncio.CancelledError):
         sink.close()
         return _fail("interrupted", 130)
+    except StoreError as exc:
+        sink.close()
+        return _fail(str(exc), 1)
     sink.close()
     if last is None:
         return _fail("the task ended without a result", 1)

@@ -239,8 +239,12 @@ def test_bad_flags_and_config(monkey_home: Path, workspace: Path, tmp_path: Path
     run = run_monkey(["agent", "--task", "x", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2 and "config.toml" in run.stderr
     (monkey_home / "config.toml").unlink()
-    run = run_monkey(["agent", "--backend", "anthropic", "--task", "x", "--cwd", str(workspace)], home=monkey_home)
-    assert run.returncode == 2 and "not in this version" in run.stderr
+    run = run_monkey(["agent", "--backend", "codex", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
+                     PATH="/nonexistent")
+    assert run.returncode == 2 and "Codex not found" in run.stderr
+    run = run_monkey(["agent", "--backend", "anthropic", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
+                     ANTHROPIC_API_KEY="")
+    assert run.returncode == 1 and "no Anthropic API key" in run.stderr
 
 
 def test_task_from_stdin(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
