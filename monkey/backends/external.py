@@ -1,0 +1,146 @@
+"""What the Claude Code and Codex backends share: one supervised run per model call.
+
+An external agent runs its own tools. Its backend streams the agent's text and thinking,
+its tool calls and results (as :class:`~monkey.events.ToolCallEvent` /
+:class:`~monkey.events.ToolResult`, for display: monkey's loop does not run them again)
+and its usage, and ends with one ``message_completed`` without tool calls, so the turn
+ends. The agent's own session id is kept and the next call resumes it. The loop wraps
+every run in a whole-tree checkpoint (``runs_own_tools``), so ``monkey undo`` reverts it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+import msgspec
+
+from monkey.backends.base import BackendError
+from monkey.backends.supervise import AgentProcess, ChildSpec, check_version, child_env
+from monkey.events import AgentSession, Event
+from monkey.messages import ModelRequest
+
+__all__ = ["ExternalAgentBackend", "StreamParser", "last_prompt", "agent_session_from_events"]
+
+
+class StreamParser(Protocol):
+    error: str
+    unknown: int
+
+    def feed(self, data: bytes) -> list[Event]: ...
+
+    def close(self) -> list[Event]: ...
+
+
+def last_prompt(request: ModelRequest) -> str:
+    """The user's latest message: what the external agent is asked to do now."""
+    for message in reversed(request.messages):
+        if message.role == "user":
+            return message.content
+    raise BackendError("there is no user message to send to the agent", kind="invalid_request")
+
+
+def agent_session_from_events(lines: list[bytes], agent: str) -> str:
+    """The latest session id ``agent`` reported in a stored session's events, or ``""``."""
+    from monkey.events import DecodeError, decode
+
+    for line in reversed(lines):
+        if b"agent_session" not in line:
+            continue
+        try:
+            event = decode(line)
+        except DecodeError:
+            continue
+        if isinstance(event, AgentSession) and event.agent == agent and event.agent_session_id:
+            return event.agent_session_id
+    return ""
+
+
+class ExternalAgentBackend:
+    """Runs an agent CLI once per model call; subclasses say how to call it and parse it."""
+
+    name = "external"
+    label = "the agent"
+    version_range: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 0, 0), (999, 0, 0))
+    runs_own_tools = True
+    """Tells the loop to checkpoint the whole tree around each call and not to run tools itself."""
+
+    def __init__(self, *, executable: str, model: str | None, workspace: Path,
+                 env: Mapping[str, str] | None = None, base_env: Mapping[str, str] | None = None,
+                 idle_timeout: float = 600.0, wall_timeout: float = 3600.0, grace: float = 2.0,
+                 extra_args: list[str] | None = None, check_version: bool = True) -> None:
+        self.executable = executable
+        self.model = model or "default"
+        self._model_flag = model or ""
+        self.workspace = Path(workspace)
+        self.explicit_env = dict(env or {})
+        """Values set in monkey's config for this backend: passed on after the scrub."""
+        self.base_env = dict(base_env if base_env is not None else os.environ)
+        self.idle_timeout = idle_timeout
+        self.wall_timeout = wall_timeout
+        self.grace = grace
+        self.extra_args = list(extra_args or [])
+        self._check = check_version
+        self.version: tuple[int, int, int] | None = None
+        self.agent_session_id = ""
+        """The agent's session (thread) id; the next call resumes it. Set it to resume a stored one."""
+        self.unknown = 0
+        """Lines of the agent's output no known shape fit, over all calls."""
+        self.last: AgentProcess | None = None
+
+    # -- to override -----------------------------------------------------------------
+
+    def argv(self, prompt: str) -> list[str]:
+        raise NotImplementedError
+
+    def stdin(self, prompt: str) -> bytes:
+        return prompt.encode()
+
+    def parser(self) -> StreamParser:
+        raise NotImplementedError
+
+    def finished(self, parser: Any) -> None:
+        """Note what the run told (its session id, usage) for the next call."""
+
+    # -- the call --------------------------------------------------------------------
+
+    async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
+        """Run the agent on the latest user message and stream what it does."""
+        prompt = last_prompt(request)
+        env = child_env(self.base_env, self.explicit_env)
+        if self._check and self.version is None:
+            lo, hi = self.version_range
+            self.version = await check_version([self.executable, "--version"], name=self.label,
+                                               minimum=lo, below=hi, env=env)
+        spec = ChildSpec(argv=self.argv(prompt), cwd=self.workspace, env=env, stdin=self.stdin(prompt),
+                         idle_timeout=self.idle_timeout, wall_timeout=self.wall_timeout, grace=self.grace,
+                         name=self.label)
+        proc = AgentProcess(spec)
+        self.last = proc
+        parser = self.parser()
+        sid = request.session_id
+        replace = msgspec.structs.replace
+        chunks = proc.stdout()
+        try:
+            async for chunk in chunks:
+                for event in parser.feed(chunk):
+                    if isinstance(event, AgentSession):
+                        self.agent_session_id = event.agent_session_id
+                    yield replace(event, session_id=sid)
+        finally:
+            await chunks.aclose()
+        for event in parser.close():
+            yield replace(event, session_id=sid)
+        self.unknown += parser.unknown
+        self.finished(parser)
+        failure = proc.failure()
+        if proc.stopped in ("idle", "wall"):
+            raise BackendError(failure, kind="timeout")
+        if parser.error:
+            detail = f" ({failure})" if failure else ""
+            raise BackendError(parser.error + detail, kind="agent_error")
+
+    async def aclose(self) -> None:
+        """Nothing stays running between calls."""

@@ -1,0 +1,56 @@
+"""A fake ``claude`` / ``codex`` executable: a real process that replays a recorded stream.
+
+Behaviour comes from environment variables (passed on by the backend as explicit config):
+FAKE_REPLAY (a fixture file), FAKE_MODE (replay, silent, ignore_term, crash, flood, write,
+lines_then_exit), FAKE_LOG (a file the argv, cwd, stdin and environment are appended to as
+JSON), FAKE_VERSION (what ``--version`` prints).
+"""
+
+import json
+import os
+import signal
+import sys
+import time
+
+
+def main() -> int:
+    if "--version" in sys.argv[1:]:
+        print(os.environ.get("FAKE_VERSION", "2.0.14 (Claude Code)"))
+        return 0
+    mode = os.environ.get("FAKE_MODE", "replay")
+    prompt = sys.stdin.read()
+    log = os.environ.get("FAKE_LOG")
+    if log:
+        with open(log, "a") as fh:
+            fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": prompt,
+                                 "env": dict(os.environ), "pid": os.getpid()}) + "\n")
+    lines = open(os.environ["FAKE_REPLAY"], "rb").read().splitlines(keepends=True)
+    out = sys.stdout.buffer
+    if mode == "ignore_term":
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    if mode in ("silent", "ignore_term"):
+        out.write(lines[0])
+        out.flush()
+        time.sleep(3600)
+        return 0
+    if mode == "flood":
+        chunk = b"warning: something noisy happened\n" * 2000
+        for _ in range(80):  # ~5.6 MB, far over any pipe buffer
+            sys.stderr.buffer.write(chunk)
+        sys.stderr.flush()
+    if mode == "write":
+        with open(os.path.join(os.getcwd(), "hello.txt"), "w") as fh:
+            fh.write("hi there\n")
+    if mode == "crash":
+        lines = lines[: len(lines) // 2]
+    for line in lines:
+        out.write(line)
+        out.flush()
+    if mode == "crash":
+        sys.stderr.write("Error: the fake agent crashed on purpose\n")
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,156 @@
+"""A small fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.
+
+It answers ``POST /v1/messages`` with a streamed (SSE) or plain message, chosen from the
+request: a prompt containing ``create hello.txt`` gets a ``Write`` tool call (then, once
+the tool result comes back, a closing text); a prompt containing ``please fail`` gets a
+400 error; anything else gets a short text answer that names the turn. Every request is
+recorded in :attr:`FakeAnthropic.requests`.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["FakeAnthropic"]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content or []:
+        if isinstance(block, dict) and block.get("type") == "text":
+            parts.append(block.get("text", ""))
+    return "\n".join(parts)
+
+
+class FakeAnthropic:
+    """The server; use as a context manager, ``url`` is its base URL."""
+
+    def __init__(self, workspace: str = "") -> None:
+        self.workspace = workspace
+        self.requests: list[dict[str, Any]] = []
+        self.count = 0
+        outer = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_HEAD(self) -> None:
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                self._json(200, {"data": [], "has_more": False})
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                body = json.loads(self.rfile.read(length) or b"{}")
+                outer.requests.append({"path": self.path, "body": body})
+                if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
+                    self._json(200, {"input_tokens": 10})
+                    return
+                outer.answer(self, body)
+
+            def _json(self, status: int, obj: Any) -> None:
+                data = json.dumps(obj).encode()
+                self.send_response(status)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+        self._handler = Handler
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+    # -- answers ---------------------------------------------------------------------
+
+    def main_requests(self) -> list[dict[str, Any]]:
+        """Requests of the agent's own conversation (they carry tools)."""
+        return [r for r in self.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+
+    def answer(self, handler: Any, body: dict[str, Any]) -> None:
+        messages = body.get("messages") or []
+        first = _text_of(messages[0]["content"]) if messages else ""
+        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        last = users[-1] if users else {"content": ""}
+        has_result = any(isinstance(b, dict) and b.get("type") == "tool_result"
+                         for b in (last.get("content") if isinstance(last.get("content"), list) else []))
+        prompt = _text_of(last.get("content"))
+        if "please fail" in prompt:
+            handler._json(400, {"type": "error", "error": {"type": "invalid_request_error",
+                                                         "message": "the fake server refuses this on purpose"}})
+            return
+        self.count += 1
+        blocks: list[dict[str, Any]]
+        if not body.get("tools"):  # a side request (a title, a summary): answer briefly
+            blocks = [{"type": "text", "text": "Fake title"}]
+        elif "create hello.txt" in prompt and not has_result:
+            path = f"{self.workspace}/hello.txt" if self.workspace else "hello.txt"
+            blocks = [{"type": "text", "text": "I'll create it."},
+                      {"type": "tool_use", "id": f"toolu_fake{self.count}", "name": "Write",
+                       "input": {"file_path": path, "content": "hi there\n"}}]
+        elif has_result:
+            blocks = [{"type": "text", "text": "Done: hello.txt is written."}]
+        else:
+            turns = sum(1 for m in messages if m.get("role") == "user" and _text_of(m.get("content")))
+            blocks = [{"type": "text", "text": f"Hello from the fake server (user messages: {turns}). {first[:0]}"}]
+        stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
+        if body.get("stream"):
+            self._stream(handler, body, blocks, stop)
+        else:
+            handler._json(200, self._message(body, blocks, stop))
+
+    def _message(self, body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> dict[str, Any]:
+        return {"id": f"msg_fake{self.count}", "type": "message", "role": "assistant",
+                "model": body.get("model", "claude-fake"), "content": blocks, "stop_reason": stop,
+                "stop_sequence": None, "usage": {"input_tokens": 20, "output_tokens": 10,
+                                                 "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+
+    def _stream(self, handler: Any, body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> None:
+        msg = self._message(body, [], stop)
+        msg["stop_reason"] = None
+        events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": msg})]
+        for i, block in enumerate(blocks):
+            if block["type"] == "text":
+                events.append(("content_block_start", {"type": "content_block_start", "index": i,
+                                                       "content_block": {"type": "text", "text": ""}}))
+                words = block["text"].split(" ")
+                for j, word in enumerate(words):
+                    piece = word if j == 0 else " " + word
+                    events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                           "delta": {"type": "text_delta", "text": piece}}))
+            else:
+                events.append(("content_block_start", {"type": "content_block_start", "index": i, "content_block": {
+                    "type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}))
+                raw = json.dumps(block["input"])
+                for j in range(0, len(raw), 15):
+                    events.append(("content_block_delta", {"type": "content_block_delta", "index": i, "delta": {
+                        "type": "input_json_delta", "partial_json": raw[j:j + 15]}}))
+            events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
+        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                                         "usage": {"output_tokens": 10}}))
+        events.append(("message_stop", {"type": "message_stop"}))
+        data = b"".join(f"event: {name}\ndata: {json.dumps(ev)}\n\n".encode() for name, ev in events)
+        handler.send_response(200)
+        handler.send_header("content-type", "text/event-stream")
+        handler.send_header("content-length", str(len(data)))
+        handler.end_headers()
+        handler.wfile.write(data)

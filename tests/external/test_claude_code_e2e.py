@@ -1,0 +1,100 @@
+"""The real Claude Code CLI (npm ``@anthropic-ai/claude-code``) driven by ``monkey agent
+--backend claude-code``, pointed at a fake Anthropic server on 127.0.0.1: a text answer, a
+file written through the CLI's own Write tool (then ``monkey undo`` removes it), a resumed
+second turn, and an API error.
+
+The CLI is found in ``MONKEY_CLAUDE_CLI`` (``.ci/run`` installs it from npm there), on PATH,
+or as the copy the ``claude-agent-sdk`` wheel bundles.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_monkey
+from tests.external.fake_anthropic import FakeAnthropic
+
+
+def _bundled() -> str | None:
+    """The CLI the ``claude-agent-sdk`` wheel (the dev extra) ships, the same program as npm's."""
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return None
+    exe = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    return str(exe) if exe.is_file() and os.access(exe, os.X_OK) else None
+
+
+def _cli() -> str:
+    path = os.environ.get("MONKEY_CLAUDE_CLI") or shutil.which("claude") or _bundled()
+    if not path:
+        pytest.skip("the Claude Code CLI is not installed (npm install @anthropic-ai/claude-code; "
+                    "set MONKEY_CLAUDE_CLI to its `claude`)")
+    return path
+
+
+def _configure(home: Path, cli: str, server: FakeAnthropic, cli_home: Path) -> None:
+    env = {"ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "HOME": str(cli_home),
+           "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
+    lines = ["[claude_code]", f"executable = {json.dumps(cli)}", "idle_timeout = 60.0", "timeout = 120.0",
+             "[claude_code.env]"] + [f"{k} = {json.dumps(v)}" for k, v in env.items()]
+    (home / "config.toml").write_text("\n".join(lines) + "\n")
+
+
+def _agent(home: Path, workspace: Path, task: str, *extra: str):  # type: ignore[no-untyped-def]
+    return run_monkey(["agent", "--backend", "claude-code", *extra, "--task", task, "--output-format",
+                       "stream-json", "--cwd", str(workspace)], home=home, timeout=150)
+
+
+def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    cli = _cli()
+    cli_home = tmp_path / "cli-home"
+    cli_home.mkdir()
+    with FakeAnthropic(str(workspace)) as server:
+        _configure(monkey_home, cli, server, cli_home)
+
+        # a text answer
+        run = _agent(monkey_home, workspace, "say hello")
+        assert run.returncode == 0, run.stderr
+        (done,) = run.of_type("turn_completed")
+        assert done["reason"] == "completed"
+        assert done["result"].startswith("Hello from the fake server (user messages: 1)")
+        (started,) = run.of_type("agent_session")
+        assert started["agent"] == "claude-code" and started["agent_session_id"]
+        assert "".join(e["text"] for e in run.of_type("text_delta")).startswith("Hello from the fake server")
+        assert run.of_type("usage")[0]["cost_usd"] > 0
+
+        # a file written by the CLI's own Write tool, checkpointed, then undone
+        run = _agent(monkey_home, workspace, "please create hello.txt")
+        assert run.returncode == 0, run.stderr
+        assert (workspace / "hello.txt").read_text() == "hi there\n"
+        (call,) = run.of_type("tool_call")
+        assert call["name"] == "Write" and call["arguments"]["content"] == "hi there\n"
+        (result,) = run.of_type("tool_result")
+        assert result["ok"] and result["call_id"] == call["call_id"]
+        assert run.of_type("checkpoint_created")[0]["tool"] == "claude-code"
+        assert run.of_type("turn_completed")[0]["result"] == "Done: hello.txt is written."
+        undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+        assert undo.returncode == 0, undo.stderr
+        assert not (workspace / "hello.txt").exists()
+
+        # a resumed second turn: the CLI sends the earlier conversation again
+        sid = run.of_type("agent_session")[0]["agent_session_id"]
+        before = len(server.main_requests())
+        again = _agent(monkey_home, workspace, "say hello again", "--continue")
+        assert again.returncode == 0, again.stderr
+        assert again.of_type("agent_session")[0]["agent_session_id"] == sid
+        sent = json.dumps(server.main_requests()[before]["body"]["messages"])
+        assert "please create hello.txt" in sent and "say hello again" in sent
+        assert "user messages: 1)" not in again.of_type("turn_completed")[0]["result"]
+
+        # an API error: a clear message and exit status 1
+        fail = _agent(monkey_home, workspace, "please fail now")
+        assert fail.returncode == 1
+        assert "the fake server refuses this on purpose" in fail.stderr
+        assert fail.of_type("turn_completed")[0]["reason"] == "error"
