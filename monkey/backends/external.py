@@ -10,6 +10,8 @@ every run in a whole-tree checkpoint (``runs_own_tools``), so ``monkey undo`` re
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
+
 import os
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
@@ -58,7 +60,7 @@ def agent_session_from_events(lines: list[bytes], agent: str) -> str:
     return ""
 
 
-class ExternalAgentBackend:
+class ExternalAgentBackend(ABC):
     """Runs an agent CLI once per model call; subclasses say how to call it and parse it."""
 
     name = "external"
@@ -92,14 +94,16 @@ class ExternalAgentBackend:
 
     # -- to override -----------------------------------------------------------------
 
+    @abstractmethod
     def argv(self, prompt: str) -> list[str]:
-        raise NotImplementedError
+        """The command line of one run."""
 
     def stdin(self, prompt: str) -> bytes:
         return prompt.encode()
 
+    @abstractmethod
     def parser(self) -> StreamParser:
-        raise NotImplementedError
+        """A fresh parser for one run's stdout."""
 
     def finished(self, parser: Any) -> None:
         """Note what the run told (its session id, usage) for the next call."""

@@ -7,6 +7,8 @@ writes are atomic and keep the file's permission bits.
 
 from __future__ import annotations
 
+from abc import abstractmethod
+
 import asyncio
 import difflib
 import os
@@ -236,9 +238,9 @@ class _ChangeTool(Tool[A]):
     _follow_final = True
     """Whether a symlink named by the path is followed (False: the link itself changes)."""
 
+    @abstractmethod
     def plan(self, args: A, ctx: ToolContext) -> Change:
         """The change a call would make; raises ToolError if it cannot be made."""
-        raise NotImplementedError
 
     def touched_paths(self, args: A, ctx: ToolContext) -> list[str] | None:
         """The one path the call changes (raises ToolError for a refused path)."""
