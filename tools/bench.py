@@ -12,6 +12,7 @@ instead of lines. The exit status is 1 if a figure misses its target.
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import sys
 from collections.abc import Callable
@@ -21,60 +22,23 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tools"))
 
-from benchmarks.common import figure  # noqa: E402
-
-
-def _startup() -> list[dict]:
-    from benchmarks.startup import bench_startup
-
-    return bench_startup()
-
-
-def _loop() -> list[dict]:
-    from benchmarks.loop import bench_loop
-
-    return bench_loop()
-
-
-def _local() -> list[dict]:
-    from benchmarks.local import bench_local
-
-    return bench_local()
-
-
-def _sessions() -> list[dict]:
-    from benchmarks.sessions import bench_sessions
-
-    return bench_sessions()
-
-
-def _checkpoint() -> list[dict]:
-    from benchmarks.checkpoint import bench_checkpoint
-
-    return bench_checkpoint()
-
-
-def _backends() -> list[dict]:
-    from benchmarks.backends import bench_backends
-
-    return bench_backends()
-
-
-def _parser() -> list[dict]:
-    from benchmarks.parser import bench_parser
-
-    return bench_parser()
-
-
-BENCHMARKS: dict[str, Callable[[], list[dict]]] = {
-    "startup": _startup,
-    "checkpoint": _checkpoint,
-    "loop": _loop,
-    "local": _local,
-    "sessions": _sessions,
-    "backends": _backends,
-    "parser": _parser,
+# name -> the module in tools/benchmarks/ and its function; imported only when run.
+BENCHMARKS: dict[str, tuple[str, str]] = {
+    "startup": ("benchmarks.startup", "bench_startup"),
+    "checkpoint": ("benchmarks.checkpoint", "bench_checkpoint"),
+    "loop": ("benchmarks.loop", "bench_loop"),
+    "local": ("benchmarks.local", "bench_local"),
+    "sessions": ("benchmarks.sessions", "bench_sessions"),
+    "backends": ("benchmarks.backends", "bench_backends"),
+    "parser": ("benchmarks.parser", "bench_parser"),
 }
+
+
+def run_benchmark(name: str) -> list[dict]:
+    """The figures of one benchmark."""
+    module, function = BENCHMARKS[name]
+    bench: Callable[[], list[dict]] = getattr(importlib.import_module(module), function)
+    return bench()
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -88,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
     results: list[dict] = []
     for name in names:
-        for fig in BENCHMARKS[name]():
+        for fig in run_benchmark(name):
             results.append(fig)
             if not args.json:
                 print(json.dumps(fig), flush=True)
@@ -100,4 +64,4 @@ def main(argv: list[str] | None = None) -> int:
 if __name__ == "__main__":
     raise SystemExit(main())
 
-__all__ = ["figure", "BENCHMARKS", "main"]
+__all__ = ["BENCHMARKS", "run_benchmark", "main"]
