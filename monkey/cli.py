@@ -96,7 +96,9 @@ def build_parser():  # type: ignore[no-untyped-def]
     agent.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
                        help="text (readable), json (one final object), stream-json (every event as a JSON line)")
     agent.add_argument("--cwd", help="workspace directory (default: the current directory)")
-    agent.add_argument("--plain", action="store_true", help="line-based interactive mode")
+    agent.add_argument("--plain", action="store_true", help="line-based interactive mode (no full-screen app)")
+    agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
+    agent.add_argument("--inline", action="store_true", help="run the app inline, below the prompt, so scrollback survives")
     _sessions_parser(sub)
     from monkey.commands.undo import add_parsers as add_checkpoint_parsers
 

@@ -206,8 +206,14 @@ def run_agent_command(args: argparse.Namespace) -> int:
     if task is not None and not task.strip():
         return _fail("the task is empty", 2)
     interactive = _interactive_terminal()
+    use_app = interactive and not getattr(args, "plain", False) and (
+        task is None or getattr(args, "tui", False))
     approver: Approver
-    if interactive:
+    if use_app:
+        from monkey.ui.approver import TuiApprover
+
+        approver = TuiApprover()
+    elif interactive:
         from monkey.repl import InlineApprover
 
         approver = InlineApprover()
@@ -231,6 +237,11 @@ def run_agent_command(args: argparse.Namespace) -> int:
             resume = pick_session(setup.workspace, interactive=interactive)
         except StoreError as exc:
             return _fail(str(exc), 2)
+    if use_app:
+        from monkey.ui.run import run_app
+
+        return run_app(setup.agent, task=task, continue_=args.continue_, resume=resume,
+                       notices=setup.notices, inline=getattr(args, "inline", False))
     if task is None:
         from monkey.repl import run_repl
 
