@@ -85,7 +85,7 @@ class HeadlessApprover:
             approved=False,
             by="policy",
             reason=(
-                f"{request.tool} needs approval and there is no terminal to ask on; "
+                "needs approval and there is no terminal to ask on; "
                 "allow it with a rule in [approvals] allow, or run with --no-approval"
             ),
         )

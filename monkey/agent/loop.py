@@ -214,7 +214,8 @@ class Agent:
         result = ""
         reason: EndReason = "completed"
         note = ""
-        denials: list[str] = []
+        denials: dict[str, list[str]] = {}
+        """Why calls were denied -> the tools denied for that reason."""
         repeats: list[tuple[str, int]] = [("", 0)]
         try:
             while True:
@@ -238,7 +239,7 @@ class Agent:
                 for outcome in await self._run_calls(message.tool_calls, turn, emit):
                     self.messages.append(outcome.message)
                     if outcome.denied:
-                        denials.append(f"{outcome.message.name}: {outcome.message.content}")
+                        denials.setdefault(outcome.message.content, []).append(outcome.message.name)
                     if outcome.stop is not None:
                         self._close_unanswered()
                         raise _StopTurn("denied", outcome.stop.reason or "denied by the user")
@@ -259,7 +260,10 @@ class Agent:
             emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
         if reason == "completed" and denials:
             reason = "denied"
-            note = f"{len(denials)} tool call(s) denied: " + "; ".join(denials)
+            count = sum(len(names) for names in denials.values())
+            note = f"{count} tool call(s) denied: " + "; ".join(
+                f"{', '.join(dict.fromkeys(names))}: {why}" for why, names in denials.items()
+            )
         emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result,
                            iterations=iteration, message=note))
 
