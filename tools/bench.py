@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "sessions": ("benchmarks.sessions", "bench_sessions"),
     "backends": ("benchmarks.backends", "bench_backends"),
     "parser": ("benchmarks.parser", "bench_parser"),
+    "tui": ("benchmarks.tui", "bench_tui"),
 }
 
 

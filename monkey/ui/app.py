@@ -1,0 +1,355 @@
+"""``MonkeyApp``: the Textual front end of one agent session.
+
+The agent runs in a ``@work`` worker; each event goes to the session recorder and through
+:func:`monkey.ui.bridge.translate`, whose messages the handlers here hand down to widgets.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from collections import deque
+from collections.abc import Callable
+from pathlib import Path
+
+from textual import on, work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+
+from monkey.agent.approval import Decision
+from monkey.agent.loop import Agent
+from monkey.events import Event
+from monkey.ui import bridge
+from monkey.ui.approver import ApprovalNeeded, TuiApprover
+from monkey.ui.widgets.command_hints import CommandHints
+from monkey.ui.widgets.event_pane import EventPane
+from monkey.ui.widgets.prompt_input import PromptInput
+from monkey.ui.widgets.status_bar import StatusBar
+from monkey.ui.widgets.transcript import Transcript
+
+__all__ = ["MonkeyApp"]
+
+QUIT_WINDOW = 2.0
+"""Seconds within which a second Ctrl-C quits."""
+
+
+def history_path(workspace: Path) -> Path:
+    """The per-workspace input history under the monkey home."""
+    from monkey.config import monkey_home
+
+    digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
+    return monkey_home() / "history" / f"tui-{digest}.txt"
+
+
+class MonkeyApp(App[int]):
+    """The interactive app. ``run()`` returns the exit status."""
+
+    CSS_PATH = "app.tcss"
+    TITLE = "monkey"
+    BINDINGS = [
+        Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True, show=False),
+        Binding("escape", "cancel_turn", "Cancel turn", show=False),
+        Binding("ctrl+e", "toggle_events", "Events", priority=True, show=False),
+    ]
+
+    def __init__(self, agent: Agent, *, task: str | None = None, continue_: bool = False,
+                 resume: str | None = None, notices: list[str] | None = None,
+                 clock: Callable[[], float] = time.monotonic, store_path: Path | None = None,
+                 exit_when_done: bool = False) -> None:
+        super().__init__()
+        self.agent = agent
+        """The agent this app drives."""
+        self.first_task = task
+        """A first message to send as soon as the session is open."""
+        self.continue_ = continue_
+        self.resume = resume
+        self.notices = list(notices or [])
+        """Lines to show at start (config warnings, repairs)."""
+        self.clock = clock
+        """Elapsed-time source for the status bar (frozen in snapshot tests)."""
+        self.store_path = store_path
+        self.exit_when_done = exit_when_done
+        """Quit after the first task's turn (``--task --tui`` scripts)."""
+        self.session = None
+        """The open :class:`~monkey.commands.resume.SessionHandle` (None until mounted)."""
+        self.queue: deque[str] = deque()
+        """Messages typed while the agent works, sent in order when the turn ends."""
+        self.last_reason = ""
+        """How the last turn ended."""
+        self._ctrl_c_at = -1e9
+        self._closed = False
+        if isinstance(agent.approver, TuiApprover):
+            agent.approver.app = self
+
+    # -- layout ----------------------------------------------------------------------
+
+    def compose(self) -> ComposeResult:
+        with Horizontal(id="main"):
+            with Vertical(id="chat"):
+                yield Transcript(id="transcript")
+                yield CommandHints(id="hints")
+                yield PromptInput(history_path(self.agent.workspace), id="prompt")
+            yield EventPane(id="events")
+        yield StatusBar(self.clock, id="status")
+
+    @property
+    def transcript(self) -> Transcript:
+        """The conversation widget."""
+        return self._transcript
+
+    @property
+    def status(self) -> StatusBar:
+        """The status bar."""
+        return self._status
+
+    @property
+    def event_pane(self) -> EventPane:
+        """The live event pane."""
+        return self._events
+
+    @property
+    def working(self) -> bool:
+        """Whether a turn is running."""
+        return self.agent.running or self.status.started is not None
+
+    async def on_mount(self) -> None:
+        self._transcript = self.query_one(Transcript)
+        self._status = self.query_one(StatusBar)
+        self._events = self.query_one(EventPane)
+        self._prompt = self.query_one(PromptInput)
+        self._hints = self.query_one(CommandHints)
+        status = self.status
+        status.backend, status.model = self.agent.backend.name, self.agent.backend.model
+        status.max_iterations = self.agent.options.max_iterations
+        status.show()
+        self._prompt.focus()
+        for notice in self.notices:
+            self.transcript.add_notice(notice, "warning")
+        self.open_session()
+
+    @work(exclusive=True, group="session")
+    async def open_session(self, resume: str | None = None) -> None:
+        """Open (or switch to) the stored session, then send the first task if any."""
+        from monkey.commands.resume import describe_restored, open_session
+        from monkey.store import StoreError
+
+        if self.session is not None:
+            await self._end_session()
+            self.agent.messages.clear()
+            self.agent.started = False
+            self.agent.turns = 0
+        try:
+            self.session = await open_session(self.agent, continue_=self.continue_ and resume is None,
+                                              resume=resume or self.resume, path=self.store_path)
+        except StoreError as exc:
+            self.transcript.add_notice(f"sessions are not saved: {exc}", "error")
+            self.session = None
+        else:
+            self.continue_, self.resume = False, None
+            for notice in self.session.notices:
+                self.transcript.add_notice(notice, "warning")
+            if self.session.restored is not None:
+                for line in describe_restored(self.session.restored):
+                    self.transcript.add_notice(line)
+                self._show_restored()
+        if self.first_task:
+            task, self.first_task = self.first_task, None
+            self.submit(task)
+
+    def _show_restored(self) -> None:
+        turns: list[tuple[str, str]] = []
+        for message in self.agent.messages:
+            if message.role == "user" and message.content:
+                turns.append((message.content, ""))
+            elif message.role == "assistant" and message.content:
+                user, answer = turns.pop() if turns else ("", "")
+                turns.append((user, f"{answer}\n\n{message.content}" if answer else message.content))
+        self.transcript.load_history(turns)
+
+    # -- sending ---------------------------------------------------------------------
+
+    def submit(self, text: str) -> None:
+        """Send a message, or queue it while a turn runs; slash commands run at once."""
+        if text.startswith("/"):
+            from monkey.ui.slash import run_command
+
+            self.run_worker(run_command(self, text), group="command")
+            return
+        if self.working:
+            self.queue.append(text)
+            self.status.queued = len(self.queue)
+            self.status.show()
+            self.transcript.add_notice(f"queued: {text}")
+            return
+        self.transcript.add_user(text)
+        self.status.set_working(True)
+        self.run_turn(text)
+
+    @on(PromptInput.Submitted)
+    def _on_submitted(self, message: PromptInput.Submitted) -> None:
+        self.submit(message.text)
+
+    @on(PromptInput.Hints)
+    def _on_hints(self, message: PromptInput.Hints) -> None:
+        self._hints.show_matches(message.matches)
+
+    @on(PromptInput.Quit)
+    async def _on_quit(self) -> None:
+        await self.action_quit()
+
+    @work(exclusive=True, group="turn")
+    async def run_turn(self, prompt: str) -> None:
+        """Run one turn of the agent, feeding every event to the store and the bridge."""
+        try:
+            if not self.agent.started:
+                await self.feed(self.agent.session_started())
+            async for event in self.agent.run(prompt):
+                await self.feed(event)
+        except Exception as exc:  # a bug or a backend failure must not take the app down
+            self.transcript.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")
+        finally:
+            self.status.set_working(False)
+            if self.exit_when_done and not self.queue:
+                self.call_later(self.action_quit)
+            elif self.queue:  # popped only when sent, so the queue shows until the next turn starts
+                self.call_later(self._send_queued)
+
+    def _send_queued(self) -> None:
+        if self.queue and not self.working:
+            text = self.queue.popleft()
+            self.status.queued = len(self.queue)
+            self.submit(text)
+
+    async def feed(self, event: Event) -> None:
+        """Record one event, then show it."""
+        from monkey.store import StoreError
+
+        recorder = self.session.recorder if self.session is not None else None
+        if recorder is not None and recorder.failed is None:
+            recorder.add(event)
+            if recorder.should_flush(event):
+                try:
+                    await recorder.flush(wait=recorder.durable(event))
+                except StoreError as exc:
+                    self.transcript.add_notice(f"{exc}; this session is no longer saved", "error")
+                    self.agent.cancel()
+        for message in bridge.translate(event):
+            self.post_message(message)
+
+    # -- bridge messages -------------------------------------------------------------
+
+    def on_event_logged(self, message: bridge.EventLogged) -> None:
+        self._events.add(message.event)
+
+    def on_stream_delta(self, message: bridge.StreamDelta) -> None:
+        self.transcript.add_delta(message.kind, message.text)
+
+    def on_message_done(self, message: bridge.MessageDone) -> None:
+        self.transcript.end_stream()
+
+    def on_tool_called(self, message: bridge.ToolCalled) -> None:
+        self.transcript.add_tool(message.call_id, message.name, message.arguments)
+
+    def on_tool_progress(self, message: bridge.ToolProgress) -> None:
+        block = self.transcript.tools.get(message.call_id)
+        if block is not None:
+            block.progress(message.text, message.state)
+
+    def on_tool_finished(self, message: bridge.ToolFinished) -> None:
+        block = self.transcript.tools.get(message.call_id)
+        if block is not None:
+            block.finish(message.ok, message.output, message.duration_ms, message.diff)
+
+    def on_notice(self, message: bridge.Notice) -> None:
+        self.transcript.add_notice(message.text, message.level)
+
+    def on_status_changed(self, message: bridge.StatusChanged) -> None:
+        self.status.update_fields(message.fields)
+
+    def on_turn_done(self, message: bridge.TurnDone) -> None:
+        self.last_reason = message.reason
+        self.transcript.end_stream()
+        if message.reason != "completed":
+            self.transcript.add_notice(f"turn ended: {message.message or message.reason}",
+                                       "warning" if message.reason == "cancelled" else "error")
+
+    async def on_timeline_screen_undone(self, message) -> None:  # type: ignore[no-untyped-def]
+        """An undo or restore from the checkpoint timeline: record and show it."""
+        await self.feed(message.event)
+
+    def on_approval_needed(self, message: ApprovalNeeded) -> None:
+        from monkey.ui.screens.approval import ApprovalScreen
+
+        future = message.future
+        if future.done():
+            return
+        screen = ApprovalScreen(message.request)
+
+        def answer(decision: Decision | None) -> None:
+            if not future.done():
+                future.set_result(decision or Decision(approved=False, by="user", reason="dismissed", stop=True))
+
+        def withdrawn(_: asyncio.Future[Decision]) -> None:
+            if future.cancelled() and screen.is_attached and self.screen is screen:
+                screen.dismiss(None)
+
+        future.add_done_callback(withdrawn)
+        self.push_screen(screen, answer)
+
+    # -- actions ---------------------------------------------------------------------
+
+    def action_cancel_turn(self) -> None:
+        """Cancel the running turn (the app stays)."""
+        if self.agent.cancel():
+            self.transcript.add_notice("cancelling…", "warning")
+
+    def action_interrupt(self) -> None:
+        """Ctrl-C: cancel the turn; a second press within two seconds quits."""
+        now = time.monotonic()
+        if now - self._ctrl_c_at < QUIT_WINDOW:
+            self.run_worker(self.action_quit(), group="quit")
+            return
+        self._ctrl_c_at = now
+        if self.agent.cancel():
+            self.transcript.add_notice("cancelling… (Ctrl-C again to quit)", "warning")
+        else:
+            self.notify("Press Ctrl-C again to quit", timeout=QUIT_WINDOW)
+
+    def action_toggle_events(self) -> None:
+        """Show or hide the event pane."""
+        pane = self._events
+        pane.toggle_class("-open")
+        if pane.has_class("-open"):
+            pane.flush()
+        else:
+            self._prompt.focus()
+
+    async def action_quit(self) -> None:
+        """End the session cleanly and quit."""
+        self.agent.cancel()
+        self.workers.cancel_group(self, "turn")
+        await self._end_session()
+        self.exit(0 if self.last_reason in ("", "completed") else 1)
+
+    async def _end_session(self) -> None:
+        if self.session is None:
+            return
+        session, self.session = self.session, None
+        if self.agent.started:
+            session.recorder.add(self.agent.session_ended("completed"))
+            self.agent.started = False
+        try:
+            await session.close()
+        except Exception as exc:  # noqa: BLE001 - shown, not fatal on the way out
+            self.log.error(f"closing the session failed: {exc}")
+
+    async def on_unmount(self) -> None:
+        await self._end_session()
+        if not self._closed:
+            self._closed = True
+            try:
+                await self.agent.backend.aclose()
+            except Exception:  # noqa: BLE001
+                pass

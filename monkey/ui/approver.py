@@ -1,0 +1,49 @@
+"""The app's :class:`~monkey.agent.approval.Approver`: asks the person with a modal dialog.
+
+``decide()`` posts an :class:`ApprovalNeeded` carrying a future to the app and awaits it;
+the app pushes the approval screen and resolves the future with the screen's result.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from textual.app import App
+from textual.message import Message
+
+from monkey.agent.approval import ApprovalRequest, Decision
+
+__all__ = ["TuiApprover", "ApprovalNeeded"]
+
+
+class ApprovalNeeded(Message):
+    """A tool call waits for the person's decision."""
+
+    def __init__(self, request: ApprovalRequest, future: asyncio.Future[Decision]) -> None:
+        super().__init__()
+        self.request = request
+        """What to ask about."""
+        self.future = future
+        """Resolved with the person's :class:`Decision`."""
+
+
+class TuiApprover:
+    """Asks through the app, one request at a time."""
+
+    def __init__(self) -> None:
+        self.app: App | None = None
+        """The app to ask through (set by the app when it mounts)."""
+        self._lock = asyncio.Lock()
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        """Post the request to the app and wait for the answer (cancelling the turn withdraws it)."""
+        if self.app is None:
+            return Decision(approved=False, by="policy", reason="no screen to ask on")
+        async with self._lock:
+            future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+            self.app.post_message(ApprovalNeeded(request, future))
+            try:
+                return await future
+            finally:
+                if not future.done():
+                    future.cancel()

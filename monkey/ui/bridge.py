@@ -1,0 +1,195 @@
+"""The one place where agent events become Textual messages.
+
+Agent events (``monkey.events``) are plain msgspec structs that know nothing of the UI.
+:func:`translate` matches each one once and returns the UI messages it means; the app
+posts them. Every event also becomes an :class:`EventLogged` for the event pane.
+"""
+
+from __future__ import annotations
+
+from textual.message import Message
+
+from monkey.events import (
+    ApprovalResolved,
+    CheckpointCreated,
+    ContextCompacted,
+    ContextUsage,
+    Error,
+    Event,
+    Fallback,
+    IterationStarted,
+    MessageCompleted,
+    Retry,
+    SessionStarted,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    ToolOutput,
+    ToolResult,
+    ToolStarted,
+    TurnCompleted,
+    UndoApplied,
+    Usage,
+)
+
+__all__ = [
+    "translate",
+    "EventLogged",
+    "StreamDelta",
+    "MessageDone",
+    "ToolCalled",
+    "ToolProgress",
+    "ToolFinished",
+    "Notice",
+    "StatusChanged",
+    "TurnDone",
+]
+
+
+class EventLogged(Message):
+    """Any event, for the event pane."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+        """The event as the agent produced it."""
+
+
+class StreamDelta(Message):
+    """A piece of the assistant's text (``kind="text"``) or reasoning (``"thinking"``)."""
+
+    def __init__(self, kind: str, text: str) -> None:
+        super().__init__()
+        self.kind = kind
+        """``"text"`` or ``"thinking"``."""
+        self.text = text
+        """The piece, untrusted (escaped when shown)."""
+
+
+class MessageDone(Message):
+    """The model finished one message; the streamed block is complete."""
+
+
+class ToolCalled(Message):
+    """The model asked for a tool call."""
+
+    def __init__(self, call_id: str, name: str, arguments: dict) -> None:
+        super().__init__()
+        self.call_id = call_id
+        """The call's id (its block's key)."""
+        self.name = name
+        """The tool."""
+        self.arguments = arguments
+        """The arguments as the model wrote them."""
+
+
+class ToolProgress(Message):
+    """Something happened to a running call: it started, printed output, or was decided."""
+
+    def __init__(self, call_id: str, text: str = "", state: str = "") -> None:
+        super().__init__()
+        self.call_id = call_id
+        """The call's id."""
+        self.text = text
+        """Output to append (shell stdout/stderr)."""
+        self.state = state
+        """A new state word for the block's title (``running``, ``denied`` ...), or empty."""
+
+
+class ToolFinished(Message):
+    """A tool call finished."""
+
+    def __init__(self, call_id: str, ok: bool, output: str, duration_ms: float, diff: str) -> None:
+        super().__init__()
+        self.call_id = call_id
+        """The call's id."""
+        self.ok = ok
+        """Whether it succeeded."""
+        self.output = output
+        """What the model is given back."""
+        self.duration_ms = duration_ms
+        """How long it ran."""
+        self.diff = diff
+        """A unified diff of what it changed (may be empty)."""
+
+
+class Notice(Message):
+    """A line for the transcript: an error, a retry, a checkpoint, an undo."""
+
+    def __init__(self, text: str, level: str = "info") -> None:
+        super().__init__()
+        self.text = text
+        """What to say (untrusted parts already escaped by the widget)."""
+        self.level = level
+        """``info``, ``warning`` or ``error``."""
+
+
+class StatusChanged(Message):
+    """Figures for the status bar; ``None`` fields are unchanged."""
+
+    def __init__(self, **fields: object) -> None:
+        super().__init__()
+        self.fields = fields
+        """Status bar attributes to set (``backend``, ``tokens_in`` ...)."""
+
+
+class TurnDone(Message):
+    """The turn ended."""
+
+    def __init__(self, reason: str, message: str) -> None:
+        super().__init__()
+        self.reason = reason
+        """Why it ended (``completed``, ``cancelled`` ...)."""
+        self.message = message
+        """Why, for a person, when it did not simply complete."""
+
+
+def translate(event: Event) -> list[Message]:
+    """The UI messages one agent event means (the event pane's entry first)."""
+    out: list[Message] = [EventLogged(event)]
+    match event:
+        case TextDelta(text=text):
+            out.append(StreamDelta("text", text))
+        case ThinkingDelta(text=text):
+            out.append(StreamDelta("thinking", text))
+        case MessageCompleted():
+            out.append(MessageDone())
+        case ToolCallEvent(call_id=cid, name=name, arguments=args):
+            out.append(ToolCalled(cid, name, dict(args)))
+        case ToolStarted(call_id=cid):
+            out.append(ToolProgress(cid, state="running"))
+        case ToolOutput(call_id=cid, text=text):
+            out.append(ToolProgress(cid, text=text))
+        case ToolResult(call_id=cid, ok=ok, output=output, duration_ms=ms, diff=diff):
+            out.append(ToolFinished(cid, ok, output, ms, diff))
+        case ApprovalResolved(call_id=cid, decision=decision, by=by, reason=reason):
+            state = "denied" if decision == "denied" else f"approved by {by}"
+            out.append(ToolProgress(cid, state=state))
+            if decision == "denied" and reason:
+                out.append(Notice(f"denied: {reason}", "warning"))
+        case SessionStarted(backend=backend, model=model):
+            out.append(StatusChanged(backend=backend, model=model))
+        case IterationStarted(iteration=n, max_iterations=m):
+            out.append(StatusChanged(iteration=n, max_iterations=m))
+        case Usage(input_tokens=i, output_tokens=o, cost_usd=cost):
+            out.append(StatusChanged(add_in=i, add_out=o, add_cost=cost))
+        case ContextUsage(fraction=fraction):
+            out.append(StatusChanged(context=fraction))
+        case CheckpointCreated():
+            out.append(StatusChanged(add_checkpoint=1))
+        case UndoApplied(paths=paths):
+            out.append(Notice(f"undone: {', '.join(paths) or 'nothing'}"))
+        case ContextCompacted(messages_compacted=n, tokens_before=b, tokens_after=a):
+            out.append(Notice(f"compacted {n} messages: {b} → {a} tokens"))
+        case Retry(attempt=attempt, delay=delay, reason=reason):
+            out.append(Notice(f"retry {attempt} in {delay:.1f}s: {reason}", "warning"))
+        case Fallback(from_backend=src, to_backend=dst, reason=reason):
+            out.append(Notice(f"{src} failed ({reason}); going on with {dst}", "warning"))
+            out.append(StatusChanged(backend=dst))
+        case Error(message=message, fatal=fatal):
+            out.append(Notice(message, "error" if fatal else "warning"))
+        case TurnCompleted(reason=reason, message=message):
+            out.append(TurnDone(reason, message))
+        case _:
+            pass
+    return out

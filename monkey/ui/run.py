@@ -1,0 +1,26 @@
+"""Run :class:`~monkey.ui.app.MonkeyApp` from the CLI and return the exit status."""
+
+from __future__ import annotations
+
+from monkey.agent.loop import Agent
+
+__all__ = ["run_app"]
+
+
+def run_app(agent: Agent, *, task: str | None = None, continue_: bool = False, resume: str | None = None,
+            notices: list[str] | None = None, inline: bool = False) -> int:
+    """Run the app until the person quits; Textual restores the terminal on every exit path.
+
+    With ``task``, the task is sent at once and the app quits when the turn ends (``--tui``).
+    """
+    from monkey.ui.app import MonkeyApp
+
+    app = MonkeyApp(agent, task=task, continue_=continue_, resume=resume, notices=notices,
+                    exit_when_done=False)
+    try:
+        result = app.run(inline=inline)
+    except KeyboardInterrupt:
+        return 130
+    if app.return_code not in (None, 0):
+        return app.return_code
+    return result if isinstance(result, int) else 0

@@ -1,0 +1,140 @@
+"""The approval dialog: one dangerous tool call, what it would do, and the person's answer.
+
+The agent asks its :class:`~monkey.agent.approval.Approver`; the app's approver pushes an
+:class:`ApprovalScreen` and awaits the :class:`~monkey.agent.approval.Decision` it is
+dismissed with. Every piece of text here came from the model or the workspace, so it is
+rendered as plain :class:`~rich.text.Text` (never Rich markup) and already escaped.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Static
+
+from monkey.agent.approval import SHELL_TOOL, ApprovalRequest, Decision
+from monkey.safe_text import escape_controls
+from monkey.ui.screens.diff_text import diff_text
+
+__all__ = ["ApprovalScreen", "STOP_REASON"]
+
+STOP_REASON = "the user stopped the turn"
+"""The reason of a denial that stops the turn (Esc, or ``n`` with no reason typed)."""
+
+_LONG_ARGUMENTS = frozenset({"command", "content", "old_string", "new_string"})
+"""Arguments the command line or the diff already shows in full."""
+
+
+def argument_lines(arguments: dict[str, Any], *, width: int = 100) -> Text:
+    """The call's other arguments, one ``name: value`` per line, escaped and shortened."""
+    out = Text()
+    for name, value in arguments.items():
+        if name in _LONG_ARGUMENTS:
+            continue
+        shown = escape_controls(str(value), keep_newlines=False)
+        if len(shown) > width:
+            shown = shown[: width - 1] + "…"
+        if out:
+            out.append("\n")
+        out.append(f"{escape_controls(str(name))}: ", style="bold")
+        out.append(shown)
+    return out
+
+
+class ApprovalScreen(ModalScreen[Decision]):
+    """Asks a person about one tool call; dismissed with a :class:`Decision`.
+
+    Keys: ``y`` approve once, ``a`` approve for the session (only when the request offers a
+    grant), ``n`` deny with a reason for the model, Esc deny and stop the turn.
+    """
+
+    CSS_PATH = "approval.tcss"
+    AUTO_FOCUS = "#diff-box, #command-box"
+    BINDINGS = [
+        Binding("y", "approve_once", "approve once"),
+        Binding("a", "approve_session", "approve for session"),
+        Binding("n", "deny", "deny"),
+        Binding("escape", "stop", "deny and stop", priority=True),
+    ]
+
+    def __init__(self, request: ApprovalRequest) -> None:
+        super().__init__()
+        self.request = request
+        """The call waiting for an answer."""
+        self.asking_reason = False
+        """Whether the reason input is showing (``n`` was pressed)."""
+
+    @property
+    def is_shell(self) -> bool:
+        """Whether the call runs a command line."""
+        return self.request.tool == SHELL_TOOL
+
+    def compose(self) -> ComposeResult:
+        request = self.request
+        with Vertical(id="dialog"):
+            yield Static(Text.assemble(("Approve ", "bold"), (escape_controls(request.tool), "bold reverse"),
+                                       ("?", "bold")), id="title")
+            args = argument_lines(request.arguments)
+            if args:
+                yield Static(args, id="arguments")
+            if request.warnings:
+                warning = Text("⚠ ", style="bold")
+                warning.append("\n⚠ ".join(escape_controls(w, keep_newlines=False) for w in request.warnings))
+                yield Static(warning, id="warnings")
+            if self.is_shell:
+                yield Static(Text("command line (exactly as it would run):", style="bold"), classes="label")
+                with VerticalScroll(id="command-box"):
+                    yield Static(Text(request.summary), id="command")
+            else:
+                yield Static(Text("change it would apply:", style="bold"), classes="label")
+                with VerticalScroll(id="diff-box"):
+                    yield Static(diff_text(request.summary), id="diff")
+            grant = (Text.assemble(("a", "bold"), " approves for this session: ", escape_controls(request.grant))
+                     if request.grant else Text("no session grant possible: this call needs a fresh answer each time"))
+            yield Static(grant, id="grant")
+            yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
+            keys = "y approve once   " + ("a approve for session   " if request.grant else "")
+            yield Static(Text(keys + "n deny   Esc deny and stop"), id="keys")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Answer keys stop working while a reason is being typed; ``a`` needs a grant."""
+        if action in ("approve_once", "approve_session", "deny") and self.asking_reason:
+            return False
+        if action == "approve_session" and not self.request.grant:
+            return False
+        return True
+
+    def action_approve_once(self) -> None:
+        """Run this call, once."""
+        self.dismiss(Decision(approved=True, by="user"))
+
+    def action_approve_session(self) -> None:
+        """Run this call and every call the grant covers, for the rest of the session."""
+        self.dismiss(Decision(approved=True, scope="session", by="user",
+                              reason=f"approved for this session: {self.request.grant}"))
+
+    def action_deny(self) -> None:
+        """Show the reason input; the answer is sent when Enter is pressed in it."""
+        self.asking_reason = True
+        reason = self.query_one("#reason", Input)
+        reason.display = True
+        reason.focus()
+        self.query_one("#keys", Static).update(Text("Enter send the reason   Esc deny and stop"))
+
+    def action_stop(self) -> None:
+        """Deny and stop the turn."""
+        self.dismiss(Decision(approved=False, by="user", reason=STOP_REASON, stop=True))
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Deny with the typed reason, or stop the turn when none was typed."""
+        event.stop()
+        reason = event.value.strip()
+        if not reason:
+            self.action_stop()
+            return
+        self.dismiss(Decision(approved=False, by="user", reason=f"the user said: {reason}"))

@@ -1,0 +1,28 @@
+"""The slash commands that match what is typed, shown above the message box."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.widgets import Static
+
+from monkey.ui.widgets.prompt_input import COMMANDS
+
+
+class CommandHints(Static):
+    """Shows matching commands; hidden when there are none."""
+
+    DEFAULT_CSS = """
+    CommandHints { height: auto; max-height: 13; padding: 0 2; color: $text-muted; display: none; }
+    CommandHints.-shown { display: block; }
+    """
+
+    def show_matches(self, matches: list[str]) -> None:
+        """Show ``matches`` (Tab completes), or hide."""
+        self.set_class(bool(matches), "-shown")
+        text = Text()
+        for i, cmd in enumerate(matches):
+            if i:
+                text.append("\n")
+            text.append(f"{cmd:<13}", style="bold")
+            text.append(COMMANDS[cmd])
+        self.update(text)

@@ -1,0 +1,166 @@
+"""The message box: multi-line, Enter sends, history, slash-command completion."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from textual import events
+from textual.binding import Binding
+from textual.message import Message
+from textual.widgets import TextArea
+
+COMMANDS: dict[str, str] = {
+    "/help": "show the commands and keys",
+    "/undo": "undo the latest change monkey made",
+    "/checkpoints": "browse this session's checkpoints",
+    "/sessions": "browse stored sessions",
+    "/resume": "resume a stored session",
+    "/model": "show the model",
+    "/backend": "show the backend",
+    "/compact": "summarise older messages to free context",
+    "/clear": "start a new conversation",
+    "/events": "show or hide the event pane",
+    "/approvals": "list session approvals (/approvals revoke N)",
+    "/exit": "quit",
+}
+"""Slash commands and what they do."""
+
+HISTORY_LIMIT = 1000
+"""Entries kept in the history file."""
+
+
+def complete(text: str) -> list[str]:
+    """The slash commands that ``text`` (a ``/`` prefix with no space) could become."""
+    if not text.startswith("/") or " " in text or "\n" in text:
+        return []
+    return [c for c in COMMANDS if c.startswith(text)]
+
+
+class PromptInput(TextArea):
+    """Where the person types. Posts :class:`Submitted`; Enter sends, Shift+Enter/Ctrl+J breaks the line."""
+
+    DEFAULT_CSS = """
+    PromptInput { height: auto; min-height: 3; max-height: 10; border: round $primary; }
+    PromptInput:focus { border: round $accent; }
+    """
+
+    BINDINGS = [
+        Binding("ctrl+j,shift+enter", "newline", "New line", show=False),
+        Binding("tab", "complete", "Complete", show=False),
+    ]
+
+    class Submitted(Message):
+        """The person sent ``text``."""
+
+        def __init__(self, text: str) -> None:
+            super().__init__()
+            self.text = text
+            """What was typed, stripped."""
+
+    class Hints(Message):
+        """Matching slash commands changed (empty: none)."""
+
+        def __init__(self, matches: list[str]) -> None:
+            super().__init__()
+            self.matches = matches
+            """The commands the text could become."""
+
+    class Quit(Message):
+        """Ctrl-D on an empty box."""
+
+    def __init__(self, history_path: Path | None = None, **kwargs: object) -> None:
+        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
+                         placeholder="Type a task · / for commands · Ctrl+E events", **kwargs)  # type: ignore[arg-type]
+        self.history_path = history_path
+        """Where the history is kept (per workspace), or None for none."""
+        self.sent: list[str] = self._load()
+        """Sent messages, oldest first."""
+        self._index: int | None = None
+        self._draft = ""
+
+    def _load(self) -> list[str]:
+        if self.history_path is None:
+            return []
+        try:
+            raw = self.history_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        # one entry per line, newlines inside an entry escaped as \n (and backslashes as \\)
+        return [line.replace("\\n", "\n").replace("\\\\", "\\") for line in raw.splitlines() if line][-HISTORY_LIMIT:]
+
+    def _save(self, text: str) -> None:
+        if self.history_path is None:
+            return
+        try:
+            self.history_path.parent.mkdir(parents=True, exist_ok=True)
+            with self.history_path.open("a", encoding="utf-8") as f:
+                f.write(text.replace("\\", "\\\\").replace("\n", "\\n") + "\n")
+        except OSError:
+            pass
+
+    async def _on_key(self, event: events.Key) -> None:
+        if event.key == "enter":
+            event.stop()
+            event.prevent_default()
+            self.send()
+            return
+        if event.key == "ctrl+d" and not self.text:
+            event.stop()
+            event.prevent_default()
+            self.post_message(self.Quit())
+            return
+        if event.key == "up" and self.cursor_location[0] == 0 and self.sent:
+            event.stop()
+            event.prevent_default()
+            self._browse(-1)
+            return
+        if event.key == "down" and self._index is not None and self.cursor_location[0] == self.document.line_count - 1:
+            event.stop()
+            event.prevent_default()
+            self._browse(1)
+            return
+        await super()._on_key(event)
+
+    def _browse(self, step: int) -> None:
+        if self._index is None:
+            self._draft = self.text
+            self._index = len(self.sent)
+        self._index = max(0, min(len(self.sent), self._index + step))
+        self.load_text(self.sent[self._index] if self._index < len(self.sent) else self._draft)
+        self.move_cursor(self.document.end)
+        if self._index == len(self.sent):
+            self._index = None
+
+    def send(self) -> None:
+        """Send the text (if any) and remember it."""
+        text = self.text.strip()
+        if not text:
+            return
+        if not self.sent or self.sent[-1] != text:
+            self.sent.append(text)
+            self._save(text)
+        self._index = None
+        self.clear()
+        self.post_message(self.Submitted(text))
+
+    def action_newline(self) -> None:
+        """Insert a line break."""
+        self.insert("\n")
+
+    def action_complete(self) -> None:
+        """Complete a slash command to the longest common prefix of its matches."""
+        matches = complete(self.text)
+        if not matches:
+            return
+        if len(matches) == 1:
+            new = matches[0] + " "
+        else:
+            import os
+
+            new = os.path.commonprefix(matches)
+        self.load_text(new)
+        self.move_cursor(self.document.end)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        event.stop()
+        self.post_message(self.Hints(complete(self.text)))

@@ -1,0 +1,117 @@
+"""The conversation: user turns, streamed answers, collapsed thinking, tool blocks, notices."""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widget import Widget
+from textual.widgets import Collapsible, Static
+
+from monkey.safe_text import escape_controls
+from monkey.ui.widgets.assistant_text import AssistantText
+from monkey.ui.widgets.tool_block import ToolBlock
+
+MAX_BLOCKS = 300
+"""Widgets kept mounted; older ones are removed so memory stays bounded."""
+
+_LEVEL_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
+
+
+class Transcript(VerticalScroll):
+    """The scrolling conversation. The app calls its methods; it sends no messages."""
+
+    DEFAULT_CSS = """
+    Transcript { height: 1fr; padding: 0 1; }
+    Transcript .user { margin: 1 0 0 0; color: $accent; text-style: bold; }
+    Transcript .notice { margin: 0 0 0 2; }
+    Transcript Collapsible.thinking { border: none; padding: 0; margin: 0 0 0 2; background: transparent; }
+    """
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)  # type: ignore[arg-type]
+        self.streams: dict[str, AssistantText] = {}
+        """The open streamed blocks by kind (``text``, ``thinking``)."""
+        self.tools: dict[str, ToolBlock] = {}
+        """Tool blocks by call id (only the last :data:`MAX_BLOCKS` widgets stay)."""
+        self.dropped = 0
+        """How many old widgets were removed."""
+
+    def _add(self, widget: Widget) -> None:
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        self.mount(widget)
+        excess = len(self.children) - MAX_BLOCKS
+        if excess > 0:
+            old = list(self.children[:excess])
+            self.dropped += len(old)
+            for w in old:
+                if isinstance(w, ToolBlock):
+                    self.tools.pop(w.call_id, None)
+            self.remove_children(old)
+        if follow:
+            self.scroll_end(animate=False, immediate=False)
+
+    def add_user(self, text: str) -> None:
+        """Show what the person sent."""
+        self.end_stream()
+        self._add(Static(Text("› " + escape_controls(text)), classes="user"))
+
+    def add_notice(self, text: str, level: str = "info") -> None:
+        """Show a one-line notice (help, errors, undo results)."""
+        self.end_stream()
+        self._add(Static(Text(escape_controls(text), style=_LEVEL_STYLE.get(level, "")), classes=f"notice {level}"))
+
+    def add_delta(self, kind: str, text: str) -> None:
+        """Append streamed text to the open block of its kind, opening one if needed."""
+        block = self.streams.get(kind)
+        if block is None:
+            if kind == "text":
+                self.end_stream("thinking")
+            block = AssistantText(kind)
+            self.streams[kind] = block
+            if kind == "thinking":
+                self._add(Collapsible(block, title="thinking", collapsed=True, classes="thinking"))
+            else:
+                self._add(block)
+        block.add_delta(text)
+        if self.is_vertical_scroll_end:
+            self.scroll_end(animate=False, immediate=False)
+
+    def end_stream(self, kind: str | None = None) -> None:
+        """Complete the open streamed block(s)."""
+        for k in [kind] if kind else list(self.streams):
+            block = self.streams.pop(k, None)
+            if block is not None:
+                block.complete()
+
+    def add_tool(self, call_id: str, name: str, arguments: dict) -> ToolBlock:
+        """Open a block for a tool call."""
+        self.end_stream()
+        block = ToolBlock(call_id, name, arguments)
+        self.tools[call_id] = block
+        self._add(block)
+        return block
+
+    def load_history(self, turns: list[tuple[str, str]]) -> None:
+        """Show earlier (user, assistant) turns at once; only the last ones are mounted."""
+        self.end_stream()
+        keep = max(1, MAX_BLOCKS // 2 - 1)
+        widgets: list[Widget] = []
+        if len(turns) > keep:
+            widgets.append(Static(Text(f"… {len(turns) - keep} earlier turns not shown", style="dim"),
+                                  classes="notice"))
+        for user, answer in turns[-keep:]:
+            if user:
+                widgets.append(Static(Text("› " + escape_controls(user)), classes="user"))
+            if answer:
+                block = AssistantText("text")
+                block.add_delta(answer)
+                block.complete()
+                widgets.append(block)
+        self.mount_all(widgets)
+        self.scroll_end(animate=False, immediate=False)
+
+    def clear(self) -> None:
+        """Remove everything (``/clear``)."""
+        self.end_stream()
+        self.tools.clear()
+        self.remove_children()

@@ -1,0 +1,97 @@
+"""Snapshots of the approval dialog, the checkpoint timeline and the session picker.
+
+The data is real (requests from the real tools, checkpoints from the real loop, sessions
+from real scripted runs); times are shown through a fixed clock and ids are fixed. The
+``workspace`` and ``monkey_home`` fixtures come from ``snapshots/conftest.py``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monkey.store import SessionStore
+from monkey.ui.screens.approval import ApprovalScreen
+from monkey.ui.screens.picker import SessionPickerScreen
+from monkey.ui.screens.timeline import TimelineScreen
+from tests.ui.screen_data import (SESSION, ScreenApp, edit_request, fixed_time, shell_request, three_changes,
+                                  timeline_loaded)
+
+SIZE = (120, 36)
+
+
+def test_approval_edit(snap_compare, workspace: Path) -> None:
+    assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace))), terminal_size=SIZE)
+
+
+def test_approval_shell_hidden_characters(snap_compare, workspace: Path) -> None:
+    assert snap_compare(ScreenApp(ApprovalScreen(shell_request(workspace))), terminal_size=SIZE)
+
+
+def test_approval_deny_reason(snap_compare, workspace: Path) -> None:
+    assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace))), press=["n", *"too risky"],
+                        terminal_size=SIZE)
+
+
+def test_timeline(snap_compare, workspace: Path, monkey_home: Path) -> None:
+    import asyncio
+
+    cps = asyncio.run(three_changes(workspace, monkey_home))
+    assert snap_compare(ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=timeline_loaded,
+                        terminal_size=SIZE)
+
+
+def test_timeline_diff(snap_compare, workspace: Path, monkey_home: Path) -> None:
+    import asyncio
+
+    cps = asyncio.run(three_changes(workspace, monkey_home))
+    async def diff(pilot) -> None:
+        await timeline_loaded(pilot)
+        await pilot.press("up", "d")
+
+    assert snap_compare(ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=diff,
+                        terminal_size=SIZE)
+
+
+def test_timeline_refusal(snap_compare, workspace: Path, monkey_home: Path) -> None:
+    import asyncio
+
+    cps = asyncio.run(three_changes(workspace, monkey_home))
+    (workspace / "notes.txt").write_text("one\nTWO\nthree\nmine, by hand\n")
+
+    async def refuse(pilot) -> None:
+        await timeline_loaded(pilot)
+        await pilot.press("up", "up", "r")
+        for _ in range(100):
+            await pilot.pause(0.05)
+            if pilot.app.screen.refused is not None:
+                break
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=refuse,
+                        terminal_size=SIZE)
+
+
+def test_picker(snap_compare, workspace: Path) -> None:
+    import asyncio
+
+    from tests.ui.screen_data import record_sessions
+
+    asyncio.run(record_sessions(workspace))
+
+    class PickerApp(ScreenApp):
+        async def on_mount(self) -> None:
+            self.store = await SessionStore.open()
+            self.push_screen(SessionPickerScreen(self.store, workspace, format_time=fixed_time))
+
+        async def on_unmount(self) -> None:
+            await self.store.close()
+
+    async def loaded(pilot) -> None:
+        for _ in range(100):
+            await pilot.pause(0.02)
+            if pilot.app.screen.sessions:
+                break
+        await pilot.pause()
+
+    assert snap_compare(PickerApp(None), run_before=loaded, terminal_size=SIZE)  # type: ignore[arg-type]

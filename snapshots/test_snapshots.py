@@ -1,0 +1,76 @@
+"""One-line snapshot tests of the main screen; each freezes clocks and ids first."""
+
+from __future__ import annotations
+
+from monkey.events import IterationStarted, TextDelta, ThinkingDelta, TurnStarted, Usage
+from monkey.ui.widgets.tool_block import ToolBlock
+
+SIZE = (120, 36)
+EDIT = [{"text": "I'll rename the project and look around.", "tool_calls": [
+    {"name": "file_edit", "arguments": {"path": "README.md", "old_string": "# proj", "new_string": "# project"}},
+    {"name": "shell_execute", "arguments": {"command": "printf 'one\\ntwo\\n'"}}]},
+    {"text": "Done: the title now reads **project**."}]
+
+
+async def send(pilot, text: str) -> None:  # type: ignore[no-untyped-def]
+    app = pilot.app
+    app.query_one("#prompt").insert(text)
+    await pilot.press("enter")
+    for _ in range(200):
+        await pilot.pause(0.05)
+        if not app.working:
+            break
+    for block in app.transcript.query(ToolBlock):  # durations vary from run to run
+        block.duration_ms = 12.0
+        block._refresh_title()
+    await pilot.pause(0.2)
+
+
+def test_empty_app(app_for, snap_compare) -> None:
+    assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE)
+
+
+def test_streaming_turn(app_for, snap_compare) -> None:
+    async def stream(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        app.transcript.add_user("explain the loop")
+        app.status.set_working(True)
+        for event in [TurnStarted(turn=1, prompt="explain the loop"),
+                      IterationStarted(turn=1, iteration=1, max_iterations=20),
+                      ThinkingDelta(text="The loop is in agent/loop.py."),
+                      TextDelta(text="The loop **streams** events:\n\n- `text_delta` for text\n"),
+                      TextDelta(text="- `tool_call` for tools\n\nand then"),
+                      Usage(input_tokens=1200, output_tokens=80, cost_usd=0.0042)]:
+            await app.feed(event)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=stream)
+
+
+def test_tool_blocks_with_a_diff(app_for, snap_compare) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await send(pilot, "rename the project")
+
+    assert snap_compare(app_for(EDIT, "--no-approval"), terminal_size=SIZE, run_before=run)
+
+
+def test_event_pane_with_a_filter(app_for, snap_compare) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        app.event_pane.format_time = lambda ts: "12:00:00"
+        await pilot.press("ctrl+e")
+        await send(pilot, "say hello")
+        app.event_pane.query_one("#event-filter").focus()
+        for key in "text":
+            await pilot.press(key)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_for([{"text": "Hello there, how are you today?"}]), terminal_size=SIZE, run_before=run)
+
+
+def test_an_error(app_for, snap_compare) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await send(pilot, "do something")
+
+    turns = [{"error": "the server is on fire", "error_kind": "invalid_request"}]
+    assert snap_compare(app_for(turns), terminal_size=SIZE, run_before=run)

@@ -1,0 +1,48 @@
+"""Build the real app on a scripted backend for Pilot tests."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monkey.cli import build_parser
+from monkey.commands.agent import build_agent
+from monkey.ui.app import MonkeyApp
+from monkey.ui.approver import TuiApprover
+
+
+def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags: str, **kw: Any) -> MonkeyApp:
+    """The real app, built the way ``monkey agent`` builds it, on a scripted backend."""
+    script.write_text(json.dumps({"turns": turns}))
+    args = build_parser().parse_args(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags])
+    setup = build_agent(args, TuiApprover())
+    kw.setdefault("clock", lambda: 0.0)
+    return MonkeyApp(setup.agent, notices=setup.notices, **kw)
+
+
+@pytest.fixture
+def app_for(workspace: Path, tmp_path: Path):
+    """``app_for(turns, *flags, **kw)``: a :class:`MonkeyApp` for a script."""
+
+    def build(turns: list[dict[str, Any]], *flags: str, **kw: Any) -> MonkeyApp:
+        return make_app(workspace, tmp_path / "script.json", turns, *flags, **kw)
+
+    return build
+
+
+async def settle(pilot, app: MonkeyApp, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+    """Wait until no turn runs and the screen has caught up."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    await pilot.pause(0.05)
+    while app.working or app.queue:
+        if loop.time() > end:
+            raise AssertionError("the turn did not finish")
+        await pilot.pause(0.05)
+    await pilot.pause(0.1)

@@ -1,0 +1,66 @@
+"""The real ``monkey agent`` in a real terminal (tmux): type a task, approve, quit."""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import ROOT, monkey_env, write_script
+
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+
+
+def capture(session: str) -> str:
+    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
+
+
+def wait_for(session: str, text: str, timeout: float = 20.0) -> str:
+    end = time.monotonic() + timeout
+    screen = ""
+    while time.monotonic() < end:
+        screen = capture(session)
+        if text in screen:
+            return screen
+        time.sleep(0.1)
+    raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
+
+
+@pytest.mark.parametrize("flags", [[], ["--task", "rename the project", "--tui"]], ids=["typed", "task-tui"])
+def test_agent_app_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, flags: list[str]) -> None:
+    script = write_script(tmp_path / "script.json", [
+        {"text": "Renaming.", "tool_calls": [{"name": "file_edit", "arguments": {
+            "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
+        {"text": "All done here."},
+    ])
+    status = tmp_path / "status"
+    env = monkey_env(monkey_home, TERM="xterm-256color")
+    command = " ".join(shlex.quote(a) for a in [
+        sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
+        "--cwd", str(workspace), *flags])
+    shell = f"{command}; echo $? > {shlex.quote(str(status))}; echo MONKEY-EXITED; sleep 30"
+    session = f"monkey-test-{tmp_path.name}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(ROOT),
+                    *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
+                    shell], check=True, env=env)
+    try:
+        wait_for(session, "Type a task")
+        if not flags:
+            subprocess.run(["tmux", "send-keys", "-t", session, "-l", "rename the project"], check=True)
+            subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
+        wait_for(session, "approve once")
+        subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+        screen = wait_for(session, "All done here.")
+        assert "file_edit README.md" in screen
+        assert (workspace / "README.md").read_text() == "# project\n"
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-d"], check=True)
+        screen = wait_for(session, "MONKEY-EXITED")
+        assert "Type a task" not in screen  # the alternate screen is gone: the terminal is restored
+        assert status.read_text().strip() == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)

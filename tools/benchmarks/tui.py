@@ -1,0 +1,201 @@
+"""``tui``: the Textual app's first frame, key latency while streaming, and the event pane.
+
+* ``tui_first_frame``: wall time from starting a Python process to the app's first frame
+  (headless ``run_test``, scripted backend), against ``python -c "import textual.app"`` in
+  the same run; target: the app's first frame at most 0.6 s after textual's own import
+  time (the import alone takes about that long on a slow machine).
+* ``tui_key_latency_p95``: a key press reaching the message box, with a 2,000-turn
+  transcript loaded and 500 text deltas a second streaming; baseline: the same with an
+  empty, idle app; target: p95 at most 50 ms.
+* ``tui_event_pane_10k``: 10,000 events posted to the app until the open event pane has
+  drawn them; memory bounded (lines and events kept are capped); target: at most 2 s.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import PYTHON, figure, interleaved, median
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+
+_FIRST_FRAME = r"""
+import asyncio, sys
+sys.path.insert(0, sys.argv[1])
+from monkey.cli import build_parser
+from monkey.commands.agent import build_agent
+from monkey.ui.app import MonkeyApp
+from monkey.ui.approver import TuiApprover
+
+async def main():
+    args = build_parser().parse_args(["agent", "--backend", "scripted", "--script", sys.argv[2], "--cwd", sys.argv[3]])
+    app = MonkeyApp(build_agent(args, TuiApprover()).agent)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        sys.stdout.write("FRAME\n"); sys.stdout.flush()
+asyncio.run(main())
+"""
+
+
+def _workspace(tmp: Path) -> tuple[Path, Path, dict[str, str]]:
+    ws = tmp / "proj"
+    ws.mkdir()
+    subprocess.run(["git", "init", "-q", str(ws)], check=True)
+    script = tmp / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "hello"}]}))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONKEY_")}
+    env["MONKEY_HOME"] = str(tmp / "home")
+    return ws, script, env
+
+
+def _first_frame(tmp: Path, runs: int) -> dict:
+    ws, script, env = _workspace(tmp)
+
+    def ours() -> float:
+        start = time.perf_counter()
+        proc = subprocess.Popen([PYTHON, "-c", _FIRST_FRAME, str(ROOT), str(script), str(ws)],
+                                stdout=subprocess.PIPE, text=True, env=env)
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        took = time.perf_counter() - start
+        proc.wait()
+        if line.strip() != "FRAME":
+            raise RuntimeError("the app did not draw a frame")
+        return took
+
+    def base() -> float:
+        start = time.perf_counter()
+        subprocess.run([PYTHON, "-c", "import textual.app"], check=True, env=env)
+        return time.perf_counter() - start
+
+    a, b = interleaved(ours, base, runs)
+    value, baseline = median(a), median(b)
+    return figure("tui_first_frame", value, "s", "python -c 'import textual.app'", baseline,
+                  target="value - baseline <= 0.6 s", ok=value - baseline <= 0.6,
+                  over_baseline_s=round(value - baseline, 4))
+
+
+def _app(tmp: Path):  # type: ignore[no-untyped-def]
+    sys.path.insert(0, str(ROOT))
+    from monkey.cli import build_parser
+    from monkey.commands.agent import build_agent
+    from monkey.ui.app import MonkeyApp
+    from monkey.ui.approver import TuiApprover
+
+    ws, script, env = _workspace(tmp)
+    os.environ["MONKEY_HOME"] = env["MONKEY_HOME"]
+    args = build_parser().parse_args(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws)])
+    return MonkeyApp(build_agent(args, TuiApprover()).agent)
+
+
+async def _key_latencies(app, presses: int, *, loaded: bool) -> list[float]:  # type: ignore[no-untyped-def]
+    from textual import events
+
+    from monkey.events import TextDelta
+
+    out: list[float] = []
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.2)
+        stop = asyncio.Event()
+        streamer = None
+        if loaded:
+            app.transcript.load_history(
+                [(f"question {i}", f"answer {i} with some **markdown** and `code`") for i in range(2000)])
+            await pilot.pause(0.5)
+            app.status.set_working(True)
+
+            async def stream() -> None:  # 500 deltas a second, in 5-delta batches every 10 ms
+                next_at = time.perf_counter()
+                sent = 0
+                while not stop.is_set():
+                    for _ in range(5):  # model-like text: a paragraph every 40 deltas
+                        sent += 1
+                        await app.feed(TextDelta(text="words and words\n\n" if sent % 40 == 0 else "word and more "))
+                    next_at += 0.01
+                    await asyncio.sleep(max(0.0, next_at - time.perf_counter()))
+
+            streamer = asyncio.create_task(stream())
+            await asyncio.sleep(0.3)
+        prompt = app._prompt
+        prompt.focus()
+        for _ in range(presses):
+            before = len(prompt.text)
+            start = time.perf_counter()
+            prompt.post_message(events.Key("a", "a"))
+            while len(prompt.text) == before:
+                await asyncio.sleep(0)
+            out.append(time.perf_counter() - start)
+            await asyncio.sleep(0.01)
+        stop.set()
+        if streamer is not None:
+            await streamer
+        app.status.set_working(False)
+    return out
+
+
+def _p95(values: list[float]) -> float:
+    return statistics.quantiles(values, n=20)[-1]
+
+
+def _key_latency(tmp: Path, presses: int) -> dict:
+    base = asyncio.run(_key_latencies(_app(tmp / "idle"), presses, loaded=False))
+    loaded = asyncio.run(_key_latencies(_app(tmp / "loaded"), presses, loaded=True))
+    value, baseline = _p95(loaded), _p95(base)
+    return figure("tui_key_latency_p95", value * 1000, "ms", "same, empty idle app", baseline * 1000,
+                  target="p95 <= 50 ms", ok=value <= 0.05, median_ms=round(median(loaded) * 1000, 3))
+
+
+async def _event_pane(app, n: int) -> tuple[float, int, int]:  # type: ignore[no-untyped-def]
+    from textual.widgets import RichLog
+
+    from monkey.events import ToolOutput, Usage
+    from monkey.ui.bridge import EventLogged
+
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.2)
+        app.action_toggle_events()
+        await pilot.pause(0.1)
+        made = [ToolOutput(call_id=f"c{i}", text=f"line {i}\n") if i % 2 else Usage(input_tokens=i) for i in range(n)]
+        pane = app.event_pane
+        log = pane.query_one(RichLog)
+        start = time.perf_counter()
+        for event in made:
+            app.post_message(EventLogged(event))
+        while pane.count < n or pane._pending:
+            await asyncio.sleep(0.005)
+        await pilot.pause()
+        took = time.perf_counter() - start
+        return took, len(log.lines), len(pane.events)
+
+
+def _event_pane_figure(tmp: Path, n: int = 10_000) -> dict:
+    from monkey.events import ToolOutput, encode_line
+    from monkey.ui.widgets.event_pane import MAX_EVENTS, MAX_LINES
+
+    took, lines, kept = asyncio.run(_event_pane(_app(tmp / "events"), n))
+    start = time.perf_counter()
+    for i in range(n):
+        encode_line(ToolOutput(call_id=f"c{i}", text=f"line {i}\n"))
+    baseline = time.perf_counter() - start
+    bounded = lines <= MAX_LINES and kept <= MAX_EVENTS
+    return figure("tui_event_pane_10k", took, "s", "encode 10,000 events as JSON lines", baseline,
+                  target="value <= 2 s, lines and events kept bounded", ok=took <= 2.0 and bounded,
+                  lines_kept=lines, events_kept=kept)
+
+
+def bench_tui(runs: int = 5, presses: int = 100) -> list[dict]:
+    """The three figures."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "ff").mkdir()
+        for name in ("idle", "loaded", "events"):
+            (root / name).mkdir()
+        return [_first_frame(root / "ff", runs), _key_latency(root, presses), _event_pane_figure(root)]
