@@ -1,4 +1,5 @@
-"""The Codex ``exec --json`` parser on recorded shapes, an interrupted turn, and junk."""
+"""The Codex ``exec --json`` parser on hand-made shapes (from the docs; the real CLI's recordings are in
+test_codex_recorded.py), an interrupted turn, and junk."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@
 - ``turn.completed`` → :class:`Usage` (its usage is cumulative over the thread, so the
   usage of earlier turns given to the constructor is subtracted) and the final
   :class:`MessageCompleted`; ``turn.failed`` sets :attr:`CodexStreamParser.error`; a
-  top-level ``error`` is not terminal and becomes a non-fatal :class:`Error`.
+  top-level ``error`` is not terminal and becomes a non-fatal :class:`Error`. An API's JSON
+  error body, which Codex passes on as the message, is shown by its ``error.message``.
 
 Unknown types, unknown items and lines that do not fit become counted :class:`Raw`
 events. A stream without ``turn.completed`` or ``turn.failed`` is an incomplete end.
@@ -41,6 +42,21 @@ __all__ = ["CodexStreamParser"]
 
 SOURCE = "codex"
 _decode = msgspec.json.Decoder().decode
+
+
+def _message(text: Any) -> str:
+    """An error message; Codex passes an API's JSON error body on as is, so its
+    ``error.message`` is taken out of it when there is one."""
+    text = str(text)
+    if text.startswith("{"):
+        try:
+            body = _decode(text)
+            inner = body["error"]["message"] if isinstance(body.get("error"), dict) else body.get("message")
+        except (msgspec.DecodeError, AttributeError, KeyError, TypeError):
+            return text
+        if isinstance(inner, str) and inner:
+            return inner
+    return text
 
 
 class CodexStreamParser:
@@ -130,10 +146,10 @@ class CodexStreamParser:
         if kind == "turn.failed":
             err = obj.get("error") or {}
             msg = err.get("message") if isinstance(err, dict) else str(err)
-            self.error = f"Codex failed: {msg or 'no details given'}"
+            self.error = f"Codex failed: {_message(msg) if msg else 'no details given'}"
             return True
         if kind == "error":
-            out.append(Error(message=f"Codex: {obj['message']}", kind="agent"))
+            out.append(Error(message=f"Codex: {_message(obj['message'])}", kind="agent"))
             return True
         return False
 
