@@ -43,7 +43,7 @@ def _request():
     messages = [
         Message(role="user", content="What is the capital of Italy?"),
         Message(role="assistant", content="Rome is the capital of Italy."),
-        Message(role="user", content="Write a short poem about the sea."),
+        Message(role="user", content="Write a long poem about the sea, with at least ten lines."),
     ]
     return ModelRequest(
         system="You are monkey, a coding assistant.", messages=messages, tools=tools, max_tokens=MAX_TOKENS
