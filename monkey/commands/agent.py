@@ -7,6 +7,7 @@ import asyncio
 import os
 import signal
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,6 +36,9 @@ class Setup:
     config: Config
     agent: Agent
     notices: list[str]
+    attach_checkpoints: Callable[[], list[str]] | None = None
+    """With ``defer_checkpoints``: gives the agent its checkpoint guard after repairing
+    interrupted changes, and returns the repair's messages. The agent must not run before."""
 
 
 def _fail(message: str, code: int) -> int:
@@ -50,8 +54,13 @@ def _workspace(cwd: str | None) -> Path:
     return path.resolve()
 
 
-def build_agent(args: argparse.Namespace, approver: Approver | None) -> Setup:
-    """Resolve workspace, config, backend and policy into an :class:`Agent`."""
+def build_agent(args: argparse.Namespace, approver: Approver | None, *, defer_checkpoints: bool = False) -> Setup:
+    """Resolve workspace, config, backend and policy into an :class:`Agent`.
+
+    With ``defer_checkpoints`` the checkpoint guard (its modules, its database and the repair
+    of interrupted changes) is left to :attr:`Setup.attach_checkpoints`, so that the app can
+    draw its first frame first.
+    """
     from monkey.backends.select import choose_backend, create_backend
 
     workspace = _workspace(args.cwd)
@@ -82,10 +91,15 @@ def build_agent(args: argparse.Namespace, approver: Approver | None) -> Setup:
             output_limit=config.shell.output_limit,
         ),
     )
-    guard, repaired = _checkpoint_guard(workspace, config)
+    guard, repaired = (None, []) if defer_checkpoints else _checkpoint_guard(workspace, config)
     agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=policy, options=options,
                   checkpoints=guard, context=_context_manager(backend, config, args))
-    return Setup(workspace, config, agent, config.notices + choice.notices + repaired)
+    attach = None
+    if defer_checkpoints:
+        def attach() -> list[str]:
+            agent.checkpoints, messages = _checkpoint_guard(workspace, config)
+            return messages
+    return Setup(workspace, config, agent, config.notices + choice.notices + repaired, attach)
 
 
 def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyped-def]
@@ -220,18 +234,17 @@ def run_agent_command(args: argparse.Namespace) -> int:
     else:
         approver = HeadlessApprover()
     try:
-        setup = build_agent(args, approver)
+        setup = build_agent(args, approver, defer_checkpoints=use_app)
     except UsageError as exc:
         return _fail(str(exc), 2)
     except BackendError as exc:
         return _fail(exc.message, 2 if exc.kind == "invalid_request" else 1)
     for notice in setup.notices:
         sys.stderr.write(f"monkey: {notice}\n")
-    from monkey.store import StoreError
-
     resume = getattr(args, "resume", None)
     if resume == "":
         from monkey.commands.resume import pick_session
+        from monkey.store import StoreError
 
         try:
             resume = pick_session(setup.workspace, interactive=interactive)
@@ -241,11 +254,14 @@ def run_agent_command(args: argparse.Namespace) -> int:
         from monkey.ui.run import run_app
 
         return run_app(setup.agent, task=task, continue_=args.continue_, resume=resume,
-                       notices=setup.notices, inline=getattr(args, "inline", False))
+                       notices=setup.notices, inline=getattr(args, "inline", False),
+                       prepare=setup.attach_checkpoints)
     if task is None:
         from monkey.repl import run_repl
 
         return run_repl(setup.agent, continue_=args.continue_, resume=resume)
+    from monkey.store import StoreError
+
     sink = _make_sink(args.output_format)
     try:
         last = asyncio.run(_drive(setup.agent, task, sink, continue_=args.continue_, resume=resume))

@@ -14,16 +14,20 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-
-from pathspec import GitIgnoreSpec
+from typing import TYPE_CHECKING
 
 from monkey.tools.workspace import is_protected_name
+
+if TYPE_CHECKING:  # pathspec loads when a search first reads an ignore file, not at startup
+    from pathspec import GitIgnoreSpec
 
 __all__ = ["IgnoreRules", "walk"]
 
 
 def _load_spec(path: Path) -> GitIgnoreSpec | None:
     """The rules of one ignore file, or None when it is missing or has none."""
+    from pathspec import GitIgnoreSpec
+
     try:
         text = path.read_text(encoding="utf-8", errors="replace")
     except (OSError, ValueError):

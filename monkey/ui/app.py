@@ -57,7 +57,7 @@ class MonkeyApp(App[int]):
     def __init__(self, agent: Agent, *, task: str | None = None, continue_: bool = False,
                  resume: str | None = None, notices: list[str] | None = None,
                  clock: Callable[[], float] = time.monotonic, store_path: Path | None = None,
-                 exit_when_done: bool = False) -> None:
+                 exit_when_done: bool = False, prepare: Callable[[], list[str]] | None = None) -> None:
         super().__init__()
         self.agent = agent
         """The agent this app drives."""
@@ -72,6 +72,11 @@ class MonkeyApp(App[int]):
         self.store_path = store_path
         self.exit_when_done = exit_when_done
         """Quit after the first task's turn (``--task --tui`` scripts)."""
+        self.prepare = prepare
+        """Setup left for after the first frame (the checkpoint guard and its crash repair);
+        it returns notices to show. Runs once, before the session opens and any turn starts."""
+        self.prepare_notices: list[str] = []
+        """What :attr:`prepare` reported (the CLI repeats it on stderr after the app exits)."""
         self.session = None
         """The open :class:`~monkey.commands.resume.SessionHandle` (None until mounted)."""
         self.queue: deque[str] = deque()
@@ -80,6 +85,8 @@ class MonkeyApp(App[int]):
         """How the last turn ended."""
         self._ctrl_c_at = -1e9
         self._closed = False
+        self._session_opened = asyncio.Event()
+        """Set once the first session-opening attempt has ended; turns wait for it."""
         if isinstance(agent.approver, TuiApprover):
             agent.approver.app = self
 
@@ -127,11 +134,27 @@ class MonkeyApp(App[int]):
         self._prompt.focus()
         for notice in self.notices:
             self.transcript.add_notice(notice, "warning")
-        self.open_session()
+        # The store (sqlite, its modules) opens just after the first frame, not before it.
+        self.call_after_refresh(self.open_session)
 
     @work(exclusive=True, group="session")
     async def open_session(self, resume: str | None = None) -> None:
         """Open (or switch to) the stored session, then send the first task if any."""
+        if self.prepare is not None:  # if it fails, the worker's error ends the app and no turn runs
+            prepare, self.prepare = self.prepare, None
+            self.prepare_notices = prepare()
+            for notice in self.prepare_notices:
+                self.transcript.add_notice(notice, "warning")
+        try:
+            await self._switch_session(resume)
+        finally:
+            self._session_opened.set()
+        if self.first_task:
+            task, self.first_task = self.first_task, None
+            self.submit(task)
+
+    async def _switch_session(self, resume: str | None) -> None:
+        """End the open session, if any, and open the requested (or a new) one."""
         from monkey.commands.resume import describe_restored, open_session
         from monkey.store import StoreError
 
@@ -154,9 +177,6 @@ class MonkeyApp(App[int]):
                 for line in describe_restored(self.session.restored):
                     self.transcript.add_notice(line)
                 self._show_restored()
-        if self.first_task:
-            task, self.first_task = self.first_task, None
-            self.submit(task)
 
     def _show_restored(self) -> None:
         turns: list[tuple[str, str]] = []
@@ -173,9 +193,7 @@ class MonkeyApp(App[int]):
     def submit(self, text: str) -> None:
         """Send a message, or queue it while a turn runs; slash commands run at once."""
         if text.startswith("/"):
-            from monkey.ui.slash import run_command
-
-            self.run_worker(run_command(self, text), group="command")
+            self.run_worker(self._run_command(text), group="command")
             return
         if self.working:
             self.queue.append(text)
@@ -186,6 +204,12 @@ class MonkeyApp(App[int]):
         self.transcript.add_user(text)
         self.status.set_working(True)
         self.run_turn(text)
+
+    async def _run_command(self, text: str) -> None:
+        from monkey.ui.slash import run_command
+
+        await self._session_opened.wait()  # checkpoints are repaired and the session open first
+        await run_command(self, text)
 
     @on(PromptInput.Submitted)
     def _on_submitted(self, message: PromptInput.Submitted) -> None:
@@ -203,6 +227,7 @@ class MonkeyApp(App[int]):
     async def run_turn(self, prompt: str) -> None:
         """Run one turn of the agent, feeding every event to the store and the bridge."""
         try:
+            await self._session_opened.wait()  # a message typed at once is recorded too
             if not self.agent.started:
                 await self.feed(self.agent.session_started())
             async for event in self.agent.run(prompt):
@@ -322,6 +347,7 @@ class MonkeyApp(App[int]):
         pane = self._events
         pane.toggle_class("-open")
         if pane.has_class("-open"):
+            pane.build()
             pane.flush()
         else:
             self._prompt.focus()

@@ -2,25 +2,33 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 from monkey.agent.loop import Agent
 
 __all__ = ["run_app"]
 
 
 def run_app(agent: Agent, *, task: str | None = None, continue_: bool = False, resume: str | None = None,
-            notices: list[str] | None = None, inline: bool = False) -> int:
+            notices: list[str] | None = None, inline: bool = False,
+            prepare: Callable[[], list[str]] | None = None) -> int:
     """Run the app until the person quits; Textual restores the terminal on every exit path.
 
     With ``task``, the task is sent at once and the app quits when the turn ends (``--tui``).
+    ``prepare`` runs just after the first frame, before any turn (see :class:`MonkeyApp`).
     """
     from monkey.ui.app import MonkeyApp
 
     app = MonkeyApp(agent, task=task, continue_=continue_, resume=resume, notices=notices,
-                    exit_when_done=False)
+                    exit_when_done=False, prepare=prepare)
     try:
         result = app.run(inline=inline)
     except KeyboardInterrupt:
         return 130
+    finally:  # as before the app drew first: repair messages stay in the terminal's scrollback
+        for notice in app.prepare_notices:
+            sys.stderr.write(f"monkey: {notice}\n")
     if app.return_code not in (None, 0):
         return app.return_code
     return result if isinstance(result, int) else 0

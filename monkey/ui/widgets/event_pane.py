@@ -10,15 +10,17 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from rich.syntax import Syntax
 from rich.text import Text
-from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.widgets import Input, RichLog, Static
+from textual.widgets import Input, Static
 
 from monkey.events import Event, encode
 from monkey.safe_text import escape_controls
+
+if TYPE_CHECKING:
+    from textual.widgets import RichLog
 
 MAX_LINES = 1000
 """Lines the log keeps rendered."""
@@ -59,10 +61,30 @@ class EventPane(Vertical):
         self.format_time: Callable[[float], str] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts))
         """How an event's time is shown (snapshot tests fix it)."""
 
-    def compose(self) -> ComposeResult:
-        yield Input(placeholder="filter by type (e.g. tool, text_delta) · #N: event N's JSON", id="event-filter")
-        yield Static("", id="event-detail", markup=False)
-        yield RichLog(max_lines=MAX_LINES, wrap=False, markup=False, id="event-log")
+    def build(self) -> None:
+        """Mount the filter, the detail view and the log; done when the pane first opens.
+
+        The pane starts hidden, so its children (and ``RichLog``, whose module is slow to
+        import) are not made before the first frame. Events seen until then wait in the
+        bounded pending queue.
+        """
+        if self.children:
+            return
+        from textual.widgets import RichLog
+
+        self.mount_all([
+            Input(placeholder="filter by type (e.g. tool, text_delta) · #N: event N's JSON", id="event-filter"),
+            Static("", id="event-detail", markup=False),
+            RichLog(max_lines=MAX_LINES, wrap=False, markup=False, id="event-log"),
+        ])
+
+    def _log(self) -> RichLog | None:
+        """The log, once :meth:`build` has mounted it."""
+        if not self.children:
+            return None
+        from textual.widgets import RichLog
+
+        return self.query_one("#event-log", RichLog)
 
     def on_mount(self) -> None:
         self.set_interval(0.05, self.flush)
@@ -92,9 +114,9 @@ class EventPane(Vertical):
 
     def flush(self) -> None:
         """Write what arrived since the last tick."""
-        if not self._pending:
+        log = self._log() if self._pending else None
+        if log is None:
             return
-        log = self.query_one(RichLog)
         items = list(self._pending)
         self._pending.clear()
         for n, event in items:
@@ -103,8 +125,9 @@ class EventPane(Vertical):
     def set_filter(self, text: str) -> None:
         """Show only matching types (re-renders from the kept events)."""
         self.filter = text.strip()
-        log = self.query_one(RichLog)
-        log.clear()
+        log = self._log()
+        if log is not None:
+            log.clear()
         self._pending.clear()
         for item in self.events:
             if self._matches(item[1]):
@@ -113,10 +136,13 @@ class EventPane(Vertical):
 
     def show_detail(self, n: int) -> bool:
         """Show event number ``n`` as pretty JSON; False if it is no longer kept."""
+        self.build()
         detail = self.query_one("#event-detail", Static)
         for seq, event in self.events:
             if seq == n:
                 import json
+
+                from rich.syntax import Syntax  # imported when first used: pygments is slow to load
 
                 pretty = json.dumps(json.loads(encode(event)), indent=2, ensure_ascii=False)
                 self.detail = pretty

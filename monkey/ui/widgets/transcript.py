@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
 from monkey.safe_text import escape_controls
-from monkey.ui.widgets.assistant_text import AssistantText
-from monkey.ui.widgets.tool_block import ToolBlock
+
+if TYPE_CHECKING:  # imported when first used: markdown and syntax are not needed for the first frame
+    from monkey.ui.widgets.assistant_text import AssistantText
+    from monkey.ui.widgets.tool_block import ToolBlock
 
 MAX_BLOCKS = 300
 """Widgets kept mounted; older ones are removed so memory stays bounded."""
@@ -41,6 +45,8 @@ class Transcript(VerticalScroll):
         self.mount(widget)
         excess = len(self.children) - MAX_BLOCKS
         if excess > 0:
+            from monkey.ui.widgets.tool_block import ToolBlock
+
             old = list(self.children[:excess])
             self.dropped += len(old)
             for w in old:
@@ -64,6 +70,8 @@ class Transcript(VerticalScroll):
         """Append streamed text to the open block of its kind, opening one if needed."""
         block = self.streams.get(kind)
         if block is None:
+            from monkey.ui.widgets.assistant_text import AssistantText
+
             if kind == "text":
                 self.end_stream("thinking")
             block = AssistantText(kind)
@@ -85,6 +93,8 @@ class Transcript(VerticalScroll):
 
     def add_tool(self, call_id: str, name: str, arguments: dict) -> ToolBlock:
         """Open a block for a tool call."""
+        from monkey.ui.widgets.tool_block import ToolBlock
+
         self.end_stream()
         block = ToolBlock(call_id, name, arguments)
         self.tools[call_id] = block
@@ -93,6 +103,8 @@ class Transcript(VerticalScroll):
 
     def load_history(self, turns: list[tuple[str, str]]) -> None:
         """Show earlier (user, assistant) turns at once; only the last ones are mounted."""
+        from monkey.ui.widgets.assistant_text import AssistantText
+
         self.end_stream()
         keep = max(1, MAX_BLOCKS // 2 - 1)
         widgets: list[Widget] = []
