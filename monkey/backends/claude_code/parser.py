@@ -30,7 +30,7 @@ from typing import Any
 
 import msgspec
 
-from monkey.backends.jsonl import LineFramer
+from monkey.backends.jsonl import JsonlParser
 from monkey.events import (
     AgentSession,
     ContextCompacted,
@@ -106,11 +106,13 @@ class _Block:
         self.parts: list[str] = []
 
 
-class ClaudeStreamParser:
+class ClaudeStreamParser(JsonlParser):
     """Turns Claude Code's stream-json lines into events; never raises on bad input."""
 
+    source = SOURCE
+
     def __init__(self) -> None:
-        self._framer = LineFramer()
+        super().__init__()
         self._blocks: dict[tuple[str, int], _Block] = {}
         """Open content blocks of the streamed message, by (parent_tool_use_id, index)."""
         self._streamed: set[str] = set()
@@ -127,34 +129,11 @@ class ClaudeStreamParser:
         self.model = ""
         self.result: dict[str, Any] | None = None
         """The ``result`` object, once seen."""
-        self.error = ""
-        """Why the run failed (an error result, or no result at all), for a person."""
-        self.unknown = 0
-        """Lines that no known shape fit (non-JSON, unknown types, wrong fields)."""
-        self.lines = 0
 
-    # -- input -----------------------------------------------------------------------
-
-    def feed(self, data: bytes) -> list[Event]:
-        """Events of the lines completed by ``data``."""
-        out: list[Event] = []
-        for line in self._framer.feed(data):
-            self._line(line, out)
-        return out
-
-    def close(self) -> list[Event]:
-        """Events of a last line without newline; notes a missing ``result`` in :attr:`error`."""
-        out: list[Event] = []
-        rest = self._framer.close()
-        if rest is not None:
-            self._line(rest, out)
-        if self.result is None and not self.error:
-            self.error = "Claude Code ended without a result: the run is incomplete"
-        return out
-
-    def _raw(self, data: Any, out: list[Event]) -> None:
-        self.unknown += 1
-        out.append(Raw(source=SOURCE, data=data))
+    def _incomplete(self) -> str:
+        if self.result is None:
+            return "Claude Code ended without a result: the run is incomplete"
+        return ""
 
     def _line(self, line: bytes, out: list[Event]) -> None:
         if not line.strip():

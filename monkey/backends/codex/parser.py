@@ -24,13 +24,12 @@ from typing import Any
 
 import msgspec
 
-from monkey.backends.jsonl import LineFramer
+from monkey.backends.jsonl import JsonlParser
 from monkey.events import (
     AgentSession,
     Error,
     Event,
     MessageCompleted,
-    Raw,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
@@ -59,11 +58,13 @@ def _message(text: Any) -> str:
     return text
 
 
-class CodexStreamParser:
+class CodexStreamParser(JsonlParser):
     """Turns Codex's ``exec --json`` lines into events; never raises on bad input."""
 
+    source = SOURCE
+
     def __init__(self, *, previous_usage: tuple[int, int, int] = (0, 0, 0)) -> None:
-        self._framer = LineFramer()
+        super().__init__()
         self._announced: set[str] = set()
         self._shown: dict[str, int] = {}
         """How much of each streaming message/reasoning item was already given, by item id."""
@@ -74,30 +75,9 @@ class CodexStreamParser:
         self.thread_id = ""
         self.answer = ""
         self.finished = False
-        self.error = ""
-        self.unknown = 0
-        self.lines = 0
 
-    def feed(self, data: bytes) -> list[Event]:
-        """Events of the lines completed by ``data``."""
-        out: list[Event] = []
-        for line in self._framer.feed(data):
-            self._line(line, out)
-        return out
-
-    def close(self) -> list[Event]:
-        """Events of a last line without newline; notes a missing end in :attr:`error`."""
-        out: list[Event] = []
-        rest = self._framer.close()
-        if rest is not None:
-            self._line(rest, out)
-        if not self.finished and not self.error:
-            self.error = "Codex ended without turn.completed: the turn is incomplete"
-        return out
-
-    def _raw(self, data: Any, out: list[Event]) -> None:
-        self.unknown += 1
-        out.append(Raw(source=SOURCE, data=data))
+    def _incomplete(self) -> str:
+        return "" if self.finished else "Codex ended without turn.completed: the turn is incomplete"
 
     def _line(self, line: bytes, out: list[Event]) -> None:
         if not line.strip():
