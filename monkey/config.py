@@ -31,6 +31,7 @@ __all__ = [
     "PriceConfig",
     "ConfigError",
     "monkey_home",
+    "history_path",
     "load_config",
 ]
 
@@ -199,6 +200,14 @@ def monkey_home() -> Path:
     import platformdirs
 
     return Path(platformdirs.user_data_dir("monkey", appauthor=False))
+
+
+def history_path(workspace: Path, prefix: str = "") -> Path:
+    """The input history of one workspace under the monkey home (``prefix`` tells front ends apart)."""
+    import hashlib
+
+    digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
+    return monkey_home() / "history" / f"{prefix}{digest}.txt"
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

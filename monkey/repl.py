@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import signal
 import sys
 
@@ -76,10 +75,9 @@ def _diff_colour(line: str) -> str:
 
 
 def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
-    from monkey.config import monkey_home
+    from monkey.config import history_path
 
-    digest = hashlib.sha256(str(agent.workspace).encode()).hexdigest()[:16]
-    path = monkey_home() / "history" / f"{digest}.txt"
+    path = history_path(agent.workspace)
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
 

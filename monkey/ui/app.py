@@ -7,7 +7,6 @@ The agent runs in a ``@work`` worker; each event goes to the session recorder an
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from collections import deque
 from collections.abc import Callable
@@ -36,11 +35,10 @@ QUIT_WINDOW = 2.0
 
 
 def history_path(workspace: Path) -> Path:
-    """The per-workspace input history under the monkey home."""
-    from monkey.config import monkey_home
+    """The per-workspace input history of the app (its own file: the format differs from the REPL's)."""
+    from monkey.config import history_path as workspace_history
 
-    digest = hashlib.sha256(str(workspace).encode()).hexdigest()[:16]
-    return monkey_home() / "history" / f"tui-{digest}.txt"
+    return workspace_history(workspace, "tui-")
 
 
 class MonkeyApp(App[int]):
