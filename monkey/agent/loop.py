@@ -408,13 +408,13 @@ class Agent:
                 ctx.shell_line_approved = decision.by == "user" or decision.exact_line
             pending = await self._checkpoint(call, paths, turn, emit) if guarded and paths != [] else None
             emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))
-            ran = ""
+            ran = False
             try:
                 outcome = await tool.run(args, ctx)
-                ran = "ok"
+                ran = True
             finally:
                 if pending is not None:
-                    await self._checkpoint_done(pending, ran == "ok", emit)
+                    await self._checkpoint_done(pending, ran, emit)
         except ToolError as exc:
             return finish(False, str(exc))
         except asyncio.CancelledError:
