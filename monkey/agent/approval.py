@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from monkey.safe_text import escape_controls, invisible_warnings
-from monkey.tools.shell import needs_shell, split_command
-from monkey.tools.base import ToolError
+from monkey.tools.command_line import needs_shell, split_command
+from monkey.tools.errors import ToolError
 
 __all__ = [
     "ApprovalRequest",

@@ -7,18 +7,19 @@ import asyncio
 import os
 import signal
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalPolicy, Approver, HeadlessApprover, RuleError
-from monkey.agent.loop import Agent, AgentOptions
-from monkey.backends.base import BackendError
+from monkey.backends.base import Backend, BackendError
 from monkey.config import Config, ConfigError, load_config
 from monkey.events import Event, TurnCompleted
-from monkey.tools.base import ShellSettings
 
-__all__ = ["run_agent_command", "EXIT_CODES", "build_agent"]
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+
+__all__ = ["run_agent_command", "EXIT_CODES", "build_agent", "resolve_setup", "Setup"]
 
 EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "cancelled": 130}
 """Exit status of ``monkey agent --task`` by how the task ended."""
@@ -30,15 +31,46 @@ class UsageError(Exception):
 
 @dataclass
 class Setup:
-    """Everything resolved from flags and config."""
+    """Everything resolved and checked from flags and config; :meth:`build` makes the agent.
+
+    Resolving is cheap (no loop, no tools, no checkpoint database), so the app can check
+    every usage error before it draws, and build the agent just after its first frame.
+    """
 
     workspace: Path
     config: Config
-    agent: Agent
+    backend: Backend
+    policy: ApprovalPolicy
+    approver: Approver | None
+    max_iterations: int
+    compact_at: float
     notices: list[str]
-    attach_checkpoints: Callable[[], list[str]] | None = None
-    """With ``defer_checkpoints``: gives the agent its checkpoint guard after repairing
-    interrupted changes, and returns the repair's messages. The agent must not run before."""
+    agent: Agent | None = None
+    """The agent, once :meth:`build` has run."""
+
+    def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
+        """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
+
+        Returns the agent and one message per interrupted change that the guard repaired.
+        """
+        from monkey.agent.loop import Agent, AgentOptions
+        from monkey.tools.base import ShellSettings
+
+        config = self.config
+        options = AgentOptions(
+            max_iterations=self.max_iterations,
+            max_repeats=config.agent.max_repeats,
+            shell=ShellSettings(
+                timeout=config.shell.timeout,
+                max_timeout=config.shell.max_timeout,
+                output_limit=config.shell.output_limit,
+            ),
+        )
+        guard, repaired = _checkpoint_guard(self.workspace, config) if checkpoints else (None, [])
+        self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
+                           policy=self.policy, options=options, checkpoints=guard,
+                           context=_context_manager(self.backend, config, self.compact_at))
+        return self.agent, repaired
 
 
 def _fail(message: str, code: int) -> int:
@@ -54,12 +86,12 @@ def _workspace(cwd: str | None) -> Path:
     return path.resolve()
 
 
-def build_agent(args: argparse.Namespace, approver: Approver | None, *, defer_checkpoints: bool = False) -> Setup:
-    """Resolve workspace, config, backend and policy into an :class:`Agent`.
+def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
+    """Resolve workspace, config, backend and approval rules; raise on any usage error.
 
-    With ``defer_checkpoints`` the checkpoint guard (its modules, its database and the repair
-    of interrupted changes) is left to :attr:`Setup.attach_checkpoints`, so that the app can
-    draw its first frame first.
+    Raises:
+        UsageError: bad flags, config, rules or workspace (exit 2).
+        BackendError: the backend cannot be created.
     """
     from monkey.backends.select import choose_backend, create_backend
 
@@ -70,36 +102,35 @@ def build_agent(args: argparse.Namespace, approver: Approver | None, *, defer_ch
         raise UsageError(str(exc)) from None
     if args.continue_ and getattr(args, "resume", None) is not None:
         raise UsageError("--continue and --resume contradict each other; give one")
-    choice = choose_backend(
-        flag=args.backend, local=args.local, script=args.script, base_url=args.base_url,
-        api_key=args.api_key, config=config,
-    )
-    backend = create_backend(choice.name, config=config, model=args.model, script=args.script,
-                             api_key=args.api_key, base_url=args.base_url, workspace=workspace)
+    compact_at = getattr(args, "compact_at", None) or config.context.compact_at
+    if not 0 < compact_at <= 1:
+        raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
     try:
         policy = ApprovalPolicy.from_strings(
             config.approvals.allow, config.approvals.deny, no_approval=args.no_approval
         )
     except RuleError as exc:
         raise UsageError(str(exc)) from None
-    options = AgentOptions(
-        max_iterations=args.max_iterations or config.agent.max_iterations,
-        max_repeats=config.agent.max_repeats,
-        shell=ShellSettings(
-            timeout=config.shell.timeout,
-            max_timeout=config.shell.max_timeout,
-            output_limit=config.shell.output_limit,
-        ),
+    choice = choose_backend(
+        flag=args.backend, local=args.local, script=args.script, base_url=args.base_url,
+        api_key=args.api_key, config=config,
     )
-    guard, repaired = (None, []) if defer_checkpoints else _checkpoint_guard(workspace, config)
-    agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=policy, options=options,
-                  checkpoints=guard, context=_context_manager(backend, config, args))
-    attach = None
-    if defer_checkpoints:
-        def attach() -> list[str]:
-            agent.checkpoints, messages = _checkpoint_guard(workspace, config)
-            return messages
-    return Setup(workspace, config, agent, config.notices + choice.notices + repaired, attach)
+    backend = create_backend(choice.name, config=config, model=args.model, script=args.script,
+                             api_key=args.api_key, base_url=args.base_url, workspace=workspace)
+    return Setup(workspace, config, backend, policy, approver,
+                 max_iterations=args.max_iterations or config.agent.max_iterations,
+                 compact_at=compact_at, notices=config.notices + choice.notices)
+
+
+def build_agent(args: argparse.Namespace, approver: Approver | None) -> Setup:
+    """:func:`resolve_setup`, then :meth:`Setup.build`: the agent with its checkpoint guard.
+
+    The checkpoint repair's messages are added to :attr:`Setup.notices`.
+    """
+    setup = resolve_setup(args, approver)
+    _, repaired = setup.build()
+    setup.notices += repaired
+    return setup
 
 
 def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyped-def]
@@ -115,13 +146,10 @@ def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyp
         return guard, [f"checkpoints cannot be used, so every change will be refused: {exc}"]
 
 
-def _context_manager(backend, config: Config, args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _context_manager(backend: Backend, config: Config, compact_at: float):  # type: ignore[no-untyped-def]
     """Counting, eliding and compaction settings from ``[context]`` and ``--compact-at``."""
     from monkey.agent.context import ContextManager, ContextSettings
 
-    compact_at = getattr(args, "compact_at", None) or config.context.compact_at
-    if not 0 < compact_at <= 1:
-        raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
     settings = ContextSettings(window=config.context.window, compact_at=compact_at,
                                keep_tool_results=config.context.keep_tool_results)
     return ContextManager(backend, settings=settings)
@@ -234,7 +262,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
     else:
         approver = HeadlessApprover()
     try:
-        setup = build_agent(args, approver, defer_checkpoints=use_app)
+        setup = resolve_setup(args, approver) if use_app else build_agent(args, approver)
     except UsageError as exc:
         return _fail(str(exc), 2)
     except BackendError as exc:
@@ -253,9 +281,9 @@ def run_agent_command(args: argparse.Namespace) -> int:
     if use_app:
         from monkey.ui.run import run_app
 
-        return run_app(setup.agent, task=task, continue_=args.continue_, resume=resume,
-                       notices=setup.notices, inline=getattr(args, "inline", False),
-                       prepare=setup.attach_checkpoints)
+        return run_app(setup, task=task, continue_=args.continue_, resume=resume,
+                       notices=setup.notices, inline=getattr(args, "inline", False))
+    assert setup.agent is not None
     if task is None:
         from monkey.repl import run_repl
 

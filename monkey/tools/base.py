@@ -20,6 +20,7 @@ from typing import Any, ClassVar, Generic, TypeVar
 import msgspec
 
 from monkey.messages import ToolSpec
+from monkey.tools.errors import ToolError
 
 __all__ = [
     "Tool",
@@ -32,10 +33,6 @@ __all__ = [
 ]
 
 A = TypeVar("A", bound=msgspec.Struct)
-
-
-class ToolError(Exception):
-    """A failure the model is told about (bad path, no match, timeout...)."""
 
 
 @dataclass(frozen=True)

@@ -11,14 +11,14 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 
-from monkey.agent.approval import Decision
-from monkey.agent.loop import Agent
+from monkey.agent.approval import Approver, Decision
 from monkey.events import Event
 from monkey.ui import bridge
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
@@ -28,7 +28,11 @@ from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.status_bar import StatusBar
 from monkey.ui.widgets.transcript import Transcript
 
-__all__ = ["MonkeyApp"]
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+    from monkey.backends.base import Backend
+
+__all__ = ["MonkeyApp", "AgentSetup"]
 
 QUIT_WINDOW = 2.0
 """Seconds within which a second Ctrl-C quits."""
@@ -39,6 +43,24 @@ def history_path(workspace: Path) -> Path:
     from monkey.config import history_path as workspace_history
 
     return workspace_history(workspace, "tui-")
+
+
+class AgentSetup(Protocol):
+    """What the app shows before its agent exists, and how to build the agent.
+
+    :class:`monkey.commands.agent.Setup` is one: every usage error was found before the app
+    started; building (the loop, the tools, the checkpoint guard and its crash repair)
+    happens just after the first frame.
+    """
+
+    workspace: Path
+    backend: Backend
+    approver: Approver | None
+    max_iterations: int
+
+    def build(self) -> tuple[Agent, list[str]]:
+        """The agent, and notices to show (changes repaired after a crash)."""
+        ...
 
 
 class MonkeyApp(App[int]):
@@ -52,13 +74,19 @@ class MonkeyApp(App[int]):
         Binding("ctrl+e", "toggle_events", "Events", priority=True, show=False),
     ]
 
-    def __init__(self, agent: Agent, *, task: str | None = None, continue_: bool = False,
+    def __init__(self, agent: Agent | AgentSetup, *, task: str | None = None, continue_: bool = False,
                  resume: str | None = None, notices: list[str] | None = None,
                  clock: Callable[[], float] = time.monotonic, store_path: Path | None = None,
-                 exit_when_done: bool = False, prepare: Callable[[], list[str]] | None = None) -> None:
+                 exit_when_done: bool = False) -> None:
+        """``agent`` is the agent to drive, or an :class:`AgentSetup` to build it from after the first frame."""
         super().__init__()
-        self.agent = agent
-        """The agent this app drives."""
+        pending = agent if hasattr(agent, "build") else None
+        self._agent: Agent | None = None if pending is not None else agent  # type: ignore[assignment]
+        self._setup: AgentSetup | None = pending  # type: ignore[assignment]
+        self.workspace: Path = agent.workspace
+        self._backend: Backend = agent.backend
+        self._max_iterations: int = (pending.max_iterations if pending is not None
+                                     else agent.options.max_iterations)  # type: ignore[union-attr]
         self.first_task = task
         """A first message to send as soon as the session is open."""
         self.continue_ = continue_
@@ -70,11 +98,8 @@ class MonkeyApp(App[int]):
         self.store_path = store_path
         self.exit_when_done = exit_when_done
         """Quit after the first task's turn (``--task --tui`` scripts)."""
-        self.prepare = prepare
-        """Setup left for after the first frame (the checkpoint guard and its crash repair);
-        it returns notices to show. Runs once, before the session opens and any turn starts."""
         self.prepare_notices: list[str] = []
-        """What :attr:`prepare` reported (the CLI repeats it on stderr after the app exits)."""
+        """What building the agent reported (the CLI repeats it on stderr after the app exits)."""
         self.session = None
         """The open :class:`~monkey.commands.resume.SessionHandle` (None until mounted)."""
         self.queue: deque[str] = deque()
@@ -88,6 +113,13 @@ class MonkeyApp(App[int]):
         if isinstance(agent.approver, TuiApprover):
             agent.approver.app = self
 
+    @property
+    def agent(self) -> Agent:
+        """The agent this app drives (with a setup, built just after the first frame)."""
+        if self._agent is None:
+            raise RuntimeError("the agent is built after the first frame; wait for the session to open")
+        return self._agent
+
     # -- layout ----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
@@ -95,7 +127,7 @@ class MonkeyApp(App[int]):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
                 yield CommandHints(id="hints")
-                yield PromptInput(history_path(self.agent.workspace), id="prompt")
+                yield PromptInput(history_path(self.workspace), id="prompt")
             yield EventPane(id="events")
         yield StatusBar(self.clock, id="status")
 
@@ -117,7 +149,7 @@ class MonkeyApp(App[int]):
     @property
     def working(self) -> bool:
         """Whether a turn is running."""
-        return self.agent.running or self.status.started is not None
+        return (self._agent is not None and self._agent.running) or self.status.started is not None
 
     async def on_mount(self) -> None:
         self._transcript = self.query_one(Transcript)
@@ -126,21 +158,21 @@ class MonkeyApp(App[int]):
         self._prompt = self.query_one(PromptInput)
         self._hints = self.query_one(CommandHints)
         status = self.status
-        status.backend, status.model = self.agent.backend.name, self.agent.backend.model
-        status.max_iterations = self.agent.options.max_iterations
+        status.backend, status.model = self._backend.name, self._backend.model
+        status.max_iterations = self._max_iterations
         status.show()
         self._prompt.focus()
         for notice in self.notices:
             self.transcript.add_notice(notice, "warning")
-        # The store (sqlite, its modules) opens just after the first frame, not before it.
+        # The agent, its checkpoint guard and the store are built just after the first frame.
         self.call_after_refresh(self.open_session)
 
     @work(exclusive=True, group="session")
     async def open_session(self, resume: str | None = None) -> None:
         """Open (or switch to) the stored session, then send the first task if any."""
-        if self.prepare is not None:  # if it fails, the worker's error ends the app and no turn runs
-            prepare, self.prepare = self.prepare, None
-            self.prepare_notices = prepare()
+        if self._setup is not None:  # if it fails, the worker's error ends the app and no turn runs
+            setup, self._setup = self._setup, None
+            self._agent, self.prepare_notices = setup.build()
             for notice in self.prepare_notices:
                 self.transcript.add_notice(notice, "warning")
         try:
@@ -325,7 +357,7 @@ class MonkeyApp(App[int]):
 
     def action_cancel_turn(self) -> None:
         """Cancel the running turn (the app stays)."""
-        if self.agent.cancel():
+        if self._agent is not None and self._agent.cancel():
             self.transcript.add_notice("cancelling…", "warning")
 
     def action_interrupt(self) -> None:
@@ -335,7 +367,7 @@ class MonkeyApp(App[int]):
             self.run_worker(self.action_quit(), group="quit")
             return
         self._ctrl_c_at = now
-        if self.agent.cancel():
+        if self._agent is not None and self._agent.cancel():
             self.transcript.add_notice("cancelling… (Ctrl-C again to quit)", "warning")
         else:
             self.notify("Press Ctrl-C again to quit", timeout=QUIT_WINDOW)
@@ -352,7 +384,8 @@ class MonkeyApp(App[int]):
 
     async def action_quit(self) -> None:
         """End the session cleanly and quit."""
-        self.agent.cancel()
+        if self._agent is not None:
+            self._agent.cancel()
         self.workers.cancel_group(self, "turn")
         await self._end_session()
         self.exit(0 if self.last_reason in ("", "completed") else 1)
@@ -374,6 +407,6 @@ class MonkeyApp(App[int]):
         if not self._closed:
             self._closed = True
             try:
-                await self.agent.backend.aclose()
+                await self._backend.aclose()
             except Exception:  # noqa: BLE001
                 pass

@@ -3,25 +3,26 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from monkey.agent.loop import Agent
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+    from monkey.ui.app import AgentSetup
 
 __all__ = ["run_app"]
 
 
-def run_app(agent: Agent, *, task: str | None = None, continue_: bool = False, resume: str | None = None,
-            notices: list[str] | None = None, inline: bool = False,
-            prepare: Callable[[], list[str]] | None = None) -> int:
+def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bool = False,
+            resume: str | None = None, notices: list[str] | None = None, inline: bool = False) -> int:
     """Run the app until the person quits; Textual restores the terminal on every exit path.
 
     With ``task``, the task is sent at once and the app quits when the turn ends (``--tui``).
-    ``prepare`` runs just after the first frame, before any turn (see :class:`MonkeyApp`).
+    Given an :class:`~monkey.ui.app.AgentSetup`, the agent is built just after the first frame.
     """
     from monkey.ui.app import MonkeyApp
 
     app = MonkeyApp(agent, task=task, continue_=continue_, resume=resume, notices=notices,
-                    exit_when_done=False, prepare=prepare)
+                    exit_when_done=False)
     try:
         result = app.run(inline=inline)
     except KeyboardInterrupt:

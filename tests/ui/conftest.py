@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from monkey.cli import build_parser
-from monkey.commands.agent import build_agent
+from monkey.commands.agent import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 
@@ -19,9 +19,9 @@ def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags:
     script.write_text(json.dumps({"turns": turns}))
     args = build_parser().parse_args(
         ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags])
-    setup = build_agent(args, TuiApprover())
+    setup = resolve_setup(args, TuiApprover())
     kw.setdefault("clock", lambda: 0.0)
-    return MonkeyApp(setup.agent, notices=setup.notices, **kw)
+    return MonkeyApp(setup, notices=setup.notices, **kw)
 
 
 @pytest.fixture
