@@ -44,6 +44,7 @@ __all__ = [
     "ContextUsage",
     "ContextCompacted",
     "AgentSession",
+    "BackendChanged",
     "Raw",
     "EndReason",
     "ToolCallSpec",
@@ -248,6 +249,15 @@ class Fallback(Event, frozen=True, kw_only=True, tag="fallback"):
     """The model the call goes on with."""
 
 
+class BackendChanged(Event, frozen=True, kw_only=True, tag="backend_changed"):
+    """A person switched the model or the backend mid-session (``/model``, ``/backend``)."""
+
+    from_backend: str
+    from_model: str
+    to_backend: str
+    to_model: str
+
+
 class Error(Event, frozen=True, kw_only=True, tag="error"):
     """Something went wrong; ``fatal`` errors end the turn."""
 
@@ -336,6 +346,7 @@ AnyEvent = Union[
     Usage,
     Retry,
     Fallback,
+    BackendChanged,
     Error,
     TurnCompleted,
     SessionEnded,

@@ -35,6 +35,7 @@ from monkey.backends.base import Backend, BackendError
 from monkey.events import (
     ApprovalRequested,
     ApprovalResolved,
+    BackendChanged,
     CheckpointCreated,
     EndReason,
     Error,
@@ -144,6 +145,25 @@ class Agent:
             model=self.backend.model,
             resumed=self.resumed,
         )
+
+    def use_backend(self, backend: Backend) -> BackendChanged:
+        """Go on with another backend or model (``/model``, ``/backend``), keeping the conversation.
+
+        Only between turns. The system prompt and the context manager follow the new model;
+        the caller closes the old backend.
+        """
+        if self.running:
+            raise RuntimeError("the backend cannot change while a turn runs")
+        old, self.backend = self.backend, backend
+        self.system_prompt = render_system_prompt(
+            self.options.system_prompt, model=backend.model, workspace=str(self.workspace)
+        )
+        if self.context is not None:
+            summaries = self.context.summaries
+            self.context = ContextManager(backend, settings=self.context.settings)
+            self.context.summaries = set(summaries)
+        return BackendChanged(session_id=self.session_id, from_backend=old.name, from_model=old.model,
+                              to_backend=backend.name, to_model=backend.model)
 
     def session_ended(self, reason: EndReason, message: str = "") -> SessionEnded:
         """The event that closes the session."""

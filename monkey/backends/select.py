@@ -161,7 +161,10 @@ def _create_one(
             raise BackendError("the scripted backend needs --script FILE", kind="invalid_request")
         from monkey.backends.scripted import ScriptedBackend
 
-        return ScriptedBackend.from_file(script)
+        scripted = ScriptedBackend.from_file(script)
+        if model:
+            scripted.model = model
+        return scripted
     if name == "local":
         from monkey.backends.local import LocalBackend
 

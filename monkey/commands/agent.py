@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalPolicy, Approver, HeadlessApprover, RuleError
+from monkey.agent.switch import BackendSwitcher
 from monkey.backends.base import Backend, BackendError
 from monkey.config import Config, ConfigError, load_config
 from monkey.events import Event, TurnCompleted
@@ -45,6 +46,8 @@ class Setup:
     max_iterations: int
     compact_at: float
     notices: list[str]
+    switcher: BackendSwitcher
+    """Builds other backends for ``/model`` and ``/backend`` the way this one was built."""
     agent: Agent | None = None
     """The agent, once :meth:`build` has run."""
 
@@ -117,9 +120,11 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     )
     backend = create_backend(choice.name, config=config, model=args.model, script=args.script,
                              api_key=args.api_key, base_url=args.base_url, workspace=workspace)
+    switcher = BackendSwitcher(config, workspace, script=args.script, flagged=choice.name,
+                               api_key=args.api_key, base_url=args.base_url)
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=args.max_iterations or config.agent.max_iterations,
-                 compact_at=compact_at, notices=config.notices + choice.notices)
+                 compact_at=compact_at, notices=config.notices + choice.notices, switcher=switcher)
 
 
 def build_agent(args: argparse.Namespace, approver: Approver | None) -> Setup:

@@ -30,6 +30,7 @@ from monkey.ui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
+    from monkey.agent.switch import BackendSwitcher
     from monkey.backends.base import Backend
 
 __all__ = ["MonkeyApp", "AgentSetup"]
@@ -57,6 +58,7 @@ class AgentSetup(Protocol):
     backend: Backend
     approver: Approver | None
     max_iterations: int
+    switcher: BackendSwitcher
 
     def build(self) -> tuple[Agent, list[str]]:
         """The agent, and notices to show (changes repaired after a crash)."""
@@ -87,6 +89,7 @@ class MonkeyApp(App[int]):
         self._backend: Backend = agent.backend
         self._max_iterations: int = (pending.max_iterations if pending is not None
                                      else agent.options.max_iterations)  # type: ignore[union-attr]
+        self._switcher: BackendSwitcher | None = pending.switcher if pending is not None else None
         self.first_task = task
         """A first message to send as soon as the session is open."""
         self.continue_ = continue_
@@ -130,6 +133,15 @@ class MonkeyApp(App[int]):
                 yield PromptInput(history_path(self.workspace), id="prompt")
             yield EventPane(id="events")
         yield StatusBar(self.clock, id="status")
+
+    @property
+    def switcher(self) -> BackendSwitcher:
+        """Builds backends for ``/model`` and ``/backend`` (from the workspace's config if not given)."""
+        if self._switcher is None:
+            from monkey.agent.switch import BackendSwitcher
+
+            self._switcher = BackendSwitcher.for_workspace(self.workspace)
+        return self._switcher
 
     @property
     def transcript(self) -> Transcript:
@@ -407,6 +419,6 @@ class MonkeyApp(App[int]):
         if not self._closed:
             self._closed = True
             try:
-                await self._backend.aclose()
+                await (self._agent.backend if self._agent is not None else self._backend).aclose()
             except Exception:  # noqa: BLE001
                 pass

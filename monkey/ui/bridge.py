@@ -11,6 +11,7 @@ from textual.message import Message
 
 from monkey.events import (
     ApprovalResolved,
+    BackendChanged,
     CheckpointCreated,
     ContextCompacted,
     ContextUsage,
@@ -183,6 +184,8 @@ def translate(event: Event) -> list[Message]:
             out.append(Notice(f"compacted {n} messages: {b} → {a} tokens"))
         case Retry(attempt=attempt, delay=delay, reason=reason):
             out.append(Notice(f"retry {attempt} in {delay:.1f}s: {reason}", "warning"))
+        case BackendChanged(to_backend=backend, to_model=model):
+            out.append(StatusChanged(backend=backend, model=model))
         case Fallback(from_backend=src, to_backend=dst, reason=reason):
             out.append(Notice(f"{src} failed ({reason}); going on with {dst}", "warning"))
             out.append(StatusChanged(backend=dst))

@@ -6,7 +6,7 @@ import asyncio
 from typing import TYPE_CHECKING
 
 from monkey.events import Event
-from monkey.ui.widgets.prompt_input import COMMANDS
+from monkey.slash_commands import COMMANDS
 
 if TYPE_CHECKING:
     from monkey.ui.app import MonkeyApp
@@ -34,10 +34,8 @@ async def run_command(app: MonkeyApp, text: str) -> None:
             await app.action_quit()
         case "/events":
             app.action_toggle_events()
-        case "/model":
-            show(f"model: {agent.backend.model} (start monkey with --model to use another)")
-        case "/backend":
-            show(f"backend: {agent.backend.name} (start monkey with --backend to use another)")
+        case "/model" | "/backend":
+            await _switch(app, name, rest)
         case "/clear":
             if app.working:
                 show("a turn is running; cancel it first (Esc)", "warning")
@@ -62,6 +60,15 @@ async def run_command(app: MonkeyApp, text: str) -> None:
             await _compact(app)
         case _:
             show(f"unknown command {name}; /help lists them", "warning")
+
+
+async def _switch(app: MonkeyApp, name: str, rest: str) -> None:
+    from monkey.agent.switch import switch_command
+
+    result = await switch_command(app.agent, app.switcher, name, rest)
+    if result.event is not None:
+        await app.feed(result.event)
+    app.transcript.add_notice("\n".join(result.lines), "info" if result.ok else "warning")
 
 
 def _approvals(app: MonkeyApp, rest: str) -> None:

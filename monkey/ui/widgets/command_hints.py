@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from monkey.ui.widgets.prompt_input import COMMANDS
+from monkey.slash_commands import COMMANDS
 
 
 class CommandHints(Static):

@@ -9,21 +9,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
-COMMANDS: dict[str, str] = {
-    "/help": "show the commands and keys",
-    "/undo": "undo the latest change monkey made",
-    "/checkpoints": "browse this session's checkpoints",
-    "/sessions": "browse stored sessions",
-    "/resume": "resume a stored session",
-    "/model": "show the model",
-    "/backend": "show the backend",
-    "/compact": "summarise older messages to free context",
-    "/clear": "start a new conversation",
-    "/events": "show or hide the event pane",
-    "/approvals": "list session approvals (/approvals revoke N)",
-    "/exit": "quit",
-}
-"""Slash commands and what they do."""
+from monkey.slash_commands import COMMANDS
 
 HISTORY_LIMIT = 1000
 """Entries kept in the history file."""

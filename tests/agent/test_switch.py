@@ -1,0 +1,118 @@
+"""``/model`` and ``/backend``: switching mid-session keeps the conversation, a failed switch
+changes nothing, and the listing says what each backend needs."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from monkey.agent.loop import Agent
+from monkey.agent.switch import BackendSwitcher, switch_command
+from monkey.config import ClaudeCodeConfig, Config
+from monkey.events import BackendChanged, Event, Usage
+
+
+def _switcher(tmp_path: Path, workspace: Path, turns: list[dict], **kw) -> BackendSwitcher:  # type: ignore[type-arg]
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": turns}))
+    kw.setdefault("config", Config())
+    return BackendSwitcher(workspace=workspace, script=str(script), flagged="scripted", env={}, **kw)
+
+
+async def _turn(agent: Agent, prompt: str) -> list[Event]:
+    if not agent.started:
+        agent.session_started()
+    return [event async for event in agent.run(prompt)]
+
+
+async def test_model_switch_keeps_the_conversation(tmp_path: Path, workspace: Path) -> None:
+    switcher = _switcher(tmp_path, workspace, [{"text": "first answer"}, {"text": "second answer"}])
+    agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
+    await _turn(agent, "one?")
+    old = agent.backend
+
+    result = await switch_command(agent, switcher, "/model", "bigger-model")
+
+    assert result.ok
+    assert result.event == BackendChanged(ts=result.event.ts, session_id=agent.session_id,
+                                          from_backend="scripted", from_model="scripted",
+                                          to_backend="scripted", to_model="bigger-model")
+    assert agent.backend is not old and agent.backend.model == "bigger-model"
+    assert "bigger-model" in agent.system_prompt
+    assert agent.context is None or agent.context.backend is agent.backend
+    # The new backend replays its script from the start, and gets the whole conversation.
+    events = await _turn(agent, "two?")
+    assert [m.content for m in agent.messages] == ["one?", "first answer", "two?", "first answer"]
+    usage = [e for e in events if isinstance(e, Usage)][-1]
+    assert usage.model == "bigger-model"
+
+
+async def test_context_manager_follows_the_new_backend(tmp_path: Path, workspace: Path) -> None:
+    from monkey.agent.context import ContextManager, ContextSettings
+
+    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}])
+    backend = switcher.create("scripted", None)
+    settings = ContextSettings(window=5000, compact_at=0.5)
+    agent = Agent(backend=backend, workspace=workspace, context=ContextManager(backend, settings=settings))
+    agent.context.summaries.add("an earlier summary")  # type: ignore[union-attr]
+
+    await switch_command(agent, switcher, "/backend", "scripted other")
+
+    assert agent.context is not None and agent.context.backend is agent.backend
+    assert agent.context.settings is settings
+    assert agent.context.summaries == {"an earlier summary"}
+
+
+@pytest.mark.parametrize(("command", "rest", "says"), [
+    ("/backend", "nope", "unknown backend 'nope'"),
+    ("/backend", "anthropic", "cannot switch to anthropic: no Anthropic API key"),
+    ("/backend", "scripted a b", "usage: /backend NAME [MODEL]"),
+    ("/model", "a b", "usage: /model NAME"),
+])
+async def test_a_failed_switch_changes_nothing(tmp_path: Path, workspace: Path, command: str, rest: str,
+                                               says: str) -> None:
+    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}])
+    agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
+    backend, prompt = agent.backend, agent.system_prompt
+
+    result = await switch_command(agent, switcher, command, rest)
+
+    assert not result.ok and result.event is None
+    assert says in result.lines[0]
+    assert agent.backend is backend and agent.system_prompt == prompt
+
+
+async def test_listing_marks_the_current_backend_and_what_each_needs(tmp_path: Path, workspace: Path) -> None:
+    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}],
+                         config=Config(claude_code=ClaudeCodeConfig(executable="no-such-claude-here")))
+    agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
+
+    result = await switch_command(agent, switcher, "/backend", "")
+    shown = "\n".join(result.lines)
+
+    assert result.ok and result.event is None
+    assert "* scripted" in shown and "replays --script" in shown
+    assert "ANTHROPIC_API_KEY is not set" in shown
+    assert "no-such-claude-here is not on PATH" in shown
+    for name in ("local", "openai", "codex"):
+        assert f"  {name}" in shown
+    current = await switch_command(agent, switcher, "/model", "")
+    assert current.lines[0] == "model: scripted on scripted"
+
+
+async def test_switching_to_an_external_agent_says_it_starts_fresh(tmp_path: Path, workspace: Path) -> None:
+    exe = tmp_path / "claude"
+    exe.write_text(f"#!{sys.executable}\nprint('2.0.14 (Claude Code)')\n")
+    exe.chmod(0o755)
+    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}],
+                         config=Config(claude_code=ClaudeCodeConfig(executable=str(exe))))
+    agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
+    await _turn(agent, "one?")
+
+    result = await switch_command(agent, switcher, "/backend", "claude-code")
+
+    assert result.ok and agent.backend.name == "claude-code"
+    assert any("keeps its own conversation" in line for line in result.lines)

@@ -1,0 +1,88 @@
+"""The app draws before its agent exists, and ``/model`` / ``/backend`` switch mid-session."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from monkey.ui.widgets.event_pane import EventPane
+from monkey.ui.widgets.prompt_input import PromptInput
+from tests.conftest import monkey_env, run_monkey, write_script
+from tests.ui.conftest import settle
+
+SIZE = (120, 36)
+
+
+async def send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
+    prompt = app.query_one(PromptInput)
+    prompt.focus()
+    prompt.insert(text)
+    await pilot.press("enter")
+    await settle(pilot, app)
+
+
+def notices(app) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(str(w.render()) for w in app.transcript.query(".notice"))
+
+
+async def test_the_agent_is_built_after_the_first_frame(app_for) -> None:
+    app = app_for([{"text": "hello"}])
+    drawn_without_agent = []
+    async with app.run_test(size=SIZE) as pilot:
+        # on_mount has run and the status bar shows the backend; the agent comes just after.
+        drawn_without_agent.append(app._agent is None and app.status.backend == "scripted")
+        await send(pilot, app, "hi")
+        assert app.agent.turns == 1 and app.agent.checkpoints is not None
+    assert drawn_without_agent == [True]
+
+
+async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, workspace: Path) -> None:
+    app = app_for([{"text": "first answer"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "one?")
+        await send(pilot, app, "/backend")
+        assert "* scripted" in notices(app) and "ANTHROPIC_API_KEY" in notices(app)
+
+        await send(pilot, app, "/model bigger")
+        assert app.agent.backend.model == "bigger" and app.status.model == "bigger"
+        assert "now using scripted · bigger" in notices(app)
+        pane = app.query_one(EventPane)
+        assert any(event.type == "backend_changed" for _, event in pane.events)
+
+        await send(pilot, app, "/backend nope")
+        assert "unknown backend 'nope'" in notices(app)
+        assert app.agent.backend.model == "bigger"
+
+        await send(pilot, app, "two?")  # the new backend answers, with the conversation so far
+        assert [m.content for m in app.agent.messages][-2:] == ["two?", "first answer"]
+        session_id = app.agent.session_id
+        await app.action_quit()
+    exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    [changed] = [line for line in exported.stdout.splitlines() if '"backend_changed"' in line]
+    assert '"to_model":"bigger"' in changed
+
+
+@pytest.mark.parametrize(("setup", "says"), [
+    ({"config": '[approvals]\ndeny = ["shell_execute(git status"]\n'}, "shell_execute(git status"),
+    ({"config": "[agent]\nmax_iterations = 'many'\n"}, "max_iterations"),
+    ({"flags": ["--backend", "nope"]}, "unknown backend 'nope'"),
+])
+def test_usage_errors_exit_2_before_the_app_draws(workspace: Path, monkey_home: Path, tmp_path: Path,
+                                                    setup: dict, says: str) -> None:  # type: ignore[type-arg]
+    if "config" in setup:
+        (workspace / ".monkey").mkdir(exist_ok=True)
+        (workspace / ".monkey" / "config.toml").write_text(setup["config"])
+    script = write_script(tmp_path / "s.json", [{"text": "hello"}])
+    flags = setup.get("flags", ["--backend", "scripted"])
+    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", *flags, "--script", str(script),
+                                           "--cwd", str(workspace)],
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before.decode(errors="replace")
+    assert child.exitstatus == 2, out
+    assert says in out
+    assert "\x1b[?1049h" not in out, "the app switched to the alternate screen before failing"
