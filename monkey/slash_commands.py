@@ -14,7 +14,7 @@ COMMANDS: dict[str, str] = {
     "/backend": "list or switch backends (/backend NAME [MODEL])",
     "/compact": "summarise older messages to free context",
     "/clear": "start a new conversation",
-    "/events": "show or hide the event pane",
+    "/events": "show or hide the event pane (↓ from its filter picks an event, Enter shows its JSON)",
     "/approvals": "list session approvals (/approvals revoke N)",
     "/exit": "quit",
 }

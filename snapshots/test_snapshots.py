@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from monkey.events import IterationStarted, TextDelta, ThinkingDelta, TurnStarted, Usage
+from monkey.events import (IterationStarted, TextDelta, ThinkingDelta, ToolCallEvent, ToolOutput, ToolResult,
+                           TurnStarted, Usage)
 from monkey.ui.widgets.tool_block import ToolBlock
 
 SIZE = (120, 36)
@@ -66,6 +67,28 @@ def test_event_pane_with_a_filter(app_for, snap_compare) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(app_for([{"text": "Hello there, how are you today?"}]), terminal_size=SIZE, run_before=run)
+
+
+def test_event_pane_with_a_selected_row_and_its_detail(app_for, snap_compare) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        app = pilot.app
+        pane = app.event_pane
+        pane.format_time = lambda ts: "12:00:00"
+        await pilot.press("ctrl+e")
+        for event in [TurnStarted(turn=1, prompt="list the files"),
+                      IterationStarted(turn=1, iteration=1, max_iterations=20),
+                      TextDelta(text="Let me look."),
+                      ToolCallEvent(call_id="c1", name="shell_execute", arguments={"command": "ls"}),
+                      ToolOutput(call_id="c1", text="README.md\nsrc\n"),
+                      ToolResult(call_id="c1", name="shell_execute", ok=True, output="README.md\nsrc\n"),
+                      Usage(input_tokens=1200, output_tokens=80, cost_usd=0.0042)]:
+            pane.add(event.__class__(**{**{f: getattr(event, f) for f in event.__struct_fields__}, "ts": 1.7e9}))
+        await pilot.pause(0.2)
+        pane.query_one("#event-filter").focus()
+        await pilot.press("down", "up", "up", "up", "enter")  # the tool_call line
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=run)
 
 
 def test_an_error(app_for, snap_compare) -> None:
