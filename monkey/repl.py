@@ -5,24 +5,18 @@ from __future__ import annotations
 import asyncio
 import signal
 import sys
+from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
+from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, ansi, diff_colour, record, run_command
+from monkey.repl_commands import compact_command as _compact_command  # noqa: F401 - tests drive it from here
 from monkey.safe_text import escape_controls
 
+if TYPE_CHECKING:
+    from monkey.agent.switch import BackendSwitcher
+
 __all__ = ["InlineApprover", "run_repl", "HELP"]
-
-HELP = """\
-Type a task and press Enter. While the agent works, Ctrl-C cancels the turn.
-  /help       this help
-  /approvals  show the approvals granted for this session (/approvals revoke N to drop one)
-  /clear      start a new conversation
-  /compact    summarise the older part of the conversation to free context
-  /exit       quit (Ctrl-D on an empty line does too)"""
-
-
-def _ansi(text: str, code: str) -> str:
-    return f"\x1b[{code}m{text}\x1b[0m" if sys.stdout.isatty() else text
 
 
 class InlineApprover:
@@ -37,11 +31,11 @@ class InlineApprover:
 
         async with self._lock:  # concurrent requests are asked one after the other
             out = sys.stdout
-            out.write("\n" + _ansi(f"? {request.tool} needs approval", "1;33") + "\n")
+            out.write("\n" + ansi(f"? {request.tool} needs approval", "1;33") + "\n")
             for line in request.summary.splitlines() or [""]:
-                out.write("    " + _diff_colour(line) + "\n")
+                out.write("    " + diff_colour(line) + "\n")
             for warning in request.warnings:
-                out.write(_ansi(f"  ! {escape_controls(warning)}", "31") + "\n")
+                out.write(ansi(f"  ! {escape_controls(warning)}", "31") + "\n")
             out.write(f"  [y] allow once   [a] allow for this session: {request.grant}   [n] deny\n")
             out.flush()
             session: PromptSession[str] = PromptSession()
@@ -64,37 +58,12 @@ class InlineApprover:
                     return Decision(approved=False, by="user", reason=f"the user said: {reason}")
 
 
-def _diff_colour(line: str) -> str:
-    if line.startswith("+") and not line.startswith("+++"):
-        return _ansi(line, "32")
-    if line.startswith("-") and not line.startswith("---"):
-        return _ansi(line, "31")
-    if line.startswith("@@"):
-        return _ansi(line, "35")
-    return line
-
-
 def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
     from monkey.config import history_path
 
     path = history_path(agent.workspace)
     path.parent.mkdir(parents=True, exist_ok=True)
     return path
-
-
-async def _record(recorder, event) -> None:  # type: ignore[no-untyped-def]
-    """Hand one event to the session store; a write error is shown and stops the turn."""
-    from monkey.store import StoreError
-
-    if recorder is None or recorder.failed is not None:
-        return
-    recorder.add(event)
-    if recorder.should_flush(event):
-        try:
-            await recorder.flush(wait=recorder.durable(event))
-        except StoreError as exc:
-            sys.stderr.write(f"\nmonkey: {exc}; this session is no longer saved\n")
-            raise
 
 
 async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # type: ignore[no-untyped-def]
@@ -111,11 +80,11 @@ async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # 
         if not agent.started:
             started = agent.session_started()
             sink(started)
-            await _record(recorder, started)
+            await record(recorder, started)
         async for event in agent.run(prompt):
             sink(event)
             try:
-                await _record(recorder, event)
+                await record(recorder, event)
             except StoreError:
                 agent.cancel()
     finally:
@@ -123,8 +92,9 @@ async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # 
     sink.close()
 
 
-async def _repl(agent: Agent, continue_: bool = False, resume: str | None = None) -> int:
+async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: BackendSwitcher) -> int:
     from monkey.commands.resume import open_session
+    from monkey.output import TextSink
     from monkey.store import StoreError
 
     try:
@@ -133,22 +103,26 @@ async def _repl(agent: Agent, continue_: bool = False, resume: str | None = None
         sys.stderr.write(f"monkey: {exc}\n")
         return 1
     for notice in stored.notices:
-        sys.stderr.write(f"monkey: {notice}\n")
+        sys.stderr.write(f"monkey: {escape_controls(notice)}\n")
+    sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
+    state = ReplState(agent, stored, sink, switcher)
     try:
-        return await _prompt_loop(agent, stored.recorder)
+        return await _prompt_loop(state)
+    except SessionLost as exc:
+        sys.stderr.write(f"monkey: no session could be opened: {exc}\n")
+        await agent.backend.aclose()
+        return 1
     finally:
-        await stored.close()
+        await state.end_session()
 
 
-async def _prompt_loop(agent: Agent, recorder) -> int:  # type: ignore[no-untyped-def]
+async def _prompt_loop(state: ReplState) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
-    from monkey.output import TextSink
-
-    sink = TextSink(sys.stdout, color=sys.stdout.isatty())
+    agent = state.agent
     session: PromptSession[str] = PromptSession(history=FileHistory(str(_history_path(agent))))
-    print(f"monkey · {agent.backend.name} · {agent.backend.model} · {agent.workspace}")
+    print(escape_controls(f"monkey · {agent.backend.name} · {agent.backend.model} · {agent.workspace}"))
     print("Type a task, /help for commands, Ctrl-D to quit.")
     while True:
         try:
@@ -159,76 +133,27 @@ async def _prompt_loop(agent: Agent, recorder) -> int:  # type: ignore[no-untype
             break
         if not text:
             continue
-        if text in ("/exit", "/quit"):
-            break
-        if text == "/help":
-            print(HELP)
-        elif text == "/clear":
-            agent.messages.clear()
-            recorder.reconcile()
-            print("(new conversation)")
-        elif text == "/compact":
-            await _compact_command(agent, sink, recorder)
-        elif text.startswith("/approvals"):
-            _approvals_command(agent, text)
-        elif text.startswith("/"):
-            print(f"unknown command {text.split()[0]}; /help lists them")
+        if text.startswith("/"):
+            if not await run_command(state, text):
+                break
         else:
-            await _run_turn(agent, text, sink, recorder)
-    if agent.started:
-        ended = agent.session_ended("completed")
-        sink(ended)
-        recorder.add(ended)
+            await _run_turn(agent, text, state.sink, state.recorder)
     await agent.backend.aclose()
     return 0
 
 
-async def _compact_command(agent: Agent, sink, recorder) -> None:  # type: ignore[no-untyped-def]
-    """``/compact``: summarise the older messages now."""
-    from monkey.store import StoreError
+def run_repl(agent: Agent, *, continue_: bool = False, resume: str | None = None,
+             switcher: BackendSwitcher | None = None) -> int:
+    """Run the plain REPL until the person quits (in a stored session, new or resumed).
 
-    if agent.context is None:
-        print("(this agent has no context manager)")
-        return
-    made: list = []
-    if not agent.started:
-        made.append(agent.session_started())
-    result = await agent.context.compact(agent, made.append, trigger="manual")
-    for event in made:
-        sink(event)
-        recorder.add(event)
-    recorder.reconcile()
+    ``switcher`` builds the backends ``/model`` and ``/backend`` switch to (default: from
+    the workspace's config, without command-line flags).
+    """
+    from monkey.agent.switch import BackendSwitcher
+
+    if switcher is None:
+        switcher = BackendSwitcher.for_workspace(agent.workspace)
     try:
-        await recorder.flush()
-    except StoreError as exc:
-        sys.stderr.write(f"monkey: {exc}; this session is no longer saved\n")
-    if result is None:
-        if not any(e.type == "error" for e in made):
-            print("(nothing to compact yet)")
-    else:
-        print(f"(compacted {result.messages_compacted} messages: {result.tokens_before} → {result.tokens_after} tokens)")
-
-
-def _approvals_command(agent: Agent, text: str) -> None:
-    grants = list(agent.policy.grants.items())
-    parts = text.split()
-    if len(parts) == 3 and parts[1] == "revoke" and parts[2].isdigit():
-        index = int(parts[2]) - 1
-        if 0 <= index < len(grants):
-            agent.policy.revoke(grants[index][0])
-            print(f"revoked: {grants[index][1]}")
-        else:
-            print(f"no grant number {parts[2]}")
-        return
-    if not grants:
-        print("no approvals granted in this session")
-    for i, (_, what) in enumerate(grants, 1):
-        print(f"  {i}. {what}")
-
-
-def run_repl(agent: Agent, *, continue_: bool = False, resume: str | None = None) -> int:
-    """Run the plain REPL until the person quits (in a stored session, new or resumed)."""
-    try:
-        return asyncio.run(_repl(agent, continue_, resume))
+        return asyncio.run(_repl(agent, continue_, resume, switcher))
     except KeyboardInterrupt:
         return 130

@@ -292,7 +292,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
     if task is None:
         from monkey.repl import run_repl
 
-        return run_repl(setup.agent, continue_=args.continue_, resume=resume)
+        return run_repl(setup.agent, continue_=args.continue_, resume=resume, switcher=setup.switcher)
     from monkey.store import StoreError
 
     sink = _make_sink(args.output_format)
