@@ -270,8 +270,6 @@ class MonkeyApp(App[int]):
         """Run one turn of the agent, feeding every event to the store and the bridge."""
         try:
             await self._session_opened.wait()  # a message typed at once is recorded too
-            if not self.agent.started:
-                await self.feed(self.agent.session_started())
             async for event in self.agent.run(prompt):
                 await self.feed(event)
         except Exception as exc:  # a bug or a backend failure must not take the app down
@@ -290,9 +288,11 @@ class MonkeyApp(App[int]):
             self.submit(text)
 
     async def feed(self, event: Event) -> None:
-        """Record one event, then show it."""
+        """Record one event, then show it (opening the session first if nothing has yet)."""
         from monkey.store import StoreError
 
+        if self._agent is not None and not self._agent.started and event.type != "session_started":
+            await self.feed(self._agent.session_started())  # an undo or a switch before any turn
         recorder = self.session.recorder if self.session is not None else None
         if recorder is not None and recorder.failed is None:
             recorder.add(event)

@@ -161,8 +161,6 @@ async def _compact(app: MonkeyApp) -> None:
         app.transcript.add_notice("this agent has no context manager", "warning")
         return
     made: list[Event] = []
-    if not agent.started:
-        made.append(agent.session_started())
     result = await agent.context.compact(agent, made.append, trigger="manual")
     for event in made:
         await app.feed(event)

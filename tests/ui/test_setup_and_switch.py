@@ -86,3 +86,15 @@ def test_usage_errors_exit_2_before_the_app_draws(workspace: Path, monkey_home: 
     assert child.exitstatus == 2, out
     assert says in out
     assert "\x1b[?1049h" not in out, "the app switched to the alternate screen before failing"
+
+
+async def test_a_switch_before_the_first_turn_opens_the_session(app_for, monkey_home: Path) -> None:
+    app = app_for([{"text": "hello"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "/model early")
+        assert "no longer saved" not in notices(app)
+        session_id = app.agent.session_id
+        await app.action_quit()
+    exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    kinds = [line.split('"type":"')[1].split('"')[0] for line in exported.stdout.splitlines()]
+    assert kinds == ["session_started", "backend_changed", "session_ended"]
