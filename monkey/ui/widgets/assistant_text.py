@@ -1,13 +1,112 @@
-"""The assistant's streamed answer, rendered as markdown and refreshed at most every 50 ms."""
+"""The assistant's streamed answer, rendered as markdown and refreshed at most every 50 ms.
+
+Each refresh re-parses the last, still open markdown block, so an open block that keeps
+growing (one long paragraph without a line break) would cost more on every refresh. Once
+the open block passes :data:`OPEN_BLOCK_LIMIT` characters, what follows is shown as plain
+text in an :class:`OpenTail`, which wraps only its last row again when text arrives; the
+markdown takes it back at the next blank line, and all of it when the message completes.
+"""
 
 from __future__ import annotations
 
+import re
+
+from rich.cells import cell_len
+from rich.segment import Segment
+from textual.geometry import Size
+from textual.strip import Strip
+from textual.widget import Widget
 from textual.widgets import Markdown
 
 from monkey.safe_text import escape_controls
 
 REFRESH = 0.05
 """Seconds between redraws while text streams in."""
+
+OPEN_BLOCK_LIMIT = 2000
+"""Characters of the open block (after the last blank line) re-parsed as markdown on each redraw."""
+
+_TOKEN = re.compile(r"\n|[^ \n]+ *| +")
+"""A line break, or a word with the spaces after it, or spaces that start a row."""
+
+
+def wrap_rows(text: str, width: int, start: int = 0) -> list[int]:
+    """Where each row starts when ``text[start:]`` is word-wrapped greedily to ``width`` cells.
+
+    A row's decisions depend only on the text from its own start, so wrapping again from
+    the start of the last row gives the same rows as wrapping everything again.
+    """
+    rows = [start]
+    col = 0
+    for match in _TOKEN.finditer(text, start):
+        token = match.group()
+        at = match.start()
+        if token == "\n":
+            rows.append(match.end())
+            col = 0
+            continue
+        word = len(token.rstrip(" "))
+        cells = cell_len(token[:word])
+        if col and col + cells > width:  # does not fit after what the row holds: a new row
+            rows.append(at)
+            col = 0
+        while cells > width:  # longer than a row: fold it
+            used = 0
+            for i, ch in enumerate(token[:word]):
+                used += cell_len(ch)
+                if used > width:
+                    cut = max(i, 1)
+                    break
+            else:  # pragma: no cover - cells > width means the loop breaks
+                cut = word
+            at += cut
+            token, word = token[cut:], word - cut
+            rows.append(at)
+            cells = cell_len(token[:word])
+        col += cell_len(token)
+    return rows
+
+
+class OpenTail(Widget):
+    """The open block's newest text, plain and wrapped; only its last row is wrapped again on :meth:`add`."""
+
+    DEFAULT_CSS = "OpenTail { height: auto; }"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.raw_length = 0
+        """Characters of the message shown here (before escaping)."""
+        self._text = ""
+        self._width = 0
+        self._rows: list[int] = [0]
+
+    def add(self, raw: str) -> None:
+        """Show more text; markup and escape sequences in it stay inert."""
+        self.raw_length += len(raw)
+        self._text += escape_controls(raw).replace("\t", "    ")
+        before = len(self._rows)
+        if self._width:
+            self._rows[-1:] = wrap_rows(self._text, self._width, self._rows[-1])
+        self.refresh(layout=len(self._rows) != before)
+
+    def _wrap(self, width: int) -> None:
+        if width != self._width:
+            self._width = width
+            self._rows = wrap_rows(self._text, width)
+
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        self._wrap(max(1, width))
+        return len(self._rows)
+
+    def render_line(self, y: int) -> Strip:
+        width = self.content_size.width
+        self._wrap(max(1, width))
+        style = self.rich_style
+        if y >= len(self._rows):
+            return Strip.blank(width, style)
+        end = self._rows[y + 1] if y + 1 < len(self._rows) else len(self._text)
+        row = self._text[self._rows[y]:end].rstrip("\n")
+        return Strip([Segment(row, style)]).crop_extend(0, width, style)
 
 
 class AssistantText(Markdown):
@@ -28,7 +127,10 @@ class AssistantText(Markdown):
         self._timer = None
         self._completed = False
         self._ready = False
-        self._shown = 0
+        self._fed = 0  # characters handed to the markdown
+        self._target = 0  # characters the markdown should have; the rest is the open tail
+        self._appending = False
+        self._tail: OpenTail | None = None
         if kind == "thinking":
             self.add_class("-thinking")
 
@@ -37,8 +139,9 @@ class AssistantText(Markdown):
         # hand it what arrived before the widget was mounted.
         self._ready = True
         self._dirty = False
-        self._initial_markdown = escape_controls(self.text)
-        self._shown = len(self.buffer)
+        text = self.text
+        self._initial_markdown = escape_controls(text)
+        self._fed = self._target = len(text)
         if not self._completed:
             self._timer = self.set_interval(REFRESH, self._flush)
 
@@ -49,20 +152,60 @@ class AssistantText(Markdown):
 
     @property
     def text(self) -> str:
-        """The whole message so far."""
-        return "".join(self.buffer)
+        """The whole message so far (the buffer is joined into one piece)."""
+        if len(self.buffer) > 1:
+            self.buffer[:] = ["".join(self.buffer)]
+        return self.buffer[0] if self.buffer else ""
 
     def _flush(self) -> None:
-        if self._dirty and self._ready:
-            self._dirty = False
-            new = "".join(self.buffer[self._shown:])
-            self._shown = len(self.buffer)
-            self.append(escape_controls(new))  # Markdown parses only from its last block on
+        if not (self._dirty and self._ready):
+            return
+        self._dirty = False
+        text = self.text
+        if self._completed:
+            target = len(text)
+        else:
+            blank = text.rfind("\n\n")
+            open_from = 0 if blank < 0 else blank + 2
+            # a small open block is re-parsed as today; a large one waits in the tail for a blank line
+            target = len(text) if len(text) - open_from <= OPEN_BLOCK_LIMIT else max(open_from, self._fed)
+        self._target = max(self._target, target)
+        if self._fed < self._target:
+            if self._tail is not None:  # its text goes to the markdown now
+                self._tail.remove()
+                self._tail = None
+            if not self._appending:
+                self._appending = True
+                self.call_later(self._append_pending)
+        elif not self._appending:
+            self._show_tail(text)
+
+    async def _append_pending(self) -> None:
+        # One append at a time: Markdown.append reads state that its previous append updates.
+        try:
+            while self._fed < self._target:
+                start, self._fed = self._fed, self._target
+                await self.append(escape_controls(self.text[start:self._fed]))  # parses from its last block on
+        finally:
+            self._appending = False
+        self._show_tail(self.text)
+
+    def _show_tail(self, text: str) -> None:
+        if len(text) <= self._target:
+            return
+        if self._tail is None:
+            self._tail = OpenTail()
+            self.mount(self._tail)  # after the blocks: no append runs while a tail is shown
+        shown = self._target + self._tail.raw_length
+        if len(text) > shown:
+            self._tail.add(text[shown:])
 
     def complete(self) -> None:
-        """The message is whole: draw it and stop the timer."""
+        """The message is whole: draw it (all as markdown) and stop the timer."""
         self._completed = True
         if self._timer is not None:
             self._timer.stop()
             self._timer = None
+        if self._tail is not None:
+            self._dirty = True
         self._flush()

@@ -39,6 +39,8 @@ class Transcript(VerticalScroll):
         """Tool blocks by call id (only the last :data:`MAX_BLOCKS` widgets stay)."""
         self.dropped = 0
         """How many old widgets were removed."""
+        self._follow = True
+        """Whether the open stream follows its end (the view was at the bottom when it began)."""
 
     def _add(self, widget: Widget) -> None:
         follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
@@ -76,13 +78,17 @@ class Transcript(VerticalScroll):
                 self.end_stream("thinking")
             block = AssistantText(kind)
             self.streams[kind] = block
+            self._follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
             if kind == "thinking":
                 self._add(Collapsible(block, title="thinking", collapsed=True, classes="thinking"))
             else:
                 self._add(block)
         block.add_delta(text)
-        if self.is_vertical_scroll_end:
-            self.scroll_end(animate=False, immediate=False)
+        if self._follow and not self.is_anchored and self.max_scroll_y > 0:
+            # Follow the answer as it grows, once it overflows (anchoring a shorter transcript
+            # would push it to the bottom). Textual lets go of the anchor when the person
+            # scrolls up, and takes it again when they come back to the bottom.
+            self.anchor()
 
     def end_stream(self, kind: str | None = None) -> None:
         """Complete the open streamed block(s)."""
@@ -126,4 +132,5 @@ class Transcript(VerticalScroll):
         """Remove everything (``/clear``)."""
         self.end_stream()
         self.tools.clear()
+        self.anchor(False)
         self.remove_children()
