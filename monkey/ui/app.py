@@ -20,7 +20,7 @@ from textual.containers import Horizontal, Vertical
 
 from monkey.agent.approval import Approver, Decision
 from monkey.events import Event
-from monkey.ui import bridge
+from monkey.ui import bridge, memory
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
 from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
@@ -174,6 +174,7 @@ class MonkeyApp(App[int]):
         status.max_iterations = self._max_iterations
         status.show()
         self._prompt.focus()
+        memory.tune_collector()
         for notice in self.notices:
             self.transcript.add_notice(notice, "warning")
         # The agent, its checkpoint guard and the store are built just after the first frame.
@@ -229,6 +230,8 @@ class MonkeyApp(App[int]):
                 user, answer = turns.pop() if turns else ("", "")
                 turns.append((user, f"{answer}\n\n{message.content}" if answer else message.content))
         self.transcript.load_history(turns)
+        self.call_after_refresh(memory.settle)
+
 
     # -- sending ---------------------------------------------------------------------
 

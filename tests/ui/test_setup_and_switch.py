@@ -98,3 +98,13 @@ async def test_a_switch_before_the_first_turn_opens_the_session(app_for, monkey_
     exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
     kinds = [line.split('"type":"')[1].split('"')[0] for line in exported.stdout.splitlines()]
     assert kinds == ["session_started", "backend_changed", "session_ended"]
+
+
+async def test_the_app_collects_garbage_rarely(app_for) -> None:
+    import gc
+
+    from monkey.ui.memory import THRESHOLDS
+
+    app = app_for([{"text": "hello"}])
+    async with app.run_test(size=SIZE):
+        assert gc.get_threshold() == THRESHOLDS

@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import termios
+import threading
 import time
 from pathlib import Path
 
@@ -150,9 +151,13 @@ async def _key_latencies(app, presses: int, *, loaded: bool, long_paragraph: boo
         await pilot.pause(0.2)
         stop = asyncio.Event()
         streamer = None
-        if loaded:
-            app.transcript.load_history(
-                [(f"question {i}", f"answer {i} with some **markdown** and `code`") for i in range(2000)])
+        if loaded:  # a resumed 2,000-turn session, shown the way the app shows one
+            from monkey.messages import Message
+
+            app.agent.messages[:] = [
+                Message(role=role, content=f"{what} {i}" + (" with some **markdown** and `code`" if role == "assistant" else ""))
+                for i in range(2000) for role, what in (("user", "question"), ("assistant", "answer"))]
+            app._show_restored()
             await pilot.pause(0.5)
             app.status.set_working(True)
 
@@ -175,14 +180,32 @@ async def _key_latencies(app, presses: int, *, loaded: bool, long_paragraph: boo
             await asyncio.sleep(warmup)
         prompt = app._prompt
         prompt.focus()
-        for _ in range(presses):
-            before = len(prompt.text)
-            start = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        typed = threading.Event()
+
+        def press(handled: threading.Event) -> None:
             prompt.post_message(events.Key("a", "a"))
-            while len(prompt.text) == before:
-                await asyncio.sleep(0)
-            out.append(time.perf_counter() - start)
-            await asyncio.sleep(gap)
+            prompt.call_later(handled.set)  # queued behind the key: runs once the key is handled
+
+        def typist() -> None:
+            # Like Textual's input thread: a key arrives whenever the person presses it, also
+            # in the middle of a layout or a redraw, and waits for the event loop to be free.
+            # The thread blocks (no polling) so it does not slow the app it measures.
+            for _ in range(presses):
+                handled = threading.Event()
+                start = time.perf_counter()
+                loop.call_soon_threadsafe(press, handled)
+                handled.wait()
+                out.append(time.perf_counter() - start)
+                time.sleep(gap)
+            typed.set()
+
+        thread = threading.Thread(target=typist, name="typist", daemon=True)
+        thread.start()
+        while not typed.is_set():
+            await asyncio.sleep(0.01)
+        thread.join()
+        assert prompt.text.count("a") >= presses, "every key press reached the message box"
         stop.set()
         if streamer is not None:
             await streamer

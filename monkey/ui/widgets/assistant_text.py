@@ -1,4 +1,4 @@
-"""The assistant's streamed answer, rendered as markdown and refreshed at most every 50 ms.
+"""The assistant's streamed answer, rendered as markdown and refreshed at most every 100 ms.
 
 Each refresh re-parses the last, still open markdown block, so an open block that keeps
 growing (one long paragraph without a line break) would cost more on every refresh. Once
@@ -20,8 +20,10 @@ from textual.widgets import Markdown
 
 from monkey.safe_text import escape_controls
 
-REFRESH = 0.05
-"""Seconds between redraws while text streams in."""
+REFRESH = 0.1
+"""Seconds between redraws while text streams in. Each redraw re-lays out the screen
+(Textual's Markdown asks for a layout on every update), so ten a second leave the event
+loop free for key presses; faster looks no smoother in a terminal."""
 
 OPEN_BLOCK_LIMIT = 2000
 """Characters of the open block (after the last blank line) re-parsed as markdown on each redraw."""

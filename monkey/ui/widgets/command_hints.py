@@ -16,8 +16,15 @@ class CommandHints(Static):
     CommandHints.-shown { display: block; }
     """
 
+    shown: tuple[str, ...] = ()
+    """The commands shown now."""
+
     def show_matches(self, matches: list[str]) -> None:
-        """Show ``matches`` (Tab completes), or hide."""
+        """Show ``matches`` (Tab completes), or hide. Unchanged matches cost nothing, so
+        typing an ordinary message never re-lays out the screen."""
+        if tuple(matches) == self.shown:
+            return
+        self.shown = tuple(matches)
         self.set_class(bool(matches), "-shown")
         text = Text()
         for i, cmd in enumerate(matches):

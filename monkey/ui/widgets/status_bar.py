@@ -93,4 +93,4 @@ class StatusBar(Static):
 
     def show(self) -> None:
         """Redraw the line."""
-        self.update(self.status_text())
+        self.update(self.status_text(), layout=False)  # one docked row: never a reflow

@@ -15,8 +15,10 @@ if TYPE_CHECKING:  # imported when first used: markdown and syntax are not neede
     from monkey.ui.widgets.assistant_text import AssistantText
     from monkey.ui.widgets.tool_block import ToolBlock
 
-MAX_BLOCKS = 300
-"""Widgets kept mounted; older ones are removed so memory stays bounded."""
+MAX_BLOCKS = 100
+"""Widgets kept mounted (about the last 50 turns); older ones are removed. Every layout of
+the screen visits each mounted widget, and a streaming answer asks for one per redraw, so
+this bounds how long a key press can wait, as well as memory (the session store keeps all)."""
 
 _LEVEL_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
 
