@@ -9,7 +9,8 @@ from textual.geometry import Region
 from textual.widgets._markdown import MarkdownBlock
 
 from monkey.events import MessageCompleted, TextDelta
-from monkey.ui.widgets.assistant_text import OPEN_BLOCK_LIMIT, AssistantText, OpenTail, wrap_rows
+from monkey.ui.widgets.assistant_text import OPEN_BLOCK_LIMIT, AssistantText
+from monkey.ui.widgets.open_tail import OpenTail, wrap_rows
 
 SIZE = (120, 36)
 WORDS = ["the", "**bold**", "answer", "and", "`code`", "keeps", "going,", "word", "*it*"]
