@@ -104,3 +104,16 @@ def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):
         return run_monkey(args, home=monkey_home, **kw)
 
     return run
+
+
+def spawn_repl(workspace: Path, home: Path, script: Path, *flags: str, timeout: int = 30,
+               columns: int = 120):  # type: ignore[no-untyped-def]
+    """``monkey agent --plain`` on a pty (pexpect) with the scripted backend."""
+    import pexpect
+
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script", str(script),
+         "--cwd", str(workspace), *flags],
+        env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=timeout, dimensions=(40, columns),
+    )

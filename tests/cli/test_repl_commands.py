@@ -6,22 +6,16 @@ from __future__ import annotations
 
 import io
 import json
-import sys
 from pathlib import Path
 
 import pexpect
 
 from monkey.slash_commands import COMMANDS
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.conftest import run_monkey, spawn_repl, write_script
 
 
 def _repl(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
-    return pexpect.spawn(
-        sys.executable,
-        ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script", str(script),
-         "--cwd", str(workspace), *flags],
-        env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 200),
-    )
+    return spawn_repl(workspace, home, script, *flags, columns=200)
 
 
 def _quit(child: pexpect.spawn) -> None:

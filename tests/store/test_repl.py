@@ -3,21 +3,15 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pexpect
 
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.conftest import run_monkey, spawn_repl, write_script
 
 
 def _repl(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
-    return pexpect.spawn(
-        sys.executable,
-        ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script", str(script),
-         "--cwd", str(workspace), *flags],
-        env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=20, dimensions=(40, 120),
-    )
+    return spawn_repl(workspace, home, script, *flags)
 
 
 def test_repl_compact_and_continue(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:

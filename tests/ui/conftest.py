@@ -12,6 +12,7 @@ from monkey.cli import build_parser
 from monkey.commands.agent import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
+from monkey.ui.widgets.prompt_input import PromptInput
 
 
 def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags: str, **kw: Any) -> MonkeyApp:
@@ -46,3 +47,11 @@ async def settle(pilot, app: MonkeyApp, timeout: float = 10.0) -> None:  # type:
             raise AssertionError("the turn did not finish")
         await pilot.pause(0.05)
     await pilot.pause(0.1)
+
+
+async def type_and_send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Type ``text`` into the message box and press Enter."""
+    prompt = app.query_one(PromptInput)
+    prompt.focus()
+    prompt.insert(text)
+    await pilot.press("enter")

@@ -13,16 +13,9 @@ from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
 from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle
+from tests.ui.conftest import settle, type_and_send
 
 SIZE = (120, 36)
-
-
-async def type_and_send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
-    prompt = app.query_one(PromptInput)
-    prompt.focus()
-    prompt.insert(text)
-    await pilot.press("enter")
 
 
 async def wait_for_screen(pilot, app, kind: type, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]

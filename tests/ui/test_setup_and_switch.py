@@ -9,18 +9,14 @@ import pexpect
 import pytest
 
 from monkey.ui.widgets.event_pane import EventPane
-from monkey.ui.widgets.prompt_input import PromptInput
 from tests.conftest import monkey_env, run_monkey, write_script
-from tests.ui.conftest import settle
+from tests.ui.conftest import settle, type_and_send
 
 SIZE = (120, 36)
 
 
 async def send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
-    prompt = app.query_one(PromptInput)
-    prompt.focus()
-    prompt.insert(text)
-    await pilot.press("enter")
+    await type_and_send(pilot, app, text)
     await settle(pilot, app)
 
 
