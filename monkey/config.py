@@ -133,17 +133,11 @@ class OpenAIConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     prices: dict[str, PriceConfig] = {}
 
 
-class ClaudeCodeConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``[claude_code]``: Claude Code (``claude -p``) as the backend."""
+class ExternalAgentConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What ``[claude_code]`` and ``[codex]`` share: an agent CLI run as the backend."""
 
-    executable: str = "claude"
+    executable: str = ""
     model: str = ""
-    permission_mode: str = ""
-    """Empty: ``bypassPermissions``, or ``acceptEdits`` when running as root."""
-    append_system_prompt: str = ""
-    max_turns: int = 0
-    mcp_config: str = ""
-    allowed_tools: list[str] = []
     extra_args: list[str] = []
     env: dict[str, str] = {}
     """Passed to the CLI after its environment is scrubbed of ambient credentials and endpoints."""
@@ -154,17 +148,23 @@ class ClaudeCodeConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     check_version: bool = True
 
 
-class CodexConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class ClaudeCodeConfig(ExternalAgentConfig, kw_only=True, forbid_unknown_fields=True):
+    """``[claude_code]``: Claude Code (``claude -p``) as the backend."""
+
+    executable: str = "claude"
+    permission_mode: str = ""
+    """Empty: ``bypassPermissions``, or ``acceptEdits`` when running as root."""
+    append_system_prompt: str = ""
+    max_turns: int = 0
+    mcp_config: str = ""
+    allowed_tools: list[str] = []
+
+
+class CodexConfig(ExternalAgentConfig, kw_only=True, forbid_unknown_fields=True):
     """``[codex]``: the Codex CLI (``codex exec --json``) as the backend."""
 
     executable: str = "codex"
-    model: str = ""
     sandbox: str = "workspace-write"
-    extra_args: list[str] = []
-    env: dict[str, str] = {}
-    idle_timeout: float = 600.0
-    timeout: float = 3600.0
-    check_version: bool = True
 
 
 class CheckpointConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
