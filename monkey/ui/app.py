@@ -11,7 +11,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from textual import on, work
 from textual.app import App, ComposeResult
@@ -46,6 +46,7 @@ def history_path(workspace: Path) -> Path:
     return workspace_history(workspace, "tui-")
 
 
+@runtime_checkable
 class AgentSetup(Protocol):
     """What the app shows before its agent exists, and how to build the agent.
 
@@ -82,7 +83,7 @@ class MonkeyApp(App[int]):
                  exit_when_done: bool = False) -> None:
         """``agent`` is the agent to drive, or an :class:`AgentSetup` to build it from after the first frame."""
         super().__init__()
-        pending = agent if hasattr(agent, "build") else None
+        pending = agent if isinstance(agent, AgentSetup) else None
         self._agent: Agent | None = None if pending is not None else agent  # type: ignore[assignment]
         self._setup: AgentSetup | None = pending  # type: ignore[assignment]
         self.workspace: Path = agent.workspace
