@@ -215,6 +215,8 @@ class MonkeyApp(App[int]):
             self.session = None
         else:
             self.continue_, self.resume = False, None
+            self.transcript.export_hint = (f"monkey sessions export {self.agent.session_id} --format markdown "
+                                           "shows the whole session")
             for notice in self.session.notices:
                 self.transcript.add_notice(notice, "warning")
             if self.session.restored is not None:

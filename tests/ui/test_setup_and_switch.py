@@ -104,3 +104,22 @@ async def test_the_app_collects_garbage_rarely(app_for) -> None:
     app = app_for([{"text": "hello"}])
     async with app.run_test(size=SIZE):
         assert gc.get_threshold() == THRESHOLDS
+
+
+async def test_the_top_says_what_is_not_on_screen_and_where_to_read_it(app_for) -> None:
+    from monkey.ui.widgets.transcript import MAX_BLOCKS
+
+    app = app_for([{"text": "hello"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "hi")
+        transcript = app.transcript
+        transcript.load_history([(f"question {i}", f"answer {i}") for i in range(MAX_BLOCKS)])
+        for i in range(MAX_BLOCKS):
+            transcript.add_notice(f"note {i}")
+        await pilot.pause()
+        first = transcript.children[0]
+        said = str(first.render())
+        assert said.startswith(f"… {MAX_BLOCKS - (MAX_BLOCKS // 2 - 1)} earlier turns and ")
+        assert f"monkey sessions export {app.agent.session_id} --format markdown" in said
+        assert len(transcript.children) == MAX_BLOCKS + 1  # the blocks, and that line
+        assert str(transcript.children[-1].render()) == f"note {MAX_BLOCKS - 1}"

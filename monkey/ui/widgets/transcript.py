@@ -41,22 +41,29 @@ class Transcript(VerticalScroll):
         """Tool blocks by call id (only the last :data:`MAX_BLOCKS` widgets stay)."""
         self.dropped = 0
         """How many old widgets were removed."""
+        self.hidden_turns = 0
+        """Restored turns that were never mounted."""
+        self.export_hint = ""
+        """How to see everything (set by the app once the session is open)."""
+        self._earlier: Static | None = None
         self._follow = True
         """Whether the open stream follows its end (the view was at the bottom when it began)."""
 
     def _add(self, widget: Widget) -> None:
         follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         self.mount(widget)
-        excess = len(self.children) - MAX_BLOCKS
+        blocks = [w for w in self.children if w is not self._earlier]
+        excess = len(blocks) - MAX_BLOCKS
         if excess > 0:
             from monkey.ui.widgets.tool_block import ToolBlock
 
-            old = list(self.children[:excess])
+            old = blocks[:excess]
             self.dropped += len(old)
             for w in old:
                 if isinstance(w, ToolBlock):
                     self.tools.pop(w.call_id, None)
             self.remove_children(old)
+            self._show_earlier()
         if follow:
             self.scroll_end(animate=False, immediate=False)
 
@@ -116,9 +123,7 @@ class Transcript(VerticalScroll):
         self.end_stream()
         keep = max(1, MAX_BLOCKS // 2 - 1)
         widgets: list[Widget] = []
-        if len(turns) > keep:
-            widgets.append(Static(Text(f"… {len(turns) - keep} earlier turns not shown", style="dim"),
-                                  classes="notice"))
+        self.hidden_turns += max(0, len(turns) - keep)
         for user, answer in turns[-keep:]:
             if user:
                 widgets.append(Static(Text("› " + escape_controls(user)), classes="user"))
@@ -128,11 +133,28 @@ class Transcript(VerticalScroll):
                 block.complete()
                 widgets.append(block)
         self.mount_all(widgets)
+        self._show_earlier()
         self.scroll_end(animate=False, immediate=False)
+
+    def _show_earlier(self) -> None:
+        """Say at the top how much is not on screen, and where to read it all."""
+        parts = [f"{n} earlier {what}" for n, what in ((self.hidden_turns, "turns"), (self.dropped, "blocks")) if n]
+        if not parts:
+            return
+        text = Text(f"… {' and '.join(parts)} not shown", style="dim")
+        if self.export_hint:
+            text.append(f" · {self.export_hint}", style="dim")
+        if self._earlier is None:
+            self._earlier = Static(text, classes="notice earlier")
+            self.mount(self._earlier, before=0)
+        else:
+            self._earlier.update(text)
 
     def clear(self) -> None:
         """Remove everything (``/clear``)."""
         self.end_stream()
         self.tools.clear()
         self.anchor(False)
+        self.dropped = self.hidden_turns = 0
+        self._earlier = None
         self.remove_children()
