@@ -5,9 +5,10 @@ from __future__ import annotations
 import shutil
 from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from monkey.backends.base import Backend, BackendError
-from monkey.config import Config
+from monkey.config import Config, ExternalAgentConfig
 
 __all__ = ["create_external"]
 
@@ -29,19 +30,28 @@ def create_external(name: str, *, config: Config, model: str | None, env: Mappin
 
         c = config.claude_code
         return ClaudeCodeBackend(
-            executable=_executable(c.executable, "Claude Code", "claude_code", "npm install -g @anthropic-ai/claude-code"),
-            model=model or c.model or config.agent.model or None, workspace=ws, env=c.env, base_env=env,
-            idle_timeout=c.idle_timeout, wall_timeout=c.timeout, extra_args=c.extra_args,
-            check_version=c.check_version, permission_mode=c.permission_mode,
-            append_system_prompt=c.append_system_prompt, max_turns=c.max_turns, mcp_config=c.mcp_config,
-            allowed_tools=c.allowed_tools,
+            **_common(c, "Claude Code", "claude_code", "npm install -g @anthropic-ai/claude-code",
+                      model=model, config=config, workspace=ws, env=env),
+            permission_mode=c.permission_mode, append_system_prompt=c.append_system_prompt,
+            max_turns=c.max_turns, mcp_config=c.mcp_config, allowed_tools=c.allowed_tools,
         )
     from monkey.backends.codex.backend import CodexBackend
 
     x = config.codex
     return CodexBackend(
-        executable=_executable(x.executable, "Codex", "codex", "npm install -g @openai/codex"),
-        model=model or x.model or config.agent.model or None, workspace=ws, env=x.env, base_env=env,
-        idle_timeout=x.idle_timeout, wall_timeout=x.timeout, extra_args=x.extra_args,
-        check_version=x.check_version, sandbox=x.sandbox,
+        **_common(x, "Codex", "codex", "npm install -g @openai/codex", model=model, config=config,
+                  workspace=ws, env=env),
+        sandbox=x.sandbox,
     )
+
+
+def _common(section: ExternalAgentConfig, label: str, key: str, package: str, *, model: str | None,
+            config: Config, workspace: Path, env: Mapping[str, str]) -> dict[str, Any]:
+    """The arguments both agent backends take, from their ``[claude_code]`` / ``[codex]`` section."""
+    return {
+        "executable": _executable(section.executable, label, key, package),
+        "model": model or section.model or config.agent.model or None,
+        "workspace": workspace, "env": section.env, "base_env": env,
+        "idle_timeout": section.idle_timeout, "wall_timeout": section.timeout,
+        "extra_args": section.extra_args, "check_version": section.check_version,
+    }
