@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import tomllib
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import msgspec
 
@@ -107,30 +107,43 @@ class PriceConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     cache_read: float | None = None
 
 
-class AnthropicConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``[anthropic]``: the Anthropic API."""
+class ApiConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What ``[anthropic]`` and ``[openai]`` share: a model API reached over HTTP."""
+
+    DEFAULT_KEY_ENV: ClassVar[str] = ""
 
     model: str = ""
     base_url: str = ""
-    api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key_env: str = ""
     """The environment variable that holds the API key."""
+    max_tokens: int = 4096
+    timeout: float = 600.0
+    prices: dict[str, PriceConfig] = {}
+
+    @property
+    def key_env(self) -> str:
+        """The variable to read the key from (the section's default when left empty)."""
+        return self.api_key_env or self.DEFAULT_KEY_ENV
+
+
+class AnthropicConfig(ApiConfig, kw_only=True, forbid_unknown_fields=True):
+    """``[anthropic]``: the Anthropic API."""
+
+    DEFAULT_KEY_ENV: ClassVar[str] = "ANTHROPIC_API_KEY"
+
+    api_key_env: str = "ANTHROPIC_API_KEY"
     max_tokens: int = 8192
     thinking_budget: int = 0
     """Tokens of extended thinking per call; 0 turns thinking off."""
     prompt_cache: bool = True
-    timeout: float = 600.0
-    prices: dict[str, PriceConfig] = {}
 
 
-class OpenAIConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+class OpenAIConfig(ApiConfig, kw_only=True, forbid_unknown_fields=True):
     """``[openai]``: an OpenAI-compatible server (OpenAI, Ollama, LM Studio, vLLM, llama.cpp)."""
 
-    model: str = ""
-    base_url: str = ""
+    DEFAULT_KEY_ENV: ClassVar[str] = "OPENAI_API_KEY"
+
     api_key_env: str = "OPENAI_API_KEY"
-    max_tokens: int = 4096
-    timeout: float = 600.0
-    prices: dict[str, PriceConfig] = {}
 
 
 class ExternalAgentConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

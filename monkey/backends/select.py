@@ -56,8 +56,8 @@ def choose_backend(
         return BackendChoice(config.backend.primary)
     if base_url:
         return BackendChoice("openai")
-    if api_key or env.get(config.anthropic.api_key_env or "ANTHROPIC_API_KEY"):
-        source = "--api-key" if api_key else f"{config.anthropic.api_key_env or 'ANTHROPIC_API_KEY'} is set"
+    if api_key or env.get(config.anthropic.key_env):
+        source = "--api-key" if api_key else f"{config.anthropic.key_env} is set"
         return BackendChoice("anthropic", [f"no backend configured; using the Anthropic API ({source})"])
     return BackendChoice("local", ["no backend configured; using the embedded local model (offline)"])
 
@@ -130,7 +130,7 @@ def _create_one(
         from monkey.backends.anthropic import AnthropicBackend
 
         cfg = config.anthropic
-        key_env = cfg.api_key_env or "ANTHROPIC_API_KEY"
+        key_env = cfg.key_env
         return _retrying(AnthropicBackend(
             api_key=api_key or env.get(key_env, ""),
             model=model or config.agent.model or cfg.model or None,
@@ -146,7 +146,7 @@ def _create_one(
         from monkey.backends.openai_compat import OpenAICompatBackend
 
         cfg_o = config.openai
-        key_env = cfg_o.api_key_env or "OPENAI_API_KEY"
+        key_env = cfg_o.key_env
         return _retrying(OpenAICompatBackend(
             base_url=base_url or cfg_o.base_url or None,
             api_key=api_key or env.get(key_env, ""),
