@@ -26,10 +26,6 @@ if TYPE_CHECKING:
 
 __all__ = ["BackendSwitcher", "SwitchResult", "switch_command"]
 
-EXTERNAL = ("claude-code", "codex")
-"""Backends that run their own agent and keep their own conversation."""
-
-
 @dataclass
 class BackendSwitcher:
     """Builds backends by name the way the command line did (config, and the flags given for one)."""
@@ -77,7 +73,7 @@ class BackendSwitcher:
                 return "llama-cpp-python is not installed (pip install 'monkey-agent[local]')"
             return f"llama.cpp, {cfg.local.model_path or 'the embedded SmolLM2-135M'}"
         if name == "anthropic":
-            key_env = cfg.anthropic.api_key_env or "ANTHROPIC_API_KEY"
+            key_env = cfg.anthropic.key_env
             has_key = (self.api_key and self.flagged == name) or self.env.get(key_env)
             return f"Anthropic API, {key_env} {'is set' if has_key else 'is not set'}"
         if name == "openai":
@@ -142,7 +138,7 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
     else:
         note = []
     lines = [f"now using {backend.name} · {backend.model or 'default model'}", *note]
-    if backend.name in EXTERNAL and agent.messages:
+    if getattr(backend, "runs_own_tools", False) and agent.messages:  # Claude Code, Codex
         lines.append(f"{backend.name} keeps its own conversation: it will see only your next messages, "
                      "not the earlier turns")
     return SwitchResult(lines, event)
