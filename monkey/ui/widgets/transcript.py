@@ -52,12 +52,12 @@ class Transcript(VerticalScroll):
     def _add(self, widget: Widget) -> None:
         follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
         self.mount(widget)
-        blocks = [w for w in self.children if w is not self._earlier]
-        excess = len(blocks) - MAX_BLOCKS
+        first = 0 if self._earlier is None else 1  # the "earlier … not shown" line stays on top
+        excess = len(self.children) - first - MAX_BLOCKS
         if excess > 0:
             from monkey.ui.widgets.tool_block import ToolBlock
 
-            old = blocks[:excess]
+            old = list(self.children[first:first + excess])
             self.dropped += len(old)
             for w in old:
                 if isinstance(w, ToolBlock):
