@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
-from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, ansi, diff_colour, record, run_command
+from monkey.repl_commands import (HELP, EventEcho, ReplState, SessionLost, ansi, diff_colour, record, run_command,
+                                  start_session)
 from monkey.repl_commands import compact_command as _compact_command  # noqa: F401 - tests drive it from here
 from monkey.safe_text import escape_controls
 
@@ -77,10 +78,7 @@ async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # 
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        if not agent.started:
-            started = agent.session_started()
-            sink(started)
-            await record(recorder, started)
+        await start_session(agent, sink, recorder)
         async for event in agent.run(prompt):
             sink(event)
             try:

@@ -139,10 +139,7 @@ class ReplState:
 
     async def emit(self, event: Event) -> None:
         """Show and record an event made outside a turn (the session is started first)."""
-        if not self.agent.started:
-            started = self.agent.session_started()
-            self.sink(started)
-            await record(self.recorder, started)
+        await start_session(self.agent, self.sink, self.recorder)
         self.sink(event)
         await record(self.recorder, event)
 
@@ -160,6 +157,14 @@ class ReplState:
             await self.handle.close()
         except Exception as exc:  # noqa: BLE001 - shown; the REPL goes on
             sys.stderr.write(f"monkey: closing the session failed: {exc}\n")
+
+
+async def start_session(agent: Agent, sink: Callable[[Event], None], recorder: Recorder | None) -> None:
+    """Show and record ``session_started`` unless this session has started already."""
+    if not agent.started:
+        started = agent.session_started()
+        sink(started)
+        await record(recorder, started)
 
 
 async def record(recorder: Recorder | None, event: Event) -> None:
