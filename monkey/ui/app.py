@@ -88,8 +88,7 @@ class MonkeyApp(App[int]):
         self._setup: AgentSetup | None = pending  # type: ignore[assignment]
         self.workspace: Path = agent.workspace
         self._backend: Backend = agent.backend
-        self._max_iterations: int = (pending.max_iterations if pending is not None
-                                     else agent.options.max_iterations)  # type: ignore[union-attr]
+        """The backend shown and closed until the agent exists (then the agent's own)."""
         self._switcher: BackendSwitcher | None = pending.switcher if pending is not None else None
         self.first_task = task
         """A first message to send as soon as the session is open."""
@@ -172,7 +171,8 @@ class MonkeyApp(App[int]):
         self._hints = self.query_one(CommandHints)
         status = self.status
         status.backend, status.model = self._backend.name, self._backend.model
-        status.max_iterations = self._max_iterations
+        status.max_iterations = (self._setup.max_iterations if self._setup is not None
+                                 else self.agent.options.max_iterations)
         status.show()
         self._prompt.focus()
         memory.tune_collector()
