@@ -99,6 +99,28 @@ async def test_a_long_streamed_paragraph_ends_as_the_markdown_of_the_whole_text(
         assert all(isinstance(child, MarkdownBlock) for child in block.children)
 
 
+def shown_text(app) -> str | None:  # type: ignore[no-untyped-def]
+    """The text the streaming message holds (``None`` before the message exists)."""
+    block = app.transcript.streams.get("text")
+    return None if block is None else block.text
+
+
+async def redrawn(pilot, block: AssistantText) -> OpenTail | None:  # type: ignore[no-untyped-def]
+    """Redraw ``block`` now, as its refresh timer would, and wait until the screen shows it.
+
+    Driving the redraw from the test (instead of waiting for the 100 ms timer) makes what the
+    test sees the same on a fast or a slow machine.
+    """
+    block.redraw()
+    await wait_until(pilot, lambda: not block._appending, "the markdown taking its text")
+    tails = block.query(OpenTail)
+    if not tails:
+        return None
+    tail = tails.first()
+    await wait_until(pilot, lambda: tail.size.height > 0, "the tail being laid out")
+    return tail
+
+
 async def test_the_open_tail_never_shows_raw_escape_sequences(app_for) -> None:
     evil = " [bold red]not markup[/] \x1b]52;c;aGk=\x07 \x1b[2J\ttab \u202eevil "
     text = (paragraph(450, seed=4) + evil) * 3
@@ -106,18 +128,23 @@ async def test_the_open_tail_never_shows_raw_escape_sequences(app_for) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
         seen: list[str] = []
+        tails_seen = 0
+        sent = ""
         for i, delta in enumerate(pieces(text, seed=5)):
             await app.feed(TextDelta(text=delta))
-            tails = app.transcript.query(OpenTail)
-            if tails and i % 10 == 0:
-                await pilot.pause()
-                seen.extend(tail_rows(tails.first()))
+            sent += delta
+            if i % 10 == 0:
+                await wait_until(pilot, lambda: shown_text(app) == sent, "the deltas reaching the message")
+                tail = await redrawn(pilot, app.transcript.streams["text"])
+                if tail is not None:
+                    tails_seen += 1
+                    seen.extend(tail_rows(tail))
+        await wait_until(pilot, lambda: shown_text(app) == text, "every delta reaching the message")
         block = app.transcript.streams["text"]
-        # the tail is briefly away while text it held goes to the markdown
-        await wait_until(pilot, lambda: any(block._target + tail.raw_length == len(text)
-                                            for tail in block.query(OpenTail)), "the tail catching up")
-        rows = tail_rows(block.query_one(OpenTail))
-        assert seen
+        tail = await redrawn(pilot, block)
+        assert tail is not None and block._target + tail.raw_length == len(text)
+        assert tails_seen > 10  # the paragraph passed OPEN_BLOCK_LIMIT early: most redraws showed a tail
+        rows = tail_rows(tail)
         seen.extend(rows)
         joined = "".join(rows)
         assert "[bold red]not markup[/]" in joined and "\\x1b[2J" in joined and "\\u202e" in joined

@@ -59,7 +59,7 @@ class AssistantText(Markdown):
         self._initial_markdown = escape_controls(text)
         self._fed = self._target = len(text)
         if not self._completed:
-            self._timer = self.set_interval(REFRESH, self._flush)
+            self._timer = self.set_interval(REFRESH, self.redraw)
 
     def add_delta(self, text: str) -> None:
         """Add a delta; it is drawn on the next tick."""
@@ -73,7 +73,8 @@ class AssistantText(Markdown):
             self.buffer[:] = ["".join(self.buffer)]
         return self.buffer[0] if self.buffer else ""
 
-    def _flush(self) -> None:
+    def redraw(self) -> None:
+        """Draw what arrived since the last redraw (the refresh timer calls this every :data:`REFRESH`)."""
         if not (self._dirty and self._ready):
             return
         self._dirty = False
@@ -124,4 +125,4 @@ class AssistantText(Markdown):
             self._timer = None
         if self._tail is not None:
             self._dirty = True
-        self._flush()
+        self.redraw()
