@@ -1,12 +1,43 @@
 """Snapshot tests reuse the suite's fixtures: an isolated monkey home, a git workspace, and
-the real app on a scripted backend."""
+the real app on a scripted backend.
+
+What a screenshot shows must be the same on every machine. The workspace is therefore at
+one fixed path (:data:`SNAPSHOT_WORKSPACE`), not under pytest's temporary folder, whose
+path differs in length from machine to machine and would change what the app shows (the
+path itself, and the token count of a system prompt that names it). Test runs that share a
+machine take turns on it with a file lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from textual.reactive import reactive
 from textual.widgets import Input, TextArea
 
-from tests.conftest import monkey_home, workspace  # noqa: F401 - fixtures (monkey_home is autouse)
+from tests.conftest import init_git_workspace, monkey_home  # noqa: F401 - a fixture (autouse)
 from tests.ui.conftest import app_for  # noqa: F401 - a fixture
+
+SNAPSHOT_WORKSPACE = Path("/tmp/monkey-snapshots/proj")
+"""Where every snapshot test's workspace is, on every machine."""
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Iterator[Path]:
+    """A real git repository with one commit, at :data:`SNAPSHOT_WORKSPACE`."""
+    root = SNAPSHOT_WORKSPACE.parent
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # another run on this machine waits for this test
+        shutil.rmtree(SNAPSHOT_WORKSPACE, ignore_errors=True)
+        try:
+            yield init_git_workspace(SNAPSHOT_WORKSPACE, tmp_path)
+        finally:
+            shutil.rmtree(SNAPSHOT_WORKSPACE, ignore_errors=True)
 
 
 @pytest.fixture(autouse=True)

@@ -24,12 +24,10 @@ def monkey_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     return home
 
 
-@pytest.fixture
-def workspace(tmp_path: Path) -> Path:
-    """A real git repository with one commit, inside a parent folder with room for siblings."""
-    ws = tmp_path / "proj"
-    ws.mkdir()
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+def init_git_workspace(ws: Path, git_home: Path) -> Path:
+    """Make ``ws`` a real git repository on branch ``main`` with one commit (a README)."""
+    ws.mkdir(parents=True)
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(git_home)}
     subprocess.run(["git", "init", "-q", "-b", "main", str(ws)], check=True, env=env)
     (ws / "README.md").write_text("# proj\n")
     subprocess.run(["git", "-C", str(ws), "add", "-A"], check=True, env=env)
@@ -39,6 +37,12 @@ def workspace(tmp_path: Path) -> Path:
         env=env,
     )
     return ws
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A real git repository with one commit, inside a parent folder with room for siblings."""
+    return init_git_workspace(tmp_path / "proj", tmp_path)
 
 
 @dataclass
