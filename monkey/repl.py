@@ -9,10 +9,10 @@ from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
-from monkey.repl_commands import (HELP, EventEcho, ReplState, SessionLost, ansi, diff_colour, record, run_command,
-                                  start_session)
+from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, record, run_command, start_session
 from monkey.repl_commands import compact_command as _compact_command  # noqa: F401 - tests drive it from here
 from monkey.safe_text import escape_controls
+from monkey.terminal import Terminal
 
 if TYPE_CHECKING:
     from monkey.agent.switch import BackendSwitcher
@@ -21,28 +21,42 @@ __all__ = ["InlineApprover", "run_repl", "HELP"]
 
 
 class InlineApprover:
-    """Asks on the terminal: ``y`` once, ``a`` for this session, ``n`` deny (with a reason)."""
+    """Asks on the terminal: ``y`` once, ``a`` for this session, ``n`` deny (with a reason).
 
-    def __init__(self) -> None:
+    The question goes to the terminal itself (:class:`~monkey.terminal.Terminal`), never to
+    standard output, so ``--task ... > out.txt`` asks on the screen and keeps the file clean.
+    Keys typed before the question appeared are dropped, and the prompt leaves SIGINT to
+    monkey (Ctrl-C during the prompt is a key that stops the turn; after it, Ctrl-C cancels).
+    """
+
+    def __init__(self, terminal: Terminal) -> None:
         self._lock = asyncio.Lock()
+        self.terminal = terminal
+        """Where questions are asked."""
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Show the request and wait for the person's answer."""
         from prompt_toolkit import PromptSession
+        from prompt_toolkit.input import create_input
+        from prompt_toolkit.output import create_output
 
+        term = self.terminal
         async with self._lock:  # concurrent requests are asked one after the other
-            out = sys.stdout
-            out.write("\n" + ansi(f"? {request.tool} needs approval", "1;33") + "\n")
-            for line in request.summary.splitlines() or [""]:
-                out.write("    " + diff_colour(line) + "\n")
-            for warning in request.warnings:
-                out.write(ansi(f"  ! {escape_controls(warning)}", "31") + "\n")
-            out.write(f"  [y] allow once   [a] allow for this session: {request.grant}   [n] deny\n")
-            out.flush()
-            session: PromptSession[str] = PromptSession()
+            lines = ["", term.style(f"? {request.tool} needs approval", "1;33")]
+            lines += ["    " + _diff_colour(term, line) for line in request.summary.splitlines() or [""]]
+            lines += [term.style(f"  ! {escape_controls(warning)}", "31") for warning in request.warnings]
+            lines.append(f"  [y] allow once   [a] allow for this session: {request.grant}   [n] deny")
+            term.write("\n".join(lines) + "\n")
+            session: PromptSession[str] = PromptSession(input=create_input(term.input),
+                                                        output=create_output(term.output))
+
+            async def ask(question: str) -> str:
+                return (await session.prompt_async(question, handle_sigint=False)).strip()
+
+            term.discard_typed_ahead()
             while True:
                 try:
-                    answer = (await session.prompt_async("  allow? [y/a/n] ")).strip().lower()
+                    answer = (await ask("  allow? [y/a/n] ")).lower()
                 except (EOFError, KeyboardInterrupt):
                     return Decision(approved=False, by="user", reason="the user stopped the turn", stop=True)
                 if answer in ("y", "yes"):
@@ -51,12 +65,22 @@ class InlineApprover:
                     return Decision(approved=True, scope="session", by="user", reason=f"approved for the session: {request.grant}")
                 if answer in ("n", "no"):
                     try:
-                        reason = (await session.prompt_async("  tell the model why (Enter: just stop): ")).strip()
+                        reason = await ask("  tell the model why (Enter: just stop): ")
                     except (EOFError, KeyboardInterrupt):
                         reason = ""
                     if not reason:
                         return Decision(approved=False, by="user", reason="the user stopped the turn", stop=True)
                     return Decision(approved=False, by="user", reason=f"the user said: {reason}")
+
+
+def _diff_colour(term: Terminal, line: str) -> str:
+    if line.startswith("+") and not line.startswith("+++"):
+        return term.style(line, "32")
+    if line.startswith("-") and not line.startswith("---"):
+        return term.style(line, "31")
+    if line.startswith("@@"):
+        return term.style(line, "35")
+    return line
 
 
 def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
@@ -124,7 +148,7 @@ async def _prompt_loop(state: ReplState) -> int:
     print("Type a task, /help for commands, Ctrl-D to quit.")
     while True:
         try:
-            text = (await session.prompt_async("› ")).strip()
+            text = (await session.prompt_async("› ", handle_sigint=False)).strip()
         except KeyboardInterrupt:
             continue
         except EOFError:

@@ -16,6 +16,7 @@ from monkey.agent.switch import BackendSwitcher
 from monkey.backends.base import Backend, BackendError
 from monkey.config import Config, ConfigError, load_config
 from monkey.events import Event, TurnCompleted
+from monkey.terminal import Terminal
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
@@ -256,15 +257,16 @@ def run_agent_command(args: argparse.Namespace) -> int:
     use_app = interactive and not getattr(args, "plain", False) and (
         task is None or getattr(args, "tui", False))
     approver: Approver
+    terminal = None
     if use_app:
         from monkey.ui.approver import TuiApprover
 
         approver = TuiApprover()
-    elif interactive:
+    elif (terminal := Terminal.open()) is not None:
         from monkey.repl import InlineApprover
 
-        approver = InlineApprover()
-    else:
+        approver = InlineApprover(terminal)
+    else:  # nobody can answer: the rules and the headless policy decide
         approver = HeadlessApprover()
     try:
         setup = resolve_setup(args, approver) if use_app else build_agent(args, approver)

@@ -1,0 +1,76 @@
+"""The person's terminal, for questions asked in line mode (inline approvals).
+
+Questions never go to standard output: with ``monkey agent --task ... > out.txt`` the
+answer belongs in the file and the question on the screen. :meth:`Terminal.open` finds
+the terminal itself (``/dev/tty``), or standard error when that is one; when the person
+cannot type (standard input is not a terminal) there is nobody to ask and it returns None.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO
+
+__all__ = ["Terminal"]
+
+
+class Terminal:
+    """Where a question is asked and answered: an input and an output on the same terminal."""
+
+    def __init__(self, input: IO[str], output: IO[str], *, owned: bool = False) -> None:
+        self.input = input
+        """What the answer is read from (a terminal)."""
+        self.output = output
+        """Where the question is written (a terminal, never a redirected stdout)."""
+        self._owned = owned
+        self.color = "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
+        """Whether the question uses colours."""
+
+    @classmethod
+    def open(cls) -> Terminal | None:
+        """The controlling terminal, or stdin with stderr; None when nobody can answer."""
+        if not _isatty(sys.stdin):
+            return None
+        try:
+            fd = os.open("/dev/tty", os.O_RDWR | getattr(os, "O_NOCTTY", 0))
+        except OSError:
+            fd = -1
+        if fd >= 0:
+            output = open(fd, "w", encoding="utf-8", errors="replace")  # noqa: SIM115 - closed by close()
+            input = open(fd, encoding="utf-8", errors="replace", closefd=False)  # noqa: SIM115
+            return cls(input, output, owned=True)
+        if _isatty(sys.stderr):
+            return cls(sys.stdin, sys.stderr)
+        return None
+
+    def style(self, text: str, code: str) -> str:
+        """``text`` in SGR colour ``code`` when colours are on."""
+        return f"\x1b[{code}m{text}\x1b[0m" if self.color else text
+
+    def write(self, text: str) -> None:
+        """Write and flush."""
+        self.output.write(text)
+        self.output.flush()
+
+    def discard_typed_ahead(self) -> None:
+        """Drop keys typed before the question was shown: they were not meant as its answer."""
+        try:
+            import termios
+
+            termios.tcflush(self.input.fileno(), termios.TCIFLUSH)
+        except (ImportError, OSError, ValueError):
+            pass
+
+    def close(self) -> None:
+        """Close ``/dev/tty`` if this opened it."""
+        if self._owned:
+            self._owned = False
+            self.output.close()
+
+
+def _isatty(stream: IO[str] | None) -> bool:
+    try:
+        return stream is not None and stream.isatty()
+    except (ValueError, OSError):
+        return False

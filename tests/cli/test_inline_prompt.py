@@ -1,0 +1,116 @@
+"""The inline approval prompt of ``--task`` and ``--plain`` on a real terminal (pexpect):
+Ctrl-C after an answer, keys typed ahead, and a redirected stdout."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+
+from tests.conftest import monkey_env, spawn_repl, write_script
+
+SLOW = (f"{sys.executable} -c \"import time; print('tool is running', flush=True); "
+        "time.sleep(60)\"")
+
+
+def sleeper_script(tmp_path: Path) -> Path:
+    return write_script(tmp_path / "s.json", [
+        {"text": "Running it.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": SLOW}}]},
+        {"text": "never reached"},
+    ])
+
+
+def spawn_task(workspace: Path, home: Path, script: Path, *flags: str, command: str = "") -> pexpect.spawn:
+    argv = [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
+            "--cwd", str(workspace), "--task", "do it", *flags]
+    if command:  # through a shell, for redirections
+        return pexpect.spawn("/bin/sh", ["-c", " ".join(f"'{a}'" for a in argv) + " " + command],
+                             env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30,
+                             dimensions=(40, 120))
+    return pexpect.spawn(argv[0], argv[1:], env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30,
+                         dimensions=(40, 120))
+
+
+def test_ctrl_c_stops_a_task_after_an_inline_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    child = spawn_task(workspace, monkey_home, sleeper_script(tmp_path))
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("y")
+    child.expect_exact("tool is running")
+    started = time.monotonic()
+    child.sendintr()
+    child.expect_exact("cancelling")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert time.monotonic() - started < 30, "the sleep was stopped, not waited for"
+    assert "never reached" not in child.before
+    assert time.monotonic() - started < 30, "the sleep was stopped, not waited for"
+
+
+def test_ctrl_c_stops_a_plain_turn_after_an_inline_answer(workspace: Path, monkey_home: Path,
+                                                         tmp_path: Path) -> None:
+    child = spawn_repl(workspace, monkey_home, sleeper_script(tmp_path))
+    child.expect_exact("Type a task")
+    child.sendline("run the slow thing")
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("y")
+    child.expect_exact("tool is running")
+    started = time.monotonic()
+    child.sendintr()
+    child.expect_exact("(cancelling)")
+    child.sendline("/exit")  # read by the REPL's prompt once the turn has ended
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "never reached" not in child.before
+    assert time.monotonic() - started < 30, "the sleep was stopped, not waited for"
+
+
+def test_keys_typed_while_a_tool_runs_do_not_answer_the_next_question(workspace: Path, monkey_home: Path,
+                                                                     tmp_path: Path) -> None:
+    wait = tmp_path / "wait.py"
+    wait.write_text("import pathlib, time\nprint('waiting for you', flush=True)\n"
+                    "end = time.monotonic() + 60\n"
+                    "while not pathlib.Path('go').exists() and time.monotonic() < end:\n    time.sleep(0.02)\n")
+    command = f"{sys.executable} {wait}"
+    (monkey_home / "config.toml").write_text(f'[approvals]\nallow = ["shell_execute({command})"]\n')
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": command}}]},
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}]},
+        {"text": "Finished."},
+    ])
+    child = spawn_task(workspace, monkey_home, script)
+    child.expect_exact("waiting for you")
+    child.send("y\r")  # typed ahead, before any question was on the screen
+    (workspace / "go").write_text("")
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("n")
+    child.expect_exact("tell the model why")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert not (workspace / "a.txt").exists(), "the typed-ahead 'yes' approved the write"
+    assert child.exitstatus == 4
+
+
+def test_the_question_goes_to_the_terminal_when_stdout_is_a_file(workspace: Path, monkey_home: Path,
+                                                                tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}]},
+        {"text": "All written."},
+    ])
+    out = tmp_path / "out.txt"
+    child = spawn_task(workspace, monkey_home, script, command=f"> '{out}'")
+    child.expect_exact("file_write needs approval")
+    child.expect_exact("+A")
+    child.expect_exact("allow? [y/a/n]")
+    child.sendline("y")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert (workspace / "a.txt").read_text() == "A\n"
+    text = out.read_text()
+    assert "All written." in text
+    assert "allow?" not in text and "needs approval" not in text
