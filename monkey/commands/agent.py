@@ -286,9 +286,15 @@ def run_agent_command(args: argparse.Namespace) -> int:
         except StoreError as exc:
             return _fail(str(exc), 2)
     if use_app:
+        from monkey.commands.resume import session_to_open
+        from monkey.store import StoreError
         from monkey.ui.run import run_app
 
-        return run_app(setup, task=task, continue_=args.continue_, resume=resume,
+        try:  # a session that is not there fails here, as with --task, before the app draws
+            resume = session_to_open(setup.workspace, continue_=args.continue_, resume=resume)
+        except StoreError as exc:
+            return _fail(str(exc), 1)
+        return run_app(setup, task=task, continue_=False, resume=resume,
                        notices=setup.notices, inline=getattr(args, "inline", False))
     assert setup.agent is not None
     if task is None:

@@ -20,7 +20,7 @@ from monkey.agent.loop import Agent
 from monkey.safe_text import escape_controls
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
 
-__all__ = ["SessionHandle", "open_session", "pick_session", "describe_restored", "format_when"]
+__all__ = ["SessionHandle", "open_session", "pick_session", "session_to_open", "describe_restored", "format_when"]
 
 
 @dataclass
@@ -68,17 +68,7 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
     store = await SessionStore.open(path)
     try:
         restored = None
-        info: SessionInfo | None = None
-        workspace = str(agent.workspace)
-        if resume:
-            info = await store.find(resume)
-            if info.workspace != workspace:
-                raise StoreError(f"session {info.id} belongs to {info.workspace}; "
-                                 f"run monkey there (or with --cwd {info.workspace}) to resume it")
-        elif continue_:
-            info = await store.latest(workspace)
-            if info is None:
-                raise StoreError(f"no session to continue in {workspace} (monkey sessions list --all shows them)")
+        info = await _named_session(store, agent.workspace, continue_=continue_, resume=resume)
         if info is not None:
             if info.state == "active" and info.pid and info.pid != os.getpid():
                 raise StoreError(f"session {info.id} is open in another monkey process (pid {info.pid})")
@@ -103,6 +93,47 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
     if restored is not None:
         handle.notices = describe_restored(restored)
     return handle
+
+
+async def _named_session(store: SessionStore, workspace: Path, *, continue_: bool,
+                         resume: str | None) -> SessionInfo | None:
+    """The session ``--resume ID`` or ``--continue`` names in ``workspace`` (``None``: a new one).
+
+    Raises:
+        StoreError: no such session, or it belongs to another workspace.
+    """
+    if resume:
+        info = await store.find(resume)
+        if info.workspace != str(workspace):
+            raise StoreError(f"session {info.id} belongs to {info.workspace}; "
+                             f"run monkey there (or with --cwd {info.workspace}) to resume it")
+        return info
+    if continue_:
+        info = await store.latest(str(workspace))
+        if info is None:
+            raise StoreError(f"no session to continue in {workspace} (monkey sessions list --all shows them)")
+        return info
+    return None
+
+
+def session_to_open(workspace: Path, *, continue_: bool, resume: str | None) -> str | None:
+    """The id of the session ``--continue`` or ``--resume ID`` names, found before a front end starts.
+
+    The app checks this before it draws, so a session that is not there is an error on the
+    command line (as with ``--task``) rather than a notice in a session that is not saved.
+
+    Raises:
+        StoreError: the database cannot be used, or the session is not there.
+    """
+    if not (continue_ or resume):
+        return None
+
+    async def find() -> str | None:
+        async with await SessionStore.open() as store:
+            info = await _named_session(store, workspace, continue_=continue_, resume=resume)
+            return info.id if info is not None else None
+
+    return asyncio.run(find())
 
 
 async def _recent(workspace: str, limit: int) -> list[SessionInfo]:

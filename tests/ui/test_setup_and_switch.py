@@ -123,3 +123,34 @@ async def test_the_top_says_what_is_not_on_screen_and_where_to_read_it(app_for) 
         assert f"monkey sessions export {app.agent.session_id} --format markdown" in said
         assert len(transcript.children) == MAX_BLOCKS + 1  # the blocks, and that line
         assert str(transcript.children[-1].render()) == f"note {MAX_BLOCKS - 1}"
+
+
+@pytest.mark.parametrize("flags", [["--continue"], ["--resume", "nosuchsession"]])
+def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path, monkey_home: Path,
+                                                                tmp_path: Path, flags: list[str]) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "hello"}])
+    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
+                                           "--cwd", str(workspace), *flags],
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+    child.expect(pexpect.EOF)
+    child.close()
+    out = child.before.decode(errors="replace")
+    assert child.exitstatus == 1, out
+    assert ("no session to continue in" if flags == ["--continue"] else "nosuchsession") in out
+    assert "\x1b[?1049h" not in out, "the app switched to the alternate screen before failing"
+    assert run_monkey(["sessions", "list", "--all", "--json"], home=monkey_home).stdout.strip() == "[]"
+
+
+def test_continue_in_the_app_opens_the_latest_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    first = run_monkey(["agent", "--backend", "scripted", "--script",
+                        str(write_script(tmp_path / "a.json", [{"text": "first answer"}])), "--cwd", str(workspace),
+                        "--task", "first question", "--output-format", "stream-json"], home=monkey_home)
+    session_id = first.of_type("session_started")[0]["session_id"]
+    script = write_script(tmp_path / "s.json", [{"text": "hello"}])
+    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
+                                           "--cwd", str(workspace), "--continue"],
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+    child.expect(f"resumed session {session_id}")
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
