@@ -88,6 +88,7 @@ class _StopTurn(Exception):
 class _CallOutcome:
     message: Message
     denied: bool = False
+    """Denied by a rule or the headless policy: the task could not do what it meant to."""
     stop: Decision | None = None
 
 
@@ -235,7 +236,8 @@ class Agent:
         reason: EndReason = "completed"
         note = ""
         denials: dict[str, list[str]] = {}
-        """Why calls were denied -> the tools denied for that reason."""
+        """Why calls were denied by a rule or policy -> the tools denied for that reason. A person's
+        denial with a reason is steering, not a failure: the turn ends by what the model does next."""
         repeats: list[tuple[str, int]] = [("", 0)]
         try:
             while True:
@@ -423,7 +425,8 @@ class Agent:
                 decision = await self._approve(call, tool, args, ctx, emit, paths)
                 if not decision.approved:
                     why = decision.reason or "no reason given"
-                    return finish(False, f"denied: {why}", denied=True, stop=decision if decision.stop else None)
+                    return finish(False, f"denied: {why}", denied=decision.by != "user",
+                                  stop=decision if decision.stop else None)
                 # Shell syntax runs through a shell only when a person approved this exact line.
                 ctx.shell_line_approved = decision.by == "user" or decision.exact_line
             pending = await self._checkpoint(call, paths, turn, emit) if guarded and paths != [] else None

@@ -165,15 +165,60 @@ def _interactive_terminal() -> bool:
     return sys.stdin.isatty() and (sys.stdout.isatty() or sys.stderr.isatty())
 
 
-def _make_sink(fmt: str):  # type: ignore[no-untyped-def]
+EXIT_PIPE_CLOSED = 141
+"""Exit status when stdout's reader went away (``| head``): 128 + SIGPIPE, what a shell
+reports for any program stopped that way, so ``set -o pipefail`` scripts see the usual value."""
+
+
+class _Stdout:
+    """Hands events to a sink until the reader of stdout goes away (``monkey ... | head``).
+
+    Then stdout is pointed at the null device, so nothing more (not even Python's last
+    flush at exit) fails, and :attr:`closed` tells the driver to stop quietly.
+    """
+
+    def __init__(self, sink) -> None:  # type: ignore[no-untyped-def]
+        self.sink = sink
+        self.closed = False
+        """Whether stdout's reader went away."""
+
+    def __call__(self, event: Event) -> bool:
+        """Show ``event``; False once stdout is closed."""
+        if self.closed:
+            return False
+        try:
+            self.sink(event)
+        except BrokenPipeError:
+            self._lost()
+        return not self.closed
+
+    def close(self) -> None:
+        """Let the sink write its end (the json object, a last newline)."""
+        if not self.closed:
+            try:
+                self.sink.close()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        self.closed = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            pass
+
+
+def _make_sink(fmt: str) -> _Stdout:
     from monkey import output
 
     if fmt == "stream-json":
-        return output.StreamJsonSink(sys.stdout.buffer)
+        return _Stdout(output.StreamJsonSink(sys.stdout.buffer))
     if fmt == "json":
-        return output.JsonSink(sys.stdout)
+        return _Stdout(output.JsonSink(sys.stdout))
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-    return output.TextSink(sys.stdout, color=color)
+    return _Stdout(output.TextSink(sys.stdout, color=color))
 
 
 async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # type: ignore[no-untyped-def]
@@ -219,8 +264,7 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
         async for event in agent.run_task(task):
             if isinstance(event, TurnCompleted):
                 last = event
-            sink(event)
-            recorder.add(event)
+            recorder.add(event)  # durable before visible
             if recorder.failed is None and recorder.should_flush(event):
                 try:
                     await recorder.flush(wait=recorder.durable(event))
@@ -228,6 +272,8 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
                     sys.stderr.write(f"\nmonkey: {exc}; stopping the turn (what was saved is kept)\n")
                     sys.stderr.flush()
                     agent.cancel()
+            if not sink(event):  # the reader of stdout went away (| head): stop, keep what is stored
+                agent.cancel()
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
@@ -308,11 +354,13 @@ def run_agent_command(args: argparse.Namespace) -> int:
         last = asyncio.run(_drive(setup.agent, task, sink, continue_=args.continue_, resume=resume))
     except (KeyboardInterrupt, asyncio.CancelledError):
         sink.close()
-        return _fail("interrupted", 130)
+        return EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
     except StoreError as exc:
         sink.close()
         return _fail(str(exc), 1)
     sink.close()
+    if sink.closed:  # quietly, like any program whose reader went away; the session is stored
+        return EXIT_PIPE_CLOSED
     if last is None:
         return _fail("the task ended without a result", 1)
     code = EXIT_CODES.get(last.reason, 1)

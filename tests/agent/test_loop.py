@@ -72,7 +72,7 @@ async def test_denial_with_reason_goes_to_model(workspace: Path) -> None:
     events = await collect(agent.run_task("x"))
     tool_msg = [m for m in agent.messages if m.role == "tool"][0]
     assert tool_msg.is_error and "use b.txt instead" in tool_msg.content
-    assert events[-1].reason == "denied"
+    assert events[-1].reason == "completed", "a person's steering is not a failure: the model finished"
     assert not (workspace / "a.txt").exists()
 
 

@@ -60,7 +60,7 @@ def test_deny_with_reason_and_hidden_characters(workspace: Path, monkey_home: Pa
     child.expect_exact("Understood.")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 4
+    assert child.exitstatus == 0, "the person steered and the model finished: the task completed"
     assert not (workspace / "pwned").exists()
 
 

@@ -1,0 +1,62 @@
+"""What ``monkey agent --task`` prints and how it ends, run as a person runs it: a real
+subprocess (a pipe its reader closes, like ``| head``), the scripted backend, the real store."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import monkey_env, run_monkey, write_script
+
+
+def call(name: str, **arguments: object) -> dict:
+    return {"name": name, "arguments": arguments}
+
+
+def waiter(tmp_path: Path) -> str:
+    """A command that prints a line, then waits (up to a minute) until the file ``go`` exists."""
+    wait = tmp_path / "wait.py"
+    wait.write_text("import pathlib, time\nprint('waiting', flush=True)\nend = time.monotonic() + 60\n"
+                    "while not pathlib.Path('go').exists() and time.monotonic() < end:\n    time.sleep(0.02)\n"
+                    "print('\\n'.join(f'line {i}' for i in range(200)))\n")
+    return f"{sys.executable} {wait}"
+
+
+@pytest.mark.parametrize("fmt", ["text", "stream-json"])
+def test_a_closed_stdout_ends_quietly_and_keeps_the_session(fmt: str, workspace: Path, monkey_home: Path,
+                                                            tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"text": "First I run it.", "tool_calls": [call("shell_execute", command=waiter(tmp_path))]},
+        {"text": "never shown " * 50, "tool_calls": [call("file_write", path="late.txt", content="x")]},
+        {"text": "done"},
+    ])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
+         str(workspace), "--no-approval", "--output-format", fmt, "--task", "run it"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=monkey_env(monkey_home),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    seen = []
+    while not seen or b"waiting" not in seen[-1]:  # like `| head -N`: read a few lines, then exit
+        seen.append(proc.stdout.readline())
+        assert seen[-1], b"".join(seen)
+    proc.stdout.close()
+    (workspace / "go").write_text("")  # only now does the task print more
+    stderr = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == 141
+    assert "Traceback" not in stderr and "BrokenPipe" not in stderr and "Exception ignored" not in stderr
+    assert not (workspace / "late.txt").exists(), "monkey stopped when its reader went away"
+    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    (session,) = json.loads(listed.stdout)
+    exported = run_monkey(["sessions", "export", session["id"]], home=monkey_home)
+    stored = [json.loads(line) for line in exported.stdout.splitlines()]
+    types = [e["type"] for e in stored]
+    assert types[0] == "session_started" and "tool_call" in types, "what was shown is stored"
+    assert types[-2:] == ["turn_completed", "session_ended"]
+    assert stored[-1]["reason"] == "cancelled"
+    shown = run_monkey(["sessions", "show", session["id"]], home=monkey_home)
+    assert "integrity  intact" in shown.stdout
