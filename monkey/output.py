@@ -123,9 +123,21 @@ _STYLES = {
 }
 
 
-def _first_line(text: str, width: int = 100) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
+RESULT_LINES = 6
+"""How many lines of a tool's result the text output shows; the rest is counted."""
+
+
+def _clip(line: str, width: int = 200) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def _result_lines(text: str, most: int = RESULT_LINES) -> list[str]:
+    """The first ``most`` lines of ``text`` (trailing blank lines dropped), then ``… K more lines``."""
+    lines = text.rstrip().splitlines()
+    if len(lines) <= most:
+        return [_clip(line) for line in lines] or [""]
+    more = len(lines) - most + 1
+    return [_clip(line) for line in lines[: most - 1]] + [f"… {more} more lines"]
 
 
 def _call_summary(name: str, arguments: dict[str, Any]) -> str:
@@ -148,6 +160,10 @@ class TextSink:
         self._at_line_start = True
         self._asked: set[str] = set()
         """Calls whose diff the person already saw in an approval prompt."""
+        self._streamed: dict[str, str] = {}
+        """Output each call streamed as it ran (already on screen, not repeated with its result)."""
+        self._block = ""
+        """What the open line belongs to: ``thinking``, ``text`` or nothing."""
 
     def _style(self, text: str, *styles: str) -> str:
         if not self.color or not styles:
@@ -171,20 +187,29 @@ class TextSink:
         self.out.flush()
 
     def _render(self, event: ev.Event) -> None:  # noqa: C901 - one dispatch, one case per type
+        if self._block and not isinstance(event, (ev.TextDelta, ev.ThinkingDelta, ev.Usage)):
+            self._block = ""
         match event:
             case ev.TextDelta():
+                if self._block != "text":  # the answer starts on its own line, apart from the thinking
+                    self._end_line()
+                    self._block = "text"
                 self._write(escape_controls(event.text))
             case ev.ThinkingDelta():
+                if self._block != "thinking":
+                    self._end_line()
+                    self._write(self._style("thinking: ", "dim", "bold"))
+                    self._block = "thinking"
                 self._write(self._style(escape_controls(event.text), "dim"))
             case ev.ToolCallEvent():
                 summary = escape_controls(_call_summary(event.name, event.arguments), keep_newlines=False)
                 self._line(f"● {event.name} {summary}", "cyan")
             case ev.ApprovalRequested():
                 self._asked.add(event.call_id)
-            case ev.ApprovalResolved() if event.by in ("rule", "session") or event.decision == "denied":
-                verb = "denied" if event.decision == "denied" else "approved"
-                self._line(f"  {verb} ({escape_controls(event.reason)})", "yellow" if verb == "denied" else "dim")
+            case ev.ApprovalResolved() if event.by in ("rule", "session") and event.decision != "denied":
+                self._line(f"  approved ({escape_controls(event.reason)})", "dim")  # a denial shows as the result
             case ev.ToolOutput() if self.show_tool_output:
+                self._streamed[event.call_id] = self._streamed.get(event.call_id, "") + event.text
                 self._write(self._style(escape_controls(event.text), "dim"))
             case ev.ToolResult():
                 self._tool_result(event)
@@ -205,11 +230,18 @@ class TextSink:
             case _:
                 pass
 
+    def _end_line(self) -> None:
+        if not self._at_line_start:
+            self._write("\n")
+
     def _tool_result(self, event: ev.ToolResult) -> None:
-        if event.ok:
-            self._line(f"  ✓ {escape_controls(_first_line(event.output))}", "green")
-        else:
-            self._line(f"  ✗ {escape_controls(_first_line(event.output))}", "red")
+        output = event.output
+        streamed = self._streamed.pop(event.call_id, "")
+        if streamed:  # on screen already: only what the result adds (the exit code, a timeout)
+            output = output[len(streamed):] if output.startswith(streamed) else output.rstrip().rsplit("\n", 1)[-1]
+        mark, colour = ("✓", "green") if event.ok else ("✗", "red")
+        for n, line in enumerate(_result_lines(escape_controls(output))):
+            self._line(f"  {mark if n == 0 else ' '} {line}".rstrip(), colour if n == 0 else "dim")
         if event.diff and event.call_id not in self._asked:
             for line in escape_controls(event.diff).splitlines():
                 if line.startswith(("+++", "---")):

@@ -60,3 +60,27 @@ def test_a_closed_stdout_ends_quietly_and_keeps_the_session(fmt: str, workspace:
     assert stored[-1]["reason"] == "cancelled"
     shown = run_monkey(["sessions", "show", session["id"]], home=monkey_home)
     assert "integrity  intact" in shown.stdout
+
+
+def test_text_output_keeps_thinking_apart_and_shows_each_result_once(scripted, workspace: Path,
+                                                                       monkey_home: Path) -> None:
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["shell_execute"]\n')
+    (workspace / "notes.txt").write_text("".join(f"note {i}\n" for i in range(1, 21)))
+    rows = f"{sys.executable} -c \"print('\\n'.join('row %d' % i for i in range(12)))\""
+    run = scripted([
+        {"thinking": "I should look first.", "text": "Looking.",
+         "tool_calls": [call("file_read", path="notes.txt"), call("shell_execute", command=rows)]},
+        {"thinking": "Now write.", "tool_calls": [call("file_write", path="x.txt", content="x")]},
+        {"thinking": "Denied, so I stop.", "text": "I could not write x.txt."},
+    ], fmt="text")
+    lines = run.stdout.splitlines()
+    assert "thinking: I should look first." in lines and "Looking." in lines, run.stdout
+    assert "thinking: Denied, so I stop." in lines and "I could not write x.txt." in lines
+    # a result shows several lines, then how many more there are
+    assert "note 1" in run.stdout and "note 5" in run.stdout and "note 7" not in run.stdout
+    assert any(line.strip() == "… 15 more lines" for line in lines), run.stdout
+    # the shell's output streamed once, and its result adds only the exit code
+    assert run.stdout.count("row 11") == 1 and run.stdout.count("row 0") == 1
+    assert "  ✓ [exit code 0]" in lines
+    # the denial is said once
+    assert run.stdout.count("no terminal to ask on") == 1
