@@ -81,6 +81,8 @@ class JsonSink:
     def __init__(self, out: IO[str]) -> None:
         self.out = out
         self.totals = Totals()
+        self.extra: dict[str, Any] = {}
+        """More keys for the final object (the workspace and the files changed)."""
 
     def __call__(self, event: ev.Event) -> None:
         self.totals.add(event)
@@ -106,6 +108,7 @@ class JsonSink:
                 "cache_creation_tokens": t.cache_creation_tokens,
                 "cost_usd": round(t.cost_usd, 6),
             },
+            **self.extra,
         }
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
@@ -152,10 +155,13 @@ def _call_summary(name: str, arguments: dict[str, Any]) -> str:
 class TextSink:
     """Readable output: the answer as it streams, one line per tool call, diffs for edits."""
 
-    def __init__(self, out: IO[str], *, color: bool, show_tool_output: bool = True) -> None:
+    def __init__(self, out: IO[str], *, color: bool, show_tool_output: bool = True,
+                 show_fatal_errors: bool = True) -> None:
         self.out = out
         self.color = color
         self.show_tool_output = show_tool_output
+        self.show_fatal_errors = show_fatal_errors
+        """False when the caller reports the error that ended the turn itself (``--task`` says it on stderr)."""
         self.totals = Totals()
         self._at_line_start = True
         self._asked: set[str] = set()
@@ -213,7 +219,7 @@ class TextSink:
                 self._write(self._style(escape_controls(event.text), "dim"))
             case ev.ToolResult():
                 self._tool_result(event)
-            case ev.Error():
+            case ev.Error() if self.show_fatal_errors or not event.fatal:
                 self._line(f"error: {escape_controls(event.message)}", "red")
             case ev.Retry():
                 self._line(f"retrying in {event.delay:.1f}s: {escape_controls(event.reason)}", "yellow")

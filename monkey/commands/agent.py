@@ -15,13 +15,14 @@ from monkey.agent.approval import ApprovalPolicy, Approver, HeadlessApprover, Ru
 from monkey.agent.switch import BackendSwitcher
 from monkey.backends.base import Backend, BackendError
 from monkey.config import Config, ConfigError, load_config
-from monkey.events import Event, TurnCompleted
+from monkey.events import CheckpointCreated, Event, TurnCompleted
+from monkey.safe_text import escape_controls
 from monkey.terminal import Terminal
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
 
-__all__ = ["run_agent_command", "EXIT_CODES", "build_agent", "resolve_setup", "Setup"]
+__all__ = ["run_agent_command", "EXIT_CODES", "build_agent", "resolve_setup", "Setup", "changed_files", "where_line"]
 
 EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "cancelled": 130}
 """Exit status of ``monkey agent --task`` by how the task ended."""
@@ -218,15 +219,18 @@ def _make_sink(fmt: str) -> _Stdout:
     if fmt == "json":
         return _Stdout(output.JsonSink(sys.stdout))
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
-    return _Stdout(output.TextSink(sys.stdout, color=color))
+    # the error that ends a task is said once, in the reason line on stderr
+    return _Stdout(output.TextSink(sys.stdout, color=color, show_fatal_errors=False))
 
 
 async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # type: ignore[no-untyped-def]
-                 resume: str | None = None) -> TurnCompleted | None:
+                 resume: str | None = None, checkpoints: list[str] | None = None) -> TurnCompleted | None:
     """Run one task, cancelling cleanly on the first Ctrl-C and giving up on the second.
 
-    Every event goes to ``sink`` and to the session store; what must be durable (a message,
-    a tool result, an approval) is written before the next event is handled.
+    Every event goes to the session store, then to ``sink``; what must be durable (a message,
+    a tool result, an approval) is written before it is shown. A sink that returns False
+    cannot show anything more (see :class:`_Stdout`): the task is cancelled. The ids of the
+    checkpoints the run took are appended to ``checkpoints``.
     """
     from monkey.commands.resume import open_session
     from monkey.store import StoreError
@@ -264,6 +268,8 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
         async for event in agent.run_task(task):
             if isinstance(event, TurnCompleted):
                 last = event
+            elif isinstance(event, CheckpointCreated) and checkpoints is not None:
+                checkpoints.append(event.checkpoint_id)
             recorder.add(event)  # durable before visible
             if recorder.failed is None and recorder.should_flush(event):
                 try:
@@ -272,7 +278,7 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
                     sys.stderr.write(f"\nmonkey: {exc}; stopping the turn (what was saved is kept)\n")
                     sys.stderr.flush()
                     agent.cancel()
-            if not sink(event):  # the reader of stdout went away (| head): stop, keep what is stored
+            if sink(event) is False:  # the reader of stdout went away (| head): stop, keep what is stored
                 agent.cancel()
     finally:
         for sig in installed:
@@ -284,6 +290,34 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
     if recorder.failed is not None:
         raise recorder.failed
     return last
+
+
+def changed_files(agent: Agent, checkpoint_ids: list[str]) -> list[str]:
+    """The workspace paths the run's own changes touched, in order, from the checkpoint journal.
+
+    Only changes that happened count (state ``applied``): a refused, failed or no-op call
+    leaves its checkpoint in another state, and an undone one was put back.
+    """
+    guard = agent.checkpoints
+    if guard is None or not checkpoint_ids:
+        return []
+    paths: dict[str, None] = {}
+    try:
+        for cid in dict.fromkeys(checkpoint_ids):
+            entry = guard.journal.get(cid)
+            if entry is not None and entry.state == "applied":
+                paths.update(dict.fromkeys(entry.paths))
+    except Exception:  # noqa: BLE001 - a damaged journal: say nothing rather than guess
+        return []
+    return list(paths)
+
+
+def where_line(workspace: Path, changed: list[str]) -> str:
+    """``worked in WORKSPACE; changed a.py, b.py`` (or ``; no files changed``)."""
+    if not changed:
+        return f"worked in {workspace}; no files changed"
+    shown = ", ".join(changed[:10]) + (f" and {len(changed) - 10} more" if len(changed) > 10 else "")
+    return f"worked in {workspace}; changed {shown}"
 
 
 def _read_task(args: argparse.Namespace) -> str | None:
@@ -350,17 +384,25 @@ def run_agent_command(args: argparse.Namespace) -> int:
     from monkey.store import StoreError
 
     sink = _make_sink(args.output_format)
+    taken: list[str] = []
     try:
-        last = asyncio.run(_drive(setup.agent, task, sink, continue_=args.continue_, resume=resume))
+        last = asyncio.run(_drive(setup.agent, task, sink, continue_=args.continue_, resume=resume,
+                                  checkpoints=taken))
     except (KeyboardInterrupt, asyncio.CancelledError):
         sink.close()
         return EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
     except StoreError as exc:
         sink.close()
         return _fail(str(exc), 1)
+    changed = changed_files(setup.agent, taken)
+    if isinstance(getattr(sink.sink, "extra", None), dict):  # the json object names them too
+        sink.sink.extra.update(workspace=str(setup.workspace), changed=changed)
     sink.close()
     if sink.closed:  # quietly, like any program whose reader went away; the session is stored
         return EXIT_PIPE_CLOSED
+    if args.output_format == "text":
+        sys.stderr.write(escape_controls(f"monkey: {where_line(setup.workspace, changed)}\n"))
+        sys.stderr.flush()
     if last is None:
         return _fail("the task ended without a result", 1)
     code = EXIT_CODES.get(last.reason, 1)

@@ -199,7 +199,7 @@ class MonkeyApp(App[int]):
 
     async def _switch_session(self, resume: str | None) -> None:
         """End the open session, if any, and open the requested (or a new) one."""
-        from monkey.commands.resume import describe_restored, open_session
+        from monkey.commands.resume import open_session
         from monkey.store import StoreError
 
         if self.session is not None:
@@ -217,11 +217,9 @@ class MonkeyApp(App[int]):
             self.continue_, self.resume = False, None
             self.transcript.export_hint = (f"monkey sessions export {self.agent.session_id} --format markdown "
                                            "shows the whole session")
-            for notice in self.session.notices:
-                self.transcript.add_notice(notice, "warning")
+            for n, notice in enumerate(self.session.notices):  # describe_restored(): what came back, any damage
+                self.transcript.add_notice(notice, "warning" if n else "info")
             if self.session.restored is not None:
-                for line in describe_restored(self.session.restored):
-                    self.transcript.add_notice(line)
                 self._show_restored()
 
     def _show_restored(self) -> None:

@@ -84,3 +84,39 @@ def test_text_output_keeps_thinking_apart_and_shows_each_result_once(scripted, w
     assert "  ✓ [exit code 0]" in lines
     # the denial is said once
     assert run.stdout.count("no terminal to ask on") == 1
+
+
+def test_an_error_that_ends_the_task_is_said_once(workspace: Path, monkey_home: Path) -> None:
+    import socket
+
+    with socket.socket() as s:  # a port nobody listens on: the server is "offline"
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (monkey_home / "config.toml").write_text("[backend]\nmax_retries = 0\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "openai", "--base-url", f"http://127.0.0.1:{port}/v1",
+         "--api-key", "bad-key", "-m", "gpt-4o", "--cwd", str(workspace), "--task", "hello"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60,
+        env=monkey_env(monkey_home),
+    )  # stdout and stderr together, as a terminal shows them
+    assert proc.returncode == 1
+    assert proc.stdout.count("All connection attempts failed") == 1, proc.stdout
+
+
+def test_a_task_ends_naming_the_workspace_and_the_files_it_changed(scripted, workspace: Path) -> None:
+    turns = [
+        {"text": "Writing.", "tool_calls": [call("file_write", path="hello.py", content="print('hi')\n"),
+                                            call("shell_execute", command="touch made.txt"),
+                                            call("file_write", path="../outside.txt", content="no"),
+                                            call("file_write", path="README.md", content="# proj\n")]},
+        {"text": "Done."},
+    ]
+    run = scripted(turns, "--no-approval", fmt="text")
+    assert run.returncode == 0, run.stderr
+    # README.md was written with what it had: no change; the outside path was refused
+    assert run.stderr.splitlines()[-1] == f"monkey: worked in {workspace}; changed hello.py, made.txt"
+    assert "worked in" not in run.stdout
+    again = scripted([{"text": "Nothing to do."}], fmt="json")
+    (result,) = again.events
+    assert result["workspace"] == str(workspace) and result["changed"] == []
+    assert again.stderr == ""

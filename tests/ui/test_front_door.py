@@ -1,0 +1,35 @@
+"""The app as a person starts and leaves it: resuming, the resume hint, the exit status."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_monkey, write_script
+from tests.ui.conftest import make_app
+
+SIZE = (120, 36)
+
+
+def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
+    """Run one task with the CLI; the id of the session it stored."""
+    run = run_monkey(["agent", "--backend", "scripted", "--script",
+                      str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
+                      str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
+    return run.of_type("session_started")[0]["session_id"]
+
+
+def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+    return [str(w.render()) for w in app.transcript.query(".notice")]
+
+
+async def test_resuming_says_so_once(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    sid = stored_session(workspace, monkey_home, tmp_path)
+    app = make_app(workspace, tmp_path / "s.json", [{"text": "again"}], resume=sid, clock=lambda: 0.0)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(200):
+            if any("resumed session" in n for n in notices(app)):
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+        assert [n for n in notices(app) if "resumed session" in n] == [
+            next(n for n in notices(app) if n.startswith(f"resumed session {sid}"))]
