@@ -66,6 +66,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     )
     parser.add_argument("--version", action="version", version=f"monkey {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.set_defaults(_commands=sub.choices)  # the command names, for "did you mean"
 
     agent = sub.add_parser(
         "agent",
@@ -106,6 +107,19 @@ def build_parser():  # type: ignore[no-untyped-def]
     return parser
 
 
+def _unknown_command(parser, args_list: list[str]) -> str:  # type: ignore[no-untyped-def]
+    """``unknown command 'agnet'; did you mean 'agent'?`` when the first word is no command, else ''."""
+    import difflib
+
+    word = next((a for a in args_list if not a.startswith("-")), None)
+    commands = list(parser.get_default("_commands"))
+    if word is None or word in commands or args_list.index(word) != 0:
+        return ""
+    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
+    hint = f"did you mean '{close[0]}'?" if close else "commands: " + ", ".join(commands)
+    return f"unknown command '{word}'; {hint}"
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``monkey`` command."""
     args_list = sys.argv[1:] if argv is None else argv
@@ -114,7 +128,13 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"monkey {__version__}\n")
         return EXIT_OK
+    if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
+        args_list = ["agent"]  # bare `monkey` on a terminal opens the app, as claude, codex and aider do
     parser = build_parser()
+    unknown = _unknown_command(parser, args_list)
+    if unknown:
+        sys.stderr.write(f"monkey: {unknown}\n")
+        return EXIT_USAGE
     args = parser.parse_args(args_list)
     if args.command == "agent":
         from monkey.commands.agent import run_agent_command

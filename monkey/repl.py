@@ -136,6 +136,16 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
         return 1
     finally:
         await state.end_session()
+        await _say_how_to_resume(agent.session_id)
+
+
+async def _say_how_to_resume(session_id: str) -> None:
+    from monkey.commands.resume import resume_hint
+
+    hint = await resume_hint(session_id)
+    if hint:
+        sys.stderr.write(f"monkey: {hint}\n")
+        sys.stderr.flush()
 
 
 async def _prompt_loop(state: ReplState) -> int:

@@ -320,6 +320,27 @@ def where_line(workspace: Path, changed: list[str]) -> str:
     return f"worked in {workspace}; changed {shown}"
 
 
+def _pick(workspace: Path, *, interactive: bool, app: bool, inline: bool) -> str:
+    """``--resume`` without an id: the app's session picker when the app is used, else a line picker.
+
+    Raises:
+        StoreError: no sessions here, nobody to ask, or none chosen.
+    """
+    from monkey.commands.resume import pick_session, recent_sessions
+    from monkey.store import StoreError
+
+    if not app:
+        return pick_session(workspace, interactive=interactive)
+    if not recent_sessions(workspace, 1):  # said on the command line, before anything draws
+        raise StoreError(f"no sessions in {workspace} to resume")
+    from monkey.ui.pick import pick_in_app
+
+    chosen = pick_in_app(workspace, inline=inline)
+    if not chosen:
+        raise StoreError("no session chosen")
+    return chosen
+
+
 def _read_task(args: argparse.Namespace) -> str | None:
     if args.task is not None:
         return args.task
@@ -358,11 +379,10 @@ def run_agent_command(args: argparse.Namespace) -> int:
         sys.stderr.write(f"monkey: {notice}\n")
     resume = getattr(args, "resume", None)
     if resume == "":
-        from monkey.commands.resume import pick_session
         from monkey.store import StoreError
 
         try:
-            resume = pick_session(setup.workspace, interactive=interactive)
+            resume = _pick(setup.workspace, interactive=interactive, app=use_app, inline=getattr(args, "inline", False))
         except StoreError as exc:
             return _fail(str(exc), 2)
     if use_app:

@@ -20,7 +20,8 @@ from monkey.agent.loop import Agent
 from monkey.safe_text import escape_controls
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
 
-__all__ = ["SessionHandle", "open_session", "pick_session", "session_to_open", "describe_restored", "format_when"]
+__all__ = ["SessionHandle", "open_session", "pick_session", "session_to_open", "describe_restored", "format_when",
+           "resume_hint", "recent_sessions"]
 
 
 @dataclass
@@ -141,13 +142,35 @@ async def _recent(workspace: str, limit: int) -> list[SessionInfo]:
         return await store.list_sessions(workspace, limit=limit)
 
 
+def recent_sessions(workspace: Path, limit: int = 10) -> list[SessionInfo]:
+    """The workspace's most recently used sessions (outside any event loop)."""
+    return asyncio.run(_recent(str(workspace), limit))
+
+
+async def resume_hint(session_id: str, path: Path | None = None) -> str:
+    """How to come back to ``session_id`` (``monkey agent --resume ID``), or '' when nothing of it is stored.
+
+    A session with no turn (opened and quit) has nothing to resume, so it gets no hint.
+    """
+    if not session_id:
+        return ""
+    try:
+        async with await SessionStore.open(path) as store:
+            info = await store.get(session_id)
+    except StoreError:
+        return ""
+    if info is None or info.turns < 1:
+        return ""
+    return f"resume this session with: monkey agent --resume {info.id}"
+
+
 def pick_session(workspace: Path, *, interactive: bool) -> str:
     """``--resume`` without an id: list recent sessions and ask (on a terminal) which to resume.
 
     Raises:
         StoreError: no sessions, or no terminal to ask on (the list is in the message).
     """
-    sessions = asyncio.run(_recent(str(workspace), 10))
+    sessions = recent_sessions(workspace)
     if not sessions:
         raise StoreError(f"no sessions in {workspace} to resume")
     lines = [f"{i:>3}. {s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} turns  "

@@ -30,6 +30,25 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
     finally:  # as before the app drew first: repair messages stay in the terminal's scrollback
         for notice in app.prepare_notices:
             sys.stderr.write(f"monkey: {notice}\n")
-    if app.return_code not in (None, 0):
+    _say_how_to_resume(app)
+    if app.return_code not in (None, 0):  # the app failed (an error it could not show)
         return app.return_code
+    if task is None:  # an ordinary quit (/exit, Ctrl-D, Ctrl-C twice) is a success, as in --plain
+        return 0
     return result if isinstance(result, int) else 0
+
+
+def _say_how_to_resume(app) -> None:  # type: ignore[no-untyped-def]
+    """``monkey agent --resume ID`` on stderr when the session has something stored."""
+    import asyncio
+
+    from monkey.commands.resume import resume_hint
+
+    try:
+        session_id = app.agent.session_id
+    except RuntimeError:  # the agent was never built: nothing was stored
+        return
+    hint = asyncio.run(resume_hint(session_id, app.store_path))
+    if hint:
+        sys.stderr.write(f"monkey: {hint}\n")
+        sys.stderr.flush()

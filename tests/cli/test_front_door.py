@@ -1,0 +1,109 @@
+"""How a person starts and leaves monkey: a mistyped command, bare ``monkey``, the resume
+hint, ``--resume`` without an id, and the exit status of an ordinary quit (real ptys)."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pexpect
+
+from tests.conftest import monkey_env, run_monkey, spawn_repl, write_script
+
+FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_request"}]
+
+
+def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
+    run = run_monkey(["agent", "--backend", "scripted", "--script",
+                      str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
+                      str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
+    return run.of_type("session_started")[0]["session_id"]
+
+
+def spawn_app(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
+    return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
+                                          "--cwd", str(workspace), *flags],
+                         env=monkey_env(home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+
+
+def test_a_mistyped_command_gets_a_suggestion(monkey_home: Path) -> None:
+    run = run_monkey(["agnet", "--task", "x"], home=monkey_home)
+    assert run.returncode == 2
+    assert run.stderr == "monkey: unknown command 'agnet'; did you mean 'agent'?\n"
+    far = run_monkey(["zzzz"], home=monkey_home)
+    assert far.returncode == 2
+    assert far.stderr.startswith("monkey: unknown command 'zzzz'; commands: agent, sessions")
+
+
+def test_bare_monkey_without_a_terminal_prints_help(monkey_home: Path) -> None:
+    run = run_monkey([], home=monkey_home)
+    assert run.returncode == 0
+    assert run.stdout.startswith("usage: monkey")
+
+
+def test_bare_monkey_on_a_terminal_opens_the_app(workspace: Path, monkey_home: Path) -> None:
+    child = pexpect.spawn(sys.executable, ["-m", "monkey"], cwd=str(workspace),
+                          env=monkey_env(monkey_home, TERM="xterm-256color", ANTHROPIC_API_KEY=""),
+                          timeout=30, dimensions=(36, 120))
+    child.expect_exact("\x1b[?1049h")  # the full-screen app took the screen
+    child.expect("iter")  # its status bar is drawn
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert b"--resume" not in child.before, "an empty session has nothing to resume"
+
+
+def test_the_app_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    sid = stored_session(workspace, monkey_home, tmp_path)
+    child = spawn_app(workspace, monkey_home, write_script(tmp_path / "s.json", FAILING_TURN), "--resume")
+    child.expect_exact("Sessions in proj")  # the app's own picker, for --resume without an id
+    child.expect_exact(sid)
+    child.send("\r")
+    child.expect_exact(f"resumed session {sid}")
+    child.send("go on\r")
+    child.expect_exact("out to lunch")  # the turn ended with an error
+    child.sendcontrol("d")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0, "an ordinary quit is a success, as in --plain"
+    tail = child.before.decode(errors="replace").rsplit("\x1b[?1049l", 1)[-1]
+    assert f"monkey: resume this session with: monkey agent --resume {sid}" in tail
+
+
+def test_escape_in_the_app_picker_chooses_nothing(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    stored_session(workspace, monkey_home, tmp_path)
+    child = spawn_app(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]), "--resume")
+    child.expect_exact("Sessions in proj")
+    child.send("\x1b")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 2
+    assert b"monkey: no session chosen" in child.before
+
+
+def test_plain_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", FAILING_TURN))
+    child.expect_exact("Type a task")
+    child.sendline("go")
+    child.expect_exact("out to lunch")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    found = re.search(r"monkey: resume this session with: monkey agent --resume (\S+)", child.before)
+    assert found, child.before
+    listed = run_monkey(["sessions", "list", "--cwd", str(workspace)], home=monkey_home)
+    assert found.group(1) in listed.stdout
+
+
+def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, monkey_home: Path,
+                                                            tmp_path: Path) -> None:
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]))
+    child.expect_exact("Type a task")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert "--resume" not in child.before
