@@ -323,9 +323,19 @@ class SessionStore:
         found = await self.list_sessions(workspace, limit=1)
         return found[0] if found else None
 
-    async def event_lines(self, session_id: str) -> list[bytes]:
-        """The session's events as stored: the JSON objects ``stream-json`` printed, in order."""
-        rows = await self.fetchall("SELECT data FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
+    async def event_lines(self, session_id: str, types: tuple[str, ...] = ()) -> list[bytes]:
+        """The session's events as stored: the JSON objects ``stream-json`` printed, in order.
+
+        ``types`` keeps only events of those types (all of them when empty).
+        """
+        if not types:
+            rows = await self.fetchall("SELECT data FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
+        else:
+            marks = ", ".join("?" * len(types))
+            rows = await self.fetchall(
+                f"SELECT data FROM events WHERE session_id = ? AND type IN ({marks}) ORDER BY seq",
+                (session_id, *types),
+            )
         return [bytes(r[0]) for r in rows]
 
     async def delete(self, session_id: str) -> bool:

@@ -220,19 +220,21 @@ class MonkeyApp(App[int]):
             for n, notice in enumerate(self.session.notices):  # describe_restored(): what came back, any damage
                 self.transcript.add_notice(notice, "warning" if n else "info")
             if self.session.restored is not None:
-                self._show_restored()
+                await self._show_restored()
 
-    def _show_restored(self) -> None:
-        turns: list[tuple[str, str]] = []
-        for message in self.agent.messages:
-            if message.role == "user" and message.content:
-                turns.append((message.content, ""))
-            elif message.role == "assistant" and message.content:
-                user, answer = turns.pop() if turns else ("", "")
-                turns.append((user, f"{answer}\n\n{message.content}" if answer else message.content))
-        self.transcript.load_history(turns)
+    async def _show_restored(self) -> None:
+        """Show the resumed session's earlier messages, answers and tool calls, as they were seen."""
+        from monkey.store import StoreError
+        from monkey.store.history import HISTORY_TYPES, history_items
+
+        assert self.session is not None
+        try:
+            lines = await self.session.store.event_lines(self.agent.session_id, HISTORY_TYPES)
+        except StoreError as exc:
+            self.transcript.add_notice(f"the earlier conversation cannot be shown: {exc}", "warning")
+            return
+        self.transcript.load_items(history_items(lines))
         self.call_after_refresh(memory.settle)
-
 
     # -- sending ---------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from textual.widgets import Collapsible, Static
 from monkey.safe_text import escape_controls
 
 if TYPE_CHECKING:  # imported when first used: markdown and syntax are not needed for the first frame
+    from monkey.store.history import HistoryItem
     from monkey.ui.widgets.assistant_text import AssistantText
     from monkey.ui.widgets.tool_block import ToolBlock
 
@@ -118,20 +119,41 @@ class Transcript(VerticalScroll):
 
     def load_history(self, turns: list[tuple[str, str]]) -> None:
         """Show earlier (user, assistant) turns at once; only the last ones are mounted."""
+        from monkey.store.history import Said
+
+        self.load_items([Said(role, text) for turn in turns for role, text in zip(("user", "assistant"), turn)
+                         if text])
+
+    def load_items(self, items: list[HistoryItem]) -> None:
+        """Show a resumed session's messages, answers and tool calls at once; only the last ones are mounted."""
+        from monkey.store.history import Said
         from monkey.ui.widgets.assistant_text import AssistantText
+        from monkey.ui.widgets.tool_block import ToolBlock
 
         self.end_stream()
-        keep = max(1, MAX_BLOCKS // 2 - 1)
+        keep = max(1, 2 * (MAX_BLOCKS // 2 - 1))
+        hidden = items[:-keep]
+        self.hidden_turns += sum(1 for item in hidden if isinstance(item, Said) and item.role == "user")
         widgets: list[Widget] = []
-        self.hidden_turns += max(0, len(turns) - keep)
-        for user, answer in turns[-keep:]:
-            if user:
-                widgets.append(Static(Text("› " + escape_controls(user)), classes="user"))
-            if answer:
+        for item in items[-keep:]:
+            if isinstance(item, Said) and item.role == "user":
+                widgets.append(Static(Text("› " + escape_controls(item.text)), classes="user"))
+            elif isinstance(item, Said):
                 block = AssistantText("text")
-                block.add_delta(answer)
+                block.add_delta(item.text)
                 block.complete()
                 widgets.append(block)
+            else:
+                call, result = item.call, item.result
+                tool = ToolBlock(call.call_id, call.name, call.arguments)
+                if result is None:
+                    tool.state = "not finished"
+                    tool._refresh_title()
+                else:
+                    tool.finish(result.ok, result.output, result.duration_ms, result.diff)
+                tool.collapsed = True  # earlier work: one line each until opened
+                self.tools[call.call_id] = tool
+                widgets.append(tool)
         self.mount_all(widgets)
         self._show_earlier()
         self.scroll_end(animate=False, immediate=False)
