@@ -239,9 +239,9 @@ async def compact_command(agent: Agent, sink: Callable[[Event], None], recorder:
         print("(this agent has no context manager)")
         return
     made: list[Event] = []
-    if not agent.started:
-        made.append(agent.session_started())
     result = await agent.context.compact(agent, made.append, trigger="manual")
+    if made and not agent.started:  # nothing happened: no session is stored for it
+        made.insert(0, agent.session_started())
     for event in made:
         sink(event)
         recorder.add(event)

@@ -182,3 +182,15 @@ def test_events_toggle_prints_escaped_event_lines(workspace: Path, monkey_home: 
     _quit(child)
     assert "\x1b]0;pwned" not in seen.getvalue(), "model text never drives the terminal"
     assert "\\x1b]0;pwned\\x07" in seen.getvalue(), "it is shown escaped"
+
+
+def test_commands_that_change_nothing_store_no_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    child = _repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "hi"}]))
+    child.expect("Ctrl-D to quit")
+    for command, says in [("/compact", "nothing to compact yet"), ("/undo", "nothing"), ("/checkpoints", ""),
+                          ("/approvals", ""), ("/help", "/exit")]:
+        child.sendline(command)
+        if says:
+            child.expect(says)
+    _quit(child)
+    assert _sessions(workspace, monkey_home) == []

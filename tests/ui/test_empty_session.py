@@ -1,0 +1,22 @@
+"""Opening the app and quitting, or running commands that change nothing, stores no session."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests.conftest import run_monkey
+from tests.ui.conftest import settle, type_and_send
+
+SIZE = (120, 36)
+
+
+async def test_commands_that_change_nothing_store_no_session(app_for, workspace: Path, monkey_home: Path) -> None:
+    app = app_for([{"text": "x"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        for command in ("/compact", "/undo", "/approvals", "/help", "/clear"):
+            await type_and_send(pilot, app, command)
+            await settle(pilot, app)
+        await app.action_quit()
+    listing = run_monkey(["sessions", "list", "--all", "--json"], home=monkey_home)
+    assert listing.stdout.strip() == "[]", listing.stdout
