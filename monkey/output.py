@@ -3,6 +3,7 @@
 - :class:`StreamJsonSink`: every event as one JSON line (the public ``stream-json`` format).
 - :class:`JsonSink`: one final JSON object with the result, usage and counts.
 - :class:`TextSink`: readable output; colours, tool summaries and diffs on a terminal.
+- :class:`StdoutGuard`: wraps one of them and stops quietly when stdout's reader goes away.
 
 Everything the model or a tool wrote is escaped before it reaches a terminal, so it can
 never move the cursor, set the clipboard or change the window title.
@@ -11,13 +12,15 @@ never move the cursor, set the clipboard or change the window title.
 from __future__ import annotations
 
 import json
+import os
+import sys
 import time
 from typing import IO, Any
 
 from monkey import events as ev
 from monkey.safe_text import escape_controls
 
-__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals"]
+__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_PIPE_CLOSED"]
 
 
 class Totals:
@@ -266,3 +269,48 @@ class TextSink:
         if not self._at_line_start:
             self._write("\n")
         self.out.flush()
+
+
+EXIT_PIPE_CLOSED = 141
+"""Exit status when stdout's reader went away (``| head``): 128 + SIGPIPE, what a shell
+reports for any program stopped that way, so ``set -o pipefail`` scripts see the usual value."""
+
+
+class StdoutGuard:
+    """Hands events to a sink until the reader of stdout goes away (``monkey ... | head``).
+
+    Then stdout is pointed at the null device, so nothing more (not even Python's last
+    flush at exit) fails, and :attr:`closed` tells the driver to stop quietly.
+    """
+
+    def __init__(self, sink: StreamJsonSink | JsonSink | TextSink) -> None:
+        self.sink = sink
+        self.closed = False
+        """Whether stdout's reader went away."""
+
+    def __call__(self, event: ev.Event) -> bool:
+        """Show ``event``; False once stdout is closed."""
+        if self.closed:
+            return False
+        try:
+            self.sink(event)
+        except BrokenPipeError:
+            self._lost()
+        return not self.closed
+
+    def close(self) -> None:
+        """Let the sink write its end (the json object, a last newline)."""
+        if not self.closed:
+            try:
+                self.sink.close()
+            except BrokenPipeError:
+                self._lost()
+
+    def _lost(self) -> None:
+        self.closed = True
+        try:
+            null = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(null, sys.stdout.fileno())
+            os.close(null)
+        except (OSError, ValueError):
+            pass

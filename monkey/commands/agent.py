@@ -166,61 +166,16 @@ def _interactive_terminal() -> bool:
     return sys.stdin.isatty() and (sys.stdout.isatty() or sys.stderr.isatty())
 
 
-EXIT_PIPE_CLOSED = 141
-"""Exit status when stdout's reader went away (``| head``): 128 + SIGPIPE, what a shell
-reports for any program stopped that way, so ``set -o pipefail`` scripts see the usual value."""
-
-
-class _Stdout:
-    """Hands events to a sink until the reader of stdout goes away (``monkey ... | head``).
-
-    Then stdout is pointed at the null device, so nothing more (not even Python's last
-    flush at exit) fails, and :attr:`closed` tells the driver to stop quietly.
-    """
-
-    def __init__(self, sink) -> None:  # type: ignore[no-untyped-def]
-        self.sink = sink
-        self.closed = False
-        """Whether stdout's reader went away."""
-
-    def __call__(self, event: Event) -> bool:
-        """Show ``event``; False once stdout is closed."""
-        if self.closed:
-            return False
-        try:
-            self.sink(event)
-        except BrokenPipeError:
-            self._lost()
-        return not self.closed
-
-    def close(self) -> None:
-        """Let the sink write its end (the json object, a last newline)."""
-        if not self.closed:
-            try:
-                self.sink.close()
-            except BrokenPipeError:
-                self._lost()
-
-    def _lost(self) -> None:
-        self.closed = True
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, sys.stdout.fileno())
-            os.close(null)
-        except (OSError, ValueError):
-            pass
-
-
-def _make_sink(fmt: str) -> _Stdout:
+def _make_sink(fmt: str):  # type: ignore[no-untyped-def]
     from monkey import output
 
     if fmt == "stream-json":
-        return _Stdout(output.StreamJsonSink(sys.stdout.buffer))
+        return output.StdoutGuard(output.StreamJsonSink(sys.stdout.buffer))
     if fmt == "json":
-        return _Stdout(output.JsonSink(sys.stdout))
+        return output.StdoutGuard(output.JsonSink(sys.stdout))
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ and os.environ.get("TERM") != "dumb"
     # the error that ends a task is said once, in the reason line on stderr
-    return _Stdout(output.TextSink(sys.stdout, color=color, show_fatal_errors=False))
+    return output.StdoutGuard(output.TextSink(sys.stdout, color=color, show_fatal_errors=False))
 
 
 async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # type: ignore[no-untyped-def]
@@ -229,8 +184,8 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
 
     Every event goes to the session store, then to ``sink``; what must be durable (a message,
     a tool result, an approval) is written before it is shown. A sink that returns False
-    cannot show anything more (see :class:`_Stdout`): the task is cancelled. The ids of the
-    checkpoints the run took are appended to ``checkpoints``.
+    cannot show anything more (see :class:`~monkey.output.StdoutGuard`): the task is
+    cancelled. The ids of the checkpoints the run took are appended to ``checkpoints``.
     """
     from monkey.commands.resume import open_session
     from monkey.store import StoreError
@@ -358,7 +313,6 @@ def run_agent_command(args: argparse.Namespace) -> int:
     use_app = interactive and not getattr(args, "plain", False) and (
         task is None or getattr(args, "tui", False))
     approver: Approver
-    terminal = None
     if use_app:
         from monkey.ui.approver import TuiApprover
 
@@ -401,6 +355,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
         from monkey.repl import run_repl
 
         return run_repl(setup.agent, continue_=args.continue_, resume=resume, switcher=setup.switcher)
+    from monkey import output
     from monkey.store import StoreError
 
     sink = _make_sink(args.output_format)
@@ -410,7 +365,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
                                   checkpoints=taken))
     except (KeyboardInterrupt, asyncio.CancelledError):
         sink.close()
-        return EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
+        return output.EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
     except StoreError as exc:
         sink.close()
         return _fail(str(exc), 1)
@@ -419,7 +374,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
         sink.sink.extra.update(workspace=str(setup.workspace), changed=changed)
     sink.close()
     if sink.closed:  # quietly, like any program whose reader went away; the session is stored
-        return EXIT_PIPE_CLOSED
+        return output.EXIT_PIPE_CLOSED
     if args.output_format == "text":
         sys.stderr.write(escape_controls(f"monkey: {where_line(setup.workspace, changed)}\n"))
         sys.stderr.flush()

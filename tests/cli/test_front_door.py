@@ -107,3 +107,15 @@ def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, mon
     child.close()
     assert child.exitstatus == 0
     assert "--resume" not in child.before
+
+
+def test_plain_keeps_thinking_apart_from_the_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [
+        {"thinking": "I should greet back.", "text": "Hello there."}]))
+    child.expect_exact("Type a task")
+    child.sendline("hi")
+    child.expect(r"thinking: [^\r\n]*greet [^\r\n]*back\.(\x1b\[[0-9;]*m)*\r\n(\x1b\[[0-9;]*m)*Hello there\.")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
