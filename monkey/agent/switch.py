@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from monkey.backends.base import Backend, BackendError
+from monkey.backends.base import Backend, BackendError, ModelCheck
 from monkey.config import Config, ConfigError, load_config
 from monkey.events import BackendChanged
 
@@ -84,6 +84,21 @@ class BackendSwitcher:
         return f"{executable} at {where}" if where else f"{executable} is not on PATH"
 
 
+async def _check_model(backend: Backend) -> ModelCheck:
+    """Whether ``backend`` has its model, when it can tell (see :class:`ModelCheck`)."""
+    check = getattr(backend, "check_model", None)
+    if check is None:
+        return ModelCheck(None, f"not checked: {backend.name} cannot list its models")
+    return await check()
+
+
+async def _close_quietly(backend: Backend) -> None:
+    try:
+        await backend.aclose()
+    except Exception:  # noqa: BLE001 - a backend that was never used; nothing depends on closing it
+        pass
+
+
 @dataclass
 class SwitchResult:
     """What a ``/model`` or ``/backend`` command did."""
@@ -130,6 +145,11 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
         backend = switcher.create(name, model)
     except BackendError as exc:
         return SwitchResult([f"cannot switch to {name}: {exc.message}"], ok=False)
+    checked = await _check_model(backend) if model else ModelCheck(True)
+    if checked.exists is False:
+        await _close_quietly(backend)
+        return SwitchResult([f"cannot switch to {model}: {checked.note}; still using "
+                             f"{current.name} · {current.model or 'default model'}"], ok=False)
     event = agent.use_backend(backend)
     try:
         await current.aclose()
@@ -138,6 +158,8 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
     else:
         note = []
     lines = [f"now using {backend.name} · {backend.model or 'default model'}", *note]
+    if checked.exists is None and checked.note:
+        lines.append(f"({checked.note})")
     if getattr(backend, "runs_own_tools", False) and agent.messages:  # Claude Code, Codex
         lines.append(f"{backend.name} keeps its own conversation: it will see only your next messages, "
                      "not the earlier turns")

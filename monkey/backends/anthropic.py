@@ -17,7 +17,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from monkey.backends.base import BackendError
+from monkey.backends.base import BackendError, ModelCheck
 from monkey.backends.convert import anthropic_tools, bad_arguments, last_turn_signed, to_anthropic
 from monkey.backends.errors import classify_status, make_error, network_error, parse_retry_after
 from monkey.backends.prices import Price, builtin_prices, cost_usd, find_price
@@ -122,6 +122,18 @@ class AnthropicBackend:
                 api_key=self._api_key, base_url=self.base_url or None, max_retries=0, timeout=self.timeout
             )
         return self._client
+
+    async def check_model(self) -> ModelCheck:
+        """Whether the API knows :attr:`model` (``GET /v1/models/{model}``), before ``/model`` switches."""
+        anthropic = _sdk()
+        try:
+            await self.client().models.retrieve(self.model)
+        except anthropic.NotFoundError:
+            return ModelCheck(False, f"the Anthropic API has no model {self.model!r}")
+        except Exception as exc:  # noqa: BLE001 - any failure means only that it could not be checked
+            error = translate_error(exc, model=self.model, url=self.base_url, key_hint=self.key_hint)
+            return ModelCheck(None, f"not checked: {error.message}")
+        return ModelCheck(True)
 
     def params(self, request: ModelRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create`` for ``request``."""

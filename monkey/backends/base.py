@@ -9,12 +9,13 @@ A backend turns one :class:`~monkey.messages.ModelRequest` into a stream of even
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from monkey.events import Event
 from monkey.messages import ModelRequest
 
-__all__ = ["Backend", "BackendError"]
+__all__ = ["Backend", "BackendError", "ModelCheck"]
 
 
 class BackendError(Exception):
@@ -47,3 +48,17 @@ class Backend(Protocol):
     async def aclose(self) -> None:
         """Release what the backend holds (connections, child processes)."""
         ...
+
+
+@dataclass(frozen=True)
+class ModelCheck:
+    """Whether a backend has the model it was built with (``/model NAME`` asks before switching).
+
+    Backends that can tell have an ``async def check_model(self) -> ModelCheck`` method:
+    the local backend knows its file, a server lists its models. ``exists`` is None when
+    the backend could not tell (the server was unreachable, the CLI decides at its next run).
+    """
+
+    exists: bool | None
+    note: str = ""
+    """Why not, or why it could not be checked, in words for a person."""

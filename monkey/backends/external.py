@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from monkey.backends.base import BackendError
+from monkey.backends.base import BackendError, ModelCheck
 from monkey.backends.supervise import AgentProcess, ChildSpec, check_version, child_env
 from monkey.events import AgentSession, Event
 from monkey.messages import ModelRequest
@@ -145,6 +145,10 @@ class ExternalAgentBackend(ABC):
         if parser.error:
             detail = f" ({failure})" if failure else ""
             raise BackendError(parser.error + detail, kind="agent_error")
+
+    async def check_model(self) -> ModelCheck:
+        """The agent's CLI knows its own models: it says so when it next runs."""
+        return ModelCheck(None, f"not checked: {self.label} accepts or refuses it when it next runs")
 
     async def aclose(self) -> None:
         """Nothing stays running between calls."""

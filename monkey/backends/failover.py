@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from monkey.backends.base import Backend, BackendError
+from monkey.backends.base import Backend, BackendError, ModelCheck
 from monkey.events import Event, Fallback, MessageCompleted
 from monkey.messages import ModelRequest
 
@@ -65,6 +65,14 @@ class FailoverBackend:
     def current(self) -> Backend:
         """The backend in use."""
         return self._get(self.index)
+
+    async def check_model(self) -> ModelCheck:
+        """Whether the backend in use has its model (the fallbacks keep their own)."""
+        try:
+            check = getattr(self.current, "check_model", None)
+        except BackendError as exc:
+            return ModelCheck(None, f"not checked: {exc.message}")
+        return await check() if check is not None else ModelCheck(None, "not checked")
 
     def _get(self, index: int) -> Backend:
         backend = self._built.get(index)

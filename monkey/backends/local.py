@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from monkey.backends.base import BackendError
+from monkey.backends.base import BackendError, ModelCheck
 from monkey.backends.local_format import RepetitionGuard, ReplyScanner, chat_messages, reply_schema
 from monkey.events import Event, MessageCompleted, TextDelta, ToolCallSpec, Usage
 from monkey.messages import ModelRequest, ToolSpec
@@ -314,6 +314,10 @@ class LocalBackend:
         """Tokens of ``text`` in the model's tokenizer (loads the model if needed)."""
         llm = self._loaded().llm
         return len(llm.tokenize(text.encode("utf-8"), add_bos=False, special=False))
+
+    async def check_model(self) -> ModelCheck:
+        """The model file was checked when this backend was made (it exists and is GGUF)."""
+        return ModelCheck(True)
 
     async def aclose(self) -> None:
         """Nothing to release: the model is shared by the process and stays loaded."""

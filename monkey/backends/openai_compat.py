@@ -22,7 +22,7 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from monkey.backends.base import BackendError
+from monkey.backends.base import BackendError, ModelCheck
 from monkey.backends.convert import bad_arguments, openai_tools, to_openai
 from monkey.backends.errors import classify_status, make_error, network_error, parse_retry_after
 from monkey.backends.prices import Price, builtin_prices, cost_usd, find_price
@@ -109,25 +109,46 @@ class OpenAICompatBackend:
             body["tools"] = openai_tools(request.tools)
         return body
 
-    async def _resolve_model(self) -> None:
-        """Ask the server for its model when none was named."""
-        if self.model:
-            return
+    async def list_models(self) -> list[str] | None:
+        """The model ids the server lists (``GET /models``); None when it lists none that way.
+
+        Raises:
+            BackendError: the server cannot be reached.
+        """
         httpx2 = _httpx()
         try:
             response = await self.client().get(f"{self.base_url}/models")
         except httpx2.HTTPError as exc:
             raise network_error("the OpenAI-compatible server", f"cannot list models ({exc})", url=self.base_url) from None
-        models: list[Any] = []
-        if response.status_code == 200:
-            try:
-                models = response.json().get("data") or []
-            except (ValueError, AttributeError):
-                models = []
-        first = models[0] if models and isinstance(models[0], dict) else {}
-        if not first.get("id"):
+        if response.status_code != 200:
+            return None
+        try:
+            models = response.json().get("data") or []
+        except (ValueError, AttributeError):
+            return None
+        return [str(m["id"]) for m in models if isinstance(m, dict) and m.get("id")] if isinstance(models, list) else None
+
+    async def _resolve_model(self) -> None:
+        """Ask the server for its model when none was named."""
+        if self.model:
+            return
+        models = await self.list_models()
+        if not models:
             raise make_error("model_not_found", f"the server at {self.base_url} names no model; pass --model NAME")
-        self.model = str(first["id"])
+        self.model = models[0]
+
+    async def check_model(self) -> ModelCheck:
+        """Whether the server lists :attr:`model` (``/model NAME`` asks before it switches)."""
+        try:
+            models = await self.list_models()
+        except BackendError as exc:
+            return ModelCheck(None, f"not checked: {exc.message}")
+        if models is None:
+            return ModelCheck(None, f"not checked: the server at {self.base_url} does not list its models")
+        if self.model in models:
+            return ModelCheck(True)
+        listed = ", ".join(models[:8]) + (f" and {len(models) - 8} more" if len(models) > 8 else "")
+        return ModelCheck(False, f"the server at {self.base_url} has no model {self.model!r}; it lists {listed or 'none'}")
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream one chat-completions call for ``request``."""

@@ -27,7 +27,7 @@ from typing import Any
 
 import msgspec
 
-from monkey.backends.base import BackendError
+from monkey.backends.base import BackendError, ModelCheck
 from monkey.events import Event, MessageCompleted, TextDelta, ThinkingDelta, ToolCallSpec, Usage
 from monkey.messages import ModelRequest
 
@@ -152,6 +152,10 @@ class ScriptedBackend:
     def count_tokens(self, text: str) -> int:
         """A deterministic count: one token per four bytes of UTF-8, rounded up."""
         return (len(text.encode("utf-8")) + 3) // 4
+
+    async def check_model(self) -> ModelCheck:
+        """Any name will do: the model's name is only a label on what the script replays."""
+        return ModelCheck(None, "the scripted backend replays its script whatever the model is called")
 
     async def aclose(self) -> None:
         """Nothing to release."""

@@ -116,3 +116,46 @@ async def test_switching_to_an_external_agent_says_it_starts_fresh(tmp_path: Pat
 
     assert result.ok and agent.backend.name == "claude-code"
     assert any("keeps its own conversation" in line for line in result.lines)
+
+
+async def test_model_names_the_anthropic_api_does_not_know_are_refused(workspace: Path) -> None:
+    from tests.fakes.anthropic_server import FakeAnthropic
+
+    with FakeAnthropic() as server:
+        switcher = BackendSwitcher(Config(), workspace, flagged="anthropic", api_key="sk-test", base_url=server.url,
+                                   env={})
+        agent = Agent(backend=switcher.create("anthropic", None), workspace=workspace)
+        refused = await switch_command(agent, switcher, "/model", "claude-sonnet-9-typo")
+        assert not refused.ok and refused.event is None
+        assert refused.lines == ["cannot switch to claude-sonnet-9-typo: the Anthropic API has no model "
+                                 "'claude-sonnet-9-typo'; still using anthropic · claude-sonnet-4-6"]
+        assert agent.backend.model == "claude-sonnet-4-6"
+        switched = await switch_command(agent, switcher, "/model", "claude-opus-4-5")
+        assert switched.ok and agent.backend.model == "claude-opus-4-5"
+        assert switched.lines == ["now using anthropic · claude-opus-4-5"]
+        assert [r["path"] for r in server.requests] == []  # the checks were GETs: no model call was made
+        await agent.backend.aclose()
+
+
+async def test_a_model_that_cannot_be_checked_is_taken_and_the_person_told(workspace: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nobody listens on
+        probe.bind(("127.0.0.1", 0))
+        url = f"http://127.0.0.1:{probe.getsockname()[1]}"
+    switcher = BackendSwitcher(Config(), workspace, flagged="anthropic", api_key="sk-test", base_url=url, env={})
+    agent = Agent(backend=switcher.create("anthropic", None), workspace=workspace)
+    result = await switch_command(agent, switcher, "/model", "claude-opus-4-5")
+    assert result.ok and agent.backend.model == "claude-opus-4-5"
+    assert result.lines[0] == "now using anthropic · claude-opus-4-5"
+    assert result.lines[1].startswith("(not checked: ") and "connection" in result.lines[1]
+    await agent.backend.aclose()
+
+
+async def test_the_scripted_backend_says_its_model_is_only_a_label(tmp_path: Path, workspace: Path) -> None:
+    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}])
+    agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
+    result = await switch_command(agent, switcher, "/model", "anything")
+    assert result.ok
+    assert result.lines == ["now using scripted · anything",
+                            "(the scripted backend replays its script whatever the model is called)"]

@@ -200,3 +200,20 @@ async def test_a_server_that_ignores_stream_sends_one_whole_completion():
     assert done.text == "Reading." and [(c.id, c.arguments) for c in done.tool_calls] == [("call_1", {"path": "a.txt"})]
     assert [e.text for e in events if isinstance(e, TextDelta)] == ["Reading."]
     assert err.value.kind == "network" and "ended before" in err.value.message
+
+
+async def test_model_switch_checks_the_names_the_server_lists(llama_url, workspace: Path) -> None:
+    from monkey.agent.loop import Agent
+    from monkey.agent.switch import BackendSwitcher, switch_command
+    from monkey.config import Config
+
+    switcher = BackendSwitcher(Config(), workspace, flagged="openai", base_url=llama_url, env={})
+    agent = Agent(backend=switcher.create("openai", None), workspace=workspace)
+    listed = await agent.backend.list_models()
+    assert listed
+    refused = await switch_command(agent, switcher, "/model", "no-such-model")
+    assert not refused.ok and refused.event is None
+    assert f"has no model 'no-such-model'; it lists {listed[0]}" in refused.lines[0]
+    switched = await switch_command(agent, switcher, "/model", listed[0])
+    assert switched.ok and agent.backend.model == listed[0]
+    await agent.backend.aclose()

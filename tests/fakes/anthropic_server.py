@@ -137,7 +137,13 @@ class _Handler(BaseHTTPRequestHandler):
         pass
 
     def do_GET(self) -> None:  # noqa: N802
-        self._send_json(404, error_body("not_found_error", "not found"), {})
+        prefix = "/v1/models/"
+        model = self.path[len(prefix):] if self.path.startswith(prefix) else None
+        if model is not None and model in self.server.owner.models:
+            self._send_json(200, {"type": "model", "id": model, "display_name": model,
+                                  "created_at": "2026-01-01T00:00:00Z"}, {})
+        else:
+            self._send_json(404, error_body("not_found_error", f"not found: {self.path}"), {})
 
     def do_POST(self) -> None:  # noqa: N802
         length = int(self.headers.get("content-length") or 0)
@@ -202,6 +208,8 @@ class FakeAnthropic:
         self.default: Stream | Status | None = None
         """Served when the queue is empty (None: a 500 that says so)."""
         self.requests: list[dict[str, Any]] = []
+        self.models: set[str] = {"claude-sonnet-4-6", "claude-opus-4-5", "claude-haiku-4-5"}
+        """What ``GET /v1/models/{id}`` finds."""
         self.lock = threading.Lock()
         self._server = _Server(("127.0.0.1", 0), _Handler)
         self._server.owner = self
