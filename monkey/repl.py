@@ -109,9 +109,13 @@ async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # 
                 await record(recorder, event)
             except StoreError:
                 agent.cancel()
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
+    finally:  # between turns a stray Ctrl-C (before the prompt reads keys) is ignored, not fatal
+        loop.add_signal_handler(signal.SIGINT, _between_turns)
     sink.close()
+
+
+def _between_turns() -> None:
+    """SIGINT while no turn runs and no prompt reads keys: nothing to cancel."""
 
 
 async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: BackendSwitcher) -> int:
@@ -128,6 +132,8 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
         sys.stderr.write(f"monkey: {escape_controls(notice)}\n")
     sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
     state = ReplState(agent, stored, sink, switcher)
+    loop = asyncio.get_running_loop()
+    loop.add_signal_handler(signal.SIGINT, _between_turns)
     try:
         return await _prompt_loop(state)
     except SessionLost as exc:
@@ -135,6 +141,7 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
         await agent.backend.aclose()
         return 1
     finally:
+        loop.remove_signal_handler(signal.SIGINT)
         await state.end_session()
         await _say_how_to_resume(agent.session_id)
 

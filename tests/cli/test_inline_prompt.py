@@ -3,6 +3,7 @@ Ctrl-C after an answer, keys typed ahead, and a redirected stdout."""
 
 from __future__ import annotations
 
+import signal
 import sys
 import time
 from pathlib import Path
@@ -114,3 +115,18 @@ def test_the_question_goes_to_the_terminal_when_stdout_is_a_file(workspace: Path
     text = out.read_text()
     assert "All written." in text
     assert "allow?" not in text and "needs approval" not in text
+
+
+def test_ctrl_c_between_turns_does_not_end_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "First answer."}, {"text": "Second answer."}])
+    child = spawn_repl(workspace, monkey_home, script)
+    child.expect_exact("Type a task")
+    child.sendline("one")
+    child.expect_exact("First answer.")
+    child.kill(signal.SIGINT)  # a SIGINT between turns (at the prompt or before it): nothing to cancel
+    child.sendline("two")
+    child.expect_exact("Second answer.")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
