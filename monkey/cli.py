@@ -39,6 +39,7 @@ def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
     sessions = sub.add_parser("sessions", help="list, show, export and delete stored sessions",
                               description="Stored sessions (in the monkey home's database).")
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
+    sessions.set_defaults(_commands=ssub.choices)
     ls = ssub.add_parser("list", help="sessions of this workspace, newest first")
     ls.add_argument("--all", action="store_true", help="sessions of every workspace")
     ls.add_argument("--json", action="store_true", help="one JSON array")
@@ -107,17 +108,23 @@ def build_parser():  # type: ignore[no-untyped-def]
     return parser
 
 
-def _unknown_command(parser, args_list: list[str]) -> str:  # type: ignore[no-untyped-def]
-    """``unknown command 'agnet'; did you mean 'agent'?`` when the first word is no command, else ''."""
+def _unknown_command(parser, args_list: list[str], said: str = "") -> str:  # type: ignore[no-untyped-def]
+    """``unknown command 'agnet'; did you mean 'agent'?`` when a command word is none, else ''.
+
+    Looks at the first word, and at the next one under a command that has its own
+    (``sessions lst``).
+    """
     import difflib
 
-    word = next((a for a in args_list if not a.startswith("-")), None)
-    commands = list(parser.get_default("_commands"))
-    if word is None or word in commands or args_list.index(word) != 0:
+    commands = parser.get_default("_commands")
+    if not commands or not args_list or args_list[0].startswith("-"):
         return ""
-    close = difflib.get_close_matches(word, commands, n=1, cutoff=0.6)
-    hint = f"did you mean '{close[0]}'?" if close else "commands: " + ", ".join(commands)
-    return f"unknown command '{word}'; {hint}"
+    word = args_list[0]
+    if word in commands:
+        return _unknown_command(commands[word], args_list[1:], f"{said}{word} ")
+    close = difflib.get_close_matches(word, list(commands), n=1, cutoff=0.6)
+    hint = f"did you mean '{said}{close[0]}'?" if close else "commands: " + ", ".join(commands)
+    return f"unknown command '{said}{word}'; {hint}"
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,6 +34,9 @@ def test_a_mistyped_command_gets_a_suggestion(monkey_home: Path) -> None:
     far = run_monkey(["zzzz"], home=monkey_home)
     assert far.returncode == 2
     assert far.stderr.startswith("monkey: unknown command 'zzzz'; commands: agent, sessions")
+    nested = run_monkey(["sessions", "lst"], home=monkey_home)
+    assert nested.returncode == 2
+    assert nested.stderr == "monkey: unknown command 'sessions lst'; did you mean 'sessions list'?\n"
 
 
 def test_bare_monkey_without_a_terminal_prints_help(monkey_home: Path) -> None:
@@ -102,7 +105,7 @@ def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, mon
                                                             tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]))
     child.expect_exact("Type a task")
-    child.sendeof()
+    child.sendline("/exit")  # (a Ctrl-D sent before the prompt reads keys would be eaten by the tty)
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
