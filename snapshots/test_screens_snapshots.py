@@ -20,15 +20,15 @@ SIZE = (120, 36)
 
 
 def test_approval_edit(snap_compare, workspace: Path) -> None:
-    assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace))), terminal_size=SIZE)
+    assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace), guard=0)), terminal_size=SIZE)
 
 
 def test_approval_shell_hidden_characters(snap_compare, workspace: Path) -> None:
-    assert snap_compare(ScreenApp(ApprovalScreen(shell_request(workspace))), terminal_size=SIZE)
+    assert snap_compare(ScreenApp(ApprovalScreen(shell_request(workspace), guard=0)), terminal_size=SIZE)
 
 
 def test_approval_deny_reason(snap_compare, workspace: Path) -> None:
-    assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace))), press=["n", *"too risky"],
+    assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace), guard=0)), press=["n", *"too risky"],
                         terminal_size=SIZE)
 
 

@@ -80,7 +80,8 @@ class MonkeyApp(App[int]):
     def __init__(self, agent: Agent | AgentSetup, *, task: str | None = None, continue_: bool = False,
                  resume: str | None = None, notices: list[str] | None = None,
                  clock: Callable[[], float] = time.monotonic, store_path: Path | None = None,
-                 exit_when_done: bool = False) -> None:
+                 exit_when_done: bool = False, approval_guard: float | None = None,
+                 approval_clock: Callable[[], float] = time.monotonic) -> None:
         """``agent`` is the agent to drive, or an :class:`AgentSetup` to build it from after the first frame."""
         super().__init__()
         pending = agent if isinstance(agent, AgentSetup) else None
@@ -98,6 +99,12 @@ class MonkeyApp(App[int]):
         """Lines to show at start (config warnings, repairs)."""
         self.clock = clock
         """Elapsed-time source for the status bar (frozen in snapshot tests)."""
+        from monkey.ui.screens.approval import GUARD_SECONDS
+
+        self.approval_guard = GUARD_SECONDS if approval_guard is None else approval_guard
+        """Seconds a new approval dialog ignores its answer keys (keys typed ahead are not answers)."""
+        self.approval_clock = approval_clock
+        """The clock of that guard."""
         self.store_path = store_path
         self.exit_when_done = exit_when_done
         """Quit after the first task's turn (``--task --tui`` scripts)."""
@@ -358,7 +365,7 @@ class MonkeyApp(App[int]):
         future = message.future
         if future.done():
             return
-        screen = ApprovalScreen(message.request)
+        screen = ApprovalScreen(message.request, guard=self.approval_guard, clock=self.approval_clock)
 
         def answer(decision: Decision | None) -> None:
             if not future.done():

@@ -22,6 +22,7 @@ def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags:
         ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags])
     setup = resolve_setup(args, TuiApprover())
     kw.setdefault("clock", lambda: 0.0)
+    kw.setdefault("approval_guard", 0.0)  # the guard's own tests set it
     return MonkeyApp(setup, notices=setup.notices, **kw)
 
 

@@ -12,7 +12,7 @@ from tests.ui.screen_data import HIDDEN_SHELL_LINE, ScreenApp, edit_request, she
 
 
 async def _answer(request, *keys: str) -> tuple[ScreenApp, Decision]:
-    app = ScreenApp(ApprovalScreen(request))
+    app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         await pilot.press(*keys)
@@ -28,7 +28,7 @@ async def test_y_approves_once(workspace: Path) -> None:
 
 async def test_a_approves_for_the_session_and_says_what_it_covers(workspace: Path) -> None:
     request = shell_request(workspace, "git status --short")
-    app = ScreenApp(ApprovalScreen(request))
+    app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         grant = str(app.screen.query_one("#grant", Static).render())
@@ -60,7 +60,7 @@ async def test_escape_denies_and_stops(workspace: Path) -> None:
 
 async def test_hidden_characters_are_shown_and_flagged(workspace: Path) -> None:
     request = shell_request(workspace)
-    app = ScreenApp(ApprovalScreen(request))
+    app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         screen = app.screen
@@ -79,7 +79,7 @@ async def test_hidden_characters_are_shown_and_flagged(workspace: Path) -> None:
 async def test_model_text_is_never_markup(workspace: Path) -> None:
     request = edit_request(workspace)
     assert "[bold red]not markup[/]" in request.summary
-    app = ScreenApp(ApprovalScreen(request))
+    app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         assert "[bold red]not markup[/]" in shown_text(app.screen.query_one("#diff", Static))
@@ -90,7 +90,7 @@ async def test_no_session_grant_when_the_request_offers_none(workspace: Path) ->
     from dataclasses import replace
 
     request = replace(edit_request(workspace), grant="")  # what the loop sends for a very large file
-    app = ScreenApp(ApprovalScreen(request))
+    app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         await pilot.press("a")
@@ -106,7 +106,7 @@ async def test_a_long_diff_scrolls_and_keys_still_answer(workspace: Path) -> Non
     (workspace / "big.py").write_text("".join(f"line_{i} = {i}\n" for i in range(400)))
     request = request_for(workspace, "file_write",
                           {"path": "big.py", "content": "".join(f"line_{i} = {i * 2}\n" for i in range(400))})
-    app = ScreenApp(ApprovalScreen(request))
+    app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         box = app.screen.query_one("#diff-box")
@@ -120,7 +120,7 @@ async def test_a_long_diff_scrolls_and_keys_still_answer(workspace: Path) -> Non
 
 async def test_a_multi_line_command_is_shown_on_one_line_and_flagged(workspace: Path) -> None:
     request = shell_request(workspace, "ls\nrm -rf ~/.ssh # \u200b")
-    app = ScreenApp(ApprovalScreen(request))
+    app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         command = shown_text(app.screen.query_one("#command", Static))

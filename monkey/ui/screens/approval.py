@@ -8,6 +8,8 @@ rendered as plain :class:`~rich.text.Text` (never Rich markup) and already escap
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
@@ -21,7 +23,11 @@ from monkey.agent.approval import SHELL_TOOL, ApprovalRequest, Decision
 from monkey.safe_text import escape_controls
 from monkey.ui.screens.diff_text import diff_text
 
-__all__ = ["ApprovalScreen", "STOP_REASON"]
+__all__ = ["ApprovalScreen", "STOP_REASON", "GUARD_SECONDS"]
+
+GUARD_SECONDS = 0.4
+"""How long a new dialog ignores its answer keys. A person typing while the agent works
+does not see the dialog appear between two keys; what they type next must not answer it."""
 
 STOP_REASON = "the user stopped the turn"
 """The reason of a denial that stops the turn (Esc, or ``n`` with no reason typed)."""
@@ -51,6 +57,9 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     Keys: ``y`` approve once, ``a`` approve for the session (only when the request offers a
     grant), ``n`` deny with a reason for the model, Esc deny and stop the turn.
+
+    For ``guard`` seconds after it opens the dialog ignores ``y``, ``a`` and ``n`` (keys typed
+    ahead, meant for the message box); Esc, which only denies, works at once.
     """
 
     CSS_PATH = "approval.tcss"
@@ -62,12 +71,41 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("escape", "stop", "deny and stop", priority=True),
     ]
 
-    def __init__(self, request: ApprovalRequest) -> None:
+    def __init__(self, request: ApprovalRequest, *, guard: float = GUARD_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         super().__init__()
         self.request = request
         """The call waiting for an answer."""
         self.asking_reason = False
         """Whether the reason input is showing (``n`` was pressed)."""
+        self.guard = guard
+        """Seconds after opening during which the answer keys are ignored."""
+        self.clock = clock
+        self.opened_at: float | None = None
+        """When the dialog was first shown (by :attr:`clock`)."""
+
+    @property
+    def armed(self) -> bool:
+        """Whether the answer keys work: the dialog has been on screen for :attr:`guard` seconds."""
+        return self.opened_at is not None and self.clock() - self.opened_at >= self.guard
+
+    def on_mount(self) -> None:
+        self.opened_at = self.clock()
+        if self.guard > 0:
+            self.query_one("#keys", Static).update(Text("look first: the answer keys work in a moment",
+                                                        style="italic"))
+            self._arming = self.set_interval(0.05, self._show_keys_when_armed)
+
+    def _show_keys_when_armed(self) -> None:
+        if not self.armed:
+            return
+        self._arming.stop()
+        if not self.asking_reason:
+            self.query_one("#keys", Static).update(self._keys_text())
+
+    def _keys_text(self) -> Text:
+        keys = "y approve once   " + ("a approve for session   " if self.request.grant else "")
+        return Text(keys + "n deny   Esc deny and stop")
 
     @property
     def is_shell(self) -> bool:
@@ -98,12 +136,11 @@ class ApprovalScreen(ModalScreen[Decision]):
                      if request.grant else Text("no session grant possible: this call needs a fresh answer each time"))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
-            keys = "y approve once   " + ("a approve for session   " if request.grant else "")
-            yield Static(Text(keys + "n deny   Esc deny and stop"), id="keys")
+            yield Static(self._keys_text(), id="keys")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Answer keys stop working while a reason is being typed; ``a`` needs a grant."""
-        if action in ("approve_once", "approve_session", "deny") and self.asking_reason:
+        """Answer keys wait for the guard and stop working while a reason is typed; ``a`` needs a grant."""
+        if action in ("approve_once", "approve_session", "deny") and (self.asking_reason or not self.armed):
             return False
         if action == "approve_session" and not self.request.grant:
             return False
