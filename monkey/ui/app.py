@@ -351,6 +351,7 @@ class MonkeyApp(App[int]):
     def on_turn_done(self, message: bridge.TurnDone) -> None:
         self.last_reason = message.reason
         self.transcript.end_stream()
+        self.transcript.end_tools("cancelled" if message.reason == "cancelled" else "stopped")
         if message.reason != "completed":
             self.transcript.add_notice(f"turn ended: {message.message or message.reason}",
                                        "warning" if message.reason == "cancelled" else "error")

@@ -44,6 +44,7 @@ async def run_command(app: MonkeyApp, text: str) -> None:
             if app.session is not None:
                 app.session.recorder.reconcile()
             app.transcript.clear()
+            app.status.reset_totals()
             show("(new conversation)")
         case "/approvals":
             _approvals(app, rest)

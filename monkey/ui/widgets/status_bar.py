@@ -59,6 +59,14 @@ class StatusBar(Static):
                 setattr(self, key, value)
         self.show()
 
+    def reset_totals(self) -> None:
+        """A new conversation (``/clear``): tokens, cost, context and iteration start again from zero."""
+        self.tokens_in = self.tokens_out = 0
+        self.cost = 0.0
+        self.context = None
+        self.iteration = 0
+        self.show()
+
     def set_working(self, working: bool) -> None:
         """Start or stop the spinner and the elapsed time."""
         if working and self.started is None:

@@ -50,6 +50,8 @@ class ToolBlock(Collapsible):
         """The plain text the body shows (escaped)."""
         self.duration_ms: float | None = None
         """How long the call ran, once finished."""
+        self.finished = False
+        """Whether the call's result came (or the turn ended without one)."""
         self.body = Static("", markup=False)
         super().__init__(self.body, title=self._make_title(), collapsed=True)
 
@@ -65,6 +67,8 @@ class ToolBlock(Collapsible):
 
     def progress(self, text: str = "", state: str = "") -> None:
         """Append live output and/or change the state word."""
+        if state and self.finished:  # a late word never replaces how the call ended
+            return
         if state:
             self.state = state
             self._refresh_title()
@@ -77,6 +81,7 @@ class ToolBlock(Collapsible):
 
     def finish(self, ok: bool, output: str, duration_ms: float, diff: str) -> None:
         """Show the result: a syntax-highlighted diff, else the output."""
+        self.finished = True
         if self.state not in ("denied",):
             self.state = "ok" if ok else "failed"
         self.duration_ms = duration_ms

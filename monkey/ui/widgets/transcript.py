@@ -107,6 +107,13 @@ class Transcript(VerticalScroll):
             if block is not None:
                 block.complete()
 
+    def end_tools(self, state: str) -> None:
+        """Give every tool block that never got a result the state word ``state`` (the turn ended)."""
+        for block in self.tools.values():
+            if not block.finished:
+                block.progress(state=state)
+                block.finished = True
+
     def add_tool(self, call_id: str, name: str, arguments: dict) -> ToolBlock:
         """Open a block for a tool call."""
         from monkey.ui.widgets.tool_block import ToolBlock
@@ -147,8 +154,8 @@ class Transcript(VerticalScroll):
                 call, result = item.call, item.result
                 tool = ToolBlock(call.call_id, call.name, call.arguments)
                 if result is None:
-                    tool.state = "not finished"
-                    tool._refresh_title()
+                    tool.progress(state="not finished")
+                    tool.finished = True
                 else:
                     tool.finish(result.ok, result.output, result.duration_ms, result.diff)
                 tool.collapsed = True  # earlier work: one line each until opened
