@@ -116,6 +116,10 @@ class MonkeyApp(App[int]):
         """Messages typed while the agent works, sent in order when the turn ends."""
         self.last_reason = ""
         """How the last turn ended."""
+        self.last_result = ""
+        """The final answer of the last turn (``--tui --task`` prints it after the app closes)."""
+        self.last_message = ""
+        """Why the last turn ended, when it did not simply complete."""
         self._ctrl_c_at = -1e9
         self._closed = False
         self._session_opened = asyncio.Event()
@@ -350,6 +354,8 @@ class MonkeyApp(App[int]):
 
     def on_turn_done(self, message: bridge.TurnDone) -> None:
         self.last_reason = message.reason
+        self.last_result = message.result
+        self.last_message = message.message
         self.transcript.end_stream()
         self.transcript.end_tools("cancelled" if message.reason == "cancelled" else "stopped")
         if message.reason != "completed":

@@ -137,12 +137,14 @@ class StatusChanged(Message):
 class TurnDone(Message):
     """The turn ended."""
 
-    def __init__(self, reason: str, message: str) -> None:
+    def __init__(self, reason: str, message: str, result: str = "") -> None:
         super().__init__()
         self.reason = reason
         """Why it ended (``completed``, ``cancelled`` ...)."""
         self.message = message
         """Why, for a person, when it did not simply complete."""
+        self.result = result
+        """The final answer's text."""
 
 
 def translate(event: Event) -> list[Message]:
@@ -191,8 +193,8 @@ def translate(event: Event) -> list[Message]:
             out.append(StatusChanged(backend=dst))
         case Error(message=message, fatal=fatal):
             out.append(Notice(message, "error" if fatal else "warning"))
-        case TurnCompleted(reason=reason, message=message):
-            out.append(TurnDone(reason, message))
+        case TurnCompleted(reason=reason, message=message, result=result):
+            out.append(TurnDone(reason, message, result))
         case _:
             pass
     return out

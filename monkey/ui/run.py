@@ -16,15 +16,16 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
             resume: str | None = None, notices: list[str] | None = None, inline: bool = False) -> int:
     """Run the app until the person quits; Textual restores the terminal on every exit path.
 
-    With ``task``, the task is sent at once and the app quits when the turn ends (``--tui``).
+    With ``task``, the task is sent at once and the app quits when the turn ends (``--tui``):
+    the answer is printed once the screen is restored, and the exit status is the task's.
     Given an :class:`~monkey.ui.app.AgentSetup`, the agent is built just after the first frame.
     """
     from monkey.ui.app import MonkeyApp
 
     app = MonkeyApp(agent, task=task, continue_=continue_, resume=resume, notices=notices,
-                    exit_when_done=False)
+                    exit_when_done=task is not None)
     try:
-        result = app.run(inline=inline)
+        app.run(inline=inline)
     except KeyboardInterrupt:
         return 130
     finally:  # as before the app drew first: repair messages stay in the terminal's scrollback
@@ -35,7 +36,24 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
         return app.return_code
     if task is None:  # an ordinary quit (/exit, Ctrl-D, Ctrl-C twice) is a success, as in --plain
         return 0
-    return result if isinstance(result, int) else 0
+    return _task_ended(app)
+
+
+def _task_ended(app) -> int:  # type: ignore[no-untyped-def]
+    """``--tui --task``: the answer stays on the terminal after the app closes; the status says how it ended."""
+    from monkey.commands.agent import EXIT_CODES
+    from monkey.safe_text import escape_controls
+
+    if not app.last_reason:  # quit before the task's turn ended
+        sys.stderr.write("monkey: the task did not finish (the app was closed)\n")
+        return 130
+    if app.last_result:
+        sys.stdout.write(escape_controls(app.last_result) + "\n")
+        sys.stdout.flush()
+    code = EXIT_CODES.get(app.last_reason, 1)
+    if code:
+        sys.stderr.write(f"monkey: {escape_controls(app.last_message or app.last_reason)}\n")
+    return code
 
 
 def _say_how_to_resume(app) -> None:  # type: ignore[no-untyped-def]
