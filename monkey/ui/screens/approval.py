@@ -92,8 +92,6 @@ class ApprovalScreen(ModalScreen[Decision]):
     def on_mount(self) -> None:
         self.opened_at = self.clock()
         if self.guard > 0:
-            self.query_one("#keys", Static).update(Text("look first: the answer keys work in a moment",
-                                                        style="italic"))
             self._arming = self.set_interval(0.05, self._show_keys_when_armed)
 
     def _show_keys_when_armed(self) -> None:
@@ -136,7 +134,9 @@ class ApprovalScreen(ModalScreen[Decision]):
                      if request.grant else Text("no session grant possible: this call needs a fresh answer each time"))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
-            yield Static(self._keys_text(), id="keys")
+            # while the guard lasts the answer keys are not offered, so none is shown before it works
+            yield Static(self._keys_text() if self.guard <= 0 else
+                         Text("look first: the answer keys work in a moment", style="italic"), id="keys")
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Answer keys wait for the guard and stop working while a reason is typed; ``a`` needs a grant."""
