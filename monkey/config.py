@@ -74,6 +74,8 @@ class LocalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     n_ctx: int = 8192
     max_tokens: int = 1024
     temperature: float = 0.2
+    seed: int = -1
+    """Sampling seed; -1 picks a new one for every process (set one to reproduce a run)."""
 
 
 class ContextConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -2,6 +2,7 @@
 """monkey's benchmarks: each prints JSON objects, one per line, with a same-run baseline.
 
     python tools/bench.py startup loop local [--json]
+    python tools/bench.py local_tasks --runs 10    # slow: about 100 runs of the local model
 
 Every figure is ``{"name", "value", "unit", "baseline_name", "baseline_value", "ratio",
 "target", "ok"}``: the baseline is measured in the same run because these machines are
@@ -32,28 +33,33 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "backends": ("benchmarks.backends", "bench_backends"),
     "parser": ("benchmarks.parser", "bench_parser"),
     "tui": ("benchmarks.tui", "bench_tui"),
+    "local_tasks": ("benchmarks.local_tasks", "bench_local_tasks"),
 }
+TAKES_ARGS = {"local_tasks"}
+"""Benchmarks that take their own flags (everything bench.py does not know is passed on)."""
 
 
-def run_benchmark(name: str) -> list[dict]:
-    """The figures of one benchmark."""
+def run_benchmark(name: str, argv: list[str] | None = None) -> list[dict]:
+    """The figures of one benchmark (``argv``: its own flags, for those in ``TAKES_ARGS``)."""
     module, function = BENCHMARKS[name]
-    bench: Callable[[], list[dict]] = getattr(importlib.import_module(module), function)
-    return bench()
+    bench: Callable[..., list[dict]] = getattr(importlib.import_module(module), function)
+    return bench(argv or []) if name in TAKES_ARGS else bench()
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("names", nargs="*", help=f"benchmarks to run: {', '.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--json", action="store_true", help="print one JSON array instead of lines")
-    args = parser.parse_args(argv)
-    names = args.names or list(BENCHMARKS)
+    args, extra = parser.parse_known_args(argv)
+    names = args.names or [n for n in BENCHMARKS if n not in TAKES_ARGS or extra]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")
+    if extra and not any(n in TAKES_ARGS for n in names):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
     results: list[dict] = []
     for name in names:
-        for fig in run_benchmark(name):
+        for fig in run_benchmark(name, extra):
             results.append(fig)
             if not args.json:
                 print(json.dumps(fig), flush=True)

@@ -12,8 +12,10 @@ reply stuck repeating itself.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+from importlib import resources
 from typing import Any
 
 from monkey.messages import Message, ModelRequest, ToolSpec
@@ -63,78 +65,92 @@ def _call_schema(name: str, parameters: dict[str, Any]) -> dict[str, Any]:
 def tools_prompt(tools: list[ToolSpec]) -> str:
     """The system-prompt section that lists the tools and explains the reply format.
 
-    Small models copy examples closely, so the examples are concrete requests with
-    concrete replies, unlike the task at hand (an example with placeholder values gets
-    its placeholders copied).
+    The text is ``local_prompt.md`` beside this module, written for a tiny model: short
+    sentences, each tool in one line, and worked examples from ``local_examples.json``.
+    Small models copy examples closely, so the examples are concrete requests with concrete
+    replies, unlike any real task (an example with placeholder values gets its placeholders
+    copied), and a file the examples write holds real code, not a sentence.
     """
     offered = [t for t in tools if t.name != FINAL_ANSWER]
-    lines = [
-        "# How to reply",
-        "",
-        'Reply with exactly one JSON object: {"name": "<tool>", "arguments": {...}}.',
-        "Call one tool per reply; you get its result in the next message. When the task is done,",
-        f"or the user only asked a question, reply with {FINAL_ANSWER}.",
-        "",
-        "# Tools",
-        "",
-    ]
-    for tool in offered:
-        lines.append(f"- {tool.name}({_params_summary(tool.parameters)}): {_first_paragraph(tool.description)}")
-    lines.append(f"- {FINAL_ANSWER}(answer: string): Answer the user and end your turn.")
-    lines += ["", "# Examples", ""]
-    example = _example_call(offered)
-    if example is not None:
-        lines += [f"User: {example[0]}", call_json(example[1], example[2]), ""]
-    lines += ["User: What is the capital of France?", call_json(FINAL_ANSWER, {"answer": "Paris."})]
-    return "\n".join(lines)
+    listed = [f"- {t.name}({_params_summary(t.parameters)}): {_first_sentence(t.description)}" for t in offered]
+    listed.append(f"- {FINAL_ANSWER}(answer: string): Answer the user and end your turn.")
+    examples: list[str] = []
+    for request, name, arguments in _example_calls(offered)[: _examples()["listed"]]:
+        examples += [f"User: {request}", call_json(name, arguments), ""]
+    question = _examples()["question"]
+    examples += [f"User: {question['request']}", call_json(FINAL_ANSWER, {"answer": question["answer"]})]
+    template = resources.files(__package__).joinpath("local_prompt.md").read_text(encoding="utf-8")
+    return template.replace("{tools}", "\n".join(listed)).replace("{examples}", "\n".join(examples)).strip()
 
 
-_CANNED_EXAMPLES: dict[str, tuple[str, dict[str, Any]]] = {
-    "file_write": ('Create notes.txt containing "buy milk"', {"path": "notes.txt", "content": "buy milk\n"}),
-    "shell_execute": ("Which Python version is installed?", {"command": "python --version"}),
-    "file_read": ("Show me notes.txt", {"path": "notes.txt"}),
-}
-
-
-_DEMO_RESULTS: dict[str, tuple[str, str]] = {
-    "file_write": ("created notes.txt (1 line, 9 bytes)", 'Created notes.txt containing "buy milk".'),
-    "shell_execute": ("Python 3.12.1\n[exit code 0]", "Python 3.12.1 is installed."),
-    "file_read": ("buy milk", 'notes.txt says "buy milk".'),
-}
+@functools.cache
+def _examples() -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("local_examples.json").read_text(encoding="utf-8")
+    data: dict[str, Any] = json.loads(text)
+    return data
 
 
 def demonstration(tools: list[ToolSpec]) -> list[dict[str, str]]:
-    """A whole worked exchange, shown before the conversation: request, call, result, answer.
+    """Whole worked exchanges, shown before the conversation: request, call, result, answer.
 
-    Small models learn the cycle from it, above all that a successful result is followed by
-    ``final_answer`` rather than by the same call again (measured with SmolLM2-135M: with
-    it, "create hello.py" ends after the write; without it, the write repeats until the
-    loop stops it).
+    Small models learn the cycle from them, above all that a successful result is followed
+    by ``final_answer`` rather than by the same call again, and that a question about a file
+    is answered after reading it. The first ``demonstrations`` examples of
+    ``local_examples.json`` whose tools are offered are shown this way (measured with
+    SmolLM2-135M by ``python tools/bench.py local_tasks``).
     """
-    example = _example_call([t for t in tools if t.name != FINAL_ANSWER])
-    if example is None or example[1] not in _DEMO_RESULTS:
-        return []
-    request, name, arguments = example
-    result, answer = _DEMO_RESULTS[name]
-    return [
-        {"role": "user", "content": request},
-        {"role": "assistant", "content": call_json(name, arguments)},
-        {"role": "user", "content": f"Result of {name} (ok):\n{result}"},
-        {"role": "assistant", "content": call_json(FINAL_ANSWER, {"answer": answer})},
-    ]
+    offered = {t.name: t for t in tools if t.name != FINAL_ANSWER}
+    data = _examples()
+    out: list[dict[str, str]] = []
+    shown = 0
+    for example in data["calls"]:
+        if shown >= data["demonstrations"]:
+            break
+        if not _fits(offered.get(example["name"]), example["arguments"]):
+            continue
+        shown += 1
+        out += [
+            {"role": "user", "content": example["request"]},
+            {"role": "assistant", "content": call_json(example["name"], example["arguments"])},
+            {"role": "user", "content": f"Result of {example['name']} (ok):\n{example['result']}"},
+            {"role": "assistant", "content": call_json(FINAL_ANSWER, {"answer": example["answer"]})},
+        ]
+    return out
 
 
-def _example_call(tools: list[ToolSpec]) -> tuple[str, str, dict[str, Any]] | None:
-    """A request and the call that answers it, with a tool of this set."""
+def _fits(tool: ToolSpec | None, arguments: dict[str, Any]) -> bool:
+    """Whether ``arguments`` are a call of ``tool`` (its required names, no unknown ones)."""
+    if tool is None:
+        return False
+    props = tool.parameters.get("properties", {})
+    return set(tool.parameters.get("required", [])) <= set(arguments) and set(arguments) <= set(props)
+
+
+def _example_calls(tools: list[ToolSpec]) -> list[tuple[str, str, dict[str, Any]]]:
+    """Requests and the calls that answer them, with the tools of this set.
+
+    The canned examples whose tool is offered; with none of those, one call of the first
+    tool made from its schema.
+    """
     by_name = {t.name: t for t in tools}
-    for name, (request, arguments) in _CANNED_EXAMPLES.items():
-        tool = by_name.get(name)
-        if tool is not None and set(tool.parameters.get("required", [])) <= set(arguments):
-            return request, name, arguments
-    if not tools:
-        return None
+    calls = [
+        (e["request"], e["name"], e["arguments"])
+        for e in _examples()["calls"]
+        if _fits(by_name.get(e["name"]), e["arguments"])
+    ]
+    if calls or not tools:
+        return calls
     tool = tools[0]
-    return f"Use {tool.name}", tool.name, _example_args(tool.parameters)
+    return [(f"Use {tool.name}", tool.name, _example_args(tool.parameters))]
+
+
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s")
+
+
+def _first_sentence(text: str, limit: int = 200) -> str:
+    """The first sentence of a description: a tiny model reads one line per tool best."""
+    sentence = _SENTENCE_END.split(_first_paragraph(text, 10_000), maxsplit=1)[0]
+    return sentence if len(sentence) <= limit else sentence[: limit - 1].rstrip() + "…"
 
 
 def _first_paragraph(text: str, limit: int = 400) -> str:
@@ -167,8 +183,6 @@ def _params_summary(parameters: dict[str, Any]) -> str:
         part = f"{name}: {_type_name(schema)}"
         if name not in required:
             part += " (optional)"
-        if isinstance(schema, dict) and schema.get("description"):
-            part += f" — {_first_paragraph(schema['description'], 120)}"
         parts.append(part)
     return ", ".join(parts)
 

@@ -173,6 +173,7 @@ def _create_one(
             n_ctx=config.local.n_ctx,
             max_tokens=config.local.max_tokens,
             temperature=config.local.temperature,
+            seed=config.local.seed if config.local.seed >= 0 else None,
         )
     raise BackendError(
         f"unknown backend {name!r}; known: {', '.join(KNOWN_BACKENDS)}", kind="invalid_request"
