@@ -3,17 +3,22 @@
 from __future__ import annotations
 
 import json
+import re
 from itertools import pairwise
 from pathlib import Path
 
+import jsonschema
 from hypothesis import given
 from hypothesis import strategies as st
+
+from monkey.backends import local_format
 
 from monkey.backends.local_format import (
     FINAL_ANSWER,
     JsonStringDecoder,
     RepetitionGuard,
     ReplyScanner,
+    _first_sentence,
     chat_messages,
     demonstration,
     reply_schema,
@@ -21,6 +26,7 @@ from monkey.backends.local_format import (
 )
 from monkey.events import ToolCallSpec
 from monkey.messages import Message, ModelRequest, ToolSpec
+from monkey.tools.registry import ToolRegistry
 
 WRITE = ToolSpec(
     name="file_write",
@@ -95,9 +101,61 @@ def test_tools_prompt_lists_tools_and_examples() -> None:
     prompt = tools_prompt([WRITE])
     assert "- file_write(path: string, content: string): Write a file." in prompt
     assert "More details" not in prompt
-    assert 'User: Create notes.txt containing "buy milk"' in prompt
-    assert '{"name": "file_write", "arguments": {"path": "notes.txt", "content": "buy milk\\n"}}' in prompt
+    assert "User: Create a file night.py that prints Good night" in prompt
+    assert '{"name": "file_write", "arguments": {"path": "night.py", "content": "print(\\"Good night\\")\\n"}}' in prompt
     assert f'{{"name": "{FINAL_ANSWER}", "arguments": {{"answer": "Paris."}}}}' in prompt
+    assert "{tools}" not in prompt and "{examples}" not in prompt
+
+
+def test_tools_prompt_shows_only_examples_of_offered_tools() -> None:
+    prompt = tools_prompt([WRITE])
+    assert "file_read" not in prompt and "shell_execute" not in prompt
+    full = tools_prompt(ToolRegistry.default().specs())
+    assert '"name": "file_read", "arguments": {"path": "style.cfg"}' in full
+    assert '"command": "python --version"' in full
+
+
+def test_tools_prompt_describes_each_tool_in_its_first_sentence() -> None:
+    tool = ToolSpec(
+        name="file_read",
+        description="Read a text file. Gives back its text.\n\nMore.",
+        parameters={"type": "object", "properties": {"path": {"type": "string", "description": "Where."}}},
+    )
+    assert "- file_read(path: string (optional)): Read a text file.\n" in tools_prompt([tool])
+
+
+@given(st.text())
+def test_first_sentence_is_a_prefix_of_the_paragraph_with_no_sentence_end_inside(text: str) -> None:
+    paragraph = " ".join(text.strip().split("\n\n", 1)[0].split())
+    sentence = _first_sentence(text, limit=10_000)
+    assert paragraph.startswith(sentence)
+    assert not re.search(r"[.!?]\s", sentence)
+    assert len(_first_sentence(text, limit=20)) <= 20
+
+
+def test_every_canned_example_is_a_valid_call_of_the_real_tool() -> None:
+    """The examples are checked against monkey's real tool schemas, and code files hold code."""
+    specs = {s.name: s for s in ToolRegistry.default().specs()}
+    examples = json.loads((Path(local_format.__file__).parent / "local_examples.json").read_text())
+    assert examples["calls"], "no examples"
+    for example in examples["calls"]:
+        tool = specs[example["name"]]
+        jsonschema.validate(example["arguments"], tool.parameters)
+        path = example["arguments"].get("path", "")
+        if example["name"] == "file_write" and path.endswith(".py"):
+            compile(example["arguments"]["content"], path, "exec")  # real Python, not a sentence
+    writes = [e for e in examples["calls"] if e["name"] == "file_write"]
+    assert any(e["arguments"]["path"].endswith(".py") for e in writes), "an example writes real code"
+
+
+def test_demonstration_is_a_whole_exchange_of_the_first_offered_example() -> None:
+    demo = demonstration(ToolRegistry.default().specs())
+    assert [m["role"] for m in demo] == ["user", "assistant", "user", "assistant"]
+    call = json.loads(demo[1]["content"])
+    assert call["name"] == "file_write" and call["arguments"]["path"].endswith(".py")
+    assert demo[2]["content"].startswith("Result of file_write (ok):\n")
+    assert json.loads(demo[3]["content"])["name"] == FINAL_ANSWER
+    assert demonstration([]) == []
 
 
 def test_tools_prompt_example_for_an_unknown_tool_follows_its_schema() -> None:

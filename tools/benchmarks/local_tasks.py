@@ -6,7 +6,8 @@ fresh ``MONKEY_HOME`` whose ``config.toml`` fixes the sampling: the configured t
 (default 0.2) and a different seed for every run (run ``i`` uses seed ``i``), so the runs
 are distinct, reproducible samples. A run counts only when its result is checked: the
 file it wrote is run with Python and its output compared, a file's content compared, the
-final answer searched for the fact asked about.
+final answer searched for the fact asked about. ``successes_exit_0`` counts the successes
+whose ``monkey`` also exited 0 (a run may get the result right, then fail on a repeated call).
 
 One figure per task: ``value`` is successes / runs. The README's first task has the
 target ``>= 0.9``; the other tasks report their rate with no target (what a 135M model
@@ -186,22 +187,24 @@ def _checkout_knows_seed(checkout: Path) -> bool:
     return "seed:" in config
 
 
-def _rates(tasks: list[Task], checkout: Path, options: argparse.Namespace, label: str) -> dict[str, tuple[int, int]]:
+def _rates(tasks: list[Task], checkout: Path, options: argparse.Namespace, label: str) -> dict[str, list[int]]:
+    """Per task: [checked successes, runs, runs that also exited 0]."""
     seeded = _checkout_knows_seed(checkout)
     jobs = [(task, run) for task in tasks for run in range(options.runs)]
 
-    def one(job: tuple[Task, int]) -> tuple[str, bool]:
+    def one(job: tuple[Task, int]) -> tuple[str, bool, bool]:
         task, run = job
         ok, record = _run(task, checkout, run if seeded else None, options)
         if options.verbose:
             print(json.dumps({"side": label, **record}), file=sys.stderr, flush=True)
-        return task.name, ok
+        return task.name, ok, ok and record["exit"] == 0
 
-    counts: dict[str, tuple[int, int]] = {t.name: (0, 0) for t in tasks}
+    counts: dict[str, list[int]] = {t.name: [0, 0, 0] for t in tasks}
     with ThreadPoolExecutor(max_workers=options.jobs) as pool:
-        for name, ok in pool.map(one, jobs):
-            good, total = counts[name]
-            counts[name] = (good + ok, total + 1)
+        for name, ok, clean in pool.map(one, jobs):
+            counts[name][0] += ok
+            counts[name][1] += 1
+            counts[name][2] += clean
     return counts
 
 
@@ -239,14 +242,14 @@ def bench_local_tasks(argv: list[str] | None = None) -> list[dict]:
     base = _rates(tasks, options.baseline.resolve(), options, "baseline") if options.baseline else None
     figures = []
     for task in tasks:
-        good, total = ours[task.name]
+        good, total, clean = ours[task.name]
         rate = good / total
-        extra: dict = {"task": task.prompt, "successes": good, "runs": total,
+        extra: dict = {"task": task.prompt, "successes": good, "runs": total, "successes_exit_0": clean,
                        "sampling": f"temperature {options.temperature}, seeds 0..{options.runs - 1}"}  # fmt: skip
         if task.name == README_TASK:
             extra.update(target=">= 0.9", ok=rate >= 0.9)
         if base is not None:
-            bgood, btotal = base[task.name]
+            bgood, btotal, _ = base[task.name]
             extra["baseline_successes"] = bgood
             figures.append(figure(f"local_task_{task.name}", rate, "success rate",
                                   f"success rate of {options.baseline}", bgood / btotal, **extra))  # fmt: skip
