@@ -59,7 +59,7 @@ def test_event_pane_with_a_filter(app_for, snap_compare) -> None:
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         app = pilot.app
         app.event_pane.format_time = lambda ts: "12:00:00"
-        await pilot.press("ctrl+e")
+        await pilot.press("ctrl+e", "escape")  # the pane opens with the filter focused; Esc: back to the message box
         await send(pilot, "say hello")
         app.event_pane.query_one("#event-filter").focus()
         for key in "text":

@@ -405,12 +405,23 @@ class MonkeyApp(App[int]):
             self.notify("Press Ctrl-C again to quit", timeout=QUIT_WINDOW)
 
     def action_toggle_events(self) -> None:
-        """Show or hide the event pane."""
+        """Ctrl+E: open the event pane with the focus in its filter; from inside the pane, close it.
+
+        With the pane open and the focus elsewhere (Esc from the filter goes back to the
+        message box), Ctrl+E goes to the filter again.
+        """
         pane = self._events
-        pane.toggle_class("-open")
-        if pane.has_class("-open"):
-            pane.build()
-            pane.flush()
+        if not pane.has_class("-open") or pane.has_focus_within:
+            self.show_events(not pane.has_class("-open"))
+        else:
+            pane.focus_filter()
+
+    def show_events(self, show: bool) -> None:
+        """Open the event pane (focus in its filter) or close it (focus back in the message box)."""
+        pane = self._events
+        pane.set_class(show, "-open")
+        if show:
+            pane.open()
         else:
             self._prompt.focus()
 

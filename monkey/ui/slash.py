@@ -33,7 +33,7 @@ async def run_command(app: MonkeyApp, text: str) -> None:
         case "/exit" | "/quit":
             await app.action_quit()
         case "/events":
-            app.action_toggle_events()
+            app.show_events(not app.event_pane.has_class("-open"))
         case "/model" | "/backend":
             await _switch(app, name, rest)
         case "/clear":

@@ -67,7 +67,9 @@ async def test_esc_gives_the_focus_back_to_the_message_box(app_for) -> None:
     app = app_for([{"text": "x"}])
     async with app.run_test(size=SIZE) as pilot:
         pane = await open_pane(pilot, some_events(5))
-        assert isinstance(app.focused, PromptInput)
+        assert isinstance(app.focused, Input) and app.focused.id == "event-filter"  # ready to type a filter
+        await pilot.press("escape")  # from the filter: back to the message box, the pane stays open
+        assert isinstance(app.focused, PromptInput) and pane.has_class("-open")
         await pilot.click("#event-log", offset=(10, 0))
         await pilot.pause(0.05)
         await pilot.press("escape", "escape")
@@ -145,3 +147,37 @@ async def test_a_hostile_event_is_inert_in_the_detail(app_for) -> None:
         assert not any(ord(ch) < 0x20 and ch != "\n" or 0x7f <= ord(ch) <= 0x9f or ch == "\u202e" for ch in shown)
         screen = app.export_screenshot()
         assert "\x9b" not in screen and "\x9d" not in screen and "]52;" in screen
+
+
+async def test_the_pane_opens_at_the_newest_event_with_the_filter_ready(app_for) -> None:
+    app = app_for([{"text": "x"}])
+    async with app.run_test(size=SIZE) as pilot:
+        pane = app.query_one(EventPane)
+        for event in some_events(300):  # more than a screenful before the pane was ever opened
+            pane.add(event)
+        await pilot.press("ctrl+e")
+        log = log_of(pane)
+        for _ in range(100):
+            if log.max_scroll_y > 0 and log.scroll_offset.y == log.max_scroll_y:
+                break
+            await pilot.pause(0.05)
+        assert log.max_scroll_y > 0 and log.scroll_offset.y == log.max_scroll_y  # the newest in view
+        assert app.focused is pane.query_one("#event-filter")
+        for key in "usage":  # typed straight after Ctrl+E
+            await pilot.press(key)
+        await pilot.pause(0.1)
+        assert pane.filter == "usage" and all("usage" in line.text for line in log.lines)
+
+
+async def test_ctrl_e_goes_to_the_filter_then_closes_the_pane(app_for) -> None:
+    app = app_for([{"text": "x"}])
+    async with app.run_test(size=SIZE) as pilot:
+        pane = await open_pane(pilot, some_events(3))
+        await pilot.press("escape")
+        assert isinstance(app.focused, PromptInput) and pane.has_class("-open")
+        await pilot.press("ctrl+e")  # open, focus in the message box: to the filter
+        await pilot.pause(0.05)
+        assert app.focused is pane.query_one("#event-filter") and pane.has_class("-open")
+        await pilot.press("ctrl+e")  # from inside the pane: close it
+        await pilot.pause(0.05)
+        assert not pane.has_class("-open") and isinstance(app.focused, PromptInput)

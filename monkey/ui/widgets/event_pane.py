@@ -270,6 +270,8 @@ class EventPane(Vertical):
         """The JSON of the event in the detail view (empty: none)."""
         self._pending: deque[tuple[int, Event]] = deque(maxlen=MAX_LINES)
         self._return_to: Widget | None = None
+        self._came_from: Widget | None = None
+        """What had the focus before it came into the pane (Esc in the filter goes back there)."""
         self.format_time: Callable[[float], str] = lambda ts: time.strftime("%H:%M:%S", time.localtime(ts))
         """How an event's time is shown (snapshot tests fix it)."""
 
@@ -288,6 +290,22 @@ class EventPane(Vertical):
             event_log_class()(max_lines=MAX_LINES, wrap=False, markup=False, id="event-log"),
         ])
 
+    def open(self) -> None:
+        """The pane was just shown: the newest events in view, the focus in the filter."""
+        self.build()
+        self.flush()
+        self.call_after_refresh(self._show_newest)
+        self.focus_filter()
+
+    def focus_filter(self) -> None:
+        """Put the focus in the filter (once it is mounted)."""
+        self.call_after_refresh(lambda: self.query_one("#event-filter").focus())
+
+    def _show_newest(self) -> None:
+        log = self._log()
+        if log is not None and (log.selected is None or log.cursor_row == len(log.seqs) - 1):
+            log.scroll_end(animate=False, immediate=True, x_axis=False)
+
     def _log(self):  # type: ignore[no-untyped-def]  # an EventLog or None (its class is built lazily)
         """The log, once :meth:`build` has mounted it."""
         if not self.children:
@@ -299,9 +317,11 @@ class EventPane(Vertical):
         self.watch(self.screen, "focused", self._focus_moved, init=False)
 
     def _focus_moved(self, old: Widget | None, new: Widget | None) -> None:
-        """Remember where the focus came from when it enters the list (Esc goes back there)."""
+        """Remember where the focus came from when it enters the list or the pane (Esc goes back there)."""
         if new is not None and new.id == "event-log" and old is not None and old is not new:
             self._return_to = old
+        if new is not None and old is not None and self in new.ancestors and self not in old.ancestors:
+            self._came_from = old
 
     def add(self, event: Event) -> None:
         """Record one event; it is drawn on the next tick."""
@@ -408,6 +428,11 @@ class EventPane(Vertical):
             return
         log = self._log()
         if log is None or not log.has_focus:
+            back = self._came_from
+            if self.children and self.query_one("#event-filter").has_focus and back is not None \
+                    and back.is_attached and back.display:
+                back.focus()  # from the filter: back to the message box, the pane stays open
+                return
             raise SkipAction()
         target = self._return_to
         if target is None or not target.is_attached or not target.display:
