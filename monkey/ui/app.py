@@ -18,10 +18,11 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 
-from monkey.agent.approval import Approver, Decision
+from monkey.agent.approval import ApprovalPolicy, Approver, Decision
 from monkey.events import Event
 from monkey.ui import bridge, memory
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
+from monkey.ui.widgets.app_header import AppHeader
 from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
 from monkey.ui.widgets.prompt_input import PromptInput
@@ -58,6 +59,7 @@ class AgentSetup(Protocol):
     workspace: Path
     backend: Backend
     approver: Approver | None
+    policy: ApprovalPolicy
     max_iterations: int
     switcher: BackendSwitcher
 
@@ -137,6 +139,9 @@ class MonkeyApp(App[int]):
     # -- layout ----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
+        policy = self._setup.policy if self._setup is not None else self.agent.policy
+        yield AppHeader(self.workspace, self._backend.name, self._backend.model,
+                        approvals=not policy.no_approval, id="header")
         with Horizontal(id="main"):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
@@ -351,6 +356,9 @@ class MonkeyApp(App[int]):
 
     def on_status_changed(self, message: bridge.StatusChanged) -> None:
         self.status.update_fields(message.fields)
+        if "backend" in message.fields or "model" in message.fields:
+            self.query_one(AppHeader).set_backend(message.fields.get("backend"),  # type: ignore[arg-type]
+                                                  message.fields.get("model"))  # type: ignore[arg-type]
 
     def on_turn_done(self, message: bridge.TurnDone) -> None:
         self.last_reason = message.reason

@@ -1,0 +1,72 @@
+"""The header at the top of the app: where monkey works, with what, in which mode, and tips."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+from monkey.gitinfo import current_branch, short_path
+from monkey.safe_text import escape_controls
+
+TIPS = "/help commands · Esc cancels a turn · Ctrl+E events · Ctrl+C twice quits"
+"""The line of tips under the header."""
+
+
+class AppHeader(Static):
+    """Two lines: workspace, git branch, backend and model, approval mode; then tips.
+
+    The app sets :attr:`backend` and :attr:`model` through :meth:`set_backend` when
+    ``/model`` or ``/backend`` switches.
+    """
+
+    DEFAULT_CSS = """
+    AppHeader { height: 2; padding: 0 1; color: $text-muted; border-bottom: none; }
+    """
+
+    def __init__(self, workspace: Path, backend: str, model: str, *, approvals: bool,
+                 **kwargs: object) -> None:
+        super().__init__("", **kwargs)  # type: ignore[arg-type]
+        self.workspace = workspace
+        """The workspace folder."""
+        self.branch = current_branch(workspace)
+        """The checked-out git branch (None outside a repository)."""
+        self.backend = backend
+        """The backend's name."""
+        self.model = model
+        """The model's name."""
+        self.approvals = approvals
+        """Whether dangerous tools wait for a person's approval (off with ``--no-approval``)."""
+
+    def on_mount(self) -> None:
+        self.show()
+
+    def set_backend(self, backend: str | None = None, model: str | None = None) -> None:
+        """A switch of backend or model: show the new ones."""
+        if backend is not None:
+            self.backend = backend
+        if model is not None:
+            self.model = model
+        self.show()
+
+    def header_text(self) -> Text:
+        """The two lines as text."""
+        clean = lambda s: escape_controls(s, keep_newlines=False)  # noqa: E731
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append("monkey", style="bold")
+        text.append(f" · {clean(short_path(self.workspace))}", style="bold")
+        if self.branch:
+            text.append(f" · ⎇ {clean(self.branch)}")
+        text.append(f" · {clean(self.backend or '?')} · {clean(self.model or '?')}")
+        if self.approvals:
+            text.append(" · approvals on")
+        else:
+            text.append(" · approvals off (--no-approval)", style="bold yellow")
+        text.append("\n")
+        text.append(TIPS, style="dim")
+        return text
+
+    def show(self) -> None:
+        """Redraw."""
+        self.update(self.header_text())
