@@ -188,8 +188,11 @@ class ToolResult(Event, frozen=True, kw_only=True, tag="tool_result"):
     ok: bool
     output: str
     duration_ms: float = 0.0
+    """How long the call took, less the time it waited for a person's approval."""
     diff: str = ""
     """A unified diff of what the tool changed, for display."""
+    wait_ms: float = 0.0
+    """How long the call waited for a person to approve or deny it (0: nobody was asked)."""
 
 
 class CheckpointCreated(Event, frozen=True, kw_only=True, tag="checkpoint_created"):

@@ -397,11 +397,13 @@ class Agent:
         emit(ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
                            dangerous=bool(tool and tool.dangerous)))
         started = time.perf_counter()
+        waited = 0.0  # seconds a person spent deciding: not part of the call's run time
 
         def finish(ok: bool, output: str, diff: str = "", denied: bool = False,
                    stop: Decision | None = None) -> _CallOutcome:
+            ran_ms = max(0.0, time.perf_counter() - started - waited) * 1000
             emit(ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=ok, output=output,
-                            duration_ms=(time.perf_counter() - started) * 1000, diff=diff))
+                            duration_ms=ran_ms, diff=diff, wait_ms=waited * 1000))
             msg = Message(role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok)
             return _CallOutcome(msg, denied=denied, stop=stop)
 
@@ -422,7 +424,7 @@ class Agent:
             guarded = tool.dangerous and self.checkpoints is not None
             paths = tool.touched_paths(args, ctx) if guarded else []
             if tool.dangerous:
-                decision = await self._approve(call, tool, args, ctx, emit, paths)
+                decision, waited = await self._approve(call, tool, args, ctx, emit, paths)
                 if not decision.approved:
                     why = decision.reason or "no reason given"
                     return finish(False, f"denied: {why}", denied=decision.by != "user",
@@ -467,9 +469,11 @@ class Agent:
             emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
 
     async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
-                       emit: Emit, paths: list[str] | None = None) -> Decision:
+                       emit: Emit, paths: list[str] | None = None) -> tuple[Decision, float]:
+        """The decision on a dangerous call, and the seconds spent waiting for a person's answer."""
         sid = self.session_id
         decision = self.policy.check(call.name, call.arguments)
+        waited = 0.0
         big = self.checkpoints.oversized(paths) if self.checkpoints is not None and paths else []
         if big and decision is not None and decision.approved:
             decision = None  # a change to a very large file needs a person's explicit approval
@@ -481,7 +485,9 @@ class Agent:
             emit(ApprovalRequested(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
                                    summary=request.summary, warnings=request.warnings))
             await self._shown()
+            asked = time.perf_counter()
             decision = await self.approver.decide(request)
+            waited = time.perf_counter() - asked
             if big and not decision.approved:
                 decision = replace(decision, reason=f"{'; '.join(big)}; {decision.reason}")
             if decision.approved and decision.scope == "session" and not big:
@@ -492,4 +498,4 @@ class Agent:
             label = "denied"
         emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision=label,  # type: ignore[arg-type]
                               by=decision.by, reason=decision.reason))
-        return decision
+        return decision, waited

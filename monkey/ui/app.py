@@ -349,7 +349,7 @@ class MonkeyApp(App[int]):
     def on_tool_finished(self, message: bridge.ToolFinished) -> None:
         block = self.transcript.tools.get(message.call_id)
         if block is not None:
-            block.finish(message.ok, message.output, message.duration_ms, message.diff)
+            block.finish(message.ok, message.output, message.duration_ms, message.diff, message.wait_ms)
 
     def on_notice(self, message: bridge.Notice) -> None:
         self.transcript.add_notice(message.text, message.level)

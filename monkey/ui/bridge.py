@@ -100,7 +100,8 @@ class ToolProgress(Message):
 class ToolFinished(Message):
     """A tool call finished."""
 
-    def __init__(self, call_id: str, ok: bool, output: str, duration_ms: float, diff: str) -> None:
+    def __init__(self, call_id: str, ok: bool, output: str, duration_ms: float, diff: str,
+                 wait_ms: float = 0.0) -> None:
         super().__init__()
         self.call_id = call_id
         """The call's id."""
@@ -112,6 +113,8 @@ class ToolFinished(Message):
         """How long it ran."""
         self.diff = diff
         """A unified diff of what it changed (may be empty)."""
+        self.wait_ms = wait_ms
+        """How long it waited for a person's approval (not in ``duration_ms``)."""
 
 
 class Notice(Message):
@@ -163,8 +166,8 @@ def translate(event: Event) -> list[Message]:
             out.append(ToolProgress(cid, state="running"))
         case ToolOutput(call_id=cid, text=text):
             out.append(ToolProgress(cid, text=text))
-        case ToolResult(call_id=cid, ok=ok, output=output, duration_ms=ms, diff=diff):
-            out.append(ToolFinished(cid, ok, output, ms, diff))
+        case ToolResult(call_id=cid, ok=ok, output=output, duration_ms=ms, diff=diff, wait_ms=wait):
+            out.append(ToolFinished(cid, ok, output, ms, diff, wait))
         case ApprovalResolved(call_id=cid, decision=decision, by=by, reason=reason):
             state = "denied" if decision == "denied" else f"approved by {by}"
             out.append(ToolProgress(cid, state=state))

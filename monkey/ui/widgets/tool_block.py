@@ -49,7 +49,9 @@ class ToolBlock(Collapsible):
         self.shown = ""
         """The plain text the body shows (escaped)."""
         self.duration_ms: float | None = None
-        """How long the call ran, once finished."""
+        """How long the call ran, once finished (the time a person spent deciding not included)."""
+        self.wait_ms = 0.0
+        """How long the call waited for a person's approval."""
         self.finished = False
         """Whether the call's result came (or the turn ended without one)."""
         self.body = Static("", markup=False)
@@ -60,6 +62,8 @@ class ToolBlock(Collapsible):
         if len(args) > 70:
             args = args[:69] + "…"
         took = f" · {self.duration_ms / 1000:.2f}s" if self.duration_ms is not None else ""
+        if took and self.wait_ms > 0:
+            took += f" · waited {self.wait_ms / 1000:.1f}s"
         return f"⚙ {self.tool} {args} · {self.state}{took}"
 
     def _refresh_title(self) -> None:
@@ -79,12 +83,13 @@ class ToolBlock(Collapsible):
             if self.collapsed and self.tool == "shell_execute":
                 self.collapsed = False
 
-    def finish(self, ok: bool, output: str, duration_ms: float, diff: str) -> None:
-        """Show the result: a syntax-highlighted diff, else the output."""
+    def finish(self, ok: bool, output: str, duration_ms: float, diff: str, wait_ms: float = 0.0) -> None:
+        """Show the result: a syntax-highlighted diff, else the output; the title says run and wait times."""
         self.finished = True
         if self.state not in ("denied",):
             self.state = "ok" if ok else "failed"
         self.duration_ms = duration_ms
+        self.wait_ms = wait_ms
         self.set_class(not ok, "-failed")
         self._refresh_title()
         parts: list[object] = []

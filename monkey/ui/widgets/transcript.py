@@ -157,7 +157,7 @@ class Transcript(VerticalScroll):
                     tool.progress(state="not finished")
                     tool.finished = True
                 else:
-                    tool.finish(result.ok, result.output, result.duration_ms, result.diff)
+                    tool.finish(result.ok, result.output, result.duration_ms, result.diff, result.wait_ms)
                 tool.collapsed = True  # earlier work: one line each until opened
                 self.tools[call.call_id] = tool
                 widgets.append(tool)
