@@ -176,7 +176,12 @@ async def _prompt_loop(state: ReplState) -> int:
             if not await run_command(state, text):
                 break
         else:
-            await _run_turn(agent, text, state.sink, state.recorder)
+            from monkey.agent.mentions import expand_mentions
+
+            expanded = expand_mentions(text, agent.workspace)  # @path: the file goes with the message
+            for note in expanded.notes:
+                print(note)
+            await _run_turn(agent, expanded.prompt, state.sink, state.recorder)
     await agent.backend.aclose()
     return 0
 

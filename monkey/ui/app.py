@@ -146,7 +146,7 @@ class MonkeyApp(App[int]):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
                 yield CommandHints(id="hints")
-                yield PromptInput(history_path(self.workspace), id="prompt")
+                yield PromptInput(history_path(self.workspace), self.workspace, id="prompt")
             yield EventPane(id="events")
         yield StatusBar(self.clock, id="status")
 
@@ -290,9 +290,14 @@ class MonkeyApp(App[int]):
     @work(exclusive=True, group="turn")
     async def run_turn(self, prompt: str) -> None:
         """Run one turn of the agent, feeding every event to the store and the bridge."""
+        from monkey.agent.mentions import expand_mentions
+
         try:
             await self._session_opened.wait()  # a message typed at once is recorded too
-            async for event in self.agent.run(prompt):
+            expanded = expand_mentions(prompt, self.workspace)  # @path: the file goes with the message
+            for note in expanded.notes:
+                self.transcript.add_notice(note, "info" if note.startswith("attached ") else "warning")
+            async for event in self.agent.run(expanded.prompt):
                 await self.feed(event)
         except Exception as exc:  # a bug or a backend failure must not take the app down
             self.transcript.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")

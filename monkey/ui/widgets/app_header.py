@@ -10,7 +10,7 @@ from textual.widgets import Static
 from monkey.gitinfo import current_branch, short_path
 from monkey.safe_text import escape_controls
 
-TIPS = "/help commands · Esc cancels a turn · Ctrl+E events · Ctrl+C twice quits"
+TIPS = "/help commands · @ mention a file · Esc cancels a turn · Ctrl+E events · Ctrl+C twice quits"
 """The line of tips under the header."""
 
 

@@ -1,4 +1,4 @@
-"""The slash commands that match what is typed, shown above the message box."""
+"""The slash commands or ``@paths`` that match what is typed, shown above the message box."""
 
 from __future__ import annotations
 
@@ -31,5 +31,5 @@ class CommandHints(Static):
             if i:
                 text.append("\n")
             text.append(f"{cmd:<13}", style="bold")
-            text.append(COMMANDS[cmd])
+            text.append(COMMANDS.get(cmd, ""))
         self.update(text)

@@ -1,4 +1,4 @@
-"""The message box: multi-line, Enter sends, history, slash-command completion."""
+"""The message box: multi-line, Enter sends, history, completion of /commands and @paths."""
 
 from __future__ import annotations
 
@@ -13,6 +13,12 @@ from monkey.slash_commands import COMMANDS
 
 HISTORY_LIMIT = 1000
 """Entries kept in the history file."""
+
+
+def mention_at(line: str) -> str | None:
+    """The ``@path`` being typed at the end of ``line`` (what follows the ``@``), or None."""
+    word = line.rpartition(" ")[2].rpartition("\t")[2]
+    return word[1:] if word.startswith("@") else None
 
 
 def complete(text: str) -> list[str]:
@@ -54,9 +60,12 @@ class PromptInput(TextArea):
     class Quit(Message):
         """Ctrl-D on an empty box."""
 
-    def __init__(self, history_path: Path | None = None, **kwargs: object) -> None:
+    def __init__(self, history_path: Path | None = None, workspace: Path | None = None, **kwargs: object) -> None:
         super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
-                         placeholder="Type a task · / for commands · Ctrl+E events", **kwargs)  # type: ignore[arg-type]
+                         placeholder="Type a task · / for commands · @ a file · Ctrl+E events",
+                         **kwargs)  # type: ignore[arg-type]
+        self.workspace = workspace
+        """Where ``@path`` completion looks (None: no path completion)."""
         self.history_path = history_path
         """Where the history is kept (per workspace), or None for none."""
         self.sent: list[str] = self._load()
@@ -133,20 +142,48 @@ class PromptInput(TextArea):
         """Insert a line break."""
         self.insert("\n")
 
+    def _mention(self) -> tuple[int, int, str] | None:
+        """Row, column of the ``@`` and the path typed after it, when the cursor ends an ``@path``."""
+        if self.workspace is None:
+            return None
+        row, col = self.cursor_location
+        before = self.document.get_line(row)[:col]
+        prefix = mention_at(before)
+        return None if prefix is None else (row, col - len(prefix) - 1, prefix)
+
+    def _paths(self) -> list[str]:
+        """The ``@path`` completions for the mention at the cursor (none when there is no mention)."""
+        from monkey.agent.mentions import mention_completions
+
+        found = self._mention()
+        if found is None or self.workspace is None:
+            return []
+        return ["@" + p for p in mention_completions(self.workspace, found[2])]
+
     def action_complete(self) -> None:
-        """Complete a slash command to the longest common prefix of its matches."""
+        """Complete a slash command or an ``@path`` to the longest common prefix of its matches."""
+        import os
+
+        found = self._mention()
+        if found is not None:
+            paths = self._paths()
+            if not paths:
+                return
+            row, start, _ = found
+            new = paths[0] + ("" if paths[0].endswith("/") else " ") if len(paths) == 1 else os.path.commonprefix(paths)
+            self.replace(new, (row, start), self.cursor_location)
+            self.move_cursor((row, start + len(new)))
+            return
         matches = complete(self.text)
         if not matches:
             return
         if len(matches) == 1:
             new = matches[0] + " "
         else:
-            import os
-
             new = os.path.commonprefix(matches)
         self.load_text(new)
         self.move_cursor(self.document.end)
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
-        self.post_message(self.Hints(complete(self.text)))
+        self.post_message(self.Hints(complete(self.text) or self._paths()[:12]))

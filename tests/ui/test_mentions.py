@@ -1,0 +1,50 @@
+"""``@path`` in the message box: Tab completes workspace paths; the file goes with the message."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monkey.ui.widgets.command_hints import CommandHints
+from monkey.ui.widgets.prompt_input import PromptInput
+from tests.ui.conftest import settle
+
+SIZE = (120, 36)
+
+
+def notices(app) -> str:  # type: ignore[no-untyped-def]
+    return "\n".join(str(w.render()) for w in app.transcript.query(".notice"))
+
+
+async def test_tab_completes_a_mention_and_the_file_goes_to_the_model(app_for, workspace: Path) -> None:
+    (workspace / ".gitignore").write_text("secret.txt\n")
+    (workspace / "secret.txt").write_text("hidden\n")
+    (workspace / "src").mkdir()
+    (workspace / "src" / "main.py").write_text("print('hi')\n")
+    app = app_for([{"text": "It prints hi."}])
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press(*"what does @s")
+        await pilot.pause()
+        assert app.query_one(CommandHints).shown == ("@src/",)  # secret.txt is ignored by git
+        await pilot.press("tab")
+        assert prompt.text == "what does @src/"
+        await pilot.press("m", "tab")
+        assert prompt.text == "what does @src/main.py "
+        await pilot.press(*"do?", "enter")
+        await settle(pilot, app)
+        user = app.agent.messages[0]
+        assert user.content.startswith("what does @src/main.py do?")
+        assert "<file path=\"src/main.py\">\nprint('hi')\n</file>" in user.content
+        assert "attached src/main.py (1 line)" in notices(app)
+
+
+async def test_a_protected_mention_is_refused_with_a_note(app_for) -> None:
+    app = app_for([{"text": "ok"}])
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press(*"read @.git/config", "enter")
+        await settle(pilot, app)
+        assert app.agent.messages[0].content == "read @.git/config"
+        assert "@.git/config not attached" in notices(app) and "protected" in notices(app)
