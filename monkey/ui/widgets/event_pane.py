@@ -150,6 +150,17 @@ def event_log_class() -> type[RichLog]:
             self.scroll_to(y=max(0, new - offset), animate=False)
             self.refresh()
 
+        def watch_show_horizontal_scrollbar(self, shown: bool) -> None:
+            """A scrollbar that appears takes a row: a log following the end stays at the end."""
+            self._follow_end()
+
+        def on_resize(self) -> None:
+            self._follow_end()
+
+        def _follow_end(self) -> None:
+            if self.selected is None:
+                self.call_after_refresh(self.scroll_end, animate=False, immediate=True, x_axis=False)
+
         def clear(self) -> EventLog:
             self.seqs.clear()
             return super().clear()
