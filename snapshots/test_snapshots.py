@@ -101,3 +101,18 @@ def test_an_error(app_for, snap_compare) -> None:
 
 def test_header_with_approvals_off(app_for, snap_compare) -> None:
     assert snap_compare(app_for([{"text": "x"}], "--no-approval"), terminal_size=SIZE)
+
+
+def test_more_below_when_scrolled_up(app_for, snap_compare) -> None:
+    long = "\n\n".join(f"Paragraph {i} of a long answer." for i in range(30))
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await send(pilot, "explain everything")
+        await pilot.press("shift+tab", "pageup")  # to the transcript, then a page up: reading above the end
+        for _ in range(100):
+            if pilot.app.more_below.has_class("-shown"):
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_for([{"text": long}]), terminal_size=SIZE, run_before=run)

@@ -25,6 +25,7 @@ from monkey.ui.approver import ApprovalNeeded, TuiApprover
 from monkey.ui.widgets.app_header import AppHeader
 from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
+from monkey.ui.widgets.more_below import MoreBelow
 from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.status_bar import StatusBar
 from monkey.ui.widgets.transcript import Transcript
@@ -77,6 +78,7 @@ class MonkeyApp(App[int]):
         Binding("ctrl+c", "interrupt", "Cancel / quit", priority=True, show=False),
         Binding("escape", "cancel_turn", "Cancel turn", show=False),
         Binding("ctrl+e", "toggle_events", "Events", priority=True, show=False),
+        Binding("ctrl+end", "jump_down", "Jump to the end", priority=True, show=False),
     ]
 
     def __init__(self, agent: Agent | AgentSetup, *, task: str | None = None, continue_: bool = False,
@@ -145,6 +147,7 @@ class MonkeyApp(App[int]):
         with Horizontal(id="main"):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
+                yield MoreBelow(id="more-below")
                 yield CommandHints(id="hints")
                 yield PromptInput(history_path(self.workspace), self.workspace, id="prompt")
             yield EventPane(id="events")
@@ -158,6 +161,21 @@ class MonkeyApp(App[int]):
 
             self._switcher = BackendSwitcher.for_workspace(self.workspace)
         return self._switcher
+
+    @property
+    def more_below(self) -> MoreBelow:
+        """The line that says the conversation goes on below the view."""
+        return self.query_one(MoreBelow)
+
+    def on_transcript_more_below(self, message: Transcript.MoreBelow) -> None:
+        self.more_below.set_class(message.below, "-shown")
+
+    def on_more_below_jump_down(self, _: MoreBelow.JumpDown) -> None:
+        self.action_jump_down()
+
+    def action_jump_down(self) -> None:
+        """Ctrl+End: show the end of the conversation and follow it again."""
+        self.transcript.jump_to_end()
 
     @property
     def transcript(self) -> Transcript:

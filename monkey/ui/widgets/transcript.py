@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from rich.text import Text
 from textual.containers import VerticalScroll
+from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Collapsible, Static
 
@@ -25,7 +26,22 @@ _LEVEL_STYLE = {"info": "dim", "warning": "yellow", "error": "bold red"}
 
 
 class Transcript(VerticalScroll):
-    """The scrolling conversation. The app calls its methods; it sends no messages."""
+    """The scrolling conversation. The app calls its methods; it tells the app whether there is more below.
+
+    Following: once the conversation is taller than the view, the transcript is anchored to
+    its end, so everything that arrives (answers, tool blocks that open, notices) stays in
+    view whatever order the screen updates come in. Textual lets go of the anchor when the
+    person scrolls up, and takes it again when they come back to the bottom (or press
+    Ctrl+End). While they read above, :class:`MoreBelow` messages say so.
+    """
+
+    class MoreBelow(Message):
+        """Whether the view shows the end of the conversation (``below`` False) or not."""
+
+        def __init__(self, below: bool) -> None:
+            super().__init__()
+            self.below = below
+            """Whether there is conversation below what is shown."""
 
     DEFAULT_CSS = """
     Transcript { height: 1fr; padding: 0 1; }
@@ -47,8 +63,33 @@ class Transcript(VerticalScroll):
         self.export_hint = ""
         """How to see everything (set by the app once the session is open)."""
         self._earlier: Static | None = None
-        self._follow = True
-        """Whether the open stream follows its end (the view was at the bottom when it began)."""
+        self.below = False
+        """Whether part of the conversation is below the view (the person scrolled up)."""
+
+    def on_mount(self) -> None:
+        self.watch(self, "virtual_size", self._follow, init=False)
+        self.watch(self, "scroll_y", self._follow, init=False)
+
+    def on_resize(self) -> None:
+        self._follow()
+
+    def _follow(self, *_: object) -> None:
+        """After the content or the scroll position changed: anchor once it overflows; say what is below."""
+        # anchoring a transcript shorter than the view would push it to the bottom of the screen
+        overflows = self.container_size.height > 0 and self.max_scroll_y > 0
+        if overflows and not self.is_anchored:
+            self.anchor()
+        elif not overflows and self.is_anchored and self.container_size.height > 0:
+            self.anchor(False)
+            self.scroll_to(y=0, animate=False, immediate=True)
+        below = self.max_scroll_y - self.scroll_y >= 1
+        if below != self.below:
+            self.below = below
+            self.post_message(self.MoreBelow(below))
+
+    def jump_to_end(self) -> None:
+        """Show the end of the conversation and follow it again."""
+        self.scroll_end(animate=False, immediate=True)
 
     def _add(self, widget: Widget) -> None:
         follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
@@ -88,17 +129,11 @@ class Transcript(VerticalScroll):
                 self.end_stream("thinking")
             block = AssistantText(kind)
             self.streams[kind] = block
-            self._follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
             if kind == "thinking":
                 self._add(Collapsible(block, title="thinking", collapsed=True, classes="thinking"))
             else:
                 self._add(block)
         block.add_delta(text)
-        if self._follow and not self.is_anchored and self.max_scroll_y > 0:
-            # Follow the answer as it grows, once it overflows (anchoring a shorter transcript
-            # would push it to the bottom). Textual lets go of the anchor when the person
-            # scrolls up, and takes it again when they come back to the bottom.
-            self.anchor()
 
     def end_stream(self, kind: str | None = None) -> None:
         """Complete the open streamed block(s)."""
@@ -183,7 +218,7 @@ class Transcript(VerticalScroll):
         """Remove everything (``/clear``)."""
         self.end_stream()
         self.tools.clear()
-        self.anchor(False)
+        self.anchor(False)  # taken again once the new conversation overflows
         self.dropped = self.hidden_turns = 0
         self._earlier = None
         self.remove_children()

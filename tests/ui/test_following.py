@@ -1,0 +1,58 @@
+"""The transcript follows the conversation to its end unless the person scrolled up; then a
+"more below" line says so, and Ctrl+End (or a click on it) goes back down."""
+
+from __future__ import annotations
+
+from monkey.ui.screens.approval import ApprovalScreen
+from tests.ui.conftest import settle, type_and_send
+from tests.ui.test_app import wait_for_screen
+
+SIZE = (120, 36)
+LONG = "\n\n".join(f"Paragraph {i} of the final answer, long enough to take a line." for i in range(40))
+TURNS = [
+    {"text": "Let me look at the files first.",
+     "tool_calls": [{"name": "shell_execute", "arguments": {"command": "ls -la"}}]},
+    {"text": "And the readme.", "tool_calls": [{"name": "file_read", "arguments": {"path": "README.md"}}]},
+    {"text": LONG + "\n\nTHE END."},
+]
+
+
+def at_bottom(transcript) -> bool:  # type: ignore[no-untyped-def]
+    return transcript.max_scroll_y > 0 and transcript.scroll_y >= transcript.max_scroll_y
+
+
+async def test_the_final_answer_after_an_approval_is_in_view(app_for) -> None:
+    app = app_for(TURNS)
+    async with app.run_test(size=SIZE) as pilot:
+        app.transcript.load_history([(f"question {i}", f"answer {i}") for i in range(20)])  # an earlier session
+        await type_and_send(pilot, app, "look around and explain")
+        await wait_for_screen(pilot, app, ApprovalScreen)
+        await pilot.press("y")
+        await settle(pilot, app)
+        assert at_bottom(app.transcript)
+        assert not app.more_below.has_class("-shown")
+        await type_and_send(pilot, app, "/model")
+        await settle(pilot, app)
+        assert at_bottom(app.transcript)
+
+
+async def test_scrolled_up_it_stays_and_says_more_below_until_ctrl_end(app_for) -> None:
+    app = app_for([{"text": LONG}, {"text": LONG}])
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "explain")
+        await settle(pilot, app)
+        transcript = app.transcript
+        assert at_bottom(transcript) and not app.more_below.has_class("-shown")
+        await pilot.press("shift+tab")  # from the message box to the transcript
+        assert app.focused is transcript
+        await pilot.press("pageup")
+        await pilot.pause(0.1)
+        y = transcript.scroll_y
+        assert y < transcript.max_scroll_y and app.more_below.has_class("-shown")
+        app.query_one("#prompt").insert("and again")  # typed and sent without moving the focus from the transcript
+        app.submit("and again")
+        await settle(pilot, app)
+        assert transcript.scroll_y == y and app.more_below.has_class("-shown")  # not pulled down while reading
+        await pilot.press("ctrl+end")
+        await pilot.pause(0.1)
+        assert at_bottom(transcript) and not app.more_below.has_class("-shown")
