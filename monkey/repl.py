@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
+from monkey.agent.person_shell import shell_line
 from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, record, run_command, start_session
 from monkey.repl_commands import compact_command as _compact_command  # noqa: F401 - tests drive it from here
 from monkey.safe_text import escape_controls
@@ -91,7 +92,9 @@ def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
     return path
 
 
-async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # type: ignore[no-untyped-def]
+async def _run_turn(agent: Agent, prompt: str, sink, recorder=None, *,  # type: ignore[no-untyped-def]
+                    shell: bool = False) -> None:
+    """Run one turn (``shell``: ``prompt`` is a command the person runs) with Ctrl-C cancelling it."""
     from monkey.store import StoreError
 
     loop = asyncio.get_running_loop()
@@ -103,7 +106,7 @@ async def _run_turn(agent: Agent, prompt: str, sink, recorder=None) -> None:  # 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
         await start_session(agent, sink, recorder)
-        async for event in agent.run(prompt):
+        async for event in (agent.run_shell(prompt) if shell else agent.run(prompt)):
             sink(event)
             try:
                 await record(recorder, event)
@@ -175,6 +178,8 @@ async def _prompt_loop(state: ReplState) -> int:
         if text.startswith("/"):
             if not await run_command(state, text):
                 break
+        elif (command := shell_line(text)) is not None:  # !command: the person runs it, recorded and undoable
+            await _run_turn(agent, command, state.sink, state.recorder, shell=True)
         else:
             from monkey.agent.mentions import expand_mentions
 

@@ -30,6 +30,8 @@ __all__ = ["HELP", "ReplState", "EventEcho", "SessionLost", "run_command", "reco
 
 HELP = "\n".join(
     ["Type a task and press Enter.", *(f"  {name:<13}{what}" for name, what in COMMANDS.items()), "",
+     "@path sends a file with the message · !command runs a shell command yourself (checkpointed, "
+     "and the model reads its output with your next message)",
      "In the line REPL: /resume N or ID (from /sessions) · /checkpoints show N prints a diff",
      "/undo --force overrides a refusal · /events prints one line per event (there is no pane)",
      "Keys: Ctrl-C cancels the running turn · Ctrl-D on an empty line quits · ↑/↓ history"]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -199,6 +199,22 @@ class Agent:
 
     async def run(self, prompt: str) -> AsyncIterator[Event]:
         """Run one turn for the user's ``prompt``, yielding its events as they happen."""
+        async for event in self._drive(lambda emit: self._turn(prompt, emit)):
+            yield event
+
+    async def run_shell(self, command: str) -> AsyncIterator[Event]:
+        """Run a shell command the person typed (``!command``) as a turn of its own.
+
+        Decided by the rules, checkpointed, recorded; the command and its output go to the
+        model with the next message (see :mod:`monkey.agent.person_shell`).
+        """
+        from monkey.agent.person_shell import shell_turn
+
+        async for event in self._drive(lambda emit: shell_turn(self, command, emit)):
+            yield event
+
+    async def _drive(self, work: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
+        """Run ``work`` as the current turn, yielding the events it emits as they happen."""
         if self.running:
             raise RuntimeError("a turn is already running")
         queue: asyncio.Queue[Event | None] = asyncio.Queue()
@@ -206,7 +222,7 @@ class Agent:
 
         async def body() -> None:
             try:
-                await self._turn(prompt, put)
+                await work(put)
             finally:
                 put(None)
 

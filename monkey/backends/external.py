@@ -37,11 +37,20 @@ class StreamParser(Protocol):
 
 
 def last_prompt(request: ModelRequest) -> str:
-    """The user's latest message: what the external agent is asked to do now."""
+    """The user's latest message: what the external agent is asked to do now.
+
+    Consecutive user messages at the end (a command the person ran with ``!``, then their
+    message) go together, in order: the agent keeps its own context and sees only this.
+    """
+    tail: list[str] = []
     for message in reversed(request.messages):
         if message.role == "user":
-            return message.content
-    raise BackendError("there is no user message to send to the agent", kind="invalid_request")
+            tail.append(message.content)
+        elif tail:
+            break
+    if not tail:
+        raise BackendError("there is no user message to send to the agent", kind="invalid_request")
+    return "\n\n".join(reversed(tail))
 
 
 def agent_session_from_events(lines: list[bytes], agent: str) -> str:

@@ -97,6 +97,8 @@ class ScriptedBackend:
         self._turns: list[ScriptTurn] = [t for t in script.turns for _ in range(max(1, t.repeat))]
         self._next = 0
         self._calls = 0
+        self.requests: list[ModelRequest] = []
+        """Every request received, in order (what a test checks the model was sent)."""
 
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedBackend:
@@ -111,6 +113,7 @@ class ScriptedBackend:
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream the next turn of the script."""
         self._calls += 1
+        self.requests.append(request)
         if self._next >= len(self._turns):
             raise BackendError(
                 f"the script has no more turns ({len(self._turns)} played)", kind="invalid_request"

@@ -309,13 +309,19 @@ class MonkeyApp(App[int]):
     async def run_turn(self, prompt: str) -> None:
         """Run one turn of the agent, feeding every event to the store and the bridge."""
         from monkey.agent.mentions import expand_mentions
+        from monkey.agent.person_shell import shell_line
 
         try:
             await self._session_opened.wait()  # a message typed at once is recorded too
-            expanded = expand_mentions(prompt, self.workspace)  # @path: the file goes with the message
-            for note in expanded.notes:
-                self.transcript.add_notice(note, "info" if note.startswith("attached ") else "warning")
-            async for event in self.agent.run(expanded.prompt):
+            command = shell_line(prompt)
+            if command is not None:  # !command: the person runs it, recorded and undoable
+                events = self.agent.run_shell(command)
+            else:
+                expanded = expand_mentions(prompt, self.workspace)  # @path: the file goes with the message
+                for note in expanded.notes:
+                    self.transcript.add_notice(note, "info" if note.startswith("attached ") else "warning")
+                events = self.agent.run(expanded.prompt)
+            async for event in events:
                 await self.feed(event)
         except Exception as exc:  # a bug or a backend failure must not take the app down
             self.transcript.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")

@@ -15,7 +15,9 @@ __all__ = ["run_command", "HELP"]
 
 HELP = "\n".join(
     [f"{name:<13}{what}" for name, what in COMMANDS.items()]
-    + ["", "Enter sends · Shift+Enter or Ctrl+J new line · Tab completes a command · ↑/↓ history",
+    + ["", "@path sends a file with the message · !command runs a shell command yourself (checkpointed, "
+           "and the model reads its output with your next message)",
+       "Enter sends · Shift+Enter or Ctrl+J new line · Tab completes a command or @path · ↑/↓ history",
        "Esc or Ctrl-C cancels the turn · Ctrl-C twice or Ctrl-D on an empty box quits · Ctrl+E events"]
 )
 """What ``/help`` shows."""

@@ -1,4 +1,4 @@
-"""``@path`` in the ``--plain`` REPL: the file goes to the model with the line, as in the app."""
+"""``@path`` and ``!command`` in the ``--plain`` REPL: as in the app."""
 
 from __future__ import annotations
 
@@ -24,3 +24,22 @@ def test_a_mention_attaches_the_file_in_the_repl(workspace: Path, monkey_home: P
     [started] = [json.loads(line) for line in export.splitlines() if '"turn_started"' in line]
     assert started["prompt"].startswith("what is @README.md about\n\n")
     assert '<file path="README.md">\n# proj\n</file>' in started["prompt"]
+
+
+def test_a_bang_command_runs_in_the_repl_and_is_undoable(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "It says hi."}]))
+    child.expect_exact("Type a task")
+    child.sendline("!echo hi > hand.txt && cat hand.txt")
+    child.expect_exact("hi")
+    child.sendline("what does it say?")
+    child.expect_exact("It says hi.")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (workspace / "hand.txt").read_text() == "hi\n"
+    listing = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    export = run_monkey(["sessions", "export", listing[0]["id"], "--format", "jsonl"], home=monkey_home).stdout
+    prompts = [json.loads(line)["prompt"] for line in export.splitlines() if '"turn_started"' in line]
+    assert prompts == ["!echo hi > hand.txt && cat hand.txt", "what does it say?"]
+    assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
+    assert not (workspace / "hand.txt").exists()
