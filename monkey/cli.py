@@ -100,7 +100,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     agent.add_argument("--cwd", help="workspace directory (default: the current directory)")
     agent.add_argument("--plain", action="store_true", help="line-based interactive mode (no full-screen app)")
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
-    agent.add_argument("--inline", action="store_true", help="run the app inline, below the prompt, so scrollback survives")
+    agent.add_argument("--inline", action="store_true", help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
     _sessions_parser(sub)
     from monkey.commands.undo import add_parsers as add_checkpoint_parsers
 

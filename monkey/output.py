@@ -159,12 +159,14 @@ class TextSink:
     """Readable output: the answer as it streams, one line per tool call, diffs for edits."""
 
     def __init__(self, out: IO[str], *, color: bool, show_tool_output: bool = True,
-                 show_fatal_errors: bool = True) -> None:
+                 show_fatal_errors: bool = True, show_prompts: bool = False) -> None:
         self.out = out
         self.color = color
         self.show_tool_output = show_tool_output
         self.show_fatal_errors = show_fatal_errors
         """False when the caller reports the error that ended the turn itself (``--task`` says it on stderr)."""
+        self.show_prompts = show_prompts
+        """Print each message the person sent (a replay; live, the person just typed it)."""
         self.totals = Totals()
         self._at_line_start = True
         self._asked: set[str] = set()
@@ -183,7 +185,7 @@ class TextSink:
     def _write(self, text: str) -> None:
         if text:
             self.out.write(text)
-            self._at_line_start = text.endswith("\n")
+            self._at_line_start = text.endswith(("\n", "\n\x1b[0m"))  # a styled piece ends with its reset
 
     def _line(self, text: str, *styles: str) -> None:
         if not self._at_line_start:
@@ -199,6 +201,12 @@ class TextSink:
         if self._block and not isinstance(event, (ev.TextDelta, ev.ThinkingDelta, ev.Usage)):
             self._block = ""
         match event:
+            case ev.TurnStarted() if self.show_prompts:
+                lines = event.prompt.strip().splitlines() or [""]
+                more = " …" if len(lines) > 1 else ""
+                self._end_line()
+                self._write("\n")
+                self._line(f"› {escape_controls(lines[0])}{more}", "bold")
             case ev.TextDelta():
                 if self._block != "text":  # the answer starts on its own line, apart from the thinking
                     self._end_line()

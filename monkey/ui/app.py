@@ -85,7 +85,7 @@ class MonkeyApp(App[int]):
                  resume: str | None = None, notices: list[str] | None = None,
                  clock: Callable[[], float] = time.monotonic, store_path: Path | None = None,
                  exit_when_done: bool = False, approval_guard: float | None = None,
-                 approval_clock: Callable[[], float] = time.monotonic) -> None:
+                 approval_clock: Callable[[], float] = time.monotonic, inline: bool = False) -> None:
         """``agent`` is the agent to drive, or an :class:`AgentSetup` to build it from after the first frame."""
         super().__init__()
         pending = agent if isinstance(agent, AgentSetup) else None
@@ -112,6 +112,8 @@ class MonkeyApp(App[int]):
         self.store_path = store_path
         self.exit_when_done = exit_when_done
         """Quit after the first task's turn (``--task --tui`` scripts)."""
+        self.scrollback: list[Event] | None = [] if inline else None
+        """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
         self.prepare_notices: list[str] = []
         """What building the agent reported (the CLI repeats it on stderr after the app exits)."""
         self.session = None
@@ -353,6 +355,8 @@ class MonkeyApp(App[int]):
                 except StoreError as exc:
                     self.transcript.add_notice(f"{exc}; this session is no longer saved", "error")
                     self.agent.cancel()
+        if self.scrollback is not None:
+            self.scrollback.append(event)
         for message in bridge.translate(event):
             self.post_message(message)
 

@@ -23,7 +23,7 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
     from monkey.ui.app import MonkeyApp
 
     app = MonkeyApp(agent, task=task, continue_=continue_, resume=resume, notices=notices,
-                    exit_when_done=task is not None)
+                    exit_when_done=task is not None, inline=inline)
     try:
         app.run(inline=inline)
     except KeyboardInterrupt:
@@ -31,12 +31,26 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
     finally:  # as before the app drew first: repair messages stay in the terminal's scrollback
         for notice in app.prepare_notices:
             sys.stderr.write(f"monkey: {notice}\n")
+        _print_scrollback(app)
     _say_how_to_resume(app)
     if app.return_code not in (None, 0):  # the app failed (an error it could not show)
         return app.return_code
     if task is None:  # an ordinary quit (/exit, Ctrl-D, Ctrl-C twice) is a success, as in --plain
         return 0
     return _task_ended(app)
+
+
+def _print_scrollback(app) -> None:  # type: ignore[no-untyped-def]
+    """``--inline``: the region the app drew is gone; the conversation goes into the scrollback."""
+    from monkey.output import TextSink
+
+    events, app.scrollback = app.scrollback, None
+    if not events:
+        return
+    sink = TextSink(sys.stdout, color=sys.stdout.isatty(), show_prompts=True)
+    for event in events:
+        sink(event)
+    sys.stdout.flush()
 
 
 def _task_ended(app) -> int:  # type: ignore[no-untyped-def]

@@ -68,3 +68,43 @@ def test_agent_app_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, f
         assert status.read_text().strip() == "0"
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
+
+
+def test_inline_app_keeps_the_conversation_in_the_scrollback(workspace: Path, monkey_home: Path,
+                                                              tmp_path: Path) -> None:
+    script = write_script(tmp_path / "script.json", [
+        {"text": "Renaming.", "tool_calls": [{"name": "file_edit", "arguments": {
+            "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
+        {"text": "All done here."},
+    ])
+    status = tmp_path / "status"
+    env = monkey_env(monkey_home, TERM="xterm-256color")
+    command = " ".join(shlex.quote(a) for a in [
+        sys.executable, "-m", "monkey", "agent", "--inline", "--backend", "scripted", "--script", str(script),
+        "--cwd", str(workspace)])
+    shell = f"echo BEFORE-MONKEY; {command}; echo $? > {shlex.quote(str(status))}; echo MONKEY-EXITED; sleep 30"
+    session = f"monkey-inline-{tmp_path.name}"
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", str(ROOT),
+                    *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
+                    shell], check=True, env=env)
+    try:
+        screen = wait_for(session, "Type a task")  # the message box is there from the start
+        assert "BEFORE-MONKEY" in screen  # below the shell's own lines, not over them
+        subprocess.run(["tmux", "send-keys", "-t", session, "-l", "rename the project"], check=True)
+        subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
+        wait_for(session, "approve once")
+        subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
+        screen = wait_for(session, "All done here.")
+        assert "Type a task" in screen  # the view did not collapse after the turn
+        subprocess.run(["tmux", "send-keys", "-t", session, "C-d"], check=True)
+        screen = wait_for(session, "MONKEY-EXITED")
+        assert "Type a task" not in screen  # the app's region is gone...
+        lines = screen.splitlines()
+        order = [next(i for i, line in enumerate(lines) if text in line) for text in
+                 ("BEFORE-MONKEY", "› rename the project", "Renaming.", "file_edit README.md", "All done here.",
+                  "MONKEY-EXITED")]
+        assert order == sorted(order), screen  # ...and the conversation stayed, in order
+        assert (workspace / "README.md").read_text() == "# project\n"
+        assert status.read_text().strip() == "0"
+    finally:
+        subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
