@@ -221,6 +221,8 @@ async def run_command(state: ReplState, text: str) -> bool:
                     await state.emit(result.event)
                 for line in result.lines:
                     _say(escape_controls(line))
+            case "/copy":
+                _copy(agent)
             case "/events":
                 state.sink.show = not state.sink.show
                 _say("(event lines on: one per event, streamed text not repeated)" if state.sink.show
@@ -425,3 +427,23 @@ async def _resume(state: ReplState, ref: str) -> None:
     last = next((m.content for m in reversed(agent.messages) if m.role == "user" and m.content), "")
     if last:
         _say("  last message: " + escape_controls(" ".join(last.split())[:100], keep_newlines=False))
+
+
+def _copy(agent: Agent) -> None:
+    """``/copy``: the last answer to the clipboard, through the terminal (OSC 52)."""
+    from monkey.slash_commands import copied_note, last_answer
+    from monkey.terminal import Terminal, clipboard_sequence
+
+    text = last_answer(agent.messages)
+    if not text:
+        _say("nothing to copy yet: there is no answer in this conversation")
+        return
+    terminal = Terminal.open()
+    if terminal is None:
+        _say("no terminal to copy through (OSC 52 needs one)")
+        return
+    try:
+        terminal.write(clipboard_sequence(text))
+    finally:
+        terminal.close()
+    _say(copied_note(text, "the last answer"))

@@ -12,7 +12,7 @@ import os
 import sys
 from typing import IO
 
-__all__ = ["Terminal"]
+__all__ = ["Terminal", "clipboard_sequence"]
 
 
 class Terminal:
@@ -74,3 +74,14 @@ def _isatty(stream: IO[str] | None) -> bool:
         return stream is not None and stream.isatty()
     except (ValueError, OSError):
         return False
+
+
+def clipboard_sequence(text: str) -> str:
+    """The OSC 52 sequence that asks the terminal to put ``text`` on the clipboard.
+
+    Most terminals honour it (also over ssh and in tmux with ``set-clipboard on``); the few
+    that do not ignore it.
+    """
+    import base64
+
+    return f"\x1b]52;c;{base64.b64encode(text.encode('utf-8')).decode('ascii')}\a"

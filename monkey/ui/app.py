@@ -434,7 +434,15 @@ class MonkeyApp(App[int]):
             self.transcript.add_notice("cancelling…", "warning")
 
     def action_interrupt(self) -> None:
-        """Ctrl-C: cancel the turn; a second press within two seconds quits."""
+        """Ctrl-C: copy the selected text if there is some; else cancel the turn, and a second press within two
+        seconds quits."""
+        selected = self.selected_text()
+        if selected:
+            from monkey.slash_commands import copied_note
+
+            self.copy_to_clipboard(selected)
+            self.notify(copied_note(selected, "the selection"), timeout=3)
+            return
         now = time.monotonic()
         if now - self._ctrl_c_at < QUIT_WINDOW:
             self.run_worker(self.action_quit(), group="quit")
@@ -444,6 +452,15 @@ class MonkeyApp(App[int]):
             self.transcript.add_notice("cancelling… (Ctrl-C again to quit)", "warning")
         else:
             self.notify("Press Ctrl-C again to quit", timeout=QUIT_WINDOW)
+
+    def selected_text(self) -> str:
+        """Text selected with the mouse on the screen, or in the focused text box."""
+        from textual.widgets import Input, TextArea
+
+        focused = self.focused
+        if isinstance(focused, (TextArea, Input)) and focused.selected_text:
+            return focused.selected_text
+        return self.screen.get_selected_text() or ""
 
     def action_toggle_events(self) -> None:
         """Ctrl+E: open the event pane with the focus in its filter; from inside the pane, close it.

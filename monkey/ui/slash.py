@@ -18,7 +18,8 @@ HELP = "\n".join(
     + ["", "@path sends a file with the message · !command runs a shell command yourself (checkpointed, "
            "and the model reads its output with your next message)",
        "Enter sends · Shift+Enter or Ctrl+J new line · Tab completes a command or @path · ↑/↓ history",
-       "Esc or Ctrl-C cancels the turn · Ctrl-C twice or Ctrl-D on an empty box quits · Ctrl+E events"]
+       "Esc or Ctrl-C cancels the turn · Ctrl-C twice or Ctrl-D on an empty box quits · Ctrl+E events",
+       "Select text with the mouse (Shift+drag in some terminals) and press Ctrl-C to copy it · /copy copies the last answer"]
 )
 """What ``/help`` shows."""
 
@@ -61,8 +62,21 @@ async def run_command(app: MonkeyApp, text: str) -> None:
                 _pick(app)
         case "/compact":
             await _compact(app)
+        case "/copy":
+            _copy(app)
         case _:
             show(f"unknown command {name}; /help lists them", "warning")
+
+
+def _copy(app: MonkeyApp) -> None:
+    from monkey.slash_commands import copied_note, last_answer
+
+    text = last_answer(app.agent.messages)
+    if not text:
+        app.transcript.add_notice("nothing to copy yet: there is no answer in this conversation", "warning")
+        return
+    app.copy_to_clipboard(text)
+    app.transcript.add_notice(copied_note(text, "the last answer"))
 
 
 async def _switch(app: MonkeyApp, name: str, rest: str) -> None:

@@ -194,3 +194,21 @@ def test_commands_that_change_nothing_store_no_session(workspace: Path, monkey_h
             child.expect(says)
     _quit(child)
     assert _sessions(workspace, monkey_home) == []
+
+
+def test_copy_sends_the_last_answer_to_the_terminal_clipboard(workspace: Path, monkey_home: Path,
+                                                             tmp_path: Path) -> None:
+    import base64
+
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "Copy me, please."}]))
+    child.expect_exact("Type a task")
+    child.sendline("/copy")
+    child.expect_exact("nothing to copy yet")
+    child.sendline("say something")
+    child.expect_exact("Copy me, please.")
+    child.sendline("/copy")
+    child.expect_exact("\x1b]52;c;" + base64.b64encode(b"Copy me, please.").decode() + "\a")
+    child.expect_exact("copied the last answer to the clipboard (16 characters, 1 line)")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
