@@ -24,6 +24,7 @@ __all__ = [
     "ApprovalConfig",
     "LocalConfig",
     "ContextConfig",
+    "UIConfig",
     "CheckpointConfig",
     "BackendConfig",
     "AnthropicConfig",
@@ -87,6 +88,17 @@ class ContextConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Compact the conversation when a request takes this fraction of the window."""
     keep_tool_results: int = 3
     """Tool results always sent in full; older ones become a one-line placeholder under pressure."""
+
+
+class UIConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[ui]``: how the app calls the person back when it needs them."""
+
+    bell: bool = True
+    """Ring the terminal's bell when an approval waits and when a long turn ends."""
+    title: bool = True
+    """Say it in the terminal's title too (``monkey · approval needed · proj``)."""
+    long_turn: float = 10.0
+    """Seconds: a turn at least this long rings when it ends."""
 
 
 class BackendConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -203,6 +215,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     openai: OpenAIConfig = msgspec.field(default_factory=OpenAIConfig)
     claude_code: ClaudeCodeConfig = msgspec.field(default_factory=ClaudeCodeConfig)
     codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
+    ui: UIConfig = msgspec.field(default_factory=UIConfig)
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
 

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 
 from monkey.agent.approval import ApprovalPolicy, Approver, Decision
+from monkey.config import UIConfig
 from monkey.events import Event
 from monkey.ui import bridge, memory
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
@@ -85,7 +86,8 @@ class MonkeyApp(App[int]):
                  resume: str | None = None, notices: list[str] | None = None,
                  clock: Callable[[], float] = time.monotonic, store_path: Path | None = None,
                  exit_when_done: bool = False, approval_guard: float | None = None,
-                 approval_clock: Callable[[], float] = time.monotonic, inline: bool = False) -> None:
+                 approval_clock: Callable[[], float] = time.monotonic, inline: bool = False,
+                 ui: UIConfig | None = None, terminal_write: Callable[[str], None] | None = None) -> None:
         """``agent`` is the agent to drive, or an :class:`AgentSetup` to build it from after the first frame."""
         super().__init__()
         pending = agent if isinstance(agent, AgentSetup) else None
@@ -112,6 +114,15 @@ class MonkeyApp(App[int]):
         self.store_path = store_path
         self.exit_when_done = exit_when_done
         """Quit after the first task's turn (``--task --tui`` scripts)."""
+        from monkey.ui.attention import Attention
+
+        if ui is None:
+            config = getattr(pending, "config", None)
+            ui = config.ui if config is not None else UIConfig()
+        self._terminal_write = terminal_write
+        self.attention = Attention(self.write_to_terminal, place=self.workspace.name, bell=ui.bell,
+                                   title=ui.title, long_turn=ui.long_turn)
+        """Bell and terminal title when an approval waits or a long turn ends (``[ui]``)."""
         self.scrollback: list[Event] | None = [] if inline else None
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
         self.prepare_notices: list[str] = []
@@ -301,6 +312,8 @@ class MonkeyApp(App[int]):
 
     @on(PromptInput.Hints)
     def _on_hints(self, message: PromptInput.Hints) -> None:
+        """The message box changed: show its completions; the person is here again."""
+        self.attention.back()
         self._hints.show_matches(message.matches)
 
     @on(PromptInput.Quit)
@@ -313,6 +326,7 @@ class MonkeyApp(App[int]):
         from monkey.agent.mentions import expand_mentions
         from monkey.agent.person_shell import shell_line
 
+        self.attention.turn_started()
         try:
             await self._session_opened.wait()  # a message typed at once is recorded too
             command = shell_line(prompt)
@@ -397,6 +411,7 @@ class MonkeyApp(App[int]):
         self.last_reason = message.reason
         self.last_result = message.result
         self.last_message = message.message
+        self.attention.turn_ended(message.reason)
         self.transcript.end_stream()
         self.transcript.end_tools("cancelled" if message.reason == "cancelled" else "stopped")
         if message.reason != "completed":
@@ -416,6 +431,7 @@ class MonkeyApp(App[int]):
         screen = ApprovalScreen(message.request, guard=self.approval_guard, clock=self.approval_clock)
 
         def answer(decision: Decision | None) -> None:
+            self.attention.answered()
             if not future.done():
                 future.set_result(decision or Decision(approved=False, by="user", reason="dismissed", stop=True))
 
@@ -425,6 +441,7 @@ class MonkeyApp(App[int]):
 
         future.add_done_callback(withdrawn)
         self.push_screen(screen, answer)
+        self.attention.approval_waiting()
 
     # -- actions ---------------------------------------------------------------------
 
@@ -483,8 +500,16 @@ class MonkeyApp(App[int]):
         else:
             self._prompt.focus()
 
+    def write_to_terminal(self, text: str) -> None:
+        """Send control sequences (bell, title) to the person's terminal; nothing when there is none."""
+        if self._terminal_write is not None:
+            self._terminal_write(text)
+        elif not self.is_headless and self._driver is not None:
+            self._driver.write(text)
+
     async def action_quit(self) -> None:
         """End the session cleanly and quit."""
+        self.attention.close()
         if self._agent is not None:
             self._agent.cancel()
         self.workers.cancel_group(self, "turn")
@@ -504,6 +529,7 @@ class MonkeyApp(App[int]):
             self.log.error(f"closing the session failed: {exc}")
 
     async def on_unmount(self) -> None:
+        self.attention.close()
         await self._end_session()
         if not self._closed:
             self._closed = True

@@ -20,6 +20,11 @@ def capture(session: str) -> str:
     return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
 
 
+def pane_title(session: str) -> str:
+    return subprocess.run(["tmux", "display-message", "-p", "-t", session, "#{pane_title}"],
+                          capture_output=True, text=True).stdout
+
+
 def wait_for(session: str, text: str, timeout: float = 20.0) -> str:
     end = time.monotonic() + timeout
     screen = ""
@@ -54,6 +59,7 @@ def test_agent_app_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, f
             subprocess.run(["tmux", "send-keys", "-t", session, "-l", "rename the project"], check=True)
             subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
         wait_for(session, "approve once")  # shown once the dialog takes answers (not in its first moments)
+        assert "monkey · approval needed" in pane_title(session)  # seen in the tab while the person is away
         subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
         if flags:  # --tui --task: the app closes by itself and leaves the answer on the terminal
             screen = wait_for(session, "MONKEY-EXITED")
