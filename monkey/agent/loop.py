@@ -407,7 +407,8 @@ class Agent:
         await flush()
         return outcomes
 
-    async def _run_call(self, call: ToolCallSpec, turn: int, emit: Emit) -> _CallOutcome:
+    async def _run_call(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False) -> _CallOutcome:
+        """Decide, checkpoint, run and report one call (``by_person``: a line the person typed, ``!command``)."""
         sid = self.session_id
         tool = self.tools.find(call.name)
         emit(ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
@@ -440,13 +441,14 @@ class Agent:
             guarded = tool.dangerous and self.checkpoints is not None
             paths = tool.touched_paths(args, ctx) if guarded else []
             if tool.dangerous:
-                decision, waited = await self._approve(call, tool, args, ctx, emit, paths)
+                decision, waited = await self._approve(call, tool, args, ctx, emit, paths, by_person=by_person)
                 if not decision.approved:
                     why = decision.reason or "no reason given"
                     return finish(False, f"denied: {why}", denied=decision.by != "user",
                                   stop=decision if decision.stop else None)
                 # Shell syntax runs through a shell only when a person approved this exact line.
                 ctx.shell_line_approved = decision.by == "user" or decision.exact_line
+            tool.check(args, ctx)
             pending = await self._checkpoint(call, paths, turn, emit) if guarded and paths != [] else None
             emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))
             ran = False
@@ -485,10 +487,15 @@ class Agent:
             emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
 
     async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
-                       emit: Emit, paths: list[str] | None = None) -> tuple[Decision, float]:
-        """The decision on a dangerous call, and the seconds spent waiting for a person's answer."""
+                       emit: Emit, paths: list[str] | None = None, by_person: bool = False) -> tuple[Decision, float]:
+        """The decision on a dangerous call, and the seconds spent waiting for a person's answer.
+
+        A call the person typed (``by_person``) is approved by that, unless a rule denies it.
+        """
         sid = self.session_id
         decision = self.policy.check(call.name, call.arguments)
+        if by_person and (decision is None or decision.approved):
+            decision = Decision(approved=True, by="user", reason="typed by the person", exact_line=True)
         waited = 0.0
         big = self.checkpoints.oversized(paths) if self.checkpoints is not None and paths else []
         if big and decision is not None and decision.approved:

@@ -1,36 +1,26 @@
 """``!command``: a person runs a shell command themselves, through the same path as the model's.
 
-The command is a turn of its own with no model call. It goes through the permission
-engine (a deny rule still refuses it: the person can run it in their own shell, but not
-through monkey), the checkpoint and journal (so ``monkey undo`` reverts what it changed),
-and the store, as ``shell_execute`` calls of the model do. Typing the line is the person's
-approval of that exact line, so shell syntax (pipes, ``&&``) runs. The command and its output
-become a user message, so the model reads them with the person's next message.
+The command is a turn of its own with no model call, run as a ``shell_execute`` call by
+the loop (:meth:`Agent._run_call`): the permission engine decides (a deny rule still
+refuses it: the person can run it in their own shell, but not through monkey), a
+checkpoint and a journal entry come first (so ``monkey undo`` reverts what it changed),
+and the events are recorded. Typing the line is the person's approval of that exact line,
+so shell syntax (pipes, ``&&``) runs. The command and its output become a user message, so
+the model reads them with the person's next message.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import TYPE_CHECKING
 
-from monkey.events import (
-    ApprovalResolved,
-    Error,
-    ToolCallEvent,
-    ToolCallSpec,
-    ToolOutput,
-    ToolResult,
-    ToolStarted,
-    TurnCompleted,
-    TurnStarted,
-)
+from monkey.events import Error, ToolCallSpec, TurnCompleted, TurnStarted
 from monkey.ids import new_id
 from monkey.messages import Message
-from monkey.tools.base import ToolContext, ToolError
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent, Emit
+    from monkey.events import EndReason
 
 __all__ = ["PREFIX", "shell_line", "context_message", "shell_turn"]
 
@@ -62,55 +52,21 @@ async def shell_turn(agent: Agent, command: str, emit: Emit) -> None:
     turn = agent.turns
     sid = agent.session_id
     emit(TurnStarted(session_id=sid, turn=turn, prompt=f"{PREFIX}{command}"))
-    call_id = new_id("sh")
-    arguments = {"command": command}
-    emit(ToolCallEvent(session_id=sid, call_id=call_id, name=SHELL_TOOL, arguments=arguments, dangerous=True))
-    started = time.perf_counter()
-    ok, output, reason, note = False, "", "completed", ""
-    tool = agent.tools.find(SHELL_TOOL)
+    call = ToolCallSpec(id=new_id("sh"), name=SHELL_TOOL, arguments={"command": command})
+    reason: EndReason = "completed"
+    note = ""
     try:
-        if tool is None:
-            raise ToolError(f"{SHELL_TOOL} is not one of this session's tools; nothing was run")
-        rule = agent.policy.check(SHELL_TOOL, arguments)
-        if rule is not None and not rule.approved:  # a deny rule holds for the person's commands too
-            emit(ApprovalResolved(session_id=sid, call_id=call_id, name=SHELL_TOOL, decision="denied",
-                                  by=rule.by, reason=rule.reason))
-            raise ToolError(f"denied: {rule.reason or 'a rule denies it'}")
-        emit(ApprovalResolved(session_id=sid, call_id=call_id, name=SHELL_TOOL, decision="approved",
-                              by="user", reason="typed by the person"))
-        ctx = ToolContext(
-            workspace=agent.workspace, call_id=call_id, shell=agent.options.shell,
-            emit_output=lambda stream, text: emit(
-                ToolOutput(session_id=sid, call_id=call_id, stream=stream, text=text)  # type: ignore[arg-type]
-            ),
-        )
-        ctx.shell_line_approved = True  # the person typed this exact line
-        args = tool.parse(arguments)
-        tool.argv(args, ctx)  # refuses a builtin such as `cd` before a checkpoint is taken
-        call = ToolCallSpec(id=call_id, name=SHELL_TOOL, arguments=arguments)
-        pending = await agent._checkpoint(call, None, turn, emit) if agent.checkpoints is not None else None
-        emit(ToolStarted(session_id=sid, call_id=call_id, name=SHELL_TOOL))
-        ran = False
-        try:
-            outcome = await tool.run(args, ctx)
-            ran = True
-        finally:
-            if pending is not None:
-                await asyncio.shield(agent._checkpoint_done(pending, ran, emit))
-        ok, output = True, outcome.output
-    except ToolError as exc:
-        output = str(exc)
+        outcome = await agent._run_call(call, turn, emit, by_person=True)
+        output, ok = outcome.message.content, not outcome.message.is_error
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:
             task.uncancel()
-        output, reason, note = "[stopped by the person]", "cancelled", "cancelled by the user"
+        output, ok = "[stopped by the person before it finished]", False
+        reason, note = "cancelled", "cancelled by the user"
     except Exception as exc:  # a bug must end the turn with a message, never a traceback
-        output = f"{SHELL_TOOL} failed: {type(exc).__name__}: {exc}"
+        output, ok = f"{SHELL_TOOL} failed: {type(exc).__name__}: {exc}", False
         reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
         emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
-    emit(ToolResult(session_id=sid, call_id=call_id, name=SHELL_TOOL, ok=ok, output=output,
-                    duration_ms=(time.perf_counter() - started) * 1000))
     agent.messages.append(Message(role="user", content=context_message(command, output, ok)))
     emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result="", iterations=0, message=note))
-

@@ -134,6 +134,9 @@ class Tool(ABC, Generic[A]):
         """Workspace-relative paths a call will change, or None if it cannot say (shell)."""
         return []
 
+    def check(self, args: A, ctx: ToolContext) -> None:
+        """Raise :class:`ToolError` when the call cannot run at all (checked before anything is checkpointed)."""
+
     def preview(self, args: A, ctx: ToolContext) -> str:
         """What a call would change, for an approval prompt (a diff); empty if nothing to show."""
         return ""

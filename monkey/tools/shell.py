@@ -96,6 +96,10 @@ class ShellExecute(Tool[ShellArgs]):
         """Unknown: a command may change anything in the workspace."""
         return None
 
+    def check(self, args: ShellArgs, ctx: ToolContext) -> None:
+        """A builtin, or shell syntax nobody approved, is refused before a checkpoint is taken."""
+        self.argv(args, ctx)
+
     def argv(self, args: ShellArgs, ctx: ToolContext) -> list[str]:
         """The argument vector the call would run; raises ToolError when it may not run."""
         construct = needs_shell(args.command)
