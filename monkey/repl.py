@@ -11,7 +11,6 @@ from monkey.agent.approval import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.agent.person_shell import shell_line
 from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, record, run_command, start_session
-from monkey.repl_commands import compact_command as _compact_command  # noqa: F401 - tests drive it from here
 from monkey.safe_text import escape_controls
 from monkey.terminal import Terminal
 
@@ -107,11 +106,11 @@ async def _run_turn(agent: Agent, prompt: str, sink, recorder=None, *,  # type: 
     try:
         await start_session(agent, sink, recorder)
         async for event in (agent.run_shell(prompt) if shell else agent.run(prompt)):
-            sink(event)
             try:
-                await record(recorder, event)
+                await record(recorder, event)  # stored before it is shown
             except StoreError:
                 agent.cancel()
+            sink(event)
     finally:  # between turns a stray Ctrl-C (before the prompt reads keys) is ignored, not fatal
         loop.add_signal_handler(signal.SIGINT, _between_turns)
     sink.close()

@@ -1,9 +1,9 @@
-"""The ``--plain`` REPL's slash commands, the same ones the app has (see :mod:`monkey.slash_commands`).
+"""The ``--plain`` REPL's rendering of the slash commands (defined once in :mod:`monkey.session.commands`).
 
-The REPL has no screens and no event pane, so every command prints text: ``/checkpoints``
-and ``/sessions`` list, ``/undo``, ``/resume``, ``/model`` and ``/backend`` say what they
-did, and ``/events`` prints one line per event while turns run. Everything that comes from
-the model, a tool or the store is escaped before it reaches the terminal.
+The REPL has no screens and no event pane, so every reply is printed: checkpoints and
+sessions as numbered lists, a diff in colour, notes as lines, and ``/events`` prints one
+line per event while turns run. Everything that comes from the model, a tool or the store
+is escaped before it reaches the terminal.
 """
 
 from __future__ import annotations
@@ -17,16 +17,18 @@ from typing import IO, TYPE_CHECKING
 
 from monkey.events import Event
 from monkey.safe_text import escape_controls
-from monkey.slash_commands import COMMANDS
+from monkey.session.commands import COMMANDS
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
+    from monkey.checkpoints.api import CheckpointInfo
     from monkey.commands.resume import SessionHandle
     from monkey.output import TextSink
-    from monkey.store import Recorder, SessionInfo
+    from monkey.session.replies import Reply
+    from monkey.store import Recorder, SessionInfo, SessionStore
 
-__all__ = ["HELP", "ReplState", "EventEcho", "SessionLost", "run_command", "record", "compact_command"]
+__all__ = ["HELP", "ReplState", "EventEcho", "SessionLost", "run_command", "record"]
 
 HELP = "\n".join(
     ["Type a task and press Enter.", *(f"  {name:<13}{what}" for name, what in COMMANDS.items()), "",
@@ -139,11 +141,21 @@ class ReplState:
         """The open session's recorder."""
         return self.handle.recorder
 
+    @property
+    def store(self) -> SessionStore:
+        """The open session store."""
+        return self.handle.store
+
+    @property
+    def working(self) -> bool:
+        """Commands run between turns in the REPL."""
+        return False
+
     async def emit(self, event: Event) -> None:
-        """Show and record an event made outside a turn (the session is started first)."""
+        """Record, then show, an event made outside a turn (the session is started first)."""
         await start_session(self.agent, self.sink, self.recorder)
-        self.sink(event)
         await record(self.recorder, event)
+        self.sink(event)
 
     async def end_session(self) -> None:
         """End the open session (``session_ended`` if it started) and close the store."""
@@ -165,8 +177,8 @@ async def start_session(agent: Agent, sink: Callable[[Event], None], recorder: R
     """Show and record ``session_started`` unless this session has started already."""
     if not agent.started:
         started = agent.session_started()
-        sink(started)
         await record(recorder, started)
+        sink(started)
 
 
 async def record(recorder: Recorder | None, event: Event) -> None:
@@ -185,164 +197,54 @@ async def record(recorder: Recorder | None, event: Event) -> None:
 
 
 async def run_command(state: ReplState, text: str) -> bool:
-    """Run one slash command; False when the REPL should quit."""
+    """Run one slash command (defined in :mod:`monkey.session.commands`) and print its replies; False to quit."""
+    from monkey.session.commands import run_command as run
     from monkey.store import StoreError
 
-    name, _, rest = text.strip().partition(" ")
-    rest = rest.strip()
-    agent = state.agent
     try:
-        match name:
-            case "/exit" | "/quit":
+        for reply in await run(state, text):  # type: ignore[arg-type]
+            if not await _render(state, reply):
                 return False
-            case "/help":
-                _say(HELP)
-            case "/clear":
-                agent.messages.clear()
-                state.recorder.reconcile()
-                _say("(new conversation)")
-            case "/compact":
-                await compact_command(agent, state.sink, state.recorder)
-            case "/approvals":
-                _approvals(agent, rest)
-            case "/undo":
-                await _undo(state, rest)
-            case "/checkpoints":
-                await _checkpoints(state, rest)
-            case "/sessions":
-                await _sessions(state)
-            case "/resume":
-                await _resume(state, rest)
-            case "/model" | "/backend":
-                from monkey.agent.switch import switch_command
-
-                result = await switch_command(agent, state.switcher, name, rest)
-                if result.event is not None:
-                    await state.emit(result.event)
-                for line in result.lines:
-                    _say(escape_controls(line))
-            case "/copy":
-                _copy(agent)
-            case "/events":
-                state.sink.show = not state.sink.show
-                _say("(event lines on: one per event, streamed text not repeated)" if state.sink.show
-                     else "(event lines off)")
-            case _:
-                _say(f"unknown command {escape_controls(name, keep_newlines=False)}; /help lists them")
     except StoreError as exc:
         if exc is not state.recorder.failed:  # a failed write was shown by record(); the REPL goes on unsaved
             _say(escape_controls(f"monkey: {exc}"))
     return True
 
 
-async def compact_command(agent: Agent, sink: Callable[[Event], None], recorder: Recorder) -> None:
-    """``/compact``: summarise the older messages now."""
-    from monkey.store import StoreError
+async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one case per reply type
+    """Print one reply; False when it says to quit."""
+    from monkey.session import replies as r
 
-    if agent.context is None:
-        print("(this agent has no context manager)")
-        return
-    made: list[Event] = []
-    result = await agent.context.compact(agent, made.append, trigger="manual")
-    if made and not agent.started:  # nothing happened: no session is stored for it
-        made.insert(0, agent.session_started())
-    for event in made:
-        sink(event)
-        recorder.add(event)
-    recorder.reconcile()
-    try:
-        await recorder.flush()
-    except StoreError as exc:
-        sys.stderr.write(f"monkey: {exc}; this session is no longer saved\n")
-    if result is None:
-        if not any(e.type == "error" for e in made):
-            print("(nothing to compact yet)")
-    else:
-        print(f"(compacted {result.messages_compacted} messages: {result.tokens_before} → {result.tokens_after} tokens)")
-
-
-def _approvals(agent: Agent, rest: str) -> None:
-    grants = list(agent.policy.grants.items())
-    words = rest.split()
-    if len(words) == 2 and words[0] == "revoke":
-        if words[1].isdigit() and 0 < int(words[1]) <= len(grants):
-            key, what = grants[int(words[1]) - 1]
-            agent.policy.revoke(key)
-            _say(f"revoked: {escape_controls(what)}")
-        else:
-            _say(f"no grant number {escape_controls(words[1])}; /approvals lists them")
-        return
-    if rest:
-        _say("usage: /approvals, or /approvals revoke N")
-        return
-    if not grants:
-        _say("no approvals granted in this session")
-    for i, (_, what) in enumerate(grants, 1):
-        _say(f"  {i}. {escape_controls(what)}")
+    match reply:
+        case r.Note(text=text):
+            _say(escape_controls(text))
+        case r.Help():
+            _say(HELP)
+        case r.Quit():
+            return False
+        case r.Cleared():
+            pass  # nothing of the conversation is on screen to clear; the note says it
+        case r.ToggleEvents():
+            state.sink.show = not state.sink.show
+            _say("(event lines on: one per event, streamed text not repeated)" if state.sink.show
+                 else "(event lines off)")
+        case r.CheckpointList(checkpoints=infos):
+            _checkpoint_lines(infos)
+        case r.CheckpointDiff(text=text):
+            for line in escape_controls(text).rstrip("\n").splitlines():
+                _say(diff_colour(line))
+        case r.SessionList(sessions=sessions, current=current):
+            _session_lines(sessions, current)
+        case r.ResumeSession(session_id=session_id):
+            await _resume(state, session_id)
+        case r.CopyText(text=text, what=what):
+            _copy(text, what)
+    return True
 
 
-# -- checkpoints ------------------------------------------------------------------------
-
-
-def _checkpoints_api(agent: Agent, emit: Callable[[Event], None] | None = None):  # type: ignore[no-untyped-def]
-    from monkey.checkpoints.api import Checkpoints
-    from monkey.config import monkey_home
-
-    return Checkpoints(agent.workspace, home=monkey_home(), emit=emit)
-
-
-async def _undo(state: ReplState, rest: str) -> None:
-    """``/undo [--force]``: undo the latest change of this session."""
-    from monkey.checkpoints.undo import UndoError
-
-    if rest not in ("", "--force", "-f"):
-        _say("usage: /undo, or /undo --force to overwrite what changed since")
-        return
-    agent = state.agent
-    made: list[Event] = []
-    try:
-        outcome = await asyncio.to_thread(lambda: _checkpoints_api(agent, made.append).undo(
-            steps=1, session_id=agent.session_id, force=bool(rest)))
-    except UndoError as exc:
-        _say(escape_controls(str(exc)))
-        return
-    except Exception as exc:  # noqa: BLE001 - a git or database failure is shown, not fatal
-        _say(f"undo failed: {escape_controls(str(exc))}")
-        return
-    for event in made:
-        await state.emit(event)
-    what = [*(f"removed {p}" for p in outcome.removed), *(f"restored {p}" for p in outcome.restored)]
-    what += [f"reverted {p}" for p in outcome.paths if p not in outcome.removed and p not in outcome.restored]
-    _say(escape_controls(f"undone: {', '.join(what) or 'nothing to change'}"
-                         + (f" (overwrote {', '.join(outcome.overwritten)})" if outcome.overwritten else "")))
-
-
-async def _checkpoints(state: ReplState, rest: str) -> None:
-    """``/checkpoints``: this session's changes, oldest first; ``/checkpoints show N``: one's diff."""
+def _checkpoint_lines(infos: list[CheckpointInfo]) -> None:
     from monkey.commands.resume import format_when
 
-    agent, words = state.agent, rest.split()
-    api = _checkpoints_api(agent)
-    try:
-        infos = await asyncio.to_thread(api.list, agent.session_id)
-    except Exception as exc:  # noqa: BLE001 - a damaged journal or shadow repository
-        _say(f"cannot list the checkpoints: {escape_controls(str(exc))}")
-        return
-    if words[:1] == ["show"] and len(words) == 2:
-        ident = words[1]
-        if ident.isdigit() and 0 < int(ident) <= len(infos):
-            ident = infos[int(ident) - 1].id
-        try:
-            text = await asyncio.to_thread(api.show, ident)
-        except Exception as exc:  # noqa: BLE001 - UndoError (no such checkpoint) or a git failure
-            _say(escape_controls(str(exc)))
-            return
-        for line in escape_controls(text).rstrip("\n").splitlines():
-            _say(diff_colour(line))
-        return
-    if words:
-        _say("usage: /checkpoints, or /checkpoints show N")
-        return
     if not infos:
         _say("no checkpoints in this session yet (monkey takes one before every change it makes)")
         return
@@ -354,68 +256,35 @@ async def _checkpoints(state: ReplState, rest: str) -> None:
              f"{info.state}  {stats}  {paths}")
 
 
-# -- sessions ---------------------------------------------------------------------------
-
-
-async def _recent(state: ReplState) -> list[SessionInfo]:
-    return await state.handle.store.list_sessions(str(state.agent.workspace), limit=20)
-
-
-async def _sessions(state: ReplState) -> None:
-    """``/sessions``: this workspace's recent sessions, most recent first."""
+def _session_lines(sessions: list[SessionInfo], current: str) -> None:
     from monkey.commands.resume import format_when
 
-    sessions = await _recent(state)
     if not sessions:
         _say("no stored sessions in this workspace yet")
         return
     _say("sessions of this workspace, most recent first (/resume N or ID switches; * is this one):")
     for n, s in enumerate(sessions, 1):
-        mark = "*" if s.id == state.agent.session_id else " "
+        mark = "*" if s.id == current else " "
         title = escape_controls(" ".join(s.title.split())[:60], keep_newlines=False) or "(untitled)"
         _say(f"{mark}{n:>3}. {s.id}  {format_when(s.updated)}  {s.turns:>3} turns  ${s.cost_usd:.4f}  "
              f"{s.state:<11} {title}")
 
 
-async def _resume(state: ReplState, ref: str) -> None:
-    """``/resume N|ID``: end this session and go on with a stored one, in this process."""
+async def _resume(state: ReplState, session_id: str) -> None:
+    """End this session and go on with stored session ``session_id`` (checked by the command), in this process."""
     from monkey.commands.resume import open_session
     from monkey.ids import new_id
     from monkey.store import StoreError
 
     agent = state.agent
-    if not ref or len(ref.split()) > 1:
-        _say("usage: /resume N or /resume ID (an id prefix will do); /sessions lists them")
-        return
-    try:
-        if ref.isdigit():
-            recent = await _recent(state)
-            if not 0 < int(ref) <= len(recent):
-                _say(f"no session number {ref}; /sessions lists them")
-                return
-            target = recent[int(ref) - 1]
-        else:
-            target = await state.handle.store.find(ref)
-    except StoreError as exc:
-        _say(escape_controls(str(exc)))
-        return
-    if target.id == agent.session_id:
-        _say("that is this session")
-        return
-    if target.workspace != str(agent.workspace):
-        _say(escape_controls(f"session {target.id} belongs to {target.workspace}; run monkey there to resume it"))
-        return
-    if target.state == "active" and target.pid and target.pid != os.getpid():
-        _say(f"session {target.id} is open in another monkey process (pid {target.pid})")
-        return
     await state.end_session()
     agent.messages.clear()
     agent.started = False
     agent.turns = 0
     try:
-        state.handle, state.closed = await open_session(agent, resume=target.id), False
+        state.handle, state.closed = await open_session(agent, resume=session_id), False
     except StoreError as exc:  # it went away or broke between the check and now: go on in a new session
-        _say(escape_controls(f"cannot resume {target.id}: {exc}; this is a new session"))
+        _say(escape_controls(f"cannot resume {session_id}: {exc}; this is a new session"))
         agent.session_id, agent.resumed = new_id("s"), False
         try:
             state.handle, state.closed = await open_session(agent), False
@@ -429,15 +298,11 @@ async def _resume(state: ReplState, ref: str) -> None:
         _say("  last message: " + escape_controls(" ".join(last.split())[:100], keep_newlines=False))
 
 
-def _copy(agent: Agent) -> None:
-    """``/copy``: the last answer to the clipboard, through the terminal (OSC 52)."""
-    from monkey.slash_commands import copied_note, last_answer
+def _copy(text: str, what: str) -> None:
+    """Put ``text`` on the clipboard through the terminal (OSC 52)."""
+    from monkey.session.commands import copied_note
     from monkey.terminal import Terminal, clipboard_sequence
 
-    text = last_answer(agent.messages)
-    if not text:
-        _say("nothing to copy yet: there is no answer in this conversation")
-        return
     terminal = Terminal.open()
     if terminal is None:
         _say("no terminal to copy through (OSC 52 needs one)")
@@ -446,4 +311,4 @@ def _copy(agent: Agent) -> None:
         terminal.write(clipboard_sequence(text))
     finally:
         terminal.close()
-    _say(copied_note(text, "the last answer"))
+    _say(copied_note(text, what))

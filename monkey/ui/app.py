@@ -420,7 +420,11 @@ class MonkeyApp(App[int]):
 
     async def on_timeline_screen_undone(self, message) -> None:  # type: ignore[no-untyped-def]
         """An undo or restore from the checkpoint timeline: record and show it."""
-        await self.feed(message.event)
+        from monkey.session.commands import describe_undo
+
+        event = message.event
+        await self.feed(event)
+        self.transcript.add_notice(describe_undo(event.removed, event.restored, event.paths))
 
     def on_approval_needed(self, message: ApprovalNeeded) -> None:
         from monkey.ui.screens.approval import ApprovalScreen
@@ -455,7 +459,7 @@ class MonkeyApp(App[int]):
         seconds quits."""
         selected = self.selected_text()
         if selected:
-            from monkey.slash_commands import copied_note
+            from monkey.session.commands import copied_note
 
             self.copy_to_clipboard(selected)
             self.notify(copied_note(selected, "the selection"), timeout=3)

@@ -29,7 +29,6 @@ from monkey.events import (
     ToolResult,
     ToolStarted,
     TurnCompleted,
-    UndoApplied,
     Usage,
 )
 
@@ -183,10 +182,8 @@ def translate(event: Event) -> list[Message]:
             out.append(StatusChanged(context=fraction))
         case CheckpointCreated():
             out.append(StatusChanged(add_checkpoint=1))
-        case UndoApplied(paths=paths):
-            out.append(Notice(f"undone: {', '.join(paths) or 'nothing'}"))
-        case ContextCompacted(messages_compacted=n, tokens_before=b, tokens_after=a):
-            out.append(Notice(f"compacted {n} messages: {b} → {a} tokens"))
+        case ContextCompacted(messages_compacted=n, tokens_before=b, tokens_after=a, trigger="auto"):
+            out.append(Notice(f"compacted {n} messages: {b} → {a} tokens"))  # /compact says it itself
         case Retry(attempt=attempt, delay=delay, reason=reason):
             out.append(Notice(f"retry {attempt} in {delay:.1f}s: {reason}", "warning"))
         case BackendChanged(to_backend=backend, to_model=model):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pexpect
 
-from monkey.slash_commands import COMMANDS
+from monkey.session.commands import COMMANDS
 from tests.conftest import run_monkey, spawn_repl, write_script
 
 

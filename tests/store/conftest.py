@@ -17,16 +17,12 @@ from monkey.messages import ModelRequest
 
 
 class RecordingBackend(ScriptedBackend):
-    """The scripted backend, keeping every request it was sent as msgspec-encoded bytes."""
+    """The scripted backend (which keeps every request it was sent), with the requests as bytes."""
 
-    def __init__(self, script: Script) -> None:
-        super().__init__(script)
-        self.requests: list[bytes] = []
-
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
-        self.requests.append(msgspec.json.encode(request))
-        async for event in super().stream(request):
-            yield event
+    @property
+    def encoded(self) -> list[bytes]:
+        """Every request sent, msgspec-encoded, in order."""
+        return [msgspec.json.encode(request) for request in self.requests]
 
 
 class ListSink(list):

@@ -33,12 +33,12 @@ SUMMARY = ScriptTurn(text="Summary: the notes have 40 lines; a listing and a gre
 
 async def _compact_stored(workspace: Path) -> None:
     """``/compact`` between turns, as the REPL does it, in a process of its own."""
-    from monkey.repl import _compact_command
+    from monkey.repl_commands import ReplState, run_command
 
     agent = make_agent(workspace, [SUMMARY])
     handle = await open_session(agent, continue_=True)
     try:
-        await _compact_command(agent, ListSink(), handle.recorder)
+        await run_command(ReplState(agent, handle, ListSink(), switcher=None), "/compact")  # type: ignore[arg-type]
     finally:
         await handle.close()
 
@@ -57,7 +57,7 @@ async def test_resumed_requests_are_byte_identical(workspace: Path, window: int)
         agent = make_agent(workspace, turns, window=window, compact_at=1.0)
         await drive(agent, prompt, continue_=i > 0)
         assert agent.backend.calls == len(turns)
-        resumed_requests += agent.backend.requests
+        resumed_requests += agent.backend.encoded
         session_id = session_id or agent.session_id
         assert agent.session_id == session_id
         if compacting and i == 1:
@@ -70,7 +70,7 @@ async def test_resumed_requests_are_byte_identical(workspace: Path, window: int)
         if compacting and i == 1:
             assert reference.context is not None
             assert await reference.context.compact(reference, lambda e: None) is not None
-    reference_requests = [r for r in reference.backend.requests if b"You write the summary" not in r]
+    reference_requests = [r for r in reference.backend.encoded if b"You write the summary" not in r]
     assert len(reference_requests) == len(resumed_requests) == 5
     for ours, theirs in zip(resumed_requests, reference_requests):
         assert ours == theirs

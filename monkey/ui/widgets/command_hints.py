@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from monkey.slash_commands import COMMANDS
+from monkey.session.commands import COMMANDS
 
 
 class CommandHints(Static):

@@ -9,7 +9,7 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
-from monkey.slash_commands import COMMANDS
+from monkey.session.commands import COMMANDS
 
 HISTORY_LIMIT = 1000
 """Entries kept in the history file."""

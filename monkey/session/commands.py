@@ -1,0 +1,316 @@
+"""Every slash command, defined once: name, usage, help, and what it does.
+
+A command works on a :class:`Host` (the running conversation as a front end holds it) and
+answers with :mod:`replies <monkey.session.replies>`; events it makes (an undo, a backend
+switch, a compaction) go through :meth:`Host.emit`, which stores them before any front end
+shows them. :func:`run_command` parses a typed line and runs the command it names;
+:data:`COMMANDS` is the list every front end completes and documents from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from monkey.session.replies import (
+    CheckpointDiff,
+    CheckpointList,
+    Cleared,
+    CopyText,
+    Help,
+    Note,
+    Quit,
+    Reply,
+    ResumeSession,
+    SessionList,
+    ToggleEvents,
+)
+
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+    from monkey.agent.switch import BackendSwitcher
+    from monkey.events import Event
+    from monkey.store import Recorder, SessionStore
+
+__all__ = ["Host", "Command", "REGISTRY", "COMMANDS", "run_command", "last_answer", "copied_note",
+           "describe_undo", "BUSY"]
+
+BUSY = "a turn is running; cancel it first"
+"""What a command that needs the conversation still says while a turn runs."""
+
+
+class Host(Protocol):
+    """The running conversation, as the commands need it."""
+
+    agent: Agent
+    switcher: BackendSwitcher
+
+    @property
+    def working(self) -> bool:
+        """Whether a turn runs."""
+        ...
+
+    @property
+    def store(self) -> SessionStore | None:
+        """The open session store (None: sessions are not saved)."""
+        ...
+
+    @property
+    def recorder(self) -> Recorder | None:
+        """The open session's recorder."""
+        ...
+
+    async def emit(self, event: Event) -> None:
+        """Store ``event`` (starting the session first), then show it."""
+        ...
+
+
+Run = Callable[[Host, str], Awaitable[list[Reply]]]
+
+
+@dataclass(frozen=True)
+class Command:
+    """One slash command."""
+
+    name: str
+    help: str
+    run: Run
+    usage: str = ""
+    """Arguments, as typed after the name (``[--force]``)."""
+    aliases: tuple[str, ...] = ()
+
+
+# -- the commands ---------------------------------------------------------------------
+
+
+async def _help(host: Host, rest: str) -> list[Reply]:
+    return [Help([(c.name, c.help) for c in REGISTRY])]
+
+
+async def _exit(host: Host, rest: str) -> list[Reply]:
+    return [Quit()]
+
+
+async def _events(host: Host, rest: str) -> list[Reply]:
+    return [ToggleEvents()]
+
+
+async def _clear(host: Host, rest: str) -> list[Reply]:
+    if host.working:
+        return [Note(BUSY, "warning")]
+    host.agent.messages.clear()
+    if host.recorder is not None:
+        host.recorder.reconcile()
+    return [Cleared(), Note("(new conversation)")]
+
+
+async def _compact(host: Host, rest: str) -> list[Reply]:
+    agent = host.agent
+    if host.working:
+        return [Note(BUSY, "warning")]
+    if agent.context is None:
+        return [Note("this agent has no context manager", "warning")]
+    made: list[Event] = []
+    result = await agent.context.compact(agent, made.append, trigger="manual")
+    for event in made:
+        await host.emit(event)
+    if host.recorder is not None:
+        host.recorder.reconcile()
+        if agent.started:
+            await host.recorder.flush()
+    if result is None:
+        return [] if any(e.type == "error" for e in made) else [Note("nothing to compact yet")]
+    return [Note(f"compacted {result.messages_compacted} messages: {result.tokens_before} → "
+                 f"{result.tokens_after} tokens")]
+
+
+async def _approvals(host: Host, rest: str) -> list[Reply]:
+    policy = host.agent.policy
+    grants = list(policy.grants.items())
+    words = rest.split()
+    if len(words) == 2 and words[0] == "revoke":
+        if words[1].isdigit() and 0 < int(words[1]) <= len(grants):
+            key, what = grants[int(words[1]) - 1]
+            policy.revoke(key)
+            return [Note(f"revoked: {what}")]
+        return [Note(f"no grant number {words[1]}; /approvals lists them", "warning")]
+    if rest:
+        return [Note("usage: /approvals, or /approvals revoke N", "warning")]
+    if not grants:
+        return [Note("no approvals granted in this session")]
+    return [Note("approvals granted in this session (/approvals revoke N drops one):\n"
+                 + "\n".join(f"  {i}. {what}" for i, (_, what) in enumerate(grants, 1)))]
+
+
+def _checkpoints_api(host: Host, emit: Callable[[Event], None] | None = None):  # type: ignore[no-untyped-def]
+    from monkey.checkpoints.api import Checkpoints
+    from monkey.config import monkey_home
+
+    return Checkpoints(host.agent.workspace, home=monkey_home(), emit=emit)
+
+
+def describe_undo(removed: list[str], restored: list[str], paths: list[str], overwritten: list[str] = ()) -> str:  # type: ignore[assignment]
+    """One line for what an undo did."""
+    what = [*(f"removed {p}" for p in removed), *(f"restored {p}" for p in restored)]
+    what += [f"reverted {p}" for p in paths if p not in removed and p not in restored]
+    line = f"undone: {', '.join(what) or 'nothing to change'}"
+    if overwritten:
+        line += f" (overwrote {', '.join(overwritten)})"
+    return line
+
+
+async def _undo(host: Host, rest: str) -> list[Reply]:
+    from monkey.checkpoints.undo import UndoError
+
+    if rest not in ("", "--force", "-f"):
+        return [Note("usage: /undo, or /undo --force to overwrite what changed since", "warning")]
+    if host.working:
+        return [Note(BUSY, "warning")]
+    agent = host.agent
+    made: list[Event] = []
+    try:
+        outcome = await asyncio.to_thread(lambda: _checkpoints_api(host, made.append).undo(
+            steps=1, session_id=agent.session_id, force=bool(rest)))
+    except UndoError as exc:
+        return [Note(str(exc), "warning")]
+    except Exception as exc:  # noqa: BLE001 - a git or database failure is shown, not fatal
+        return [Note(f"undo failed: {exc}", "error")]
+    for event in made:
+        await host.emit(event)
+    return [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten))]
+
+
+async def _checkpoints(host: Host, rest: str) -> list[Reply]:
+    words = rest.split()
+    api = _checkpoints_api(host)
+    try:
+        infos = await asyncio.to_thread(api.list, host.agent.session_id)
+    except Exception as exc:  # noqa: BLE001 - a damaged journal or shadow repository
+        return [Note(f"cannot list the checkpoints: {exc}", "error")]
+    if words[:1] == ["show"] and len(words) == 2:
+        ident = words[1]
+        if ident.isdigit() and 0 < int(ident) <= len(infos):
+            ident = infos[int(ident) - 1].id
+        try:
+            return [CheckpointDiff(await asyncio.to_thread(api.show, ident))]
+        except Exception as exc:  # noqa: BLE001 - UndoError (no such checkpoint) or a git failure
+            return [Note(str(exc), "warning")]
+    if words:
+        return [Note("usage: /checkpoints, or /checkpoints show N", "warning")]
+    return [CheckpointList(infos, api)]
+
+
+async def _recent(host: Host):  # type: ignore[no-untyped-def]
+    assert host.store is not None
+    return await host.store.list_sessions(str(host.agent.workspace), limit=20)
+
+
+async def _sessions(host: Host, rest: str) -> list[Reply]:
+    if host.store is None:
+        return [Note("the session store is not open", "error")]
+    return [SessionList(await _recent(host), host.agent.session_id)]
+
+
+async def _resume(host: Host, ref: str) -> list[Reply]:
+    from monkey.store import StoreError
+
+    if not ref:
+        return await _sessions(host, "")
+    if host.working:
+        return [Note(BUSY, "warning")]
+    if host.store is None:
+        return [Note("the session store is not open", "error")]
+    if len(ref.split()) > 1:
+        return [Note("usage: /resume N or /resume ID (an id prefix will do); /sessions lists them", "warning")]
+    try:
+        if ref.isdigit():
+            recent = await _recent(host)
+            if not 0 < int(ref) <= len(recent):
+                return [Note(f"no session number {ref}; /sessions lists them", "warning")]
+            target = recent[int(ref) - 1]
+        else:
+            target = await host.store.find(ref)
+    except StoreError as exc:
+        return [Note(str(exc), "warning")]
+    if target.id == host.agent.session_id:
+        return [Note("that is this session")]
+    if target.workspace != str(host.agent.workspace):
+        return [Note(f"session {target.id} belongs to {target.workspace}; run monkey there to resume it", "warning")]
+    if target.state == "active" and target.pid and target.pid != os.getpid():
+        return [Note(f"session {target.id} is open in another monkey process (pid {target.pid})", "warning")]
+    return [ResumeSession(target.id)]
+
+
+async def _switch(host: Host, name: str, rest: str) -> list[Reply]:
+    from monkey.agent.switch import switch_command
+
+    if host.working:
+        return [Note(BUSY, "warning")]
+    result = await switch_command(host.agent, host.switcher, name, rest)
+    if result.event is not None:
+        await host.emit(result.event)
+    return [Note("\n".join(result.lines), "info" if result.ok else "warning")]
+
+
+async def _model(host: Host, rest: str) -> list[Reply]:
+    return await _switch(host, "/model", rest)
+
+
+async def _backend(host: Host, rest: str) -> list[Reply]:
+    return await _switch(host, "/backend", rest)
+
+
+def last_answer(messages) -> str:  # type: ignore[no-untyped-def]  # list[Message]
+    """The text of the model's latest answer in ``messages`` (``""`` when there is none yet)."""
+    for message in reversed(messages):
+        if message.role == "assistant" and message.content.strip():
+            return message.content
+    return ""
+
+
+def copied_note(text: str, what: str) -> str:
+    """What a front end says after copying ``text``."""
+    lines = text.count("\n") + 1
+    return f"copied {what} to the clipboard ({len(text)} characters, {lines} line{'s' if lines != 1 else ''})"
+
+
+async def _copy(host: Host, rest: str) -> list[Reply]:
+    text = last_answer(host.agent.messages)
+    if not text:
+        return [Note("nothing to copy yet: there is no answer in this conversation", "warning")]
+    return [CopyText(text, "the last answer")]
+
+
+REGISTRY: list[Command] = [
+    Command("/help", "show the commands and keys", _help),
+    Command("/undo", "undo the latest change monkey made", _undo, "[--force]"),
+    Command("/checkpoints", "browse this session's checkpoints", _checkpoints, "[show N]"),
+    Command("/sessions", "browse stored sessions", _sessions),
+    Command("/resume", "resume a stored session", _resume, "[N|ID]"),
+    Command("/model", "show or switch the model (/model NAME)", _model, "[NAME]"),
+    Command("/backend", "list or switch backends (/backend NAME [MODEL])", _backend, "[NAME [MODEL]]"),
+    Command("/compact", "summarise older messages to free context", _compact),
+    Command("/clear", "start a new conversation", _clear),
+    Command("/events", "show or hide the events (the app's pane, the REPL's event lines)", _events),
+    Command("/approvals", "list session approvals (/approvals revoke N)", _approvals, "[revoke N]"),
+    Command("/copy", "copy the last answer to the clipboard", _copy),
+    Command("/exit", "quit", _exit, aliases=("/quit",)),
+]
+"""Every command, in the order ``/help`` lists them."""
+
+COMMANDS: dict[str, str] = {c.name: c.help for c in REGISTRY}
+"""Command names and what they do (for completion and help)."""
+
+_BY_NAME: dict[str, Command] = {name: c for c in REGISTRY for name in (c.name, *c.aliases)}
+
+
+async def run_command(host: Host, text: str) -> list[Reply]:
+    """Run the command ``text`` names (``/undo --force``); an unknown one says so."""
+    name, _, rest = text.strip().partition(" ")
+    command = _BY_NAME.get(name)
+    if command is None:
+        return [Note(f"unknown command {name}; /help lists them", "warning")]
+    return await command.run(host, rest.strip())

@@ -1,0 +1,94 @@
+"""What a command answers: typed replies that each front end renders its own way.
+
+A reply says *what* happened (a line to tell, a list to show, the app to quit); the app
+renders a :class:`CheckpointList` as its timeline screen, the line REPL as numbered lines.
+Texts in replies are not escaped: the front end escapes what it shows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+if TYPE_CHECKING:
+    from monkey.checkpoints.api import CheckpointInfo
+    from monkey.store import SessionInfo
+
+__all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "ToggleEvents", "CheckpointList", "CheckpointDiff",
+           "SessionList", "ResumeSession", "CopyText"]
+
+Level = Literal["info", "warning", "error"]
+
+
+@dataclass(frozen=True)
+class Note:
+    """A line (or a few) to tell the person."""
+
+    text: str
+    level: Level = "info"
+
+
+@dataclass(frozen=True)
+class Quit:
+    """End the session and leave."""
+
+
+@dataclass(frozen=True)
+class Help:
+    """The commands, as ``(name, what it does)``; the front end adds its own keys."""
+
+    commands: list[tuple[str, str]]
+
+
+@dataclass(frozen=True)
+class Cleared:
+    """The conversation was emptied: a front end clears what it shows of it."""
+
+
+@dataclass(frozen=True)
+class ToggleEvents:
+    """Show or hide the events (the app's pane, the REPL's event lines)."""
+
+
+@dataclass(frozen=True)
+class CheckpointList:
+    """This session's checkpoints, oldest first (the app's timeline, the REPL's numbered list)."""
+
+    checkpoints: list[CheckpointInfo]
+    api: object = None
+    """The :class:`~monkey.checkpoints.api.Checkpoints` they came from (the timeline undoes through it)."""
+
+
+@dataclass(frozen=True)
+class CheckpointDiff:
+    """One checkpoint's diff."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class SessionList:
+    """Stored sessions of this workspace, most recent first (the app's picker, the REPL's list)."""
+
+    sessions: list[SessionInfo] = field(default_factory=list)
+    current: str = ""
+    """The id of the session in use."""
+
+
+@dataclass(frozen=True)
+class ResumeSession:
+    """Switch to stored session ``session_id`` (checked: this workspace, not open elsewhere)."""
+
+    session_id: str
+
+
+@dataclass(frozen=True)
+class CopyText:
+    """Put ``text`` on the clipboard; ``what`` names it for the confirmation."""
+
+    text: str
+    what: str
+
+
+Reply = Note | Quit | Help | Cleared | ToggleEvents | CheckpointList | CheckpointDiff | SessionList | ResumeSession | CopyText
+"""Any reply."""
