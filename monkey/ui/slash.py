@@ -7,17 +7,39 @@ stored sessions as the picker, notes in the transcript).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol
 
 from monkey.session.commands import COMMANDS
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
+    from monkey.commands.resume import SessionHandle
     from monkey.events import Event
     from monkey.session.replies import Reply
     from monkey.store import Recorder, SessionStore
-    from monkey.ui.app import MonkeyApp
+
+
+class MonkeyApp(Protocol):
+    """What the commands use of :class:`monkey.ui.app.MonkeyApp` (named here, so this module does not
+    import the app that imports it)."""
+
+    agent: Agent
+    switcher: BackendSwitcher
+    session: SessionHandle | None
+    transcript: Any
+    status: Any
+    event_pane: Any
+
+    @property
+    def working(self) -> bool: ...
+    async def feed(self, event: Event) -> None: ...
+    async def action_quit(self) -> None: ...
+    def show_events(self, show: bool) -> None: ...
+    def open_session(self, resume: str | None = None) -> Any: ...
+    def copy_to_clipboard(self, text: str) -> None: ...
+    def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+    def run_worker(self, work: Any, **kwargs: Any) -> Any: ...
 
 __all__ = ["run_command", "HELP", "AppHost"]
 
