@@ -55,6 +55,22 @@ def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
     prune.add_argument("--older-than", type=float, required=True, metavar="DAYS")
 
 
+def _acp_parser(sub) -> None:  # type: ignore[no-untyped-def]
+    acp = sub.add_parser("acp", help="serve editors over the Agent Client Protocol (stdio)",
+                         description="Run monkey as an Agent Client Protocol agent on stdin/stdout, for editors "
+                         "such as Zed or Neovim. The editor names the workspace of each session.")
+    acp.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
+    acp.add_argument("--no-approval", action="store_true",
+                     help="start sessions in the no-approval mode (protected paths stay protected)")
+    acp.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
+    acp.add_argument("--base-url", help="base URL of the model API")
+    acp.add_argument("--api-key", help="API key (default: from the environment)")
+    acp.add_argument("--max-iterations", type=_positive_int, default=None,
+                     help="most model calls per prompt (default 20)")
+    acp.add_argument("--backend", help="as for monkey agent: anthropic, openai, local, scripted, claude-code, codex")
+    acp.add_argument("--script", help="script file for the scripted backend")
+
+
 def build_parser():  # type: ignore[no-untyped-def]
     """The argument parser of every subcommand."""
     import argparse
@@ -102,6 +118,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
     agent.add_argument("--inline", action="store_true", help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
     _sessions_parser(sub)
+    _acp_parser(sub)
     from monkey.commands.undo import add_parsers as add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, _positive_int)
@@ -155,5 +172,9 @@ def main(argv: list[str] | None = None) -> int:
         from monkey.commands.undo import run_checkpoint_command
 
         return run_checkpoint_command(args)
+    if args.command == "acp":
+        from monkey.commands.acp import run_acp_command
+
+        return run_acp_command(args)
     parser.print_help()
     return EXIT_USAGE if args_list else EXIT_OK

@@ -1,0 +1,214 @@
+"""monkey as an ACP agent: the methods an editor calls (``initialize``, ``session/*``).
+
+Sessions are keyed by monkey's own session id, so ``session/list`` and ``session/load``
+name the sessions ``monkey sessions list`` shows. Modes are the approval modes monkey has:
+``default`` (ask before dangerous calls) and ``no-approval`` (``--no-approval``: rules and
+protected paths still apply). The client's ``fs/*`` and ``terminal/*`` methods are not used:
+monkey's tools run locally, with checkpoints.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from acp import PROTOCOL_VERSION, RequestError
+from acp.helpers import update_available_commands
+from acp.schema import (
+    AgentCapabilities,
+    AvailableCommand,
+    AvailableCommandInput,
+    Implementation,
+    InitializeResponse,
+    ListSessionsResponse,
+    LoadSessionResponse,
+    NewSessionResponse,
+    PromptCapabilities,
+    PromptResponse,
+    SessionCapabilities,
+    SessionInfo,
+    SessionListCapabilities,
+    SessionMode,
+    SessionModeState,
+    UnstructuredCommandInput,
+)
+
+from monkey.acp.approver import AcpApprover
+from monkey.acp.prompt import prompt_text
+from monkey.acp.replies import HIDDEN
+from monkey.acp.session import AcpSession, log
+
+__all__ = ["MonkeyAcpAgent", "MODES", "available_commands"]
+
+MODES = [
+    SessionMode(id="default", name="Ask", description="ask before changing files or running commands"),
+    SessionMode(id="no-approval", name="No approval",
+                description="run dangerous tools without asking (deny rules and protected paths still apply)"),
+]
+
+Build = Callable[[Path, AcpApprover], tuple[Any, Any, list[str]]]
+"""Makes ``(agent, switcher, notices)`` for a workspace with an approver (raises on bad config)."""
+
+
+def available_commands() -> list[AvailableCommand]:
+    """monkey's commands (:data:`monkey.session.commands.REGISTRY`) as the editor offers them."""
+    from monkey.session.commands import REGISTRY
+
+    return [AvailableCommand(name=c.name.lstrip("/"), description=c.help,
+                             input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.usage)) if c.usage else None)
+            for c in REGISTRY if c.name not in HIDDEN]
+
+
+class MonkeyAcpAgent:
+    """The ACP ``Agent`` (see :class:`acp.interfaces.Agent`)."""
+
+    def __init__(self, build: Build) -> None:
+        self.build = build
+        self.client: Any = None
+        self.sessions: dict[str, AcpSession] = {}
+        self._tasks: set[asyncio.Task[None]] = set()
+
+    def on_connect(self, conn: Any) -> None:
+        self.client = conn
+
+    async def initialize(self, protocol_version: int, client_capabilities: Any = None,
+                         client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+        from monkey import __version__
+
+        return InitializeResponse(
+            protocol_version=min(protocol_version, PROTOCOL_VERSION),
+            agent_capabilities=AgentCapabilities(
+                load_session=True,
+                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
+            ),
+            agent_info=Implementation(name="monkey", title="monkey", version=__version__),
+            auth_methods=[],
+        )
+
+    # -- sessions --------------------------------------------------------------------------
+
+    async def _open(self, cwd: str, mcp_servers: Any, resume: str | None = None) -> AcpSession:
+        from monkey.commands.resume import open_session
+        from monkey.store import StoreError
+
+        try:
+            workspace = AcpSession.workspace_of(cwd)
+        except ValueError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        if mcp_servers:
+            names = ", ".join(getattr(s, "name", "?") for s in mcp_servers)
+            log(f"MCP servers from the editor ignored (monkey has no MCP client yet): {names}")
+        approver = AcpApprover(self.client, workspace)
+        try:
+            agent, switcher, notices = await asyncio.to_thread(self.build, workspace, approver)
+        except Exception as exc:  # noqa: BLE001 - bad config or backend: said to the editor, not fatal
+            raise RequestError.invalid_params({"message": str(getattr(exc, "message", "") or exc)}) from None
+        for notice in notices:
+            log(notice)
+        try:
+            handle = await open_session(agent, resume=resume)
+        except StoreError as exc:
+            await agent.backend.aclose()
+            raise RequestError.invalid_params({"message": str(exc)}) from None
+        session = AcpSession(agent, switcher, handle, self.client)
+        if resume is not None and session.id != resume:  # a prefix matched: the editor must use exact ids
+            await session.close()
+            raise RequestError.invalid_params({"message": f"no session {resume}"})
+        approver.session_id = session.id
+        self.sessions[session.id] = session
+        return session
+
+    def _modes(self, session: AcpSession) -> SessionModeState:
+        current = "no-approval" if session.agent.policy.no_approval else "default"
+        return SessionModeState(current_mode_id=current, available_modes=MODES)
+
+    def _offer_commands(self, session: AcpSession) -> None:
+        """Send the commands just after the response that names the session."""
+        async def send() -> None:
+            try:
+                await session.send(update_available_commands(available_commands()))
+            except Exception as exc:  # noqa: BLE001 - the editor went away
+                log(f"cannot send the commands: {exc}")
+
+        task = asyncio.get_running_loop().create_task(send())
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+
+    def _session(self, session_id: str) -> AcpSession:
+        session = self.sessions.get(session_id)
+        if session is None:
+            raise RequestError.invalid_params({"message": f"no open session {session_id!r}; "
+                                                          "create one with session/new or open it with session/load"})
+        return session
+
+    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
+                          mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+        session = await self._open(cwd, mcp_servers)
+        self._offer_commands(session)
+        return NewSessionResponse(session_id=session.id, modes=self._modes(session))
+
+    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
+                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
+        session = self.sessions.get(session_id)
+        if session is None:
+            session = await self._open(cwd, mcp_servers, resume=session_id)
+        elif str(session.agent.workspace) != str(AcpSession.workspace_of(cwd)):
+            raise RequestError.invalid_params({"message": f"session {session_id} belongs to {session.agent.workspace}"})
+        await session.replay()
+        self._offer_commands(session)
+        return LoadSessionResponse(modes=self._modes(session))
+
+    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
+                            **kwargs: Any) -> ListSessionsResponse:
+        from monkey.store import SessionStore, StoreError
+
+        where = str(AcpSession.workspace_of(cwd)) if cwd else None
+        try:
+            async with await SessionStore.open() as store:
+                infos = await store.list_sessions(where, limit=100)
+        except StoreError as exc:
+            raise RequestError.internal_error({"message": str(exc)}) from None
+        return ListSessionsResponse(sessions=[
+            SessionInfo(session_id=i.id, cwd=i.workspace, title=" ".join(i.title.split())[:100] or None,
+                        updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(i.updated)))
+            for i in infos])
+
+    async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
+        session = self._session(session_id)
+        if mode_id not in {m.id for m in MODES}:
+            raise RequestError.invalid_params({"message": f"no mode {mode_id!r}; modes: default, no-approval"})
+        session.agent.policy.no_approval = mode_id == "no-approval"
+        return None
+
+    # -- turns -------------------------------------------------------------------------------
+
+    async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
+        session = self._session(session_id)
+        if session.working:
+            raise RequestError.invalid_request({"message": "a turn is already running in this session; cancel it first"})
+        text = prompt_text(prompt, session.agent.workspace)
+        if not text.typed:
+            raise RequestError.invalid_params({"message": "the prompt is empty"})
+        if text.notes and not text.typed.startswith("/"):
+            await session.say("\n".join(f"monkey: {n}" for n in text.notes) + "\n\n")
+        return PromptResponse(stop_reason=await session.prompt(text.typed, text.prompt))  # type: ignore[arg-type]
+
+    async def cancel(self, session_id: str, **kwargs: Any) -> None:
+        session = self.sessions.get(session_id)
+        if session is None:
+            log(f"cancel for unknown session {session_id!r} ignored")
+            return
+        session.cancel()
+
+    async def close_all(self) -> None:
+        """End every open session (the editor closed the connection)."""
+        for session in list(self.sessions.values()):
+            try:
+                await session.close()
+            except Exception as exc:  # noqa: BLE001 - close the others anyway
+                log(f"closing session {session.id} failed: {exc}")
+        self.sessions.clear()
