@@ -9,8 +9,7 @@ from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
-from monkey.agent.person_shell import shell_line
-from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, record, run_command, start_session
+from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command
 from monkey.safe_text import escape_controls
 from monkey.terminal import Terminal
 
@@ -91,11 +90,9 @@ def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
     return path
 
 
-async def _run_turn(agent: Agent, prompt: str, sink, recorder=None, *,  # type: ignore[no-untyped-def]
-                    shell: bool = False) -> None:
-    """Run one turn (``shell``: ``prompt`` is a command the person runs) with Ctrl-C cancelling it."""
-    from monkey.store import StoreError
-
+async def _run_turn(state: ReplState, text: str) -> None:
+    """Run ``text`` as one turn of the session (a message or a ``!command``), Ctrl-C cancelling it."""
+    agent = state.agent
     loop = asyncio.get_running_loop()
 
     def on_sigint() -> None:
@@ -104,16 +101,10 @@ async def _run_turn(agent: Agent, prompt: str, sink, recorder=None, *,  # type: 
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        await start_session(agent, sink, recorder)
-        async for event in (agent.run_shell(prompt) if shell else agent.run(prompt)):
-            try:
-                await record(recorder, event)  # stored before it is shown
-            except StoreError:
-                agent.cancel()
-            sink(event)
+        await state.session.send(text)  # each event stored, then shown
     finally:  # between turns a stray Ctrl-C (before the prompt reads keys) is ignored, not fatal
         loop.add_signal_handler(signal.SIGINT, _between_turns)
-    sink.close()
+    state.sink.close()
 
 
 def _between_turns() -> None:
@@ -121,19 +112,18 @@ def _between_turns() -> None:
 
 
 async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: BackendSwitcher) -> int:
-    from monkey.commands.resume import open_session
     from monkey.output import TextSink
     from monkey.store import StoreError
 
+    sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
+    state = ReplState.make(agent, switcher, sink)
     try:
-        stored = await open_session(agent, continue_=continue_, resume=resume)
+        stored = await state.session.open(continue_=continue_, resume=resume)
     except StoreError as exc:
         sys.stderr.write(f"monkey: {exc}\n")
         return 1
     for notice in stored.notices:
         sys.stderr.write(f"monkey: {escape_controls(notice)}\n")
-    sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
-    state = ReplState(agent, stored, sink, switcher)
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, _between_turns)
     try:
@@ -144,7 +134,7 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
         return 1
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-        await state.end_session()
+        await state.session.end()
         await _say_how_to_resume(agent.session_id)
 
 
@@ -177,15 +167,8 @@ async def _prompt_loop(state: ReplState) -> int:
         if text.startswith("/"):
             if not await run_command(state, text):
                 break
-        elif (command := shell_line(text)) is not None:  # !command: the person runs it, recorded and undoable
-            await _run_turn(agent, command, state.sink, state.recorder, shell=True)
-        else:
-            from monkey.agent.mentions import expand_mentions
-
-            expanded = expand_mentions(text, agent.workspace)  # @path: the file goes with the message
-            for note in expanded.notes:
-                print(note)
-            await _run_turn(agent, expanded.prompt, state.sink, state.recorder)
+        else:  # a message (@path attached) or a !command the person runs
+            await _run_turn(state, text)
     await agent.backend.aclose()
     return 0
 

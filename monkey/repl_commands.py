@@ -8,8 +8,6 @@ is escaped before it reaches the terminal.
 
 from __future__ import annotations
 
-import asyncio
-import os
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -23,12 +21,12 @@ if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
     from monkey.checkpoints.api import CheckpointInfo
-    from monkey.commands.resume import SessionHandle
     from monkey.output import TextSink
     from monkey.session.replies import Reply
-    from monkey.store import Recorder, SessionInfo, SessionStore
+    from monkey.session.session import Session
+    from monkey.store import SessionInfo
 
-__all__ = ["HELP", "ReplState", "EventEcho", "SessionLost", "run_command", "record"]
+__all__ = ["HELP", "ReplState", "EventEcho", "SessionLost", "run_command", "tell"]
 
 HELP = "\n".join(
     ["Type a task and press Enter.", *(f"  {name:<13}{what}" for name, what in COMMANDS.items()), "",
@@ -127,86 +125,43 @@ class EventEcho:
 
 @dataclass
 class ReplState:
-    """What the commands work on; ``handle`` changes when ``/resume`` switches sessions."""
+    """The REPL's side of the conversation: the session it renders and the sink it renders with."""
 
-    agent: Agent
-    handle: SessionHandle
+    session: Session
     sink: EventEcho
-    switcher: BackendSwitcher
-    closed: bool = False
-    """Whether ``handle`` was closed (and no other opened yet)."""
 
     @property
-    def recorder(self) -> Recorder:
-        """The open session's recorder."""
-        return self.handle.recorder
+    def agent(self) -> Agent:
+        return self.session.agent
 
-    @property
-    def store(self) -> SessionStore:
-        """The open session store."""
-        return self.handle.store
+    @classmethod
+    def make(cls, agent: Agent, switcher: BackendSwitcher, sink: EventEcho) -> ReplState:
+        """A REPL state whose session shows events with ``sink`` and tells lines on the terminal."""
+        from monkey.session.session import Session
 
-    @property
-    def working(self) -> bool:
-        """Commands run between turns in the REPL."""
-        return False
-
-    async def emit(self, event: Event) -> None:
-        """Record, then show, an event made outside a turn (the session is started first)."""
-        await start_session(self.agent, self.sink, self.recorder)
-        await record(self.recorder, event)
-        self.sink(event)
-
-    async def end_session(self) -> None:
-        """End the open session (``session_ended`` if it started) and close the store."""
-        if self.closed:
-            return
-        self.closed = True
-        if self.agent.started:
-            ended = self.agent.session_ended("completed")
-            self.sink(ended)
-            self.recorder.add(ended)
-            self.agent.started = False
-        try:
-            await self.handle.close()
-        except Exception as exc:  # noqa: BLE001 - shown; the REPL goes on
-            sys.stderr.write(f"monkey: closing the session failed: {exc}\n")
+        return cls(Session(agent, switcher, show=sink, tell=tell), sink)
 
 
-async def start_session(agent: Agent, sink: Callable[[Event], None], recorder: Recorder | None) -> None:
-    """Show and record ``session_started`` unless this session has started already."""
-    if not agent.started:
-        started = agent.session_started()
-        await record(recorder, started)
-        sink(started)
-
-
-async def record(recorder: Recorder | None, event: Event) -> None:
-    """Hand one event to the session store; a write error is shown and raised."""
-    from monkey.store import StoreError
-
-    if recorder is None or recorder.failed is not None:
-        return
-    recorder.add(event)
-    if recorder.should_flush(event):
-        try:
-            await recorder.flush(wait=recorder.durable(event))
-        except StoreError as exc:
-            sys.stderr.write(f"\nmonkey: {exc}; this session is no longer saved\n")
-            raise
+def tell(text: str, level: str = "info") -> None:
+    """A line for the person: on stdout, an error on stderr."""
+    if level == "error":
+        sys.stderr.write(f"\nmonkey: {escape_controls(text)}\n")
+        sys.stderr.flush()
+    else:
+        _say(escape_controls(text))
 
 
 async def run_command(state: ReplState, text: str) -> bool:
     """Run one slash command (defined in :mod:`monkey.session.commands`) and print its replies; False to quit."""
-    from monkey.session.commands import run_command as run
     from monkey.store import StoreError
 
     try:
-        for reply in await run(state, text):  # type: ignore[arg-type]
+        for reply in await state.session.command(text):
             if not await _render(state, reply):
                 return False
     except StoreError as exc:
-        if exc is not state.recorder.failed:  # a failed write was shown by record(); the REPL goes on unsaved
+        recorder = state.session.recorder
+        if recorder is None or exc is not recorder.failed:  # a failed write was told; the REPL goes on unsaved
             _say(escape_controls(f"monkey: {exc}"))
     return True
 
@@ -272,26 +227,21 @@ def _session_lines(sessions: list[SessionInfo], current: str) -> None:
 
 async def _resume(state: ReplState, session_id: str) -> None:
     """End this session and go on with stored session ``session_id`` (checked by the command), in this process."""
-    from monkey.commands.resume import open_session
     from monkey.ids import new_id
     from monkey.store import StoreError
 
-    agent = state.agent
-    await state.end_session()
-    agent.messages.clear()
-    agent.started = False
-    agent.turns = 0
+    session, agent = state.session, state.agent
     try:
-        state.handle, state.closed = await open_session(agent, resume=session_id), False
+        handle = await session.open(resume=session_id)
     except StoreError as exc:  # it went away or broke between the check and now: go on in a new session
         _say(escape_controls(f"cannot resume {session_id}: {exc}; this is a new session"))
         agent.session_id, agent.resumed = new_id("s"), False
         try:
-            state.handle, state.closed = await open_session(agent), False
+            await session.open()
         except StoreError as again:
             raise SessionLost(str(again)) from again
         return
-    for line in state.handle.notices:  # describe_restored(): what came back, and any damage
+    for line in handle.notices:  # describe_restored(): what came back, and any damage
         _say(escape_controls(line))
     last = next((m.content for m in reversed(agent.messages) if m.role == "user" and m.content), "")
     if last:

@@ -32,6 +32,8 @@ from monkey.ui.widgets.status_bar import StatusBar
 from monkey.ui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
+    from monkey.commands.resume import SessionHandle
+    from monkey.session.session import Session
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
     from monkey.backends.base import Backend
@@ -127,8 +129,7 @@ class MonkeyApp(App[int]):
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
         self.prepare_notices: list[str] = []
         """What building the agent reported (the CLI repeats it on stderr after the app exits)."""
-        self.session = None
-        """The open :class:`~monkey.commands.resume.SessionHandle` (None until mounted)."""
+        self._live: Session | None = None
         self.queue: deque[str] = deque()
         """Messages typed while the agent works, sent in order when the turn ends."""
         self.last_reason = ""
@@ -143,6 +144,21 @@ class MonkeyApp(App[int]):
         """Set once the first session-opening attempt has ended; turns wait for it."""
         if isinstance(agent.approver, TuiApprover):
             agent.approver.app = self
+
+    @property
+    def live(self) -> Session:
+        """The running conversation (:mod:`monkey.session`): turns, commands, the stored session."""
+        if self._live is None:
+            from monkey.session.session import Session
+
+            self._live = Session(self.agent, self.switcher, show=self._show_event, tell=self.transcript.add_notice,
+                                 store_path=self.store_path, working=lambda: self.working)
+        return self._live
+
+    @property
+    def session(self) -> SessionHandle | None:
+        """The open stored session (None until mounted, or when sessions are not saved)."""
+        return self._live.handle if self._live is not None else None
 
     @property
     def agent(self) -> Agent:
@@ -246,27 +262,19 @@ class MonkeyApp(App[int]):
 
     async def _switch_session(self, resume: str | None) -> None:
         """End the open session, if any, and open the requested (or a new) one."""
-        from monkey.commands.resume import open_session
         from monkey.store import StoreError
 
-        if self.session is not None:
-            await self._end_session()
-            self.agent.messages.clear()
-            self.agent.started = False
-            self.agent.turns = 0
         try:
-            self.session = await open_session(self.agent, continue_=self.continue_ and resume is None,
-                                              resume=resume or self.resume, path=self.store_path)
+            handle = await self.live.open(continue_=self.continue_ and resume is None, resume=resume or self.resume)
         except StoreError as exc:
             self.transcript.add_notice(f"sessions are not saved: {exc}", "error")
-            self.session = None
         else:
             self.continue_, self.resume = False, None
             self.transcript.export_hint = (f"monkey sessions export {self.agent.session_id} --format markdown "
                                            "shows the whole session")
-            for n, notice in enumerate(self.session.notices):  # describe_restored(): what came back, any damage
+            for n, notice in enumerate(handle.notices):  # describe_restored(): what came back, any damage
                 self.transcript.add_notice(notice, "warning" if n else "info")
-            if self.session.restored is not None:
+            if handle.restored is not None:
                 await self._show_restored()
 
     async def _show_restored(self) -> None:
@@ -323,22 +331,10 @@ class MonkeyApp(App[int]):
     @work(exclusive=True, group="turn")
     async def run_turn(self, prompt: str) -> None:
         """Run one turn of the agent, feeding every event to the store and the bridge."""
-        from monkey.agent.mentions import expand_mentions
-        from monkey.agent.person_shell import shell_line
-
         self.attention.turn_started()
         try:
             await self._session_opened.wait()  # a message typed at once is recorded too
-            command = shell_line(prompt)
-            if command is not None:  # !command: the person runs it, recorded and undoable
-                events = self.agent.run_shell(command)
-            else:
-                expanded = expand_mentions(prompt, self.workspace)  # @path: the file goes with the message
-                for note in expanded.notes:
-                    self.transcript.add_notice(note, "info" if note.startswith("attached ") else "warning")
-                events = self.agent.run(expanded.prompt)
-            async for event in events:
-                await self.feed(event)
+            await self.live.send(prompt)
         except Exception as exc:  # a bug or a backend failure must not take the app down
             self.transcript.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")
         finally:
@@ -356,19 +352,13 @@ class MonkeyApp(App[int]):
 
     async def feed(self, event: Event) -> None:
         """Record one event, then show it (opening the session first if nothing has yet)."""
-        from monkey.store import StoreError
+        if self._agent is None:  # nothing can be stored before the agent and its session exist
+            self._show_event(event)
+            return
+        await self.live.emit(event)
 
-        if self._agent is not None and not self._agent.started and event.type != "session_started":
-            await self.feed(self._agent.session_started())  # an undo or a switch before any turn
-        recorder = self.session.recorder if self.session is not None else None
-        if recorder is not None and recorder.failed is None:
-            recorder.add(event)
-            if recorder.should_flush(event):
-                try:
-                    await recorder.flush(wait=recorder.durable(event))
-                except StoreError as exc:
-                    self.transcript.add_notice(f"{exc}; this session is no longer saved", "error")
-                    self.agent.cancel()
+    def _show_event(self, event: Event) -> None:
+        """Show one stored event: the bridge turns it into the widgets' messages."""
         if self.scrollback is not None:
             self.scrollback.append(event)
         for message in bridge.translate(event):
@@ -521,16 +511,8 @@ class MonkeyApp(App[int]):
         self.exit(0 if self.last_reason in ("", "completed") else 1)
 
     async def _end_session(self) -> None:
-        if self.session is None:
-            return
-        session, self.session = self.session, None
-        if self.agent.started:
-            session.recorder.add(self.agent.session_ended("completed"))
-            self.agent.started = False
-        try:
-            await session.close()
-        except Exception as exc:  # noqa: BLE001 - shown, not fatal on the way out
-            self.log.error(f"closing the session failed: {exc}")
+        if self._live is not None:
+            await self._live.end()
 
     async def on_unmount(self) -> None:
         self.attention.close()

@@ -13,11 +13,10 @@ from monkey.session.commands import COMMANDS
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher
     from monkey.commands.resume import SessionHandle
     from monkey.events import Event
     from monkey.session.replies import Reply
-    from monkey.store import Recorder, SessionStore
+    from monkey.session.session import Session
 
 
 class MonkeyApp(Protocol):
@@ -25,7 +24,7 @@ class MonkeyApp(Protocol):
     import the app that imports it)."""
 
     agent: Agent
-    switcher: BackendSwitcher
+    live: Session
     session: SessionHandle | None
     transcript: Any
     status: Any
@@ -41,7 +40,7 @@ class MonkeyApp(Protocol):
     def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
     def run_worker(self, work: Any, **kwargs: Any) -> Any: ...
 
-__all__ = ["run_command", "HELP", "AppHost"]
+__all__ = ["run_command", "HELP"]
 
 KEYS = [
     "@path sends a file with the message · !command runs a shell command yourself (checkpointed, "
@@ -56,41 +55,9 @@ HELP = "\n".join([f"{name:<13}{what}" for name, what in COMMANDS.items()] + ["",
 """What ``/help`` shows."""
 
 
-class AppHost:
-    """The app's conversation as the commands see it (:class:`monkey.session.commands.Host`)."""
-
-    def __init__(self, app: MonkeyApp) -> None:
-        self.app = app
-
-    @property
-    def agent(self) -> Agent:
-        return self.app.agent
-
-    @property
-    def switcher(self) -> BackendSwitcher:
-        return self.app.switcher
-
-    @property
-    def working(self) -> bool:
-        return self.app.working
-
-    @property
-    def store(self) -> SessionStore | None:
-        return self.app.session.store if self.app.session is not None else None
-
-    @property
-    def recorder(self) -> Recorder | None:
-        return self.app.session.recorder if self.app.session is not None else None
-
-    async def emit(self, event: Event) -> None:
-        await self.app.feed(event)  # stored first, then shown
-
-
 async def run_command(app: MonkeyApp, text: str) -> None:
     """Run one slash command typed in the app and show what it answers."""
-    from monkey.session.commands import run_command as run
-
-    for reply in await run(AppHost(app), text):  # type: ignore[arg-type]
+    for reply in await app.live.command(text):
         await _render(app, reply)
 
 

@@ -33,14 +33,15 @@ SUMMARY = ScriptTurn(text="Summary: the notes have 40 lines; a listing and a gre
 
 async def _compact_stored(workspace: Path) -> None:
     """``/compact`` between turns, as the REPL does it, in a process of its own."""
-    from monkey.repl_commands import ReplState, run_command
+    from monkey.session.session import Session
 
     agent = make_agent(workspace, [SUMMARY])
-    handle = await open_session(agent, continue_=True)
+    session = Session(agent, switcher=None, show=ListSink(), tell=lambda text, level: None)  # type: ignore[arg-type]
+    await session.open(continue_=True)
     try:
-        await run_command(ReplState(agent, handle, ListSink(), switcher=None), "/compact")  # type: ignore[arg-type]
+        await session.command("/compact")
     finally:
-        await handle.close()
+        await session.end()
 
 
 @pytest.mark.parametrize("window", [0, 3500, -1], ids=["plain", "eliding", "compacted"])

@@ -1,0 +1,143 @@
+"""One running conversation: the agent, its stored session and the backend switcher.
+
+A front end makes a :class:`Session` with two callbacks — ``show`` (an event, after it is
+stored) and ``tell`` (a line for the person) — and then only parses input and renders:
+:meth:`Session.send` runs a message as a turn (``!command`` and ``@path`` included),
+:meth:`Session.command` a slash command, :meth:`Session.emit` stores an event before it is
+shown, :meth:`Session.open` and :meth:`Session.end` open and close the stored session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+    from monkey.agent.switch import BackendSwitcher
+    from monkey.commands.resume import SessionHandle
+    from monkey.events import Event
+    from monkey.session.replies import Level, Reply
+    from monkey.store import Recorder, SessionStore, StoreError
+
+__all__ = ["Session"]
+
+
+class Session:
+    """The conversation a front end shows; every command and turn goes through it."""
+
+    def __init__(self, agent: Agent, switcher: BackendSwitcher, *, show: Callable[[Event], None],
+                 tell: Callable[[str, Level], None], store_path: Path | None = None,
+                 working: Callable[[], bool] | None = None) -> None:
+        self.agent = agent
+        self.switcher = switcher
+        self.show = show
+        """Shows one event (called after the event is stored)."""
+        self.tell = tell
+        """Tells the person one line (a store failure, what a mention attached)."""
+        self.store_path = store_path
+        self.handle: SessionHandle | None = None
+        """The open stored session (None: not open, or sessions are not saved)."""
+        self._working = working
+
+    # -- what commands see (monkey.session.commands.Host) --------------------------------
+
+    @property
+    def working(self) -> bool:
+        """Whether a turn runs (or, as the front end sees it, is about to)."""
+        return self._working() if self._working is not None else self.agent.running
+
+    @property
+    def store(self) -> SessionStore | None:
+        return self.handle.store if self.handle is not None else None
+
+    @property
+    def recorder(self) -> Recorder | None:
+        return self.handle.recorder if self.handle is not None else None
+
+    async def emit(self, event: Event) -> None:
+        """Store ``event`` (opening the session with ``session_started`` first), then show it.
+
+        A failed write is told once; the turn is cancelled and the session goes on unsaved.
+        """
+        from monkey.store import StoreError
+
+        agent = self.agent
+        if not agent.started and event.type != "session_started":
+            await self.emit(agent.session_started())  # an undo or a switch before any turn
+        recorder = self.recorder
+        if recorder is not None and recorder.failed is None:
+            recorder.add(event)
+            if recorder.should_flush(event):
+                try:
+                    await recorder.flush(wait=recorder.durable(event))
+                except StoreError as exc:
+                    self._lost(exc)
+        self.show(event)
+
+    def _lost(self, exc: StoreError) -> None:
+        self.tell(f"{exc}; this session is no longer saved", "error")
+        self.agent.cancel()
+
+    # -- opening and closing -------------------------------------------------------------
+
+    async def open(self, *, continue_: bool = False, resume: str | None = None) -> SessionHandle:
+        """End the open session, if any, and open a new one (or the one to continue or resume).
+
+        Raises :class:`~monkey.store.StoreError` when none can be opened.
+        """
+        from monkey.commands.resume import open_session
+
+        if self.handle is not None:
+            await self.end()
+            self.agent.messages.clear()
+            self.agent.started = False
+            self.agent.turns = 0
+        self.handle = await open_session(self.agent, continue_=continue_, resume=resume, path=self.store_path)
+        return self.handle
+
+    async def end(self) -> None:
+        """Store ``session_ended`` (if the session started) and close the store."""
+        handle, self.handle = self.handle, None
+        if handle is None:
+            return
+        if self.agent.started:
+            ended = self.agent.session_ended("completed")
+            handle.recorder.add(ended)
+            self.agent.started = False
+            self.show(ended)
+        try:
+            await handle.close()
+        except Exception as exc:  # noqa: BLE001 - told, not fatal on the way out
+            self.tell(f"closing the session failed: {exc}", "error")
+
+    # -- input ---------------------------------------------------------------------------
+
+    async def command(self, text: str) -> list[Reply]:
+        """Run the slash command ``text``."""
+        from monkey.session.commands import run_command
+
+        return await run_command(self, text)
+
+    async def send(self, text: str) -> None:
+        """Run ``text`` as one turn: a ``!command`` the person runs, or a message (``@path`` attached)."""
+        async for _ in self.turn(text):
+            pass
+
+    async def turn(self, text: str) -> AsyncIterator[Event]:
+        """Like :meth:`send`, yielding each event once it is stored and shown."""
+        from monkey.agent.mentions import expand_mentions
+        from monkey.agent.person_shell import shell_line
+
+        command = shell_line(text)
+        if command is not None:  # !command: the person runs it, recorded and undoable
+            events = self.agent.run_shell(command)
+        else:
+            expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
+            for note in expanded.notes:
+                self.tell(note, "info" if note.startswith("attached ") else "warning")
+            events = self.agent.run(expanded.prompt)
+        async for event in events:  # emit() opens the stored session with session_started first
+            await self.emit(event)
+            yield event
