@@ -18,12 +18,14 @@ import fnmatch
 import re
 import shlex
 from collections.abc import Iterable
+from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from monkey.safe_text import escape_controls, invisible_warnings
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.errors import ToolError
+from monkey.tools.workspace import rule_paths
 
 __all__ = [
     "ApprovalRequest",
@@ -116,8 +118,14 @@ class Rule:
     def __str__(self) -> str:
         return f"{self.tool}({self.pattern})" if self.pattern else self.tool
 
-    def matches(self, tool: str, arguments: dict[str, Any], *, for_deny: bool) -> bool:
-        """Whether the rule covers a call. Deny rules look inside shell lines; allow rules don't."""
+    def matches(self, tool: str, arguments: dict[str, Any], *, for_deny: bool, workspace: Path | None = None) -> bool:
+        """Whether the rule covers a call. Deny rules look inside shell lines; allow rules don't.
+
+        A path pattern is matched against the canonical workspace-relative path (symlinks
+        followed, ``..`` removed; see :func:`~monkey.tools.workspace.rule_paths`): a deny rule
+        also against the path as written, and an allow rule never covers a path that resolves
+        outside the workspace.
+        """
         if tool != self.tool:
             return False
         if not self.pattern:
@@ -130,8 +138,20 @@ class Rule:
             # A shell line: an allow rule never covers it; a deny rule covers it if any
             # simple command inside it starts with the prefix.
             return for_deny and any(_starts_with(seg, prefix) for seg in _segments(command))
-        path = str(arguments.get("path", ""))
-        return fnmatch.fnmatchcase(path.removeprefix("./"), self.pattern)
+        path = str(arguments.get("path", "") or ".")
+        if workspace is None:
+            return _glob(path.removeprefix("./"), self.pattern)
+        canonical, lexical = rule_paths(workspace, path)
+        if for_deny:
+            return _glob(canonical, self.pattern) or _glob(lexical, self.pattern)
+        return not canonical.startswith("/") and _glob(canonical, self.pattern)
+
+
+def _glob(path: str, pattern: str) -> bool:
+    """``fnmatch`` where ``*`` also crosses ``/``, and a leading ``**/`` also matches at the top."""
+    if fnmatch.fnmatchcase(path, pattern):
+        return True
+    return pattern.startswith("**/") and fnmatch.fnmatchcase(path, pattern[3:])
 
 
 def _words(text: str) -> list[str]:
@@ -201,11 +221,22 @@ class ApprovalPolicy:
         """Build a policy from rule strings (raises :class:`RuleError`)."""
         return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], no_approval)
 
-    def check(self, tool: str, arguments: dict[str, Any]) -> Decision | None:
-        """A decision from rules and grants, or ``None`` when someone must be asked."""
+    def denied(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
+        """The denial of the first deny rule that covers a call (any tool, reads included), or None."""
         for rule in self.deny:
-            if rule.matches(tool, arguments, for_deny=True):
+            if rule.matches(tool, arguments, for_deny=True, workspace=workspace):
                 return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
+        return None
+
+    def check(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
+        """A decision from rules and grants, or ``None`` when someone must be asked.
+
+        ``workspace``: where paths are resolved before path rules are matched (without it,
+        paths are matched as written).
+        """
+        denial = self.denied(tool, arguments, workspace)
+        if denial is not None:
+            return denial
         for key, what in self.grants.items():
             if _grant_covers(key, tool, arguments):
                 exact = key.split("\0")[1:2] == ["line"]
@@ -213,7 +244,7 @@ class ApprovalPolicy:
         if self.no_approval:
             return Decision(approved=True, by="policy", reason="--no-approval")
         for rule in self.allow:
-            if rule.matches(tool, arguments, for_deny=False):
+            if rule.matches(tool, arguments, for_deny=False, workspace=workspace):
                 return Decision(approved=True, by="rule", reason=f"allowed by rule {rule}")
         return None
 

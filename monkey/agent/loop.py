@@ -440,6 +440,10 @@ class Agent:
             args = tool.parse(call.arguments)
             guarded = tool.dangerous and self.checkpoints is not None
             paths = tool.touched_paths(args, ctx) if guarded else []
+            if not tool.dangerous and (denial := self.policy.denied(call.name, call.arguments, self.workspace)):
+                emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision="denied",
+                                      by=denial.by, reason=denial.reason))  # deny rules cover reads too
+                return finish(False, f"denied: {denial.reason}", denied=True)
             if tool.dangerous:
                 decision, waited = await self._approve(call, tool, args, ctx, emit, paths, by_person=by_person)
                 if not decision.approved:
@@ -493,7 +497,7 @@ class Agent:
         A call the person typed (``by_person``) is approved by that, unless a rule denies it.
         """
         sid = self.session_id
-        decision = self.policy.check(call.name, call.arguments)
+        decision = self.policy.check(call.name, call.arguments, self.workspace)
         if by_person and (decision is None or decision.approved):
             decision = Decision(approved=True, by="user", reason="typed by the person", exact_line=True)
         waited = 0.0

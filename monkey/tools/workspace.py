@@ -14,7 +14,7 @@ from pathlib import Path, PurePath
 
 from monkey.tools.base import ToolError
 
-__all__ = ["PROTECTED_NAMES", "is_protected_name", "resolve_path", "relative"]
+__all__ = ["PROTECTED_NAMES", "is_protected_name", "resolve_path", "relative", "rule_paths"]
 
 PROTECTED_NAMES = frozenset({".git", ".monkey"})
 """Directory names no tool may read or write below (compared case-insensitively)."""
@@ -134,3 +134,21 @@ def relative(workspace: Path, path: Path) -> str:
     if below is None:
         return path.as_posix()
     return below.as_posix() or "."
+
+
+def rule_paths(workspace: Path, path: str) -> tuple[str, str]:
+    """What a permission rule is matched against for ``path`` as the model wrote it.
+
+    Returns ``(canonical, lexical)``: the path with symlinks followed and ``..`` removed, and
+    the path as written with only ``.`` and ``..`` removed; each relative to the workspace in
+    posix form (``"."`` for the root), or absolute when it lies outside the workspace.
+    Never raises: a path that cannot be resolved is matched as written.
+    """
+    root = workspace.resolve()
+    given = PurePath(path.replace("\x00", ""))
+    lexical = Path(os.path.normpath(given if given.is_absolute() else root / given))
+    try:
+        resolved = lexical.resolve(strict=False)
+    except (RuntimeError, OSError, ValueError):  # a symlink loop, an unreadable directory
+        resolved = lexical
+    return relative(root, resolved), relative(root, lexical)

@@ -290,3 +290,22 @@ def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home:
     while _pid_alive(child) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not _pid_alive(child), "the shell child outlived the cancelled turn"
+
+
+def test_a_deny_rule_protects_a_read_however_the_model_spells_the_path(scripted, workspace: Path,
+                                                                      monkey_home: Path) -> None:
+    (workspace / ".env").write_text("API_KEY=sk-do-not-leak\n")
+    (workspace / "sub").mkdir()
+    (workspace / "link").symlink_to(workspace / ".env")
+    (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_read(.env)"]\n')
+    run = scripted(
+        [
+            {"text": "", "tool_calls": [call("file_read", path="sub/../.env"), call("file_read", path="link"),
+                                        call("file_read", path=str(workspace / ".env"))]},
+            {"text": "I could not read it."},
+        ],
+        "--no-approval",
+    )
+    assert run.returncode == 4, run.stderr  # every read was denied by a rule: the task could not do it
+    assert "sk-do-not-leak" not in run.stdout
+    assert [r["ok"] for r in run.of_type("tool_result")] == [False, False, False]
