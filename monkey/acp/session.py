@@ -96,9 +96,11 @@ class AcpSession:
         if recorder.failed is not None:
             return
         recorder.add(event)
-        if recorder.should_flush(event):
+        # a question the person answers in the editor is on disk before the editor asks it
+        wait = recorder.durable(event) or event.type == "approval_requested"
+        if wait or recorder.should_flush(event):
             try:
-                await recorder.flush(wait=recorder.durable(event))
+                await recorder.flush(wait=wait)
             except StoreError as exc:
                 log(f"{exc}; this session is no longer saved")
                 self.agent.cancel()

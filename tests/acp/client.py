@@ -5,7 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -27,10 +27,14 @@ class EditorClient:
         """The option id to answer with ("" for a cancelled question)."""
         self.changed = asyncio.Event()
         self.asked = asyncio.Event()
+        self.before_answer: Callable[[], Awaitable[Any]] | None = None
+        """Awaited before each answer (a test looks at the store, or holds the question open)."""
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any):
         self.questions.append((options, tool_call))
         self.asked.set()
+        if self.before_answer is not None:
+            await self.before_answer()
         outcome = (AllowedOutcome(outcome="selected", option_id=self.answer) if self.answer
                    else DeniedOutcome(outcome="cancelled"))
         return RequestPermissionResponse(outcome=outcome)

@@ -39,12 +39,7 @@ async def test_cancel_while_a_question_waits(workspace: Path, monkey_home: Path,
         {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]}, {"text": "x"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
         never = asyncio.get_running_loop().create_future()
-
-        async def wait_forever(**kwargs):  # type: ignore[no-untyped-def]
-            client.asked.set()
-            return await never  # the editor's question stays open until the cancel
-
-        client.request_permission = wait_forever  # type: ignore[method-assign]
+        client.before_answer = lambda: never  # the editor's question stays open until the cancel
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt("write a.txt")))
         await asyncio.wait_for(client.asked.wait(), 30)
