@@ -39,7 +39,7 @@ from acp.schema import (
 from monkey.acp.approver import AcpApprover
 from monkey.acp.prompt import prompt_text
 from monkey.acp.replies import HIDDEN
-from monkey.acp.session import AcpSession, log
+from monkey.acp.session import AcpSession, log, workspace_of
 
 __all__ = ["MonkeyAcpAgent", "MODES", "available_commands"]
 
@@ -60,6 +60,14 @@ def available_commands() -> list[AvailableCommand]:
     return [AvailableCommand(name=c.name.lstrip("/"), description=c.help,
                              input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.usage)) if c.usage else None)
             for c in REGISTRY if c.name not in HIDDEN]
+
+
+def _folder(cwd: str) -> Path:
+    """The workspace ``cwd`` names, or an invalid-params error."""
+    try:
+        return workspace_of(cwd)
+    except ValueError as exc:
+        raise RequestError.invalid_params({"message": str(exc)}) from None
 
 
 class MonkeyAcpAgent:
@@ -92,13 +100,9 @@ class MonkeyAcpAgent:
     # -- sessions --------------------------------------------------------------------------
 
     async def _open(self, cwd: str, mcp_servers: Any, resume: str | None = None) -> AcpSession:
-        from monkey.commands.resume import open_session
         from monkey.store import StoreError
 
-        try:
-            workspace = AcpSession.workspace_of(cwd)
-        except ValueError as exc:
-            raise RequestError.invalid_params({"message": str(exc)}) from None
+        workspace = _folder(cwd)
         if mcp_servers:
             names = ", ".join(getattr(s, "name", "?") for s in mcp_servers)
             log(f"MCP servers from the editor ignored (monkey has no MCP client yet): {names}")
@@ -109,12 +113,12 @@ class MonkeyAcpAgent:
             raise RequestError.invalid_params({"message": str(getattr(exc, "message", "") or exc)}) from None
         for notice in notices:
             log(notice)
+        session = AcpSession(agent, switcher, self.client)
         try:
-            handle = await open_session(agent, resume=resume)
+            await session.open(resume=resume)
         except StoreError as exc:
             await agent.backend.aclose()
             raise RequestError.invalid_params({"message": str(exc)}) from None
-        session = AcpSession(agent, switcher, handle, self.client)
         if resume is not None and session.id != resume:  # a prefix matched: the editor must use exact ids
             await session.close()
             raise RequestError.invalid_params({"message": f"no session {resume}"})
@@ -156,7 +160,7 @@ class MonkeyAcpAgent:
         session = self.sessions.get(session_id)
         if session is None:
             session = await self._open(cwd, mcp_servers, resume=session_id)
-        elif str(session.agent.workspace) != str(AcpSession.workspace_of(cwd)):
+        elif str(session.agent.workspace) != str(_folder(cwd)):
             raise RequestError.invalid_params({"message": f"session {session_id} belongs to {session.agent.workspace}"})
         await session.replay()
         self._offer_commands(session)
@@ -166,7 +170,7 @@ class MonkeyAcpAgent:
                             **kwargs: Any) -> ListSessionsResponse:
         from monkey.store import SessionStore, StoreError
 
-        where = str(AcpSession.workspace_of(cwd)) if cwd else None
+        where = str(_folder(cwd)) if cwd else None
         try:
             async with await SessionStore.open() as store:
                 infos = await store.list_sessions(where, limit=100)

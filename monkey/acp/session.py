@@ -1,10 +1,10 @@
-"""One editor thread: a monkey conversation, its session store, and the updates it sends.
+"""One editor thread: the session layer's :class:`~monkey.session.session.Session`, rendered as updates.
 
-:class:`AcpSession` is the session layer's :class:`~monkey.session.commands.Host` for the
-editor: slash commands typed as a prompt run through :func:`monkey.session.commands.run_command`
-and their replies come back as agent message text. A prompt runs one turn of the agent loop
-(``!command`` runs the person's shell command, as in the terminal); each event is stored
-first and only then sent as a ``session/update`` (durable before visible).
+The :class:`Session` stores every event before it shows it; showing here means turning the
+event into ``session/update`` payloads (:class:`~monkey.acp.updates.Translator`), which are
+sent as soon as the event is stored. Slash commands typed as a prompt run through
+:meth:`Session.command` and their replies come back as agent message text. A question
+about a dangerous call is written to disk before the editor asks it.
 """
 
 from __future__ import annotations
@@ -17,14 +17,13 @@ from acp import update_agent_message_text
 
 from monkey.acp.updates import Translator, history_updates, stop_reason
 from monkey.events import Event, TurnCompleted
+from monkey.session.session import Session
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
-    from monkey.commands.resume import SessionHandle
-    from monkey.store import Recorder, SessionStore
 
-__all__ = ["AcpSession", "log"]
+__all__ = ["AcpSession", "log", "workspace_of"]
 
 
 def log(text: str) -> None:
@@ -33,20 +32,29 @@ def log(text: str) -> None:
     sys.stderr.flush()
 
 
+def workspace_of(cwd: str) -> Path:
+    """The workspace a ``cwd`` names; ValueError when it is not an absolute directory."""
+    path = Path(cwd)
+    if not path.is_absolute():
+        raise ValueError(f"cwd must be an absolute path, got {cwd!r}")
+    if not path.is_dir():
+        raise ValueError(f"cwd {cwd} is not a directory")
+    return path.resolve()
+
+
 class AcpSession:
     """One conversation the editor drives (its ACP session id is monkey's session id)."""
 
-    def __init__(self, agent: Agent, switcher: BackendSwitcher, handle: SessionHandle, client: Any) -> None:
+    def __init__(self, agent: Agent, switcher: BackendSwitcher, client: Any) -> None:
         self.agent = agent
-        self.switcher = switcher
-        self.handle = handle
         self.client = client
         self.translator = Translator(agent.workspace)
+        self.pending: list[Any] = []
+        """Updates of events already stored, waiting to be sent."""
+        self.core = Session(agent, switcher, show=self._show, tell=self._tell)
         self.cancel_asked = False
         """The editor cancelled before the turn's task existed: cancel it as soon as it does."""
         self.closed = False
-
-    # -- the Host the commands work on ---------------------------------------------------
 
     @property
     def id(self) -> str:
@@ -55,56 +63,31 @@ class AcpSession:
 
     @property
     def working(self) -> bool:
-        """Whether a turn runs."""
-        return self.agent.running
+        return self.core.working
 
-    @property
-    def store(self) -> SessionStore | None:
-        return self.handle.store
+    # -- rendering -----------------------------------------------------------------------
 
-    @property
-    def recorder(self) -> Recorder | None:
-        return self.handle.recorder
+    def _show(self, event: Event) -> None:
+        self.pending.extend(self.translator.updates(event))
 
-    async def emit(self, event: Event) -> None:
-        """Store ``event`` (starting the session first), then send what it shows as."""
-        await self._start()
-        await self._record(event)
-        for update in self.translator.updates(event):
-            await self.send(update)
-
-    # -- sending and storing ---------------------------------------------------------------
+    def _tell(self, text: str, level: str) -> None:
+        log(text)
+        self.pending.append(update_agent_message_text(f"\n\nmonkey: {text}\n"))
 
     async def send(self, update: Any) -> None:
         """One ``session/update`` to the editor."""
         await self.client.session_update(session_id=self.id, update=update)
 
+    async def drain(self) -> None:
+        """Send what the stored events show as."""
+        while self.pending:
+            await self.send(self.pending.pop(0))
+
     async def say(self, text: str) -> None:
         """Text for the person, as an agent message chunk."""
         if text:
-            await self.send(update_agent_message_text(text))
-
-    async def _start(self) -> None:
-        if not self.agent.started:
-            await self._record(self.agent.session_started())
-
-    async def _record(self, event: Event) -> None:
-        """Hand ``event`` to the store; a write that fails stops the turn (what was saved is kept)."""
-        from monkey.store import StoreError
-
-        recorder = self.handle.recorder
-        if recorder.failed is not None:
-            return
-        recorder.add(event)
-        # a question the person answers in the editor is on disk before the editor asks it
-        wait = recorder.durable(event) or event.type == "approval_requested"
-        if wait or recorder.should_flush(event):
-            try:
-                await recorder.flush(wait=wait)
-            except StoreError as exc:
-                log(f"{exc}; this session is no longer saved")
-                self.agent.cancel()
-                await self.say(f"\n\nmonkey: {exc}; this session is no longer saved, the turn stops\n")
+            self.pending.append(update_agent_message_text(text))
+        await self.drain()
 
     # -- prompts ---------------------------------------------------------------------------
 
@@ -115,7 +98,6 @@ class AcpSession:
         if typed.startswith("/"):
             return await self.command(typed)
         self.cancel_asked = False
-        await self._start()
         command = shell_line(typed)
         events = self.agent.run_shell(command) if command is not None else self.agent.run(prompt)
         self.translator.last_message = None
@@ -126,25 +108,39 @@ class AcpSession:
                 self.agent.cancel()
             if isinstance(event, TurnCompleted):
                 last = event
-            await self._record(event)  # durable before visible
-            for update in self.translator.updates(event):
-                await self.send(update)
+            await self.core.emit(event)  # stored, then shown (into self.pending)
+            if event.type == "approval_requested":
+                await self._write_now()
+            await self.drain()
         if last is None:
             return "cancelled"
         if last.reason == "denied" and last.message:
             await self.say(f"\n\nmonkey: {last.message}\n")
         return stop_reason(last, self.translator.last_message)
 
+    async def _write_now(self) -> None:
+        """Put what is buffered on disk (a question the person will act on)."""
+        from monkey.store import StoreError
+
+        recorder = self.core.recorder
+        if recorder is None or recorder.failed is not None:
+            return
+        try:
+            await recorder.flush()
+        except StoreError as exc:
+            self._tell(f"{exc}; this session is no longer saved", "error")
+            self.agent.cancel()
+
     async def command(self, text: str) -> str:
         """Run one slash command and send its replies as text; always ``end_turn``."""
         from monkey.acp.replies import render
-        from monkey.session.commands import run_command
         from monkey.store import StoreError
 
         try:
-            texts = [render(reply) for reply in await run_command(self, text)]  # type: ignore[arg-type]
+            texts = [render(reply) for reply in await self.core.command(text)]
         except StoreError as exc:
             texts = [f"error: {exc}"]
+        await self.drain()
         await self.say("\n\n".join(t for t in texts if t))
         return "end_turn"
 
@@ -153,16 +149,22 @@ class AcpSession:
         if not self.agent.cancel():
             self.cancel_asked = True
 
-    # -- loading and closing -----------------------------------------------------------------
+    # -- opening, loading and closing -----------------------------------------------------------
+
+    async def open(self, resume: str | None = None) -> None:
+        """Open a new stored session, or the stored session ``resume`` (StoreError when it cannot)."""
+        await self.core.open(resume=resume)
 
     async def replay(self) -> int:
         """Send the stored conversation as updates (``session/load``); how many were sent."""
         from monkey.store.history import HISTORY_TYPES, history_items
 
-        recorder = self.handle.recorder
-        if recorder.failed is None and recorder.pending:
-            await recorder.flush()
-        lines = await self.handle.store.event_lines(self.id, HISTORY_TYPES)
+        handle = self.core.handle
+        if handle is None:
+            return 0
+        if handle.recorder.failed is None and handle.recorder.pending:
+            await handle.recorder.flush()
+        lines = await handle.store.event_lines(self.id, HISTORY_TYPES)
         updates = history_updates(self.agent.workspace, history_items(lines))
         for update in updates:
             await self.send(update)
@@ -174,21 +176,8 @@ class AcpSession:
             return
         self.closed = True
         try:
-            if self.agent.running:
-                self.agent.cancel()
-            if self.agent.started:
-                self.handle.recorder.add(self.agent.session_ended("completed"))
-                self.agent.started = False
-            await self.handle.close()
+            self.agent.cancel()
+            await self.core.end()
         finally:
+            self.pending.clear()
             await self.agent.backend.aclose()
-
-    @staticmethod
-    def workspace_of(cwd: str) -> Path:
-        """The workspace a ``cwd`` names; ValueError when it is not an absolute directory."""
-        path = Path(cwd)
-        if not path.is_absolute():
-            raise ValueError(f"cwd must be an absolute path, got {cwd!r}")
-        if not path.is_dir():
-            raise ValueError(f"cwd {cwd} is not a directory")
-        return path.resolve()

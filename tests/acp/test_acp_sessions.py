@@ -123,6 +123,10 @@ async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home:
             await conn.load_session(cwd=str(workspace), session_id="s-nosuch", mcp_servers=[])
         with pytest.raises(RequestError) as bad_cwd:
             await conn.new_session(cwd="relative/path", mcp_servers=[])
+        with pytest.raises(RequestError) as bad_load_cwd:
+            await conn.load_session(cwd="relative/path", session_id="s-nosuch", mcp_servers=[])
+        with pytest.raises(RequestError) as bad_list_cwd:
+            await conn.list_sessions(cwd="relative/path")
         with pytest.raises(RequestError) as missing_cwd:
             await conn.new_session(cwd=str(tmp_path / "gone"), mcp_servers=[])
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
@@ -134,6 +138,7 @@ async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home:
     assert bad_prompt.value.code == -32602 and "no open session" in str(bad_prompt.value.data)
     assert bad_load.value.code == -32602 and "s-nosuch" in str(bad_load.value.data)
     assert "absolute" in str(bad_cwd.value.data)
+    assert bad_load_cwd.value.code == bad_list_cwd.value.code == -32602
     assert "not a directory" in str(missing_cwd.value.data)
     assert "no mode 'yolo'" in str(bad_mode.value.data)
     assert reply.stop_reason == "end_turn"
