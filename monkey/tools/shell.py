@@ -24,6 +24,7 @@ from typing import Annotated
 import msgspec
 
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
+from monkey.tools.child_env import for_child
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.process import run_supervised
 
@@ -129,7 +130,7 @@ class ShellExecute(Tool[ShellArgs]):
         root = ctx.workspace.resolve()
         if not root.is_dir():
             raise ToolError(f"the workspace {root} is not a directory; nothing can run in it")
-        env = scrub_env(os.environ)
+        env = for_child(scrub_env(os.environ))  # no editor, pager or repository-chosen program waits or runs
         env["PWD"] = str(root)
         try:
             proc = await asyncio.create_subprocess_exec(
