@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["escape_controls", "invisible_warnings"]
+__all__ = ["escape_controls", "invisible_warnings", "for_stream"]
 
 # C0 controls except tab and newline, DEL, C1 controls, and the format characters that
 # reorder or hide text (bidi overrides and isolates, zero-width characters, BOM).
@@ -55,3 +55,19 @@ def invisible_warnings(text: str) -> list[str]:
     if "\n" in text:
         found["newline (several lines)"] = text.count("\n")
     return [f"contains {name}" + (f" ({n}x)" if n > 1 else "") for name, n in found.items()]
+
+
+def for_stream(text: str, stream) -> str:  # type: ignore[no-untyped-def]  # a text stream
+    """``text`` as it may be written to ``stream``: made inert for a terminal, as it is (with
+    undecodable bytes replaced) for a file or a pipe, where a diff must stay appliable."""
+    try:
+        tty = stream.isatty()
+    except (AttributeError, ValueError, OSError):
+        tty = False
+    if tty:
+        return escape_controls(text)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
+    return text

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from monkey.safe_text import for_stream
+
 __all__ = ["add_parsers", "run_checkpoint_command", "COMMANDS"]
 
 COMMANDS = ("undo", "restore", "checkpoints")
@@ -88,7 +90,7 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"monkey: {note}\n")
         if args.command == "checkpoints":
             if args.checkpoints_command == "show":
-                sys.stdout.write(cps.show(args.checkpoint))
+                sys.stdout.write(for_stream(cps.show(args.checkpoint), sys.stdout))
                 return 0
             if args.checkpoints_command == "gc":
                 try:
@@ -107,23 +109,18 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
         outcome = (cps.restore(args.checkpoint, force=args.force) if restore else
                    cps.undo(steps=args.steps, session_id=args.session, to=args.to, force=args.force))
     except UndoConflict as exc:
-        from monkey.tools.fileio import printable
-
         for conflict in exc.conflicts:
-            sys.stderr.write(f"monkey: {printable(conflict.reason)}\n")
+            sys.stderr.write(f"monkey: {for_stream(conflict.reason, sys.stderr)}\n")
             if conflict.diff:
-                diff = printable(conflict.diff)
+                diff = for_stream(conflict.diff, sys.stderr)
                 sys.stderr.write(diff if diff.endswith("\n") else diff + "\n")
         return _fail(f"nothing was undone: {len(exc.conflicts)} file(s) changed since monkey's change "
                      "(run again with --force to overwrite them)", 1)
     except UndoError as exc:
-        from monkey.tools.fileio import printable
-
-        return _fail(printable(str(exc)), 1)
+        return _fail(for_stream(str(exc), sys.stderr), 1)
     except (ConfigError, DatabaseError, GitError, OSError) as exc:
         return _fail(str(exc), 1)
     from monkey.checkpoints.api import undo_event
-    from monkey.tools.fileio import printable
 
     if args.json:
         from monkey.events import encode
@@ -134,9 +131,9 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     for path in outcome.paths:
         how = ("removed (monkey had created it)" if path in outcome.removed else
                "brought back (monkey had deleted it)" if path in outcome.restored else "restored")
-        print(f"  {printable(path)}: {how}")
+        print(f"  {for_stream(path, sys.stdout)}: {how}")
     if outcome.overwritten:
-        print(f"  overwritten with --force: {printable(', '.join(outcome.overwritten))}")
+        print(f"  overwritten with --force: {for_stream(', '.join(outcome.overwritten), sys.stdout)}")
     return 0
 
 
@@ -153,6 +150,6 @@ def _list(cps: Any, args: argparse.Namespace) -> int:
         return 0
     for info in infos:
         stats = f"+{info.added} -{info.removed}" + (f" {info.binary} binary" if info.binary else "")
-        paths = ", ".join(info.paths) if info.paths else "(no file changed)"
+        paths = for_stream(", ".join(info.paths), sys.stdout) if info.paths else "(no file changed)"
         print(f"{info.id}  {_when(info.created_at)}  {info.tool:<13} {info.state:<9} {stats:<10} {paths}")
     return 0

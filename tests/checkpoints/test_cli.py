@@ -244,3 +244,26 @@ def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_ho
     assert len(entries) == 60 and all(e.state == "applied" for e in entries)
     cps.undo(steps=60)
     assert sorted(p.name for p in workspace.iterdir()) == [".git", "README.md"]
+
+
+def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
+                                                                       tmp_path: Path) -> None:
+    import pexpect
+
+    hostile = "title \x1b]0;PWNED\x07 clipboard \x1b]52;c;aGk=\x07 end\n"
+    run = agent(workspace, monkey_home, tmp_path, [call("file_write", path="evil\x1b[31m.txt", content=hostile)],
+                "--no-approval")
+    assert run.returncode == 0, run.stderr
+    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    ident = listing["checkpoints"][-1]["id"]
+    piped = run_monkey(["checkpoints", "show", ident, "--cwd", str(workspace)], home=monkey_home)
+    assert "\x1b]0;PWNED\x07" in piped.stdout  # a file or a pipe gets the diff as it is (git apply works)
+    for args in (["checkpoints", "show", ident], ["checkpoints"]):
+        child = pexpect.spawn(sys.executable, ["-m", "monkey", *args, "--cwd", str(workspace)],
+                              env=monkey_env(monkey_home), encoding="utf-8", timeout=30)
+        child.expect(pexpect.EOF)
+        shown = child.before
+        child.close()
+        assert child.exitstatus == 0, shown
+        assert "\x1b" not in shown and "\x07" not in shown, repr(shown)  # nothing reaches the terminal raw
+        assert "evil" in shown
