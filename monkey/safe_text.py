@@ -28,29 +28,65 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\u{code:04x}"
 
 
-def escape_controls(text: str, *, keep_newlines: bool = True) -> str:
+_HIDDEN_CATEGORIES = frozenset({"Cc", "Cf", "Co", "Cs", "Zl", "Zp"})
+"""Controls, format characters (bidi, zero-width, tag characters), private use, surrogates,
+line and paragraph separators: never shown as they are."""
+_FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
+"""Letters that draw as blank space (Hangul fillers, the empty Braille pattern)."""
+
+
+def _hidden(ch: str, strict: bool) -> bool:
+    if ch in "\t\n":
+        return False
+    category = unicodedata.category(ch)
+    if category in _HIDDEN_CATEGORIES:
+        return True
+    return strict and ((category == "Zs" and ch != " ") or ch in _FILLERS)
+
+
+def _escape_text(text: str, strict: bool) -> str:
+    if text.isascii():
+        return _UNSAFE.sub(_escape_char, text)
+    return "".join(_escape_one(ch) if _hidden(ch, strict) else ch for ch in text)
+
+
+def _escape_one(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    return f"\\U{code:08x}"
+
+
+def escape_controls(text: str, *, keep_newlines: bool = True, strict: bool = False) -> str:
     """``text`` with every control and invisible formatting character written as an escape.
 
-    Tabs stay; newlines stay unless ``keep_newlines`` is false. The result cannot move
-    the cursor, change colours or hide characters on any terminal.
+    Escaped: controls, format characters (bidi overrides, zero-width and tag characters),
+    private-use characters, surrogates, line and paragraph separators. ``strict`` (a
+    command shown for approval) also escapes every space other than U+0020 and the letters
+    that draw as blank (Hangul fillers). Tabs stay; newlines stay unless ``keep_newlines``
+    is false. The result cannot move the cursor, change colours or hide characters on any
+    terminal.
     """
-    out = _UNSAFE.sub(_escape_char, text)
+    out = _escape_text(text, strict)
     if not keep_newlines:
         out = out.replace("\n", "\\n")
     return out
 
 
 def invisible_warnings(text: str) -> list[str]:
-    """Human-readable warnings for every kind of hidden character in ``text``."""
+    """Human-readable warnings for every kind of hidden or look-alike character in ``text``."""
     found: dict[str, int] = {}
-    for match in _UNSAFE.finditer(text):
-        ch = match.group()
+    for ch in text:
+        if not _hidden(ch, strict=True):
+            continue
         name = _NAMES.get(ch)
         if name is None:
             try:
-                name = unicodedata.name(ch).lower()
+                name = f"{unicodedata.name(ch).lower()} (U+{ord(ch):04X})"
             except ValueError:
-                name = f"control character U+{ord(ch):04X}"
+                name = f"{'control' if ord(ch) < 0x100 else 'unnamed'} character U+{ord(ch):04X}"
         found[name] = found.get(name, 0) + 1
     if "\n" in text:
         found["newline (several lines)"] = text.count("\n")

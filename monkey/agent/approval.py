@@ -266,13 +266,13 @@ def build_request(
     warnings: list[str] = []
     if tool == SHELL_TOOL:
         command = str(arguments.get("command", ""))
-        summary = escape_controls(command, keep_newlines=False)
+        summary = escape_controls(command, keep_newlines=False, strict=True)
         warnings = invisible_warnings(command)
         construct = needs_shell(command)
         if construct is not None:
             warnings.append(f"runs through a shell ({construct})")
     else:
-        summary = escape_controls(preview or f"{tool} {arguments.get('path', '')}")
+        summary = escape_controls(preview or f"{tool} {arguments.get('path', '')}", strict=not preview)
         warnings = invisible_warnings(str(arguments.get("path", "")))
     _, grant = grant_for(tool, arguments)
     return ApprovalRequest(call_id, tool, arguments, summary, warnings, grant)

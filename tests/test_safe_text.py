@@ -1,0 +1,50 @@
+"""Untrusted text is made inert: nothing hidden or look-alike survives, and the approval
+dialog names every such character with its code point."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from monkey.agent.approval import build_request
+from monkey.safe_text import escape_controls, invisible_warnings
+
+HIDDEN = {"Cc", "Cf", "Co", "Cs", "Zl", "Zp"}
+
+
+@given(st.text())
+def test_nothing_hidden_survives_escaping(text: str) -> None:
+    for strict in (False, True):
+        out = escape_controls(text, strict=strict)
+        for ch in out:
+            assert ch in "\t\n" or unicodedata.category(ch) not in HIDDEN, (text, out)
+            if strict:
+                assert not (unicodedata.category(ch) == "Zs" and ch != " "), (text, out)
+
+
+@given(st.text())
+def test_escaping_keeps_ordinary_text(text: str) -> None:
+    ordinary = "".join(ch for ch in text if ch == " " or unicodedata.category(ch)[0] in "LNPS")
+    ordinary = ordinary.replace("\\", "")  # an escape introduces backslashes; plain text keeps its own
+    assert escape_controls(ordinary) == ordinary
+
+
+def test_the_approval_dialog_names_look_alike_characters() -> None:
+    command = "rm\u00a0-rf /tmp/x \U000e0069\U000e0067 \u2028 \u3164 echo\u2003ok"
+    request = build_request("c1", "shell_execute", {"command": command}, "")
+    shown = request.summary
+    for raw in ("\u00a0", "\U000e0069", "\u2028", "\u3164", "\u2003"):
+        assert raw not in shown
+    assert "\\xa0" in shown and "\\U000e0069" in shown and "\\u2028" in shown and "\\u3164" in shown
+    warnings = " ".join(request.warnings)
+    for name in ("no-break space (U+00A0)", "tag latin small letter i (U+E0069)", "line separator (U+2028)",
+                 "hangul filler (U+3164)", "em space (U+2003)"):
+        assert name in warnings, warnings
+
+
+def test_prose_in_the_transcript_keeps_its_spaces() -> None:
+    assert escape_controls("prix\u00a0: 10\u202f€") == "prix\u00a0: 10\u202f€"
+    assert escape_controls("tag\U000e0041") == "tag\\U000e0041"
+    assert invisible_warnings("plain") == []
