@@ -24,8 +24,11 @@ async def test_cancel_during_a_slow_turn(workspace: Path, monkey_home: Path, tmp
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt("talk slowly")))
         await client.wait_for(lambda u: u.session_update == "agent_message_chunk")
+        with pytest.raises(RequestError) as busy:  # one turn at a time in a session
+            await conn.prompt(session_id=session.session_id, prompt=prompt("and another thing"))
         await conn.cancel(session_id=session.session_id)
         reply = await asyncio.wait_for(turn, 30)
+        assert "already running" in str(busy.value.data)
         # the session goes on after a cancel
         again = await conn.prompt(session_id=session.session_id, prompt=prompt("/approvals"))
     assert reply.stop_reason == "cancelled"
