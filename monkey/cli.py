@@ -119,6 +119,9 @@ def build_parser():  # type: ignore[no-untyped-def]
     agent.add_argument("--inline", action="store_true", help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
     _sessions_parser(sub)
     _acp_parser(sub)
+    from monkey.commands.trust import add_parser as add_trust_parser
+
+    add_trust_parser(sub)
     from monkey.commands.undo import add_parsers as add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, _positive_int)
@@ -172,6 +175,10 @@ def main(argv: list[str] | None = None) -> int:
         from monkey.commands.undo import run_checkpoint_command
 
         return run_checkpoint_command(args)
+    if args.command == "trust":
+        from monkey.commands.trust import run_trust_command
+
+        return run_trust_command(args)
     if args.command == "acp":
         from monkey.commands.acp import run_acp_command
 

@@ -218,6 +218,8 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
+    untrusted: list[str] = []
+    """Keys of the project file left out because the folder is not trusted."""
 
 
 def monkey_home() -> Path:
@@ -265,8 +267,38 @@ def _validate(data: dict[str, Any], origin: str) -> None:
         raise ConfigError(f"{origin}: {exc}") from None
 
 
-def load_config(workspace: Path, *, home: Path | None = None) -> Config:
-    """Read the user file and the project file of ``workspace`` into one :class:`Config`."""
+UNTRUSTED_KEYS = {"approvals": {"deny"}, "ui": {"bell", "title", "long_turn"}}
+"""What a project file may set in a folder the person has not trusted: more deny rules, and
+how the app calls the person back. Everything else waits for trust."""
+
+
+def _untrusted_part(project: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The part of a project file an untrusted folder may set, and the dotted keys left out."""
+    kept: dict[str, Any] = {}
+    ignored: list[str] = []
+    for section, value in project.items():
+        allowed = UNTRUSTED_KEYS.get(section, set())
+        if not isinstance(value, dict):
+            ignored.append(section)
+            continue
+        for key, item in value.items():
+            if key in allowed:
+                kept.setdefault(section, {})[key] = item
+            else:
+                ignored.append(f"{section}.{key}")
+    return kept, ignored
+
+
+def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | None = None) -> Config:
+    """Read the user file and the project file of ``workspace`` into one :class:`Config`.
+
+    The project file counts in full only in a trusted folder (``trusted``: decided by the
+    caller, else by :mod:`monkey.trust` or ``approvals.trust_project`` in the user's file);
+    elsewhere only its deny rules and ``[ui]`` apply, and :attr:`Config.untrusted` names the
+    keys left out.
+    """
+    from monkey.trust import is_trusted
+
     home = home if home is not None else monkey_home()
     user_path = home / "config.toml"
     project_path = workspace / ".monkey" / "config.toml"
@@ -275,33 +307,22 @@ def load_config(workspace: Path, *, home: Path | None = None) -> Config:
     _validate(user, str(user_path))
     _validate(project, str(project_path))
     notices: list[str] = []
-    trust = bool(user.get("approvals", {}).get("trust_project", False))
-    project_approvals = project.get("approvals", {})
-    if project_approvals.get("allow") and not trust:
-        notices.append(
-            f"ignored approvals.allow in {project_path}: a project file cannot grant approvals "
-            f"unless approvals.trust_project = true in {user_path}"
-        )
-    project_approvals.pop("trust_project", None)
-    for section in ("anthropic", "openai"):  # a project must not send the user's API key elsewhere
-        for key in ("base_url", "api_key_env"):
-            if key in project.get(section, {}) and not trust:
-                del project[section][key]
-                notices.append(f"ignored {section}.{key} in {project_path}: only your own config may set it "
-                               f"(or approvals.trust_project = true in {user_path})")
-    for section in ("claude_code", "codex"):  # a project must not choose what runs, or with which powers
-        for key in ("executable", "env", "extra_args", "mcp_config", "permission_mode", "sandbox", "allowed_tools"):
-            if key in project.get(section, {}) and not trust:
-                del project[section][key]
-                notices.append(f"ignored {section}.{key} in {project_path}: only your own config may set it "
-                               f"(or approvals.trust_project = true in {user_path})")
+    if trusted is None:
+        trusted = bool(user.get("approvals", {}).get("trust_project", False)) or is_trusted(workspace, home)
+    project.get("approvals", {}).pop("trust_project", None)  # only the user's own file says that
+    ignored: list[str] = []
+    if not trusted:
+        project, ignored = _untrusted_part(project)
+        if ignored:
+            notices.append(f"ignored {', '.join(ignored)} in {project_path}: this folder is not trusted "
+                           f"(`monkey trust {workspace}` trusts it; its deny rules apply anyway)")
     user_approvals = user.get("approvals", {})
-    allow = list(user_approvals.get("allow", []))
-    if trust:
-        allow += list(project_approvals.get("allow", []))
+    project_approvals = project.get("approvals", {})
+    allow = list(user_approvals.get("allow", [])) + list(project_approvals.get("allow", []))
     deny = list(user_approvals.get("deny", [])) + list(project_approvals.get("deny", []))
     merged = _merge(user, project)
-    merged["approvals"] = {"allow": allow, "deny": deny, "trust_project": trust}
+    merged["approvals"] = {"allow": allow, "deny": deny, "trust_project": bool(trusted)}
     config = msgspec.convert(merged, Config)
     config.notices = notices
+    config.untrusted = ignored
     return config

@@ -103,6 +103,8 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     workspace = _workspace(args.cwd)
     try:
         config = load_config(workspace)
+        if config.untrusted and ask_to_trust(workspace, config.untrusted):
+            config = load_config(workspace)
     except ConfigError as exc:
         raise UsageError(str(exc)) from None
     if args.continue_ and getattr(args, "resume", None) is not None:
@@ -127,6 +129,37 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=args.max_iterations or config.agent.max_iterations,
                  compact_at=compact_at, notices=config.notices + choice.notices, switcher=switcher)
+
+
+def ask_to_trust(workspace: Path, keys: list[str]) -> bool:
+    """Ask on the terminal whether to trust ``workspace``'s ``.monkey/`` (never without one); True if trusted now."""
+    from monkey.config import monkey_home
+    from monkey.safe_text import escape_controls
+    from monkey.terminal import Terminal
+    from monkey.trust import trust
+
+    terminal = Terminal.open()
+    if terminal is None:  # headless: nobody to ask, the folder stays untrusted
+        return False
+    try:
+        terminal.discard_typed_ahead()
+        shown = escape_controls(str(workspace), keep_newlines=False)
+        terminal.write(
+            f"monkey: {shown}/.monkey/config.toml sets {escape_controls(', '.join(keys), keep_newlines=False)}.\n"
+            "Trusted, a folder's .monkey/ may choose the backend, the model, limits and approvals.\n"
+            f"Trust {shown}? [y/N] ")
+        answer = terminal.input.readline().strip().lower()
+        if answer not in ("y", "yes"):
+            terminal.write("monkey: not trusted; its deny rules and [ui] apply, the rest is ignored\n")
+            return False
+        try:
+            trust(workspace, monkey_home())
+        except OSError as exc:
+            terminal.write(f"monkey: cannot remember the trust: {exc.strerror or exc}\n")
+            return False
+        return True
+    finally:
+        terminal.close()
 
 
 def build_agent(args: argparse.Namespace, approver: Approver | None) -> Setup:
