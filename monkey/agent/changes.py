@@ -3,7 +3,8 @@
 Before a dangerous tool runs, the loop asks the guard to take a checkpoint of the paths
 the tool will touch (``None``: the whole tree, for shell commands) and to write a pending
 journal entry; after the tool, it asks the guard to complete the entry. A guard that
-cannot take its checkpoint raises :class:`CheckpointError`, and the change does not run.
+cannot take its checkpoint raises :class:`~monkey.checkpoints.errors.CheckpointError` (it
+belongs to the checkpoints, re-exported here), and the change does not run.
 The real guard is :class:`monkey.checkpoints.guard.CheckpointGuard`; its methods block
 (git, disk, SQLite), so the loop calls them in a worker thread.
 """
@@ -12,11 +13,9 @@ from __future__ import annotations
 
 from typing import Protocol
 
+from monkey.checkpoints.errors import CheckpointError
+
 __all__ = ["ChangeGuard", "PendingChange", "CheckpointError"]
-
-
-class CheckpointError(Exception):
-    """A checkpoint could not be taken; the change it was for must not run."""
 
 
 class PendingChange(Protocol):

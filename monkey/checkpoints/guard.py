@@ -17,7 +17,7 @@ import os
 import threading
 from pathlib import Path
 
-from monkey.agent.changes import CheckpointError
+from monkey.checkpoints.errors import CheckpointError
 from monkey.checkpoints.fsops import FileState, PathError, missing_dirs, read_state, same, write_state
 from monkey.checkpoints.gitrun import GitError
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
