@@ -19,8 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monkey.backends.base import BackendError
-from monkey.tools.process import OutputBuffer, _signal_group, stop_group, wait_exited
-from monkey.tools.shell import scrub_env
+from monkey.process import OutputBuffer, scrub_env, signal_group, stop_group, wait_exited
 
 __all__ = ["ChildSpec", "AgentProcess", "child_env", "check_version", "parse_version"]
 
@@ -123,7 +122,7 @@ class AgentProcess:
                 try:
                     await asyncio.shield(stop_group(proc, spec.grace))
                 except asyncio.CancelledError:
-                    _signal_group(proc.pid, signal.SIGKILL)
+                    signal_group(proc.pid, signal.SIGKILL)
             _, pending = await asyncio.wait(tasks, timeout=2.0)
             for task in pending:
                 task.cancel()

@@ -9,64 +9,25 @@ grace period, SIGKILL), grandchildren included.
 
 :func:`needs_shell` and :func:`split_command` live in :mod:`monkey.tools.command_line`
 (re-exported here); the approval code uses them too, so what a person is shown and what
-runs are decided by the same functions.
+runs are decided by the same functions. :func:`scrub_env` lives in :mod:`monkey.process`
+(re-exported here), next to the rest of what children get.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import re
 import signal
-from collections.abc import Mapping
 from typing import Annotated
 
 import msgspec
 
+from monkey.process import run_supervised, scrub_env
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.child_env import for_child
 from monkey.tools.command_line import needs_shell, split_command
-from monkey.tools.process import run_supervised
 
 __all__ = ["ShellExecute", "needs_shell", "split_command", "scrub_env"]
-
-_SECRET_PREFIXES = (
-    "ANTHROPIC_", "OPENAI_", "AWS_", "AZURE_", "GOOGLE_", "GH_", "GITHUB_", "HF_",
-    "HUGGING", "CLAUDE_", "CODEX_", "MONKEY_", "OTEL_",
-)  # fmt: skip
-_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH(?!OR(?:[^I]|$))|COOKIE")
-_SECRET_PARTS = frozenset({"KEY", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "PASS", "PWD", "DSN"})
-_URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
-
-
-def _is_secret(name: str, value: str) -> bool:
-    upper = name.upper()
-    if upper in {"PWD", "OLDPWD"}:
-        return False
-    if upper.startswith(_SECRET_PREFIXES) or _SECRET_WORDS.search(upper):
-        return True
-    if any(part in _SECRET_PARTS or part.endswith("APIKEY") for part in re.split(r"[^A-Z0-9]+", upper)):
-        return True
-    return bool(_URL_WITH_PASSWORD.match(value))
-
-
-def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
-    """The environment without anything that looks like a credential.
-
-    Dropped: names with a ``KEY`` word (``API_KEY``, ``SECRET_KEY``, ``APIKEY``...),
-    ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``CREDENTIAL`` or ``AUTH`` in them,
-    the prefixes of known providers and tools (``ANTHROPIC_``, ``OPENAI_``, ``AWS_``,
-    ``GITHUB_``, ``MONKEY_``, ``OTEL_``...), and URLs with a password in them. Names are
-    compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
-
-    Args:
-        env: The environment to scrub (usually ``os.environ``).
-
-    Returns:
-        A new dictionary.
-    """
-    return {k: v for k, v in env.items() if not _is_secret(k, v)}
-
 
 _BUILTINS = frozenset(
     {"cd", "export", "source", ".", "alias", "unset", "set", "pushd", "popd", "exit", "ulimit", "umask"}

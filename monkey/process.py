@@ -1,10 +1,17 @@
-"""Supervise a child process group: stream its output, cap it, stop the whole group.
+"""Child processes, for the tools and the backends alike: their group, output and environment.
 
-The child must have been started with ``start_new_session=True`` so that its pid is the id
+Supervising a child process group: stream its output, cap it, stop the whole group. The
+child must have been started with ``start_new_session=True`` so that its pid is the id
 of a process group holding it and everything it starts. Stopping means SIGTERM to the
 group, a grace period, then SIGKILL; it happens on a timeout, on cancellation (before the
 :class:`asyncio.CancelledError` goes on), and for processes left running in the background
 after the command itself ended, so that no child outlives the call.
+
+:func:`scrub_env` is the environment children get: the parent's without credentials.
+
+``shell_execute`` (:mod:`monkey.tools.shell`) and the external agent CLIs
+(:mod:`monkey.backends.supervise`) both run children this way; this module sits below both
+and imports nothing of monkey.
 """
 
 from __future__ import annotations
@@ -12,13 +19,17 @@ from __future__ import annotations
 import asyncio
 import codecs
 import os
+import re
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-__all__ = ["Finished", "OutputBuffer", "group_alive", "run_supervised", "stop_group", "wait_exited"]
+__all__ = [
+    "Finished", "OutputBuffer", "group_alive", "run_supervised", "scrub_env", "signal_group", "stop_group",
+    "wait_exited",
+]
 
 _CHUNK = 65536
 _DRAIN_WAIT = 2.0
@@ -69,7 +80,7 @@ class OutputBuffer:
         return f"{head}\n[... {cut} characters of output cut ...]\n{tail}"
 
 
-def _signal_group(pgid: int, sig: int) -> bool:
+def signal_group(pgid: int, sig: int) -> bool:
     """Send a signal to a process group; False when there is no such group."""
     try:
         os.killpg(pgid, sig)
@@ -85,7 +96,7 @@ def group_alive(pgid: int) -> bool:
     table is read too, because zombies that nobody reaps (a container whose init does not
     reap orphans) still count for ``kill(0)``.
     """
-    if not _signal_group(pgid, 0):
+    if not signal_group(pgid, 0):
         return False
     if sys.platform.startswith("linux") and os.path.isdir("/proc"):
         try:
@@ -143,13 +154,13 @@ async def stop_group(proc: asyncio.subprocess.Process, grace: float) -> None:
     ``proc`` has been reaped (or a few seconds passed).
     """
     pgid = proc.pid
-    if group_alive(pgid) and _signal_group(pgid, signal.SIGTERM):
-        _signal_group(pgid, signal.SIGCONT)  # a stopped process must run to see SIGTERM
+    if group_alive(pgid) and signal_group(pgid, signal.SIGTERM):
+        signal_group(pgid, signal.SIGCONT)  # a stopped process must run to see SIGTERM
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
         while group_alive(pgid):
             if loop.time() >= deadline:
-                _signal_group(pgid, signal.SIGKILL)
+                signal_group(pgid, signal.SIGKILL)
                 break
             await asyncio.sleep(_POLL)
     await wait_exited(proc, grace + _DRAIN_WAIT)
@@ -233,12 +244,50 @@ async def run_supervised(
             try:
                 await asyncio.shield(stop_group(proc, grace))
             except asyncio.CancelledError:
-                _signal_group(proc.pid, signal.SIGKILL)
+                signal_group(proc.pid, signal.SIGKILL)
             stopped = True
         raise
     finally:
         if not stopped:
-            _signal_group(proc.pid, signal.SIGKILL)
+            signal_group(proc.pid, signal.SIGKILL)
         for task in pumps:
             if not task.done():
                 task.cancel()
+
+
+_SECRET_PREFIXES = (
+    "ANTHROPIC_", "OPENAI_", "AWS_", "AZURE_", "GOOGLE_", "GH_", "GITHUB_", "HF_",
+    "HUGGING", "CLAUDE_", "CODEX_", "MONKEY_", "OTEL_",
+)  # fmt: skip
+_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIAL|AUTH(?!OR(?:[^I]|$))|COOKIE")
+_SECRET_PARTS = frozenset({"KEY", "APIKEY", "ACCESSKEY", "SECRETKEY", "PRIVATEKEY", "PASS", "PWD", "DSN"})
+_URL_WITH_PASSWORD = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+
+
+def _is_secret(name: str, value: str) -> bool:
+    upper = name.upper()
+    if upper in {"PWD", "OLDPWD"}:
+        return False
+    if upper.startswith(_SECRET_PREFIXES) or _SECRET_WORDS.search(upper):
+        return True
+    if any(part in _SECRET_PARTS or part.endswith("APIKEY") for part in re.split(r"[^A-Z0-9]+", upper)):
+        return True
+    return bool(_URL_WITH_PASSWORD.match(value))
+
+
+def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
+    """The environment without anything that looks like a credential.
+
+    Dropped: names with a ``KEY`` word (``API_KEY``, ``SECRET_KEY``, ``APIKEY``...),
+    ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``CREDENTIAL`` or ``AUTH`` in them,
+    the prefixes of known providers and tools (``ANTHROPIC_``, ``OPENAI_``, ``AWS_``,
+    ``GITHUB_``, ``MONKEY_``, ``OTEL_``...), and URLs with a password in them. Names are
+    compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
+
+    Args:
+        env: The environment to scrub (usually ``os.environ``).
+
+    Returns:
+        A new dictionary.
+    """
+    return {k: v for k, v in env.items() if not _is_secret(k, v)}
