@@ -18,20 +18,47 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from monkey.agent.prompts import load_prompt
 from monkey.agent.tokens import TokenCounter, counter_for, message_tokens, window_for
 from monkey.backends.base import Backend, BackendError
 from monkey.events import ContextCompacted, ContextUsage, Error, Event, MessageCompleted, Usage
-from monkey.messages import Message, ModelRequest
+from monkey.messages import Message, ModelRequest, ToolSpec
 
-if TYPE_CHECKING:
-    from monkey.agent.loop import Agent
-
-__all__ = ["ContextSettings", "ContextManager", "SUMMARY_HEADER", "render_transcript"]
+__all__ = ["AgentState", "ContextSettings", "ContextManager", "SUMMARY_HEADER", "render_transcript"]
 
 Emit = Callable[[Event], None]
+
+
+class _Limits(Protocol):
+    @property
+    def max_tokens(self) -> int:
+        """The most tokens a model's answer may take."""
+        ...
+
+
+class AgentState(Protocol):
+    """What the context manager reads and changes of the agent it serves.
+
+    :class:`monkey.agent.loop.Agent` is one; it is named here by what is used, so that this
+    module does not import the loop that imports it.
+    """
+
+    session_id: str
+    system_prompt: str
+    messages: list[Message]
+    """The conversation as sent to the model; a compaction replaces its older part in place."""
+
+    @property
+    def tool_specs(self) -> list[ToolSpec]:
+        """The tool definitions sent with every request (counted as the base of each request)."""
+        ...
+
+    @property
+    def options(self) -> _Limits:
+        """The loop's settings; only ``max_tokens`` is read (the summary's length)."""
+        ...
 
 SUMMARY_HEADER = ("[Summary of the earlier conversation, written when the context was compacted; "
                   "{n} earlier messages are not shown]\n\n")
@@ -108,17 +135,17 @@ class ContextManager:
         self._cache[id(message)] = (message, n)
         return n
 
-    def base_tokens(self, agent: Agent) -> int:
+    def base_tokens(self, agent: AgentState) -> int:
         """Tokens of the system prompt and the tool definitions."""
-        key = (id(agent.system_prompt), id(agent._specs))
+        key = (id(agent.system_prompt), id(agent.tool_specs))
         if self._base[:2] != key:
             specs: list[Any] = [{"name": s.name, "description": s.description, "parameters": s.parameters}
-                                for s in agent._specs]
+                                for s in agent.tool_specs]
             n = self.counter.count_tokens(agent.system_prompt) + self.counter.count_tokens(json.dumps(specs))
             self._base = (*key, n)
         return self._base[2]
 
-    def _wire(self, agent: Agent) -> tuple[list[Message], int, int]:
+    def _wire(self, agent: AgentState) -> tuple[list[Message], int, int]:
         messages = list(agent.messages)
         used = self.base_tokens(agent) + sum(self.tokens(m) for m in messages)
         elide_at = min(self.settings.elide_at, self.settings.compact_at)
@@ -142,7 +169,7 @@ class ContextManager:
 
     # -- the loop's hook ---------------------------------------------------------------
 
-    async def prepare(self, agent: Agent, emit: Emit) -> list[Message]:
+    async def prepare(self, agent: AgentState, emit: Emit) -> list[Message]:
         """The messages to send now; compacts first when past the threshold."""
         messages, used, elided = self._wire(agent)
         if self.window and used >= self.settings.compact_at * self.window:
@@ -182,7 +209,8 @@ class ContextManager:
             cut = i
         return cut if cut >= 2 else 0
 
-    async def compact(self, agent: Agent, emit: Emit, *, trigger: str = "manual") -> ContextCompacted | None:
+    async def compact(self, agent: AgentState, emit: Emit, *,
+                      trigger: str = "manual") -> ContextCompacted | None:
         """Summarise the older messages into one; ``None`` when there is too little to compact
         or the summary failed (then an ``error`` event says why)."""
         messages = list(agent.messages)

@@ -29,6 +29,7 @@ from monkey.agent.approval import (
     build_request,
 )
 from monkey.agent.context import ContextManager
+from monkey.agent.person_shell import shell_turn
 from monkey.agent.prompts import render_system_prompt
 from monkey.agent.changes import ChangeGuard, CheckpointError, PendingChange
 from monkey.backends.base import Backend, BackendError
@@ -132,7 +133,8 @@ class Agent:
         self.system_prompt = render_system_prompt(
             self.options.system_prompt, model=backend.model, workspace=str(self.workspace)
         )
-        self._specs = self.tools.specs()
+        self.tool_specs = self.tools.specs()
+        """What the model is told about the tools, sent with every request."""
 
     # -- session framing -------------------------------------------------------------
 
@@ -208,9 +210,10 @@ class Agent:
         Decided by the rules, checkpointed, recorded; the command and its output go to the
         model with the next message (see :mod:`monkey.agent.person_shell`).
         """
-        from monkey.agent.person_shell import shell_turn
+        async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
+            return (await self._run_call(call, turn, emit, by_person=True)).message
 
-        async for event in self._drive(lambda emit: shell_turn(self, command, emit)):
+        async for event in self._drive(lambda emit: shell_turn(self, command, emit, run_call)):
             yield event
 
     async def _drive(self, work: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:
@@ -324,7 +327,7 @@ class Agent:
         request = ModelRequest(
             system=self.system_prompt,
             messages=messages,
-            tools=self._specs,
+            tools=self.tool_specs,
             session_id=self.session_id,
             max_tokens=self.options.max_tokens,
         )

@@ -12,17 +12,31 @@ the model reads them with the person's next message.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Protocol
 
-from monkey.events import Error, ToolCallSpec, TurnCompleted, TurnStarted
+from monkey.events import Error, Event, ToolCallSpec, TurnCompleted, TurnStarted
 from monkey.ids import new_id
 from monkey.messages import Message
 
 if TYPE_CHECKING:
-    from monkey.agent.loop import Agent, Emit
     from monkey.events import EndReason
 
-__all__ = ["PREFIX", "shell_line", "context_message", "shell_turn"]
+__all__ = ["PREFIX", "RunCall", "ShellHost", "shell_line", "context_message", "shell_turn"]
+
+Emit = Callable[[Event], None]
+RunCall = Callable[[ToolCallSpec, int, Emit], Awaitable[Message]]
+"""Runs one call through the loop's own path (rules, checkpoint, journal, store) as the
+person's, for a turn; returns the tool's result message."""
+
+
+class ShellHost(Protocol):
+    """What a person's command reads and changes of the agent (:class:`monkey.agent.loop.Agent`),
+    named here by what is used so that this module does not import the loop that imports it."""
+
+    session_id: str
+    turns: int
+    messages: list[Message]
 
 PREFIX = "!"
 """A message that starts with this (and has more after it) is a command the person runs."""
@@ -46,8 +60,11 @@ def context_message(command: str, output: str, ok: bool) -> str:
             f"$ {command}\n{body}")
 
 
-async def shell_turn(agent: Agent, command: str, emit: Emit) -> None:
-    """Run ``command`` for the person as one turn of ``agent``'s conversation."""
+async def shell_turn(agent: ShellHost, command: str, emit: Emit, run_call: RunCall) -> None:
+    """Run ``command`` for the person as one turn of ``agent``'s conversation.
+
+    ``run_call`` is the agent's own call path (:meth:`Agent._run_call` with ``by_person``).
+    """
     agent.turns += 1
     turn = agent.turns
     sid = agent.session_id
@@ -56,8 +73,8 @@ async def shell_turn(agent: Agent, command: str, emit: Emit) -> None:
     reason: EndReason = "completed"
     note = ""
     try:
-        outcome = await agent._run_call(call, turn, emit, by_person=True)
-        output, ok = outcome.message.content, not outcome.message.is_error
+        result = await run_call(call, turn, emit)
+        output, ok = result.content, not result.is_error
     except asyncio.CancelledError:
         task = asyncio.current_task()
         if task is not None:
