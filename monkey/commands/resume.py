@@ -86,7 +86,7 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
             if agent.context is not None:
                 agent.context.summaries |= restored.summaries
         count = agent.context.tokens if agent.context is not None else None
-        recorder = store.recorder(agent.session_id, restored=restored, source=lambda: agent.messages, count=count)
+        recorder = Recorder(store, agent.session_id, restored=restored, source=lambda: agent.messages, count=count)
     except BaseException:
         await store.close()
         raise

@@ -1,7 +1,7 @@
 """Sessions in SQLite: every event kept, the conversation rebuilt exactly on resume.
 
 - :class:`SessionStore` (``await SessionStore.open()``): list, find, load, delete, prune.
-- :class:`Recorder` (``store.recorder(session_id, ...)``): the event sink of one session.
+- :class:`Recorder` (``Recorder(store, session_id, ...)``): the event sink of one session.
 - :class:`Restored`: a loaded session, with what its integrity check found and repaired.
 """
 

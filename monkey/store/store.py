@@ -411,12 +411,6 @@ class SessionStore:
         restored.dropped += [n.seq for n, _ in kept if n is not None and id(n) in lost]
         return restored
 
-    def recorder(self, session_id: str, **kwargs: Any):  # type: ignore[no-untyped-def]
-        """A new :class:`~monkey.store.recorder.Recorder` for ``session_id`` (see its arguments)."""
-        from monkey.store.recorder import Recorder
-
-        return Recorder(self, session_id, **kwargs)
-
     async def continue_point(self, session_id: str) -> tuple[int, bytes]:
         """``(last seq, last hash)`` of a session's events, to go on appending."""
         rows = await self.fetchall(

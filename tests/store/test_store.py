@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from monkey import events as ev
-from monkey.store import SessionStore, StoreError
+from monkey.store import Recorder, SessionStore, StoreError
 from monkey.store.chain import check_chain, link
 from monkey.store.recorder import BATCH
 from tests.conftest import run_monkey, write_script
@@ -21,7 +21,7 @@ def _started(sid: str) -> ev.SessionStarted:
 
 async def test_batching_and_flush_rules(monkey_home: Path) -> None:
     async with await SessionStore.open() as store:
-        rec = store.recorder("s1")
+        rec = Recorder(store, "s1")
         first = _started("s1")
         rec.add(first)
         assert rec.should_flush(first)
@@ -44,7 +44,7 @@ async def test_batching_and_flush_rules(monkey_home: Path) -> None:
 
 async def test_full_disk_keeps_what_was_written(monkey_home: Path) -> None:
     async with await SessionStore.open() as store:
-        rec = store.recorder("s2")
+        rec = Recorder(store, "s2")
         rec.add(_started("s2"))
         await rec.flush()
         pages = (await store.fetchall("PRAGMA page_count"))[0][0]
@@ -100,7 +100,7 @@ def test_chain_check_finds_gaps_and_changes() -> None:
 
 async def test_read_only_database_is_a_clear_error(monkey_home: Path) -> None:
     async with await SessionStore.open() as store:
-        rec = store.recorder("s3")
+        rec = Recorder(store, "s3")
         rec.add(_started("s3"))
         await rec.flush()
         await store.conn.execute("PRAGMA query_only = ON")  # as a read-only file or mount would

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import DataTable, Static
 
-from monkey.store import SessionStore
+from monkey.store import Recorder, SessionStore
 from monkey.ui.screens.picker import SessionPickerScreen
 from tests.ui.screen_data import SESSION_IDS, ScreenApp, fixed_time, record_sessions, shown_text
 
@@ -83,7 +83,7 @@ async def test_a_session_being_written_is_not_deleted(workspace: Path) -> None:
 
     await record_sessions(workspace)
     async with await SessionStore.open() as store:
-        live = store.recorder("s-live-0001")  # this process writes it: the app's own session
+        live = Recorder(store, "s-live-0001")  # this process writes it: the app's own session
         live.add(SessionStarted(session_id="s-live-0001", workspace=str(workspace.resolve()), backend="scripted",
                                 model="m"))
         await live.flush()

@@ -53,11 +53,11 @@ def _turn_events(sid: str, turn: int) -> list:
 async def _record(path: Path, sid: str, events: list, *, durable: bool = True) -> float:
     """Seconds to append ``events``; ``durable``: flush as the CLI driver does (at once after
     each message, tool result, approval...), else only in full batches."""
-    from monkey.store import SessionStore
+    from monkey.store import Recorder, SessionStore
     from monkey.store.recorder import BATCH
 
     async with await SessionStore.open(path) as store:
-        rec = store.recorder(sid)
+        rec = Recorder(store, sid)
         start = time.perf_counter()
         for event in events:
             rec.add(event)
@@ -72,10 +72,10 @@ async def _record(path: Path, sid: str, events: list, *, durable: bool = True) -
 async def _durable_flushes(path: Path, count: int) -> float:
     """Median seconds of one flush that makes a single tool result durable."""
     from monkey import events as ev
-    from monkey.store import SessionStore
+    from monkey.store import Recorder, SessionStore
 
     async with await SessionStore.open(path) as store:
-        rec = store.recorder("s-durable")
+        rec = Recorder(store, "s-durable")
         rec.add(ev.SessionStarted(session_id="s-durable", workspace="/bench", backend="scripted", model="m"))
         await rec.flush()
         times = []
