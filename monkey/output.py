@@ -20,7 +20,10 @@ from typing import IO, Any
 from monkey import events as ev
 from monkey.safe_text import escape_controls
 
-__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_PIPE_CLOSED"]
+__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED"]
+
+EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "cancelled": 130}
+"""Exit status of ``monkey agent --task`` (and ``--tui --task``) by how the task ended."""
 
 
 class Totals:

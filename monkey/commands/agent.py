@@ -16,6 +16,7 @@ from monkey.agent.switch import BackendSwitcher
 from monkey.backends.base import Backend, BackendError
 from monkey.config import Config, ConfigError, load_config
 from monkey.events import CheckpointCreated, Event, TurnCompleted
+from monkey.output import EXIT_CODES
 from monkey.safe_text import escape_controls
 from monkey.terminal import Terminal
 
@@ -23,9 +24,6 @@ if TYPE_CHECKING:
     from monkey.agent.loop import Agent
 
 __all__ = ["run_agent_command", "EXIT_CODES", "build_agent", "resolve_setup", "Setup", "changed_files", "where_line"]
-
-EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "cancelled": 130}
-"""Exit status of ``monkey agent --task`` by how the task ended."""
 
 
 class UsageError(Exception):

@@ -55,7 +55,7 @@ def _print_scrollback(app) -> None:  # type: ignore[no-untyped-def]
 
 def _task_ended(app) -> int:  # type: ignore[no-untyped-def]
     """``--tui --task``: the answer stays on the terminal after the app closes; the status says how it ended."""
-    from monkey.commands.agent import EXIT_CODES
+    from monkey.output import EXIT_CODES
     from monkey.safe_text import escape_controls
 
     if not app.last_reason:  # quit before the task's turn ended
