@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "monkey.db": 0,
     "monkey.gitinfo": 0,
     "monkey.process": 0,
+    "monkey.trust": 0,  # which folders' .monkey/ the person trusts (config reads it)
     # parts the loop uses
     "monkey.tools": 1,
     "monkey.backends": 1,
