@@ -6,7 +6,7 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
 
 - **leaves**: modules that import nothing of monkey above themselves — the typed events
   and the conversation (``events``, ``messages``), ids, escaping (``safe_text``),
-  ``config``, the SQLite file (``db``), ``gitinfo``, and ``process`` (child processes:
+  ``config`` and ``trust``, the SQLite file (``db``), ``gitinfo``, and ``process`` (child processes:
   process groups, output caps, scrubbed environments; shared by tools and backends);
 - **parts**: ``tools``, ``backends``, ``checkpoints``, ``store``;
 - **agent**: the loop, approvals, the context window;
@@ -44,7 +44,7 @@ LAYERS: dict[str, int] = {
     "monkey.db": 0,
     "monkey.gitinfo": 0,
     "monkey.process": 0,
-    "monkey.trust": 0,  # which folders' .monkey/ the person trusts (config reads it)
+    "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     # parts the loop uses
     "monkey.tools": 1,
     "monkey.backends": 1,
