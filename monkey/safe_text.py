@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["escape_controls", "invisible_warnings", "for_stream"]
+__all__ = ["escape_controls", "invisible_warnings", "for_stream", "has_hidden"]
 
 # C0 controls except tab and newline, DEL, C1 controls, and the format characters that
 # reorder or hide text (bidi overrides and isolates, zero-width characters, BOM).
@@ -42,6 +42,11 @@ def _hidden(ch: str, strict: bool) -> bool:
     if category in _HIDDEN_CATEGORIES:
         return True
     return strict and ((category == "Zs" and ch != " ") or ch in _FILLERS)
+
+
+def has_hidden(text: str) -> bool:
+    """Whether ``text`` holds a character a person would not see as it is (tabs and newlines aside)."""
+    return any(_hidden(ch, strict=True) for ch in text)
 
 
 def _escape_text(text: str, strict: bool) -> str:

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from monkey.safe_text import escape_controls, invisible_warnings
+from monkey.agent.shell_parse import parse_line
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.errors import ToolError
 from monkey.tools.workspace import rule_paths
@@ -118,6 +119,13 @@ class Rule:
     def __str__(self) -> str:
         return f"{self.tool}({self.pattern})" if self.pattern else self.tool
 
+    def prefix(self) -> list[str]:
+        """A command rule's words, its program named as a command would be (``/usr/bin/curl`` -> ``curl``)."""
+        words = _words(self.pattern)
+        if words and "/" in words[0]:
+            words[0] = words[0].rsplit("/", 1)[1]
+        return words
+
     def matches(self, tool: str, arguments: dict[str, Any], *, for_deny: bool, workspace: Path | None = None) -> bool:
         """Whether the rule covers a call. Deny rules look inside shell lines; allow rules don't.
 
@@ -131,13 +139,13 @@ class Rule:
         if not self.pattern:
             return True
         if tool == SHELL_TOOL:
-            command = str(arguments.get("command", ""))
-            prefix = _words(self.pattern)
-            if needs_shell(command) is None:
-                return _starts_with(_words(command), prefix)
-            # A shell line: an allow rule never covers it; a deny rule covers it if any
-            # simple command inside it starts with the prefix.
-            return for_deny and any(_starts_with(seg, prefix) for seg in _segments(command))
+            parsed = parse_line(str(arguments.get("command", "")))
+            prefix = self.prefix()
+            if for_deny:  # any simple command anywhere in the line, a wrapper included
+                return any(_starts_with(argv, prefix) for argv in parsed.commands) or (
+                    len(prefix) == 1 and prefix[0] in parsed.wrappers)
+            return not parsed.unsafe and bool(parsed.commands) and all(
+                _starts_with(argv, prefix) for argv in parsed.commands)
         path = str(arguments.get("path", "") or ".")
         if workspace is None:
             return _glob(path.removeprefix("./"), self.pattern)
@@ -165,43 +173,35 @@ def _starts_with(words: list[str], prefix: list[str]) -> bool:
     return bool(prefix) and words[: len(prefix)] == prefix
 
 
-_SEPARATORS = re.compile(r"\|\||&&|[;|&\n(){}`]|\$\(")
-
-
-def _segments(command: str) -> Iterable[list[str]]:
-    for part in _SEPARATORS.split(command):
-        words = _words(part)
-        # Skip leading assignments and redirections the way a shell would.
-        while words and ("=" in words[0] and not words[0].startswith("=") or words[0][:1] in "<>"):
-            words = words[1:]
-        if words:
-            yield words
+def _arity_prefix(argv: list[str]) -> list[str]:
+    """What "approve for the session" covers of one command: the program, and its subcommand if it has one."""
+    return argv[:2] if len(argv) > 1 and not argv[1].startswith("-") and "\0" not in argv[1] else argv[:1]
 
 
 def grant_for(tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
-    """The session grant a call would create: (key, description for a person)."""
+    """The session grant a call would create: (key, description for a person).
+
+    A shell line grants one argv prefix per simple command it runs (``git status && git
+    diff``: ``git status`` and ``git diff``); a line the parser cannot vouch for grants only
+    itself, exactly.
+    """
     if tool == SHELL_TOOL:
         command = str(arguments.get("command", ""))
-        construct = needs_shell(command)
-        if construct is not None:
-            return f"{tool}\0line\0{command}", f"this exact command line only (it uses {construct})"
-        words = _words(command)
-        prefix = words[:2] if len(words) > 1 and not words[1].startswith("-") else words[:1]
-        joined = shlex.join(prefix)
-        return f"{tool}\0prefix\0{joined}", f"commands starting with `{escape_controls(joined)}`"
+        parsed = parse_line(command)
+        if parsed.unsafe or not parsed.commands:
+            why = parsed.unsafe[0] if parsed.unsafe else "no command"
+            return f"{tool}\0line\0{command}", f"this exact command line only ({why})"
+        prefixes = list(dict.fromkeys(shlex.join(_arity_prefix(argv)) for argv in parsed.commands))
+        shown = ", ".join(f"`{escape_controls(p)}`" for p in prefixes)
+        return f"{tool}\0prefix\0" + "\n".join(prefixes), f"commands starting with {shown}"
     return tool, f"every {tool} call inside the workspace"
 
 
-def _grant_covers(key: str, tool: str, arguments: dict[str, Any]) -> bool:
-    if key == tool:
-        return True
+def _grant_prefixes(key: str, tool: str) -> list[list[str]]:
     parts = key.split("\0", 2)
-    if len(parts) != 3 or parts[0] != tool:
-        return False
-    command = str(arguments.get("command", ""))
-    if parts[1] == "line":
-        return command == parts[2]
-    return needs_shell(command) is None and _starts_with(_words(command), _words(parts[2]))
+    if len(parts) != 3 or parts[0] != tool or parts[1] != "prefix":
+        return []
+    return [_words(p) for p in parts[2].split("\n") if p]
 
 
 @dataclass
@@ -237,16 +237,54 @@ class ApprovalPolicy:
         denial = self.denied(tool, arguments, workspace)
         if denial is not None:
             return denial
-        for key, what in self.grants.items():
-            if _grant_covers(key, tool, arguments):
-                exact = key.split("\0")[1:2] == ["line"]
-                return Decision(approved=True, by="session", reason=f"session grant: {what}", exact_line=exact)
+        if tool == SHELL_TOOL:
+            return self._check_line(str(arguments.get("command", "")))
+        if tool in self.grants:
+            return Decision(approved=True, by="session", reason=f"session grant: {self.grants[tool]}")
         if self.no_approval:
             return Decision(approved=True, by="policy", reason="--no-approval")
         for rule in self.allow:
             if rule.matches(tool, arguments, for_deny=False, workspace=workspace):
                 return Decision(approved=True, by="rule", reason=f"allowed by rule {rule}")
         return None
+
+    def _check_line(self, command: str) -> Decision | None:
+        """A shell line no deny rule covers: allowed only when every simple command in it is.
+
+        A line the parser vouches for may then run through a shell (``exact_line``); one it
+        cannot vouch for (substitutions, redirection to a file, ``eval``, a parse error) is
+        never allowed by a rule or a prefix grant, only by a person or a grant of that exact line.
+        """
+        exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}")
+        if exact is not None:
+            return Decision(approved=True, by="session", reason=f"session grant: {exact}", exact_line=True)
+        parsed = parse_line(command)
+        safe = not parsed.unsafe and bool(parsed.commands)
+        if SHELL_TOOL in self.grants and safe:
+            return Decision(approved=True, by="session", reason=f"session grant: {self.grants[SHELL_TOOL]}",
+                            exact_line=True)
+        if self.no_approval:
+            return Decision(approved=True, by="policy", reason="--no-approval", exact_line=safe)
+        if not safe:
+            return None
+        covering: list[tuple[list[str], Decision]] = []
+        for key, what in self.grants.items():
+            for prefix in _grant_prefixes(key, SHELL_TOOL):
+                covering.append((prefix, Decision(approved=True, by="session", reason=f"session grant: {what}",
+                                                  exact_line=True)))
+        for rule in self.allow:
+            if rule.tool == SHELL_TOOL:
+                covering.append((rule.prefix(), Decision(approved=True, by="rule", reason=f"allowed by rule {rule}",
+                                                         exact_line=True)))
+        decisions: list[Decision] = []
+        for argv in parsed.commands:
+            found = next((d for prefix, d in covering if not prefix or _starts_with(argv, prefix)), None)
+            if found is None:
+                return None
+            decisions.append(found)
+        reasons = list(dict.fromkeys(d.reason for d in decisions))
+        by = "session" if all(d.by == "session" for d in decisions) else "rule"
+        return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
 
     def remember(self, tool: str, arguments: dict[str, Any]) -> str:
         """Record a session grant for a call a person approved for the session."""

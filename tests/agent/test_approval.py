@@ -27,6 +27,10 @@ def shell(command: str) -> dict:
         ("git status\nrm -rf x", False),
         ("git status > out", False),
         ("gitx status", False),
+        ("git status && git status --short", True),  # every command allowed: the line is
+        ("cd sub && git status", False),
+        ("/usr/bin/git status", True),
+        ("env LANG=C git status", True),
     ],
 )
 def test_allow_prefix_never_covers_shell_syntax(command: str, allowed: bool) -> None:
@@ -66,7 +70,10 @@ def test_undecided_without_rules() -> None:
 def test_no_approval_approves() -> None:
     decision = ApprovalPolicy(no_approval=True).check("shell_execute", shell("make"))
     assert decision is not None and decision.approved and decision.by == "policy"
-    assert not decision.exact_line, "--no-approval is not a person approving a shell line"
+    chain = ApprovalPolicy(no_approval=True).check("shell_execute", shell("cd sub && make"))
+    assert chain is not None and chain.exact_line, "a line whose every command is known runs in --no-approval"
+    hidden = ApprovalPolicy(no_approval=True).check("shell_execute", shell("echo $(id) > out"))
+    assert hidden is not None and not hidden.exact_line, "--no-approval never vouches for a line it cannot read"
 
 
 def test_session_grants() -> None:
@@ -76,10 +83,14 @@ def test_session_grants() -> None:
     assert policy.check("shell_execute", shell("pytest tests/unit"))
     assert policy.check("shell_execute", shell("pytest; rm x")) is None
     assert policy.check("shell_execute", shell("python x.py")) is None
-    policy.remember("shell_execute", shell("ls | wc -l"))
+    policy.remember("shell_execute", shell("ls | wc -l"))  # one prefix per simple command: ls, wc
     granted = policy.check("shell_execute", shell("ls | wc -l"))
     assert granted is not None and granted.exact_line
-    assert policy.check("shell_execute", shell("ls | wc -c")) is None
+    assert policy.check("shell_execute", shell("ls -a | wc -c"))
+    assert policy.check("shell_execute", shell("ls | rm x")) is None
+    policy.remember("shell_execute", shell("ls > listing.txt"))  # unreadable to the parser: that exact line only
+    assert policy.check("shell_execute", shell("ls > listing.txt"))
+    assert policy.check("shell_execute", shell("ls > other.txt")) is None
     policy.remember("file_edit", {"path": "a.py"})
     assert policy.check("file_edit", {"path": "b.py"})
     key = next(iter(policy.grants))
@@ -90,7 +101,9 @@ def test_session_grants() -> None:
 def test_grant_descriptions() -> None:
     assert grant_for("shell_execute", shell("git commit -m x"))[1] == "commands starting with `git commit`"
     assert grant_for("shell_execute", shell("ls -la"))[1] == "commands starting with `ls`"
-    assert "exact command line" in grant_for("shell_execute", shell("a && b"))[1]
+    assert grant_for("shell_execute", shell("git status && git diff x"))[1] == \
+        "commands starting with `git status`, `git diff`"
+    assert grant_for("shell_execute", shell("a > out"))[1] == "this exact command line only (writes its output to out (>))"
 
 
 def test_rule_parsing() -> None:

@@ -1,0 +1,261 @@
+"""Shell lines as the permission engine sees them: the simple commands inside, as argv tokens.
+
+A line is parsed with a real shell grammar (tree-sitter with ``tree-sitter-bash``) into
+the simple commands it runs, across ``&&``, ``||``, ``;``, pipes, newlines, subshells,
+groups and control structures. Each command's argv is given with its wrappers unwrapped
+(``env``, ``sh -c``, ``bash -lc``, ``timeout``, ``nice``, ``nohup``, ``xargs``,
+``command``, ``time``, a full path to a binary), so a rule for ``curl`` sees
+``env X=1 /usr/bin/curl`` and ``sh -c 'curl ...'`` as ``curl``.
+
+What the grammar cannot vouch for is *unsafe*, and a person must look: a parse error or a
+node the walk does not know, command or process substitution, ``eval``/``source``/``exec``,
+a command name that is not a plain word, and output redirected to anything but
+``/dev/null``. Unsafe lines are never allowed by a rule; deny rules still see every command
+the walk found.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Any
+
+__all__ = ["ParsedLine", "parse_line"]
+
+
+@dataclass
+class ParsedLine:
+    """The simple commands of a shell line, and why a person must look at it (if they must)."""
+
+    commands: list[list[str]] = field(default_factory=list)
+    """The argv of each simple command, wrappers unwrapped, in order."""
+    wrappers: list[str] = field(default_factory=list)
+    """The wrapper commands taken off (``env``, ``sh``, ``timeout``...): deny rules see them too."""
+    unsafe: list[str] = field(default_factory=list)
+    """Reasons no rule may allow the line (empty: the commands are all it runs)."""
+
+
+@lru_cache(maxsize=1)
+def _parser() -> Any:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
+    return Parser(Language(tree_sitter_bash.language()))
+
+
+_PASS_THROUGH = frozenset({
+    "program", "list", "pipeline", "subshell", "compound_statement", "negated_command", "if_statement",
+    "elif_clause", "else_clause", "while_statement", "do_group", "for_statement", "c_style_for_statement",
+    "case_statement", "case_item", "redirected_statement",
+})
+"""Nodes whose children are walked for the commands inside."""
+_PUNCTUATION = frozenset({
+    "&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "{", "}", "!", "if", "then", "else", "elif", "fi", "while",
+    "until", "do", "done", "for", "in", "case", "esac", "comment", "\n",
+})
+_RUNS_ITS_ARGUMENT = frozenset({"eval", "source", ".", "exec", "trap"})
+_SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
+
+
+def parse_line(line: str) -> ParsedLine:
+    """The simple commands of ``line`` and the reasons it is unsafe, if any."""
+    from monkey.safe_text import has_hidden
+
+    out = ParsedLine()
+    if has_hidden(line):  # what a person approves must be what they saw
+        out.unsafe.append("it contains hidden characters")
+    _walk_line(line, out, depth=0)
+    out.unsafe = list(dict.fromkeys(out.unsafe))
+    return out
+
+
+def _walk_line(line: str, out: ParsedLine, depth: int) -> None:
+    if depth > 3:
+        out.unsafe.append("shells nested too deep to check")
+        return
+    data = line.encode("utf-8", errors="surrogateescape")
+    tree = _parser().parse(data)
+    if tree.root_node.has_error:
+        out.unsafe.append("the line cannot be parsed as a shell command")
+    _walk(tree.root_node, out, depth)
+
+
+def _walk(node: Any, out: ParsedLine, depth: int) -> None:
+    kind = node.type
+    if kind == "command":
+        _command(node, out, depth)
+    elif kind in _PASS_THROUGH:
+        for child in node.children:
+            if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+                _redirect(child, out, depth)
+            elif child.type in ("test_command",):
+                _words_only(child, out, depth)
+            elif child.is_named and child.type not in ("comment",):
+                _walk(child, out, depth)
+            elif not child.is_named and child.type not in _PUNCTUATION:
+                out.unsafe.append(f"shell syntax the check does not know: {child.type!r}")
+    elif kind in ("variable_assignment",):
+        _words_only(node, out, depth)
+    elif kind in ("test_command", "word", "string", "raw_string", "number", "concatenation", "simple_expansion",
+                  "expansion", "variable_name"):
+        _words_only(node, out, depth)
+    elif kind in ("command_substitution", "process_substitution"):
+        out.unsafe.append(f"{kind.replace('_', ' ')} runs a command inside an argument")
+        _walk_children(node, out, depth)
+    elif kind == "ERROR":
+        out.unsafe.append("the line cannot be parsed as a shell command")
+    else:
+        out.unsafe.append(f"shell syntax the check does not know: {kind}")
+        _walk_children(node, out, depth)
+
+
+def _walk_children(node: Any, out: ParsedLine, depth: int) -> None:
+    for child in node.children:
+        if child.is_named:
+            _walk(child, out, depth)
+
+
+def _words_only(node: Any, out: ParsedLine, depth: int) -> None:
+    """A node that runs nothing itself; any substitution inside it does."""
+    for child in node.children:
+        if child.type in ("command_substitution", "process_substitution"):
+            _walk(child, out, depth)
+        elif child.child_count:
+            _words_only(child, out, depth)
+
+
+def _redirect(node: Any, out: ParsedLine, depth: int) -> None:
+    if node.type != "file_redirect":
+        _words_only(node, out, depth)  # a here-document or here-string feeds input
+        return
+    operator = next((c.type for c in node.children if not c.is_named), "")
+    target = node.child_by_field_name("destination") or (node.children[-1] if node.children else None)
+    text = _word(target, out, depth) if target is not None else None
+    if operator in ("<", "<&", "<<<"):
+        return
+    if operator in (">&", "<&") and text is not None and (text.isdigit() or text == "-"):
+        return  # 2>&1: a descriptor, not a file
+    if text == "/dev/null":
+        return
+    out.unsafe.append(f"writes its output to {text or 'a file it names at run time'} ({operator})")
+
+
+def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
+    """The literal text of a word node, or None when it is only known at run time."""
+    kind = node.type
+    text = node.text.decode("utf-8", errors="replace")
+    if kind in ("word", "number"):
+        return text.replace("\\", "") if "\\" in text else text
+    if kind == "raw_string":
+        return text[1:-1]
+    if kind == "string":
+        parts = []
+        for child in node.children:
+            if child.type == "string_content":
+                parts.append(child.text.decode("utf-8", errors="replace"))
+            elif child.type == '"':
+                continue
+            else:
+                _words_only(node, out, depth)
+                return None
+        return "".join(parts)
+    if kind == "concatenation":
+        pieces = [_word(child, out, depth) for child in node.children]
+        return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]
+    if kind in ("command_substitution", "process_substitution"):
+        _walk(node, out, depth)
+        return None
+    _words_only(node, out, depth)
+    return None
+
+
+def _command(node: Any, out: ParsedLine, depth: int) -> None:
+    argv: list[str | None] = []
+    for child in node.children:
+        kind = child.type
+        if kind == "variable_assignment":
+            _words_only(child, out, depth)
+        elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
+            _redirect(child, out, depth)
+        elif kind == "command_name":
+            name = child.children[0] if child.children else child
+            argv.append(_word(name, out, depth))
+        elif child.is_named:
+            argv.append(_word(child, out, depth))
+    if not argv:
+        return
+    if argv[0] is None:
+        out.unsafe.append("the command's name is only known at run time")
+        return
+    _unwrapped([a if a is not None else "\0dynamic" for a in argv], out, depth)
+
+
+def _unwrapped(argv: list[str], out: ParsedLine, depth: int) -> None:
+    """Record ``argv`` with its wrapper commands taken off (recursing into ``sh -c``)."""
+    while argv:
+        argv = [posixpath.basename(argv[0]) if "/" in argv[0] else argv[0], *argv[1:]]
+        name = argv[0]
+        if name.startswith("\0"):
+            out.unsafe.append("the command's name is only known at run time")
+            return
+        if name in _RUNS_ITS_ARGUMENT:
+            out.unsafe.append(f"{name} runs code the check cannot see")
+            out.commands.append(argv)
+            return
+        if name in _SHELLS:
+            script = _shell_script(argv)
+            if script is None:
+                out.commands.append(argv)  # a shell reading a file or stdin: its own rule decides
+                return
+            out.wrappers.append(name)
+            if script.startswith("\0"):
+                out.unsafe.append("a shell runs a script only known at run time")
+                return
+            _walk_line(script, out, depth + 1)
+            return
+        rest = _strip_wrapper(argv)
+        if rest is None:
+            out.commands.append(argv)
+            return
+        out.wrappers.append(name)  # a deny rule may name the wrapper itself
+        argv = rest
+
+
+def _shell_script(argv: list[str]) -> str | None:
+    """The script of ``sh -c SCRIPT`` (``-lc``, ``-ec``... too), or None."""
+    for i, arg in enumerate(argv[1:], 1):
+        if arg.startswith("-") and not arg.startswith("--") and "c" in arg[1:]:
+            return argv[i + 1] if i + 1 < len(argv) else ""
+        if not arg.startswith("-"):
+            return None
+    return None
+
+
+def _strip_wrapper(argv: list[str]) -> list[str] | None:
+    """The command a wrapper runs (``env X=1 cmd`` -> ``cmd``), or None when ``argv`` is no wrapper."""
+    name, args = argv[0], argv[1:]
+    i = 0
+    if name == "env":
+        while i < len(args) and (args[i].startswith("-") or "=" in args[i]):
+            i += 2 if args[i] in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string") else 1
+        return args[i:] or None
+    if name in ("nice", "ionice"):
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in ("-n", "-c", "-p") else 1
+        return args[i:] or None
+    if name == "timeout":
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in ("-s", "--signal", "-k", "--kill-after") else 1
+        return args[i + 1:] or None  # the duration, then the command
+    if name in ("nohup", "time", "command", "builtin", "stdbuf", "setsid", "chronic"):
+        while i < len(args) and args[i].startswith("-"):
+            i += 1
+        return args[i:] or None
+    if name == "xargs":
+        takes_value = {"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file", "--delimiter",
+                       "--max-args", "--max-procs", "--max-chars", "--replace"}
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in takes_value else 1
+        return args[i:] or ["echo"]
+    return None
