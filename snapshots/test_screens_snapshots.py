@@ -61,11 +61,16 @@ def test_timeline_refusal(snap_compare, workspace: Path, monkey_home: Path) -> N
     async def refuse(pilot) -> None:
         await timeline_loaded(pilot)
         await pilot.press("up", "up", "r")
-        for _ in range(100):
+        for _ in range(200):
             await pilot.pause(0.05)
             if pilot.app.screen.refused is not None:
                 break
         pilot.app.clear_notifications()
+        for _ in range(200):  # the toast is gone and the refusal is laid out, however slow the machine
+            await pilot.pause(0.05)
+            if not pilot.app.query("Toast") and pilot.app.screen.query_one("#detail").region.height > 0:
+                break
+        await pilot.wait_for_scheduled_animations()
         await pilot.pause()
 
     assert snap_compare(ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=refuse,
