@@ -62,13 +62,19 @@ def _acp_parser(sub) -> None:  # type: ignore[no-untyped-def]
     acp.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
     acp.add_argument("--no-approval", action="store_true",
                      help="start sessions in the no-approval mode (protected paths stay protected)")
-    acp.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
-    acp.add_argument("--base-url", help="base URL of the model API")
-    acp.add_argument("--api-key", help="API key (default: from the environment)")
-    acp.add_argument("--max-iterations", type=_positive_int, default=None,
-                     help="most model calls per prompt (default 20)")
-    acp.add_argument("--backend", help="as for monkey agent: anthropic, openai, local, scripted, claude-code, codex")
-    acp.add_argument("--script", help="script file for the scripted backend")
+    _model_flags(acp, per="prompt")
+
+
+def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
+    """The flags that choose the backend and model and bound the loop (``monkey agent``, ``monkey acp``)."""
+    parser.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
+    parser.add_argument("--base-url", help="base URL of the model API")
+    parser.add_argument("--api-key", help="API key (default: from the environment)")
+    parser.add_argument("--max-iterations", type=_positive_int, default=None,
+                        help=f"most model calls per {per} (default 20)")
+    parser.add_argument("--backend", help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
+                        "claude-code (the Claude Code CLI), codex (the Codex CLI)")
+    parser.add_argument("--script", help="script file for the scripted backend")
 
 
 def build_parser():  # type: ignore[no-untyped-def]
@@ -103,14 +109,7 @@ def build_parser():  # type: ignore[no-untyped-def]
                        help="resume a stored session (without ID: choose from the recent ones)")
     agent.add_argument("--compact-at", type=_fraction, default=None, metavar="FRACTION",
                        help="compact the conversation when it fills this fraction of the context window (default 0.8)")
-    agent.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
-    agent.add_argument("--base-url", help="base URL of the model API")
-    agent.add_argument("--api-key", help="API key (default: from the environment)")
-    agent.add_argument("--max-iterations", type=_positive_int, default=None,
-                       help="most model calls per task (default 20)")
-    agent.add_argument("--backend", help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
-                       "claude-code (the Claude Code CLI), codex (the Codex CLI)")
-    agent.add_argument("--script", help="script file for the scripted backend")
+    _model_flags(agent, per="task")
     agent.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
                        help="text (readable), json (one final object), stream-json (every event as a JSON line)")
     agent.add_argument("--cwd", help="workspace directory (default: the current directory)")

@@ -36,23 +36,34 @@ def wait_for(session: str, text: str, timeout: float = 20.0) -> str:
     raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
 
-@pytest.mark.parametrize("flags", [[], ["--task", "rename the project", "--tui"]], ids=["typed", "task-tui"])
-def test_agent_app_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, flags: list[str]) -> None:
-    script = write_script(tmp_path / "script.json", [
-        {"text": "Renaming.", "tool_calls": [{"name": "file_edit", "arguments": {
-            "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
-        {"text": "All done here."},
-    ])
+RENAME = [
+    {"text": "Renaming.", "tool_calls": [{"name": "file_edit", "arguments": {
+        "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
+    {"text": "All done here."},
+]
+"""The scripted model: one edit that needs approval, then an answer."""
+
+
+def start_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, flags: list[str], *, before: str = "",
+                  rows: int = 36) -> tuple[str, Path]:
+    """``monkey agent FLAGS`` on the scripted model in a new tmux session; its name and the exit-status file."""
+    script = write_script(tmp_path / "script.json", RENAME)
     status = tmp_path / "status"
     env = monkey_env(monkey_home, TERM="xterm-256color")
     command = " ".join(shlex.quote(a) for a in [
         sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
         "--cwd", str(workspace), *flags])
-    shell = f"{command}; echo $? > {shlex.quote(str(status))}; echo MONKEY-EXITED; sleep 30"
+    shell = f"{before}{command}; echo $? > {shlex.quote(str(status))}; echo MONKEY-EXITED; sleep 30"
     session = f"monkey-test-{tmp_path.name}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(ROOT),
+    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", str(rows), "-c", str(ROOT),
                     *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
                     shell], check=True, env=env)
+    return session, status
+
+
+@pytest.mark.parametrize("flags", [[], ["--task", "rename the project", "--tui"]], ids=["typed", "task-tui"])
+def test_agent_app_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, flags: list[str]) -> None:
+    session, status = start_in_tmux(workspace, monkey_home, tmp_path, flags)
     try:
         wait_for(session, "Type a task")
         if not flags:
@@ -78,21 +89,8 @@ def test_agent_app_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, f
 
 def test_inline_app_keeps_the_conversation_in_the_scrollback(workspace: Path, monkey_home: Path,
                                                               tmp_path: Path) -> None:
-    script = write_script(tmp_path / "script.json", [
-        {"text": "Renaming.", "tool_calls": [{"name": "file_edit", "arguments": {
-            "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
-        {"text": "All done here."},
-    ])
-    status = tmp_path / "status"
-    env = monkey_env(monkey_home, TERM="xterm-256color")
-    command = " ".join(shlex.quote(a) for a in [
-        sys.executable, "-m", "monkey", "agent", "--inline", "--backend", "scripted", "--script", str(script),
-        "--cwd", str(workspace)])
-    shell = f"echo BEFORE-MONKEY; {command}; echo $? > {shlex.quote(str(status))}; echo MONKEY-EXITED; sleep 30"
-    session = f"monkey-inline-{tmp_path.name}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-c", str(ROOT),
-                    *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
-                    shell], check=True, env=env)
+    session, status = start_in_tmux(workspace, monkey_home, tmp_path, ["--inline"], before="echo BEFORE-MONKEY; ",
+                                    rows=40)
     try:
         screen = wait_for(session, "Type a task")  # the message box is there from the start
         assert "BEFORE-MONKEY" in screen  # below the shell's own lines, not over them
