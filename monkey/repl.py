@@ -139,7 +139,7 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
 
 
 async def _say_how_to_resume(session_id: str) -> None:
-    from monkey.commands.resume import resume_hint
+    from monkey.session.stored import resume_hint
 
     hint = await resume_hint(session_id)
     if hint:

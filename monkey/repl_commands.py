@@ -198,7 +198,7 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
 
 
 def _checkpoint_lines(infos: list[CheckpointInfo]) -> None:
-    from monkey.commands.resume import format_when
+    from monkey.session.stored import format_when
 
     if not infos:
         _say("no checkpoints in this session yet (monkey takes one before every change it makes)")
@@ -212,7 +212,7 @@ def _checkpoint_lines(infos: list[CheckpointInfo]) -> None:
 
 
 def _session_lines(sessions: list[SessionInfo], current: str) -> None:
-    from monkey.commands.resume import format_when
+    from monkey.session.stored import format_when
 
     if not sessions:
         _say("no stored sessions in this workspace yet")

@@ -10,8 +10,8 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
   process groups, output caps, scrubbed environments; shared by tools and backends);
 - **parts**: ``tools``, ``backends``, ``checkpoints``, ``store``;
 - **agent**: the loop, approvals, the context window;
-- **session**: one running conversation and every command, defined once (and
-  ``commands/resume.py``, which opens stored sessions for it);
+- **session**: one running conversation, opening and resuming stored sessions
+  (``session/stored.py``), and every command, defined once;
 - **front ends**: the Textual app (``ui``), the line REPL (``repl``, ``repl_commands``),
   ``--task`` output and the person's terminal (``output``, ``terminal``), the CLI
   (``cli``, ``commands``), editors (``acp``), MCP clients (``serve``, ``mcp``).
@@ -54,11 +54,6 @@ LAYERS: dict[str, int] = {
     "monkey.agent": 2,
     # one running conversation, every command
     "monkey.session": 3,
-    # Opening, resuming and describing stored sessions for every front end (SessionHandle,
-    # open_session, format_when): session-layer code that still lives among the CLI
-    # subcommands; the session layer imports it, so it sits in that layer until it moves
-    # into monkey/session/ (it imports nothing above the agent).
-    "monkey.commands.resume": 3,
     # front ends
     "monkey.ui": 4,
     "monkey.repl": 4,

@@ -20,7 +20,7 @@ HELP = "\n".join(["monkey's commands (type them as a message):",
 
 
 def _when(ts: float) -> str:
-    from monkey.commands.resume import format_when
+    from monkey.session.stored import format_when
 
     return format_when(ts)
 

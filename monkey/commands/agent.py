@@ -218,7 +218,7 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
     cannot show anything more (see :class:`~monkey.output.StdoutGuard`): the task is
     cancelled. The ids of the checkpoints the run took are appended to ``checkpoints``.
     """
-    from monkey.commands.resume import open_session
+    from monkey.session.stored import open_session
     from monkey.store import StoreError
 
     try:
@@ -312,7 +312,8 @@ def _pick(workspace: Path, *, interactive: bool, app: bool, inline: bool) -> str
     Raises:
         StoreError: no sessions here, nobody to ask, or none chosen.
     """
-    from monkey.commands.resume import pick_session, recent_sessions
+    from monkey.commands.pick import pick_session
+    from monkey.session.stored import recent_sessions
     from monkey.store import StoreError
 
     if not app:
@@ -371,7 +372,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
         except StoreError as exc:
             return _fail(str(exc), 2)
     if use_app:
-        from monkey.commands.resume import session_to_open
+        from monkey.session.stored import session_to_open
         from monkey.store import StoreError
         from monkey.ui.run import run_app
 

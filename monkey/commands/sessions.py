@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from monkey import events as ev
-from monkey.commands.resume import format_when
+from monkey.session.stored import format_when
 from monkey.safe_text import escape_controls
 from monkey.store import SessionInfo, SessionStore, StoreError
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
-    from monkey.commands.resume import SessionHandle
+    from monkey.session.stored import SessionHandle
     from monkey.events import Event
     from monkey.session.replies import Level, Reply
     from monkey.store import Recorder, SessionStore, StoreError
@@ -87,7 +87,7 @@ class Session:
 
         Raises :class:`~monkey.store.StoreError` when none can be opened.
         """
-        from monkey.commands.resume import open_session
+        from monkey.session.stored import open_session
 
         if self.handle is not None:
             await self.end()

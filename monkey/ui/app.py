@@ -32,7 +32,7 @@ from monkey.ui.widgets.status_bar import StatusBar
 from monkey.ui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
-    from monkey.commands.resume import SessionHandle
+    from monkey.session.stored import SessionHandle
     from monkey.session.session import Session
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher

@@ -74,7 +74,7 @@ def _say_how_to_resume(app) -> None:  # type: ignore[no-untyped-def]
     """``monkey agent --resume ID`` on stderr when the session has something stored."""
     import asyncio
 
-    from monkey.commands.resume import resume_hint
+    from monkey.session.stored import resume_hint
 
     try:
         session_id = app.agent.session_id

@@ -13,7 +13,7 @@ from monkey.session.commands import COMMANDS
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
-    from monkey.commands.resume import SessionHandle
+    from monkey.session.stored import SessionHandle
     from monkey.events import Event
     from monkey.session.replies import Reply
     from monkey.session.session import Session

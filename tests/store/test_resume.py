@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from monkey.backends.scripted import ScriptCall, ScriptTurn
-from monkey.commands.resume import open_session
+from monkey.session.stored import open_session
 from monkey.store import SessionStore, StoreError
 from tests.store.conftest import ListSink, db, drive, make_agent
 

@@ -3,24 +3,21 @@
 :func:`open_session` runs inside the driver's event loop (the store is async): it opens the
 store, loads the session to resume (checking its chains), gives the agent its messages,
 turn count and id, and returns the :class:`Recorder` the driver feeds every event to.
-:func:`pick_session` is the ``--resume`` without an id: it lists the workspace's recent
-sessions and asks which one.
+The line-mode picker of ``--resume`` without an id is :func:`monkey.commands.pick.pick_session`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from monkey.agent.loop import Agent
-from monkey.safe_text import escape_controls
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
 
-__all__ = ["SessionHandle", "open_session", "pick_session", "session_to_open", "describe_restored", "format_when",
+__all__ = ["SessionHandle", "open_session", "session_to_open", "describe_restored", "format_when",
            "resume_hint", "recent_sessions"]
 
 
@@ -162,34 +159,3 @@ async def resume_hint(session_id: str, path: Path | None = None) -> str:
     if info is None or info.turns < 1:
         return ""
     return f"resume this session with: monkey agent --resume {info.id}"
-
-
-def pick_session(workspace: Path, *, interactive: bool) -> str:
-    """``--resume`` without an id: list recent sessions and ask (on a terminal) which to resume.
-
-    Raises:
-        StoreError: no sessions, or no terminal to ask on (the list is in the message).
-    """
-    sessions = recent_sessions(workspace)
-    if not sessions:
-        raise StoreError(f"no sessions in {workspace} to resume")
-    lines = [f"{i:>3}. {s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} turns  "
-             f"{escape_controls(s.title[:60], keep_newlines=False)}"
-             for i, s in enumerate(sessions, 1)]
-    if not interactive:
-        raise StoreError("--resume needs a session id when there is no terminal to ask on; recent sessions:\n"
-                         + "\n".join(lines))
-    sys.stdout.write("Recent sessions of this workspace:\n" + "\n".join(lines) + "\n")
-    sys.stdout.flush()
-    while True:
-        try:
-            answer = input(f"resume which? [1-{len(sessions)}, Enter: 1] ").strip()
-        except (EOFError, KeyboardInterrupt):
-            raise StoreError("no session chosen") from None
-        if not answer:
-            return sessions[0].id
-        if answer.isdigit() and 1 <= int(answer) <= len(sessions):
-            return sessions[int(answer) - 1].id
-        matches = [s.id for s in sessions if s.id.startswith(answer)]
-        if len(matches) == 1:
-            return matches[0]
