@@ -272,7 +272,27 @@ def _is_secret(name: str, value: str) -> bool:
         return True
     if any(part in _SECRET_PARTS or part.endswith("APIKEY") for part in re.split(r"[^A-Z0-9]+", upper)):
         return True
-    return bool(_URL_WITH_PASSWORD.match(value))
+    return bool(_URL_WITH_PASSWORD.match(value)) or _secret_value(value)
+
+
+_TOKEN_VALUE = re.compile(
+    r"(?:^|[\s=:,;\"'])(?:"
+    r"sk-ant-[A-Za-z0-9_-]{16,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}|"  # Anthropic, OpenAI
+    r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|"  # GitHub, GitLab
+    r"xox[abpors]-[A-Za-z0-9-]{10,}|"  # Slack
+    r"(?:AKIA|ASIA)[0-9A-Z]{16}|AIza[0-9A-Za-z_-]{35}|"  # AWS access key ids, Google API keys
+    r"hf_[A-Za-z0-9]{30,}|npm_[A-Za-z0-9]{36}|pypi-AgE[A-Za-z0-9_-]{50,}|"  # Hugging Face, npm, PyPI
+    r"sk_live_[A-Za-z0-9]{20,}|rk_live_[A-Za-z0-9]{20,}"  # Stripe
+    r")"
+)
+"""Tokens with a provider's well-known prefix, wherever they sit in a value."""
+_PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
+_URL_PASSWORD_ANYWHERE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+
+
+def _secret_value(value: str) -> bool:
+    """Whether a value holds a credential whatever its variable is called."""
+    return bool(_TOKEN_VALUE.search(value) or _PRIVATE_KEY.search(value) or _URL_PASSWORD_ANYWHERE.search(value))
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
@@ -281,8 +301,10 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     Dropped: names with a ``KEY`` word (``API_KEY``, ``SECRET_KEY``, ``APIKEY``...),
     ``TOKEN``, ``SECRET``, ``PASSWORD``, ``PASSWD``, ``CREDENTIAL`` or ``AUTH`` in them,
     the prefixes of known providers and tools (``ANTHROPIC_``, ``OPENAI_``, ``AWS_``,
-    ``GITHUB_``, ``MONKEY_``, ``OTEL_``...), and URLs with a password in them. Names are
-    compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
+    ``GITHUB_``, ``MONKEY_``, ``OTEL_``...), and, whatever the name, values that hold a
+    credential: a URL with a password, a private-key block, or a token with a provider's
+    well-known prefix (``sk-ant-``, ``ghp_``, ``github_pat_``, ``AKIA``, ``xoxb-``, ``hf_``...).
+    Names are compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
 
     Args:
         env: The environment to scrub (usually ``os.environ``).

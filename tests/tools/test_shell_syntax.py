@@ -169,3 +169,31 @@ def test_scrub_env() -> None:
     assert set(kept) == {
         "PATH", "HOME", "LANG", "TERM", "PWD", "GIT_AUTHOR_NAME", "VIRTUAL_ENV", "KEYBOARD_LAYOUT", "MONKEYPATCH_ME"
     }  # fmt: skip
+
+
+def test_scrub_env_drops_credentials_by_value_whatever_the_name() -> None:
+    env = {
+        "NOTES": "deploy with sk-ant-api03-AbCdEfGhIjKlMnOpQrStUv",
+        "CI_HELPER": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
+        "DEPLOY": "github_pat_" + "11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyz",
+        "BUCKET": "AKIAIOSFODNN7EXAMPLE",
+        "CERT": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----",
+        "MIRROR": "see https://user:hunter2@mirror.example/simple",
+        "SLACK_HOOK_NOTE": "xoxb-1234567890-abcdefghij",
+        "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SKETCH": "sk-short", "EDITOR_THEME": "ghp",
+        "GREETING": "hello world", "DOCS": "https://docs.example/page",
+    }
+    kept = scrub_env(env)
+    assert set(kept) == {"PATH", "LANG", "SKETCH", "EDITOR_THEME", "GREETING", "DOCS"}
+
+
+def test_a_child_sees_no_credential_in_any_variable(workspace, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import asyncio
+
+    from monkey.tools.base import ShellSettings, ToolContext
+    from monkey.tools.shell import ShellArgs, ShellExecute
+
+    monkeypatch.setenv("BUILD_NOTES", "token ghp_" + "Z9y8X7w6V5u4T3s2R1q0P9o8N7m6L5k4J3i2")
+    ctx = ToolContext(workspace=workspace, call_id="c1", shell=ShellSettings())
+    out = asyncio.run(ShellExecute().run(ShellArgs(command="env"), ctx)).output
+    assert "ghp_" not in out and "BUILD_NOTES" not in out and "PATH=" in out
