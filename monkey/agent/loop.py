@@ -435,6 +435,7 @@ class Agent:
             workspace=self.workspace,
             call_id=call.id,
             shell=self.options.shell,
+            read_denied=self._read_denied(),
             emit_output=lambda stream, text: emit(
                 ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)  # type: ignore[arg-type]
             ),
@@ -472,6 +473,12 @@ class Agent:
         except Exception as exc:
             return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
         return finish(True, outcome.output, outcome.diff)
+
+    def _read_denied(self):  # type: ignore[no-untyped-def]  # Callable[[str], bool] | None
+        """Whether a deny rule forbids reading a file (searches skip it); None when no rule can."""
+        if not any(rule.tool == "file_read" for rule in self.policy.deny):
+            return None
+        return lambda rel: self.policy.denied("file_read", {"path": rel}, self.workspace) is not None
 
     async def _checkpoint(self, call: ToolCallSpec, paths: list[str] | None, turn: int,
                           emit: Emit) -> PendingChange:

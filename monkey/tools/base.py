@@ -63,6 +63,9 @@ class ToolContext:
     """A person approved this exact shell line, so shell syntax may run through a shell."""
     read_limit: int = 100_000
     """Characters of file content given back by one read."""
+    read_denied: Callable[[str], bool] | None = None
+    """Whether a deny rule forbids reading a workspace-relative file: searches skip those files
+    (None: no rule forbids reading anything)."""
 
 
 @dataclass

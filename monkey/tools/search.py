@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Annotated
@@ -156,6 +157,10 @@ class _Search:
     root: Path
     target: Path
     rel: str
+    denied: Callable[[str], bool] | None = None
+    """Files a deny rule forbids reading: never searched, never named."""
+    skipped: int = 0
+    """How many files :meth:`files` left out because of ``denied``."""
     rules: IgnoreRules = field(init=False)
 
     def __post_init__(self) -> None:
@@ -172,15 +177,24 @@ class _Search:
 
     def files(self) -> list[str]:
         """Every not-ignored file below the start, sorted (just the start if it is a file)."""
-        if self.target.is_file():
-            return [self.rel]
-        return sorted(walk(self.root, self.start, rules=self.rules))
+        found = [self.rel] if self.target.is_file() else sorted(walk(self.root, self.start, rules=self.rules))
+        if self.denied is None:
+            return found
+        kept = [rel for rel in found if not self.denied(rel)]
+        self.skipped = len(found) - len(kept)
+        return kept
 
     def ignored_note(self) -> str:
         """A note for empty results when the start itself is ignored."""
         if self.start and self.rules.ignored_anywhere(self.start, is_dir=self.target.is_dir()):
             return f" ({self.rel} is ignored by .gitignore, so its files are not searched)"
         return ""
+
+    def denied_note(self) -> str:
+        """A note saying files were left out by deny rules (empty when none were)."""
+        if not self.skipped:
+            return ""
+        return f"\n[{self.skipped} file(s) not searched: a deny rule forbids reading them]"
 
 
 def _where(ctx: ToolContext, path: str, *, files_ok: bool) -> _Search:
@@ -190,7 +204,7 @@ def _where(ctx: ToolContext, path: str, *, files_ok: bool) -> _Search:
         raise ToolError(f"{rel} does not exist")
     if not files_ok and not target.is_dir():
         raise ToolError(f"{rel} is not a directory")
-    return _Search(ctx.workspace.resolve(), target, rel)
+    return _Search(ctx.workspace.resolve(), target, rel, ctx.read_denied)
 
 
 SearchPath = Annotated[
@@ -233,11 +247,12 @@ class GlobSearch(Tool[GlobArgs]):
                     f" (a pattern without / matches only files directly in {where.rel}; "
                     f"use **/{pattern} to search subdirectories too)"
                 )
-            return ToolOutcome(output=f"no files match {pattern} in {where.rel}{hint}{where.ignored_note()}")
+            return ToolOutcome(output=f"no files match {pattern} in {where.rel}{hint}{where.ignored_note()}"
+                                      f"{where.denied_note()}")
         text = "\n".join(found[:GLOB_LIMIT])
         if len(found) > GLOB_LIMIT:
             text += f"\n[{GLOB_LIMIT} of {len(found)} matching files shown; narrow the pattern or path]"
-        return ToolOutcome(output=text)
+        return ToolOutcome(output=text + where.denied_note())
 
 
 # ---------------------------------------------------------------------------- grep_search
@@ -336,4 +351,4 @@ class GrepSearch(Tool[GrepArgs]):
             text = f"no matches for {args.pattern!r} in {where.rel}{in_glob}{where.ignored_note()}"
         else:
             text = "\n".join(found.lines)
-        return ToolOutcome(output="\n".join([text, *notes]))
+        return ToolOutcome(output="\n".join([text, *notes]) + where.denied_note())

@@ -66,3 +66,19 @@ async def test_the_loop_applies_deny_rules_to_reading_tools(ws: Path) -> None:
     denials = [e for e in events if isinstance(e, ApprovalResolved)]
     assert [(d.name, d.decision, d.by) for d in denials] == [("file_read", "denied", "rule"),
                                                             ("grep_search", "denied", "rule")]
+
+
+async def test_searches_skip_the_files_a_deny_rule_forbids_reading(ws: Path) -> None:
+    (ws / "docs" / "notes.md").write_text("API_KEY is documented here\n")
+    calls = [ScriptCall(name="grep_search", arguments={"pattern": "API_KEY"}),
+             ScriptCall(name="glob_search", arguments={"pattern": "**/*"}),
+             ScriptCall(name="grep_search", arguments={"pattern": "API_KEY", "path": "docs"})]
+    backend = ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="done")]))
+    agent = Agent(backend=backend, workspace=ws, policy=ApprovalPolicy.from_strings(deny=["file_read(.env)"]))
+    events = [e async for e in agent.run("find the key")]
+    results = {e.call_id: e for e in events if isinstance(e, ToolResult)}  # read-only calls run together
+    grep_all, globbed, grep_docs = (results[f"call_1_{i}"] for i in range(3))
+    assert "sk-secret" not in grep_all.output and "docs/notes.md:1:" in grep_all.output
+    assert "a deny rule forbids reading them" in grep_all.output
+    assert globbed.output.split("\n")[:-1] == ["docs/guide.md", "docs/notes.md"]
+    assert "sk-secret" not in grep_docs.output  # docs/env-link resolves to .env: skipped too
