@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-__all__ = ["escape_controls", "invisible_warnings", "for_stream", "has_hidden"]
+__all__ = ["escape_controls", "invisible_warnings", "for_stream", "has_hidden", "printable"]
 
 # C0 controls except tab and newline, DEL, C1 controls, and the format characters that
 # reorder or hide text (bidi overrides and isolates, zero-width characters, BOM).
@@ -105,8 +105,11 @@ def for_stream(text: str, stream) -> str:  # type: ignore[no-untyped-def]  # a t
         tty = stream.isatty()
     except (AttributeError, ValueError, OSError):
         tty = False
-    if tty:
-        return escape_controls(text)
+    return escape_controls(text) if tty else printable(text)
+
+
+def printable(text: str) -> str:
+    """Text safe to show or encode: surrogates from undecodable bytes become U+FFFD."""
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:

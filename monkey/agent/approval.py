@@ -127,7 +127,10 @@ class Rule:
         return words
 
     def matches(self, tool: str, arguments: dict[str, Any], *, for_deny: bool, workspace: Path | None = None) -> bool:
-        """Whether the rule covers a call. Deny rules look inside shell lines; allow rules don't.
+        """Whether the rule covers a call (for a shell line: a deny rule, any command inside it).
+
+        An allow rule for ``shell_execute`` is applied to a whole line by
+        :class:`ApprovalPolicy` (every command in the line must be covered), not here.
 
         A path pattern is matched against the canonical workspace-relative path (symlinks
         followed, ``..`` removed; see :func:`~monkey.tools.workspace.rule_paths`): a deny rule
@@ -141,11 +144,9 @@ class Rule:
         if tool == SHELL_TOOL:
             parsed = parse_line(str(arguments.get("command", "")))
             prefix = self.prefix()
-            if for_deny:  # any simple command anywhere in the line, a wrapper included
-                return any(_starts_with(argv, prefix) for argv in parsed.commands) or (
-                    len(prefix) == 1 and prefix[0] in parsed.wrappers)
-            return not parsed.unsafe and bool(parsed.commands) and all(
-                _starts_with(argv, prefix) for argv in parsed.commands)
+            # any simple command anywhere in the line, a wrapper included
+            return for_deny and (any(_starts_with(argv, prefix) for argv in parsed.commands)
+                                 or (len(prefix) == 1 and prefix[0] in parsed.wrappers))
         path = str(arguments.get("path", "") or ".")
         if workspace is None:
             return _glob(path.removeprefix("./"), self.pattern)

@@ -58,8 +58,13 @@ _RUNS_ITS_ARGUMENT = frozenset({"eval", "source", ".", "exec", "trap"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 
 
+@lru_cache(maxsize=256)
 def parse_line(line: str) -> ParsedLine:
-    """The simple commands of ``line`` and the reasons it is unsafe, if any."""
+    """The simple commands of ``line`` and the reasons it is unsafe, if any.
+
+    Cached: one decision asks about the same line several times (each deny rule, the allow
+    rules, the grant it would make). Callers must not change the result.
+    """
     from monkey.safe_text import has_hidden
 
     out = ParsedLine()
@@ -89,8 +94,6 @@ def _walk(node: Any, out: ParsedLine, depth: int) -> None:
         for child in node.children:
             if child.type in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
                 _redirect(child, out, depth)
-            elif child.type in ("test_command",):
-                _words_only(child, out, depth)
             elif child.is_named and child.type not in ("comment",):
                 _walk(child, out, depth)
             elif not child.is_named and child.type not in _PUNCTUATION:

@@ -13,6 +13,8 @@ import secrets
 import stat
 from pathlib import Path
 
+from monkey.safe_text import printable  # re-exported: files are shown with it
+
 __all__ = [
     "SNIFF_BYTES",
     "BIG_FILE",
@@ -40,15 +42,6 @@ def read_exact(path: Path) -> tuple[bytes, str]:
     """A file's bytes and its text, lossless (undecodable bytes become surrogates)."""
     data = path.read_bytes()
     return data, data.decode("utf-8", errors="surrogateescape")
-
-
-def printable(text: str) -> str:
-    """Text safe to show or encode: surrogates from undecodable bytes become U+FFFD."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", errors="surrogateescape").decode("utf-8", errors="replace")
-    return text
 
 
 def count_lines(text: str) -> int:
