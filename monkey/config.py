@@ -66,6 +66,10 @@ class ApprovalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     allow: list[str] = []
     deny: list[str] = []
     trust_project: bool = False
+    read_only: bool = True
+    """Commands that only read (``ls``, ``git status``, ``sed -n 1,5p``...) run without asking."""
+    read_only_extra: list[str] = []
+    """More read-only commands, as command prefixes (``"make -n"``)."""
 
 
 class LocalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -321,7 +325,10 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     allow = list(user_approvals.get("allow", [])) + list(project_approvals.get("allow", []))
     deny = list(user_approvals.get("deny", [])) + list(project_approvals.get("deny", []))
     merged = _merge(user, project)
-    merged["approvals"] = {"allow": allow, "deny": deny, "trust_project": bool(trusted)}
+    merged["approvals"] = {"allow": allow, "deny": deny, "trust_project": bool(trusted),
+                           "read_only": project_approvals.get("read_only", user_approvals.get("read_only", True)),
+                           "read_only_extra": [*user_approvals.get("read_only_extra", []),
+                                               *project_approvals.get("read_only_extra", [])]}
     config = msgspec.convert(merged, Config)
     config.notices = notices
     config.untrusted = ignored

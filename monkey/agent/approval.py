@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from monkey.safe_text import escape_controls, invisible_warnings
+from monkey.agent.read_only import ReadOnly
 from monkey.agent.shell_parse import parse_line
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.errors import ToolError
@@ -205,6 +206,9 @@ def _grant_prefixes(key: str, tool: str) -> list[list[str]]:
     return [_words(p) for p in parts[2].split("\n") if p]
 
 
+_READ_ONLY = Decision(approved=True, by="rule", reason="read-only command", exact_line=True)
+
+
 @dataclass
 class ApprovalPolicy:
     """Rules and grants that decide a call without asking anyone."""
@@ -214,13 +218,20 @@ class ApprovalPolicy:
     no_approval: bool = False
     grants: dict[str, str] = field(default_factory=dict)
     """Session grants: key -> description."""
+    read_only: ReadOnly | None = field(default_factory=ReadOnly)
+    """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
 
     @classmethod
     def from_strings(
-        cls, allow: Iterable[str] = (), deny: Iterable[str] = (), *, no_approval: bool = False
+        cls, allow: Iterable[str] = (), deny: Iterable[str] = (), *, no_approval: bool = False,
+        read_only: bool = True, read_only_extra: Iterable[str] = (),
     ) -> ApprovalPolicy:
         """Build a policy from rule strings (raises :class:`RuleError`)."""
-        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], no_approval)
+        try:
+            commands = ReadOnly(builtin=read_only, extra=read_only_extra)
+        except ValueError as exc:
+            raise RuleError(str(exc)) from None
+        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], no_approval, read_only=commands)
 
     def denied(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
         """The denial of the first deny rule that covers a call (any tool, reads included), or None."""
@@ -278,8 +289,10 @@ class ApprovalPolicy:
                 covering.append((rule.prefix(), Decision(approved=True, by="rule", reason=f"allowed by rule {rule}",
                                                          exact_line=True)))
         decisions: list[Decision] = []
-        for argv in parsed.commands:
+        for argv, origin in zip(parsed.commands, parsed.origins):
             found = next((d for prefix, d in covering if not prefix or _starts_with(argv, prefix)), None)
+            if found is None and self.read_only is not None and self.read_only.covers(argv, origin):
+                found = _READ_ONLY
             if found is None:
                 return None
             decisions.append(found)

@@ -17,11 +17,24 @@ the walk found.
 from __future__ import annotations
 
 import posixpath
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-__all__ = ["ParsedLine", "parse_line"]
+__all__ = ["Origin", "ParsedLine", "parse_line"]
+
+
+@dataclass(frozen=True)
+class Origin:
+    """How one simple command was named and run, for checks that need more than its argv."""
+
+    program: str
+    """The program as written (``./cat``, ``/usr/bin/cat``, ``cat``), before it is reduced to its name."""
+    wrappers: tuple[str, ...] = ()
+    """The wrappers it runs under, outermost first (``timeout``, ``xargs``, ``sh``...)."""
+    env: tuple[str, ...] = ()
+    """Variables set for it (``X=1 cmd``, ``env X=1 cmd``)."""
 
 
 @dataclass
@@ -34,6 +47,8 @@ class ParsedLine:
     """The wrapper commands taken off (``env``, ``sh``, ``timeout``...): deny rules see them too."""
     unsafe: list[str] = field(default_factory=list)
     """Reasons no rule may allow the line (empty: the commands are all it runs)."""
+    origins: list[Origin] = field(default_factory=list)
+    """How each command of :attr:`commands` was named and run (the same order)."""
 
 
 @lru_cache(maxsize=1)
@@ -148,6 +163,8 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
     """The literal text of a word node, or None when it is only known at run time."""
     kind = node.type
     text = node.text.decode("utf-8", errors="replace")
+    if kind == "word" and _expands(text):
+        return None  # a glob or a brace expansion: the shell decides the words at run time
     if kind in ("word", "number"):
         return text.replace("\\", "") if "\\" in text else text
     if kind == "raw_string":
@@ -164,6 +181,10 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
                 return None
         return "".join(parts)
     if kind == "concatenation":
+        if _expands("".join(c.text.decode("utf-8", errors="replace") if c.type == "word" else "\0"
+                            for c in node.children)):
+            _words_only(node, out, depth)
+            return None
         pieces = [_word(child, out, depth) for child in node.children]
         return None if any(p is None for p in pieces) else "".join(pieces)  # type: ignore[arg-type]
     if kind in ("command_substitution", "process_substitution"):
@@ -173,11 +194,43 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
     return None
 
 
+def _expands(text: str) -> bool:
+    """Whether unquoted word text is a pattern the shell expands (``*``, ``?``, ``[..]``, ``{a,b}``, ``{1..3}``)."""
+    plain = []
+    escaped = False
+    for ch in text:
+        if escaped:
+            plain.append("\0")  # an escaped character is literal
+            escaped = False
+        elif ch == "\\":
+            escaped = True
+        else:
+            plain.append(ch)
+    word = "".join(plain)
+    if "*" in word or "?" in word:
+        return True
+    if "[" in word and "]" in word[word.index("["):]:
+        return True
+    brace = word.find("{")
+    while brace != -1:
+        end = word.find("}", brace)
+        if end == -1:
+            return False
+        inner = word[brace + 1:end]
+        if "," in inner or ".." in inner:
+            return True
+        brace = word.find("{", brace + 1)
+    return False
+
+
 def _command(node: Any, out: ParsedLine, depth: int) -> None:
     argv: list[str | None] = []
+    env: list[str] = []
     for child in node.children:
         kind = child.type
         if kind == "variable_assignment":
+            name = child.child_by_field_name("name")
+            env.append(name.text.decode("utf-8", errors="replace") if name is not None else "")
             _words_only(child, out, depth)
         elif kind in ("file_redirect", "heredoc_redirect", "herestring_redirect"):
             _redirect(child, out, depth)
@@ -191,25 +244,33 @@ def _command(node: Any, out: ParsedLine, depth: int) -> None:
     if argv[0] is None:
         out.unsafe.append("the command's name is only known at run time")
         return
-    _unwrapped([a if a is not None else "\0dynamic" for a in argv], out, depth)
+    _unwrapped([a if a is not None else "\0dynamic" for a in argv], out, depth, tuple(env))
 
 
-def _unwrapped(argv: list[str], out: ParsedLine, depth: int) -> None:
+def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...] = ()) -> None:
     """Record ``argv`` with its wrapper commands taken off (recursing into ``sh -c``)."""
+    wrappers: list[str] = []
+    _check_env(env, out)
     while argv:
-        argv = [posixpath.basename(argv[0]) if "/" in argv[0] else argv[0], *argv[1:]]
+        program = argv[0]
+        argv = [posixpath.basename(program) if "/" in program else program, *argv[1:]]
         name = argv[0]
+
+        def record(argv: list[str]) -> None:
+            out.commands.append(argv)
+            out.origins.append(Origin(program, tuple(wrappers), env))
+
         if name.startswith("\0"):
             out.unsafe.append("the command's name is only known at run time")
             return
         if name in _RUNS_ITS_ARGUMENT:
             out.unsafe.append(f"{name} runs code the check cannot see")
-            out.commands.append(argv)
+            record(argv)
             return
         if name in _SHELLS:
             script = _shell_script(argv)
             if script is None:
-                out.commands.append(argv)  # a shell reading a file or stdin: its own rule decides
+                record(argv)  # a shell reading a file or stdin: its own rule decides
                 return
             out.wrappers.append(name)
             if script.startswith("\0"):
@@ -217,12 +278,36 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int) -> None:
                 return
             _walk_line(script, out, depth + 1)
             return
-        rest = _strip_wrapper(argv)
+        if name in _PRIVILEGED:
+            record(argv)  # a command of its own (a rule must allow it) that also runs another
+        rest = _strip_wrapper(argv, out)
         if rest is None:
-            out.commands.append(argv)
+            if name not in _PRIVILEGED:
+                record(argv)
             return
+        if name == "env":
+            added = tuple(a.split("=", 1)[0] for a in argv[1:len(argv) - len(rest)] if "=" in a and a[0] != "-")
+            _check_env(added, out)
+            env = env + added
         out.wrappers.append(name)  # a deny rule may name the wrapper itself
+        wrappers.append(name)
         argv = rest
+
+
+_PRIVILEGED = frozenset({"sudo", "doas"})
+"""Wrappers that change who runs a command: the wrapper needs a rule of its own."""
+_CODE_VARIABLES = re.compile(
+    r"^(LD_\w*|DYLD_\w*|BASH_ENV|ENV|PATH|IFS|PS4|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|BASH_FUNC_\w*"
+    r"|GIT_(?!AUTHOR_|COMMITTER_)\w*|HOME|XDG_\w*|ZDOTDIR|\w*PAGER|\w*ASKPASS|EDITOR|VISUAL|BROWSER|PYTHON\w*"
+    r"|NODE_OPTIONS|NODE_PATH|PERL5\w*|PERLLIB|RUBY\w*|GCONV_PATH|LESSOPEN|LESSCLOSE|GEM_\w*|JAVA_TOOL_OPTIONS"
+    r"|_JAVA_OPTIONS|RIPGREP_CONFIG_PATH)$")
+"""Variables through which a command's environment makes it load or run other code."""
+
+
+def _check_env(names: tuple[str, ...], out: ParsedLine) -> None:
+    for name in names:
+        if _CODE_VARIABLES.match(name):
+            out.unsafe.append(f"it sets {name}, which can make a program run other code")
 
 
 def _shell_script(argv: list[str]) -> str | None:
@@ -235,14 +320,28 @@ def _shell_script(argv: list[str]) -> str | None:
     return None
 
 
-def _strip_wrapper(argv: list[str]) -> list[str] | None:
+def _strip_wrapper(argv: list[str], out: ParsedLine) -> list[str] | None:
     """The command a wrapper runs (``env X=1 cmd`` -> ``cmd``), or None when ``argv`` is no wrapper."""
     name, args = argv[0], argv[1:]
     i = 0
     if name == "env":
         while i < len(args) and (args[i].startswith("-") or "=" in args[i]):
+            if args[i].startswith(("-S", "--split-string")) or (args[i].startswith("-") and args[i][1:2] != "-"
+                                                                and "S" in args[i]):
+                out.unsafe.append("env -S splits a string into a command the check cannot see")
             i += 2 if args[i] in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string") else 1
         return args[i:] or None
+    if name in ("sudo", "doas"):
+        takes_value = {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir",
+                       "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout", "--close-from"}
+        while i < len(args) and args[i].startswith("-"):
+            i += 2 if args[i] in takes_value else 1
+        while i < len(args) and "=" in args[i]:  # sudo VAR=value cmd
+            i += 1
+        return args[i:] or None
+    leading = [a for a in args[:next((k for k, a in enumerate(args) if not a.startswith("-")), len(args))]]
+    if name == "command" and any(a[1:2] != "-" and ("v" in a or "V" in a) for a in leading):
+        return None  # command -v NAME looks a name up; it runs nothing
     if name in ("nice", "ionice"):
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in ("-n", "-c", "-p") else 1

@@ -112,7 +112,8 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
         raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
     try:
         policy = ApprovalPolicy.from_strings(
-            config.approvals.allow, config.approvals.deny, no_approval=args.no_approval
+            config.approvals.allow, config.approvals.deny, no_approval=args.no_approval,
+            read_only=config.approvals.read_only, read_only_extra=config.approvals.read_only_extra,
         )
     except RuleError as exc:
         raise UsageError(str(exc)) from None

@@ -34,7 +34,7 @@ def shell(command: str) -> dict:
     ],
 )
 def test_allow_prefix_never_covers_shell_syntax(command: str, allowed: bool) -> None:
-    policy = ApprovalPolicy.from_strings(allow=["shell_execute(git status)"])
+    policy = ApprovalPolicy.from_strings(allow=["shell_execute(git status)"], read_only=False)
     decision = policy.check("shell_execute", shell(command))
     assert (decision is not None and decision.approved) is allowed
 

@@ -32,9 +32,10 @@ def texts(app) -> list[str]:  # type: ignore[no-untyped-def]
 
 EDIT = [{"text": "I'll fix **it**.", "tool_calls": [{"name": "file_edit", "arguments": {
     "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]}, {"text": "Done."}]
-SHELL_TWICE = [
-    {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "git status"}}]},
-    {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "git status --short"}}]},
+SHELL_TWICE = [  # git -c ... is no read-only command (those never ask), so these wait for a person
+    {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "git -c color.ui=never status"}}]},
+    {"text": "", "tool_calls": [{"name": "shell_execute",
+                                 "arguments": {"command": "git -c color.ui=never status --short"}}]},
     {"text": "Both ran."},
 ]
 

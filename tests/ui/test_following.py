@@ -11,7 +11,7 @@ SIZE = (120, 36)
 LONG = "\n\n".join(f"Paragraph {i} of the final answer, long enough to take a line." for i in range(40))
 TURNS = [
     {"text": "Let me look at the files first.",
-     "tool_calls": [{"name": "shell_execute", "arguments": {"command": "ls -la"}}]},
+     "tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c 'import os; print(os.listdir())'"}}]},
     {"text": "And the readme.", "tool_calls": [{"name": "file_read", "arguments": {"path": "README.md"}}]},
     {"text": LONG + "\n\nTHE END."},
 ]
