@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monkey.checkpoints.guard import DEFAULT_MAX_FILE_SIZE, CheckpointGuard, human_size
-from monkey.checkpoints.journal import Entry
+from monkey.checkpoints.journal import Entry, Journal
 from monkey.checkpoints.undo import UndoError, UndoOutcome, apply_undo, content_diff
 from monkey.events import Event, UndoApplied
 from monkey.tools.fileio import looks_binary, printable
@@ -76,6 +76,8 @@ class Checkpoints:
                  max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
         self.guard = CheckpointGuard(workspace, home=home, max_file_size=max_file_size)
         self.emit = emit or (lambda event: None)
+        self.notes: list[str] = []
+        """What the repair run by the latest :meth:`undo` said (interrupted changes completed)."""
 
     @property
     def shadow_path(self) -> Path:
@@ -156,12 +158,25 @@ class Checkpoints:
 
     def undo(self, *, steps: int | None = None, session_id: str | None = None, to: str | None = None,
              force: bool = False) -> UndoOutcome:
-        """Undo the latest change (or ``steps`` of them, a session's, or all from ``to`` on)."""
-        applied = self.guard.journal.entries(self.guard.key, states=["applied"], session_id=session_id)
+        """Undo the latest change (or ``steps`` of them, a session's, or all from ``to`` on).
+
+        An undo that a killed monkey left half-done is completed first, and then that is all
+        this call does: its outcome says ``completed_interrupted`` and nothing older is undone.
+        """
+        guard = self.guard
+        already = len(guard.completed_undos)
+        self.notes = guard.repair()
+        if len(guard.completed_undos) > already:
+            finished = guard.completed_undos[already:]
+            outcome = _completed_outcome(guard.journal, finished)
+            self.emit(undo_event(outcome, session_id or ""))
+            return outcome
+        applied = [e for e in guard.journal.entries(guard.key, states=["applied"], session_id=session_id)
+                   if not e.undone_by]  # an undo under way in another process has claimed it
         if to is not None:
             start = self.resolve(to)
-            chosen = [e for e in self.guard.journal.entries(self.guard.key, states=["applied"])
-                      if _after_or_at(e, start, self.guard)]
+            chosen = [e for e in guard.journal.entries(guard.key, states=["applied"])
+                      if not e.undone_by and _after_or_at(e, start, guard)]
             what = f"since checkpoint {start.id}"
         else:
             chosen = applied[-(steps or 1):] if steps is not None or session_id is None else applied
@@ -230,6 +245,19 @@ def undo_event(outcome: UndoOutcome, session_id: str = "") -> UndoApplied:
     return UndoApplied(session_id=session_id, undo_id=outcome.undo_id, checkpoint_ids=outcome.checkpoint_ids,
                        paths=shown(outcome.paths), removed=shown(outcome.removed),
                        restored=shown(outcome.restored), forced=outcome.forced)
+
+
+def _completed_outcome(journal: Journal, undos: list[Entry]) -> UndoOutcome:
+    """The outcome of interrupted undos that a repair has just completed."""
+    last = undos[-1]
+    claimed = [i for u in undos for i in journal.undone_by(u.id)]
+    return UndoOutcome(
+        undo_id=last.id, checkpoint_ids=claimed,
+        paths=[r.path for u in undos for r in u.files],
+        removed=[r.path for u in undos for r in u.files if r.after_sha is None and r.before_sha is not None],
+        restored=[r.path for u in undos for r in u.files if r.after_sha is not None and r.before_sha is None],
+        completed_interrupted=True,
+    )
 
 
 def _after_or_at(entry: Entry, start: Entry, guard: CheckpointGuard) -> bool:

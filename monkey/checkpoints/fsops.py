@@ -8,6 +8,7 @@ file in the same folder, then a rename), so a crash leaves either the old or the
 from __future__ import annotations
 
 import os
+import re
 import secrets
 import stat
 from dataclasses import dataclass
@@ -17,7 +18,11 @@ from monkey.checkpoints.shadow import blob_sha, git_mode
 from monkey.tools.base import ToolError
 from monkey.tools.workspace import resolve_path
 
-__all__ = ["FileState", "PathError", "read_state", "write_state", "missing_dirs", "safe_target", "same"]
+__all__ = ["FileState", "PathError", "read_state", "write_state", "missing_dirs", "safe_target", "same",
+           "remove_temp_files", "TEMP_SUFFIXES"]
+
+TEMP_SUFFIXES = (".monkey-tmp", ".monkey-undo")
+"""The temporary files of atomic writes: the file tools' and the undo's (``.NAME.XXXXXXXX.SUFFIX``)."""
 
 
 class PathError(Exception):
@@ -96,8 +101,14 @@ def missing_dirs(root: Path, rel: str) -> list[str]:
 
 
 def write_state(root: Path, rel: str, state: FileState | None, *, exact_mode: bool = True,
-                created_dirs: list[str] | None = None) -> None:
-    """Make ``rel`` hold ``state`` (None: remove it, then the folders it created if empty)."""
+                created_dirs: list[str] | None = None, die_before_rename: bool = False) -> None:
+    """Make ``rel`` hold ``state`` (None: remove it, then the folders it created if empty).
+
+    ``die_before_rename`` is fault injection for tests: the process is killed with the
+    temporary copy written and not yet renamed (or before a removal).
+    """
+    if die_before_rename and state is None:
+        _die()
     target = safe_target(root, rel)
     if state is None:
         try:
@@ -125,6 +136,8 @@ def write_state(root: Path, rel: str, state: FileState | None, *, exact_mode: bo
                 fh.flush()
                 os.fsync(fh.fileno())
             os.chmod(tmp, perm)
+        if die_before_rename:
+            _die()
         os.replace(tmp, target)
     except BaseException:
         try:
@@ -144,3 +157,34 @@ def _git_perm(target: Path, mode: int) -> int:
     if mode & 0o111:
         return base | ((base & 0o444) >> 2)
     return base & ~0o111
+
+
+def remove_temp_files(root: Path, rel: str) -> list[str]:
+    """Remove the temporary files a killed write of ``rel`` left beside it; returns their paths.
+
+    Only names of the exact shape monkey writes (``.NAME.<8 hex>.monkey-tmp|monkey-undo``)
+    in the path's own folder are removed.
+    """
+    folder, _, name = rel.rpartition("/")
+    shape = re.compile(r"\." + re.escape(name[:100]) + r"\.[0-9a-f]{8}(" +
+                       "|".join(re.escape(s) for s in TEMP_SUFFIXES) + r")")
+    try:
+        parent = safe_target(root, folder) if folder else root
+        names = os.listdir(parent)
+    except (OSError, PathError):
+        return []
+    removed: list[str] = []
+    for other in names:
+        if shape.fullmatch(other):
+            try:
+                os.unlink(parent / other)
+            except OSError:
+                continue
+            removed.append(f"{folder}/{other}" if folder else other)
+    return removed
+
+
+def _die() -> None:
+    import signal
+
+    os.kill(os.getpid(), signal.SIGKILL)

@@ -18,7 +18,8 @@ import threading
 from pathlib import Path
 
 from monkey.checkpoints.errors import CheckpointError
-from monkey.checkpoints.fsops import FileState, PathError, missing_dirs, read_state, same, write_state
+from monkey.checkpoints.fsops import (FileState, PathError, missing_dirs, read_state, remove_temp_files, same,
+                                      write_state)
 from monkey.checkpoints.gitrun import GitError
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
 from monkey.checkpoints.shadow import ShadowRepo, git_mode
@@ -54,6 +55,8 @@ class CheckpointGuard:
         self._mutex = threading.Lock()
         self._owner = ""
         self._owner_fd: int | None = None
+        self.completed_undos: list[Entry] = []
+        """Interrupted undos that :meth:`repair` completed in this process, oldest first."""
 
     # -- plumbing --------------------------------------------------------------------
 
@@ -222,6 +225,14 @@ class CheckpointGuard:
     def repair(self) -> list[str]:
         """Finish entries left pending by a monkey process that is gone; one message each."""
         messages: list[str] = []
+        if self.shadow.exists():
+            try:
+                with self._mutex, self.shadow.locked():
+                    cleared = self.shadow.clear_stale_lock(wait=0)
+            except GitError as exc:
+                cleared = str(exc)
+            if cleared:
+                messages.append(cleared)
         with self._mutex:
             pending = self.journal.entries(self.key, kind=None, states=["pending"])
         for entry in pending:
@@ -235,6 +246,10 @@ class CheckpointGuard:
             except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
                 messages.append(f"could not repair interrupted checkpoint {entry.id}: {exc}")
                 continue
+            left = [t for rec in entry.files for t in remove_temp_files(self.workspace, rec.path)]
+            if left:
+                messages.append(f"removed {len(left)} temporary file(s) the interrupted "
+                                f"{'undo' if entry.kind == 'undo' else 'change'} {entry.id} left: {', '.join(left)}")
             self._forget_owner(entry.owner)
         return messages
 
@@ -265,6 +280,7 @@ class CheckpointGuard:
                 write_state(self.workspace, rec.path, target, exact_mode=rec.exact_mode,
                             created_dirs=rec.created_dirs)
             entry.state = "applied"
+            self.completed_undos.append(entry)
             entry.note = ("completed after an interruption" +
                           (f"; changed by someone else meanwhile, left as they are: {', '.join(left)}" if left else ""))
             self.journal.finish_undo(entry)

@@ -64,7 +64,11 @@ MIGRATIONS = [
             exact_mode INTEGER NOT NULL DEFAULT 1,
             PRIMARY KEY (entry_id, path)
         )""",
-    ]
+    ],
+    [
+        "ALTER TABLE journal_files ADD COLUMN unattributed TEXT NOT NULL DEFAULT ''",
+        "ALTER TABLE journal_entries ADD COLUMN unrecorded TEXT NOT NULL DEFAULT '[]'",
+    ],
 ]
 
 
@@ -81,6 +85,8 @@ class FileRecord:
     """Folders that did not exist before the change (removed again by an undo if empty)."""
     exact_mode: bool = True
     """False when only git's mode is known (100644/100755/120000), as for shell changes."""
+    unattributed: str = ""
+    """Why monkey cannot be sure this change was its own ("" when it is): undo leaves the path alone."""
 
     @property
     def created(self) -> bool:
@@ -115,6 +121,8 @@ class Entry:
     note: str = ""
     created_at: float = field(default_factory=time.time)
     updated_at: float = field(default_factory=time.time)
+    unrecorded: list[list[str]] = field(default_factory=list)
+    """``[path, reason]`` of changes the entry's tool made that monkey could not record, so cannot undo."""
     files: list[FileRecord] = field(default_factory=list)
 
     @property
@@ -129,7 +137,7 @@ class Entry:
 
 
 _ENTRY_COLS = ("id, workspace, kind, state, tool, session_id, turn, call_id, checkpoint, after_commit, "
-               "before_tree, after_tree, owner, undone_by, note, created_at, updated_at")
+               "before_tree, after_tree, owner, undone_by, note, created_at, updated_at, unrecorded")
 
 
 class Journal:
@@ -161,10 +169,11 @@ class Journal:
         with self._tx() as c:
             c.executemany("UPDATE journal_entries SET undone_by = ? WHERE id = ?", [(entry.id, i) for i in claim])
             c.execute(
-                f"INSERT INTO journal_entries ({_ENTRY_COLS}) VALUES ({', '.join('?' * 17)})",
+                f"INSERT INTO journal_entries ({_ENTRY_COLS}) VALUES ({', '.join('?' * 18)})",
                 (entry.id, entry.workspace, entry.kind, entry.state, entry.tool, entry.session_id, entry.turn,
                  entry.call_id, entry.checkpoint, entry.after_commit, entry.before_tree, entry.after_tree,
-                 entry.owner, entry.undone_by, entry.note, entry.created_at, entry.updated_at),
+                 entry.owner, entry.undone_by, entry.note, entry.created_at, entry.updated_at,
+                 json.dumps(entry.unrecorded)),
             )
             self._put_files(c, entry.id, entry.files)
 
@@ -173,9 +182,10 @@ class Journal:
         c.execute("DELETE FROM journal_files WHERE entry_id = ?", (entry_id,))
         c.executemany(
             "INSERT INTO journal_files (entry_id, path, before_sha, before_mode, after_sha, after_mode, "
-            "created, deleted, created_dirs, exact_mode) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            "created, deleted, created_dirs, exact_mode, unattributed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
             [(entry_id, os.fsencode(f.path), f.before_sha, f.before_mode, f.after_sha, f.after_mode,
-              int(f.created), int(f.deleted), json.dumps(f.created_dirs), int(f.exact_mode)) for f in files],
+              int(f.created), int(f.deleted), json.dumps(f.created_dirs), int(f.exact_mode), f.unattributed)
+             for f in files],
         )
 
     def finish(self, entry: Entry) -> None:
@@ -184,8 +194,9 @@ class Journal:
         with self._tx() as c:
             c.execute(
                 "UPDATE journal_entries SET state = ?, after_commit = ?, after_tree = ?, note = ?, "
-                "updated_at = ? WHERE id = ?",
-                (entry.state, entry.after_commit, entry.after_tree, entry.note, entry.updated_at, entry.id),
+                "updated_at = ?, unrecorded = ? WHERE id = ?",
+                (entry.state, entry.after_commit, entry.after_tree, entry.note, entry.updated_at,
+                 json.dumps(entry.unrecorded), entry.id),
             )
             self._put_files(c, entry.id, entry.files)
 
@@ -209,18 +220,24 @@ class Journal:
     # -- reading ---------------------------------------------------------------------
 
     def _load(self, rows: list[tuple]) -> list[Entry]:
-        entries = [Entry(*row) for row in rows]
+        entries = [Entry(*row[:-1], unrecorded=json.loads(row[-1])) for row in rows]
         if not entries:
             return entries
         by_id = {e.id: e for e in entries}
         marks = ", ".join("?" * len(by_id))
         for row in self.conn.execute(
-            "SELECT entry_id, path, before_sha, before_mode, after_sha, after_mode, created_dirs, exact_mode "
+            "SELECT entry_id, path, before_sha, before_mode, after_sha, after_mode, created_dirs, exact_mode, "
+            "unattributed "
             f"FROM journal_files WHERE entry_id IN ({marks}) ORDER BY rowid", list(by_id),
         ):
             by_id[row[0]].files.append(FileRecord(
-                os.fsdecode(row[1]), row[2], row[3], row[4], row[5], json.loads(row[6]), bool(row[7])))
+                os.fsdecode(row[1]), row[2], row[3], row[4], row[5], json.loads(row[6]), bool(row[7]), row[8]))
         return entries
+
+    def undone_by(self, undo_id: str) -> list[str]:
+        """The ids of the entries an undo claimed, oldest first."""
+        rows = self.conn.execute("SELECT id FROM journal_entries WHERE undone_by = ? ORDER BY rowid", (undo_id,))
+        return [r[0] for r in rows]
 
     def get(self, entry_id: str) -> Entry | None:
         """One entry by its full id."""

@@ -117,6 +117,30 @@ class ShadowRepo:
         finally:
             os.close(fd)  # closing releases the lock
 
+    def clear_stale_lock(self, *, wait: float = 2.0) -> str:
+        """Remove an ``index.lock`` a killed git left behind (call it holding :meth:`locked`).
+
+        Every git command monkey runs here holds :meth:`locked`, so a lock file found while
+        holding it was left by a process that died, unless a live process (an orphaned git)
+        still has it open: then it is waited for a moment and, if still held, a GitError
+        names the holder. Returns a message when a stale lock was removed.
+        """
+        lock = self.git_dir / "index.lock"
+        deadline = time.monotonic() + wait
+        while os.path.lexists(lock):
+            holders = _open_by(lock)
+            if not holders:
+                try:
+                    os.unlink(lock)
+                except FileNotFoundError:
+                    return ""
+                return f"removed a stale lock of the shadow repository ({lock}) left by a stopped monkey"
+            if time.monotonic() >= deadline:
+                raise GitError(f"the shadow repository's index is locked by a running process (pid "
+                               f"{', '.join(map(str, holders))}): {lock}")
+            time.sleep(0.05)
+        return ""
+
     def git(self, *args: str, input: bytes | None = None, work_tree: bool = True) -> bytes:
         """Run a hardened git command in the shadow repository."""
         return run_git(self.git_dir, self.workspace if work_tree else None, args, input=input)
@@ -216,6 +240,7 @@ class ShadowRepo:
         Honours the workspace's .gitignore files; files over ``max_size`` bytes are left
         out. Returns the tree id and the paths left out for their size.
         """
+        self.clear_stale_lock()
         out = self.git("ls-files", "-z", "-m", "-d", "-o", "--exclude-standard")
         update: list[bytes] = []
         skipped: list[str] = []
@@ -282,3 +307,32 @@ class ShadowRepo:
         """Repack and drop every object no checkpoint (or the index) still needs."""
         self._odb = None
         self.git("gc", "--prune=now", "--quiet", work_tree=False)
+
+
+def _open_by(path: Path) -> list[int]:
+    """Pids of live processes that have ``path`` open (Linux /proc; elsewhere: any lock is live
+    for a minute after its last change, then stale)."""
+    proc = Path("/proc")
+    if not (proc / "self" / "fd").is_dir():
+        try:
+            return [0] if time.time() - os.lstat(path).st_mtime < 60 else []
+        except OSError:
+            return []
+    wanted = str(path)
+    found: list[int] = []
+    for entry in os.scandir(proc):
+        if not entry.name.isdigit():
+            continue
+        try:
+            fds = os.scandir(f"/proc/{entry.name}/fd")
+        except OSError:
+            continue
+        with fds:
+            for fd in fds:
+                try:
+                    if os.readlink(fd.path) == wanted:
+                        found.append(int(entry.name))
+                        break
+                except OSError:
+                    continue
+    return found

@@ -10,6 +10,7 @@ the files already written are put back, so nothing is left half-done.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 from monkey.checkpoints.fsops import FileState, PathError, read_state, same, write_state
@@ -19,7 +20,12 @@ from monkey.checkpoints.shadow import ShadowRepo
 from monkey.ids import new_id
 from monkey.tools.fileio import looks_binary, unified_diff
 
-__all__ = ["Conflict", "UndoConflict", "UndoError", "UndoOutcome", "plan_undo", "apply_undo", "content_diff"]
+__all__ = ["Conflict", "UndoConflict", "UndoError", "UndoOutcome", "plan_undo", "apply_undo", "content_diff",
+           "FAULT_KILL_AFTER"]
+
+FAULT_KILL_AFTER = "MONKEY_FAULT_KILL_UNDO_AFTER"
+"""Fault injection for tests: an undo kills its own process (SIGKILL) after writing this many files,
+with the next file's temporary copy already written, as a kill at that moment would leave it."""
 
 
 class UndoError(Exception):
@@ -72,6 +78,8 @@ class UndoOutcome:
     forced: bool = False
     overwritten: list[str] = field(default_factory=list)
     """Paths changed by someone else that --force overwrote."""
+    completed_interrupted: bool = False
+    """This was an undo a killed monkey had left half-done, now completed (and nothing more)."""
 
 
 def content_diff(shadow: ShadowRepo, path: str, old: bytes | None, new: bytes | None) -> str:
@@ -147,8 +155,12 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
             ))
         guard.journal.add(undo, claim=[e.id for e in entries])
         done: list[_Plan] = []
+        kill_after = _fault_point()
         try:
             for plan in plans:
+                if len(done) == kill_after:
+                    write_state(guard.workspace, plan.path, targets[plan.path], exact_mode=plan.target_exact,
+                                created_dirs=plan.created_dirs, die_before_rename=True)
                 write_state(guard.workspace, plan.path, targets[plan.path], exact_mode=plan.target_exact,
                             created_dirs=plan.created_dirs)
                 done.append(plan)
@@ -174,3 +186,9 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
         forced=bool(conflicts),
         overwritten=[c.path for c in conflicts],
     )
+
+
+def _fault_point() -> int:
+    """The number of files after which a test wants this undo killed (-1: never)."""
+    raw = os.environ.get(FAULT_KILL_AFTER, "")
+    return int(raw) if raw.isdigit() else -1

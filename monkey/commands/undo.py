@@ -86,9 +86,9 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     try:
         config = load_config(workspace.resolve())
         cps = Checkpoints(workspace, home=monkey_home(), max_file_size=config.checkpoints.max_file_size)
-        for note in cps.guard.repair():
-            sys.stderr.write(f"monkey: {note}\n")
-        if args.command == "checkpoints":
+        if args.command == "checkpoints":  # undo and restore repair first themselves (see Checkpoints.undo)
+            for note in cps.guard.repair():
+                sys.stderr.write(f"monkey: {for_stream(note, sys.stderr)}\n")
             if args.checkpoints_command == "show":
                 sys.stdout.write(for_stream(cps.show(args.checkpoint), sys.stdout))
                 return 0
@@ -106,8 +106,12 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
                 return 0
             return _list(cps, args)
         restore = args.command == "restore"
-        outcome = (cps.restore(args.checkpoint, force=args.force) if restore else
-                   cps.undo(steps=args.steps, session_id=args.session, to=args.to, force=args.force))
+        try:
+            outcome = (cps.restore(args.checkpoint, force=args.force) if restore else
+                       cps.undo(steps=args.steps, session_id=args.session, to=args.to, force=args.force))
+        finally:
+            for note in cps.notes:
+                sys.stderr.write(f"monkey: {for_stream(note, sys.stderr)}\n")
     except UndoConflict as exc:
         for conflict in exc.conflicts:
             sys.stderr.write(f"monkey: {for_stream(conflict.reason, sys.stderr)}\n")
@@ -127,7 +131,12 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
 
         sys.stdout.write(encode(undo_event(outcome)).decode() + "\n")
         return 0
-    print(f"undid {len(outcome.checkpoint_ids)} change(s) ({', '.join(outcome.checkpoint_ids)}); undo id {outcome.undo_id}")
+    if outcome.completed_interrupted:
+        print(f"completed the interrupted undo {outcome.undo_id} of {len(outcome.checkpoint_ids)} change(s) "
+              f"({', '.join(outcome.checkpoint_ids)}); nothing more was undone (run monkey undo again for more)")
+    else:
+        print(f"undid {len(outcome.checkpoint_ids)} change(s) ({', '.join(outcome.checkpoint_ids)}); "
+              f"undo id {outcome.undo_id}")
     for path in outcome.paths:
         how = ("removed (monkey had created it)" if path in outcome.removed else
                "brought back (monkey had deleted it)" if path in outcome.restored else "restored")
