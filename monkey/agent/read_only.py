@@ -455,7 +455,8 @@ class ReadOnly:
                 return True
         if not self.builtin or not _plain(program):
             return False
-        return is_read_only(argv, more_arguments=origin is not None and "xargs" in origin.wrappers)
+        fed = origin is not None and any(w in ("xargs", "find") for w in origin.wrappers)
+        return is_read_only(argv, more_arguments=fed)
 
     def covers_line(self, line: str | ParsedLine) -> bool:
         """Whether a whole shell line only reads: it parses cleanly and every command in it is read-only."""

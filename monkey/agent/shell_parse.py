@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
+from monkey.agent.shell_runners import inner_commands
+
 __all__ = ["Origin", "ParsedLine", "parse_line"]
 
 
@@ -247,9 +249,10 @@ def _command(node: Any, out: ParsedLine, depth: int) -> None:
     _unwrapped([a if a is not None else "\0dynamic" for a in argv], out, depth, tuple(env))
 
 
-def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...] = ()) -> None:
-    """Record ``argv`` with its wrapper commands taken off (recursing into ``sh -c``)."""
-    wrappers: list[str] = []
+def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...] = (),
+               outer: tuple[str, ...] = ()) -> None:
+    """Record ``argv`` with its wrapper commands taken off (recursing into ``sh -c`` and runners)."""
+    wrappers: list[str] = list(outer)
     _check_env(env, out)
     while argv:
         program = argv[0]
@@ -270,13 +273,27 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         if name in _SHELLS:
             script = _shell_script(argv)
             if script is None:
-                record(argv)  # a shell reading a file or stdin: its own rule decides
+                if "xargs" in wrappers or not any(not a.startswith("-") for a in argv[1:]):
+                    out.unsafe.append(f"{name} reads commands from its input")  # echo rm x | sh
+                record(argv)  # a shell reading a script file: its own rule decides
                 return
             out.wrappers.append(name)
             if script.startswith("\0"):
                 out.unsafe.append("a shell runs a script only known at run time")
                 return
             _walk_line(script, out, depth + 1)
+            return
+        inner = inner_commands(argv)
+        if inner is not None:
+            record(argv)  # a command of its own (a rule must allow it) that runs others, checked too
+            for kind, value in inner:
+                if isinstance(value, str):
+                    if "\0" in value:
+                        out.unsafe.append(f"{name} runs a command only known at run time")
+                    else:
+                        _walk_line(value, out, depth + 1)
+                else:
+                    _unwrapped(value, out, depth, env, (*wrappers, name))
             return
         if name in _PRIVILEGED:
             record(argv)  # a command of its own (a rule must allow it) that also runs another
