@@ -118,7 +118,7 @@ def _walk(node: Any, out: ParsedLine, depth: int) -> None:
     elif kind in ("variable_assignment",):
         _words_only(node, out, depth)
     elif kind in ("test_command", "word", "string", "raw_string", "number", "concatenation", "simple_expansion",
-                  "expansion", "variable_name"):
+                  "expansion", "variable_name", "extglob_pattern"):  # (a case pattern runs nothing)
         _words_only(node, out, depth)
     elif kind in ("command_substitution", "process_substitution"):
         out.unsafe.append(f"{kind.replace('_', ' ')} runs a command inside an argument")
