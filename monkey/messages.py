@@ -12,7 +12,11 @@ import msgspec
 
 from monkey.events import ToolCallSpec
 
-__all__ = ["Message", "ToolSpec", "ModelRequest", "Role"]
+__all__ = ["Message", "ToolSpec", "ModelRequest", "Role", "INTERRUPTED"]
+
+INTERRUPTED = "interrupted: may have run"
+"""The start of the result given to a tool call that started but whose result was never known
+(monkey was stopped or killed while it ran): it must not be taken for a call that did nothing."""
 
 Role = Literal["user", "assistant", "tool"]
 

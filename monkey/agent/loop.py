@@ -54,7 +54,7 @@ from monkey.events import (
     TurnStarted,
 )
 from monkey.ids import new_id
-from monkey.messages import Message, ModelRequest
+from monkey.messages import INTERRUPTED, Message, ModelRequest
 from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
 
@@ -130,6 +130,8 @@ class Agent:
         self.started = False
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Event | None] | None = None
+        self._ran: set[str] = set()
+        """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
         self.system_prompt = render_system_prompt(
             self.options.system_prompt, model=backend.model, workspace=str(self.workspace)
         )
@@ -373,14 +375,16 @@ class Agent:
                 )
 
     def _close_unanswered(self) -> None:
-        """Give every tool call without a result a 'not run' result, so the history stays valid."""
+        """Give every tool call without a result one ('not run', or 'interrupted: may have run' for a
+        call that had started), so the history stays valid."""
         answered = {m.tool_call_id for m in self.messages if m.role == "tool"}
         for msg in list(self.messages):
             for call in msg.tool_calls:
                 if call.id not in answered:
+                    content = (f"{INTERRUPTED} (the turn was stopped while it ran)" if call.id in self._ran
+                               else "not run: the turn was stopped")
                     self.messages.append(
-                        Message(role="tool", tool_call_id=call.id, name=call.name,
-                                content="not run: the turn was stopped", is_error=True)
+                        Message(role="tool", tool_call_id=call.id, name=call.name, content=content, is_error=True)
                     )
 
     # -- tool calls ------------------------------------------------------------------
@@ -459,6 +463,8 @@ class Agent:
             tool.check(args, ctx)
             pending = await self._checkpoint(call, paths, turn, emit) if guarded and paths != [] else None
             emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))
+            await self._shown()  # intent before effect: the call is stored as started before it runs
+            self._ran.add(call.id)
             ran = False
             try:
                 outcome = await tool.run(args, ctx)

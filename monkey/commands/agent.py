@@ -214,8 +214,8 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
                  resume: str | None = None, checkpoints: list[str] | None = None) -> TurnCompleted | None:
     """Run one task, cancelling cleanly on the first Ctrl-C and giving up on the second.
 
-    Every event goes to the session store, then to ``sink``; what must be durable (a message,
-    a tool result, an approval) is written before it is shown. A sink that returns False
+    Every event goes to the session store, then to ``sink``: all but the streaming deltas are
+    committed before they are shown (:meth:`~monkey.store.Recorder.keep`). A sink that returns False
     cannot show anything more (see :class:`~monkey.output.StdoutGuard`): the task is
     cancelled. The ids of the checkpoints the run took are appended to ``checkpoints``.
     """
@@ -257,10 +257,9 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
                 last = event
             elif isinstance(event, CheckpointCreated) and checkpoints is not None:
                 checkpoints.append(event.checkpoint_id)
-            recorder.add(event)  # durable before visible
-            if recorder.failed is None and recorder.should_flush(event):
+            if recorder.failed is None:
                 try:
-                    await recorder.flush(wait=recorder.durable(event))
+                    await recorder.keep(event)  # durable before visible
                 except StoreError as exc:
                     sys.stderr.write(f"\nmonkey: {exc}; stopping the turn (what was saved is kept)\n")
                     sys.stderr.flush()

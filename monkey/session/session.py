@@ -68,12 +68,10 @@ class Session:
             await self.emit(agent.session_started())  # an undo or a switch before any turn
         recorder = self.recorder
         if recorder is not None and recorder.failed is None:
-            recorder.add(event)
-            if recorder.should_flush(event):
-                try:
-                    await recorder.flush(wait=recorder.durable(event))
-                except StoreError as exc:
-                    self._lost(exc)
+            try:
+                await recorder.keep(event)  # durable before visible
+            except StoreError as exc:
+                self._lost(exc)
         self.show(event)
 
     def _lost(self, exc: StoreError) -> None:
@@ -98,14 +96,20 @@ class Session:
         return self.handle
 
     async def end(self) -> None:
-        """Store ``session_ended`` (if the session started) and close the store."""
+        """Store ``session_ended`` (if the session started), show it and close the store."""
+        from monkey.store import StoreError
+
         handle, self.handle = self.handle, None
         if handle is None:
             return
         if self.agent.started:
             ended = self.agent.session_ended("completed")
-            handle.recorder.add(ended)
             self.agent.started = False
+            if handle.recorder.failed is None:
+                try:
+                    await handle.recorder.keep(ended)  # durable before visible
+                except StoreError as exc:
+                    self.tell(f"{exc}; the end of the session was not saved", "error")
             self.show(ended)
         try:
             await handle.close()

@@ -2,13 +2,16 @@
 
 :meth:`Recorder.add` (also the sink call ``recorder(event)``) numbers, hashes and buffers
 one event and follows it in the conversation; :meth:`Recorder.flush` writes the buffer,
-the new conversation nodes and the session's totals in one transaction. The driver awaits
-a flush whenever :meth:`Recorder.should_flush` says so: at once for what must be durable
-before the next model call (a completed message, a tool result, an approval, the start of
-an iteration, the end of a turn), otherwise in the background (one write at a time, while
-the next batch is built) every :data:`BATCH` events, or with the first event that arrives
-:data:`MAX_DELAY` seconds after the last write (so ``kill -9`` loses at most the text that
-was streaming).
+the new conversation nodes and the session's totals in one transaction.
+
+:meth:`Recorder.keep` is the one rule every driver follows before it shows an event
+(durable before visible): every event but the streaming deltas (:data:`STREAMING`) is
+committed before ``keep`` returns, so ``kill -9`` can only lose text a sink showed while
+it streamed, and that text is stored whole with its ``message_completed``. Deltas are
+buffered and written with the next event that is not one, in the background every
+:data:`BATCH` deltas, or :data:`MAX_DELAY` seconds after the last write. The commits of
+:data:`DURABLE` events are also synced to the disk (they survive a power cut); the others
+reach the operating system, which is what a killed process needs.
 
 A failed write (read-only file, full disk, damaged database) makes the recorder
 :attr:`~Recorder.failed`: what was written stays, and the driver stops the turn.
@@ -31,17 +34,20 @@ from monkey.store.chain import link
 from monkey.store.conversation import Conversation, encode_message
 from monkey.store.store import Count, Restored, SessionStore, StoreError
 
-__all__ = ["Recorder", "DURABLE", "BATCH", "MAX_DELAY"]
+__all__ = ["Recorder", "STREAMING", "DURABLE", "BATCH", "MAX_DELAY"]
 
+STREAMING = frozenset({"text_delta", "thinking_delta"})
+"""Event types a sink may show before they are stored (their text is stored whole with the
+``message_completed`` that ends them); every other event is committed first."""
 DURABLE = frozenset({
-    "session_started", "turn_started", "iteration_started", "message_completed", "tool_result",
-    "approval_resolved", "turn_completed", "context_compacted", "session_ended", "error",
+    "session_started", "turn_started", "iteration_started", "message_completed", "tool_started",
+    "tool_result", "approval_resolved", "turn_completed", "context_compacted", "session_ended", "error",
 })
-"""Event types written before the driver handles the next event."""
+"""Event types whose commit is synced to the disk (the rest are committed, not synced)."""
 BATCH = 512
-"""Buffered events that trigger a write."""
+"""Buffered deltas that trigger a background write."""
 MAX_DELAY = 0.25
-"""Seconds after which buffered events are written anyway (bounds what ``kill -9`` loses)."""
+"""Seconds after which buffered deltas are written anyway."""
 
 _FOLLOWED = frozenset({
     "session_started", "turn_started", "iteration_started", "message_completed", "tool_result",
@@ -131,6 +137,19 @@ class Recorder:
         if kind in _FOLLOWED:
             self._follow(event)
 
+    async def keep(self, event: ev.Event) -> None:
+        """Add ``event`` so that a sink may show it: committed when this returns, unless it is a
+        streaming delta (see :data:`STREAMING`). Raises :class:`StoreError` (and stays failed).
+        """
+        if self.failed is not None:
+            raise self.failed
+        self.add(event)
+        kind = event.type
+        if kind not in STREAMING:
+            await self.flush(sync=kind in DURABLE)
+        elif len(self._rows) >= BATCH or time.monotonic() - self._last_flush >= MAX_DELAY:
+            await self.flush(wait=False)
+
     def _follow(self, event: ev.Event) -> None:
         self.conversation.apply(event)
         match event:
@@ -152,27 +171,16 @@ class Recorder:
             case _:
                 pass
 
-    def should_flush(self, event: ev.Event) -> bool:
-        """Whether the driver should await :meth:`flush` after handing over ``event``."""
-        return (
-            event.type in DURABLE
-            or len(self._rows) >= BATCH
-            or (bool(self._rows) and time.monotonic() - self._last_flush >= MAX_DELAY)
-        )
-
     def reconcile(self) -> None:
         """Make the next flush bring the stored conversation in line with the agent's list."""
         self._reconcile = True
 
-    def durable(self, event: ev.Event) -> bool:
-        """Whether ``event`` must be on disk before the driver goes on (see :data:`DURABLE`)."""
-        return event.type in DURABLE
-
-    async def flush(self, *, wait: bool = True) -> None:
+    async def flush(self, *, wait: bool = True, sync: bool = False) -> None:
         """Write what is buffered in one transaction; raises :class:`StoreError` (and stays failed).
 
         With ``wait=False`` the write runs in the background while more events arrive (one
         write at a time, in order); the next flush waits for it and reports its failure.
+        ``sync`` also syncs the commit to the disk.
         """
         if self._inflight is not None:
             task, self._inflight = self._inflight, None
@@ -183,13 +191,13 @@ class Recorder:
         if statements is None:
             return
         if wait:
-            await self._write(statements)
+            await self._write(statements, sync)
         else:
-            self._inflight = asyncio.ensure_future(self._write(statements))
+            self._inflight = asyncio.ensure_future(self._write(statements, sync))
 
-    async def _write(self, statements: list[tuple[str, Any, bool]]) -> None:
+    async def _write(self, statements: list[tuple[str, Any, bool]], sync: bool = False) -> None:
         try:
-            await self.store.write(statements, doing="save the session")
+            await self.store.write(statements, doing="save the session", sync=sync)
         except StoreError as exc:
             self.failed = exc
             raise

@@ -195,6 +195,8 @@ class SessionStore:
         """The aiosqlite connection (autocommit; transactions are explicit)."""
         self.lock = asyncio.Lock()
         """Held for each write transaction, so recorders sharing the connection never interleave."""
+        self._synced = False
+        """Whether commits are synced to the disk now (``PRAGMA synchronous``)."""
 
     # -- opening -----------------------------------------------------------------------
 
@@ -263,10 +265,17 @@ class SessionStore:
         except sqlite3.Error as exc:
             raise self.error(exc, doing) from None
 
-    async def write(self, statements: list[tuple[str, Any, bool]], *, doing: str) -> None:
-        """Run ``(sql, params, many)`` statements in one ``BEGIN IMMEDIATE`` transaction."""
+    async def write(self, statements: list[tuple[str, Any, bool]], *, doing: str, sync: bool = False) -> None:
+        """Run ``(sql, params, many)`` statements in one ``BEGIN IMMEDIATE`` transaction.
+
+        Every commit reaches the operating system (it survives the process being killed);
+        with ``sync`` it is also synced to the disk (it survives a power cut).
+        """
         async with self.lock:
             try:
+                if sync != self._synced:
+                    await self.conn.execute(f"PRAGMA synchronous = {'FULL' if sync else 'NORMAL'}")
+                    self._synced = sync
                 await self.conn.execute("BEGIN IMMEDIATE")
                 try:
                     for sql, params, many in statements:

@@ -19,26 +19,43 @@ def _started(sid: str) -> ev.SessionStarted:
     return ev.SessionStarted(session_id=sid, workspace="/w", backend="scripted", model="m")
 
 
-async def test_batching_and_flush_rules(monkey_home: Path) -> None:
+def _committed(path: Path, sid: str) -> list[str]:
+    """The event types another connection sees committed (what survives ``kill -9`` now)."""
+    conn = sqlite3.connect(path)
+    try:
+        return [r[0] for r in conn.execute("SELECT type FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+    finally:
+        conn.close()
+
+
+async def test_keep_commits_all_but_deltas_before_returning(monkey_home: Path) -> None:
+    """Durable before visible: when keep() returns, every event but a streaming delta is committed
+    (a second connection sees it), deltas with it; deltas alone wait for a batch."""
     async with await SessionStore.open() as store:
         rec = Recorder(store, "s1")
         first = _started("s1")
-        rec.add(first)
-        assert rec.should_flush(first)
-        await rec.flush()
+        await rec.keep(first)
+        assert _committed(store.path, "s1") == ["session_started"]
         delta = ev.TextDelta(session_id="s1", text="x")
-        for _ in range(BATCH - 1):
-            rec.add(delta)
-        assert not rec.should_flush(delta) or rec.pending >= BATCH
-        rec.add(delta)
-        assert rec.should_flush(delta), "a full batch is written"
-        await rec.flush()
-        rec.add(ev.ToolResult(session_id="s1", call_id="c", name="file_read", ok=True, output="o"))
-        assert rec.should_flush(ev.ToolResult(session_id="s1", call_id="c", name="t", ok=True, output=""))
+        await rec.keep(delta)
+        assert rec.pending == 1, "a delta may be shown before it is stored"
+        for kind in (ev.ToolCallEvent(session_id="s1", call_id="c", name="file_read"),
+                     ev.ApprovalRequested(session_id="s1", call_id="c", name="file_read"),
+                     ev.CheckpointCreated(session_id="s1", checkpoint_id="k", tool="file_write"),
+                     ev.ToolStarted(session_id="s1", call_id="c", name="file_read"),
+                     ev.ToolOutput(session_id="s1", call_id="c", stream="stdout", text="o"),
+                     ev.Usage(session_id="s1", input_tokens=1, output_tokens=1),
+                     ev.ContextUsage(session_id="s1", used=1, window=10, fraction=0.1),
+                     ev.ToolResult(session_id="s1", call_id="c", name="file_read", ok=True, output="o")):
+            await rec.keep(kind)
+            assert _committed(store.path, "s1")[-1] == kind.type and rec.pending == 0, kind.type
+        for _ in range(BATCH):
+            await rec.keep(delta)
+        await rec.flush()  # the full batch went out in the background; wait for it
         await rec.close()
         lines = await store.event_lines("s1")
         info = await store.get("s1")
-    assert len(lines) == BATCH + 2 and info is not None and info.events == BATCH + 2 and info.pid == 0
+    assert len(lines) == BATCH + 10 and info is not None and info.events == BATCH + 10 and info.pid == 0
     assert ev.decode(lines[0]) == first
 
 

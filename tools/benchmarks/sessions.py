@@ -7,8 +7,8 @@
   follow the conversation, aiosqlite transactions of 512 events written while the next
   batch is built); target >= 20,000/s and >= 0.5x plain ``sqlite3`` inserting the same rows
   (events and conversation nodes) in the same batches.
-- ``event_append_durable`` (no target): the same stream flushed as the CLI driver flushes it,
-  at once after every message, tool result and iteration start.
+- ``event_append_durable`` (no target): the same stream stored as every driver stores it
+  (:meth:`~monkey.store.Recorder.keep`: each event but the text deltas committed before it is shown).
 - ``durable_flush``: the time one such flush takes; target <= 5 ms.
 """
 
@@ -51,8 +51,8 @@ def _turn_events(sid: str, turn: int) -> list:
 
 
 async def _record(path: Path, sid: str, events: list, *, durable: bool = True) -> float:
-    """Seconds to append ``events``; ``durable``: flush as the CLI driver does (at once after
-    each message, tool result, approval...), else only in full batches."""
+    """Seconds to append ``events``; ``durable``: as every driver stores them (each event but the
+    deltas committed before it is shown), else only in full batches."""
     from monkey.store import Recorder, SessionStore
     from monkey.store.recorder import BATCH
 
@@ -60,10 +60,11 @@ async def _record(path: Path, sid: str, events: list, *, durable: bool = True) -
         rec = Recorder(store, sid)
         start = time.perf_counter()
         for event in events:
+            if durable:
+                await rec.keep(event)
+                continue
             rec.add(event)
-            if durable and rec.should_flush(event):
-                await rec.flush(wait=rec.durable(event))
-            elif not durable and rec.pending >= BATCH:
+            if rec.pending >= BATCH:
                 await rec.flush(wait=False)
         await rec.close()
         return time.perf_counter() - start
