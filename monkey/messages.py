@@ -12,11 +12,13 @@ import msgspec
 
 from monkey.events import ToolCallSpec
 
-__all__ = ["Message", "ToolSpec", "ModelRequest", "Role", "INTERRUPTED"]
+__all__ = ["Message", "ToolSpec", "ModelRequest", "Role", "INTERRUPTED", "STOPPED_WHILE_RUNNING"]
 
 INTERRUPTED = "interrupted: may have run"
 """The start of the result given to a tool call that started but whose result was never known
 (monkey was stopped or killed while it ran): it must not be taken for a call that did nothing."""
+STOPPED_WHILE_RUNNING = f"{INTERRUPTED} (the turn was stopped while it ran)"
+"""The result of a call whose turn was cancelled while it ran."""
 
 Role = Literal["user", "assistant", "tool"]
 

@@ -54,7 +54,7 @@ from monkey.events import (
     TurnStarted,
 )
 from monkey.ids import new_id
-from monkey.messages import INTERRUPTED, Message, ModelRequest
+from monkey.messages import STOPPED_WHILE_RUNNING, Message, ModelRequest
 from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
 
@@ -381,8 +381,7 @@ class Agent:
         for msg in list(self.messages):
             for call in msg.tool_calls:
                 if call.id not in answered:
-                    content = (f"{INTERRUPTED} (the turn was stopped while it ran)" if call.id in self._ran
-                               else "not run: the turn was stopped")
+                    content = STOPPED_WHILE_RUNNING if call.id in self._ran else "not run: the turn was stopped"
                     self.messages.append(
                         Message(role="tool", tool_call_id=call.id, name=call.name, content=content, is_error=True)
                     )

@@ -71,6 +71,7 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
             if info.state == "active" and info.pid and info.pid != os.getpid():
                 raise StoreError(f"session {info.id} is open in another monkey process (pid {info.pid})")
             restored = await store.load(info.id)
+            _tell_effects(agent, restored)
             agent.session_id = info.id
             agent.messages = list(restored.messages)
             agent.turns = info.turns
@@ -91,6 +92,57 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
     if restored is not None:
         handle.notices = describe_restored(restored)
     return handle
+
+
+def _tell_effects(agent: Agent, restored: Restored) -> None:
+    """Add to each call that was stopped while it ran what the checkpoint journal knows of its
+    effect, in its result (for the model) and in the repairs (for the person)."""
+    if not restored.interrupted:
+        return
+    import msgspec
+
+    from monkey.messages import INTERRUPTED
+
+    known = _journal_of(agent, restored.info.id)
+    index = {m.tool_call_id: n for n, m in enumerate(restored.messages)
+             if m.role == "tool" and m.content.startswith(INTERRUPTED)}
+    for call_id, name in restored.interrupted:
+        effect = known.get(call_id) or ("the checkpoint journal has no change recorded for it" if agent.checkpoints
+                                        is not None else "no checkpoint journal: what it did is unknown")
+        n = index.get(call_id)
+        if n is not None:
+            message = restored.messages[n]
+            restored.messages[n] = msgspec.structs.replace(
+                message, content=f"{message.content}; {effect}. Check before running it again.")
+        restored.repairs.append(f"{name} call {call_id} was interrupted and may have run: {effect}")
+
+
+def _journal_of(agent: Agent, session_id: str) -> dict[str, str]:
+    """What the checkpoint journal recorded of each call of ``session_id``, by call id."""
+    from monkey.checkpoints.guard import CheckpointGuard
+
+    guard = agent.checkpoints
+    if not isinstance(guard, CheckpointGuard):
+        return {}
+    try:
+        entries = guard.journal.entries(guard.key, session_id=session_id)
+    except Exception:  # noqa: BLE001 - a damaged journal: say nothing rather than guess
+        return {}
+    said: dict[str, list[str]] = {}
+    for e in entries:
+        if not e.call_id:
+            continue
+        paths = ", ".join(e.paths) or "no files"
+        if e.state == "applied":
+            text = f"checkpoint {e.id} recorded it changing {paths} (monkey undo reverts it)"
+        elif e.state == "undone":
+            text = f"checkpoint {e.id} recorded it changing {paths}, since undone"
+        elif e.state == "pending":
+            text = f"checkpoint {e.id} was taken before it and its change is not recorded yet"
+        else:
+            text = f"checkpoint {e.id} was taken before it and records no change ({e.state})"
+        said.setdefault(e.call_id, []).append(text)
+    return {k: "; ".join(v) for k, v in said.items()}
 
 
 async def _named_session(store: SessionStore, workspace: Path, *, continue_: bool,

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import msgspec
 
 from monkey import events as ev
-from monkey.messages import Message
+from monkey.messages import STOPPED_WHILE_RUNNING, Message
 
 __all__ = ["Node", "NodeKind", "Conversation", "message_kind", "NOT_RUN", "encode_message",
            "decode_message"]
@@ -76,6 +76,8 @@ class Conversation:
     """Sequence numbers taken out of context since the last :meth:`take`."""
     results: dict[str, Message] = field(default_factory=dict)
     """Tool results held until the results of earlier calls arrive."""
+    started: set[str] = field(default_factory=set)
+    """Calls stored as started (``tool_started``): stopped without a result, they may have run."""
 
     @property
     def messages(self) -> list[Message]:
@@ -112,8 +114,12 @@ class Conversation:
                 calls, answered = self._last_group()
                 for call in calls:
                     if call.id not in answered:
+                        said = STOPPED_WHILE_RUNNING if call.id in self.started else NOT_RUN
                         self._append("tool", Message(role="tool", tool_call_id=call.id, name=call.name,
-                                                     content=NOT_RUN, is_error=True))
+                                                     content=said, is_error=True))
+                self.started.clear()
+            case ev.ToolStarted():
+                self.started.add(event.call_id)
             case ev.ContextCompacted():
                 kept = self.messages[event.messages_compacted:]
                 self.summaries.add(event.summary)

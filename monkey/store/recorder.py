@@ -50,7 +50,7 @@ MAX_DELAY = 0.25
 """Seconds after which buffered deltas are written anyway."""
 
 _FOLLOWED = frozenset({
-    "session_started", "turn_started", "iteration_started", "message_completed", "tool_result",
+    "session_started", "turn_started", "iteration_started", "message_completed", "tool_started", "tool_result",
     "turn_completed", "context_compacted", "usage", "session_ended",
 })
 """Event types that change the conversation or the session's totals."""

@@ -25,7 +25,7 @@ import msgspec
 
 from monkey import events as ev
 from monkey.db import BUSY_TIMEOUT_MS, DatabaseError, connect, db_path, migrate
-from monkey.messages import Message
+from monkey.messages import INTERRUPTED, Message
 from monkey.store.chain import ChainCheck, check_chain
 from monkey.store.conversation import NOT_RUN, Node, decode_message
 from monkey.store.schema import COMPONENT, MIGRATIONS
@@ -108,6 +108,9 @@ class Restored:
     """What is damaged, one line each."""
     repairs: list[str] = field(default_factory=list)
     """What was done about it (or about an interrupted turn), one line each."""
+    interrupted: list[tuple[str, str]] = field(default_factory=list)
+    """``(call id, tool)`` of each call stored as started whose result was never stored: it is
+    given to the model as 'interrupted: may have run' (see :data:`~monkey.messages.INTERRUPTED`)."""
 
     @property
     def damaged(self) -> bool:
@@ -115,33 +118,40 @@ class Restored:
         return bool(self.problems)
 
 
-def _late_results(event_rows: list[Any]) -> dict[str, Message]:
-    """Tool results of the last turn that are stored as events, by call id."""
+def _late_results(event_rows: list[Any]) -> tuple[dict[str, Message], set[str]]:
+    """Tool results of the last turn that are stored as events, by call id, and the calls of the
+    last turn stored as started (``tool_started``)."""
     found: dict[str, Message] = {}
+    started: set[str] = set()
     for _, kind, data, _ in reversed(event_rows):
         if kind == "turn_started":
             break
-        if kind != "tool_result":
+        if kind not in ("tool_result", "tool_started"):
             continue
         try:
             event = ev.decode(bytes(data) if not isinstance(data, str) else data)
         except ev.DecodeError:
             continue
-        if isinstance(event, ev.ToolResult) and event.call_id not in found:
+        if isinstance(event, ev.ToolStarted):
+            started.add(event.call_id)
+        elif isinstance(event, ev.ToolResult) and event.call_id not in found:
             found[event.call_id] = Message(role="tool", tool_call_id=event.call_id, name=event.name,
                                            content=event.output, is_error=not event.ok)
-    return found
+    return found, started
 
 
 def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
-          late: dict[str, Message] | None = None) -> list[tuple[Node | None, Message]]:
+          late: dict[str, Message] | None = None, started: set[str] | None = None,
+          interrupted: list[tuple[str, str]] | None = None) -> list[tuple[Node | None, Message]]:
     """Drop tool results without their call and give calls without a result one: for the last
     message, the result stored as an event if there is one (a kill came before its node was
-    written), else a 'not run' one."""
+    written), 'interrupted: may have run' for a call stored as started (noted in
+    ``interrupted``), else a 'not run' one."""
     out: list[tuple[Node | None, Message]] = []
     open_calls: dict[str, Any] = {}
     order: list[Any] = []
     closed = orphans = recovered = 0
+    cut: list[tuple[str, str]] = [] if interrupted is None else interrupted
 
     def close_group(last: bool = False) -> None:
         nonlocal closed, recovered
@@ -150,6 +160,12 @@ def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
                 if last and late and call.id in late:
                     out.append((None, late[call.id]))
                     recovered += 1
+                    continue
+                if last and started and call.id in started:
+                    out.append((None, Message(role="tool", tool_call_id=call.id, name=call.name, is_error=True,
+                                              content=f"{INTERRUPTED}: monkey was stopped while {call.name} ran, "
+                                                      "before its result was recorded")))
+                    cut.append((call.id, call.name))
                     continue
                 out.append((None, Message(role="tool", tool_call_id=call.id, name=call.name, content=NOT_RUN,
                                           is_error=True)))
@@ -172,8 +188,11 @@ def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
     close_group(last=True)
     if recovered:
         repairs.append(f"{recovered} tool result(s) of the interrupted turn recovered from its events")
+    if cut:
+        repairs.append(f"{len(cut)} tool call(s) stopped while running, before their result was recorded, "
+                       f"given to the model as {INTERRUPTED!r}")
     if closed:
-        repairs.append(f"{closed} tool call(s) without a stored result marked {NOT_RUN!r}")
+        repairs.append(f"{closed} tool call(s) that never started marked {NOT_RUN!r}")
     if orphans:
         repairs.append(f"{orphans} tool result(s) whose call was lost left out")
     return out
@@ -413,7 +432,8 @@ class SessionStore:
         if altered & {r[0] for r in node_rows if r[2]}:
             restored.repairs.append(f"{len(altered)} altered node(s) left out of the conversation")
         before = {id(node) for node, _ in kept if node is not None}
-        paired = _pair(kept, restored.repairs, _late_results(event_rows))
+        late, started = _late_results(event_rows)
+        paired = _pair(kept, restored.repairs, late, started, restored.interrupted)
         restored.messages = [m for _, m in paired]
         restored.nodes = [n for n, _ in paired if n is not None]
         lost = before - {id(node) for node in restored.nodes}
