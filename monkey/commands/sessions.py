@@ -134,7 +134,7 @@ async def _rm(store: SessionStore, args: argparse.Namespace) -> int:
     for ref in args.ids:
         info = await store.find(ref)
         if info.state == "active":
-            raise StoreError(f"session {info.id} is being written by a running monkey (pid {info.pid}); not deleted")
+            raise StoreError(f"session {info.id} is open in a running monkey process; not deleted")
         await store.delete(info.id)
         _line(f"deleted {info.id}")
     return 0

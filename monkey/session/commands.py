@@ -10,7 +10,6 @@ shows them. :func:`run_command` parses a typed line and runs the command it name
 from __future__ import annotations
 
 import asyncio
-import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
@@ -239,8 +238,8 @@ async def _resume(host: Host, ref: str) -> list[Reply]:
         return [Note("that is this session")]
     if target.workspace != str(host.agent.workspace):
         return [Note(f"session {target.id} belongs to {target.workspace}; run monkey there to resume it", "warning")]
-    if target.state == "active" and target.pid and target.pid != os.getpid():
-        return [Note(f"session {target.id} is open in another monkey process (pid {target.pid})", "warning")]
+    if target.state == "active":  # its lock is held: by another monkey process
+        return [Note(f"session {target.id} is open in another monkey process", "warning")]
     return [ResumeSession(target.id)]
 
 

@@ -9,13 +9,13 @@ The line-mode picker of ``--resume`` without an id is :func:`monkey.commands.pic
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from monkey.agent.loop import Agent
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
+from monkey.store.lock import SessionLock, lock_owner
 
 __all__ = ["SessionHandle", "open_session", "session_to_open", "describe_restored", "format_when",
            "resume_hint", "recent_sessions"]
@@ -29,13 +29,19 @@ class SessionHandle:
     recorder: Recorder
     restored: Restored | None = None
     notices: list[str] = field(default_factory=list)
+    lock: SessionLock | None = None
+    """This process's ownership of the session (released by :meth:`close`, or by the kernel)."""
 
     async def close(self) -> None:
         """Write what is left, release the session and close the store."""
         try:
             await self.recorder.close()
         finally:
-            await self.store.close()
+            try:
+                await self.store.close()
+            finally:
+                if self.lock is not None:
+                    self.lock.release()
 
 
 def format_when(ts: float) -> str:
@@ -64,12 +70,12 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
             workspace or is being written by another monkey process.
     """
     store = await SessionStore.open(path)
+    lock: SessionLock | None = None
     try:
         restored = None
         info = await _named_session(store, agent.workspace, continue_=continue_, resume=resume)
+        lock = _own(store, info.id if info is not None else agent.session_id)
         if info is not None:
-            if info.state == "active" and info.pid and info.pid != os.getpid():
-                raise StoreError(f"session {info.id} is open in another monkey process (pid {info.pid})")
             restored = await store.load(info.id)
             _tell_effects(agent, restored)
             agent.session_id = info.id
@@ -87,11 +93,26 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
         recorder = Recorder(store, agent.session_id, restored=restored, source=lambda: agent.messages, count=count)
     except BaseException:
         await store.close()
+        if lock is not None:
+            lock.release()
         raise
-    handle = SessionHandle(store, recorder, restored)
+    handle = SessionHandle(store, recorder, restored, lock=lock)
     if restored is not None:
         handle.notices = describe_restored(restored)
     return handle
+
+
+def _own(store: SessionStore, session_id: str) -> SessionLock:
+    """This process's lock on ``session_id``; :class:`StoreError` when another process owns it."""
+    try:
+        lock = SessionLock.acquire(store.locks, session_id)
+    except OSError as exc:
+        raise StoreError(f"cannot lock session {session_id} in {store.locks}: {exc.strerror or exc}") from None
+    if lock is None:
+        pid = lock_owner(store.locks, session_id)
+        raise StoreError(f"session {session_id} is open in another monkey process{f' (pid {pid})' if pid else ''}; "
+                         "nothing was run (wait for it to end, or start a new session)")
+    return lock
 
 
 def _tell_effects(agent: Agent, restored: Restored) -> None:

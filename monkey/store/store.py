@@ -27,27 +27,15 @@ from monkey import events as ev
 from monkey.db import BUSY_TIMEOUT_MS, DatabaseError, connect, db_path, migrate
 from monkey.messages import INTERRUPTED, Message
 from monkey.store.chain import ChainCheck, check_chain
+from monkey.store.lock import lock_folder, session_locked
 from monkey.store.conversation import NOT_RUN, Node, decode_message
 from monkey.store.schema import COMPONENT, MIGRATIONS
 
-__all__ = ["SessionStore", "SessionInfo", "Restored", "StoreError", "pid_alive"]
+__all__ = ["SessionStore", "SessionInfo", "Restored", "StoreError"]
 
 
 class StoreError(Exception):
     """The session store cannot do what was asked; the message says why, for a person."""
-
-
-def pid_alive(pid: int) -> bool:
-    """Whether a process with this id exists."""
-    if pid <= 0:
-        return False
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
 
 
 _SESSION_COLUMNS = ("id, workspace, title, backend, model, created, updated, status, parent, turns, events, "
@@ -74,12 +62,14 @@ class SessionInfo:
     output_tokens: int
     cost_usd: float
     pid: int
-    """The process writing the session now, 0 when none."""
+    """The process that last wrote the session (0 once it let go); for people: the lock decides."""
+    owned: bool = False
+    """Whether a process holds the session's lock now (see :mod:`monkey.store.lock`)."""
 
     @property
     def state(self) -> str:
-        """``status``, or ``interrupted`` for an active session whose process is gone."""
-        if self.status == "active" and not pid_alive(self.pid):
+        """``status``, or ``interrupted`` for an active session that no process owns any more."""
+        if self.status == "active" and not self.owned:
             return "interrupted"
         return self.status
 
@@ -312,6 +302,17 @@ class SessionStore:
 
     # -- sessions ----------------------------------------------------------------------
 
+    @property
+    def locks(self) -> Path:
+        """The folder of the session lock files (see :mod:`monkey.store.lock`)."""
+        return lock_folder(self.path)
+
+    def _info(self, row: Any) -> SessionInfo:
+        info = SessionInfo(*row)
+        if info.status == "active":
+            info.owned = session_locked(self.locks, info.id)
+        return info
+
     async def list_sessions(self, workspace: str | None = None, *, limit: int | None = None) -> list[SessionInfo]:
         """Sessions, most recently updated first; only ``workspace``'s when given."""
         sql = f"SELECT {_SESSION_COLUMNS} FROM sessions"
@@ -322,12 +323,12 @@ class SessionStore:
         sql += " ORDER BY updated DESC, id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
-        return [SessionInfo(*row) for row in await self.fetchall(sql, params)]
+        return [self._info(row) for row in await self.fetchall(sql, params)]
 
     async def get(self, session_id: str) -> SessionInfo | None:
         """One session by its exact id."""
         rows = await self.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
-        return SessionInfo(*rows[0]) if rows else None
+        return self._info(rows[0]) if rows else None
 
     async def find(self, ref: str) -> SessionInfo:
         """A session by id or unique id prefix; :class:`StoreError` when none or several match."""
@@ -344,7 +345,7 @@ class SessionStore:
         if len(rows) > 1:
             ids = ", ".join(r[0] for r in rows[:5])
             raise StoreError(f"{ref!r} matches several sessions ({ids}); give more of the id")
-        return SessionInfo(*rows[0])
+        return self._info(rows[0])
 
     async def latest(self, workspace: str) -> SessionInfo | None:
         """The most recently updated session of ``workspace``."""
@@ -376,8 +377,8 @@ class SessionStore:
     async def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:
         """Delete sessions not updated for ``older_than_days`` days (never one being written)."""
         cutoff = (now if now is not None else time.time()) - older_than_days * 86400
-        rows = await self.fetchall("SELECT id, status, pid FROM sessions WHERE updated < ?", (cutoff,))
-        ids = [r[0] for r in rows if not (r[1] == "active" and pid_alive(r[2]))]
+        rows = await self.fetchall("SELECT id, status FROM sessions WHERE updated < ?", (cutoff,))
+        ids = [r[0] for r in rows if not (r[1] == "active" and session_locked(self.locks, r[0]))]
         if ids:
             await self.write(_delete(ids), doing="prune sessions")
         return ids

@@ -126,7 +126,7 @@ class SessionPickerScreen(ModalScreen[str | None]):
         if chosen is None:
             return
         if chosen.state == "active":  # this app's own session, or another monkey's
-            self.notify(f"session {chosen.id} is being written by a running monkey (pid {chosen.pid}); not deleted",
+            self.notify(f"session {chosen.id} is open in a running monkey process; not deleted",
                         severity="warning", markup=False)
             return
         self.confirming = chosen
