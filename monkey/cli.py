@@ -146,6 +146,14 @@ def _unknown_command(parser, args_list: list[str], said: str = "") -> str:  # ty
     return f"unknown command '{said}{word}'; {hint}"
 
 
+def _supervise_children() -> None:
+    """This monkey catches its children's orphans and kills those that dead monkeys left."""
+    from monkey.children import install
+    from monkey.config import monkey_home
+
+    install(monkey_home() / "children")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``monkey`` command."""
     args_list = sys.argv[1:] if argv is None else argv
@@ -162,6 +170,8 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"monkey: {unknown}\n")
         return EXIT_USAGE
     args = parser.parse_args(args_list)
+    if args.command in ("agent", "acp"):
+        _supervise_children()
     if args.command == "agent":
         from monkey.commands.agent import run_agent_command
 

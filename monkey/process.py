@@ -1,9 +1,11 @@
 """Child processes, for the tools and the backends alike: their group, output and environment.
 
 Supervising a child process group: stream its output, cap it, stop the whole group. The
-child must have been started with ``start_new_session=True`` so that its pid is the id
-of a process group holding it and everything it starts. Stopping means SIGTERM to the
-group, a grace period, then SIGKILL; it happens on a timeout, on cancellation (before the
+child is started by :func:`spawn`, in a session of its own so that its pid is the id of a
+process group holding it and everything it starts, with the parent-death signal and a tag
+(:mod:`monkey.children`), so it dies with monkey and its descendants that leave the group
+are found. Stopping means SIGTERM to the group and to those strays, a grace period, then
+SIGKILL; it happens on a timeout, on cancellation (before the
 :class:`asyncio.CancelledError` goes on), and for processes left running in the background
 after the command itself ended, so that no child outlives the call.
 
@@ -25,10 +27,13 @@ import sys
 from collections import deque
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
+
+from monkey import children
 
 __all__ = [
-    "Finished", "OutputBuffer", "group_alive", "run_supervised", "scrub_env", "signal_group", "stop_group",
-    "wait_exited",
+    "Finished", "OutputBuffer", "group_alive", "run_supervised", "scrub_env", "signal_group", "spawn",
+    "stop_group", "wait_exited",
 ]
 
 _CHUNK = 65536
@@ -147,23 +152,70 @@ async def wait_exited(proc: asyncio.subprocess.Process, timeout: float | None) -
         waiter.cancel()
 
 
-async def stop_group(proc: asyncio.subprocess.Process, grace: float) -> None:
-    """Stop the process group led by ``proc``: SIGTERM, up to ``grace`` seconds, SIGKILL.
+async def spawn(argv: list[str], *, env: Mapping[str, str], **kwargs: Any) -> asyncio.subprocess.Process:
+    """Start a child the way every child of monkey starts (``asyncio.create_subprocess_exec``).
 
-    Returns once no live member of the group is left (or SIGKILL was sent to it) and
-    ``proc`` has been reaped (or a few seconds passed).
+    In a session (and process group) of its own, with the parent-death signal (it dies when
+    monkey dies, even by ``kill -9``) and ``MONKEY_CHILD`` set to a new tag in ``env`` (so
+    its descendants are found wherever they go). ``kwargs`` go to ``create_subprocess_exec``.
+
+    Raises:
+        OSError: The program cannot be started.
+    """
+    tag = children.new_tag()
+    proc = await asyncio.create_subprocess_exec(
+        *argv, env={**env, children.TAG_VAR: tag}, start_new_session=True, preexec_fn=children.preexec(), **kwargs
+    )
+    children.register(proc.pid, tag)
+    return proc
+
+
+def _strays(proc: asyncio.subprocess.Process) -> list[tuple[int, int]]:
+    tag = children.tag_of(proc.pid)
+    return children.strays(tag, proc.pid) if tag else []
+
+
+async def stop_group(proc: asyncio.subprocess.Process, grace: float) -> None:
+    """Stop the process group led by ``proc``, and its processes that left the group.
+
+    SIGTERM, up to ``grace`` seconds, SIGKILL. Returns once no live member of the group and
+    no stray is left (or SIGKILL was sent to them) and ``proc`` has been reaped (or a few
+    seconds passed).
     """
     pgid = proc.pid
-    if group_alive(pgid) and signal_group(pgid, signal.SIGTERM):
+    strays = _strays(proc)
+    if group_alive(pgid) and signal_group(pgid, signal.SIGTERM) or strays:
         signal_group(pgid, signal.SIGCONT)  # a stopped process must run to see SIGTERM
+        children.kill(strays, signal.SIGTERM)
+        children.kill(strays, signal.SIGCONT)
         loop = asyncio.get_running_loop()
         deadline = loop.time() + grace
-        while group_alive(pgid):
+        while group_alive(pgid) or any(children.alive(*p) for p in strays):
             if loop.time() >= deadline:
                 signal_group(pgid, signal.SIGKILL)
+                children.kill(strays, signal.SIGKILL)
                 break
             await asyncio.sleep(_POLL)
+        for _ in range(3):  # a stray that forked on its way out: its child is a stray too
+            more = [p for p in _strays(proc) if p not in strays]
+            if not more:
+                break
+            children.kill(more, signal.SIGKILL)
+            strays += more
     await wait_exited(proc, grace + _DRAIN_WAIT)
+    if strays:
+        await _reap(strays)
+    if proc.returncode is not None:
+        children.forget(proc.pid)
+
+
+async def _reap(strays: list[tuple[int, int]]) -> None:
+    """Reap the killed strays re-parented to monkey, waiting briefly for SIGKILL to land."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _DRAIN_WAIT
+    while any(children.alive(*p) for p in strays) and loop.time() < deadline:
+        await asyncio.sleep(_POLL)
+    children.reap(strays)
 
 
 async def _pump(

@@ -44,6 +44,7 @@ LAYERS: dict[str, int] = {
     "monkey.db": 0,
     "monkey.gitinfo": 0,
     "monkey.process": 0,
+    "monkey.children": 0,  # children die with monkey: parent-death signal, tags, subreaper, guardian
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     # parts the loop uses
     "monkey.tools": 1,

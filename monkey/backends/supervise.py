@@ -4,8 +4,10 @@ The child runs in its own process group with a scrubbed environment; the prompt 
 on stdin; stdout and stderr are read at the same time (a chatty stderr never blocks the
 child); an idle watchdog stops a child that prints nothing for ``idle_timeout`` seconds
 and a wall-clock cap stops one that runs too long (SIGTERM to the group, ``grace``
-seconds, SIGKILL). Whatever happens, including the caller being cancelled, the group is
-stopped before :meth:`AgentProcess.stdout` returns.
+seconds, SIGKILL), together with its descendants that left the group, so a grandchild
+holding stdout open cannot keep monkey waiting past the cap. Whatever happens, including the
+caller being cancelled, the group is stopped before :meth:`AgentProcess.stdout` returns, and
+the child dies with monkey (:func:`monkey.process.spawn`).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monkey.backends.base import BackendError
-from monkey.process import OutputBuffer, scrub_env, signal_group, stop_group, wait_exited
+from monkey.process import OutputBuffer, scrub_env, signal_group, spawn, stop_group, wait_exited
 
 __all__ = ["ChildSpec", "AgentProcess", "child_env", "check_version", "parse_version"]
 
@@ -91,8 +93,8 @@ class AgentProcess:
         """Start the child and yield its stdout as it arrives; the group is gone at the end."""
         spec = self.spec
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *spec.argv, cwd=str(spec.cwd), env=spec.env, start_new_session=True,
+            proc = await spawn(
+                spec.argv, cwd=str(spec.cwd), env=spec.env,
                 stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
                 limit=_CHUNK,
             )
@@ -174,10 +176,9 @@ async def check_version(argv: list[str], *, name: str, minimum: tuple[int, int, 
                         timeout: float = 20.0) -> tuple[int, int, int]:
     """Run ``argv`` (``claude --version``) and refuse a version outside ``[minimum, below)``."""
     try:
-        proc = await asyncio.create_subprocess_exec(
-            *argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, env=dict(env if env is not None else os.environ),
-            start_new_session=True)
+        proc = await spawn(
+            argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT, env=dict(env if env is not None else os.environ))
     except OSError as exc:
         raise BackendError(f"cannot run {name} ({argv[0]}): {exc.strerror or exc}; is it installed and on PATH?",
                            kind="invalid_request") from None
@@ -186,6 +187,7 @@ async def check_version(argv: list[str], *, name: str, minimum: tuple[int, int, 
     except asyncio.TimeoutError:
         await stop_group(proc, 1.0)
         raise BackendError(f"`{' '.join(argv)}` did not answer within {timeout:g} s", kind="invalid_request") from None
+    await stop_group(proc, 1.0)  # nothing it started stays behind
     text = out.decode("utf-8", "replace").strip()
     version = parse_version(text)
     if proc.returncode != 0 or version is None:

@@ -5,7 +5,8 @@ all. A line that uses shell syntax runs through ``/bin/sh -c`` only when a perso
 that exact line. Either way the child runs in the workspace root with a scrubbed
 environment, no standard input, its own process group, a timeout and an output cap; on a
 timeout, or when the call is cancelled, the whole process group is stopped (SIGTERM, a
-grace period, SIGKILL), grandchildren included.
+grace period, SIGKILL), grandchildren included, even those that left the group; the child
+dies with monkey (:func:`monkey.process.spawn`).
 
 :func:`needs_shell` and :func:`split_command` live in :mod:`monkey.tools.command_line`
 (re-exported here); the approval code uses them too, so what a person is shown and what
@@ -22,7 +23,7 @@ from typing import Annotated
 
 import msgspec
 
-from monkey.process import run_supervised, scrub_env
+from monkey.process import run_supervised, scrub_env, spawn
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.child_env import for_child
 from monkey.tools.command_line import needs_shell, split_command
@@ -94,14 +95,13 @@ class ShellExecute(Tool[ShellArgs]):
         env = for_child(scrub_env(os.environ))  # no editor, pager or repository-chosen program waits or runs
         env["PWD"] = str(root)
         try:
-            proc = await asyncio.create_subprocess_exec(
-                *argv,
+            proc = await spawn(
+                argv,
                 cwd=root,
                 env=env,
                 stdin=asyncio.subprocess.DEVNULL,
                 stdout=asyncio.subprocess.PIPE,
                 stderr=asyncio.subprocess.PIPE,
-                start_new_session=True,
             )
         except FileNotFoundError:
             raise ToolError(f"command not found: {argv[0]}") from None
