@@ -219,6 +219,8 @@ class UndoApplied(Event, frozen=True, kw_only=True, tag="undo_applied"):
     """Files monkey had deleted, brought back."""
     forced: bool = False
     """Whether ``--force`` overwrote files changed by someone else since."""
+    left_alone: list[str] = []
+    """``"path: why"`` of changes monkey cannot be sure were its own: never reverted, even with ``--force``."""
 
 
 class Usage(Event, frozen=True, kw_only=True, tag="usage"):

@@ -54,6 +54,10 @@ class CheckpointInfo:
     removed: int = 0
     binary: int = 0
     note: str = ""
+    not_attributable: list[str] = field(default_factory=list)
+    """Paths that changed during the call but that monkey cannot be sure it changed: undo leaves them."""
+    not_undoable: list[str] = field(default_factory=list)
+    """``"path: why"`` of changes the call made that monkey could not record (too large, nested repository)."""
 
     def as_dict(self) -> dict[str, object]:
         """The checkpoint as JSON-ready data."""
@@ -110,7 +114,9 @@ class Checkpoints:
     def info(self, entry: Entry) -> CheckpointInfo:
         """Listing data of an entry, with line counts of its diff."""
         info = CheckpointInfo(entry.id, entry.tool, entry.state, entry.session_id, entry.turn,
-                              entry.created_at, [printable(p) for p in entry.paths], note=printable(entry.note))
+                              entry.created_at, [printable(p) for p in entry.paths], note=printable(entry.note),
+                              not_attributable=[printable(r.path) for r in entry.files if r.unattributed],
+                              not_undoable=[printable(f"{p}: {why}") for p, why in entry.unrecorded])
         shadow = self.guard.shadow
         for rec in entry.files:
             if entry.state == "pending":
@@ -146,6 +152,13 @@ class Checkpoints:
         out.append("")
         if entry.state == "pending":
             out.append("(the change has not completed; monkey repairs it at the next start)")
+        for path, why in entry.unrecorded:
+            out.append(f"cannot be undone: {path}: {why}")
+        for rec in entry.files:
+            if rec.unattributed:
+                out.append(f"not attributable to monkey (undo leaves it): {rec.path}: {rec.unattributed}")
+        if entry.unrecorded or any(r.unattributed for r in entry.files):
+            out.append("")
         for rec in entry.files:
             old = shadow.read_blob(rec.before_sha) if rec.before_sha else None
             new = shadow.read_blob(rec.after_sha) if rec.after_sha else None
@@ -244,7 +257,8 @@ def undo_event(outcome: UndoOutcome, session_id: str = "") -> UndoApplied:
 
     return UndoApplied(session_id=session_id, undo_id=outcome.undo_id, checkpoint_ids=outcome.checkpoint_ids,
                        paths=shown(outcome.paths), removed=shown(outcome.removed),
-                       restored=shown(outcome.restored), forced=outcome.forced)
+                       restored=shown(outcome.restored), forced=outcome.forced,
+                       left_alone=shown(outcome.left_alone))
 
 
 def _completed_outcome(journal: Journal, undos: list[Entry]) -> UndoOutcome:

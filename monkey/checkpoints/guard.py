@@ -15,8 +15,11 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+import time
 from pathlib import Path
 
+from monkey.checkpoints import watch as write_watch
+from monkey.checkpoints.attribution import attribute
 from monkey.checkpoints.errors import CheckpointError
 from monkey.checkpoints.fsops import (FileState, PathError, missing_dirs, read_state, remove_temp_files, same,
                                       write_state)
@@ -55,6 +58,7 @@ class CheckpointGuard:
         self._mutex = threading.Lock()
         self._owner = ""
         self._owner_fd: int | None = None
+        self._watches: dict[str, write_watch.WriteWatch] = {}
         self.completed_undos: list[Entry] = []
         """Interrupted undos that :meth:`repair` completed in this process, oldest first."""
 
@@ -135,6 +139,21 @@ class CheckpointGuard:
         cid = new_id("c")
         entry = Entry(id=cid, workspace=self.key, kind="change", state="pending", tool=tool,
                       session_id=session_id, turn=turn, call_id=call_id, owner=self._own())
+        watch = write_watch.start(self.workspace) if paths is None else None
+        if watch is not None:
+            self._watches[cid] = watch
+        try:
+            self._take(entry, paths)
+            self.journal.add(entry)
+        except BaseException:
+            if watch is not None:
+                self._watches.pop(cid, None)
+                watch.stop()
+            raise
+        return entry
+
+    def _take(self, entry: Entry, paths: list[str] | None) -> None:
+        tool, cid = entry.tool, entry.id
         with self.shadow.locked():
             if paths is None:
                 tree, skipped = self.shadow.snapshot(self.max_file_size)
@@ -156,20 +175,31 @@ class CheckpointGuard:
             entry.before_tree = tree
             entry.checkpoint = self.shadow.commit(tree, f"before {tool} {cid}")
             self.shadow.set_ref(cid, entry.checkpoint)
-        self.journal.add(entry)
-        return entry
 
     def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:  # type: ignore[override]
         """Record the change's result; returns a warning when it could not be recorded."""
+        ended = time.time()
         try:
             with self._mutex:
-                self._complete(pending, ok=ok, error=error)
+                self._complete(pending, ok=ok, error=error, ended=ended)
         except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
             return (f"the change of checkpoint {pending.id} could not be recorded ({exc}); "
                     "it stays pending and is repaired at the next start")
         return ""
 
-    def _complete(self, entry: Entry, *, ok: bool, error: str, unchanged: str = "") -> None:
+    def _complete(self, entry: Entry, *, ok: bool, error: str, unchanged: str = "", ended: float = 0.0,
+                  killed: bool = False) -> None:
+        watch = self._watches.pop(entry.id, None)
+        try:
+            self._complete_locked(entry, ok=ok, error=error, unchanged=unchanged, ended=ended or time.time(),
+                                  killed=killed, watch=watch)
+        finally:
+            if watch is not None:
+                watch.stop()
+        self.journal.finish(entry)
+
+    def _complete_locked(self, entry: Entry, *, ok: bool, error: str, unchanged: str, ended: float,
+                         killed: bool, watch: write_watch.WriteWatch | None) -> None:
         with self.shadow.locked():
             if not entry.files and entry.before_tree:  # a whole-tree snapshot: diff it
                 tree, skipped = self.shadow.snapshot(self.max_file_size)
@@ -177,6 +207,9 @@ class CheckpointGuard:
                     FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
                     for c in self.shadow.diff_trees(entry.before_tree, tree)
                 ]
+                if watch is not None:
+                    watch.stop()
+                attribute(self.journal, self.workspace, entry, watch=watch, ended=ended, killed=killed)
                 self._note_created_dirs(entry)
                 if skipped:
                     more = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(skipped)
@@ -204,7 +237,6 @@ class CheckpointGuard:
                 entry.state = unchanged or ("unchanged" if ok else "failed")
             if error:
                 entry.note = "; ".join(x for x in (entry.note, error) if x)
-        self.journal.finish(entry)
 
     def _note_created_dirs(self, entry: Entry) -> None:
         """For files a shell command created: the folders above them the before-tree lacked."""
@@ -256,7 +288,7 @@ class CheckpointGuard:
     def _repair_change(self, entry: Entry) -> str:
         with self._mutex:
             self._complete(entry, ok=False, error="interrupted: monkey stopped during this change",
-                           unchanged="abandoned")
+                           unchanged="abandoned", killed=True)
         what = ", ".join(entry.paths) or "files"
         if entry.state == "applied":
             return (f"repaired checkpoint {entry.id}: monkey was stopped while {entry.tool} changed {what}; "

@@ -234,6 +234,15 @@ class Journal:
                 os.fsdecode(row[1]), row[2], row[3], row[4], row[5], json.loads(row[6]), bool(row[7]), row[8]))
         return entries
 
+    def overlapping(self, workspace: str, start: float, end: float, *, exclude: str) -> list[Entry]:
+        """Other entries (changes and undos) of a workspace whose time overlaps ``[start, end]`` (pending ones included)."""
+        rows = self.conn.execute(
+            f"SELECT {_ENTRY_COLS} FROM journal_entries WHERE workspace = ? AND kind IN ('change', 'undo') AND id != ? "
+            "AND created_at <= ? AND (state = 'pending' OR updated_at >= ?) ORDER BY rowid",
+            (workspace, exclude, end, start),
+        ).fetchall()
+        return self._load(rows)
+
     def undone_by(self, undo_id: str) -> list[str]:
         """The ids of the entries an undo claimed, oldest first."""
         rows = self.conn.execute("SELECT id FROM journal_entries WHERE undone_by = ? ORDER BY rowid", (undo_id,))

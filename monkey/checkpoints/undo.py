@@ -1,6 +1,7 @@
 """Undo: put back exactly what monkey changed, all or nothing.
 
-For every path the entries being undone touched, the target is its state before the
+For every path the entries being undone touched (except paths whose change monkey cannot
+attribute to its own call: those are left alone, and the undo says why), the target is its state before the
 earliest of them and the expected current state is its state after the latest. A path
 whose current state is not the expected one was changed by someone else since: the undo
 refuses (with a diff) unless forced. Files monkey never touched are never read or
@@ -78,6 +79,8 @@ class UndoOutcome:
     forced: bool = False
     overwritten: list[str] = field(default_factory=list)
     """Paths changed by someone else that --force overwrote."""
+    left_alone: list[str] = field(default_factory=list)
+    """``"path: why"`` of changes monkey cannot be sure were its own, so did not revert."""
     completed_interrupted: bool = False
     """This was an undo a killed monkey had left half-done, now completed (and nothing more)."""
 
@@ -92,16 +95,27 @@ def content_diff(shadow: ShadowRepo, path: str, old: bytes | None, new: bytes | 
     return unified_diff(path, a.decode("utf-8", "surrogateescape"), b.decode("utf-8", "surrogateescape"))
 
 
-def plan_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool) -> tuple[list[_Plan], list[Conflict]]:
-    """The per-path plan for undoing ``entries`` (oldest first) and the conflicts found."""
+def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
+              force: bool) -> tuple[list[_Plan], list[Conflict], dict[str, str]]:
+    """The per-path plan for undoing ``entries`` (oldest first), the conflicts found, and the
+    paths left alone because monkey cannot be sure their change was its own (path -> why)."""
     plans: dict[str, _Plan] = {}
+    left: dict[str, str] = {}
     for entry in entries:
         for rec in entry.files:
+            if rec.unattributed:
+                seen = plans.get(rec.path)
+                if seen is not None and seen.expected_sha == rec.after_sha:
+                    continue  # the same change, recorded by the monkey call that made it
+                plans.pop(rec.path, None)  # never reverted, and nothing before it either
+                left[rec.path] = rec.unattributed
+                continue
             plan = plans.get(rec.path)
             if plan is None:
                 plan = plans[rec.path] = _Plan(rec.path, rec.before_sha, rec.before_mode, rec.exact_mode,
                                                list(rec.created_dirs))
             plan.expected_sha, plan.expected_mode, plan.expected_exact = rec.after_sha, rec.after_mode, rec.exact_mode
+    left = {path: why for path, why in left.items() if path not in plans}
     conflicts: list[Conflict] = []
     for plan in plans.values():
         try:
@@ -128,18 +142,22 @@ def plan_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool) -> t
     hard = [c for c in conflicts if not c.diff and "after monkey's change" not in c.reason]
     if hard:  # unreadable or unsafe paths cannot be forced
         raise UndoError("; ".join(c.reason for c in hard))
-    return list(plans.values()), conflicts
+    return list(plans.values()), conflicts, left
 
 
 def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = False,
                session_id: str = "") -> UndoOutcome:
-    """Undo ``entries`` (oldest first) all together; raises UndoConflict/UndoError."""
+    """Undo ``entries`` (oldest first) all together; raises UndoConflict/UndoError.
+
+    Paths whose change monkey cannot attribute to itself are left as they are and listed
+    in the outcome's ``left_alone`` with the reason.
+    """
     if not entries:
         raise UndoError("nothing to undo")
     shadow = guard.shadow
     shadow.ensure()
     with shadow.locked():
-        plans, conflicts = plan_undo(guard, entries, force=force)
+        plans, conflicts, left = plan_undo(guard, entries, force=force)
         targets: dict[str, FileState | None] = {}
         for plan in plans:  # read every target before touching anything
             targets[plan.path] = (None if plan.target_sha is None
@@ -175,7 +193,9 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
             guard.journal.finish_undo(undo)
             raise UndoError(f"undo failed at {failed_at} ({exc}); every file was put back as it was") from None
         undo.state = "applied"
-        undo.note = "forced over: " + ", ".join(c.path for c in conflicts) if conflicts else ""
+        notes = ["forced over: " + ", ".join(c.path for c in conflicts)] if conflicts else []
+        notes += [f"left alone, not attributable to monkey: {p} ({why})" for p, why in left.items()]
+        undo.note = "; ".join(notes)
         guard.journal.finish_undo(undo)
     return UndoOutcome(
         undo_id=undo.id,
@@ -185,6 +205,7 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
         restored=[p.path for p in plans if p.target_sha is not None and p.current is None],
         forced=bool(conflicts),
         overwritten=[c.path for c in conflicts],
+        left_alone=[f"{p}: {why}" for p, why in left.items()],
     )
 
 

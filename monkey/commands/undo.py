@@ -141,6 +141,8 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
         how = ("removed (monkey had created it)" if path in outcome.removed else
                "brought back (monkey had deleted it)" if path in outcome.restored else "restored")
         print(f"  {for_stream(path, sys.stdout)}: {how}")
+    for line in outcome.left_alone:
+        print(f"  {for_stream(line.replace(': ', ': left as it is, not attributable to monkey: ', 1), sys.stdout)}")
     if outcome.overwritten:
         print(f"  overwritten with --force: {for_stream(', '.join(outcome.overwritten), sys.stdout)}")
     return 0
@@ -160,5 +162,10 @@ def _list(cps: Any, args: argparse.Namespace) -> int:
     for info in infos:
         stats = f"+{info.added} -{info.removed}" + (f" {info.binary} binary" if info.binary else "")
         paths = for_stream(", ".join(info.paths), sys.stdout) if info.paths else "(no file changed)"
-        print(f"{info.id}  {_when(info.created_at)}  {info.tool:<13} {info.state:<9} {stats:<10} {paths}")
+        marks = ""
+        if info.not_attributable:
+            marks += f"  [not attributable: {for_stream(', '.join(info.not_attributable), sys.stdout)}]"
+        if info.not_undoable:
+            marks += f"  [cannot be undone: {for_stream('; '.join(info.not_undoable), sys.stdout)}]"
+        print(f"{info.id}  {_when(info.created_at)}  {info.tool:<13} {info.state:<9} {stats:<10} {paths}{marks}")
     return 0

@@ -179,7 +179,9 @@ async def _undo(host: Host, rest: str) -> list[Reply]:
         return [Note(f"undo failed: {exc}", "error")]
     for event in made:
         await host.emit(event)
-    return [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten))]
+    notes = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten))]
+    return notes + [Note(f"left as it is, not attributable to monkey: {line}", "warning")
+                    for line in outcome.left_alone]
 
 
 async def _checkpoints(host: Host, rest: str) -> list[Reply]:

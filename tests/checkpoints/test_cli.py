@@ -135,8 +135,10 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
     assert entry["state"] == "applied" and entry["paths"] == ["half.txt"]
     again = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert "repaired" not in again.stderr, "repaired once"
+    assert entry["not_attributable"] == ["half.txt"], "what changed after the kill may be anyone's"
     undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
-    assert undo.returncode == 0 and not (workspace / "half.txt").exists()
+    assert undo.returncode == 0 and (workspace / "half.txt").exists(), "never deleted on a guess"
+    assert "half.txt: left as it is, not attributable to monkey: monkey was stopped while the command ran" in undo.stdout
 
 
 KILLER = """

@@ -1,0 +1,129 @@
+"""Undo touches only what monkey's own call changed: a person's write during a shell command,
+several monkey sessions in one workspace. Real monkey processes on real git repositories.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from monkey.checkpoints.watch import DISABLE_ENV
+from monkey.checkpoints.watch import start as start_watch
+from tests.checkpoints.test_cli import call, py
+from tests.conftest import monkey_env, run_monkey, write_script
+
+HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(Path.cwd()))
+
+
+def waiting_command(tmp: Path, name: str, writes: str) -> str:
+    """A shell command that writes a file, says it started, and waits for a go-ahead file."""
+    started, go = tmp / f"{name}.started", tmp / f"{name}.go"
+    code = tmp / f"{name}.py"
+    code.write_text(f"import pathlib, time\n"
+                    f"pathlib.Path({writes!r}).write_text('made by the command\\n')\n"
+                    f"pathlib.Path({str(started)!r}).write_text('')\n"
+                    f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.02)\n")
+    return f"{sys.executable} {code}"
+
+
+def start_agent(ws: Path, home: Path, tmp: Path, name: str, turns: list[dict[str, Any]],
+                **env: str) -> subprocess.Popen[str]:
+    script = write_script(tmp / f"{name}.json", turns + [{"text": "done"}])
+    return subprocess.Popen(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
+         "--no-approval", "--output-format", "stream-json", "--task", name],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=monkey_env(home, **env))
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"monkey ended first: {proc.communicate()}")
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def session_of(events: list[dict[str, Any]]) -> str:
+    return next(e["session_id"] for e in events if e.get("session_id"))
+
+
+@pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
+def test_a_persons_write_during_a_shell_command_is_never_undone(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / "notes.txt").write_text("the person's notes\n")
+    proc = start_agent(workspace, monkey_home, tmp_path, "a", [
+        call("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)])
+    wait_for(tmp_path / "a.started", proc)
+    (workspace / "person.txt").write_text("typed by the person while monkey's command ran\n")
+    (workspace / "notes.txt").write_text("the person's notes, edited meanwhile\n")
+    (tmp_path / "a.go").write_text("")
+    finish(proc)
+
+    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    [cp] = listing["checkpoints"]
+    assert sorted(cp["paths"]) == ["made.txt", "notes.txt", "person.txt"]
+    assert sorted(cp["not_attributable"]) == ["notes.txt", "person.txt"], cp
+    text = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home).stdout
+    assert "not attributable: notes.txt, person.txt" in text
+
+    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (workspace / "made.txt").exists(), "the command's own file is undone"
+    assert (workspace / "person.txt").read_text() == "typed by the person while monkey's command ran\n"
+    assert (workspace / "notes.txt").read_text() == "the person's notes, edited meanwhile\n"
+    assert "person.txt: left as it is, not attributable to monkey: written by another program (pid" in undo.stdout
+
+
+@pytest.mark.parametrize("watch", [pytest.param(True, id="write-watch"), pytest.param(False, id="time-window")])
+def test_concurrent_sessions_undo_only_their_own_changes(
+        workspace: Path, monkey_home: Path, tmp_path: Path, watch: bool) -> None:
+    if watch and not HAS_WATCH:
+        pytest.skip("needs fanotify and the process connector (root on Linux)")
+    env = {} if watch else {DISABLE_ENV: "1"}
+    a = start_agent(workspace, monkey_home, tmp_path, "a", [
+        call("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)], **env)
+    wait_for(tmp_path / "a.started", a)
+    b = start_agent(workspace, monkey_home, tmp_path, "b", [
+        call("file_write", path="b.txt", content="session b\n"),
+        call("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),
+    ], **env)
+    c = start_agent(workspace, monkey_home, tmp_path, "c", [
+        call("file_write", path="sub/c.txt", content="session c\n")], **env)
+    b_events, c_events = finish(b), finish(c)
+    (tmp_path / "a.go").write_text("")
+    a_events = finish(a)
+
+    undo_a = run_monkey(["undo", "--session", session_of(a_events), "--cwd", str(workspace)], home=monkey_home)
+    assert undo_a.returncode == 0, undo_a.stderr
+    for path in ("b.txt", "b2.txt", "sub/c.txt"):
+        assert (workspace / path).exists(), f"undoing session a deleted {path}, which another session made"
+    if watch:
+        assert not (workspace / "a.txt").exists(), "session a's own file is undone"
+    else:
+        assert (workspace / "a.txt").exists(), "without a write watch, a concurrent shell command taints a's"
+        assert "a.txt: left as it is, not attributable to monkey: another monkey ran shell_execute" in undo_a.stdout
+
+    # b's command ran while a's did: with a write watch each knows its own; without, neither claims it.
+    b_made = ["b.txt", "b2.txt"] if watch else ["b.txt"]
+    for events, made in ((b_events, b_made), (c_events, ["sub/c.txt"])):
+        undo = run_monkey(["undo", "--session", session_of(events), "--cwd", str(workspace)], home=monkey_home)
+        assert undo.returncode == 0, undo.stderr
+        assert not any((workspace / p).exists() for p in made), undo.stdout
+    assert not (workspace / "sub").exists()
+    if not watch:
+        assert (workspace / "b2.txt").exists() and (workspace / "a.txt").exists()
+    assert (workspace / "README.md").read_text() == "# proj\n"
