@@ -91,9 +91,13 @@ def run_git(
     input: bytes | None = None,
     check: bool = True,
     timeout: float = 600,
+    literal: bool = True,
 ) -> bytes:
-    """Run one git command on the shadow repository and return its stdout."""
-    argv = [git_executable(), "--no-pager", "--literal-pathspecs"]
+    """Run one git command on the shadow repository and return its stdout.
+
+    Paths are literal pathspecs unless ``literal`` is false (``check-ignore`` refuses the option).
+    """
+    argv = [git_executable(), "--no-pager"] + (["--literal-pathspecs"] if literal else [])
     for key, value in HARDENING:
         argv += ["-c", f"{key}={value}"]
     argv += list(args)

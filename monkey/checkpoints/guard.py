@@ -24,6 +24,7 @@ from monkey.checkpoints.errors import CheckpointError
 from monkey.checkpoints.fsops import (FileState, PathError, missing_dirs, read_state, remove_temp_files, same,
                                       write_state)
 from monkey.checkpoints.gitrun import GitError
+from monkey.checkpoints.ignore import reconcile, touches_gitignore
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
 from monkey.checkpoints.shadow import ShadowRepo, git_mode
 from monkey.db import DatabaseError, db_path
@@ -207,6 +208,9 @@ class CheckpointGuard:
                     FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
                     for c in self.shadow.diff_trees(entry.before_tree, tree)
                 ]
+                if touches_gitignore(entry.files):
+                    entry.note = "; ".join(x for x in (entry.note, reconcile(self.shadow, entry, self.max_file_size))
+                                           if x)
                 if watch is not None:
                     watch.stop()
                 attribute(self.journal, self.workspace, entry, watch=watch, ended=ended, killed=killed)

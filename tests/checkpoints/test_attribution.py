@@ -127,3 +127,34 @@ def test_concurrent_sessions_undo_only_their_own_changes(
     if not watch:
         assert (workspace / "b2.txt").exists() and (workspace / "a.txt").exists()
     assert (workspace / "README.md").read_text() == "# proj\n"
+
+
+def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / ".gitignore").write_text(".env\nbuild/\n")
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / ".gitignore").write_text("*.log\n")
+    (workspace / ".env").write_text("TOKEN=the person's secret\n")
+    (workspace / "build").mkdir()
+    (workspace / "build" / "app.bin").write_bytes(b"\x00build output")
+    (workspace / "sub" / "old.log").write_text("the person's log\n")
+    script = tmp_path / "edit_ignore.py"
+    script.write_text("import pathlib as p\n"
+                      "p.Path('.gitignore').write_text('# nothing ignored any more\\n*.tmp\\n')\n"
+                      "p.Path('sub/.gitignore').unlink()\n"
+                      "p.Path('made.txt').write_text('by the command')\n"
+                      "p.Path('scratch.tmp').write_text('made by the command, ignored by the new rules')\n")
+    run = start_agent(workspace, monkey_home, tmp_path, "g", [
+        call("shell_execute", command=f"{sys.executable} {script}")])
+    finish(run)
+    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    [cp] = listing["checkpoints"]
+    assert sorted(cp["paths"]) == [".gitignore", "made.txt", "scratch.tmp", "sub/.gitignore"], cp
+    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert (workspace / ".env").read_text() == "TOKEN=the person's secret\n"
+    assert (workspace / "build" / "app.bin").read_bytes() == b"\x00build output"
+    assert (workspace / "sub" / "old.log").read_text() == "the person's log\n"
+    assert (workspace / ".gitignore").read_text() == ".env\nbuild/\n"
+    assert (workspace / "sub" / ".gitignore").read_text() == "*.log\n"
+    assert not (workspace / "made.txt").exists() and not (workspace / "scratch.tmp").exists()
