@@ -44,8 +44,14 @@ def _hidden(ch: str, strict: bool) -> bool:
     return strict and ((category == "Zs" and ch != " ") or ch in _FILLERS)
 
 
+_ASCII_HIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""What :func:`_hidden` finds in ASCII text: the controls (every other hidden character is beyond ASCII)."""
+
+
 def has_hidden(text: str) -> bool:
     """Whether ``text`` holds a character a person would not see as it is (tabs and newlines aside)."""
+    if text.isascii():  # the common case, without a look-up per character
+        return _ASCII_HIDDEN.search(text) is not None
     return any(_hidden(ch, strict=True) for ch in text)
 
 

@@ -2,6 +2,7 @@
 """monkey's benchmarks: each prints JSON objects, one per line, with a same-run baseline.
 
     python tools/bench.py startup loop local [--json]
+    python tools/bench.py permissions [--sample 100]   # decisions per shell line vs spawning `true`
     python tools/bench.py local_tasks --runs 10    # slow: about 100 runs of the local model
 
 Every figure is ``{"name", "value", "unit", "baseline_name", "baseline_value", "ratio",
@@ -34,9 +35,12 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "parser": ("benchmarks.parser", "bench_parser"),
     "tui": ("benchmarks.tui", "bench_tui"),
     "local_tasks": ("benchmarks.local_tasks", "bench_local_tasks"),
+    "permissions": ("benchmarks.permissions", "bench_permissions"),
 }
-TAKES_ARGS = {"local_tasks"}
+TAKES_ARGS = {"local_tasks", "permissions"}
 """Benchmarks that take their own flags (everything bench.py does not know is passed on)."""
+SLOW = {"local_tasks"}
+"""Left out of a run that names no benchmark (unless flags for it are given)."""
 
 
 def run_benchmark(name: str, argv: list[str] | None = None) -> list[dict]:
@@ -51,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help=f"benchmarks to run: {', '.join(BENCHMARKS)} (default: all)")
     parser.add_argument("--json", action="store_true", help="print one JSON array instead of lines")
     args, extra = parser.parse_known_args(argv)
-    names = args.names or [n for n in BENCHMARKS if n not in TAKES_ARGS or extra]
+    names = args.names or [n for n in BENCHMARKS if n not in SLOW or extra]
     unknown = [n for n in names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s): {', '.join(unknown)}; known: {', '.join(BENCHMARKS)}")

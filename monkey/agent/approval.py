@@ -18,6 +18,7 @@ import fnmatch
 import re
 import shlex
 from collections.abc import Iterable
+from functools import lru_cache
 from pathlib import Path
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -144,7 +145,7 @@ class Rule:
             return True
         if tool == SHELL_TOOL:
             parsed = parse_line(str(arguments.get("command", "")))
-            prefix = self.prefix()
+            prefix = _prefix_of(self)
             # any simple command anywhere in the line, a wrapper included
             return for_deny and (any(_starts_with(argv, prefix) for argv in parsed.commands)
                                  or (len(prefix) == 1 and prefix[0] in parsed.wrappers))
@@ -165,10 +166,16 @@ def _glob(path: str, pattern: str) -> bool:
 
 
 def _words(text: str) -> list[str]:
+    return list(_split(text))
+
+
+@lru_cache(maxsize=4096)
+def _split(text: str) -> tuple[str, ...]:
+    """A rule's or grant's words, split once (every decision matches the same few rules)."""
     try:
-        return split_command(text)
+        return tuple(split_command(text))
     except ToolError:
-        return text.split()
+        return tuple(text.split())
 
 
 def _starts_with(words: list[str], prefix: list[str]) -> bool:
@@ -207,6 +214,23 @@ def _grant_prefixes(key: str, tool: str) -> list[list[str]]:
 
 
 _READ_ONLY = Decision(approved=True, by="rule", reason="read-only command", exact_line=True)
+
+
+@lru_cache(maxsize=1024)
+def _allowed(by: Literal["rule", "session"], reason: str) -> Decision:
+    """The decision a rule or grant gives every line it covers (made once: a decision is immutable)."""
+    return Decision(approved=True, by=by, reason=reason, exact_line=True)
+
+
+@lru_cache(maxsize=1024)
+def _rule_allows(rule: Rule) -> Decision:
+    return _allowed("rule", f"allowed by rule {rule}")
+
+
+@lru_cache(maxsize=1024)
+def _prefix_of(rule: Rule) -> list[str]:
+    """:meth:`Rule.prefix`, worked out once per rule (every decision matches the same rules; callers only read it)."""
+    return rule.prefix()
 
 
 @dataclass
@@ -282,12 +306,10 @@ class ApprovalPolicy:
         covering: list[tuple[list[str], Decision]] = []
         for key, what in self.grants.items():
             for prefix in _grant_prefixes(key, SHELL_TOOL):
-                covering.append((prefix, Decision(approved=True, by="session", reason=f"session grant: {what}",
-                                                  exact_line=True)))
+                covering.append((prefix, _allowed("session", f"session grant: {what}")))
         for rule in self.allow:
             if rule.tool == SHELL_TOOL:
-                covering.append((rule.prefix(), Decision(approved=True, by="rule", reason=f"allowed by rule {rule}",
-                                                         exact_line=True)))
+                covering.append((_prefix_of(rule), _rule_allows(rule)))
         decisions: list[Decision] = []
         for argv, origin in zip(parsed.commands, parsed.origins):
             found = next((d for prefix, d in covering if not prefix or _starts_with(argv, prefix)), None)

@@ -23,6 +23,7 @@ from functools import lru_cache
 from typing import Any
 
 from monkey.agent.shell_runners import inner_commands
+from monkey.safe_text import has_hidden
 
 __all__ = ["Origin", "ParsedLine", "parse_line"]
 
@@ -82,8 +83,6 @@ def parse_line(line: str) -> ParsedLine:
     Cached: one decision asks about the same line several times (each deny rule, the allow
     rules, the grant it would make). Callers must not change the result.
     """
-    from monkey.safe_text import has_hidden
-
     out = ParsedLine()
     if has_hidden(line):  # what a person approves must be what they saw
         out.unsafe.append("it contains hidden characters")
@@ -92,9 +91,38 @@ def parse_line(line: str) -> ParsedLine:
     return out
 
 
+_PLAIN = re.compile(r"[A-Za-z0-9_./,:+= -]*")
+"""A line of plain words only: no quoting, expansion, pattern, operator or redirection."""
+_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+                       "done", "in", "function", "time", "coproc", "declare", "typeset", "export", "readonly", "local",
+                       "unset", "unsetenv"})
+"""First words the grammar reads as syntax of its own (a keyword, a declaration)."""
+
+
+def _plain_words(line: str) -> list[str] | None:
+    """The words of a line with nothing for the shell to interpret (``git status -s``), else None.
+
+    For such a line the grammar gives exactly one command made of these words (a test checks
+    that on the benchmark's corpus), so the parser is not needed: most lines an agent runs
+    are like this. A first word holding ``=`` (an assignment) or a reserved word goes to the parser.
+    """
+    if _PLAIN.fullmatch(line) is None:
+        return None
+    words = line.split(" ")
+    words = [w for w in words if w]
+    if words and ("=" in words[0] or words[0] in _RESERVED):
+        return None
+    return words
+
+
 def _walk_line(line: str, out: ParsedLine, depth: int) -> None:
     if depth > 3:
         out.unsafe.append("shells nested too deep to check")
+        return
+    words = _plain_words(line)
+    if words is not None:
+        if words:
+            _unwrapped(words, out, depth)
         return
     data = line.encode("utf-8", errors="surrogateescape")
     tree = _parser().parse(data)
@@ -198,6 +226,8 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
 
 def _expands(text: str) -> bool:
     """Whether unquoted word text is a pattern the shell expands (``*``, ``?``, ``[..]``, ``{a,b}``, ``{1..3}``)."""
+    if "*" not in text and "?" not in text and "[" not in text and "{" not in text:
+        return False
     plain = []
     escaped = False
     for ch in text:
@@ -258,11 +288,7 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         program = argv[0]
         argv = [posixpath.basename(program) if "/" in program else program, *argv[1:]]
         name = argv[0]
-
-        def record(argv: list[str]) -> None:
-            out.commands.append(argv)
-            out.origins.append(Origin(program, tuple(wrappers), env))
-
+        record = _recorder(out, program, wrappers, env)
         if name.startswith("\0"):
             out.unsafe.append("the command's name is only known at run time")
             return
@@ -311,6 +337,14 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         argv = rest
 
 
+def _recorder(out: ParsedLine, program: str, wrappers: list[str], env: tuple[str, ...]) -> Any:
+    def record(argv: list[str]) -> None:
+        out.commands.append(argv)
+        out.origins.append(Origin(program, tuple(wrappers), env))
+
+    return record
+
+
 _PRIVILEGED = frozenset({"sudo", "doas"})
 """Wrappers that change who runs a command: the wrapper needs a rule of its own."""
 _CODE_VARIABLES = re.compile(
@@ -356,9 +390,10 @@ def _strip_wrapper(argv: list[str], out: ParsedLine) -> list[str] | None:
         while i < len(args) and "=" in args[i]:  # sudo VAR=value cmd
             i += 1
         return args[i:] or None
-    leading = [a for a in args[:next((k for k, a in enumerate(args) if not a.startswith("-")), len(args))]]
-    if name == "command" and any(a[1:2] != "-" and ("v" in a or "V" in a) for a in leading):
-        return None  # command -v NAME looks a name up; it runs nothing
+    if name == "command":
+        leading = args[:next((k for k, a in enumerate(args) if not a.startswith("-")), len(args))]
+        if any(a[1:2] != "-" and ("v" in a or "V" in a) for a in leading):
+            return None  # command -v NAME looks a name up; it runs nothing
     if name in ("nice", "ionice"):
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in ("-n", "-c", "-p") else 1

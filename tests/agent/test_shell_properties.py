@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 
 from monkey.agent.approval import ApprovalPolicy
 
-SETTINGS = settings(max_examples=150, deadline=None, derandomize=True)
+SETTINGS = settings(max_examples=100, deadline=None, derandomize=True)
 
 ALLOWED = ["ls -la", "git status", "echo 'a b'", "cat a.txt", "grep -n foo x.py", "make test", "true",
            "npm run build", "pytest -q tests", "python3 tool.py --fast"]
@@ -152,3 +152,60 @@ def test_a_line_of_read_only_commands_needs_no_rule(line: str) -> None:
 def test_one_dangerous_flag_anywhere_sends_the_line_to_a_person(line: str) -> None:
     decision = ApprovalPolicy().check("shell_execute", {"command": line})
     assert decision is None, (line, decision)
+
+
+def _by_the_grammar(line: str):  # type: ignore[no-untyped-def]
+    from monkey.agent import shell_parse
+
+    out = shell_parse.ParsedLine()
+    tree = shell_parse._parser().parse(line.encode())
+    if tree.root_node.has_error:
+        out.unsafe.append("the line cannot be parsed as a shell command")
+    shell_parse._walk(tree.root_node, out, 0)
+    return out
+
+
+def _by_the_shortcut(line: str):  # type: ignore[no-untyped-def]
+    from monkey.agent import shell_parse
+
+    out = shell_parse.ParsedLine()
+    words = shell_parse._plain_words(line)
+    assert words is not None, line
+    if words:
+        shell_parse._unwrapped(words, out, 0)
+    return out
+
+
+_BASH_WORDS = ("alias bg bind break builtin caller cd command compgen complete continue declare dirs disown echo "
+               "enable eval exec exit export false fc fg getopts hash help history jobs kill let local logout "
+               "mapfile popd printf pushd pwd read readarray readonly return set shift shopt source suspend test "
+               "times trap true type typeset ulimit umask unalias unset unsetenv wait if then else elif fi case esac "
+               "for select while until do done in function time coproc env timeout nice xargs sudo find flock sh "
+               "bash git ls rm curl . .. -- - -c -n x=1 A_B=2 a,b 1 %1 @x +5 :: /usr/bin/env ./x").split()
+_PLAIN_WORD = st.one_of(st.sampled_from(_BASH_WORDS),
+                        st.text(alphabet="abcXYZ019_./,:@%+=-", min_size=1, max_size=6))
+
+
+@settings(max_examples=200, deadline=None, derandomize=True)
+@given(st.lists(_PLAIN_WORD, max_size=5), st.sampled_from([" ", "  "]))
+def test_the_plain_word_shortcut_gives_what_the_grammar_gives(words: list[str], gap: str) -> None:
+    from monkey.agent.shell_parse import _plain_words
+
+    line = gap.join(words)
+    if _plain_words(line) is not None:
+        assert _by_the_shortcut(line) == _by_the_grammar(line), line
+
+
+def test_the_shortcut_agrees_on_every_plain_line_of_the_benchmark_corpus() -> None:
+    import sys
+    from pathlib import Path
+
+    from monkey.agent.shell_parse import _plain_words
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
+    from benchmarks.permissions import load_corpus
+
+    plain = [line for line in load_corpus() if _plain_words(line) is not None]
+    assert len(plain) > 300
+    for line in plain:
+        assert _by_the_shortcut(line) == _by_the_grammar(line), line
