@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from monkey.safe_text import escape_controls, invisible_warnings
-from monkey.agent.read_only import ReadOnly
+from monkey.agent.read_only import ReadOnly, reads_denied
 from monkey.agent.shell_parse import parse_line
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.errors import ToolError
@@ -274,7 +274,7 @@ class ApprovalPolicy:
         if denial is not None:
             return denial
         if tool == SHELL_TOOL:
-            return self._check_line(str(arguments.get("command", "")))
+            return self._check_line(str(arguments.get("command", "")), workspace)
         if tool in self.grants:
             return Decision(approved=True, by="session", reason=f"session grant: {self.grants[tool]}")
         if self.no_approval:
@@ -284,7 +284,7 @@ class ApprovalPolicy:
                 return Decision(approved=True, by="rule", reason=f"allowed by rule {rule}")
         return None
 
-    def _check_line(self, command: str) -> Decision | None:
+    def _check_line(self, command: str, workspace: Path | None = None) -> Decision | None:
         """A shell line no deny rule covers: allowed only when every simple command in it is.
 
         A line the parser vouches for may then run through a shell (``exact_line``); one it
@@ -313,7 +313,8 @@ class ApprovalPolicy:
         decisions: list[Decision] = []
         for argv, origin in zip(parsed.commands, parsed.origins):
             found = next((d for prefix, d in covering if not prefix or _starts_with(argv, prefix)), None)
-            if found is None and self.read_only is not None and self.read_only.covers(argv, origin):
+            if found is None and self.read_only is not None and self.read_only.covers(argv, origin) and not (
+                    reads_denied(argv, origin, [r for r in self.deny if r.tool == "file_read"], workspace)):
                 found = _READ_ONLY
             if found is None:
                 return None

@@ -23,10 +23,12 @@ Users add their own read-only commands as argv prefixes (``[approvals] read_only
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
 
 from monkey.agent.shell_parse import Origin, ParsedLine, parse_line
 
-__all__ = ["ReadOnly", "is_read_only"]
+__all__ = ["ReadOnly", "is_read_only", "reads_denied"]
 
 ANY_ARGUMENTS = frozenset({
     "cat", "ls", "pwd", "echo", "printf", "head", "tail", "wc", "nl", "rev", "tac", "seq", "tr", "cut", "paste",
@@ -463,3 +465,41 @@ class ReadOnly:
         parsed = parse_line(line) if isinstance(line, str) else line
         return (not parsed.unsafe and bool(parsed.commands)
                 and all(self.covers(argv, origin) for argv, origin in zip(parsed.commands, parsed.origins)))
+
+
+RECURSIVE_READERS = frozenset({"rg", "ag", "ack"})
+"""Programs that read every file under the folders they are given (grep only with -r)."""
+
+
+def _recursive(argv: Sequence[str]) -> bool:
+    name, args = argv[0], argv[1:]
+    if name in RECURSIVE_READERS or (name == "git" and "grep" in args):
+        return True
+    if name in ("grep", "egrep", "fgrep"):
+        return any(a in ("--recursive", "--dereference-recursive") or a.startswith("--directories")
+                   or _cluster_has(a, "rR", "ABCDdefmX") for a in args)
+    return False
+
+
+def reads_denied(argv: Sequence[str], origin: Origin | None, rules: Sequence[Any], workspace: Path | None) -> bool:
+    """Whether a read-only command may read what a ``file_read`` deny rule protects (``rules``: those rules).
+
+    A read deny rule protects the file from the shell too (``cat .env`` asks with ``file_read(.env)``
+    denied): a command asks when one of its words, or a path inside a word (``--file=.env``,
+    ``HEAD:.env``), is covered by a rule, when it reads whole folders (``grep -r``, ``rg``), or when
+    its arguments are only known at run time. Programs that read without naming what (a git diff of
+    a tracked secret, a script) are beyond this check: the sandbox is what confines them.
+    """
+    if not rules:
+        return False
+    if any(not rule.pattern for rule in rules):
+        return True  # every read is denied
+    fed = origin is not None and any(w in ("xargs", "find") for w in origin.wrappers)
+    if fed or _recursive(argv) or any("\0" in a for a in argv[1:]):
+        return True
+    for arg in argv[1:]:
+        for path in {arg, arg.partition("=")[2], arg.partition(":")[2]}:
+            if path and any(rule.matches("file_read", {"path": path}, for_deny=True, workspace=workspace)
+                            for rule in rules):
+                return True
+    return False

@@ -151,3 +151,35 @@ def test_a_bad_extra_entry_is_one_clear_line(workspace: Path, monkey_home: Path,
     assert run.returncode == 2
     assert "bad read_only_extra entry" in run.stderr and run.stderr.count("\n") == 1, run.stderr
     assert run.stdout == ""
+
+
+def test_a_file_read_deny_rule_also_guards_read_only_commands(tmp_path: Path) -> None:
+    (tmp_path / "sub").mkdir()
+    (tmp_path / ".env").write_text("TOKEN=s3cret\n")
+    (tmp_path / "link").symlink_to(tmp_path / ".env")
+    policy = ApprovalPolicy.from_strings(deny=["file_read(.env)", "file_read(**/*.pem)"])
+
+    def check(command: str):  # type: ignore[no-untyped-def]
+        return policy.check("shell_execute", {"command": command}, tmp_path)
+
+    for command in ("cat .env", "head -n 3 sub/../.env", "cat link", f"cat {tmp_path}/.env", "git show HEAD:.env",
+                    "sed -n 1p --expression=p .env", "cat keys/id.pem", "grep -r TOKEN .", "rg TOKEN",
+                    "git grep TOKEN", "cat $F", "xargs cat < files", "sh -c 'cat .env'", "ls && cat .env"):
+        assert check(command) is None, command  # a person decides
+    for command in ("cat README.md", "grep TOKEN README.md", "ls -la", "git status"):
+        decision = check(command)
+        assert decision is not None and decision.approved, command
+    no_reads = ApprovalPolicy.from_strings(deny=["file_read"])
+    assert no_reads.check("shell_execute", {"command": "ls"}, tmp_path) is None
+
+
+def test_headless_cat_of_a_denied_file_is_refused(scripted, workspace: Path, monkey_home: Path) -> None:
+    (workspace / ".env").write_text("TOKEN=s3cret\n")
+    (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_read(.env)"]\n')
+    run = scripted([
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "cat README.md && cat .env"}}]},
+        {"text": "done"},
+    ])
+    result = run.of_type("tool_result")[0]
+    assert not result["ok"] and "no terminal" in result["output"]
+    assert "s3cret" not in run.stdout
