@@ -35,6 +35,7 @@ __all__ = [
     "ToolResult",
     "CheckpointCreated",
     "UndoApplied",
+    "NotUndoable",
     "Usage",
     "Retry",
     "Fallback",
@@ -205,6 +206,21 @@ class CheckpointCreated(Event, frozen=True, kw_only=True, tag="checkpoint_create
     call_id: str = ""
 
 
+class NotUndoable(Event, frozen=True, kw_only=True, tag="not_undoable"):
+    """A change monkey's call made that its checkpoint could not record, so ``monkey undo`` cannot revert it.
+
+    Said when the call ends: files over ``[checkpoints] max_file_size`` and files in nested git
+    repositories that a shell command (or an external agent) created, changed or deleted, and
+    paths that changed during the call but that monkey cannot be sure its call changed.
+    """
+
+    checkpoint_id: str
+    tool: str = ""
+    call_id: str = ""
+    items: list[str] = []
+    """``"path: why"``, one per path."""
+
+
 class UndoApplied(Event, frozen=True, kw_only=True, tag="undo_applied"):
     """Changes monkey made were undone (``monkey undo``, ``monkey restore``, the TUI's /undo)."""
 
@@ -348,6 +364,7 @@ AnyEvent = Union[
     ToolResult,
     CheckpointCreated,
     UndoApplied,
+    NotUndoable,
     Usage,
     Retry,
     Fallback,

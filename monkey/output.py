@@ -235,6 +235,9 @@ class TextSink:
                 self._tool_result(event)
             case ev.Error() if self.show_fatal_errors or not event.fatal:
                 self._line(f"error: {escape_controls(event.message)}", "red")
+            case ev.NotUndoable():
+                for item in event.items:
+                    self._line(f"  cannot be undone: {escape_controls(item, keep_newlines=False)}", "yellow")
             case ev.Retry():
                 self._line(f"retrying in {event.delay:.1f}s: {escape_controls(event.reason)}", "yellow")
             case ev.ContextCompacted() if event.trigger == "auto":

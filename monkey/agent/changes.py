@@ -31,6 +31,10 @@ class PendingChange(Protocol):
         """The workspace-relative paths covered (empty for a whole-tree snapshot)."""
         ...
 
+    def not_undoable(self) -> list[str]:
+        """After the change: ``"path: why"`` of what it changed that undo cannot revert."""
+        ...
+
 
 class ChangeGuard(Protocol):
     """Checkpoints and journal entries around every change."""

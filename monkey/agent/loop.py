@@ -43,6 +43,7 @@ from monkey.events import (
     Event,
     IterationStarted,
     MessageCompleted,
+    NotUndoable,
     SessionEnded,
     SessionStarted,
     ToolCallEvent,
@@ -502,6 +503,9 @@ class Agent:
         assert self.checkpoints is not None
         warning = await asyncio.to_thread(self.checkpoints.finish, pending, ok=ok,
                                           error="" if ok else "the tool failed")
+        if items := pending.not_undoable():  # said now, not found out at undo time
+            emit(NotUndoable(session_id=self.session_id, checkpoint_id=pending.checkpoint_id,
+                             tool=getattr(pending, "tool", ""), call_id=getattr(pending, "call_id", ""), items=items))
         if warning:
             emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
 

@@ -62,7 +62,7 @@ def _explains(theirs: FileRecord, ours: FileRecord) -> bool:
 
 def _after_the_end(workspace: Path, rec: FileRecord, ended: float) -> str:
     """A path (or, when gone, its folder) whose inode changed after the command had ended."""
-    parts = rec.path.split("/")
+    parts = rec.path.rstrip("/").split("/")
     for depth in range(len(parts), -1, -1):
         try:
             st = os.lstat(workspace.joinpath(*parts[:depth]))

@@ -19,7 +19,7 @@ from monkey.tools.base import ToolError
 from monkey.tools.workspace import resolve_path
 
 __all__ = ["FileState", "PathError", "read_state", "write_state", "missing_dirs", "safe_target", "same",
-           "remove_temp_files", "TEMP_SUFFIXES"]
+           "remove_temp_files", "remove_empty_tree", "TEMP_SUFFIXES"]
 
 TEMP_SUFFIXES = (".monkey-tmp", ".monkey-undo")
 """The temporary files of atomic writes: the file tools' and the undo's (``.NAME.XXXXXXXX.SUFFIX``)."""
@@ -188,3 +188,27 @@ def _die() -> None:
     import signal
 
     os.kill(os.getpid(), signal.SIGKILL)
+
+
+def remove_empty_tree(root: Path, rel: str) -> bool:
+    """Remove the folder ``rel`` and the empty folders in it, deepest first; never a file.
+
+    Returns whether ``rel`` is gone (False: something else lives there now, and stays).
+    """
+    try:
+        top = safe_target(root, rel.rstrip("/"))
+    except PathError:
+        return False
+    if not os.path.isdir(top) or os.path.islink(top):
+        return not os.path.lexists(top)
+    for folder, dirs, _ in os.walk(top, topdown=False):
+        for name in dirs:
+            try:
+                os.rmdir(os.path.join(folder, name))
+            except OSError:
+                pass
+    try:
+        os.rmdir(top)
+    except OSError:
+        return False
+    return True

@@ -21,12 +21,13 @@ from pathlib import Path
 from monkey.checkpoints import watch as write_watch
 from monkey.checkpoints.attribution import attribute
 from monkey.checkpoints.errors import CheckpointError
-from monkey.checkpoints.fsops import (FileState, PathError, missing_dirs, read_state, remove_temp_files, same,
-                                      write_state)
+from monkey.checkpoints.fsops import (FileState, PathError, missing_dirs, read_state, remove_empty_tree,
+                                      remove_temp_files, same, write_state)
 from monkey.checkpoints.gitrun import GitError
 from monkey.checkpoints.ignore import reconcile, touches_gitignore
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
-from monkey.checkpoints.shadow import ShadowRepo, git_mode
+from monkey.checkpoints.outside import judge
+from monkey.checkpoints.shadow import Outside, ShadowRepo, git_mode
 from monkey.db import DatabaseError, db_path
 from monkey.ids import new_id
 
@@ -60,6 +61,7 @@ class CheckpointGuard:
         self._owner = ""
         self._owner_fd: int | None = None
         self._watches: dict[str, write_watch.WriteWatch] = {}
+        self._outside: dict[str, Outside] = {}
         self.completed_undos: list[Entry] = []
         """Interrupted undos that :meth:`repair` completed in this process, oldest first."""
 
@@ -147,6 +149,7 @@ class CheckpointGuard:
             self._take(entry, paths)
             self.journal.add(entry)
         except BaseException:
+            self._outside.pop(cid, None)
             if watch is not None:
                 self._watches.pop(cid, None)
                 watch.stop()
@@ -157,9 +160,11 @@ class CheckpointGuard:
         tool, cid = entry.tool, entry.id
         with self.shadow.locked():
             if paths is None:
-                tree, skipped = self.shadow.snapshot(self.max_file_size)
-                if skipped:
-                    entry.note = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(skipped)
+                tree, outside = self.shadow.snapshot(self.max_file_size)
+                self._outside[cid] = outside
+                if outside.skipped:
+                    entry.note = (f"not in the snapshot (over {human_size(self.max_file_size)}): "
+                                  + ", ".join(outside.skipped))
             else:
                 leaves: dict[str, tuple[str, str]] = {}
                 for rel in dict.fromkeys(paths):
@@ -203,7 +208,8 @@ class CheckpointGuard:
                          killed: bool, watch: write_watch.WriteWatch | None) -> None:
         with self.shadow.locked():
             if not entry.files and entry.before_tree:  # a whole-tree snapshot: diff it
-                tree, skipped = self.shadow.snapshot(self.max_file_size)
+                tree, after = self.shadow.snapshot(self.max_file_size)
+                skipped = after.skipped
                 entry.files = [
                     FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
                     for c in self.shadow.diff_trees(entry.before_tree, tree)
@@ -213,8 +219,11 @@ class CheckpointGuard:
                                            if x)
                 if watch is not None:
                     watch.stop()
+                before = self._outside.pop(entry.id, None)
+                judge(self.workspace, entry, before, after, limit=human_size(self.max_file_size),
+                      tracked=lambda paths: self._in_tree(entry.before_tree, paths))
                 attribute(self.journal, self.workspace, entry, watch=watch, ended=ended, killed=killed)
-                self._note_created_dirs(entry)
+                self._note_created_dirs(entry, set(before.empty) if before is not None else set())
                 if skipped:
                     more = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(skipped)
                     entry.note = "; ".join(x for x in (entry.note, more) if x)
@@ -228,8 +237,8 @@ class CheckpointGuard:
                     if state is not None and record.after_sha is not None:
                         leaves[record.path] = (git_mode(state.mode), record.after_sha)
                 entry.after_tree = self.shadow.write_tree(leaves)
-            changed = [r for r in entry.files
-                       if not (r.before_sha == r.after_sha and (r.before_mode == r.after_mode or r.before_sha is None))]
+            changed = [r for r in entry.files if r.path.endswith("/") or  # a folder the call created
+                       not (r.before_sha == r.after_sha and (r.before_mode == r.after_mode or r.before_sha is None))]
             if changed:
                 entry.files = changed
             if changed:
@@ -242,8 +251,16 @@ class CheckpointGuard:
             if error:
                 entry.note = "; ".join(x for x in (entry.note, error) if x)
 
-    def _note_created_dirs(self, entry: Entry) -> None:
-        """For files a shell command created: the folders above them the before-tree lacked."""
+    def _in_tree(self, tree: str, paths: list[str]) -> set[str]:
+        """Which of ``paths`` a stored tree holds."""
+        if not paths:
+            return set()
+        out = self.shadow.git("ls-tree", "-r", "-z", "--name-only", tree, "--", *paths, work_tree=False)
+        return {os.fsdecode(p) for p in out.split(b"\x00") if p}
+
+    def _note_created_dirs(self, entry: Entry, old_empty: set[str]) -> None:
+        """For files a shell command created: the folders above them the before-tree lacked
+        (an empty folder that was there before does not count)."""
         created = [r for r in entry.files if r.created and "/" in r.path]
         wanted = {"/".join(r.path.split("/")[:i]) for r in created for i in range(1, r.path.count("/") + 1)}
         if not wanted:
@@ -254,7 +271,7 @@ class CheckpointGuard:
         for rec in created:
             parts = rec.path.split("/")[:-1]
             dirs = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-            rec.created_dirs = [d for d in dirs if d not in existing]
+            rec.created_dirs = [d for d in dirs if d not in existing and d not in old_empty]
 
     # -- crash repair ----------------------------------------------------------------
 
@@ -306,6 +323,9 @@ class CheckpointGuard:
         left: list[str] = []
         with self._mutex, self.shadow.locked():
             for rec in entry.files:
+                if rec.path.endswith("/"):  # an empty folder the undone change had created
+                    remove_empty_tree(self.workspace, rec.path)
+                    continue
                 current = read_state(self.workspace, rec.path)
                 if same(current, rec.after_sha, rec.after_mode, rec.exact_mode):
                     continue

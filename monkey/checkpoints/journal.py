@@ -130,6 +130,12 @@ class Entry:
         """The paths the entry touched."""
         return [f.path for f in self.files]
 
+    def not_undoable(self) -> list[str]:
+        """``"path: why"`` of what the change did that undo cannot revert: changes monkey could
+        not record (too large, nested repositories) and paths it cannot attribute to itself."""
+        return ([f"{path}: {why}" for path, why in self.unrecorded] +
+                [f"{r.path}: not attributable to monkey: {r.unattributed}" for r in self.files if r.unattributed])
+
     @property
     def checkpoint_id(self) -> str:
         """The id people use for this checkpoint (the entry id)."""

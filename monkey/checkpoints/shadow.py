@@ -22,14 +22,14 @@ import re
 import stat
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from io import BytesIO
 from pathlib import Path
 from typing import Any
 
 from monkey.checkpoints.gitrun import HARDENING, GitError, run_git
 
-__all__ = ["ShadowRepo", "TreeChange", "workspace_key", "blob_sha", "git_mode", "EMPTY_TREE"]
+__all__ = ["ShadowRepo", "TreeChange", "Outside", "workspace_key", "blob_sha", "git_mode", "EMPTY_TREE"]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge -export-subst\n"
@@ -57,6 +57,24 @@ def git_mode(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "120000"
     return "100755" if mode & 0o111 else "100644"
+
+
+@dataclass
+class Outside:
+    """What a whole-tree snapshot cannot hold."""
+
+    big: dict[str, tuple[int, int, int, int]] = field(default_factory=dict)
+    """Files over the size limit -> (size, mtime_ns, ctime_ns, inode)."""
+    nested: list[str] = field(default_factory=list)
+    """Nested git repositories (folders holding a ``.git``)."""
+    empty: list[str] = field(default_factory=list)
+    """Untracked folders with no file in them (empty, or holding only ignored files), and every
+    folder inside them (up to a thousand per tree)."""
+
+    @property
+    def skipped(self) -> list[str]:
+        """The files left out for their size."""
+        return list(self.big)
 
 
 @dataclass(frozen=True)
@@ -234,19 +252,37 @@ class ShadowRepo:
 
     # -- whole-tree snapshots --------------------------------------------------------
 
-    def snapshot(self, max_size: int) -> tuple[str, list[str]]:
+    def snapshot(self, max_size: int) -> tuple[str, Outside]:
         """Bring the shadow index up to date with the workspace and store its tree.
 
         Honours the workspace's .gitignore files; files over ``max_size`` bytes are left
-        out. Returns the tree id and the paths left out for their size.
+        out. Returns the tree id and what the tree cannot hold: the files left out for their
+        size (with their stat signature), nested repositories and empty folders.
         """
         self.clear_stale_lock()
-        out = self.git("ls-files", "-z", "-m", "-d", "-o", "--exclude-standard")
+        out = self.git("ls-files", "-z", "-m", "-d", "-o", "--directory", "--exclude-standard")
         update: list[bytes] = []
-        skipped: list[str] = []
+        outside = Outside()
+        folders = [raw for raw in out.split(b"\x00") if raw.endswith(b"/")]
+        if folders:  # untracked folders with nothing in the index: a nested repository, new or empty
+            plain = []
+            for raw in folders:
+                if os.path.lexists(os.path.join(self.workspace, os.fsdecode(raw), ".git")):
+                    outside.nested.append(os.fsdecode(raw[:-1]))
+                else:
+                    plain.append(raw)
+            if plain:
+                inner = self.git("ls-files", "-z", "-o", "--exclude-standard", "--",
+                                 *(os.fsdecode(r) for r in plain))
+                out += b"\x00" + inner
+                found = [raw for raw in inner.split(b"\x00") if raw]
+                outside.nested += [os.fsdecode(raw[:-1]) for raw in found if raw.endswith(b"/")]
+                for r in plain:
+                    if not any(f.startswith(r) for f in found):
+                        outside.empty += _folders(self.workspace, os.fsdecode(r[:-1]))
         for raw in dict.fromkeys(out.split(b"\x00")):
             if not raw or raw.endswith(b"/"):
-                continue  # nested repositories are listed as folders
+                continue
             rel = os.fsdecode(raw)
             try:
                 st = os.lstat(self.workspace / rel)
@@ -258,14 +294,14 @@ class ShadowRepo:
             if not (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
                 continue
             if st.st_size > max_size:
-                skipped.append(rel)
+                outside.big[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
                 continue
             update.append(raw)
         if update:
             self.git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
                      input=b"\x00".join(update) + b"\x00")
         tree = self.git("write-tree").decode().strip()
-        return tree, skipped
+        return tree, outside
 
     def diff_trees(self, old: str, new: str) -> list[TreeChange]:
         """Every file that differs between two trees."""
@@ -336,3 +372,15 @@ def _open_by(path: Path) -> list[int]:
                 except OSError:
                     continue
     return found
+
+
+def _folders(root: Path, rel: str, limit: int = 1000) -> list[str]:
+    """``rel`` and the folders below it, outermost first (at most ``limit``)."""
+    out = [rel]
+    for folder, dirs, _ in os.walk(root / rel):
+        dirs.sort()
+        for name in dirs:
+            out.append(os.path.relpath(os.path.join(folder, name), root))
+            if len(out) >= limit:
+                return out
+    return out

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from monkey.checkpoints.fsops import FileState, PathError, read_state, same, write_state
+from monkey.checkpoints.fsops import FileState, PathError, read_state, remove_empty_tree, same, write_state
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.journal import Entry, FileRecord
 from monkey.checkpoints.shadow import ShadowRepo
@@ -101,8 +101,15 @@ def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
     paths left alone because monkey cannot be sure their change was its own (path -> why)."""
     plans: dict[str, _Plan] = {}
     left: dict[str, str] = {}
+    folders: list[str] = []
     for entry in entries:
         for rec in entry.files:
+            if rec.path.endswith("/"):  # an empty folder the change created
+                if rec.unattributed:
+                    left[rec.path] = rec.unattributed
+                elif rec.path not in folders:
+                    folders.append(rec.path)
+                continue
             if rec.unattributed:
                 seen = plans.get(rec.path)
                 if seen is not None and seen.expected_sha == rec.after_sha:
@@ -115,7 +122,7 @@ def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
                 plan = plans[rec.path] = _Plan(rec.path, rec.before_sha, rec.before_mode, rec.exact_mode,
                                                list(rec.created_dirs))
             plan.expected_sha, plan.expected_mode, plan.expected_exact = rec.after_sha, rec.after_mode, rec.exact_mode
-    left = {path: why for path, why in left.items() if path not in plans}
+    left = {path: why for path, why in left.items() if path not in plans and path not in folders}
     conflicts: list[Conflict] = []
     for plan in plans.values():
         try:
@@ -142,7 +149,7 @@ def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
     hard = [c for c in conflicts if not c.diff and "after monkey's change" not in c.reason]
     if hard:  # unreadable or unsafe paths cannot be forced
         raise UndoError("; ".join(c.reason for c in hard))
-    return list(plans.values()), conflicts, left
+    return [*plans.values(), *(_Plan(f, None, 0, False, [f.rstrip("/")]) for f in folders)], conflicts, left
 
 
 def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = False,
@@ -159,6 +166,8 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
     with shadow.locked():
         plans, conflicts, left = plan_undo(guard, entries, force=force)
         targets: dict[str, FileState | None] = {}
+        folders = [p for p in plans if p.path.endswith("/")]
+        plans = [p for p in plans if not p.path.endswith("/")]
         for plan in plans:  # read every target before touching anything
             targets[plan.path] = (None if plan.target_sha is None
                                   else FileState(plan.target_mode, shadow.read_blob(plan.target_sha)))
@@ -171,6 +180,8 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
                 shadow.store_blob(cur.data) if cur is not None else None, cur.mode if cur is not None else 0,
                 plan.target_sha, plan.target_mode, created_dirs=plan.created_dirs, exact_mode=plan.target_exact,
             ))
+        undo.files += [FileRecord(f.path, None, 0, None, 0, created_dirs=f.created_dirs, exact_mode=False)
+                       for f in folders]
         guard.journal.add(undo, claim=[e.id for e in entries])
         done: list[_Plan] = []
         kill_after = _fault_point()
@@ -192,6 +203,7 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
             undo.state, undo.note = "failed", f"{failed_at}: {exc}"
             guard.journal.finish_undo(undo)
             raise UndoError(f"undo failed at {failed_at} ({exc}); every file was put back as it was") from None
+        gone = [f.path for f in folders if remove_empty_tree(guard.workspace, f.path)]
         undo.state = "applied"
         notes = ["forced over: " + ", ".join(c.path for c in conflicts)] if conflicts else []
         notes += [f"left alone, not attributable to monkey: {p} ({why})" for p, why in left.items()]
@@ -200,8 +212,8 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
     return UndoOutcome(
         undo_id=undo.id,
         checkpoint_ids=[e.id for e in entries],
-        paths=[p.path for p in plans],
-        removed=[p.path for p in plans if p.target_sha is None and p.current is not None],
+        paths=[p.path for p in plans] + gone,
+        removed=[p.path for p in plans if p.target_sha is None and p.current is not None] + gone,
         restored=[p.path for p in plans if p.target_sha is not None and p.current is None],
         forced=bool(conflicts),
         overwritten=[c.path for c in conflicts],

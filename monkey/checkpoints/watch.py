@@ -208,7 +208,7 @@ class WriteWatch:
         """"" when every write seen to ``rel`` was the command's, else why monkey cannot be sure."""
         if self.overflowed:
             return "too many writes happened at once for monkey to see whose they were"
-        parts = rel.split("/")
+        parts = rel.rstrip("/").split("/")
         for depth in range(len(parts) - 1, -1, -1):  # the path, else the nearest folder still there
             folder = workspace.joinpath(*parts[:depth])
             handle = handle_of(folder)

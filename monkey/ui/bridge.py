@@ -20,6 +20,7 @@ from monkey.events import (
     Fallback,
     IterationStarted,
     MessageCompleted,
+    NotUndoable,
     Retry,
     SessionStarted,
     TextDelta,
@@ -191,6 +192,8 @@ def translate(event: Event) -> list[Message]:
         case Fallback(from_backend=src, to_backend=dst, reason=reason):
             out.append(Notice(f"{src} failed ({reason}); going on with {dst}", "warning"))
             out.append(StatusChanged(backend=dst))
+        case NotUndoable(items=items):
+            out.extend(Notice(f"cannot be undone: {item}", "warning") for item in items)
         case Error(message=message, fatal=fatal):
             out.append(Notice(message, "error" if fatal else "warning"))
         case TurnCompleted(reason=reason, message=message, result=result):

@@ -158,3 +158,52 @@ def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
     assert (workspace / ".gitignore").read_text() == ".env\nbuild/\n"
     assert (workspace / "sub" / ".gitignore").read_text() == "*.log\n"
     assert not (workspace / "made.txt").exists() and not (workspace / "scratch.tmp").exists()
+
+
+def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (monkey_home / "config.toml").write_text("[checkpoints]\nmax_file_size = 1000\n")
+    (workspace / "big.bin").write_bytes(b"\x00" * 5000)
+    (workspace / "grows.log").write_bytes(b"small, under the limit\n")
+    lib = workspace / "vendor" / "lib"
+    lib.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(lib)], check=True, capture_output=True)
+    (lib / "x.txt").write_text("nested\n")
+    (workspace / "was_empty").mkdir()
+    script = tmp_path / "cmd.py"
+    script.write_text("import os, pathlib as p\n"
+                      "os.remove('big.bin')\n"
+                      "p.Path('vendor/lib/x.txt').write_text('changed in the nested repository')\n"
+                      "p.Path('grows.log').write_bytes(b'x' * 4000)\n"
+                      "os.makedirs('out/a/b')\n"
+                      "os.makedirs('was_empty/inner')\n"
+                      "p.Path('made.txt').write_text('undoable')\n")
+    command = call("shell_execute", command=f"{sys.executable} {script}")
+    for fmt in ("stream-json", "text"):
+        script_file = write_script(tmp_path / f"{fmt}.json", [command, {"text": "done"}])
+        args = ["agent", "--backend", "scripted", "--script", str(script_file), "--cwd", str(workspace),
+                "--no-approval", "--output-format", fmt, "--task", "go"]
+        run = run_monkey(args, home=monkey_home)
+        assert run.returncode == 0, run.stderr
+        if fmt == "stream-json":
+            [said] = run.of_type("not_undoable")
+            kinds = [e["type"] for e in run.events]
+            assert kinds.index("not_undoable") < kinds.index("tool_result")
+            items = said["items"]
+            assert any(i.startswith("big.bin: deleted; it was over the checkpoint size limit") for i in items), items
+            assert any(i.startswith("grows.log: changed; its new content is over the checkpoint size limit") for i in items), items
+            assert any(i.startswith("vendor/lib/: changed inside (vendor/lib/x.txt)") for i in items), items
+            assert len(items) == 3, items
+            stored = run_monkey(["sessions", "export", said["session_id"]], home=monkey_home)
+            assert "not_undoable" in stored.stdout, "stored as well as shown"
+            undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+            assert undo.returncode == 0, undo.stderr
+            assert not (workspace / "made.txt").exists() and not (workspace / "out").exists(), undo.stdout
+            assert (workspace / "was_empty").is_dir() and not (workspace / "was_empty" / "inner").exists()
+            assert "out/: removed" in undo.stdout
+            (workspace / "big.bin").write_bytes(b"\x00" * 5000)  # the person puts it back for the second run
+            (workspace / "grows.log").write_bytes(b"small, under the limit\n")
+        else:
+            assert "cannot be undone: big.bin: deleted; it was over the checkpoint size limit (1000 bytes)" in run.stdout
+    listing = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    last = listing.stdout.splitlines()[-1]
+    assert "[cannot be undone: " in last and "big.bin: deleted" in last and "vendor/lib/: changed" in last, last
