@@ -476,8 +476,11 @@ def _recursive(argv: Sequence[str]) -> bool:
     if name in RECURSIVE_READERS or (name == "git" and "grep" in args):
         return True
     if name in ("grep", "egrep", "fgrep"):
-        return any(a in ("--recursive", "--dereference-recursive") or a.startswith("--directories")
-                   or _cluster_has(a, "rR", "ABCDdefmX") for a in args)
+        return "recurse" in args or any(a in ("--recursive", "--dereference-recursive")
+                                        or a.startswith("--directories") or _cluster_has(a, "rR", "ABCDdefmX")
+                                        for a in args)
+    if name == "diff":
+        return any(a in ("--recursive",) or _cluster_has(a, "r", "CDFILSUWx") for a in args)
     return False
 
 
