@@ -351,11 +351,14 @@ class ReadOnly:
         fed = origin is not None and any(w in ("xargs", "find") for w in origin.wrappers)
         return is_read_only(argv, more_arguments=fed)
 
-    def covers_line(self, line: str | ParsedLine) -> bool:
-        """Whether a whole shell line only reads: it parses cleanly and every command in it is read-only."""
+    def covers_line(self, line: str | ParsedLine, *, read_denied: Sequence[Any] = (),
+                    workspace: Path | None = None) -> bool:
+        """Whether a whole shell line only reads: it parses cleanly and every command in it is read-only
+        (``read_denied``: the ``file_read`` deny rules, see :func:`reads_denied`)."""
         parsed = parse_line(line) if isinstance(line, str) else line
         return (not parsed.unsafe and bool(parsed.commands)
-                and all(self.covers(argv, origin) for argv, origin in zip(parsed.commands, parsed.origins)))
+                and all(self.covers(argv, origin) and not reads_denied(argv, origin, read_denied, workspace)
+                        for argv, origin in zip(parsed.commands, parsed.origins)))
 
 
 RECURSIVE_READERS = frozenset({"rg", "ag", "ack"})

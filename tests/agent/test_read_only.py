@@ -114,6 +114,10 @@ def test_covers_line_for_a_whole_line() -> None:
     assert not table.covers_line("git status && touch x")
     assert not table.covers_line("cat $(ls)")
     assert not table.covers_line("")
+    from monkey.agent.approval import Rule
+
+    assert not table.covers_line("ls && cat .env", read_denied=[Rule.parse("file_read(.env)")])
+    assert table.covers_line("ls && cat README.md", read_denied=[Rule.parse("file_read(.env)")])
 
 
 def test_config_reads_read_only_settings(workspace: Path, monkey_home: Path) -> None:
