@@ -61,8 +61,15 @@ def _acp_parser(sub) -> None:  # type: ignore[no-untyped-def]
                          "such as Zed or Neovim. The editor names the workspace of each session.")
     acp.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
     acp.add_argument("--no-approval", action="store_true",
-                     help="start sessions in the no-approval mode (protected paths stay protected)")
+                     help="start sessions in the auto mode (protected paths stay protected)")
+    _mode_flag(acp)
     _model_flags(acp, per="prompt")
+
+
+def _mode_flag(parser) -> None:  # type: ignore[no-untyped-def]
+    parser.add_argument("--mode", metavar="MODE",
+                        help="permission mode: default (ask), accept-edits (file changes run), plan (read-only), "
+                        "auto (nothing asks; protected paths still need a person)")
 
 
 def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
@@ -101,8 +108,9 @@ def build_parser():  # type: ignore[no-untyped-def]
     agent.add_argument(
         "--no-approval",
         action="store_true",
-        help="run dangerous tools without asking (protected paths stay protected)",
+        help="the same as --mode auto: run dangerous tools without asking (protected paths stay protected)",
     )
+    _mode_flag(agent)
     agent.add_argument("-c", "--continue", dest="continue_", action="store_true",
                        help="continue the latest session of this workspace")
     agent.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",

@@ -70,6 +70,9 @@ class ApprovalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Commands that only read (``ls``, ``git status``, ``sed -n 1,5p``...) run without asking."""
     read_only_extra: list[str] = []
     """More read-only commands, as command prefixes (``"make -n"``)."""
+    mode: str = ""
+    """The permission mode sessions start in (``default``, ``accept-edits``, ``plan``, ``auto``);
+    a project file may not choose ``auto``."""
 
 
 class LocalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -293,6 +296,15 @@ def _untrusted_part(project: dict[str, Any]) -> tuple[dict[str, Any], list[str]]
     return kept, ignored
 
 
+def _mode_name(name: str, origin: Path) -> str:
+    from monkey.modes import ModeError, parse_mode
+
+    try:
+        return parse_mode(name)
+    except ModeError as exc:
+        raise ConfigError(f"{origin}: approvals.mode: {exc}") from None
+
+
 def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | None = None) -> Config:
     """Read the user file and the project file of ``workspace`` into one :class:`Config`.
 
@@ -325,7 +337,15 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     allow = list(user_approvals.get("allow", [])) + list(project_approvals.get("allow", []))
     deny = list(user_approvals.get("deny", [])) + list(project_approvals.get("deny", []))
     merged = _merge(user, project)
+    mode = str(user_approvals.get("mode", ""))
+    project_mode = str(project_approvals.get("mode", ""))
+    if project_mode and _mode_name(project_mode, project_path) != "auto":
+        mode = project_mode
+    elif project_mode:
+        notices.append(f"ignored approvals.mode = \"auto\" in {project_path}: only your own config may start "
+                       "sessions without approvals")
     merged["approvals"] = {"allow": allow, "deny": deny, "trust_project": bool(trusted),
+                           "mode": _mode_name(mode, user_path) if mode else "",
                            "read_only": project_approvals.get("read_only", user_approvals.get("read_only", True)),
                            "read_only_extra": [*user_approvals.get("read_only_extra", []),
                                                *project_approvals.get("read_only_extra", [])]}

@@ -161,7 +161,8 @@ class ApprovalResolved(Event, frozen=True, kw_only=True, tag="approval_resolved"
 
     call_id: str
     name: str
-    decision: Literal["approved", "approved_session", "denied"]
+    decision: Literal["approved", "approved_session", "approved_always", "denied"]
+    """``approved_always``: for the session, and rules saved to the user's config."""
     by: Literal["user", "rule", "session", "policy"]
     reason: str = ""
 

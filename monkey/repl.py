@@ -44,7 +44,14 @@ class InlineApprover:
             lines = ["", term.style(f"? {request.tool} needs approval", "1;33")]
             lines += ["    " + _diff_colour(term, line) for line in request.summary.splitlines() or [""]]
             lines += [term.style(f"  ! {escape_controls(warning)}", "31") for warning in request.warnings]
-            lines.append(f"  [y] allow once   [a] allow for this session: {request.grant}   [n] deny")
+            choices = ["[y] allow once"]
+            if request.grant:
+                choices.append(f"[a] allow for this session: {request.grant}")
+            if request.grant and request.rules:
+                choices.append(f"[f] allow for good (saved to your config): {escape_controls(', '.join(request.rules))}")
+            lines += [f"  {choice}" for choice in [*choices, "[n] deny"]]
+            keys = "/".join(["y", *(["a"] if request.grant else []), *(["f"] if request.grant and request.rules else []),
+                             "n"])
             term.write("\n".join(lines) + "\n")
             session: PromptSession[str] = PromptSession(input=create_input(term.input),
                                                         output=create_output(term.output))
@@ -55,13 +62,16 @@ class InlineApprover:
             term.discard_typed_ahead()
             while True:
                 try:
-                    answer = (await ask("  allow? [y/a/n] ")).lower()
+                    answer = (await ask(f"  allow? [{keys}] ")).lower()
                 except (EOFError, KeyboardInterrupt):
                     return Decision(approved=False, by="user", reason="the user stopped the turn", stop=True)
                 if answer in ("y", "yes"):
                     return Decision(approved=True, by="user", reason="approved once")
-                if answer in ("a", "always"):
+                if answer in ("a", "session") and request.grant:
                     return Decision(approved=True, scope="session", by="user", reason=f"approved for the session: {request.grant}")
+                if answer in ("f", "always") and request.grant and request.rules:
+                    return Decision(approved=True, scope="always", by="user",
+                                    reason=f"approved for good: {', '.join(request.rules)}")
                 if answer in ("n", "no"):
                     try:
                         reason = await ask("  tell the model why (Enter: just stop): ")

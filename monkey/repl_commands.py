@@ -179,6 +179,8 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
             return False
         case r.Cleared():
             pass  # nothing of the conversation is on screen to clear; the note says it
+        case r.ModeChanged(text=text):
+            _say(escape_controls(text))
         case r.ToggleEvents():
             state.sink.show = not state.sink.show
             _say("(event lines on: one per event, streamed text not repeated)" if state.sink.show

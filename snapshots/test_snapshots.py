@@ -99,7 +99,7 @@ def test_an_error(app_for, snap_compare) -> None:
     assert snap_compare(app_for(turns), terminal_size=SIZE, run_before=run)
 
 
-def test_header_with_approvals_off(app_for, snap_compare) -> None:
+def test_status_bar_in_auto_mode(app_for, snap_compare) -> None:
     assert snap_compare(app_for([{"text": "x"}], "--no-approval"), terminal_size=SIZE)
 
 

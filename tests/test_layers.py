@@ -46,6 +46,8 @@ LAYERS: dict[str, int] = {
     "monkey.process": 0,
     "monkey.children": 0,  # children die with monkey: parent-death signal, tags, subreaper, guardian
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
+    "monkey.modes": 0,  # the permission modes' names (config checks them)
+    "monkey.user_rules": 0,  # "always allow" rules kept in the user's config.toml
     # parts the loop uses
     "monkey.tools": 1,
     "monkey.backends": 1,

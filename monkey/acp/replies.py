@@ -34,6 +34,8 @@ def render(reply: r.Reply) -> str:  # noqa: C901 - one case per reply type
             return HELP
         case r.Quit():
             return "there is nothing to quit here: close the thread in your editor"
+        case r.ModeChanged(text=text):
+            return text
         case r.ToggleEvents():
             return "there is no event pane here: monkey's events are the updates your editor shows"
         case r.Cleared():

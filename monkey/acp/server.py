@@ -36,6 +36,8 @@ from acp.schema import (
     UnstructuredCommandInput,
 )
 
+from monkey.modes import DESCRIPTIONS, LABELS, ModeError, parse_mode
+from monkey.modes import MODES as MODE_NAMES
 from monkey.acp.approver import AcpApprover
 from monkey.acp.prompt import prompt_text
 from monkey.acp.replies import HIDDEN
@@ -43,11 +45,9 @@ from monkey.acp.session import AcpSession, log, workspace_of
 
 __all__ = ["MonkeyAcpAgent", "MODES", "available_commands"]
 
-MODES = [
-    SessionMode(id="default", name="Ask", description="ask before changing files or running commands"),
-    SessionMode(id="no-approval", name="No approval",
-                description="run dangerous tools without asking (deny rules and protected paths still apply)"),
-]
+MODES = [SessionMode(id=mode, name=LABELS[mode].capitalize(), description=DESCRIPTIONS[mode])
+         for mode in MODE_NAMES]
+"""monkey's permission modes (:mod:`monkey.modes`), as the editor offers them."""
 
 Build = Callable[[Path, AcpApprover], tuple[Any, Any, list[str]]]
 """Makes ``(agent, switcher, notices)`` for a workspace with an approver (raises on bad config)."""
@@ -127,8 +127,7 @@ class MonkeyAcpAgent:
         return session
 
     def _modes(self, session: AcpSession) -> SessionModeState:
-        current = "no-approval" if session.agent.policy.no_approval else "default"
-        return SessionModeState(current_mode_id=current, available_modes=MODES)
+        return SessionModeState(current_mode_id=session.agent.policy.mode, available_modes=MODES)
 
     def _offer_commands(self, session: AcpSession) -> None:
         """Send the commands just after the response that names the session."""
@@ -183,9 +182,10 @@ class MonkeyAcpAgent:
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         session = self._session(session_id)
-        if mode_id not in {m.id for m in MODES}:
-            raise RequestError.invalid_params({"message": f"no mode {mode_id!r}; modes: default, no-approval"})
-        session.agent.policy.no_approval = mode_id == "no-approval"
+        try:
+            session.agent.policy.set_mode(parse_mode(mode_id))
+        except ModeError as exc:
+            raise RequestError.invalid_params({"message": str(exc)}) from None
         return None
 
     # -- turns -------------------------------------------------------------------------------

@@ -136,10 +136,20 @@ class AcpSession:
         from monkey.acp.replies import render
         from monkey.store import StoreError
 
+        from acp.helpers import update_current_mode
+
+        from monkey.session.replies import ModeChanged
+
         try:
-            texts = [render(reply) for reply in await self.core.command(text)]
+            replies = await self.core.command(text)
         except StoreError as exc:
+            replies = []
             texts = [f"error: {exc}"]
+        else:
+            texts = [render(reply) for reply in replies]
+        for reply in replies:
+            if isinstance(reply, ModeChanged):  # the editor's mode picker follows /mode
+                await self.send(update_current_mode(reply.mode))
         await self.drain()
         await self.say("\n\n".join(t for t in texts if t))
         return "end_turn"

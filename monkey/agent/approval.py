@@ -10,6 +10,10 @@ Rules are strings: ``"file_edit"`` (every call of that tool), ``"file_write(docs
 compared word by word). A command that needs shell syntax is never allowed by a rule or
 a grant for a prefix: ``git status; rm -rf x`` does not match ``git status``. It can only
 be approved by a person, for that exact line.
+
+The policy's :mod:`mode <monkey.modes>` says how much runs without asking; deny rules
+decide first in every mode, and :mod:`protected <monkey.agent.protected>` calls need a person's
+approval of that exact call whatever the mode, rules and grants say.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from __future__ import annotations
 import fnmatch
 import re
 import shlex
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from functools import lru_cache
 from pathlib import Path
 from dataclasses import dataclass, field
@@ -25,6 +29,8 @@ from typing import Any, Literal, Protocol
 
 from monkey.safe_text import escape_controls, invisible_warnings
 from monkey.agent.read_only import ReadOnly, reads_denied
+from monkey.modes import DESCRIPTIONS, Mode
+from monkey.agent.protected import protected_command, protected_file
 from monkey.agent.shell_parse import parse_line
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.errors import ToolError
@@ -39,6 +45,7 @@ __all__ = [
     "Rule",
     "RuleError",
     "grant_for",
+    "rules_for",
 ]
 
 SHELL_TOOL = "shell_execute"
@@ -56,7 +63,11 @@ class ApprovalRequest:
     """The command line (escaped) or the diff the call would apply."""
     warnings: list[str] = field(default_factory=list)
     grant: str = ""
-    """What "approve for this session" would cover, in words."""
+    """What "approve for this session" would cover, in words (empty: only this call may be approved)."""
+    rules: list[str] = field(default_factory=list)
+    """The rules "always allow" would save to the user's config (empty: not offered)."""
+    person_only: str = ""
+    """Why only a person's approval of this exact call can let it run (a protected path, a huge file)."""
 
 
 @dataclass(frozen=True)
@@ -64,7 +75,8 @@ class Decision:
     """An answer to an :class:`ApprovalRequest`."""
 
     approved: bool
-    scope: Literal["once", "session"] = "once"
+    scope: Literal["once", "session", "always"] = "once"
+    """``always``: for the session, and the request's rules saved to the user's config."""
     by: Literal["user", "rule", "session", "policy"] = "user"
     reason: str = ""
     stop: bool = False
@@ -90,6 +102,9 @@ class HeadlessApprover:
             approved=False,
             by="policy",
             reason=(
+                f"needs a person's approval of this exact call ({request.person_only}) "
+                "and there is no terminal to ask on"
+                if request.person_only else
                 "needs approval and there is no terminal to ask on; "
                 "allow it with a rule in [approvals] allow, or run with --no-approval"
             ),
@@ -182,9 +197,22 @@ def _starts_with(words: list[str], prefix: list[str]) -> bool:
     return bool(prefix) and words[: len(prefix)] == prefix
 
 
+_THREE_WORDS = frozenset({
+    ("npm", "run"), ("pnpm", "run"), ("yarn", "run"), ("bun", "run"), ("uv", "run"), ("poetry", "run"),
+    ("pdm", "run"), ("hatch", "run"), ("docker", "compose"), ("podman", "compose"), ("python", "-m"),
+    ("python3", "-m"), ("go", "mod"), ("cargo", "run"), ("gh", "pr"), ("gh", "issue"), ("kubectl", "get"),
+})
+"""Commands whose first two words do not yet say what runs: ``npm run test``, ``docker compose up``."""
+
+
 def _arity_prefix(argv: list[str]) -> list[str]:
-    """What "approve for the session" covers of one command: the program, and its subcommand if it has one."""
-    return argv[:2] if len(argv) > 1 and not argv[1].startswith("-") and "\0" not in argv[1] else argv[:1]
+    """What "approve for the session" covers of one command: the program, its subcommand if it
+    has one, and the third word where the first two do not say what runs (``npm run test``)."""
+    if len(argv) < 2 or argv[1].startswith("-") and (argv[0], argv[1]) not in _THREE_WORDS or "\0" in argv[1]:
+        return argv[:1]
+    if (argv[0], argv[1]) in _THREE_WORDS and len(argv) > 2 and "\0" not in argv[2]:
+        return argv[:3]
+    return argv[:2]
 
 
 def grant_for(tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
@@ -196,14 +224,30 @@ def grant_for(tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
     """
     if tool == SHELL_TOOL:
         command = str(arguments.get("command", ""))
-        parsed = parse_line(command)
-        if parsed.unsafe or not parsed.commands:
+        prefixes = _line_prefixes(command)
+        if not prefixes:
+            parsed = parse_line(command)
             why = parsed.unsafe[0] if parsed.unsafe else "no command"
             return f"{tool}\0line\0{command}", f"this exact command line only ({why})"
-        prefixes = list(dict.fromkeys(shlex.join(_arity_prefix(argv)) for argv in parsed.commands))
         shown = ", ".join(f"`{escape_controls(p)}`" for p in prefixes)
         return f"{tool}\0prefix\0" + "\n".join(prefixes), f"commands starting with {shown}"
     return tool, f"every {tool} call inside the workspace"
+
+
+def _line_prefixes(command: str) -> list[str]:
+    """The argv prefix of each simple command of a line the parser vouches for ([] otherwise)."""
+    parsed = parse_line(command)
+    if parsed.unsafe or not parsed.commands:
+        return []
+    return list(dict.fromkeys(shlex.join(_arity_prefix(argv)) for argv in parsed.commands))
+
+
+def rules_for(tool: str, arguments: dict[str, Any]) -> list[str]:
+    """The rules "always allow" saves for a call: one argv-prefix rule per simple command of a
+    shell line (none for a line the parser cannot vouch for), the tool itself otherwise."""
+    if tool == SHELL_TOOL:
+        return [f"{tool}({prefix})" for prefix in _line_prefixes(str(arguments.get("command", "")))]
+    return [tool]
 
 
 def _grant_prefixes(key: str, tool: str) -> list[list[str]]:
@@ -213,6 +257,8 @@ def _grant_prefixes(key: str, tool: str) -> list[list[str]]:
     return [_words(p) for p in parts[2].split("\n") if p]
 
 
+_BUILTIN_READS = ReadOnly()
+"""Commands that only read, whatever the config says: naming a protected path, they only read it."""
 _READ_ONLY = Decision(approved=True, by="rule", reason="read-only command", exact_line=True)
 
 
@@ -233,29 +279,60 @@ def _prefix_of(rule: Rule) -> list[str]:
     return rule.prefix()
 
 
+def _approve(by: Literal["user", "rule", "session", "policy"], reason: str, exact_line: bool = False) -> Decision:
+    return Decision(approved=True, by=by, reason=reason, exact_line=exact_line)
+
+
+def _refuse(reason: str) -> Decision:
+    return Decision(approved=False, by="policy", reason=reason)
+
+
+PLAN_REFUSAL = "plan mode is read-only: monkey only reads and plans (Shift+Tab or /mode default to make changes)"
+
+
 @dataclass
 class ApprovalPolicy:
-    """Rules and grants that decide a call without asking anyone."""
+    """Rules, grants and the mode: what decides a call without asking anyone."""
 
     allow: list[Rule] = field(default_factory=list)
     deny: list[Rule] = field(default_factory=list)
-    no_approval: bool = False
+    mode: Mode = "default"
     grants: dict[str, str] = field(default_factory=dict)
     """Session grants: key -> description."""
+    protected_roots: tuple[Path, ...] = ()
+    """Folders outside the workspace's ``.git/`` and ``.monkey/`` that need a person (monkey's home)."""
+    auto_allowed: bool = False
+    """Whether the person may switch this session into ``auto`` (it started in it, or the config allows it)."""
+    save_rules: Callable[[list[str]], None] | None = None
+    """Where "always allow" rules are saved (the user's config); None: only for the session."""
     read_only: ReadOnly | None = field(default_factory=ReadOnly)
     """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
 
     @classmethod
     def from_strings(
         cls, allow: Iterable[str] = (), deny: Iterable[str] = (), *, no_approval: bool = False,
-        read_only: bool = True, read_only_extra: Iterable[str] = (),
+        mode: Mode | None = None, read_only: bool = True, read_only_extra: Iterable[str] = (),
     ) -> ApprovalPolicy:
         """Build a policy from rule strings (raises :class:`RuleError`)."""
         try:
             commands = ReadOnly(builtin=read_only, extra=read_only_extra)
         except ValueError as exc:
             raise RuleError(str(exc)) from None
-        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], no_approval, read_only=commands)
+        chosen: Mode = mode or ("auto" if no_approval else "default")
+        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], chosen,
+                   auto_allowed=chosen == "auto", read_only=commands)
+
+    @property
+    def no_approval(self) -> bool:
+        """Whether nothing asks (``auto`` mode)."""
+        return self.mode == "auto"
+
+    def set_mode(self, mode: Mode) -> str:
+        """Switch mode; returns a line saying what the new mode lets run."""
+        if mode == "auto":
+            self.auto_allowed = True
+        self.mode = mode
+        return f"mode: {mode} — {DESCRIPTIONS[mode]}"
 
     def denied(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
         """The denial of the first deny rule that covers a call (any tool, reads included), or None."""
@@ -264,8 +341,27 @@ class ApprovalPolicy:
                 return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
         return None
 
+    def needs_person(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> str | None:
+        """Why a call touches the protected set, so only a person's approval of it can let it run."""
+        if tool == SHELL_TOOL:
+            parsed = parse_line(str(arguments.get("command", "")))
+            ws = workspace.resolve() if workspace is not None else Path("/nonexistent-workspace")
+            reads = [_BUILTIN_READS.covers(argv, origin) for argv, origin in zip(parsed.commands, parsed.origins)]
+            writers = [argv for argv, read in zip(parsed.commands, reads) if not read]
+            for argv in [*writers, *(["\0write", w] for w in parsed.writes)]:
+                why = protected_command(argv, ws, self.protected_roots)
+                if why is not None:
+                    return why
+            return None
+        if tool in FILE_TOOLS and workspace is not None and self.protected_roots:
+            canonical, _ = rule_paths(workspace, str(arguments.get("path", "") or "."))
+            if not canonical.startswith("/"):
+                canonical = str(workspace.resolve() / canonical)
+            return protected_file(canonical, self.protected_roots)
+        return None
+
     def check(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
-        """A decision from rules and grants, or ``None`` when someone must be asked.
+        """A decision from rules, grants and the mode, or ``None`` when someone must be asked.
 
         ``workspace``: where paths are resolved before path rules are matched (without it,
         paths are matched as written).
@@ -273,15 +369,21 @@ class ApprovalPolicy:
         denial = self.denied(tool, arguments, workspace)
         if denial is not None:
             return denial
+        if self.needs_person(tool, arguments, workspace) is not None:
+            return _refuse(PLAN_REFUSAL) if self.mode == "plan" else None
         if tool == SHELL_TOOL:
             return self._check_line(str(arguments.get("command", "")), workspace)
+        if self.mode == "plan":
+            return _refuse(PLAN_REFUSAL)
         if tool in self.grants:
-            return Decision(approved=True, by="session", reason=f"session grant: {self.grants[tool]}")
-        if self.no_approval:
-            return Decision(approved=True, by="policy", reason="--no-approval")
+            return _approve("session", f"session grant: {self.grants[tool]}")
+        if self.mode == "auto":
+            return _approve("policy", "auto mode (--no-approval)")
+        if self.mode == "accept-edits" and tool in FILE_TOOLS:
+            return _approve("policy", "accept-edits mode")
         for rule in self.allow:
             if rule.matches(tool, arguments, for_deny=False, workspace=workspace):
-                return Decision(approved=True, by="rule", reason=f"allowed by rule {rule}")
+                return _approve("rule", f"allowed by rule {rule}")
         return None
 
     def _check_line(self, command: str, workspace: Path | None = None) -> Decision | None:
@@ -291,16 +393,21 @@ class ApprovalPolicy:
         cannot vouch for (substitutions, redirection to a file, ``eval``, a parse error) is
         never allowed by a rule or a prefix grant, only by a person or a grant of that exact line.
         """
+        if self.mode == "plan":
+            parsed = parse_line(command)
+            if not parsed.unsafe and parsed.commands and all(
+                    self._reads(argv, origin, workspace) for argv, origin in zip(parsed.commands, parsed.origins)):
+                return _READ_ONLY
+            return _refuse(PLAN_REFUSAL)
         exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}")
         if exact is not None:
-            return Decision(approved=True, by="session", reason=f"session grant: {exact}", exact_line=True)
+            return _approve("session", f"session grant: {exact}", exact_line=True)
         parsed = parse_line(command)
         safe = not parsed.unsafe and bool(parsed.commands)
         if SHELL_TOOL in self.grants and safe:
-            return Decision(approved=True, by="session", reason=f"session grant: {self.grants[SHELL_TOOL]}",
-                            exact_line=True)
-        if self.no_approval:
-            return Decision(approved=True, by="policy", reason="--no-approval", exact_line=safe)
+            return _approve("session", f"session grant: {self.grants[SHELL_TOOL]}", exact_line=True)
+        if self.mode == "auto":
+            return _approve("policy", "auto mode (--no-approval)", exact_line=safe)
         if not safe:
             return None
         covering: list[tuple[list[str], Decision]] = []
@@ -313,8 +420,7 @@ class ApprovalPolicy:
         decisions: list[Decision] = []
         for argv, origin in zip(parsed.commands, parsed.origins):
             found = next((d for prefix, d in covering if not prefix or _starts_with(argv, prefix)), None)
-            if found is None and self.read_only is not None and self.read_only.covers(argv, origin) and not (
-                    reads_denied(argv, origin, [r for r in self.deny if r.tool == "file_read"], workspace)):
+            if found is None and self._reads(argv, origin, workspace):
                 found = _READ_ONLY
             if found is None:
                 return None
@@ -323,11 +429,33 @@ class ApprovalPolicy:
         by = "session" if all(d.by == "session" for d in decisions) else "rule"
         return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
 
+    def _reads(self, argv: list[str], origin: Any, workspace: Path | None) -> bool:
+        """Whether one command only reads, and reads nothing a ``file_read`` deny rule covers."""
+        return (self.read_only is not None and self.read_only.covers(argv, origin)
+                and not reads_denied(argv, origin, [r for r in self.deny if r.tool == "file_read"], workspace))
+
     def remember(self, tool: str, arguments: dict[str, Any]) -> str:
         """Record a session grant for a call a person approved for the session."""
         key, what = grant_for(tool, arguments)
         self.grants[key] = what
         return what
+
+    def keep(self, tool: str, arguments: dict[str, Any]) -> list[str]:
+        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules`.
+
+        Returns the rules saved; raises ``OSError`` when the user's config cannot be written
+        (the rules then still hold for this session).
+        """
+        rules = [r for r in rules_for(tool, arguments) if Rule.parse(r) not in self.allow]
+        self.allow.extend(Rule.parse(r) for r in rules)
+        if rules and self.save_rules is not None:
+            self.save_rules(rules)
+        return rules
+
+    def forget_rule(self, rule: str) -> None:
+        """Drop an allow rule from this session (the caller removes it from the config file)."""
+        parsed = Rule.parse(rule)
+        self.allow = [r for r in self.allow if r != parsed]
 
     def revoke(self, key: str) -> None:
         """Forget one session grant."""
@@ -350,4 +478,4 @@ def build_request(
         summary = escape_controls(preview or f"{tool} {arguments.get('path', '')}", strict=not preview)
         warnings = invisible_warnings(str(arguments.get("path", "")))
     _, grant = grant_for(tool, arguments)
-    return ApprovalRequest(call_id, tool, arguments, summary, warnings, grant)
+    return ApprovalRequest(call_id, tool, arguments, summary, warnings, grant, rules_for(tool, arguments))

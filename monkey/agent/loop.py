@@ -509,6 +509,14 @@ class Agent:
         if warning:
             emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
 
+    def _keep_rules(self, call: ToolCallSpec, emit: Emit) -> None:
+        """"Always allow": save the call's rules to the user's config (a failure is said, not fatal)."""
+        try:
+            self.policy.keep(call.name, call.arguments)
+        except OSError as exc:
+            emit(Error(session_id=self.session_id, kind="config",
+                       message=f"could not save the rule to your config (it holds for this session): {exc}"))
+
     async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
                        emit: Emit, paths: list[str] | None = None, by_person: bool = False) -> tuple[Decision, float]:
         """The decision on a dangerous call, and the seconds spent waiting for a person's answer.
@@ -521,25 +529,33 @@ class Agent:
             decision = Decision(approved=True, by="user", reason="typed by the person", exact_line=True)
         waited = 0.0
         big = self.checkpoints.oversized(paths) if self.checkpoints is not None and paths else []
+        protected = None if by_person else self.policy.needs_person(call.name, call.arguments, self.workspace)
+        person_only = "; ".join([*([protected] if protected else []), *big])
         if big and decision is not None and decision.approved:
             decision = None  # a change to a very large file needs a person's explicit approval
         if decision is None:
             preview = tool.preview(args, ctx)
             request: ApprovalRequest = build_request(call.id, call.name, call.arguments, preview)
-            if big:
-                request = replace(request, warnings=[*request.warnings, *big], grant="")
+            if person_only:
+                warning = f"only this call can be approved: {person_only}"
+                request = replace(request, warnings=[*request.warnings, warning], grant="", rules=[],
+                                  person_only=person_only)
             emit(ApprovalRequested(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
                                    summary=request.summary, warnings=request.warnings))
             await self._shown()
             asked = time.perf_counter()
             decision = await self.approver.decide(request)
             waited = time.perf_counter() - asked
-            if big and not decision.approved:
+            if person_only and decision.approved:
+                decision = replace(decision, scope="once")
+            elif big and not decision.approved:
                 decision = replace(decision, reason=f"{'; '.join(big)}; {decision.reason}")
-            if decision.approved and decision.scope == "session" and not big:
+            if decision.approved and decision.scope != "once":
                 self.policy.remember(call.name, call.arguments)
+            if decision.approved and decision.scope == "always":
+                self._keep_rules(call, emit)
         if decision.approved:
-            label = "approved_session" if decision.scope == "session" else "approved"
+            label = {"once": "approved", "session": "approved_session", "always": "approved_always"}[decision.scope]
         else:
             label = "denied"
         emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision=label,  # type: ignore[arg-type]

@@ -52,6 +52,8 @@ class ParsedLine:
     """Reasons no rule may allow the line (empty: the commands are all it runs)."""
     origins: list[Origin] = field(default_factory=list)
     """How each command of :attr:`commands` was named and run (the same order)."""
+    writes: list[str] = field(default_factory=list)
+    """The files output is redirected to, as written (``/dev/null`` left out)."""
 
 
 @lru_cache(maxsize=1)
@@ -186,6 +188,8 @@ def _redirect(node: Any, out: ParsedLine, depth: int) -> None:
         return  # 2>&1: a descriptor, not a file
     if text == "/dev/null":
         return
+    if text is not None:
+        out.writes.append(text)
     out.unsafe.append(f"writes its output to {text or 'a file it names at run time'} ({operator})")
 
 

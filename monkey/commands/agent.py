@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from monkey.agent.approval import ApprovalPolicy, Approver, HeadlessApprover, RuleError
 from monkey.agent.switch import BackendSwitcher
 from monkey.backends.base import Backend, BackendError
-from monkey.config import Config, ConfigError, load_config
+from monkey.config import Config, ConfigError, load_config, monkey_home
 from monkey.events import CheckpointCreated, Event, TurnCompleted
 from monkey.output import EXIT_CODES
 from monkey.safe_text import escape_controls
@@ -89,6 +89,36 @@ def _workspace(cwd: str | None) -> Path:
     return path.resolve()
 
 
+def make_policy(config: Config, args: argparse.Namespace) -> ApprovalPolicy:
+    """The permission engine a session starts with: rules, the mode, and what it protects.
+
+    Raises:
+        UsageError: a bad rule, or a mode that contradicts ``--no-approval``.
+    """
+    from monkey.modes import ModeError, parse_mode
+    from monkey.user_rules import add_rules
+
+    try:
+        flagged = parse_mode(args.mode) if getattr(args, "mode", None) else None
+    except ModeError as exc:
+        raise UsageError(str(exc)) from None
+    if flagged not in (None, "auto") and args.no_approval:
+        raise UsageError(f"--no-approval is --mode auto; it contradicts --mode {flagged}")
+    mode = flagged or ("auto" if args.no_approval else None) or parse_mode(config.approvals.mode or "default")
+    try:
+        policy = ApprovalPolicy.from_strings(config.approvals.allow, config.approvals.deny, mode=mode)
+    except RuleError as exc:
+        raise UsageError(str(exc)) from None
+    home = monkey_home()
+    policy.protected_roots = (home.resolve(),)
+
+    def save(rules: list[str]) -> None:
+        add_rules(home, rules)
+
+    policy.save_rules = save
+    return policy
+
+
 def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     """Resolve workspace, config, backend and approval rules; raise on any usage error.
 
@@ -110,13 +140,7 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     compact_at = getattr(args, "compact_at", None) or config.context.compact_at
     if not 0 < compact_at <= 1:
         raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
-    try:
-        policy = ApprovalPolicy.from_strings(
-            config.approvals.allow, config.approvals.deny, no_approval=args.no_approval,
-            read_only=config.approvals.read_only, read_only_extra=config.approvals.read_only_extra,
-        )
-    except RuleError as exc:
-        raise UsageError(str(exc)) from None
+    policy = make_policy(config, args)
     choice = choose_backend(
         flag=args.backend, local=args.local, script=args.script, base_url=args.base_url,
         api_key=args.api_key, config=config,

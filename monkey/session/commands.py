@@ -20,6 +20,7 @@ from monkey.session.replies import (
     Cleared,
     CopyText,
     Help,
+    ModeChanged,
     Note,
     Quit,
     Reply,
@@ -127,21 +128,57 @@ async def _compact(host: Host, rest: str) -> list[Reply]:
 
 
 async def _approvals(host: Host, rest: str) -> list[Reply]:
+    from monkey.config import monkey_home
+    from monkey.user_rules import remove_rule, saved_rules
+
     policy = host.agent.policy
+    home = monkey_home()
     grants = list(policy.grants.items())
+    kept = saved_rules(home) if policy.save_rules is not None else []
     words = rest.split()
     if len(words) == 2 and words[0] == "revoke":
-        if words[1].isdigit() and 0 < int(words[1]) <= len(grants):
-            key, what = grants[int(words[1]) - 1]
+        n = int(words[1]) if words[1].isdigit() else 0
+        if 0 < n <= len(grants):
+            key, what = grants[n - 1]
             policy.revoke(key)
-            return [Note(f"revoked: {what}")]
-        return [Note(f"no grant number {words[1]}; /approvals lists them", "warning")]
+            return [Note(f"revoked for this session: {what}")]
+        if 0 < n - len(grants) <= len(kept):
+            rule = kept[n - len(grants) - 1]
+            try:
+                remove_rule(home, rule)
+            except OSError as exc:
+                return [Note(f"cannot change your config: {exc}", "error")]
+            policy.forget_rule(rule)
+            return [Note(f"removed {rule} from {home / 'config.toml'}")]
+        return [Note(f"no approval number {words[1]}; /approvals lists them", "warning")]
     if rest:
         return [Note("usage: /approvals, or /approvals revoke N", "warning")]
-    if not grants:
-        return [Note("no approvals granted in this session")]
-    return [Note("approvals granted in this session (/approvals revoke N drops one):\n"
-                 + "\n".join(f"  {i}. {what}" for i, (_, what) in enumerate(grants, 1)))]
+    if not grants and not kept:
+        return [Note("no approvals granted in this session, and none kept in your config")]
+    lines = ["approvals (/approvals revoke N drops one):"]
+    if grants:
+        lines.append("for this session:")
+        lines += [f"  {i}. {what}" for i, (_, what) in enumerate(grants, 1)]
+    if kept:
+        lines.append(f"for good, in {home / 'config.toml'} [approvals] allow:")
+        lines += [f"  {i}. {rule}" for i, rule in enumerate(kept, len(grants) + 1)]
+    return [Note("\n".join(lines))]
+
+
+async def _mode(host: Host, rest: str) -> list[Reply]:
+    from monkey.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
+
+    policy = host.agent.policy
+    name = rest.strip()
+    if not name:
+        lines = [f"{'*' if m == policy.mode else ' '} {m:<13}{DESCRIPTIONS[m]}" for m in MODES]
+        return [Note("permission modes (* is this session's; /mode NAME or Shift+Tab switches):\n"
+                     + "\n".join(lines))]
+    try:
+        mode = next_mode(policy.mode, auto_allowed=policy.auto_allowed) if name == "next" else parse_mode(name)
+    except ModeError as exc:
+        return [Note(str(exc), "warning")]
+    return [ModeChanged(mode, policy.set_mode(mode))]
 
 
 def _checkpoints_api(host: Host, emit: Callable[[Event], None] | None = None):  # type: ignore[no-untyped-def]
@@ -296,7 +333,10 @@ REGISTRY: list[Command] = [
     Command("/compact", "summarise older messages to free context", _compact),
     Command("/clear", "start a new conversation", _clear),
     Command("/events", "show or hide the events (the app's pane, the REPL's event lines)", _events),
-    Command("/approvals", "list session approvals (/approvals revoke N)", _approvals, "[revoke N]"),
+    Command("/approvals", "list approvals for the session and for good (/approvals revoke N)", _approvals,
+            "[revoke N]"),
+    Command("/mode", "show or switch the permission mode (default, accept-edits, plan, auto)", _mode,
+            "[NAME|next]"),
     Command("/copy", "copy the last answer to the clipboard", _copy),
     Command("/exit", "quit", _exit, aliases=("/quit",)),
 ]

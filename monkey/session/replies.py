@@ -46,6 +46,14 @@ class Cleared:
 
 
 @dataclass(frozen=True)
+class ModeChanged:
+    """The permission mode changed: a front end shows the new mode where it shows the mode."""
+
+    mode: str
+    text: str
+
+
+@dataclass(frozen=True)
 class ToggleEvents:
     """Show or hide the events (the app's pane, the REPL's event lines)."""
 

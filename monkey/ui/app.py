@@ -82,6 +82,7 @@ class MonkeyApp(App[int]):
         Binding("escape", "cancel_turn", "Cancel turn", show=False),
         Binding("ctrl+e", "toggle_events", "Events", priority=True, show=False),
         Binding("ctrl+end", "jump_down", "Jump to the end", priority=True, show=False),
+        Binding("shift+tab", "cycle_mode", "Permission mode", priority=True, show=False),
     ]
 
     def __init__(self, agent: Agent | AgentSetup, *, task: str | None = None, continue_: bool = False,
@@ -96,6 +97,8 @@ class MonkeyApp(App[int]):
         self._agent: Agent | None = None if pending is not None else agent  # type: ignore[assignment]
         self._setup: AgentSetup | None = pending  # type: ignore[assignment]
         self.workspace: Path = agent.workspace
+        self._mode: str = agent.policy.mode
+        """The permission mode the session starts in (the status bar shows it)."""
         self._backend: Backend = agent.backend
         """The backend shown and closed until the agent exists (then the agent's own)."""
         self._switcher: BackendSwitcher | None = pending.switcher if pending is not None else None
@@ -170,9 +173,7 @@ class MonkeyApp(App[int]):
     # -- layout ----------------------------------------------------------------------
 
     def compose(self) -> ComposeResult:
-        policy = self._setup.policy if self._setup is not None else self.agent.policy
-        yield AppHeader(self.workspace, self._backend.name, self._backend.model,
-                        approvals=not policy.no_approval, id="header")
+        yield AppHeader(self.workspace, self._backend.name, self._backend.model, id="header")
         with Horizontal(id="main"):
             with Vertical(id="chat"):
                 yield Transcript(id="transcript")
@@ -234,6 +235,7 @@ class MonkeyApp(App[int]):
         self._hints = self.query_one(CommandHints)
         status = self.status
         status.backend, status.model = self._backend.name, self._backend.model
+        status.mode = self._mode
         status.max_iterations = (self._setup.max_iterations if self._setup is not None
                                  else self.agent.options.max_iterations)
         status.show()
@@ -484,6 +486,19 @@ class MonkeyApp(App[int]):
             self.show_events(not pane.has_class("-open"))
         else:
             pane.focus_filter()
+
+    async def action_cycle_mode(self) -> None:
+        """Shift+Tab: the next permission mode (``/mode next``)."""
+        if self._agent is None:
+            return  # the session opens just after the first frame
+        from monkey.ui.slash import run_command
+
+        await run_command(self, "/mode next")
+
+    def show_mode(self, mode: str) -> None:
+        """The permission mode changed: the status bar says the new one."""
+        self.status.mode = mode
+        self.status.show()
 
     def show_events(self, show: bool) -> None:
         """Open the event pane (focus in its filter) or close it (focus back in the message box)."""

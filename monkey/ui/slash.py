@@ -47,6 +47,7 @@ KEYS = [
     "and the model reads its output with your next message)",
     "Enter sends · Shift+Enter or Ctrl+J new line · Tab completes a command or @path · ↑/↓ history",
     "Esc or Ctrl-C cancels the turn · Ctrl-C twice or Ctrl-D on an empty box quits · Ctrl+E events",
+    "Shift+Tab cycles the permission mode (default, accept edits, plan) · Tab moves to the transcript to scroll it",
     "Select text with the mouse (Shift+drag in some terminals) and press Ctrl-C to copy it · /copy copies the last answer",
 ]
 """What ``/help`` adds about the app's own keys."""
@@ -72,6 +73,9 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
             show(HELP)
         case r.Quit():
             await app.action_quit()
+        case r.ModeChanged(mode=mode, text=text):
+            app.show_mode(mode)
+            show(text)
         case r.ToggleEvents():
             app.show_events(not app.event_pane.has_class("-open"))
         case r.Cleared():

@@ -87,7 +87,7 @@ async def test_a_slash_command_runs_through_the_session_layer(workspace: Path, m
         {"text": "Written."}])
     async with start_monkey(monkey_home, *_args(script), "--no-approval") as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        assert session.modes.current_mode_id == "no-approval"
+        assert session.modes.current_mode_id == "auto"
         await conn.prompt(session_id=session.session_id, prompt=prompt("write a.txt"))
         assert (workspace / "a.txt").exists()
         client.updates.clear()
@@ -143,7 +143,7 @@ async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home:
     assert "absolute" in str(bad_cwd.value.data)
     assert bad_load_cwd.value.code == bad_list_cwd.value.code == -32602
     assert "not a directory" in str(missing_cwd.value.data)
-    assert "no mode 'yolo'" in str(bad_mode.value.data)
+    assert "unknown mode 'yolo'" in str(bad_mode.value.data)
     assert reply.stop_reason == "end_turn"
 
 

@@ -68,11 +68,11 @@ def test_undecided_without_rules() -> None:
 
 
 def test_no_approval_approves() -> None:
-    decision = ApprovalPolicy(no_approval=True).check("shell_execute", shell("make"))
+    decision = ApprovalPolicy(mode="auto").check("shell_execute", shell("make"))
     assert decision is not None and decision.approved and decision.by == "policy"
-    chain = ApprovalPolicy(no_approval=True).check("shell_execute", shell("cd sub && make"))
+    chain = ApprovalPolicy(mode="auto").check("shell_execute", shell("cd sub && make"))
     assert chain is not None and chain.exact_line, "a line whose every command is known runs in --no-approval"
-    hidden = ApprovalPolicy(no_approval=True).check("shell_execute", shell("echo $(id) > out"))
+    hidden = ApprovalPolicy(mode="auto").check("shell_execute", shell("echo $(id) > out"))
     assert hidden is not None and not hidden.exact_line, "--no-approval never vouches for a line it cannot read"
 
 

@@ -110,7 +110,7 @@ async def test_cancel_kills_shell_and_closes_calls(workspace: Path, tmp_path: Pa
         [ScriptTurn(tool_calls=[ScriptCall(name="shell_execute",
                                            arguments={"command": f"{sys.executable} -c \"{code}\""})]),
          ScriptTurn(text="x")],
-        policy=ApprovalPolicy(no_approval=True),
+        policy=ApprovalPolicy(mode="auto"),
     )
     events: list[Event] = []
 

@@ -26,7 +26,7 @@ def run(ws: Path, home: Path, calls: list[ScriptCall], approver: Approver, *, li
     import asyncio
 
     agent = Agent(backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="ok")])),
-                  workspace=ws, approver=approver, policy=ApprovalPolicy(no_approval=no_approval),
+                  workspace=ws, approver=approver, policy=ApprovalPolicy(mode="auto" if no_approval else "default"),
                   checkpoints=CheckpointGuard(ws, home=home, max_file_size=limit))
 
     async def collect() -> list:
@@ -72,7 +72,7 @@ async def test_a_cancelled_shell_command_is_still_recorded(workspace: Path, monk
                     "time.sleep(30)\n")
     call = ScriptCall(name="shell_execute", arguments={"command": f"{sys.executable} {slow}", "timeout": 60})
     agent = Agent(backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=[call]), ScriptTurn(text="ok")])),
-                  workspace=workspace, policy=ApprovalPolicy(no_approval=True),
+                  workspace=workspace, policy=ApprovalPolicy(mode="auto"),
                   checkpoints=CheckpointGuard(workspace, home=monkey_home))
     kinds = []
     async for event in agent.run_task("go"):

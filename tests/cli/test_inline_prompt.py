@@ -36,7 +36,7 @@ def spawn_task(workspace: Path, home: Path, script: Path, *flags: str, command: 
 
 def test_ctrl_c_stops_a_task_after_an_inline_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = spawn_task(workspace, monkey_home, sleeper_script(tmp_path))
-    child.expect_exact("allow? [y/a/n]")
+    child.expect_exact("allow? [y/a/f/n]")
     child.sendline("y")
     child.expect_exact("tool is running")
     started = time.monotonic()
@@ -55,7 +55,7 @@ def test_ctrl_c_stops_a_plain_turn_after_an_inline_answer(workspace: Path, monke
     child = spawn_repl(workspace, monkey_home, sleeper_script(tmp_path))
     child.expect_exact("Type a task")
     child.sendline("run the slow thing")
-    child.expect_exact("allow? [y/a/n]")
+    child.expect_exact("allow? [y/a/f/n]")
     child.sendline("y")
     child.expect_exact("tool is running")
     started = time.monotonic()
@@ -86,7 +86,7 @@ def test_keys_typed_while_a_tool_runs_do_not_answer_the_next_question(workspace:
     child.expect_exact("waiting for you")
     child.send("y\r")  # typed ahead, before any question was on the screen
     (workspace / "go").write_text("")
-    child.expect_exact("allow? [y/a/n]")
+    child.expect_exact("allow? [y/a/f/n]")
     child.sendline("n")
     child.expect_exact("tell the model why")
     child.sendline("")
@@ -106,7 +106,7 @@ def test_the_question_goes_to_the_terminal_when_stdout_is_a_file(workspace: Path
     child = spawn_task(workspace, monkey_home, script, command=f"> '{out}'")
     child.expect_exact("file_write needs approval")
     child.expect_exact("+A")
-    child.expect_exact("allow? [y/a/n]")
+    child.expect_exact("allow? [y/a/f/n]")
     child.sendline("y")
     child.expect(pexpect.EOF)
     child.close()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pexpect
 
-from tests.conftest import monkey_env, write_script
+from tests.conftest import monkey_env, run_monkey, write_script
 
 
 def spawn(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
@@ -32,10 +32,10 @@ def test_approve_once_and_for_session(workspace: Path, monkey_home: Path, tmp_pa
     child = spawn(workspace, monkey_home, script)
     child.expect_exact("Writing.")
     child.expect_exact("+A")
-    child.expect_exact("allow? [y/a/n]")
+    child.expect_exact("allow? [y/a/f/n]")
     child.sendline("y")
     child.expect_exact("allow for this session: every file_write call")
-    child.expect_exact("allow? [y/a/n]")
+    child.expect_exact("allow? [y/a/f/n]")
     child.sendline("a")
     child.expect_exact("All three written.")
     child.expect(pexpect.EOF)
@@ -70,7 +70,7 @@ def test_deny_without_reason_stops(workspace: Path, monkey_home: Path, tmp_path:
         {"text": "never"},
     ])
     child = spawn(workspace, monkey_home, script)
-    child.expect_exact("allow? [y/a/n]")
+    child.expect_exact("allow? [y/a/f/n]")
     child.sendline("n")
     child.expect_exact("tell the model why")
     child.sendline("")
@@ -79,3 +79,29 @@ def test_deny_without_reason_stops(workspace: Path, monkey_home: Path, tmp_path:
     assert child.exitstatus == 4
     assert "never" not in child.before
     assert (workspace / "README.md").exists()
+
+
+def test_allow_for_good_saves_a_rule_to_the_users_config(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (monkey_home / "config.toml").write_text("# my settings\n[ui]\nbell = false  # quiet\n")
+    line = f"{sys.executable} -c \"print('tests ran')\""
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": line}}]},
+        {"text": "Ran them."},
+    ])
+    child = spawn(workspace, monkey_home, script)
+    rule = f"shell_execute({Path(sys.executable).name})"  # the program, named as a command would be
+    child.expect_exact(f"allow for good (saved to your config): {rule}")
+    child.expect_exact("allow? [y/a/f/n]")
+    child.sendline("f")
+    child.expect_exact("Ran them.")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    config = (monkey_home / "config.toml").read_text()
+    assert config.startswith("# my settings\n[ui]\nbell = false  # quiet\n")  # the person's file, kept as it was
+    assert f'"{rule}"' in config
+    # the next session runs it without asking (no terminal at all: nobody could answer)
+    again = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                        "--task", "again", "--output-format", "stream-json"], home=monkey_home)
+    assert again.returncode == 0, again.stderr
+    assert [e["by"] for e in again.of_type("approval_resolved")] == ["rule"]

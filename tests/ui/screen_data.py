@@ -78,7 +78,7 @@ SESSION = "s-timeline-0001"
 async def run_changes(workspace: Path, home: Path, calls: list[ScriptCall], *, session_id: str = SESSION) -> list:
     """Run one task of the real agent loop that makes ``calls``, with a checkpoint guard."""
     agent = Agent(backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="done")])),
-                  workspace=workspace, policy=ApprovalPolicy(no_approval=True), session_id=session_id,
+                  workspace=workspace, policy=ApprovalPolicy(mode="auto"), session_id=session_id,
                   checkpoints=CheckpointGuard(workspace, home=home))
     return [event async for event in agent.run_task("change things")]
 

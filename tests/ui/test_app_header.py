@@ -1,4 +1,4 @@
-"""The header at the top of the app: workspace, git branch, backend and model, mode, tips."""
+"""The header at the top of the app: workspace, git branch, backend and model, tips; the status bar's mode."""
 
 from __future__ import annotations
 
@@ -17,14 +17,14 @@ def header(app) -> str:  # type: ignore[no-untyped-def]
     return str(app.query_one(AppHeader).render())
 
 
-async def test_the_header_names_workspace_branch_backend_model_and_mode(app_for, workspace: Path) -> None:
+async def test_the_header_names_workspace_branch_backend_and_model(app_for, workspace: Path) -> None:
     app = app_for([{"text": "hello"}])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         first, tips = header(app).splitlines()
         assert str(workspace) in first and "⎇ main" in first
-        assert f"scripted · {app.status.model}" in first and "approvals on" in first
-        assert "/help" in tips and "Ctrl+E" in tips
+        assert f"scripted · {app.status.model}" in first
+        assert "/help" in tips and "Ctrl+E" in tips and "Shift+Tab mode" in tips
         # it stays at the top of the screen, above the transcript
         assert app.query_one(AppHeader).region.y == 0
 
@@ -33,11 +33,11 @@ async def test_the_header_names_workspace_branch_backend_model_and_mode(app_for,
         assert "scripted · bigger" in header(app).splitlines()[0]
 
 
-async def test_the_header_says_when_approvals_are_off(app_for) -> None:
+async def test_the_status_bar_says_when_approvals_are_off(app_for) -> None:
     app = app_for([{"text": "hello"}], "--no-approval")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
-        assert "approvals off" in header(app)
+        assert str(app.status.status_text()).startswith("⏵ auto (no approvals) · scripted")
 
 
 def test_the_branch_is_read_without_running_git(tmp_path: Path, workspace: Path) -> None:

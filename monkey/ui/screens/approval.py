@@ -56,7 +56,8 @@ class ApprovalScreen(ModalScreen[Decision]):
     """Asks a person about one tool call; dismissed with a :class:`Decision`.
 
     Keys: ``y`` approve once, ``a`` approve for the session (only when the request offers a
-    grant), ``n`` deny with a reason for the model, Esc deny and stop the turn.
+    grant), ``f`` approve for good (the request's rules saved to the user's config; only when
+    it offers rules), ``n`` deny with a reason for the model, Esc deny and stop the turn.
 
     For ``guard`` seconds after it opens the dialog ignores ``y``, ``a`` and ``n`` (keys typed
     ahead, meant for the message box); Esc, which only denies, works at once.
@@ -67,6 +68,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     BINDINGS = [
         Binding("y", "approve_once", "approve once"),
         Binding("a", "approve_session", "approve for session"),
+        Binding("f", "approve_always", "approve for good"),
         Binding("n", "deny", "deny"),
         Binding("escape", "stop", "deny and stop", priority=True),
     ]
@@ -102,8 +104,13 @@ class ApprovalScreen(ModalScreen[Decision]):
             self.query_one("#keys", Static).update(self._keys_text())
 
     def _keys_text(self) -> Text:
-        keys = "y approve once   " + ("a approve for session   " if self.request.grant else "")
+        keys = ("y approve once   " + ("a approve for session   " if self.request.grant else "")
+                + ("f approve for good   " if self._for_good else ""))
         return Text(keys + "n deny   Esc deny and stop")
+
+    @property
+    def _for_good(self) -> bool:
+        return bool(self.request.grant and self.request.rules)
 
     @property
     def is_shell(self) -> bool:
@@ -132,6 +139,10 @@ class ApprovalScreen(ModalScreen[Decision]):
                     yield Static(diff_text(request.summary), id="diff")
             grant = (Text.assemble(("a", "bold"), " approves for this session: ", escape_controls(request.grant))
                      if request.grant else Text("no session grant possible: this call needs a fresh answer each time"))
+            if self._for_good:
+                rules = ", ".join(escape_controls(rule, keep_newlines=False) for rule in request.rules)
+                grant.append_text(Text.assemble("\n", ("f", "bold"), " approves for good, saving to your config: ",
+                                                rules))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
             # while the guard lasts the answer keys are not offered, so none is shown before it works
@@ -140,9 +151,11 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """Answer keys wait for the guard and stop working while a reason is typed; ``a`` needs a grant."""
-        if action in ("approve_once", "approve_session", "deny") and (self.asking_reason or not self.armed):
+        if action in ("approve_once", "approve_session", "approve_always", "deny") and (self.asking_reason or not self.armed):
             return False
         if action == "approve_session" and not self.request.grant:
+            return False
+        if action == "approve_always" and not self._for_good:
             return False
         return True
 
@@ -154,6 +167,11 @@ class ApprovalScreen(ModalScreen[Decision]):
         """Run this call and every call the grant covers, for the rest of the session."""
         self.dismiss(Decision(approved=True, scope="session", by="user",
                               reason=f"approved for this session: {self.request.grant}"))
+
+    def action_approve_always(self) -> None:
+        """Run this call, grant it for the session, and save its rules to the user's config."""
+        self.dismiss(Decision(approved=True, scope="always", by="user",
+                              reason=f"approved for good: {', '.join(self.request.rules)}"))
 
     def action_deny(self) -> None:
         """Show the reason input; the answer is sent when Enter is pressed in it."""

@@ -1,4 +1,4 @@
-"""The header at the top of the app: where monkey works, with what, in which mode, and tips."""
+"""The header at the top of the app: where monkey works, with what, and tips."""
 
 from __future__ import annotations
 
@@ -10,12 +10,12 @@ from textual.widgets import Static
 from monkey.gitinfo import current_branch, short_path
 from monkey.safe_text import escape_controls
 
-TIPS = "/help commands · @ mention a file · Esc cancels a turn · Ctrl+E events · Ctrl+C twice quits"
+TIPS = "/help commands · @ mention a file · Shift+Tab mode · Esc cancels a turn · Ctrl+E events · Ctrl+C twice quits"
 """The line of tips under the header."""
 
 
 class AppHeader(Static):
-    """Two lines: workspace, git branch, backend and model, approval mode; then tips.
+    """Two lines: workspace, git branch, backend and model; then tips (the status bar shows the mode).
 
     The app sets :attr:`backend` and :attr:`model` through :meth:`set_backend` when
     ``/model`` or ``/backend`` switches.
@@ -25,8 +25,7 @@ class AppHeader(Static):
     AppHeader { height: 2; padding: 0 1; color: $text-muted; border-bottom: none; }
     """
 
-    def __init__(self, workspace: Path, backend: str, model: str, *, approvals: bool,
-                 **kwargs: object) -> None:
+    def __init__(self, workspace: Path, backend: str, model: str, **kwargs: object) -> None:
         super().__init__("", **kwargs)  # type: ignore[arg-type]
         self.workspace = workspace
         """The workspace folder."""
@@ -36,8 +35,6 @@ class AppHeader(Static):
         """The backend's name."""
         self.model = model
         """The model's name."""
-        self.approvals = approvals
-        """Whether dangerous tools wait for a person's approval (off with ``--no-approval``)."""
 
     def on_mount(self) -> None:
         self.show()
@@ -59,10 +56,6 @@ class AppHeader(Static):
         if self.branch:
             text.append(f" · ⎇ {clean(self.branch)}")
         text.append(f" · {clean(self.backend or '?')} · {clean(self.model or '?')}")
-        if self.approvals:
-            text.append(" · approvals on")
-        else:
-            text.append(" · approvals off (--no-approval)", style="bold yellow")
         text.append("\n")
         text.append(TIPS, style="dim")
         return text

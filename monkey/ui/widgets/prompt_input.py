@@ -161,7 +161,8 @@ class PromptInput(TextArea):
         return ["@" + p for p in mention_completions(self.workspace, found[2])]
 
     def action_complete(self) -> None:
-        """Complete a slash command or an ``@path`` to the longest common prefix of its matches."""
+        """Complete a slash command or an ``@path`` to the longest common prefix of its matches;
+        anywhere else, move the focus on (to the transcript, to scroll it with the keys)."""
         import os
 
         found = self._mention()
@@ -173,6 +174,9 @@ class PromptInput(TextArea):
             new = paths[0] + ("" if paths[0].endswith("/") else " ") if len(paths) == 1 else os.path.commonprefix(paths)
             self.replace(new, (row, start), self.cursor_location)
             self.move_cursor((row, start + len(new)))
+            return
+        if not self.text.startswith("/"):
+            self.screen.focus_next()  # nothing to complete: Tab moves on, as elsewhere (Shift+Tab is the mode)
             return
         matches = complete(self.text)
         if not matches:

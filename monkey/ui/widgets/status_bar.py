@@ -8,9 +8,12 @@ from collections.abc import Callable
 from rich.text import Text
 from textual.widgets import Static
 
+from monkey.modes import LABELS
 from monkey.safe_text import escape_controls
 
 SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+MODE_STYLES = {"accept-edits": "bold green", "plan": "bold cyan", "auto": "bold yellow"}
+"""How the status bar colours each mode other than ``default``."""
 
 
 class StatusBar(Static):
@@ -24,6 +27,8 @@ class StatusBar(Static):
         super().__init__("", **kwargs)  # type: ignore[arg-type]
         self.clock = clock
         """Where elapsed time comes from (tests freeze it)."""
+        self.mode = "default"
+        """The permission mode (:mod:`monkey.modes`)."""
         self.backend = ""
         """The backend's name."""
         self.model = ""
@@ -86,6 +91,9 @@ class StatusBar(Static):
             elapsed = max(0.0, self.clock() - self.started)
             text.append(f"{SPINNER[int(elapsed * 10) % len(SPINNER)]} working {elapsed:.0f}s", style="bold yellow")
             text.append("  ")
+        label = LABELS.get(self.mode, self.mode)  # type: ignore[call-overload]
+        text.append(f"⏵ {label}", style=MODE_STYLES.get(self.mode, ""))
+        text.append(" · ")
         text.append(escape_controls(self.backend or "?", keep_newlines=False), style="bold")
         text.append(f" · {escape_controls(self.model or '?', keep_newlines=False)}")
         text.append(f" · ↑{self.tokens_in:,} ↓{self.tokens_out:,}")

@@ -1,0 +1,90 @@
+"""Allow rules a person chose to keep "for good", in their own ``config.toml``.
+
+The file is the person's: it is edited in place with ``tomlkit``, so their comments, order and
+formatting stay as they were; only ``[approvals] allow`` changes. The new file is written
+beside the old one and renamed over it, so a crash leaves one or the other, never half.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+__all__ = ["CONFIG_FILE", "saved_rules", "add_rules", "remove_rule"]
+
+CONFIG_FILE = "config.toml"
+
+
+def _load(home: Path) -> Any:
+    import tomlkit
+
+    path = home / CONFIG_FILE
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    try:
+        return tomlkit.parse(text)
+    except Exception as exc:  # noqa: BLE001 - tomlkit raises its own ParseError family
+        raise OSError(f"cannot update {path}: it is not valid TOML ({exc})") from None
+
+
+def _write(home: Path, doc: Any) -> None:
+    import tomlkit
+
+    home.mkdir(parents=True, exist_ok=True)
+    path = home / CONFIG_FILE
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
+        os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+
+
+def saved_rules(home: Path) -> list[str]:
+    """The allow rules in the user's config file (an unreadable file has none)."""
+    try:
+        doc = _load(home)
+    except OSError:
+        return []
+    allow = doc.get("approvals", {}).get("allow", [])
+    return [str(rule) for rule in allow if isinstance(rule, str)]
+
+
+def add_rules(home: Path, rules: list[str]) -> list[str]:
+    """Append ``rules`` to ``[approvals] allow`` (those not there yet); returns the ones added.
+
+    Raises ``OSError`` when the file cannot be read as TOML or written.
+    """
+    import tomlkit
+
+    doc = _load(home)
+    if "approvals" not in doc:
+        doc["approvals"] = tomlkit.table()
+    table = doc["approvals"]
+    if "allow" not in table:
+        table["allow"] = tomlkit.array()
+    allow = table["allow"]
+    added = [rule for rule in rules if rule not in allow]
+    if not added:
+        return []
+    for rule in added:
+        allow.append(rule)
+    if len(allow) > 1:
+        allow.multiline(True)
+    _write(home, doc)
+    return added
+
+
+def remove_rule(home: Path, rule: str) -> bool:
+    """Remove ``rule`` from ``[approvals] allow``; returns whether it was there."""
+    doc = _load(home)
+    allow = doc.get("approvals", {}).get("allow")
+    if allow is None or rule not in allow:
+        return False
+    while rule in allow:
+        allow.remove(rule)
+    _write(home, doc)
+    return True

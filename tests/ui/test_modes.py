@@ -1,0 +1,92 @@
+"""Permission modes in the app: Shift+Tab cycles them, /mode names one, the status bar says it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monkey.ui.widgets.tool_block import ToolBlock
+from tests.ui.conftest import settle, type_and_send
+from tests.ui.test_app import SIZE
+
+WRITE = [{"tool_calls": [{"name": "file_write", "arguments": {"path": "plan.txt", "content": "x\n"}}]},
+         {"text": "I could not write it."}]
+
+
+def status(app) -> str:  # type: ignore[no-untyped-def]
+    return str(app.status.status_text())
+
+
+async def test_shift_tab_cycles_the_modes_and_skips_auto(app_for) -> None:
+    app = app_for([{"text": "hello"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert status(app).startswith("⏵ default · ")
+        seen = []
+        for _ in range(4):
+            await pilot.press("shift+tab")
+            await pilot.pause()
+            seen.append(app.agent.policy.mode)
+        assert seen == ["accept-edits", "plan", "default", "accept-edits"]
+        assert status(app).startswith("⏵ accept edits · ")
+        # the prompt keeps the focus: Shift+Tab is not "focus the previous widget" here
+        assert app.focused is not None and app.focused.id == "prompt"
+
+
+async def test_a_session_started_in_auto_cycles_through_auto(app_for) -> None:
+    app = app_for([{"text": "hello"}], "--no-approval")
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        seen = []
+        for _ in range(4):
+            await pilot.press("shift+tab")
+            await pilot.pause()
+            seen.append(app.agent.policy.mode)
+        assert seen == ["default", "accept-edits", "plan", "auto"]
+
+
+async def test_plan_mode_refuses_a_write_and_says_why(app_for, workspace: Path) -> None:
+    app = app_for(WRITE)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "/mode plan")
+        await settle(pilot, app)
+        assert status(app).startswith("⏵ plan (read-only) · ")
+        await type_and_send(pilot, app, "write plan.txt")
+        await settle(pilot, app)
+        assert not (workspace / "plan.txt").exists()
+        [block] = app.transcript.query(ToolBlock)
+        assert block.state != "ok" and "plan mode is read-only" in block.shown
+
+
+async def test_accept_edits_writes_without_asking(app_for, workspace: Path) -> None:
+    app = app_for(WRITE, "--mode", "accept-edits")
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "write plan.txt")
+        await settle(pilot, app)
+        assert (workspace / "plan.txt").read_text() == "x\n"
+        assert status(app).startswith("⏵ accept edits · ")
+
+
+async def test_approve_for_good_in_the_dialog_then_revoke_it(app_for, workspace: Path, monkey_home: Path) -> None:
+    from monkey.ui.screens.approval import ApprovalScreen
+    from tests.ui.test_app import wait_for_screen
+
+    app = app_for(WRITE + [{"text": "again"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "write plan.txt")
+        await wait_for_screen(pilot, app, ApprovalScreen)
+        assert "f approves for good, saving to your config: file_write" in str(
+            app.screen.query_one("#grant").render())
+        await pilot.press("f")
+        await settle(pilot, app)
+        assert (workspace / "plan.txt").exists()
+        assert '"file_write"' in (monkey_home / "config.toml").read_text()
+        await type_and_send(pilot, app, "/approvals")
+        await settle(pilot, app)
+        listing = str(app.transcript.children[-1].render())
+        assert "1. every file_write call inside the workspace" in listing
+        assert "2. file_write" in listing and "for good, in" in listing
+        await type_and_send(pilot, app, "/approvals revoke 2")
+        await settle(pilot, app)
+        assert "removed file_write from" in str(app.transcript.children[-1].render())
+        assert "file_write" not in (monkey_home / "config.toml").read_text()
+        assert all(str(rule) != "file_write" for rule in app.agent.policy.allow)
