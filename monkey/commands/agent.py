@@ -106,7 +106,10 @@ def make_policy(config: Config, args: argparse.Namespace) -> ApprovalPolicy:
         raise UsageError(f"--no-approval is --mode auto; it contradicts --mode {flagged}")
     mode = flagged or ("auto" if args.no_approval else None) or parse_mode(config.approvals.mode or "default")
     try:
-        policy = ApprovalPolicy.from_strings(config.approvals.allow, config.approvals.deny, mode=mode)
+        policy = ApprovalPolicy.from_strings(
+            config.approvals.allow, config.approvals.deny, mode=mode,
+            read_only=config.approvals.read_only, read_only_extra=config.approvals.read_only_extra,
+        )
     except RuleError as exc:
         raise UsageError(str(exc)) from None
     home = monkey_home()

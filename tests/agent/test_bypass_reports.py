@@ -80,7 +80,8 @@ CASES = [
     (DENY, "su -c 'rm -rf x' bob", denied),
     (DENY, "sudo -u bob rm -rf x", denied),
     # anthropics/claude-code#88857: a flag before the subcommand (git -C path ...) passed a deny rule
-    (DENY, "git -C . rm --cached x", allowed),  # `git rm` is not the program `rm`: a rule names programs
+    # `git rm` is not the program `rm` (a rule names programs), but it writes .git/: a person decides
+    (DENY, "git -C . rm --cached x", asks),
     # anthropics/claude-code#18613: deny rules beaten by reordered flags; deny the program instead
     (DENY, "rm -fr /", denied),
     (DENY, "rm --recursive --force /", denied),
@@ -99,7 +100,8 @@ CASES = [
     (SCOPED, "wc -l part{1,2,3}.diff", allowed),
     (READ_ONLY, "find . -{exec,ok} rm {} +", asks),
     # anthropics/claude-code#1195: backslash-newline continues a line; it hides nothing
-    (DENY, "git rm --cached \\\n  a.txt \\\n  b.txt", allowed),
+    (DENY, "ls \\\n  a.txt \\\n  b.txt", allowed),
+    (DENY, "git rm --cached \\\n  a.txt \\\n  b.txt", asks),  # it writes .git/: protected
     (DENY, "ls \\\n; rm -rf x", denied),
     # the separators Claude Code's docs list (anthropics/claude-code#94314): |&, &, newline
     (DENY, "ls |& rm -rf x", denied),

@@ -191,3 +191,11 @@ def test_a_project_config_cannot_start_in_auto(workspace: Path, monkey_home: Pat
     ])
     assert run.returncode == 0, run.stderr
     assert (workspace / "new.txt").exists()
+
+
+def test_plan_mode_runs_read_only_commands_and_refuses_the_rest(tmp_path: Path) -> None:
+    policy = ApprovalPolicy.from_strings(mode="plan")
+    assert decide(policy, "shell_execute", shell("git status && ls -la | head -5"), tmp_path) == "allow"
+    assert decide(policy, "shell_execute", shell("cat .git/config"), tmp_path) == "allow"  # reading is not writing
+    for line in ("make", "find . -delete", "git status && touch x", "sed -i s/a/b/ f"):
+        assert decide(policy, "shell_execute", shell(line), tmp_path) == "deny", line
