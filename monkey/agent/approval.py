@@ -394,9 +394,8 @@ class ApprovalPolicy:
         never allowed by a rule or a prefix grant, only by a person or a grant of that exact line.
         """
         if self.mode == "plan":
-            parsed = parse_line(command)
-            if not parsed.unsafe and parsed.commands and all(
-                    self._reads(argv, origin, workspace) for argv, origin in zip(parsed.commands, parsed.origins)):
+            if self.read_only is not None and self.read_only.covers_line(
+                    command, read_denied=self._read_denials(), workspace=workspace):
                 return _READ_ONLY
             return _refuse(PLAN_REFUSAL)
         exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}")
@@ -429,10 +428,13 @@ class ApprovalPolicy:
         by = "session" if all(d.by == "session" for d in decisions) else "rule"
         return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
 
+    def _read_denials(self) -> list[Rule]:
+        return [r for r in self.deny if r.tool == "file_read"]
+
     def _reads(self, argv: list[str], origin: Any, workspace: Path | None) -> bool:
         """Whether one command only reads, and reads nothing a ``file_read`` deny rule covers."""
         return (self.read_only is not None and self.read_only.covers(argv, origin)
-                and not reads_denied(argv, origin, [r for r in self.deny if r.tool == "file_read"], workspace))
+                and not reads_denied(argv, origin, self._read_denials(), workspace))
 
     def remember(self, tool: str, arguments: dict[str, Any]) -> str:
         """Record a session grant for a call a person approved for the session."""
