@@ -92,7 +92,7 @@ class ShellExecute(Tool[ShellArgs]):
         root = ctx.workspace.resolve()
         if not root.is_dir():
             raise ToolError(f"the workspace {root} is not a directory; nothing can run in it")
-        env = for_child(scrub_env(os.environ))  # no editor, pager or repository-chosen program waits or runs
+        env = for_child(scrub_env(os.environ), root)  # no editor, pager or repository-chosen program waits or runs
         env["PWD"] = str(root)
         try:
             proc = await spawn(

@@ -45,3 +45,26 @@ def test_existing_git_config_entries_are_kept() -> None:
     assert env["GIT_CONFIG_KEY_0"] == "user.name" and env["GIT_CONFIG_KEY_1"] == "core.fsmonitor"
     assert int(env["GIT_CONFIG_COUNT"]) == 4 and env["PATH"] == "/bin" and env["GIT_EDITOR"] == "true"
     assert for_child({"GIT_CONFIG_COUNT": "junk"})["GIT_CONFIG_KEY_0"] == "core.fsmonitor"
+
+
+def test_git_diff_does_not_run_the_repository_s_external_diff(workspace: Path) -> None:
+    marker = workspace.parent / "EXTERNAL-DIFF-RAN"
+    subprocess.run(["git", "config", "diff.external", f"sh -c 'touch {marker}'"], cwd=workspace, check=True)
+    (workspace / "README.md").write_text("# changed\n")
+    ok, output = run(workspace, "git diff")
+    assert ok and "-# proj" in output and "+# changed" in output and "+++ b/README.md" in output
+    assert not marker.exists(), "the repository's external diff program ran"
+    # and through an included file, which monkey does not read: any include gets the plain diff too
+    subprocess.run(["git", "config", "--unset", "diff.external"], cwd=workspace, check=True)
+    extra = workspace.parent / "extra.gitconfig"
+    extra.write_text(f"[diff]\n\texternal = sh -c 'touch {marker}'\n")
+    subprocess.run(["git", "config", "include.path", str(extra)], cwd=workspace, check=True)
+    ok, output = run(workspace, "git diff")
+    assert ok and "+# changed" in output and not marker.exists()
+
+
+def test_an_ordinary_repository_keeps_git_s_own_diff(workspace: Path) -> None:
+    (workspace / "README.md").write_text("# changed\n")
+    ok, output = run(workspace, "git diff")
+    assert ok and "diff --git a/README.md b/README.md" in output
+    assert "GIT_EXTERNAL_DIFF" not in for_child({}, workspace)
