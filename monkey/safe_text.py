@@ -114,6 +114,22 @@ def for_stream(text: str, stream) -> str:  # type: ignore[no-untyped-def]  # a t
     return escape_controls(text) if tty else printable(text)
 
 
+def _json_escape(ch: str) -> str:
+    code = ord(ch)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000
+    return f"\\u{0xD800 + (code >> 10):04x}\\u{0xDC00 + (code & 0x3FF):04x}"
+
+
+def json_for_terminal(line: str) -> str:
+    """A JSON text with every hidden character (inside its strings: the JSON itself is ASCII)
+    written as a ``\\uXXXX`` escape, so it stays the same JSON but cannot drive a terminal."""
+    if line.isascii():
+        return line
+    return "".join(_json_escape(ch) if _hidden(ch, strict=False) else ch for ch in line)
+
+
 def printable(text: str) -> str:
     """Text safe to show or encode: surrogates from undecodable bytes become U+FFFD."""
     try:

@@ -48,3 +48,14 @@ def test_prose_in_the_transcript_keeps_its_spaces() -> None:
     assert escape_controls("prix\u00a0: 10\u202f€") == "prix\u00a0: 10\u202f€"
     assert escape_controls("tag\U000e0041") == "tag\\U000e0041"
     assert invisible_warnings("plain") == []
+
+
+@given(st.dictionaries(st.text(), st.text(), max_size=4))
+def test_json_for_terminal_is_the_same_json_with_nothing_hidden(value: dict[str, str]) -> None:
+    import json
+
+    from monkey.safe_text import json_for_terminal
+
+    shown = json_for_terminal(json.dumps(value, ensure_ascii=False))
+    assert json.loads(shown) == value
+    assert not any(unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp") for ch in shown)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from monkey import events as ev
 from monkey.session.stored import format_when
-from monkey.safe_text import escape_controls
+from monkey.safe_text import escape_controls, json_for_terminal
 from monkey.store import SessionInfo, SessionStore, StoreError
 
 __all__ = ["run_sessions_command", "render_markdown"]
@@ -120,7 +120,10 @@ def render_markdown(lines: list[bytes]) -> str:
 async def _export(store: SessionStore, args: argparse.Namespace) -> int:
     info = await store.find(args.id)
     lines = await store.event_lines(info.id)
-    if args.format == "jsonl":
+    if args.format == "jsonl" and sys.stdout.isatty():  # the same JSON, but inert on a terminal
+        for data in lines:
+            sys.stdout.write(json_for_terminal(data.decode("utf-8", errors="replace")) + "\n")
+    elif args.format == "jsonl":
         out = sys.stdout.buffer
         for data in lines:
             out.write(data + b"\n")

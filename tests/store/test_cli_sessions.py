@@ -205,3 +205,33 @@ def test_sessions_needs_an_action(monkey_home: Path) -> None:
     run = run_monkey(["sessions"], home=monkey_home)
     assert run.returncode == 2 and "needs an action" in run.stderr
     assert time.time() > 0 and os.sep
+
+
+def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
+                                                                  tmp_path: Path) -> None:
+    import pexpect
+
+    hostile = "title \x1b]0;PWNED\x07 clipboard \x1b]52;c;aGk=\x07 csi \x9b2J bidi \u202e tag \U000e0041 end"
+    script = write_script(tmp_path / "s.json", [{"text": hostile}])
+    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                      "--task", "go", "--output-format", "stream-json"], home=monkey_home)
+    session_id = next(e["session_id"] for e in run.events)
+    piped = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    assert any(json.loads(line).get("text") == hostile for line in piped.stdout.splitlines())
+    for args in (["sessions", "export", session_id], ["sessions", "export", session_id, "--format", "markdown"],
+                 ["sessions", "show", session_id]):
+        child = pexpect.spawn(sys.executable, ["-m", "monkey", *args], env=monkey_env(monkey_home),
+                              encoding="utf-8", timeout=30, dimensions=(40, 200))
+        child.expect(pexpect.EOF)
+        shown = child.before
+        child.close()
+        assert child.exitstatus == 0, shown
+        for raw in ("\x1b]", "\x07", "\x9b", "\u202e", "\U000e0041"):
+            assert raw not in shown, (args, raw, shown)
+        assert "clipboard" in shown
+    # on a terminal the JSON lines are still the same JSON
+    child = pexpect.spawn(sys.executable, ["-m", "monkey", "sessions", "export", session_id],
+                          env=monkey_env(monkey_home), encoding="utf-8", timeout=30, dimensions=(40, 4000))
+    child.expect(pexpect.EOF)
+    events = [json.loads(line) for line in child.before.replace("\r\n", "\n").splitlines() if line]
+    assert any(e.get("text") == hostile for e in events)
