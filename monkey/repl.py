@@ -157,21 +157,46 @@ async def _say_how_to_resume(session_id: str) -> None:
         sys.stderr.flush()
 
 
+_NEXT_MODE = "\0mode next"
+"""What the prompt returns for Shift+Tab: run ``/mode next``, then give the line back."""
+
+
+def _mode_keys(kept: list[str]):  # type: ignore[no-untyped-def]  # KeyBindings
+    """Shift+Tab switches the permission mode, as in the app; the half-typed line is kept."""
+    from prompt_toolkit.key_binding import KeyBindings
+
+    keys = KeyBindings()
+
+    @keys.add("s-tab")
+    def _(event) -> None:  # type: ignore[no-untyped-def]
+        kept[0] = event.current_buffer.text
+        event.app.exit(result=_NEXT_MODE)
+
+    return keys
+
+
 async def _prompt_loop(state: ReplState) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
     agent = state.agent
-    session: PromptSession[str] = PromptSession(history=FileHistory(str(_history_path(agent))))
+    kept: list[str] = [""]
+    session: PromptSession[str] = PromptSession(history=FileHistory(str(_history_path(agent))),
+                                                key_bindings=_mode_keys(kept))
     print(escape_controls(f"monkey · {agent.backend.name} · {agent.backend.model} · {agent.workspace}"))
-    print("Type a task, /help for commands, Ctrl-D to quit.")
+    print("Type a task, /help for commands, Shift+Tab for the permission mode, Ctrl-D to quit.")
     while True:
         try:
-            text = (await session.prompt_async("› ", handle_sigint=False)).strip()
+            typed = await session.prompt_async("› ", handle_sigint=False, default=kept[0])
         except KeyboardInterrupt:
             continue
         except EOFError:
             break
+        if typed == _NEXT_MODE:  # the next prompt starts with the line as it was
+            await run_command(state, "/mode next")
+            continue
+        kept[0] = ""
+        text = typed.strip()
         if not text:
             continue
         if text.startswith("/"):

@@ -212,3 +212,24 @@ def test_copy_sends_the_last_answer_to_the_terminal_clipboard(workspace: Path, m
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     child.close()
+
+
+def test_shift_tab_switches_the_mode_and_keeps_the_half_typed_line(workspace: Path, monkey_home: Path,
+                                                                     tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "Planned."}])
+    child = spawn_repl(workspace, monkey_home, script)
+    child.expect_exact("Type a task")
+    child.send("plan the wo")
+    child.send("\x1b[Z")  # Shift+Tab
+    child.expect_exact("mode: accept-edits")
+    child.send("\x1b[Z")
+    child.expect_exact("mode: plan")
+    child.send("rk\r")
+    child.expect_exact("Planned.")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    listed = json.loads(run_monkey(["sessions", "list", "--json"], home=monkey_home, cwd=workspace).stdout)
+    exported = run_monkey(["sessions", "export", listed[0]["id"]], home=monkey_home).stdout
+    said = [json.loads(line) for line in exported.splitlines() if '"turn_started"' in line]
+    assert [e["prompt"] for e in said] == ["plan the work"]
