@@ -40,7 +40,7 @@ from pathlib import Path
 
 __all__ = [
     "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
-    "start_time", "clean_dead_owners", "tagged",
+    "start_time", "clean_dead_owners", "tagged", "kill", "kill_everything",
 ]
 
 TAG_VAR = "MONKEY_CHILD"
@@ -231,6 +231,14 @@ def _kill_group(pgid: int, start: int) -> None:
     if alive(pgid, start):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(pgid, signal.SIGKILL)
+
+
+def kill_everything() -> None:
+    """SIGKILL every child monkey started, its group and its strays, now (monkey is about to exit)."""
+    for pid, tag in list(_tags.items()):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+        kill(strays(tag, pid), signal.SIGKILL)
 
 
 def _write_record() -> None:

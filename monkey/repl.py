@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import signal
 import sys
 from typing import TYPE_CHECKING
@@ -11,6 +12,7 @@ from monkey.agent.approval import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command
 from monkey.safe_text import escape_controls
+from monkey.stop_signals import StopSignals
 from monkey.terminal import Terminal
 
 if TYPE_CHECKING:
@@ -136,8 +138,20 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
         sys.stderr.write(f"monkey: {escape_controls(notice)}\n")
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, _between_turns)
+    prompts: list = []  # type: ignore[type-arg]
+
+    def on_stop(sig: int) -> None:
+        """SIGTERM, SIGHUP, SIGQUIT: cancel the turn (its command stops), leave the prompt, end."""
+        agent.cancel()
+        for prompt in prompts:
+            if prompt.app.is_running:
+                prompt.app.exit(exception=EOFError())
+
+    stops = StopSignals(on_stop, signals=(signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT))
+    stops.install(loop)
     try:
-        return await _prompt_loop(state)
+        code = await _prompt_loop(state, prompts, stops)
+        return stops.exit_code or code
     except SessionLost as exc:
         sys.stderr.write(f"monkey: no session could be opened: {exc}\n")
         await agent.backend.aclose()
@@ -145,7 +159,11 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         await state.session.end()
-        await _say_how_to_resume(agent.session_id)
+        if stops.received == signal.SIGHUP:  # the terminal is gone: nothing more to say on it
+            stops.force()
+        stops.uninstall()
+        with contextlib.suppress(OSError):
+            await _say_how_to_resume(agent.session_id)
 
 
 async def _say_how_to_resume(session_id: str) -> None:
@@ -175,7 +193,7 @@ def _mode_keys(kept: list[str]):  # type: ignore[no-untyped-def]  # KeyBindings
     return keys
 
 
-async def _prompt_loop(state: ReplState) -> int:
+async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> int:  # type: ignore[type-arg]
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
@@ -183,9 +201,12 @@ async def _prompt_loop(state: ReplState) -> int:
     kept: list[str] = [""]
     session: PromptSession[str] = PromptSession(history=FileHistory(str(_history_path(agent))),
                                                 key_bindings=_mode_keys(kept))
+    prompts.append(session)
     print(escape_controls(f"monkey · {agent.backend.name} · {agent.backend.model} · {agent.workspace}"))
     print("Type a task, /help for commands, Shift+Tab for the permission mode, Ctrl-D to quit.")
     while True:
+        if stops.received is not None:
+            break
         try:
             typed = await session.prompt_async("› ", handle_sigint=False, default=kept[0])
         except KeyboardInterrupt:
@@ -204,6 +225,8 @@ async def _prompt_loop(state: ReplState) -> int:
                 break
         else:  # a message (@path attached) or a !command the person runs
             await _run_turn(state, text)
+        if stops.received is not None:
+            break
     await agent.backend.aclose()
     return 0
 

@@ -63,6 +63,7 @@ LAYERS: dict[str, int] = {
     "monkey.repl_commands": 4,
     "monkey.output": 4,
     "monkey.terminal": 4,
+    "monkey.stop_signals": 4,
     "monkey.commands": 4,
     "monkey.cli": 4,
     "monkey.__main__": 4,

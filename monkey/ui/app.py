@@ -7,6 +7,8 @@ The agent runs in a ``@work`` worker; each event goes to the session recorder an
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -21,6 +23,7 @@ from textual.containers import Horizontal, Vertical
 from monkey.agent.approval import ApprovalPolicy, Approver, Decision
 from monkey.config import UIConfig
 from monkey.events import Event
+from monkey.stop_signals import StopSignals
 from monkey.ui import bridge, memory
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
 from monkey.ui.widgets.app_header import AppHeader
@@ -131,6 +134,9 @@ class MonkeyApp(App[int]):
         self.scrollback: list[Event] | None = [] if inline else None
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
         self.prepare_notices: list[str] = []
+        self.stop_signals = StopSignals(self._stop_for_signal)
+        self.stop_signals.save_terminal()  # before the app makes the tty raw
+        """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
         """What building the agent reported (the CLI repeats it on stderr after the app exits)."""
         self._live: Session | None = None
         self.queue: deque[str] = deque()
@@ -243,6 +249,9 @@ class MonkeyApp(App[int]):
         memory.tune_collector()
         for notice in self.notices:
             self.transcript.add_notice(notice, "warning")
+        # SIGTERM, SIGHUP, SIGQUIT, SIGINT: stop the turn, end the session, restore the terminal.
+        if not self.is_headless:
+            self.stop_signals.install()
         # The agent, its checkpoint guard and the store are built just after the first frame.
         self.call_after_refresh(self.open_session)
 
@@ -525,11 +534,31 @@ class MonkeyApp(App[int]):
         await self._end_session()
         self.exit(0 if self.last_reason in ("", "completed") else 1)
 
+    def _stop_for_signal(self, sig: int) -> None:
+        """A stop signal: the running turn (and its command) is cancelled and waited for, then the app quits."""
+        asyncio.get_running_loop().create_task(self._quit_for_signal(128 + sig))
+
+    async def _quit_for_signal(self, code: int) -> None:
+        self.attention.close()
+        turn = [worker for worker in self.workers if worker.group == "turn"]
+        if self._agent is not None:
+            self._agent.cancel()
+        with contextlib.suppress(asyncio.TimeoutError):  # the command is stopped, the turn's end stored
+            await asyncio.wait_for(self.workers.wait_for_complete(turn), self.stop_signals.grace / 2)
+        self.workers.cancel_group(self, "turn")
+        await self._end_session()
+        if code == 128 + signal.SIGHUP:  # the terminal may be gone: drawing on it could hang
+            with contextlib.suppress(Exception):
+                await (self._agent.backend if self._agent is not None else self._backend).aclose()
+            self.stop_signals.force()
+        self.exit(code)
+
     async def _end_session(self) -> None:
         if self._live is not None:
             await self._live.end()
 
     async def on_unmount(self) -> None:
+        self.stop_signals.uninstall()
         self.attention.close()
         await self._end_session()
         if not self._closed:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from typing import TYPE_CHECKING
 
@@ -29,10 +30,14 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
     except KeyboardInterrupt:
         return 130
     finally:  # as before the app drew first: repair messages stay in the terminal's scrollback
-        for notice in app.prepare_notices:
-            sys.stderr.write(f"monkey: {notice}\n")
-        _print_scrollback(app)
-    _say_how_to_resume(app)
+        with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no more lines
+            for notice in app.prepare_notices:
+                sys.stderr.write(f"monkey: {notice}\n")
+            _print_scrollback(app)
+    with contextlib.suppress(OSError):
+        _say_how_to_resume(app)
+    if app.stop_signals.exit_code is not None:  # SIGTERM, SIGHUP...: 128 + N, as a shell says it
+        return app.stop_signals.exit_code
     if app.return_code not in (None, 0):  # the app failed (an error it could not show)
         return app.return_code
     if task is None:  # an ordinary quit (/exit, Ctrl-D, Ctrl-C twice) is a success, as in --plain
