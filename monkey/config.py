@@ -179,6 +179,8 @@ class ExternalAgentConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tr
     """Seconds without output before the CLI is stopped."""
     timeout: float = 3600.0
     """Seconds one run may take in all."""
+    max_line_bytes: int = 8 << 20
+    """Bytes one line of the CLI's output may have; a longer line stops the run with an error."""
     check_version: bool = True
 
 

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import msgspec
 
 from monkey.backends.base import BackendError, ModelCheck
+from monkey.backends.jsonl import DEFAULT_MAX_LINE, JsonlParser
 from monkey.backends.supervise import AgentProcess, ChildSpec, check_version, child_env
 from monkey.events import AgentSession, Event
 from monkey.messages import ModelRequest
@@ -81,7 +82,8 @@ class ExternalAgentBackend(ABC):
     def __init__(self, *, executable: str, model: str | None, workspace: Path,
                  env: Mapping[str, str] | None = None, base_env: Mapping[str, str] | None = None,
                  idle_timeout: float = 600.0, wall_timeout: float = 3600.0, grace: float = 2.0,
-                 extra_args: list[str] | None = None, check_version: bool = True) -> None:
+                 extra_args: list[str] | None = None, check_version: bool = True,
+                 max_line_bytes: int = DEFAULT_MAX_LINE) -> None:
         self.executable = executable
         self.model = model or "default"
         self._model_flag = model or ""
@@ -92,6 +94,8 @@ class ExternalAgentBackend(ABC):
         self.idle_timeout = idle_timeout
         self.wall_timeout = wall_timeout
         self.grace = grace
+        self.max_line_bytes = max_line_bytes
+        """Bytes one line of the agent's output may have; a longer one stops the run."""
         self.extra_args = list(extra_args or [])
         self._check = check_version
         self.version: tuple[int, int, int] | None = None
@@ -133,6 +137,8 @@ class ExternalAgentBackend(ABC):
         proc = AgentProcess(spec)
         self.last = proc
         parser = self.parser()
+        if isinstance(parser, JsonlParser):
+            parser.max_line = self.max_line_bytes
         sid = request.session_id
         replace = msgspec.structs.replace
         chunks = proc.stdout()
@@ -142,8 +148,13 @@ class ExternalAgentBackend(ABC):
                     if isinstance(event, AgentSession):
                         self.agent_session_id = event.agent_session_id
                     yield replace(event, session_id=sid)
+                if getattr(parser, "too_long", False):
+                    break  # the child is stopped as the stream closes
         finally:
             await chunks.aclose()
+        if getattr(parser, "too_long", False):
+            raise BackendError(f"{self.label} printed a line longer than {self.max_line_bytes} bytes "
+                               "(max_line_bytes in its config section); it was stopped", kind="agent_error")
         for event in parser.close():
             yield replace(event, session_id=sid)
         self.unknown += parser.unknown

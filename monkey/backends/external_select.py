@@ -53,5 +53,6 @@ def _common(section: ExternalAgentConfig, label: str, key: str, package: str, *,
         "model": model or section.model or config.agent.model or None,
         "workspace": workspace, "env": section.env, "base_env": env,
         "idle_timeout": section.idle_timeout, "wall_timeout": section.timeout,
+        "max_line_bytes": section.max_line_bytes,
         "extra_args": section.extra_args, "check_version": section.check_version,
     }

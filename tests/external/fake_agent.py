@@ -2,7 +2,8 @@
 
 Behaviour comes from environment variables (passed on by the backend as explicit config):
 FAKE_REPLAY (a fixture file), FAKE_MODE (replay, silent, ignore_term, crash, flood, write,
-lines_then_exit), FAKE_LOG (a file the argv, cwd, stdin and environment are appended to as
+lines_then_exit, endless_line: the first line, then one line of FAKE_ENDLESS_MB megabytes
+without a newline), FAKE_LOG (a file the argv, cwd, stdin and environment are appended to as
 JSON), FAKE_VERSION (what ``--version`` prints).
 """
 
@@ -38,6 +39,17 @@ def main() -> int:
         for _ in range(80):  # ~5.6 MB, far over any pipe buffer
             sys.stderr.buffer.write(chunk)
         sys.stderr.flush()
+    if mode == "endless_line":
+        out.write(lines[0])
+        out.write(b'{"type":"assistant","message":{"content":[{"type":"text","text":"')
+        piece = b"a" * (1 << 20)
+        try:
+            for _ in range(int(os.environ.get("FAKE_ENDLESS_MB", "200"))):
+                out.write(piece)
+                out.flush()
+        except BrokenPipeError:
+            return 1
+        return 0
     if mode == "write":
         with open(os.path.join(os.getcwd(), "hello.txt"), "w") as fh:
             fh.write("hi there\n")

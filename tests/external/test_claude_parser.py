@@ -111,6 +111,7 @@ def test_final_line_without_newline_and_huge_line() -> None:
         {"type": "tool_result", "tool_use_id": "toolu_big", "content": big}]}}).encode()
     data = STREAMS["text"].rstrip(b"\n")  # the result line has no newline
     p = ClaudeStreamParser()
+    p.max_line = 32 << 20  # a line as long as max_line_bytes allows is read whole
     events = p.feed(line[:7]) + [e for i in range(7, len(line), 1 << 16) for e in p.feed(line[i:i + (1 << 16)])]
     events += p.feed(b"\n" + data) + p.close()
     assert events[0].type == "tool_result" and len(events[0].output) == len(big)

@@ -1,0 +1,55 @@
+"""An endless line from an agent CLI: monkey stops the child at ``max_line_bytes`` with an error
+event, stays small in memory and stores nothing huge (one endless line took monkey to 2.6 GB
+and was stored whole)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+from monkey.backends.claude_code.parser import ClaudeStreamParser
+from monkey.backends.codex.parser import CodexStreamParser
+from tests.conftest import monkey_env
+from tests.external.conftest import FIXTURES
+
+
+def test_endless_line_from_claude_is_stopped_small(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
+    (monkey_home / "config.toml").write_text(
+        f"[claude_code]\nexecutable = {json.dumps(str(fake_agent))}\nmax_line_bytes = 1048576\n"
+        "[claude_code.env]\nFAKE_MODE = \"endless_line\"\nFAKE_ENDLESS_MB = \"400\"\n"
+        f"FAKE_REPLAY = {json.dumps(str(FIXTURES / 'claude_code' / 'tool_write.jsonl'))}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "monkey", "agent", "--backend", "claude-code", "--task", "hi",
+                             "--output-format", "stream-json", "--cwd", str(workspace)],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=monkey_env(monkey_home))
+    assert proc.stdout is not None and proc.stderr is not None
+    out = proc.stdout.read()
+    err = proc.stderr.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    peak_mb = usage.ru_maxrss / 1024
+    assert os.waitstatus_to_exitcode(status) == 1, err
+    assert b"printed a line longer than 1048576 bytes" in err, err
+    events = [json.loads(line) for line in out.splitlines()]
+    (error,) = [e for e in events if e["type"] == "error"]
+    assert "max_line_bytes" in error["message"] and error["fatal"]
+    assert peak_mb < 250, f"monkey grew to {peak_mb:.0f} MB on an endless line"
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    try:
+        biggest = conn.execute("SELECT max(length(data)) FROM events").fetchone()[0]
+    finally:
+        conn.close()
+    assert biggest < 64 * 1024, f"an event of {biggest} bytes was stored"
+
+
+def test_parsers_drop_an_oversized_line_at_once() -> None:
+    for parser in (ClaudeStreamParser(), CodexStreamParser()):
+        parser.max_line = 1000
+        parser.feed(b'{"type":"x"}\n' + b"a" * 600)
+        assert not parser.too_long and parser._framer.pending == 600
+        assert parser.feed(b"a" * 600) == [] and parser.too_long and "longer than 1000 bytes" in parser.error
+        assert parser._framer.pending == 0, "nothing of the long line is kept"
+        assert parser.feed(b"more\n") == [] and parser.close() == []
