@@ -31,6 +31,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "loop": ("benchmarks.loop", "bench_loop"),
     "local": ("benchmarks.local", "bench_local"),
     "sessions": ("benchmarks.sessions", "bench_sessions"),
+    "durable": ("benchmarks.durable", "bench_durable"),
     "backends": ("benchmarks.backends", "bench_backends"),
     "parser": ("benchmarks.parser", "bench_parser"),
     "tui": ("benchmarks.tui", "bench_tui"),

@@ -131,6 +131,7 @@ class Agent:
         self.started = False
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Event | None] | None = None
+        self._ending = 0
         self._ran: set[str] = set()
         """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
         self.system_prompt = render_system_prompt(
@@ -194,6 +195,13 @@ class Agent:
         """Whether a turn is in progress."""
         return self._task is not None and not self._task.done()
 
+    @property
+    def backlog(self) -> int:
+        """Events of the running turn emitted and not yet taken by the consumer (a driver may
+        store them together before showing them; see :meth:`monkey.store.Recorder.keep`)."""
+        queue = self._queue
+        return 0 if queue is None else queue.qsize() - self._ending
+
     def cancel(self) -> bool:
         """Cancel the running turn; returns whether there was one."""
         if self.running:
@@ -230,9 +238,10 @@ class Agent:
             try:
                 await work(put)
             finally:
+                self._ending = 1  # the end mark below is no event
                 put(None)
 
-        self._queue = queue
+        self._queue, self._ending = queue, 0
         self._task = asyncio.create_task(body(), name=f"monkey-turn-{self.turns + 1}")
         try:
             while (event := await queue.get()) is not None:

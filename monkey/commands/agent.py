@@ -247,7 +247,6 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
     cancelled. The ids of the checkpoints the run took are appended to ``checkpoints``.
     """
     from monkey.session.stored import open_session
-    from monkey.store import StoreError
 
     try:
         session = await open_session(agent, continue_=continue_, resume=resume)
@@ -284,15 +283,16 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
                 last = event
             elif isinstance(event, CheckpointCreated) and checkpoints is not None:
                 checkpoints.append(event.checkpoint_id)
+            ready = [event]
             if recorder.failed is None:
-                try:
-                    await recorder.keep(event)  # durable before visible
-                except StoreError as exc:
-                    sys.stderr.write(f"\nmonkey: {exc}; stopping the turn (what was saved is kept)\n")
+                ready = await recorder.keep(event, more=agent.backlog > 0)  # durable before visible
+                if recorder.failed is not None:
+                    sys.stderr.write(f"\nmonkey: {recorder.failed}; stopping the turn (what was saved is kept)\n")
                     sys.stderr.flush()
                     agent.cancel()
-            if sink(event) is False:  # the reader of stdout went away (| head): stop, keep what is stored
-                agent.cancel()
+            for shown in ready:
+                if sink(shown) is False:  # the reader of stdout went away (| head): stop, keep what is stored
+                    agent.cancel()
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)

@@ -56,25 +56,27 @@ class Session:
     def recorder(self) -> Recorder | None:
         return self.handle.recorder if self.handle is not None else None
 
-    async def emit(self, event: Event) -> None:
+    async def emit(self, event: Event, *, more: bool = False) -> None:
         """Store ``event`` (opening the session with ``session_started`` first), then show it.
 
+        ``more``: further events are ready at once (a turn's backlog): the event may be held
+        and shown, stored, with them (see :meth:`~monkey.store.Recorder.keep`).
         A failed write is told once; the turn is cancelled and the session goes on unsaved.
         """
-        from monkey.store import StoreError
-
         agent = self.agent
         if not agent.started and event.type != "session_started":
             await self.emit(agent.session_started())  # an undo or a switch before any turn
         recorder = self.recorder
-        if recorder is not None and recorder.failed is None:
-            try:
-                await recorder.keep(event)  # durable before visible
-            except StoreError as exc:
-                self._lost(exc)
-        self.show(event)
+        if recorder is None or recorder.failed is not None:
+            self.show(event)
+            return
+        ready = await recorder.keep(event, more=more)  # durable before visible
+        if recorder.failed is not None:
+            self._lost(recorder.failed)
+        for shown in ready:
+            self.show(shown)
 
-    def _lost(self, exc: StoreError) -> None:
+    def _lost(self, exc: Exception) -> None:
         self.tell(f"{exc}; this session is no longer saved", "error")
         self.agent.cancel()
 
@@ -97,20 +99,18 @@ class Session:
 
     async def end(self) -> None:
         """Store ``session_ended`` (if the session started), show it and close the store."""
-        from monkey.store import StoreError
-
         handle, self.handle = self.handle, None
         if handle is None:
             return
         if self.agent.started:
             ended = self.agent.session_ended("completed")
             self.agent.started = False
-            if handle.recorder.failed is None:
-                try:
-                    await handle.recorder.keep(ended)  # durable before visible
-                except StoreError as exc:
-                    self.tell(f"{exc}; the end of the session was not saved", "error")
-            self.show(ended)
+            recorder = handle.recorder
+            ready = [ended] if recorder.failed is not None else await recorder.keep(ended)  # durable before visible
+            if recorder.failed is not None:
+                self.tell(f"{recorder.failed}; the end of the session was not saved", "error")
+            for shown in ready:
+                self.show(shown)
         try:
             await handle.close()
         except Exception as exc:  # noqa: BLE001 - told, not fatal on the way out
@@ -130,7 +130,8 @@ class Session:
             pass
 
     async def turn(self, text: str) -> AsyncIterator[Event]:
-        """Like :meth:`send`, yielding each event once it is stored and shown."""
+        """Like :meth:`send`, yielding each event once it is stored (and shown, or held to be
+        shown with the events ready after it)."""
         from monkey.agent.mentions import expand_mentions
         from monkey.agent.person_shell import shell_line
 
@@ -143,5 +144,5 @@ class Session:
                 self.tell(note, "info" if note.startswith("attached ") else "warning")
             events = self.agent.run(expanded.prompt)
         async for event in events:  # emit() opens the stored session with session_started first
-            await self.emit(event)
+            await self.emit(event, more=self.agent.backlog > 0)
             yield event

@@ -5,11 +5,13 @@ one event and follows it in the conversation; :meth:`Recorder.flush` writes the 
 the new conversation nodes and the session's totals in one transaction.
 
 :meth:`Recorder.keep` is the one rule every driver follows before it shows an event
-(durable before visible): every event but the streaming deltas (:data:`STREAMING`) is
-committed before ``keep`` returns, so ``kill -9`` can only lose text a sink showed while
-it streamed, and that text is stored whole with its ``message_completed``. Deltas are
-buffered and written with the next event that is not one, in the background every
-:data:`BATCH` deltas, or :data:`MAX_DELAY` seconds after the last write. The commits of
+(durable before visible): it returns the events a sink may show, and every one of them
+but the streaming deltas (:data:`STREAMING`) is committed by then, so ``kill -9`` can only
+lose text a sink showed while it streamed, and that text is stored whole with its
+``message_completed``. Deltas are buffered and written with the next event that is not
+one, in the background every :data:`BATCH` deltas, or :data:`MAX_DELAY` seconds after the
+last write. When the driver has more events ready at once, ``keep`` holds them and
+commits the burst in one transaction before handing it back (group commit). The commits of
 :data:`DURABLE` events are also synced to the disk (they survive a power cut); the others
 reach the operating system, which is what a killed process needs.
 
@@ -34,7 +36,7 @@ from monkey.store.chain import link
 from monkey.store.conversation import Conversation, encode_message
 from monkey.store.store import Count, Restored, SessionStore, StoreError
 
-__all__ = ["Recorder", "STREAMING", "DURABLE", "BATCH", "MAX_DELAY"]
+__all__ = ["Recorder", "STREAMING", "DURABLE", "BATCH", "GROUP", "MAX_DELAY"]
 
 STREAMING = frozenset({"text_delta", "thinking_delta"})
 """Event types a sink may show before they are stored (their text is stored whole with the
@@ -46,6 +48,8 @@ DURABLE = frozenset({
 """Event types whose commit is synced to the disk (the rest are committed, not synced)."""
 BATCH = 512
 """Buffered deltas that trigger a background write."""
+GROUP = 2048
+"""Events :meth:`Recorder.keep` holds for one commit when more are ready at once (a burst)."""
 MAX_DELAY = 0.25
 """Seconds after which buffered deltas are written anyway."""
 
@@ -109,6 +113,11 @@ class Recorder:
         self._reconcile = restored is not None
         self._last_flush = time.monotonic()
         self._inflight: asyncio.Future[None] | None = None
+        self._held: list[ev.Event] = []
+        """Events added by :meth:`keep` that wait for one commit with the events after them."""
+        self._writing: list[ev.Event] = []
+        """Events of the batch :meth:`keep` is writing in the background (shown once it is committed)."""
+        self._sync = False
 
     @property
     def events(self) -> int:
@@ -137,18 +146,46 @@ class Recorder:
         if kind in _FOLLOWED:
             self._follow(event)
 
-    async def keep(self, event: ev.Event) -> None:
-        """Add ``event`` so that a sink may show it: committed when this returns, unless it is a
-        streaming delta (see :data:`STREAMING`). Raises :class:`StoreError` (and stays failed).
+    async def keep(self, event: ev.Event, *, more: bool = False) -> list[ev.Event]:
+        """Add ``event`` and return the events a sink may show now, in order: stored, except
+        streaming deltas (see :data:`STREAMING`), which may be shown first.
+
+        ``more``: the driver has further events ready at once. Then an event that must be
+        committed is held (and so is what follows it) and the burst is written in one
+        transaction of at most :data:`GROUP` events, in the background while the next batch
+        is taken in; the held events come back, committed, from a later call (at the latest
+        the first one without ``more``). A failed write sets :attr:`failed` and returns the
+        events anyway (the driver tells it and stops the turn).
         """
         if self.failed is not None:
-            raise self.failed
+            return [event]
         self.add(event)
         kind = event.type
-        if kind not in STREAMING:
-            await self.flush(sync=kind in DURABLE)
-        elif len(self._rows) >= BATCH or time.monotonic() - self._last_flush >= MAX_DELAY:
-            await self.flush(wait=False)
+        if kind in STREAMING and not self._held and not self._writing:  # nothing waits before it
+            if len(self._rows) >= BATCH or time.monotonic() - self._last_flush >= MAX_DELAY:
+                await self._flush_quietly(wait=False)
+            return [event]
+        self._held.append(event)
+        if kind in DURABLE:
+            self._sync = True
+        if more and len(self._held) < GROUP:
+            return []
+        ready, self._writing = self._writing, []
+        sync, self._sync = self._sync, False
+        if more:  # a full batch: write it while the next one comes in; show the one written before
+            await self._flush_quietly(wait=False, sync=sync)  # waits for the previous write first
+            self._writing, self._held = self._held, []
+            return ready
+        ready += self._held
+        self._held = []
+        await self._flush_quietly(sync=sync)
+        return ready
+
+    async def _flush_quietly(self, *, wait: bool = True, sync: bool = False) -> None:
+        try:
+            await self.flush(wait=wait, sync=sync)
+        except StoreError:
+            pass  # :attr:`failed` says it
 
     def _follow(self, event: ev.Event) -> None:
         self.conversation.apply(event)

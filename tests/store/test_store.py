@@ -11,7 +11,7 @@ import pytest
 from monkey import events as ev
 from monkey.store import Recorder, SessionStore, StoreError
 from monkey.store.chain import check_chain, link
-from monkey.store.recorder import BATCH
+from monkey.store.recorder import BATCH, GROUP
 from tests.conftest import run_monkey, write_script
 
 
@@ -47,7 +47,7 @@ async def test_keep_commits_all_but_deltas_before_returning(monkey_home: Path) -
                      ev.Usage(session_id="s1", input_tokens=1, output_tokens=1),
                      ev.ContextUsage(session_id="s1", used=1, window=10, fraction=0.1),
                      ev.ToolResult(session_id="s1", call_id="c", name="file_read", ok=True, output="o")):
-            await rec.keep(kind)
+            assert await rec.keep(kind) == [kind]
             assert _committed(store.path, "s1")[-1] == kind.type and rec.pending == 0, kind.type
         for _ in range(BATCH):
             await rec.keep(delta)
@@ -57,6 +57,39 @@ async def test_keep_commits_all_but_deltas_before_returning(monkey_home: Path) -
         info = await store.get("s1")
     assert len(lines) == BATCH + 10 and info is not None and info.events == BATCH + 10 and info.pid == 0
     assert ev.decode(lines[0]) == first
+
+
+async def test_keep_holds_a_burst_and_commits_it_once(monkey_home: Path) -> None:
+    """Group commit: with more events ready, keep() holds them (deltas too, to keep the order)
+    and hands the whole burst back only once it is committed."""
+    async with await SessionStore.open() as store:
+        rec = Recorder(store, "s3")
+        burst = [_started("s3"), ev.TurnStarted(session_id="s3", turn=1, prompt="p"),
+                 ev.TextDelta(session_id="s3", text="a"),
+                 ev.ToolCallEvent(session_id="s3", call_id="c", name="file_read")]
+        for event in burst[:-1]:
+            assert await rec.keep(event, more=True) == []
+            assert _committed(store.path, "s3") == []
+        assert await rec.keep(burst[-1], more=False) == burst
+        assert _committed(store.path, "s3") == [e.type for e in burst]
+        delta = ev.TextDelta(session_id="s3", text="b")
+        assert await rec.keep(delta, more=True) == [delta], "a delta with nothing held is shown at once"
+        await rec.close()
+
+
+async def test_a_long_burst_is_shown_in_order_and_only_once_committed(monkey_home: Path) -> None:
+    async with await SessionStore.open() as store:
+        rec = Recorder(store, "s4")
+        burst = [_started("s4")] + [
+            ev.ToolOutput(session_id="s4", call_id="c", stream="stdout", text=f"{i}\n") if i % 3
+            else ev.TextDelta(session_id="s4", text=f"{i}") for i in range(2 * GROUP + 10)]
+        shown: list[ev.Event] = []
+        for n, event in enumerate(burst):
+            ready = await rec.keep(event, more=n < len(burst) - 1)
+            shown += ready
+            assert len(_committed(store.path, "s4")) >= len(shown), "shown before it was committed"
+        assert shown == burst
+        await rec.close()
 
 
 async def test_full_disk_keeps_what_was_written(monkey_home: Path) -> None:
