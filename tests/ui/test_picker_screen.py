@@ -80,10 +80,13 @@ async def test_an_empty_workspace_says_so(workspace: Path) -> None:
 
 async def test_a_session_being_written_is_not_deleted(workspace: Path) -> None:
     from monkey.events import SessionStarted
+    from monkey.store.lock import SessionLock
 
     await record_sessions(workspace)
     async with await SessionStore.open() as store:
-        live = Recorder(store, "s-live-0001")  # this process writes it: the app's own session
+        owner = SessionLock.acquire(store.locks, "s-live-0001")  # this process owns it: the app's own session
+        assert owner is not None
+        live = Recorder(store, "s-live-0001")
         live.add(SessionStarted(session_id="s-live-0001", workspace=str(workspace.resolve()), backend="scripted",
                                 model="m"))
         await live.flush()
@@ -97,4 +100,5 @@ async def test_a_session_being_written_is_not_deleted(workspace: Path) -> None:
             assert table.row_count == 4
             await pilot.press("escape")
         await live.close()
+        owner.release()
     assert app.results == [None]
