@@ -4,11 +4,29 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main", "build_parser"]
+__all__ = ["main", "build_parser", "undumpable"]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
 EXIT_USAGE = 2
+
+
+def undumpable() -> bool:
+    """Close monkey's ``/proc/<pid>/environ``, ``/fd`` and memory to its children (Linux).
+
+    ``prctl(PR_SET_DUMPABLE, 0)``: a process of the same user may no longer read them or
+    attach to monkey (root's children still can: the sandbox's PID namespace hides monkey
+    from those). Children start dumpable again. Returns whether it was done.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        return False
 
 
 def _positive_int(text: str) -> int:
@@ -170,6 +188,7 @@ def main(argv: list[str] | None = None) -> int:
 
         sys.stdout.write(f"monkey {__version__}\n")
         return EXIT_OK
+    undumpable()
     if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
         args_list = ["agent"]  # bare `monkey` on a terminal opens the app, as claude, codex and aider do
     parser = build_parser()

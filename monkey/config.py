@@ -58,6 +58,10 @@ class ShellConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     timeout: float = 10.0
     max_timeout: float = 600.0
     output_limit: int = 30_000
+    sandbox: str = "auto"
+    """``auto``, ``bubblewrap``, ``landlock`` or ``off`` (:mod:`monkey.tools.sandbox`); the user's file only."""
+    sandbox_network: bool = False
+    """Whether sandboxed commands may use the network; the user's file only."""
 
 
 class ApprovalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -276,6 +280,13 @@ def _validate(data: dict[str, Any], origin: str) -> None:
         raise ConfigError(f"{origin}: {exc}") from None
 
 
+SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
+"""The values of ``shell.sandbox`` (see :mod:`monkey.tools.sandbox`)."""
+
+USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network")}
+"""What only the user's own file may set, trusted folder or not: a repository never loosens
+the sandbox its own commands run in."""
+
 UNTRUSTED_KEYS = {"approvals": {"deny"}, "ui": {"bell", "title", "long_turn"}}
 """What a project file may set in a folder the person has not trusted: more deny rules, and
 how the app calls the person back. Everything else waits for trust."""
@@ -328,6 +339,10 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     if trusted is None:
         trusted = bool(user.get("approvals", {}).get("trust_project", False)) or is_trusted(workspace, home)
     project.get("approvals", {}).pop("trust_project", None)  # only the user's own file says that
+    user_only = [f"{section}.{key}" for section, keys in USER_ONLY_KEYS.items()
+                 for key in keys if isinstance(project.get(section), dict) and project[section].pop(key, None) is not None]
+    if user_only:
+        notices.append(f"ignored {', '.join(user_only)} in {project_path}: only your own config.toml sets that")
     ignored: list[str] = []
     if not trusted:
         project, ignored = _untrusted_part(project)
@@ -352,6 +367,9 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
                            "read_only_extra": [*user_approvals.get("read_only_extra", []),
                                                *project_approvals.get("read_only_extra", [])]}
     config = msgspec.convert(merged, Config)
+    if config.shell.sandbox not in SANDBOX_MODES:
+        raise ConfigError(f"{user_path}: shell.sandbox must be one of {', '.join(SANDBOX_MODES)}, "
+                          f"got {config.shell.sandbox!r}")
     config.notices = notices
     config.untrusted = ignored
     return config

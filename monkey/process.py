@@ -152,19 +152,30 @@ async def wait_exited(proc: asyncio.subprocess.Process, timeout: float | None) -
         waiter.cancel()
 
 
-async def spawn(argv: list[str], *, env: Mapping[str, str], **kwargs: Any) -> asyncio.subprocess.Process:
+async def spawn(argv: list[str], *, env: Mapping[str, str], before_exec: Callable[[], None] | None = None,
+                **kwargs: Any) -> asyncio.subprocess.Process:
     """Start a child the way every child of monkey starts (``asyncio.create_subprocess_exec``).
 
     In a session (and process group) of its own, with the parent-death signal (it dies when
     monkey dies, even by ``kill -9``) and ``MONKEY_CHILD`` set to a new tag in ``env`` (so
-    its descendants are found wherever they go). ``kwargs`` go to ``create_subprocess_exec``.
+    its descendants are found wherever they go). ``before_exec`` runs in the child last,
+    just before exec (the Landlock sandbox restricts the child there). ``kwargs`` go to
+    ``create_subprocess_exec``.
 
     Raises:
         OSError: The program cannot be started.
     """
     tag = children.new_tag()
+    setup = children.preexec()
+    if before_exec is not None:
+        die_with_us, then = setup, before_exec
+
+        def setup() -> None:
+            die_with_us()
+            then()
+
     proc = await asyncio.create_subprocess_exec(
-        *argv, env={**env, children.TAG_VAR: tag}, start_new_session=True, preexec_fn=children.preexec(), **kwargs
+        *argv, env={**env, children.TAG_VAR: tag}, start_new_session=True, preexec_fn=setup, **kwargs
     )
     children.register(proc.pid, tag)
     return proc

@@ -35,6 +35,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "backends": ("benchmarks.backends", "bench_backends"),
     "parser": ("benchmarks.parser", "bench_parser"),
     "tui": ("benchmarks.tui", "bench_tui"),
+    "sandbox": ("benchmarks.sandbox", "bench_sandbox"),
     "local_tasks": ("benchmarks.local_tasks", "bench_local_tasks"),
     "permissions": ("benchmarks.permissions", "bench_permissions"),
 }

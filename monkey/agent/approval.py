@@ -307,6 +307,9 @@ class ApprovalPolicy:
     """Where "always allow" rules are saved (the user's config); None: only for the session."""
     read_only: ReadOnly | None = field(default_factory=ReadOnly)
     """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
+    sandboxed: bool = True
+    """Shell commands run in a sandbox (:mod:`monkey.tools.sandbox`); without one, ``--no-approval``
+    approves no shell command: each goes to a person (so headless refuses them)."""
 
     @classmethod
     def from_strings(
@@ -405,7 +408,7 @@ class ApprovalPolicy:
         safe = not parsed.unsafe and bool(parsed.commands)
         if SHELL_TOOL in self.grants and safe:
             return _approve("session", f"session grant: {self.grants[SHELL_TOOL]}", exact_line=True)
-        if self.mode == "auto":
+        if self.mode == "auto" and self.sandboxed:
             return _approve("policy", "auto mode (--no-approval)", exact_line=safe)
         if not safe:
             return None

@@ -469,6 +469,7 @@ class Agent:
                                   stop=decision if decision.stop else None)
                 # Shell syntax runs through a shell only when a person approved this exact line.
                 ctx.shell_line_approved = decision.by == "user" or decision.exact_line
+                ctx.sandboxed = decision.by != "user"  # a call a person approved or typed is theirs: no sandbox
             tool.check(args, ctx)
             pending = await self._checkpoint(call, paths, turn, emit) if guarded and paths != [] else None
             emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))

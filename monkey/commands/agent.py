@@ -22,6 +22,7 @@ from monkey.terminal import Terminal
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
+    from monkey.tools.sandbox import Sandbox
 
 __all__ = ["run_agent_command", "EXIT_CODES", "build_agent", "resolve_setup", "Setup", "changed_files", "where_line"]
 
@@ -50,6 +51,8 @@ class Setup:
     """Builds other backends for ``/model`` and ``/backend`` the way this one was built."""
     agent: Agent | None = None
     """The agent, once :meth:`build` has run."""
+    sandbox: Sandbox | None = None
+    """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False)."""
 
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
@@ -67,6 +70,7 @@ class Setup:
                 timeout=config.shell.timeout,
                 max_timeout=config.shell.max_timeout,
                 output_limit=config.shell.output_limit,
+                sandbox=self.sandbox,
             ),
         )
         guard, repaired = _checkpoint_guard(self.workspace, config) if checkpoints else (None, [])
@@ -144,6 +148,8 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     if not 0 < compact_at <= 1:
         raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
     policy = make_policy(config, args)
+    sandbox, sandbox_notice = _sandbox(config)
+    policy.sandboxed = sandbox is not None
     choice = choose_backend(
         flag=args.backend, local=args.local, script=args.script, base_url=args.base_url,
         api_key=args.api_key, config=config,
@@ -154,7 +160,17 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
                                api_key=args.api_key, base_url=args.base_url)
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=args.max_iterations or config.agent.max_iterations,
-                 compact_at=compact_at, notices=config.notices + choice.notices, switcher=switcher)
+                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice,
+                 switcher=switcher, sandbox=sandbox)
+
+
+def _sandbox(config: Config) -> tuple[Sandbox | None, list[str]]:
+    """The sandbox ``[shell] sandbox`` gives here (probed once per process), and the line to say about it."""
+    from monkey.config import monkey_home
+    from monkey.tools.sandbox import probe
+
+    found = probe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
+    return found.sandbox, [found.notice] if found.notice else []
 
 
 def ask_to_trust(workspace: Path, keys: list[str]) -> bool:

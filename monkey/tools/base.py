@@ -15,12 +15,15 @@ from dataclasses import dataclass, field
 from functools import cache
 from importlib import resources
 from pathlib import Path
-from typing import Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import msgspec
 
 from monkey.messages import ToolSpec
 from monkey.tools.errors import ToolError
+
+if TYPE_CHECKING:
+    from monkey.tools.sandbox import Sandbox
 
 __all__ = [
     "Tool",
@@ -47,6 +50,9 @@ class ShellSettings:
     """Characters of output kept and given back to the model."""
     kill_grace: float = 2.0
     """Seconds between SIGTERM and SIGKILL."""
+    sandbox: Sandbox | None = None
+    """The sandbox commands run in (:mod:`monkey.tools.sandbox`); None: none (the front ends
+    probe for one, and without it the permission engine has a person approve every command)."""
 
 
 @dataclass
@@ -61,6 +67,9 @@ class ToolContext:
     """Called with (stream, text) as a tool produces output (shell stdout/stderr)."""
     shell_line_approved: bool = False
     """A person approved this exact shell line, so shell syntax may run through a shell."""
+    sandboxed: bool = True
+    """Run a command in :attr:`ShellSettings.sandbox`; False when a person approved this exact
+    call (or typed it: ``!command``), which then runs as the person's own."""
     read_limit: int = 100_000
     """Characters of file content given back by one read."""
     read_denied: Callable[[str], bool] | None = None

@@ -18,21 +18,31 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import signal
-from typing import Annotated
+import subprocess
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
 
 import msgspec
 
-from monkey.process import run_supervised, scrub_env, spawn
+from monkey.process import Finished, run_supervised, scrub_env, spawn
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.child_env import for_child
 from monkey.tools.command_line import needs_shell, split_command
+from monkey.tools.sandbox_notes import explain
+
+if TYPE_CHECKING:
+    from monkey.tools.sandbox import Prepared
 
 __all__ = ["ShellExecute", "needs_shell", "split_command", "scrub_env"]
 
 _BUILTINS = frozenset(
     {"cd", "export", "source", ".", "alias", "unset", "set", "pushd", "popd", "exit", "ulimit", "umask"}
 )
+
+_BWRAP_EXEC = re.compile(r"bwrap: execvp (.*?): (.*)\n?\Z")
+"""bwrap's own message when the program it should run cannot be started."""
 
 
 class ShellArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -94,27 +104,19 @@ class ShellExecute(Tool[ShellArgs]):
             raise ToolError(f"the workspace {root} is not a directory; nothing can run in it")
         env = for_child(scrub_env(os.environ), root)  # no editor, pager or repository-chosen program waits or runs
         env["PWD"] = str(root)
+        sandbox = settings.sandbox if ctx.sandboxed else None
+        prepared = sandbox.prepare(argv, root, env) if sandbox is not None else None
         try:
-            proc = await spawn(
-                argv,
-                cwd=root,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.PIPE,
-            )
-        except FileNotFoundError:
-            raise ToolError(f"command not found: {argv[0]}") from None
-        except PermissionError:
-            raise ToolError(f"permission denied: {argv[0]} cannot be run") from None
-        except OSError as exc:
-            raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
-        done = await run_supervised(
-            proc, timeout=timeout, grace=settings.kill_grace, limit=settings.output_limit, emit=ctx.emit_output
-        )
+            done = await self._spawn(argv, root, env, prepared, timeout, ctx)
+        finally:
+            if prepared is not None:
+                prepared.cleanup()
         output = done.output
         if output and not output.endswith("\n"):
             output += "\n"
+        note = ""
+        if sandbox is not None and not done.timed_out:
+            note = explain(output, root, kind=sandbox.kind, network=sandbox.network, home=sandbox.home)
         if done.timed_out:
             raise ToolError(f"{output}[timed out after {timeout:g} s; the command's processes were stopped]")
         code = done.returncode
@@ -125,5 +127,39 @@ class ShellExecute(Tool[ShellArgs]):
                 name = f"signal {-code}"
             raise ToolError(f"{output}[killed by {name}]")
         if code != 0:
-            raise ToolError(f"{output}[exit code {code}]")
-        return ToolOutcome(output=f"{output}[exit code 0]")
+            raise ToolError(f"{output}{note}[exit code {code}]")
+        return ToolOutcome(output=f"{output}{note}[exit code 0]")
+
+    async def _spawn(self, argv: list[str], root: Path, env: dict[str, str], prepared: Prepared | None,
+                     timeout: float, ctx: ToolContext) -> Finished:
+        """Start ``argv`` (inside the sandbox when ``prepared``) and supervise it to its end."""
+        settings = ctx.shell
+        try:
+            proc = await spawn(
+                prepared.argv if prepared else argv,
+                cwd=root,
+                env=prepared.env if prepared else env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
+                before_exec=prepared.preexec_fn if prepared else None,
+            )
+        except FileNotFoundError:
+            raise ToolError(f"command not found: {argv[0]}") from None
+        except PermissionError:
+            raise ToolError(f"permission denied: {argv[0]} cannot be run") from None
+        except OSError as exc:
+            raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
+        except subprocess.SubprocessError as exc:  # the Landlock sandbox could not be applied in the child
+            raise ToolError(f"cannot run {argv[0]} in the sandbox: {exc}") from None
+        done = await run_supervised(
+            proc, timeout=timeout, grace=settings.kill_grace, limit=settings.output_limit, emit=ctx.emit_output
+        )
+        if prepared is not None and done.returncode == 1 and argv[0] and not done.timed_out:
+            # bwrap itself says when the program cannot be started: the same errors as without it
+            failed = _BWRAP_EXEC.match(done.output)
+            if failed is not None and failed.group(1) == argv[0]:
+                if "No such file" in failed.group(2):
+                    raise ToolError(f"command not found: {argv[0]}")
+                raise ToolError(f"cannot run {argv[0]}: {failed.group(2)}")
+        return done

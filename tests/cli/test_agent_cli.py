@@ -255,17 +255,25 @@ def test_task_from_stdin(monkey_home: Path, workspace: Path, tmp_path: Path) -> 
     assert "hello from stdin" in run.stdout
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
+def _pids_running(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker`` (seen from here, whatever PID namespace they run in)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
 
 
 def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    pidfile = tmp_path / "child.pid"
-    code = f"import os,time; open({str(pidfile)!r},'w').write(str(os.getpid())); time.sleep(60)"
+    marker = f"monkey-ctrl-c-{os.getpid()}"
+    code = f"import time; open('child.started','w').write('{marker}'); time.sleep(60)"
     script = write_script(
         tmp_path / "s.json",
         [{"tool_calls": [call("shell_execute", command=f"{sys.executable} -c \"{code}\"", timeout=120)]}, {"text": "x"}],
@@ -276,20 +284,22 @@ def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home:
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
         env=monkey_env(monkey_home),
     )
+    started = workspace / "child.started"
     deadline = time.monotonic() + 30
-    while not pidfile.exists() or not pidfile.read_text():
+    while not started.exists() or not started.read_text():
         assert time.monotonic() < deadline, "the child never started"
         time.sleep(0.05)
-    child = int(pidfile.read_text())
+    children = _pids_running(marker)
+    assert children, "the child is not running"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130, err
     events = [json.loads(line) for line in out.splitlines()]
     assert events[-1]["type"] == "session_ended" and events[-1]["reason"] == "cancelled"
     deadline = time.monotonic() + 5
-    while _pid_alive(child) and time.monotonic() < deadline:
+    while _pids_running(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _pid_alive(child), "the shell child outlived the cancelled turn"
+    assert not _pids_running(marker), "the shell child outlived the cancelled turn"
 
 
 def test_a_deny_rule_protects_a_read_however_the_model_spells_the_path(scripted, workspace: Path,

@@ -1,0 +1,299 @@
+"""The sandbox ``shell_execute`` children run in, so the promises hold where rules cannot see.
+
+A rule or ``--no-approval`` decides *whether* a command runs; what the program then does is
+out of the parser's sight (a ``Makefile``, a ``conftest.py``, a test that writes
+``.git/hooks``). The sandbox bounds it, on Linux:
+
+- **bubblewrap** (``bwrap``), when it works here: the root filesystem read-only, the
+  workspace writable but its ``.git`` and ``.monkey`` (and monkey's home, were it inside)
+  read-only again, a private ``/tmp`` (of the host's ``/tmp`` only the workspace and the
+  folders of the programs on ``PATH`` stay visible), a fresh ``/dev`` and ``/proc`` in a PID
+  namespace of its own (monkey's ``/proc/<pid>/environ`` is not even there), no network
+  unless ``shell.sandbox_network``, no capabilities (as root too), a session of its own, and
+  death with monkey.
+- **Landlock**, where bubblewrap cannot run (no user namespaces): writes only inside the
+  workspace (never into ``.git``/``.monkey``/monkey's home, and not new entries directly
+  in the workspace root, which Landlock cannot grant without granting ``.git`` too), a
+  private temporary folder (``TMPDIR``) and ``/dev``; TCP off unless allowed; no signals to
+  processes outside. Reads stay open, so monkey's own ``/proc`` entries are closed only by
+  ``PR_SET_DUMPABLE`` (which root's children pass).
+
+:func:`probe` finds which one works (once per process) for ``shell.sandbox`` = ``auto``,
+``bubblewrap``, ``landlock`` or ``off``; without one, the permission engine makes every
+shell command ask a person. :func:`monkey.tools.sandbox_notes.explain` turns a denial in a
+command's output into a note for the model.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from monkey.config import SANDBOX_MODES
+
+__all__ = ["MODES", "Probe", "Prepared", "Sandbox", "probe"]
+
+MODES = SANDBOX_MODES
+"""The values of ``shell.sandbox``."""
+PROTECTED = (".git", ".monkey")
+"""Folders of the workspace a sandboxed command may read but never write."""
+_PROBE_TIMEOUT = 10.0
+
+
+@dataclass
+class Prepared:
+    """How to start one sandboxed command."""
+
+    argv: list[str]
+    env: dict[str, str]
+    preexec_fn: Callable[[], None] | None = None
+    """Run in the child before exec (Landlock restricts itself there)."""
+    cleanup: Callable[[], None] = lambda: None
+    """Call once the command has ended (or could not start)."""
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path == root or root in path.parents
+
+
+def _bwrap_base(executable: str, network: bool) -> list[str]:
+    """The bubblewrap arguments every command gets, before the workspace's binds."""
+    args = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+            "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    if not network:
+        args.append("--unshare-net")
+    if os.geteuid() == 0:  # bwrap run by root keeps every capability unless told otherwise
+        args += ["--cap-drop", "ALL"]
+    return args
+
+
+def _tmp_visible(env: Mapping[str, str]) -> list[Path]:
+    """Folders under the host's ``/tmp`` a command needs to see: the programs on ``PATH`` and monkey's Python."""
+    tmp = Path("/tmp")
+    found: list[Path] = []
+    candidates = [Path(sys.prefix), Path(sys.base_prefix)]
+    for entry in env.get("PATH", "").split(os.pathsep):
+        if entry and os.path.isabs(entry):
+            folder = Path(os.path.realpath(entry))
+            candidates.append(folder.parent if folder.name == "bin" else folder)
+    for folder in candidates:
+        folder = Path(os.path.realpath(folder))
+        if folder != tmp and _inside(folder, tmp) and folder.is_dir() and folder not in found:
+            found.append(folder)
+    return found
+
+
+@dataclass(frozen=True)
+class Sandbox:
+    """A working sandbox and its settings; :meth:`prepare` wraps one command in it."""
+
+    kind: Literal["bubblewrap", "landlock"]
+    network: bool = False
+    """Whether commands may use the network."""
+    home: Path | None = None
+    """monkey's home: never writable (it matters when it lies inside the workspace)."""
+    executable: str = "bwrap"
+
+    def protected(self, workspace: Path) -> list[Path]:
+        """The existing paths inside ``workspace`` kept read-only (symlinks resolved)."""
+        found: list[Path] = []
+        candidates = [workspace / name for name in PROTECTED]
+        if self.home is not None:
+            candidates.append(self.home)
+        for path in candidates:
+            if not os.path.lexists(path):
+                continue
+            real = Path(os.path.realpath(path))
+            if _inside(real, workspace) and real != workspace and real.exists() and real not in found:
+                found.append(real)
+        return found
+
+    def prepare(self, argv: list[str], workspace: Path, env: Mapping[str, str]) -> Prepared:
+        """The command ``argv``, run in ``workspace`` with ``env``, inside the sandbox."""
+        if self.kind == "bubblewrap":
+            return self._bubblewrap(argv, workspace, env)
+        return self._landlock(argv, workspace, env)
+
+    def _bubblewrap(self, argv: list[str], workspace: Path, env: Mapping[str, str]) -> Prepared:
+        ws = str(workspace)
+        args = _bwrap_base(self.executable, self.network)
+        for folder in _tmp_visible(env):
+            if not _inside(folder, workspace):
+                args += ["--ro-bind", str(folder), str(folder)]
+        gitfile = workspace / ".git"
+        if gitfile.is_file():  # a worktree: its git folder lives elsewhere, maybe under /tmp
+            gitdir = _worktree_gitdir(gitfile)
+            if gitdir is not None and _inside(gitdir, Path("/tmp")) and not _inside(gitdir, workspace):
+                common = gitdir.parent.parent if gitdir.parent.name == "worktrees" else gitdir
+                args += ["--ro-bind", str(common), str(common)]
+        args += ["--bind", ws, ws]
+        for path in self.protected(workspace):
+            args += ["--ro-bind", str(path), str(path)]
+        args += ["--chdir", ws, "--", *argv]
+        return Prepared(args, {**env, "TMPDIR": "/tmp"})
+
+    def _landlock(self, argv: list[str], workspace: Path, env: Mapping[str, str]) -> Prepared:
+        tmp = tempfile.mkdtemp(prefix="monkey-sandbox-")
+        try:
+            ruleset = _landlock_ruleset(workspace, self.protected(workspace), Path(tmp), self.network)
+        except BaseException:
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+
+        def cleanup() -> None:
+            ruleset.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+
+        return Prepared(list(argv), {**env, "TMPDIR": tmp}, preexec_fn=ruleset.restrict, cleanup=cleanup)
+
+
+def _worktree_gitdir(gitfile: Path) -> Path | None:
+    try:
+        text = gitfile.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    target = Path(text.removeprefix("gitdir:").strip())
+    if not target.is_absolute():
+        target = gitfile.parent / target
+    return Path(os.path.realpath(target))
+
+
+def _writable(workspace: Path, protected: list[Path]) -> list[Path]:
+    """What Landlock may grant of ``workspace``: every entry except the protected ones, split
+    around them (a folder that holds a protected path is not granted itself, its other entries are)."""
+    if not protected:
+        return [workspace]
+    granted: list[Path] = []
+
+    def split(folder: Path) -> None:
+        try:
+            entries = sorted(folder.iterdir())
+        except OSError:
+            return
+        for entry in entries:
+            real = Path(os.path.realpath(entry))
+            if any(real == p or _inside(real, p) for p in protected):
+                continue  # protected, or a symlink into it
+            if any(_inside(p, real) for p in protected):
+                if real.is_dir() and not entry.is_symlink():
+                    split(entry)
+                continue
+            granted.append(entry)
+
+    split(workspace)
+    return granted
+
+
+def _landlock_ruleset(workspace: Path, protected: list[Path], tmp: Path, network: bool) -> Any:
+    """A Landlock ruleset (not yet enforced) that handles writes, and TCP unless ``network``."""
+    import landlockpy
+    from landlockpy import AccessFS, AccessNet, Scope
+
+    write = (AccessFS.WRITE_FILE | AccessFS.REMOVE_DIR | AccessFS.REMOVE_FILE | AccessFS.MAKE_CHAR
+             | AccessFS.MAKE_DIR | AccessFS.MAKE_REG | AccessFS.MAKE_SOCK | AccessFS.MAKE_FIFO
+             | AccessFS.MAKE_BLOCK | AccessFS.MAKE_SYM | AccessFS.REFER | AccessFS.TRUNCATE)
+    net = AccessNet.NONE if network else AccessNet.BIND_TCP | AccessNet.CONNECT_TCP
+    ruleset = landlockpy.Ruleset(handled_fs=write, handled_net=net,
+                                 scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET)
+    try:
+        for path in [*_writable(workspace, protected), tmp]:
+            access = write if path.is_dir() and not path.is_symlink() else AccessFS.WRITE_FILE | AccessFS.TRUNCATE
+            try:
+                ruleset.allow_path(path, access)
+            except OSError:
+                continue  # gone since it was listed, or a dangling symlink
+        ruleset.allow_path("/dev", AccessFS.WRITE_FILE | AccessFS.TRUNCATE)  # /dev/null, /dev/tty
+    except BaseException:
+        ruleset.close()
+        raise
+    return ruleset
+
+
+@functools.cache
+def bubblewrap_problem() -> str:
+    """Why bubblewrap cannot sandbox a command here; empty when ``bwrap ... true`` works."""
+    if not sys.platform.startswith("linux"):
+        return "bubblewrap works on Linux only"
+    executable = shutil.which("bwrap")
+    if executable is None:
+        return "bubblewrap (bwrap) is not installed"
+    try:
+        done = subprocess.run([*_bwrap_base(executable, False), "--", "true"], stdin=subprocess.DEVNULL,
+                              capture_output=True, timeout=_PROBE_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"bwrap did not run: {exc}"
+    if done.returncode != 0:
+        why = done.stderr.decode(errors="replace").strip().splitlines()
+        return f"bwrap fails here ({why[-1] if why else f'exit {done.returncode}'})"
+    return ""
+
+
+@functools.cache
+def landlock_problem() -> str:
+    """Why Landlock cannot sandbox a command here; empty when a restricted ``true`` runs."""
+    if not sys.platform.startswith("linux"):
+        return "Landlock is a Linux feature"
+    try:
+        import landlockpy
+    except ImportError:
+        return "the landlockpy package is not installed"
+    if landlockpy.abi_version() < 1:
+        return "this kernel has no Landlock"
+    tmp = Path(tempfile.mkdtemp(prefix="monkey-probe-"))
+    try:
+        ruleset = _landlock_ruleset(tmp, [], tmp, False)
+        try:
+            done = subprocess.run(["true"], preexec_fn=ruleset.restrict, stdin=subprocess.DEVNULL,
+                                  capture_output=True, timeout=_PROBE_TIMEOUT)
+        finally:
+            ruleset.close()
+    except Exception as exc:  # noqa: BLE001 - any failure means: no Landlock here
+        return f"Landlock fails here ({exc})"
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return "" if done.returncode == 0 else f"Landlock fails here (exit {done.returncode})"
+
+
+@dataclass(frozen=True)
+class Probe:
+    """What :func:`probe` found: the sandbox to use (None: none), and what to tell the person once."""
+
+    sandbox: Sandbox | None
+    notice: str = ""
+    problems: dict[str, str] = field(default_factory=dict)
+
+
+_WITHOUT = ("shell commands run without a sandbox, so every one needs a person's approval "
+            "(--no-approval included)")
+
+
+def probe(mode: str = "auto", *, network: bool = False, home: Path | None = None) -> Probe:
+    """The sandbox ``shell.sandbox = mode`` gives here (each kind is probed once per process)."""
+    if mode == "off":
+        return Probe(None, f"the sandbox is off (shell.sandbox = \"off\" in your config): {_WITHOUT}")
+    tried = ("bubblewrap", "landlock") if mode == "auto" else (mode,)
+    problems: dict[str, str] = {}
+    for kind in tried:
+        problem = bubblewrap_problem() if kind == "bubblewrap" else landlock_problem()
+        if not problem:
+            executable = (shutil.which("bwrap") or "bwrap") if kind == "bubblewrap" else ""
+            sandbox = Sandbox(kind, network=network, home=home, executable=executable)  # type: ignore[arg-type]
+            notice = ""
+            if problems:  # auto fell back to Landlock
+                notice = (f"shell commands run under Landlock ({problems['bubblewrap']}): files are protected, "
+                          "but new entries in the workspace root cannot be made by a command, and the "
+                          "network is limited to TCP")
+            return Probe(sandbox, notice, problems)
+        problems[kind] = problem
+    why = "; ".join(problems.values())
+    return Probe(None, f"no sandbox for shell commands here ({why}): {_WITHOUT}", problems)

@@ -1,0 +1,210 @@
+"""The sandbox of ``shell_execute``, driven as a person runs monkey: ``monkey agent --task`` as a real
+subprocess, the scripted backend playing a model that tries to get out, ``--no-approval`` (auto)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import sys
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_monkey
+
+PY = sys.executable
+
+
+def call(name: str, **arguments: object) -> dict:
+    return {"name": name, "arguments": arguments}
+
+
+def py(code: str) -> dict:
+    """A shell_execute call running ``code`` in Python (a plain argv command, no shell)."""
+    return call("shell_execute", command=f"{PY} -c {json.dumps(code)}", timeout=60)
+
+
+def results(run) -> list[dict]:  # type: ignore[no-untyped-def]
+    return run.of_type("tool_result")
+
+
+@pytest.fixture
+def outside() -> Iterator[Path]:
+    """A folder outside the workspace and outside /tmp (the sandbox's /tmp is private)."""
+    base = "/var/tmp" if os.path.isdir("/var/tmp") else None
+    path = Path(tempfile.mkdtemp(prefix="monkey-outside-", dir=base))
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_auto_mode_cannot_write_protected_places_but_writes_the_workspace(
+        scripted, workspace: Path, monkey_home: Path, tmp_path: Path, outside: Path) -> None:
+    home = tmp_path / "user-home"
+    home.mkdir()
+    (home / ".bashrc").write_text("# mine\n")
+    (workspace / ".monkey").mkdir()
+    (workspace / ".monkey" / "config.toml").write_text("# project\n")
+    targets = {
+        "hook": workspace / ".git" / "hooks" / "pre-commit",
+        "config": workspace / ".monkey" / "config.toml",
+        "bashrc": home / ".bashrc",
+        "monkey home": monkey_home / "config.toml",
+        "outside": outside / "planted.txt",
+        "sibling": tmp_path / "sibling.txt",
+    }
+    calls = [py(f"open({str(path)!r}, 'w').write('pwned')") for path in targets.values()]
+    calls.append(call("shell_execute", command="git config core.fsmonitor 'touch pwned'"))
+    calls.append(py("open('ok.txt', 'w').write('fine')"))
+    run = scripted([{"tool_calls": [c]} for c in calls] + [{"text": "done"}], "--no-approval", HOME=str(home))
+    assert run.returncode == 0, run.stderr
+    outcomes = results(run)
+    assert len(outcomes) == len(calls)
+    for (what, path), outcome in zip(targets.items(), outcomes):
+        if what in ("hook", "config", "outside"):  # under /tmp, a write lands in the private /tmp, if anywhere
+            assert not outcome["ok"], (what, outcome["output"])
+        if path.exists():
+            assert "pwned" not in path.read_text(), what
+    hook, config = outcomes[0]["output"], outcomes[1]["output"]
+    assert "Read-only file system" in hook and "[sandbox: " in hook and ".git/ (read-only" in hook
+    assert "needs a person's approval" in hook
+    assert ".monkey/ (read-only" in config
+    assert not outcomes[-2]["ok"] and "fsmonitor" not in (workspace / ".git" / "config").read_text()
+    assert outcomes[-1]["ok"], outcomes[-1]["output"]
+    assert (workspace / "ok.txt").read_text() == "fine"
+    assert (home / ".bashrc").read_text() == "# mine\n"
+    assert not (outside / "planted.txt").exists() and not (tmp_path / "sibling.txt").exists()
+
+
+_SCAN = ("import os\nfound = []\nfor pid in os.listdir('/proc'):\n"
+         "    try:\n        data = open(f'/proc/{pid}/environ', 'rb').read()\n    except OSError:\n        continue\n"
+         "    if b'sandbox-secret-value' in data:\n        found.append(pid)\n"
+         "print('FOUND' if found else 'NOT FOUND')")
+
+
+def test_a_child_cannot_read_monkeys_environment(scripted, workspace: Path, monkey_home: Path) -> None:
+    (workspace / "scan.py").write_text(_SCAN)
+    scan = call("shell_execute", command=f"{PY} scan.py")
+    run = scripted([{"tool_calls": [scan]}, {"text": "done"}], "--no-approval", MONKEY_TEST_SECRET="sandbox-secret-value")
+    assert run.returncode == 0, run.stderr
+    assert results(run)[0]["output"] == "NOT FOUND\n[exit code 0]"
+    # the control: unsandboxed (and allowed by the user's own rule), root's child reads it
+    (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
+    bare = scripted([{"tool_calls": [scan]}, {"text": "done"}], MONKEY_TEST_SECRET="sandbox-secret-value")
+    assert bare.returncode == 0, bare.stderr
+    expected = "FOUND" if os.geteuid() == 0 else "NOT FOUND"  # not root: monkey is undumpable to its children
+    assert results(bare)[0]["output"] == f"{expected}\n[exit code 0]"
+
+
+@pytest.fixture
+def server() -> Iterator[int]:
+    """A TCP server on 127.0.0.1 that accepts anyone; yields its port."""
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(8)
+    stop = threading.Event()
+
+    def serve() -> None:
+        sock.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                continue
+            conn.close()
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    yield sock.getsockname()[1]
+    stop.set()
+    thread.join(timeout=5)
+    sock.close()
+
+
+def test_the_network_is_off_unless_the_user_allows_it(scripted, monkey_home: Path, server: int) -> None:
+    connect = py(f"import socket; socket.create_connection(('127.0.0.1', {server}), 5); print('CONNECTED')")
+    run = scripted([{"tool_calls": [connect]}, {"text": "done"}], "--no-approval")
+    outcome = results(run)[0]
+    assert not outcome["ok"] and "CONNECTED" not in outcome["output"]
+    assert "without network access" in outcome["output"]
+    (monkey_home / "config.toml").write_text("[shell]\nsandbox_network = true\n")
+    allowed = scripted([{"tool_calls": [connect]}, {"text": "done"}], "--no-approval")
+    assert results(allowed)[0]["ok"] and "CONNECTED" in results(allowed)[0]["output"]
+
+
+def test_sandbox_off_says_so_and_no_approval_no_longer_runs_commands(scripted, workspace: Path,
+                                                                    monkey_home: Path) -> None:
+    (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n')
+    run = scripted([{"tool_calls": [py("open('x.txt', 'w').write('x')")]},
+                    {"tool_calls": [call("file_write", path="y.txt", content="y")]}, {"text": "done"}],
+                   "--no-approval")
+    assert run.stderr.count("the sandbox is off") == 1, run.stderr
+    shell, write = results(run)
+    assert not shell["ok"] and "no terminal" in shell["output"]
+    assert not (workspace / "x.txt").exists()
+    assert write["ok"] and (workspace / "y.txt").exists(), "file tools do not need the sandbox"
+    denied = run.of_type("approval_resolved")[0]
+    assert denied["decision"] == "denied" and denied["by"] == "policy"
+
+
+def test_a_bad_sandbox_value_is_a_usage_error(scripted, monkey_home: Path) -> None:
+    (monkey_home / "config.toml").write_text('[shell]\nsandbox = "sometimes"\n')
+    run = scripted([{"text": "done"}], "--no-approval")
+    assert run.returncode == 2
+    assert "shell.sandbox must be one of auto, bubblewrap, landlock, off" in run.stderr
+    assert run.stderr.count("\n") == 1
+
+
+def test_a_project_config_cannot_turn_the_sandbox_off(scripted, workspace: Path, monkey_home: Path,
+                                                     server: int) -> None:
+    run_monkey(["trust", str(workspace)], home=monkey_home)
+    (workspace / ".monkey").mkdir()
+    (workspace / ".monkey" / "config.toml").write_text(
+        '[shell]\nsandbox = "off"\nsandbox_network = true\ntimeout = 30\n')
+    hook = workspace / ".git" / "hooks" / "post-checkout"
+    run = scripted([{"tool_calls": [py(f"open({str(hook)!r}, 'w').write('pwned')")]}, {"text": "done"}],
+                   "--no-approval")
+    assert run.returncode == 0, run.stderr
+    assert "ignored shell.sandbox, shell.sandbox_network" in run.stderr
+    assert not results(run)[0]["ok"] and not hook.exists()
+
+
+def test_ordinary_commands_work_in_the_sandbox(scripted, workspace: Path) -> None:
+    (workspace / "test_tiny.py").write_text("def test_adds():\n    assert 1 + 1 == 2\n")
+    run = scripted([
+        {"tool_calls": [call("shell_execute", command="git status --short")]},
+        {"tool_calls": [py("import tempfile; print(tempfile.mkdtemp()); print('python ok')")]},
+        {"tool_calls": [call("shell_execute", command=f"{PY} -m pytest -q -p no:randomly test_tiny.py", timeout=120)]},
+        {"tool_calls": [call("shell_execute", command="make --version")]} if shutil.which("make") else {"text": "-"},
+        {"text": "done"},
+    ], "--no-approval")
+    assert run.returncode == 0, run.stderr
+    outcomes = results(run)
+    assert all(o["ok"] for o in outcomes), [o["output"] for o in outcomes]
+    assert "?? test_tiny.py" in outcomes[0]["output"]
+    assert "python ok" in outcomes[1]["output"]
+    assert "1 passed" in outcomes[2]["output"]
+    assert "[sandbox:" not in "".join(o["output"] for o in outcomes)
+
+
+def test_a_missing_program_reads_the_same_in_the_sandbox(scripted) -> None:
+    run = scripted([{"tool_calls": [call("shell_execute", command="no-such-program-xyz --flag")]}, {"text": "x"}],
+                   "--no-approval")
+    assert results(run)[0]["output"] == "command not found: no-such-program-xyz"
+
+
+def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: Path) -> None:
+    (workspace / "README.md").write_text("# proj\nedited before\n")
+    run = scripted([{"tool_calls": [py("open('made.txt', 'w').write('new'); open('README.md', 'a').write('more\\n')")]},
+                    {"text": "done"}], "--no-approval")
+    assert run.returncode == 0, run.stderr
+    assert results(run)[0]["ok"], results(run)[0]["output"]
+    assert (workspace / "made.txt").exists()
+    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stdout + undo.stderr
+    assert not (workspace / "made.txt").exists()
+    assert (workspace / "README.md").read_text() == "# proj\nedited before\n"
