@@ -95,6 +95,22 @@ def run_monkey(
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def pids_running(marker: str) -> list[int]:
+    """Live processes whose command line holds ``marker`` (seen from here, whatever PID namespace they run in)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit() or int(name) == os.getpid():
+            continue
+        try:
+            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+            found.append(int(name))
+    return found
+
+
 @pytest.fixture
 def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):
     """Run a scripted task in ``workspace``: ``scripted(turns, *flags) -> Run``."""

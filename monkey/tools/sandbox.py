@@ -6,8 +6,8 @@ out of the parser's sight (a ``Makefile``, a ``conftest.py``, a test that writes
 
 - **bubblewrap** (``bwrap``), when it works here: the root filesystem read-only, the
   workspace writable but its ``.git`` and ``.monkey`` (and monkey's home, were it inside)
-  read-only again, a private ``/tmp`` (of the host's ``/tmp`` only the workspace and the
-  folders of the programs on ``PATH`` stay visible), a fresh ``/dev`` and ``/proc`` in a PID
+  read-only again, a private temporary folder (``TMPDIR``, an empty tmpfs on ``/var/tmp``;
+  ``/tmp`` is read-only like the rest), a fresh ``/dev`` and ``/proc`` in a PID
   namespace of its own (monkey's ``/proc/<pid>/environ`` is not even there), no network
   unless ``shell.sandbox_network``, no capabilities (as root too), a session of its own, and
   death with monkey.
@@ -46,6 +46,9 @@ MODES = SANDBOX_MODES
 PROTECTED = (".git", ".monkey")
 """Folders of the workspace a sandboxed command may read but never write."""
 _PROBE_TIMEOUT = 10.0
+PRIVATE_TMP = "/var/tmp" if os.path.isdir("/var/tmp") else "/tmp"
+"""Where bubblewrap mounts the private temporary folder (``TMPDIR``): an empty tmpfs, gone when
+the command ends. ``/tmp`` itself stays visible, read-only, so scripts and tools kept there run."""
 
 
 @dataclass
@@ -66,29 +69,13 @@ def _inside(path: Path, root: Path) -> bool:
 
 def _bwrap_base(executable: str, network: bool) -> list[str]:
     """The bubblewrap arguments every command gets, before the workspace's binds."""
-    args = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+    args = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
             "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
     if not network:
         args.append("--unshare-net")
     if os.geteuid() == 0:  # bwrap run by root keeps every capability unless told otherwise
         args += ["--cap-drop", "ALL"]
     return args
-
-
-def _tmp_visible(env: Mapping[str, str]) -> list[Path]:
-    """Folders under the host's ``/tmp`` a command needs to see: the programs on ``PATH`` and monkey's Python."""
-    tmp = Path("/tmp")
-    found: list[Path] = []
-    candidates = [Path(sys.prefix), Path(sys.base_prefix)]
-    for entry in env.get("PATH", "").split(os.pathsep):
-        if entry and os.path.isabs(entry):
-            folder = Path(os.path.realpath(entry))
-            candidates.append(folder.parent if folder.name == "bin" else folder)
-    for folder in candidates:
-        folder = Path(os.path.realpath(folder))
-        if folder != tmp and _inside(folder, tmp) and folder.is_dir() and folder not in found:
-            found.append(folder)
-    return found
 
 
 @dataclass(frozen=True)
@@ -125,20 +112,11 @@ class Sandbox:
     def _bubblewrap(self, argv: list[str], workspace: Path, env: Mapping[str, str]) -> Prepared:
         ws = str(workspace)
         args = _bwrap_base(self.executable, self.network)
-        for folder in _tmp_visible(env):
-            if not _inside(folder, workspace):
-                args += ["--ro-bind", str(folder), str(folder)]
-        gitfile = workspace / ".git"
-        if gitfile.is_file():  # a worktree: its git folder lives elsewhere, maybe under /tmp
-            gitdir = _worktree_gitdir(gitfile)
-            if gitdir is not None and _inside(gitdir, Path("/tmp")) and not _inside(gitdir, workspace):
-                common = gitdir.parent.parent if gitdir.parent.name == "worktrees" else gitdir
-                args += ["--ro-bind", str(common), str(common)]
         args += ["--bind", ws, ws]
         for path in self.protected(workspace):
             args += ["--ro-bind", str(path), str(path)]
         args += ["--chdir", ws, "--", *argv]
-        return Prepared(args, {**env, "TMPDIR": "/tmp"})
+        return Prepared(args, {**env, "TMPDIR": PRIVATE_TMP})
 
     def _landlock(self, argv: list[str], workspace: Path, env: Mapping[str, str]) -> Prepared:
         tmp = tempfile.mkdtemp(prefix="monkey-sandbox-")
@@ -153,19 +131,6 @@ class Sandbox:
             shutil.rmtree(tmp, ignore_errors=True)
 
         return Prepared(list(argv), {**env, "TMPDIR": tmp}, preexec_fn=ruleset.restrict, cleanup=cleanup)
-
-
-def _worktree_gitdir(gitfile: Path) -> Path | None:
-    try:
-        text = gitfile.read_text(encoding="utf-8", errors="replace").strip()
-    except OSError:
-        return None
-    if not text.startswith("gitdir:"):
-        return None
-    target = Path(text.removeprefix("gitdir:").strip())
-    if not target.is_absolute():
-        target = gitfile.parent / target
-    return Path(os.path.realpath(target))
 
 
 def _writable(workspace: Path, protected: list[Path]) -> list[Path]:

@@ -38,8 +38,8 @@ def _where(token: str, workspace: Path, home: Path | None) -> str:
             return f"{name}/ (read-only in the sandbox)"
     if home is not None and (path == home or home in path.parents):
         return f"monkey's home {home} (read-only in the sandbox)"
-    if path != workspace and workspace not in path.parents and not str(path).startswith(("/tmp", "/dev")):
-        return f"{path} (outside the workspace: only the workspace and a private /tmp are writable)"
+    if path != workspace and workspace not in path.parents and not str(path).startswith("/dev/"):
+        return f"{path} (outside the workspace: only the workspace and $TMPDIR are writable)"
     return ""
 
 
@@ -71,7 +71,7 @@ def explain(output: str, workspace: Path, *, kind: str, network: bool, home: Pat
                      "root (that would open .git/ too): create the file with file_write first, or ask a person")
     elif fs_denied and re.search(r"Read-only file system|EROFS", output):
         notes.append("this command runs in a sandbox: only the workspace (not its .git/ or .monkey/) and a "
-                     f"private /tmp are writable; {_ASK}")
+                     f"private temporary folder ($TMPDIR) are writable; {_ASK}")
     landlock_net = kind == "landlock" and bare_denial and _SOCKET_WORDS.search(output)
     if not network and (_NET_DENIED.search(output) or landlock_net):
         notes.append("this command runs in a sandbox without network access (the user can allow it with "

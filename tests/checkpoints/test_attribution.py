@@ -22,12 +22,12 @@ HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(
 
 
 def waiting_command(tmp: Path, name: str, writes: str) -> str:
-    """A shell command that writes a file, says it started, and waits for a go-ahead file."""
-    started, go = tmp / f"{name}.started", tmp / f"{name}.go"
+    """A shell command that writes a file in the workspace (the sign it started: the sandbox lets it
+    write nowhere else), and waits for a go-ahead file."""
+    go = tmp / f"{name}.go"
     code = tmp / f"{name}.py"
     code.write_text(f"import pathlib, time\n"
                     f"pathlib.Path({writes!r}).write_text('made by the command\\n')\n"
-                    f"pathlib.Path({str(started)!r}).write_text('')\n"
                     f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.02)\n")
     return f"{sys.executable} {code}"
 
@@ -67,7 +67,7 @@ def test_a_persons_write_during_a_shell_command_is_never_undone(
     (workspace / "notes.txt").write_text("the person's notes\n")
     proc = start_agent(workspace, monkey_home, tmp_path, "a", [
         call("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)])
-    wait_for(tmp_path / "a.started", proc)
+    wait_for(workspace / "made.txt", proc)
     (workspace / "person.txt").write_text("typed by the person while monkey's command ran\n")
     (workspace / "notes.txt").write_text("the person's notes, edited meanwhile\n")
     (tmp_path / "a.go").write_text("")
@@ -96,7 +96,7 @@ def test_concurrent_sessions_undo_only_their_own_changes(
     env = {} if watch else {DISABLE_ENV: "1"}
     a = start_agent(workspace, monkey_home, tmp_path, "a", [
         call("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)], **env)
-    wait_for(tmp_path / "a.started", a)
+    wait_for(workspace / "a.txt", a)
     b = start_agent(workspace, monkey_home, tmp_path, "b", [
         call("file_write", path="b.txt", content="session b\n"),
         call("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),

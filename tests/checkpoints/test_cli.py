@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.checkpoints.conftest import git, tree_digest
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.conftest import monkey_env, pids_running, run_monkey, write_script
 
 
 def agent(ws: Path, home: Path, tmp: Path, turns: list[dict[str, Any]], *flags: str) -> Any:
@@ -104,13 +104,13 @@ def _wait_for(path: Path, timeout: float = 30) -> None:
 
 
 def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    code = ("import os, pathlib, time\n"
+    marker = f"monkey-kill-9-{os.getpid()}"
+    code = ("import pathlib, time\n"
             "pathlib.Path('half.txt').write_text('written before the kill')\n"
-            f"pathlib.Path({str(tmp_path / 'child.pid')!r}).write_text(str(os.getpid()))\n"
             "time.sleep(60)\n")
-    slow = tmp_path / "slow.py"
+    slow = workspace / "slow.py"  # in the workspace: the sandboxed command sees no other folder of /tmp
     slow.write_text(code)
-    script = write_script(tmp_path / "script.json", [call("shell_execute", command=f"{sys.executable} {slow}",
+    script = write_script(tmp_path / "script.json", [call("shell_execute", command=f"{sys.executable} slow.py {marker}",
                                                           timeout=120), {"text": "done"}])
     proc = subprocess.Popen(
         [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
@@ -118,14 +118,13 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=monkey_env(monkey_home),
     )
     try:
-        _wait_for(tmp_path / "child.pid")
+        _wait_for(workspace / "half.txt")
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
-        child = tmp_path / "child.pid"
-        if child.exists():
+        for pid in pids_running(marker):  # it dies with monkey; this only makes sure
             try:
-                os.kill(int(child.read_text()), signal.SIGKILL)
+                os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
     pending = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.conftest import monkey_env, pids_running, run_monkey, write_script
 
 
 def call(name: str, **arguments: object) -> dict:
@@ -255,22 +255,6 @@ def test_task_from_stdin(monkey_home: Path, workspace: Path, tmp_path: Path) -> 
     assert "hello from stdin" in run.stdout
 
 
-def _pids_running(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker`` (seen from here, whatever PID namespace they run in)."""
-    found = []
-    for name in os.listdir("/proc"):
-        if not name.isdigit() or int(name) == os.getpid():
-            continue
-        try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
-            state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
-            found.append(int(name))
-    return found
-
-
 def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     marker = f"monkey-ctrl-c-{os.getpid()}"
     code = f"import time; open('child.started','w').write('{marker}'); time.sleep(60)"
@@ -289,7 +273,7 @@ def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home:
     while not started.exists() or not started.read_text():
         assert time.monotonic() < deadline, "the child never started"
         time.sleep(0.05)
-    children = _pids_running(marker)
+    children = pids_running(marker)
     assert children, "the child is not running"
     proc.send_signal(signal.SIGINT)
     out, err = proc.communicate(timeout=30)
@@ -297,9 +281,9 @@ def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home:
     events = [json.loads(line) for line in out.splitlines()]
     assert events[-1]["type"] == "session_ended" and events[-1]["reason"] == "cancelled"
     deadline = time.monotonic() + 5
-    while _pids_running(marker) and time.monotonic() < deadline:
+    while pids_running(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert not _pids_running(marker), "the shell child outlived the cancelled turn"
+    assert not pids_running(marker), "the shell child outlived the cancelled turn"
 
 
 def test_a_deny_rule_protects_a_read_however_the_model_spells_the_path(scripted, workspace: Path,

@@ -71,7 +71,7 @@ def test_ctrl_c_stops_a_plain_turn_after_an_inline_answer(workspace: Path, monke
 
 def test_keys_typed_while_a_tool_runs_do_not_answer_the_next_question(workspace: Path, monkey_home: Path,
                                                                      tmp_path: Path) -> None:
-    wait = workspace / "wait.py"  # in the workspace: the sandboxed command sees no other folder of /tmp
+    wait = tmp_path / "wait.py"
     wait.write_text("import pathlib, time\nprint('waiting for you', flush=True)\n"
                     "end = time.monotonic() + 60\n"
                     "while not pathlib.Path('go').exists() and time.monotonic() < end:\n    time.sleep(0.02)\n")

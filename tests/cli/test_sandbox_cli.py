@@ -35,9 +35,8 @@ def results(run) -> list[dict]:  # type: ignore[no-untyped-def]
 
 @pytest.fixture
 def outside() -> Iterator[Path]:
-    """A folder outside the workspace and outside /tmp (the sandbox's /tmp is private)."""
-    base = "/var/tmp" if os.path.isdir("/var/tmp") else None
-    path = Path(tempfile.mkdtemp(prefix="monkey-outside-", dir=base))
+    """A folder outside the workspace and outside /tmp (in the home folder: tests never write there)."""
+    path = Path(tempfile.mkdtemp(prefix=".monkey-test-outside-", dir=Path.home()))
     yield path
     shutil.rmtree(path, ignore_errors=True)
 
@@ -65,8 +64,8 @@ def test_auto_mode_cannot_write_protected_places_but_writes_the_workspace(
     outcomes = results(run)
     assert len(outcomes) == len(calls)
     for (what, path), outcome in zip(targets.items(), outcomes):
-        if what in ("hook", "config", "outside"):  # under /tmp, a write lands in the private /tmp, if anywhere
-            assert not outcome["ok"], (what, outcome["output"])
+        assert not outcome["ok"], (what, outcome["output"])
+        assert "[sandbox: the sandbox kept this command from writing " in outcome["output"], what
         if path.exists():
             assert "pwned" not in path.read_text(), what
     hook, config = outcomes[0]["output"], outcomes[1]["output"]
@@ -208,3 +207,31 @@ def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: P
     assert undo.returncode == 0, undo.stdout + undo.stderr
     assert not (workspace / "made.txt").exists()
     assert (workspace / "README.md").read_text() == "# proj\nedited before\n"
+
+
+def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sandbox(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.conftest import monkey_env, spawn_repl, write_script
+
+    # !command: typed by the person, theirs (git commit writes .git/, which the sandbox keeps read-only)
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "ok"}]))
+    child.expect_exact("Type a task")
+    child.sendline(f"!{PY} -c \"open('.git/hooks/by-hand', 'w').write('mine')\"")
+    child.expect_exact("exit code 0")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (workspace / ".git" / "hooks" / "by-hand").read_text() == "mine"
+    # the model's call, approved by the person in the inline question: that exact call is theirs too
+    script = write_script(tmp_path / "t.json", [
+        {"tool_calls": [py("open('.git/hooks/approved', 'w').write('approved')")]}, {"text": "done"}])
+    task = pexpect.spawn(PY, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
+                              "--cwd", str(workspace), "--task", "do it"],
+                         env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 120))
+    task.expect_exact("allow? [y/a/n]")
+    task.sendline("y")
+    task.expect(pexpect.EOF)
+    task.close()
+    assert (workspace / ".git" / "hooks" / "approved").read_text() == "approved"

@@ -17,9 +17,9 @@ def call(name: str, **arguments: object) -> dict:
     return {"name": name, "arguments": arguments}
 
 
-def waiter(workspace: Path) -> str:
+def waiter(tmp_path: Path) -> str:
     """A command that prints a line, then waits (up to a minute) until the file ``go`` exists."""
-    wait = workspace / "wait.py"  # in the workspace: the sandboxed command sees no other folder of /tmp
+    wait = tmp_path / "wait.py"
     wait.write_text("import pathlib, time\nprint('waiting', flush=True)\nend = time.monotonic() + 60\n"
                     "while not pathlib.Path('go').exists() and time.monotonic() < end:\n    time.sleep(0.02)\n"
                     "print('\\n'.join(f'line {i}' for i in range(200)))\n")
@@ -30,7 +30,7 @@ def waiter(workspace: Path) -> str:
 def test_a_closed_stdout_ends_quietly_and_keeps_the_session(fmt: str, workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [
-        {"text": "First I run it.", "tool_calls": [call("shell_execute", command=waiter(workspace))]},
+        {"text": "First I run it.", "tool_calls": [call("shell_execute", command=waiter(tmp_path))]},
         {"text": "never shown " * 50, "tool_calls": [call("file_write", path="late.txt", content="x")]},
         {"text": "done"},
     ])
