@@ -6,7 +6,10 @@ that exact line. Either way the child runs in the workspace root with a scrubbed
 environment, no standard input, its own process group, a timeout and an output cap; on a
 timeout, or when the call is cancelled, the whole process group is stopped (SIGTERM, a
 grace period, SIGKILL), grandchildren included, even those that left the group; the child
-dies with monkey (:func:`monkey.process.spawn`).
+dies with monkey (:func:`monkey.process.spawn`). The model's commands run inside the
+sandbox of :mod:`monkey.tools.sandbox` (``ShellSettings.sandbox``) unless a person approved
+or typed that exact call; what the sandbox refused is explained to the model
+(:mod:`monkey.tools.sandbox_notes`).
 
 :func:`needs_shell` and :func:`split_command` live in :mod:`monkey.tools.command_line`
 (re-exported here); the approval code uses them too, so what a person is shown and what
