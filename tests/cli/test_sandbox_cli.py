@@ -235,3 +235,38 @@ def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sand
     task.expect(pexpect.EOF)
     task.close()
     assert (workspace / ".git" / "hooks" / "approved").read_text() == "approved"
+
+
+def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monkey_home: Path,
+                                                          tmp_path: Path) -> None:
+    """Even the grandchild that left the session and cleared its environment (which monkey alone cannot
+    find after a kill -9): the sandbox's PID namespace dies with monkey, and everything in it."""
+    import subprocess
+    import time
+
+    from tests.conftest import monkey_env, pids_running, write_script
+
+    family = Path(__file__).parent.parent / "fakes" / "family.py"
+    folder = workspace / f"family-{os.getpid()}"  # in the workspace: the only place the command may write
+    folder.mkdir()
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [call("shell_execute", command=f"{PY} {family} {folder} wait", timeout=300)]}, {"text": "x"}])
+    monkey = subprocess.Popen(
+        [PY, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+         "--no-approval", "--output-format", "stream-json", "--task", "run it"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=monkey_env(monkey_home))
+    try:
+        deadline = time.monotonic() + 60
+        while not (folder / "pids").exists():
+            assert time.monotonic() < deadline and monkey.poll() is None, "the family never started"
+            time.sleep(0.05)
+        assert len(pids_running(str(folder))) >= 4  # the child and its three grandchildren (and bwrap)
+        monkey.kill()
+        monkey.wait()
+        deadline = time.monotonic() + 20
+        while pids_running(str(folder)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pids_running(str(folder)) == []
+    finally:
+        for pid in pids_running(str(folder)):
+            os.kill(pid, 9)
