@@ -56,9 +56,15 @@ def test_auto_mode_cannot_write_protected_places_but_writes_the_workspace(
         "outside": outside / "planted.txt",
         "sibling": tmp_path / "sibling.txt",
     }
-    calls = [py(f"open({str(path)!r}, 'w').write('pwned')") for path in targets.values()]
-    calls.append(call("shell_execute", command="git config core.fsmonitor 'touch pwned'"))
-    calls.append(py("open('ok.txt', 'w').write('fine')"))
+    # What the parser cannot see: a script of the repository's (a conftest.py, a Makefile) does the writing.
+    payloads = [f"open({str(path)!r}, 'w').write('pwned')" for path in targets.values()]
+    payloads.append("import subprocess, sys; "
+                    "sys.exit(subprocess.run(['git', 'config', 'core.fsmonitor', 'touch pwned']).returncode)")
+    payloads.append("open('ok.txt', 'w').write('fine')")
+    calls = []
+    for n, payload in enumerate(payloads):
+        (workspace / f"task{n}.py").write_text(payload + "\n")
+        calls.append(call("shell_execute", command=f"{PY} task{n}.py", timeout=60))
     run = scripted([{"tool_calls": [c]} for c in calls] + [{"text": "done"}], "--no-approval", HOME=str(home))
     assert run.returncode == 0, run.stderr
     outcomes = results(run)
@@ -165,7 +171,8 @@ def test_a_project_config_cannot_turn_the_sandbox_off(scripted, workspace: Path,
     (workspace / ".monkey" / "config.toml").write_text(
         '[shell]\nsandbox = "off"\nsandbox_network = true\ntimeout = 30\n')
     hook = workspace / ".git" / "hooks" / "post-checkout"
-    run = scripted([{"tool_calls": [py(f"open({str(hook)!r}, 'w').write('pwned')")]}, {"text": "done"}],
+    (workspace / "setup_hooks.py").write_text(f"open({str(hook)!r}, 'w').write('pwned')\n")
+    run = scripted([{"tool_calls": [call("shell_execute", command=f"{PY} setup_hooks.py")]}, {"text": "done"}],
                    "--no-approval")
     assert run.returncode == 0, run.stderr
     assert "ignored shell.sandbox, shell.sandbox_network" in run.stderr
@@ -230,7 +237,7 @@ def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sand
     task = pexpect.spawn(PY, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                               "--cwd", str(workspace), "--task", "do it"],
                          env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 120))
-    task.expect_exact("allow? [y/a/n]")
+    task.expect_exact("allow? [y/a/")
     task.sendline("y")
     task.expect(pexpect.EOF)
     task.close()
