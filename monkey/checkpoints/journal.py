@@ -14,6 +14,7 @@ by the undo named in ``undone_by``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -23,7 +24,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from monkey.db import connect, migrate
+from monkey.db import DatabaseError, connect, explain, migrate
 
 __all__ = ["Journal", "Entry", "FileRecord", "COMPONENT"]
 
@@ -160,13 +161,22 @@ class Journal:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        self.conn.execute("BEGIN IMMEDIATE")
+        """One write transaction; an sqlite failure (a full disk, a read-only file) is a clear
+        :class:`~monkey.db.DatabaseError`, and nothing of the transaction is kept."""
         try:
-            yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
-            raise
-        self.conn.execute("COMMIT")
+            self.conn.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.conn
+            except BaseException:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                raise
+            self.conn.execute("COMMIT")
+        except sqlite3.Error as exc:
+            if self.conn.in_transaction:
+                with contextlib.suppress(sqlite3.Error):
+                    self.conn.execute("ROLLBACK")
+            raise DatabaseError(f"cannot write the checkpoint journal: {explain(exc, self.path)}") from None
 
     # -- writing ---------------------------------------------------------------------
 

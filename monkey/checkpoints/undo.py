@@ -11,6 +11,7 @@ the files already written are put back, so nothing is left half-done.
 
 from __future__ import annotations
 
+import errno
 import os
 from dataclasses import dataclass, field
 
@@ -18,6 +19,7 @@ from monkey.checkpoints.fsops import FileState, PathError, read_state, remove_em
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.journal import Entry, FileRecord
 from monkey.checkpoints.shadow import ShadowRepo
+from monkey.db import no_space
 from monkey.ids import new_id
 from monkey.tools.fileio import looks_binary, unified_diff
 
@@ -200,9 +202,11 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
                     write_state(guard.workspace, back.path, back.current)
                 except (OSError, PathError):
                     pass
-            undo.state, undo.note = "failed", f"{failed_at}: {exc}"
+            why = (no_space(guard.workspace) if isinstance(exc, OSError) and exc.errno == errno.ENOSPC
+                   else str(exc))
+            undo.state, undo.note = "failed", f"{failed_at}: {why}"
             guard.journal.finish_undo(undo)
-            raise UndoError(f"undo failed at {failed_at} ({exc}); every file was put back as it was") from None
+            raise UndoError(f"undo failed at {failed_at} ({why}); every file was put back as it was") from None
         gone = [f.path for f in folders if remove_empty_tree(guard.workspace, f.path)]
         undo.state = "applied"
         notes = ["forced over: " + ", ".join(c.path for c in conflicts)] if conflicts else []

@@ -219,13 +219,15 @@ def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyp
     """The workspace's checkpoint guard, and one message per interrupted change it repaired."""
     from monkey.checkpoints.guard import CheckpointGuard
     from monkey.config import monkey_home
-    from monkey.db import DatabaseError
+    from monkey.db import DatabaseError, os_error_text
 
     guard = CheckpointGuard(workspace, home=monkey_home(), max_file_size=config.checkpoints.max_file_size)
     try:
         return guard, guard.repair()
     except DatabaseError as exc:
         return guard, [f"checkpoints cannot be used, so every change will be refused: {exc}"]
+    except OSError as exc:  # a full or read-only monkey home
+        return guard, [f"checkpoints cannot be used, so every change will be refused: {os_error_text(exc, workspace)}"]
 
 
 def _context_manager(backend: Backend, config: Config, compact_at: float):  # type: ignore[no-untyped-def]

@@ -155,7 +155,8 @@ _ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune":
 
 
 async def _run(args: argparse.Namespace) -> int:
-    async with await SessionStore.open() as store:
+    readonly = args.sessions_command in ("list", "show", "export")  # these work on a full disk or read-only home
+    async with await SessionStore.open(readonly=readonly) as store:
         return await _ACTIONS[args.sessions_command](store, args)
 
 

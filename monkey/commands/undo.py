@@ -78,7 +78,9 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     from monkey.checkpoints.gitrun import GitError
     from monkey.checkpoints.undo import UndoConflict
     from monkey.config import ConfigError, load_config, monkey_home
-    from monkey.db import DatabaseError
+    import sqlite3
+
+    from monkey.db import DatabaseError, db_path, explain, os_error_text
 
     workspace = Path(args.cwd).expanduser() if args.cwd else Path.cwd()
     if not workspace.is_dir():
@@ -122,8 +124,12 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
                      "(run again with --force to overwrite them)", 1)
     except UndoError as exc:
         return _fail(for_stream(str(exc), sys.stderr), 1)
-    except (ConfigError, DatabaseError, GitError, OSError) as exc:
+    except (ConfigError, DatabaseError, GitError) as exc:
         return _fail(str(exc), 1)
+    except sqlite3.Error as exc:  # a failure the journal did not name itself
+        return _fail(explain(exc, db_path(monkey_home())), 1)
+    except OSError as exc:
+        return _fail(os_error_text(exc, workspace), 1)
     from monkey.checkpoints.api import undo_event
 
     if args.json:

@@ -24,7 +24,8 @@ from typing import Any
 import msgspec
 
 from monkey import events as ev
-from monkey.db import BUSY_TIMEOUT_MS, DatabaseError, connect, db_path, migrate
+from monkey.db import (BUSY_TIMEOUT_MS, DatabaseError, connect, connect_readonly, db_path, explain, migrate,
+                       migrate_version)
 from monkey.messages import INTERRUPTED, Message
 from monkey.store.chain import ChainCheck, check_chain
 from monkey.store.lock import lock_folder, session_locked
@@ -32,6 +33,19 @@ from monkey.store.conversation import NOT_RUN, Node, decode_message
 from monkey.store.schema import COMPONENT, MIGRATIONS
 
 __all__ = ["SessionStore", "SessionInfo", "Restored", "StoreError"]
+
+
+def _needs_immutable(path: Path) -> bool:
+    """Whether a read-only open needs ``immutable=1`` (it cannot make the ``-shm`` file it wants)."""
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        try:
+            conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.Error:
+        return True
+    return False
 
 
 class StoreError(Exception):
@@ -210,14 +224,19 @@ class SessionStore:
     # -- opening -----------------------------------------------------------------------
 
     @classmethod
-    async def open(cls, path: Path | None = None) -> SessionStore:
-        """Open (creating or upgrading) the store in ``path``, default the monkey home's database."""
+    async def open(cls, path: Path | None = None, *, readonly: bool = False) -> SessionStore:
+        """Open (creating or upgrading) the store in ``path``, default the monkey home's database.
+
+        ``readonly``: for commands that only read; when the file cannot be written (a full
+        disk, a read-only home) it is read as it is, without upgrading it.
+        """
         import aiosqlite
 
         if path is None:
             from monkey.config import monkey_home
 
             path = db_path(monkey_home())
+        target = str(path)
         try:
             sync = connect(path)
             try:
@@ -225,14 +244,25 @@ class SessionStore:
             finally:
                 sync.close()
         except DatabaseError as exc:
-            text = str(exc)
-            if any(w in text for w in ("not a database", "malformed", "damaged")):
-                text += f"; the file is damaged and was left as it is (move {path} away to start afresh)"
-            raise StoreError(text) from None
+            if not readonly or "newer monkey" in str(exc) or "damaged" in str(exc):
+                raise StoreError(str(exc)) from None
+            try:  # a read command on a file nothing can be written to: read it as it is
+                sync = connect_readonly(path)
+                try:
+                    version = migrate_version(sync, COMPONENT)
+                finally:
+                    sync.close()
+            except DatabaseError as again:
+                raise StoreError(str(again)) from None
+            if version != len(MIGRATIONS):
+                raise StoreError(f"{exc}; and it cannot be read as it is (store schema {version})") from None
+            immutable = "immutable=1" if _needs_immutable(path) else "mode=ro"
+            target = f"file:{path}?{immutable}"
         except OSError as exc:
             raise StoreError(f"cannot open the monkey database {path}: {exc.strerror or exc}") from None
         try:
-            conn = await aiosqlite.connect(str(path), timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+            conn = await aiosqlite.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
+                                           uri=target.startswith("file:"))
             await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             await conn.execute("PRAGMA synchronous = NORMAL")
             # the store deletes a session's rows itself (see _delete): no per-row foreign-key checks
@@ -253,18 +283,7 @@ class SessionStore:
 
     def error(self, exc: BaseException, doing: str) -> StoreError:
         """A clear :class:`StoreError` for an sqlite failure while ``doing`` something."""
-        text = str(exc)
-        low = text.lower()
-        if "readonly" in low or "read-only" in low:
-            hint = "the database or its folder is read-only"
-        elif "full" in low:
-            hint = "the disk is full"
-        elif "malformed" in low or "not a database" in low:
-            hint = "the database file is damaged; it was left as it is (move it away to start afresh)"
-        else:
-            hint = text
-        return StoreError(f"cannot {doing} in {self.path}: {hint} ({text})" if hint != text
-                          else f"cannot {doing} in {self.path}: {text}")
+        return StoreError(f"cannot {doing}: {explain(exc, self.path)}")
 
     async def fetchall(self, sql: str, params: tuple[Any, ...] = (), *, doing: str = "read sessions") -> list[Any]:
         """Rows of a query; sqlite failures become :class:`StoreError`."""
