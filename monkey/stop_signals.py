@@ -95,7 +95,7 @@ class StopSignals:
         terminal that is gone can be stuck there for good (Textual's writer queue); the kernel
         clears the controlling terminal at the hangup, which this thread sees.
         """
-        while not self._previous or self.received is None:
+        while self._previous and self.received is None:  # until uninstalled or a signal came
             if not _controlling_tty():
                 self._handle(signal.SIGHUP)
                 return

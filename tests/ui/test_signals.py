@@ -88,6 +88,10 @@ def kill_all(procs: dict[str, tuple[int, int]]) -> None:
 def start(tmp_path: Path, workspace: Path, home: Path, flags: list[str]) -> tuple[str, Path, Path]:
     folder = tmp_path / "family"
     folder.mkdir()
+    # Unsandboxed, the command allowed by the user's rule (as in tests/test_children.py): what is tested
+    # is monkey's own supervision; bubblewrap's PID namespace would kill the family with it anyway.
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
     script = write_script(tmp_path / "script.json", [
         {"text": "Running it.", "tool_calls": [{"name": "shell_execute", "arguments": {
             "command": f"{sys.executable} {FAMILY} {folder} wait", "timeout": 300}}]},
