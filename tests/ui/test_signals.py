@@ -104,7 +104,7 @@ def start(tmp_path: Path, workspace: Path, home: Path, flags: list[str]) -> tupl
     out = shlex.quote(str(tmp_path))
     shell = (f"stty -g > {out}/stty-before; {command}; echo $? > {out}/status; stty -g > {out}/stty-after; "
              "echo MONKEY-EXITED; sleep 60")
-    session = f"monkey-sig-{tmp_path.name}"
+    session = f"monkey-sig-{os.getpid()}-{tmp_path.name}"  # unique on a tmux server other runs share
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(ROOT),
                     *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
                     "sh", "-c", shell], check=True, env=env)
