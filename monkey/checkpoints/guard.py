@@ -4,8 +4,10 @@
 ``monkey.agent.changes``). File tools get a checkpoint of exactly the paths they touch,
 written straight into the shadow object database, so the cost follows the change and not
 the repository. Shell commands get a whole-tree snapshot before and after (the shadow
-index and git's stat cache make it cheap when little changed); the difference is what
-the command changed.
+index and git's stat cache make it cheap when little changed); the difference, minus what
+monkey cannot attribute to the command (``attribution``, with the ``watch`` where the
+platform has one), judged by the ignore rules from before it (``ignore``), is what the
+command changed; what the snapshots could not hold is named (``outside``).
 
 :meth:`CheckpointGuard.repair` finishes what a killed monkey left ``pending``.
 """

@@ -47,10 +47,10 @@ def ignored_by(shadow: ShadowRepo, tree: str, paths: list[str]) -> set[str]:
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(shadow.read_blob(meta.split()[2].decode()))
         out = run_git(shadow.git_dir, mirror, ["check-ignore", "--no-index", "-z", "--stdin"],
-                      input=b"".join(os.fsencode(p) + b"\x00" for p in paths), check=False, literal=False)
+                      input=b"".join(b"./" + os.fsencode(p) + b"\x00" for p in paths), check=False, literal=False)
     finally:
         shutil.rmtree(mirror, ignore_errors=True)
-    return {os.fsdecode(p) for p in out.split(b"\x00") if p}
+    return {os.fsdecode(p.removeprefix(b"./")) for p in out.split(b"\x00") if p}  # "./": never pathspec magic
 
 
 def reconcile(shadow: ShadowRepo, entry: Entry, max_size: int) -> str:
