@@ -11,8 +11,9 @@ agent's run) is everything that changed in the workspace meanwhile, whoever chan
   wrote (or a process monkey could not identify) is marked not attributable;
 - without one, a path whose inode changed after the command had ended is marked, and so
   is everything when another monkey's shell command or external agent ran at the same time;
-- an entry repaired after monkey was killed during the command is marked whole: what
-  changed after the kill cannot be told apart.
+- an entry repaired after monkey was killed during the command is judged by the time
+  window up to monkey's last heartbeat (its children die with it); marked whole when that
+  moment is unknown.
 
 Undo leaves a path marked not attributable alone and says why (see ``undo.plan_undo``).
 """
@@ -27,8 +28,8 @@ from monkey.checkpoints.watch import WriteWatch
 
 __all__ = ["attribute", "KILLED"]
 
-KILLED = ("monkey was stopped while the command ran, so what changed after that cannot be told "
-          "apart from other programs' changes")
+KILLED = ("monkey was stopped while the command ran and its last moment is unknown, so what changed "
+          "cannot be told apart from other programs' changes")
 
 
 def attribute(journal: Journal, workspace: Path, entry: Entry, *, watch: WriteWatch | None, ended: float,
@@ -70,7 +71,7 @@ def _after_the_end(workspace: Path, rec: FileRecord, ended: float) -> str:
             continue
         if st.st_ctime > ended:
             what = "it" if depth == len(parts) else "its folder"
-            return f"{what} changed after the command had ended"
+            return f"{what} changed after the command had ended (or monkey had stopped)"
         return ""
     return ""
 

@@ -35,6 +35,9 @@ from monkey.ids import new_id
 
 __all__ = ["CheckpointGuard", "DEFAULT_MAX_FILE_SIZE", "human_size"]
 
+BEAT = 0.5
+"""Seconds between two heartbeats of a process with a shell command under way."""
+
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024
 """Files larger than this need a person's approval to change (and are left out of shell snapshots)."""
 
@@ -64,6 +67,8 @@ class CheckpointGuard:
         self._owner_fd: int | None = None
         self._watches: dict[str, write_watch.WriteWatch] = {}
         self._outside: dict[str, Outside] = {}
+        self._beating: set[str] = set()
+        self._beat_thread: threading.Thread | None = None
         self.completed_undos: list[Entry] = []
         """Interrupted undos that :meth:`repair` completed in this process, oldest first."""
 
@@ -105,6 +110,33 @@ class CheckpointGuard:
             os.close(fd)
         return False
 
+    def _heartbeat(self, entry_id: str) -> None:
+        """While a whole-tree change is pending, touch the owner lock every ``BEAT`` seconds, so a
+        repair knows when a killed monkey was last alive (its children die with it)."""
+        self._beating.add(entry_id)
+        if self._beat_thread is not None and self._beat_thread.is_alive():
+            return
+        path = self.shadow.root / "owners" / f"{self._own()}.lock"
+
+        def beat() -> None:
+            while self._beating:
+                try:
+                    os.utime(path)
+                except OSError:
+                    pass
+                time.sleep(BEAT)
+
+        os.utime(path)
+        self._beat_thread = threading.Thread(target=beat, name="monkey-checkpoint-heartbeat", daemon=True)
+        self._beat_thread.start()
+
+    def _last_beat(self, owner: str) -> float | None:
+        """The latest time a dead owner can have been alive (None: unknown)."""
+        try:
+            return os.stat(self.shadow.root / "owners" / f"{owner}.lock").st_mtime + 2 * BEAT
+        except OSError:
+            return None
+
     def _forget_owner(self, owner: str) -> None:
         if owner and owner != self._owner:
             try:
@@ -145,6 +177,8 @@ class CheckpointGuard:
         entry = Entry(id=cid, workspace=self.key, kind="change", state="pending", tool=tool,
                       session_id=session_id, turn=turn, call_id=call_id, owner=self._own())
         watch = write_watch.start(self.workspace) if paths is None else None
+        if paths is None:
+            self._heartbeat(cid)
         if watch is not None:
             self._watches[cid] = watch
         try:
@@ -152,6 +186,7 @@ class CheckpointGuard:
             self.journal.add(entry)
         except BaseException:
             self._outside.pop(cid, None)
+            self._beating.discard(cid)
             if watch is not None:
                 self._watches.pop(cid, None)
                 watch.stop()
@@ -198,6 +233,7 @@ class CheckpointGuard:
     def _complete(self, entry: Entry, *, ok: bool, error: str, unchanged: str = "", ended: float = 0.0,
                   killed: bool = False) -> None:
         watch = self._watches.pop(entry.id, None)
+        self._beating.discard(entry.id)
         try:
             self._complete_locked(entry, ok=ok, error=error, unchanged=unchanged, ended=ended or time.time(),
                                   killed=killed, watch=watch)
@@ -309,9 +345,10 @@ class CheckpointGuard:
         return messages
 
     def _repair_change(self, entry: Entry) -> str:
-        with self._mutex:
+        died = self._last_beat(entry.owner) if not entry.files and entry.before_tree else None
+        with self._mutex:  # a whole-tree change: what changed after monkey's last heartbeat is not its
             self._complete(entry, ok=False, error="interrupted: monkey stopped during this change",
-                           unchanged="abandoned", killed=True)
+                           unchanged="abandoned", ended=died or 0.0, killed=died is None and not entry.files)
         what = ", ".join(entry.paths) or "files"
         if entry.state == "applied":
             return (f"repaired checkpoint {entry.id}: monkey was stopped while {entry.tool} changed {what}; "

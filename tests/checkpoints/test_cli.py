@@ -127,17 +127,22 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
+    owners = list((monkey_home / "checkpoints").glob("*/owners/*.lock"))
+    last_alive = max(o.stat().st_mtime for o in owners) + 1.0  # the heartbeat's margin
+    while time.time() <= last_alive + 0.1:  # a condition, not a race: the clock passes it
+        time.sleep(0.05)
+    (workspace / "after.txt").write_text("the person's, written after monkey was killed\n")
     pending = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert "repaired checkpoint" in pending.stderr and "change is kept" in pending.stderr
     assert pending.stderr.count("monkey: ") == 1
     [entry] = json.loads(pending.stdout)["checkpoints"]
-    assert entry["state"] == "applied" and entry["paths"] == ["half.txt"]
+    assert entry["state"] == "applied" and entry["paths"] == ["after.txt", "half.txt"]
+    assert entry["not_attributable"] == ["after.txt"], "changed after monkey's last heartbeat"
     again = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert "repaired" not in again.stderr, "repaired once"
-    assert entry["not_attributable"] == ["half.txt"], "what changed after the kill may be anyone's"
     undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
-    assert undo.returncode == 0 and (workspace / "half.txt").exists(), "never deleted on a guess"
-    assert "half.txt: left as it is, not attributable to monkey: monkey was stopped while the command ran" in undo.stdout
+    assert undo.returncode == 0 and not (workspace / "half.txt").exists()
+    assert (workspace / "after.txt").exists(), "never deleted on a guess"
 
 
 KILLER = """
