@@ -52,6 +52,8 @@ class InlineApprover:
             if request.grant and request.rules:
                 choices.append(f"[f] allow for good (saved to your config): {escape_controls(', '.join(request.rules))}")
             lines += [f"  {choice}" for choice in [*choices, "[n] deny"]]
+            if request.unsandboxed:
+                lines.append("  (approved here, this call runs as your own command: outside the sandbox)")
             keys = "/".join(["y", *(["a"] if request.grant else []), *(["f"] if request.grant and request.rules else []),
                              "n"])
             term.write("\n".join(lines) + "\n")

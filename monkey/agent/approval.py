@@ -68,6 +68,10 @@ class ApprovalRequest:
     """The rules "always allow" would save to the user's config (empty: not offered)."""
     person_only: str = ""
     """Why only a person's approval of this exact call can let it run (a protected path, a huge file)."""
+    unsandboxed: bool = False
+    """A command that, approved by a person, runs as theirs: outside the sandbox (the dialog says so)."""
+    no_sandbox: bool = False
+    """In auto mode, asked only because no sandbox can hold commands here."""
 
 
 @dataclass(frozen=True)
@@ -105,6 +109,9 @@ class HeadlessApprover:
                 f"needs a person's approval of this exact call ({request.person_only}) "
                 "and there is no terminal to ask on"
                 if request.person_only else
+                "needs approval and there is no terminal to ask on: without a sandbox here, every shell "
+                "command does, even with --no-approval; allow it with a rule in [approvals] allow"
+                if request.no_sandbox else
                 "needs approval and there is no terminal to ask on; "
                 "allow it with a rule in [approvals] allow, or run with --no-approval"
             ),

@@ -26,6 +26,7 @@ from monkey.agent.approval import (
     Approver,
     Decision,
     HeadlessApprover,
+    SHELL_TOOL,
     build_request,
 )
 from monkey.agent.context import ContextManager
@@ -546,6 +547,9 @@ class Agent:
         if decision is None:
             preview = tool.preview(args, ctx)
             request: ApprovalRequest = build_request(call.id, call.name, call.arguments, preview)
+            if call.name == SHELL_TOOL:
+                request = replace(request, unsandboxed=self.policy.sandboxed,
+                                  no_sandbox=self.policy.mode == "auto" and not self.policy.sandboxed)
             if person_only:
                 warning = f"only this call can be approved: {person_only}"
                 request = replace(request, warnings=[*request.warnings, warning], grant="", rules=[],

@@ -150,6 +150,8 @@ def test_sandbox_off_says_so_and_no_approval_no_longer_runs_commands(scripted, w
     assert run.stderr.count("the sandbox is off") == 1, run.stderr
     shell, write = results(run)
     assert not shell["ok"] and "no terminal" in shell["output"]
+    assert "without a sandbox here, every shell command does, even with --no-approval" in shell["output"]
+    assert "or run with --no-approval" not in shell["output"]  # that is what it ran with
     assert not (workspace / "x.txt").exists()
     assert write["ok"] and (workspace / "y.txt").exists(), "file tools do not need the sandbox"
     denied = run.of_type("approval_resolved")[0]

@@ -105,3 +105,19 @@ def test_allow_for_good_saves_a_rule_to_the_users_config(workspace: Path, monkey
                         "--task", "again", "--output-format", "stream-json"], home=monkey_home)
     assert again.returncode == 0, again.stderr
     assert [e["by"] for e in again.of_type("approval_resolved")] == ["rule"]
+
+
+def test_the_question_says_an_approved_command_runs_outside_the_sandbox(workspace: Path, monkey_home: Path,
+                                                                         tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c 'print(1)'"}}]},
+        {"text": "Done."},
+    ])
+    child = spawn(workspace, monkey_home, script)
+    child.expect_exact("this call runs as your own command: outside the sandbox")
+    child.expect_exact("allow? [y/a/f/n]")
+    child.sendline("n")
+    child.expect_exact("tell the model why")
+    child.sendline("")
+    child.expect(pexpect.EOF)
+    child.close()

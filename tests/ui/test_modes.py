@@ -90,3 +90,17 @@ async def test_approve_for_good_in_the_dialog_then_revoke_it(app_for, workspace:
         assert "removed file_write from" in str(app.transcript.children[-1].render())
         assert "file_write" not in (monkey_home / "config.toml").read_text()
         assert all(str(rule) != "file_write" for rule in app.agent.policy.allow)
+
+
+async def test_the_dialog_says_an_approved_command_runs_outside_the_sandbox(app_for) -> None:
+    from monkey.ui.screens.approval import ApprovalScreen
+    from tests.ui.test_app import SHELL_TWICE, wait_for_screen
+
+    app = app_for(SHELL_TWICE)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "run it")
+        await wait_for_screen(pilot, app, ApprovalScreen)
+        said = str(app.screen.query_one("#grant").render())
+        assert ("runs as your own command: outside the sandbox" in said) is app.agent.policy.sandboxed
+        await pilot.press("escape")
+        await settle(pilot, app)

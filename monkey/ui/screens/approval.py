@@ -143,6 +143,9 @@ class ApprovalScreen(ModalScreen[Decision]):
                 rules = ", ".join(escape_controls(rule, keep_newlines=False) for rule in request.rules)
                 grant.append_text(Text.assemble("\n", ("f", "bold"), " approves for good, saving to your config: ",
                                                 rules))
+            if request.unsandboxed:
+                grant.append_text(Text("\napproved here, this call runs as your own command: outside the sandbox",
+                                       style="italic"))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
             # while the guard lasts the answer keys are not offered, so none is shown before it works
