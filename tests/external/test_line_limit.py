@@ -21,10 +21,11 @@ def test_endless_line_from_claude_is_stopped_small(monkey_home: Path, workspace:
         f"[claude_code]\nexecutable = {json.dumps(str(fake_agent))}\nmax_line_bytes = 1048576\n"
         "[claude_code.env]\nFAKE_MODE = \"endless_line\"\nFAKE_ENDLESS_MB = \"400\"\n"
         f"FAKE_REPLAY = {json.dumps(str(FIXTURES / 'claude_code' / 'tool_write.jsonl'))}\n")
-    # monkey itself, with its own peak memory said at exit (children not counted: the fake is one)
-    boot = ("import atexit, resource, runpy, sys\n"
-            "atexit.register(lambda: sys.stderr.write("
-            "f'PEAK_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n'))\n"
+    # monkey itself, with its own peak memory (VmHWM: this image only; ru_maxrss would count the
+    # forked test runner's memory, kept across exec) said at exit; children are not counted
+    boot = ("import atexit, re, runpy, sys\n"
+            "atexit.register(lambda: sys.stderr.write('PEAK_KB ' + re.search(r'VmHWM:\\s*(\\d+)', "
+            "open('/proc/self/status').read())[1] + '\\n'))\n"
             "sys.argv = ['monkey'] + sys.argv[1:]\n"
             "runpy.run_module('monkey', run_name='__main__')\n")
     proc = subprocess.run([sys.executable, "-c", boot, "agent", "--backend", "claude-code", "--task", "hi",
