@@ -335,7 +335,31 @@ def _is_secret(name: str, value: str) -> bool:
         return True
     if any(part in _SECRET_PARTS or part.endswith("APIKEY") for part in re.split(r"[^A-Z0-9]+", upper)):
         return True
-    return bool(_URL_WITH_PASSWORD.match(value)) or _secret_value(value)
+    return bool(_URL_WITH_PASSWORD.match(value)) or _secret_value(value) or (
+        _SUSPICIOUS_NAME.search(upper) is not None and _random_looking(value))
+
+
+_SUSPICIOUS_NAME = re.compile(r"SALT|SIGN|JWT|BEARER|PRIVATE|SESSION|HMAC|CIPHER|CRYPT|NONCE|SEED|WEBHOOK|"
+                              r"LICEN[CS]E|CONN|DATABASE|_DB|^DB|DSN|SIG\b|CERT")
+"""Names that often hold a credential without saying so (``DJANGO_SALT``, ``JWT_SIGNING``...):
+their value is dropped when it looks random."""
+
+
+def _random_looking(value: str) -> bool:
+    """A value of 16+ characters without spaces whose characters look drawn at random
+    (over 3.5 bits of entropy each, letters and digits mixed): a generated secret, not a word,
+    a path or a number."""
+    import math
+
+    if len(value) < 16 or any(ch.isspace() for ch in value) or value.startswith(("/", "./", "~")):
+        return False
+    if not (any(ch.isdigit() for ch in value) and any(ch.isalpha() for ch in value)):
+        return False
+    counts: dict[str, int] = {}
+    for ch in value:
+        counts[ch] = counts.get(ch, 0) + 1
+    entropy = -sum(n / len(value) * math.log2(n / len(value)) for n in counts.values())
+    return entropy > 3.5
 
 
 _TOKEN_VALUE = re.compile(
@@ -366,8 +390,9 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     the prefixes of known providers and tools (``ANTHROPIC_``, ``OPENAI_``, ``AWS_``,
     ``GITHUB_``, ``MONKEY_``, ``OTEL_``...), and, whatever the name, values that hold a
     credential: a URL with a password, a private-key block, or a token with a provider's
-    well-known prefix (``sk-ant-``, ``ghp_``, ``github_pat_``, ``AKIA``, ``xoxb-``, ``hf_``...).
-    Names are compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
+    well-known prefix (``sk-ant-``, ``ghp_``, ``github_pat_``, ``AKIA``, ``xoxb-``, ``hf_``...);
+    and a random-looking value (high entropy) of a name that often holds one (``*_SALT``,
+    ``JWT_*``, ``*_SIGNING_*``, ``SESSION_*``, ``DATABASE_*``...). Names are compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
 
     Args:
         env: The environment to scrub (usually ``os.environ``).

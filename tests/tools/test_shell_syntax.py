@@ -187,6 +187,20 @@ def test_scrub_env_drops_credentials_by_value_whatever_the_name() -> None:
     assert set(kept) == {"PATH", "LANG", "SKETCH", "EDITOR_THEME", "GREETING", "DOCS"}
 
 
+def test_scrub_env_drops_random_looking_values_of_suspicious_names() -> None:
+    env = {
+        "DJANGO_SALT": "q8Zr3LmV0xWc7TyB2nKe5HsJ",
+        "JWT_SIGNING": "Jm4p9QxR7sT2vW8yZ1aB3cD5eF6g",
+        "SESSION_COOKIE_VALUE": "a" * 30,  # COOKIE: dropped by its name anyway
+        "DATABASE_NAME": "app_production",  # a word, not a secret
+        "SESSION_DIR": "/var/lib/app/sessions/2024",  # a path
+        "SEED": "1234567890123456",  # digits only: a number
+        "SENTRY_RELEASE": "f3a9c1d27b884e0f9a6b5c4d3e2f1a0b",  # random, but the name is not suspicious
+    }
+    kept = scrub_env(env)
+    assert set(kept) == {"DATABASE_NAME", "SESSION_DIR", "SEED", "SENTRY_RELEASE"}
+
+
 def test_a_child_sees_no_credential_in_any_variable(workspace, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import asyncio
 
