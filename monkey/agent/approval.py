@@ -264,6 +264,15 @@ def _grant_prefixes(key: str, tool: str) -> list[list[str]]:
     return [_words(p) for p in parts[2].split("\n") if p]
 
 
+_NO_WORKSPACE = Path("/nonexistent-workspace")
+
+
+@lru_cache(maxsize=16)
+def _resolved(workspace: Path) -> Path:
+    """The workspace with symlinks resolved, once per workspace (every decision asks)."""
+    return workspace.resolve()
+
+
 _BUILTIN_READS = ReadOnly()
 """Commands that only read, whatever the config says: naming a protected path, they only read it."""
 _READ_ONLY = Decision(approved=True, by="rule", reason="read-only command", exact_line=True)
@@ -346,8 +355,33 @@ class ApprovalPolicy:
 
     def denied(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
         """The denial of the first deny rule that covers a call (any tool, reads included), or None."""
+        if tool == SHELL_TOOL:
+            return self._line_denied(str(arguments.get("command", "")))
         for rule in self.deny:
             if rule.matches(tool, arguments, for_deny=True, workspace=workspace):
+                return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
+        return None
+
+    def _shell_prefixes(self, rules: list[Rule]) -> list[tuple[Rule, list[str]]]:
+        """The shell rules among ``rules`` with their words, worked out once while the list stays the same."""
+        memo: dict[int, tuple[tuple[Rule, ...], list[tuple[Rule, list[str]]]]] = self.__dict__.setdefault(
+            "_prefix_memo", {})
+        saved = memo.get(id(rules))
+        if saved is not None and len(saved[0]) == len(rules) and all(a is b for a, b in zip(saved[0], rules)):
+            return saved[1]  # the very same rule objects (kept alive here, so never another's id)
+        found = [(rule, rule.prefix()) for rule in rules if rule.tool == SHELL_TOOL]
+        memo[id(rules)] = (tuple(rules), found)
+        return found
+
+    def _line_denied(self, command: str) -> Decision | None:
+        """A deny rule for ``shell_execute`` that covers any command of the line (or a wrapper it names)."""
+        rules = self._shell_prefixes(self.deny)
+        if not rules:
+            return None
+        parsed = parse_line(command)
+        for rule, prefix in rules:
+            if (not prefix or any(_starts_with(argv, prefix) for argv in parsed.commands)
+                    or (len(prefix) == 1 and prefix[0] in parsed.wrappers)):
                 return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
         return None
 
@@ -355,7 +389,7 @@ class ApprovalPolicy:
         """Why a call touches the protected set, so only a person's approval of it can let it run."""
         if tool == SHELL_TOOL:
             parsed = parse_line(str(arguments.get("command", "")))
-            ws = workspace.resolve() if workspace is not None else Path("/nonexistent-workspace")
+            ws = _resolved(workspace) if workspace is not None else _NO_WORKSPACE
             reads = [_BUILTIN_READS.covers(argv, origin) for argv, origin in zip(parsed.commands, parsed.origins)]
             writers = [argv for argv, read in zip(parsed.commands, reads) if not read]
             for argv in [*writers, *(["\0write", w] for w in parsed.writes)]:
@@ -423,9 +457,8 @@ class ApprovalPolicy:
         for key, what in self.grants.items():
             for prefix in _grant_prefixes(key, SHELL_TOOL):
                 covering.append((prefix, _allowed("session", f"session grant: {what}")))
-        for rule in self.allow:
-            if rule.tool == SHELL_TOOL:
-                covering.append((_prefix_of(rule), _rule_allows(rule)))
+        for rule, prefix in self._shell_prefixes(self.allow):
+            covering.append((prefix, _rule_allows(rule)))
         decisions: list[Decision] = []
         for argv, origin in zip(parsed.commands, parsed.origins):
             found = next((d for prefix, d in covering if not prefix or _starts_with(argv, prefix)), None)

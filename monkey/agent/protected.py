@@ -65,15 +65,18 @@ def protected_command(argv: list[str], workspace: Path, roots: Iterable[Path]) -
     if name == "git" and not is_read_only(argv):  # only the listing and reading forms leave .git/ alone
         return "git may write to the repository's .git/"
     roots = list(roots)
-    home = Path(os.path.expanduser("~"))
     for word in _named_paths(argv):
+        if "/" not in word and not word.startswith("~"):
+            if is_protected_name(word):
+                return f"it names {word}, inside {word.rstrip('. ')}/"
+            continue  # a plain name in the workspace
         parts = word.split("/")
         hit = next((p for p in parts if is_protected_name(p)), None)
         if hit is not None:
             return f"it names {word}, inside {hit.rstrip('. ')}/"
         if word.startswith("~"):
             expanded = os.path.expanduser(word)
-            path = Path(expanded) if expanded.startswith("/") else home
+            path = Path(expanded) if expanded.startswith("/") else Path(os.path.expanduser("~"))
         elif word.startswith("/"):
             path = Path(word)
         else:
