@@ -373,15 +373,26 @@ class ApprovalPolicy:
         memo[id(rules)] = (tuple(rules), found)
         return found
 
+    def _allow_covering(self) -> list[tuple[list[str], Decision]]:
+        """Each shell allow rule's words and the decision it gives, made once per rule list."""
+        memo = self.__dict__.setdefault("_covering_memo", {})
+        shell = self._shell_prefixes(self.allow)
+        found = memo.get(id(shell))
+        if found is None or found[0] is not shell:
+            found = memo[id(shell)] = (shell, [(prefix, _rule_allows(rule)) for rule, prefix in shell])
+        return found[1]  # type: ignore[no-any-return]
+
     def _line_denied(self, command: str) -> Decision | None:
         """A deny rule for ``shell_execute`` that covers any command of the line (or a wrapper it names)."""
         rules = self._shell_prefixes(self.deny)
         if not rules:
             return None
         parsed = parse_line(command)
+        firsts = {argv[0] for argv in parsed.commands if argv}
+        wrappers = set(parsed.wrappers)
         for rule, prefix in rules:
-            if (not prefix or any(_starts_with(argv, prefix) for argv in parsed.commands)
-                    or (len(prefix) == 1 and prefix[0] in parsed.wrappers)):
+            if not prefix or (prefix[0] in wrappers and len(prefix) == 1) or (
+                    prefix[0] in firsts and any(_starts_with(argv, prefix) for argv in parsed.commands)):
                 return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
         return None
 
@@ -390,10 +401,12 @@ class ApprovalPolicy:
         if tool == SHELL_TOOL:
             parsed = parse_line(str(arguments.get("command", "")))
             ws = _resolved(workspace) if workspace is not None else _NO_WORKSPACE
-            reads = [_BUILTIN_READS.covers(argv, origin) for argv, origin in zip(parsed.commands, parsed.origins)]
-            writers = [argv for argv, read in zip(parsed.commands, reads) if not read]
-            for argv in [*writers, *(["\0write", w] for w in parsed.writes)]:
+            for argv, origin in zip(parsed.commands, parsed.origins):
                 why = protected_command(argv, ws, self.protected_roots)
+                if why is not None and not _BUILTIN_READS.covers(argv, origin):  # reading it is no harm
+                    return why
+            for target in parsed.writes:
+                why = protected_command(["\0write", target], ws, self.protected_roots)
                 if why is not None:
                     return why
             return None
@@ -413,10 +426,13 @@ class ApprovalPolicy:
         denial = self.denied(tool, arguments, workspace)
         if denial is not None:
             return denial
+        if tool == SHELL_TOOL:
+            decision = self._check_line(str(arguments.get("command", "")), workspace)
+            if decision is not None and decision.approved and self.needs_person(tool, arguments, workspace):
+                return None  # a protected call: only a person's approval of it (asked only when it would run)
+            return decision
         if self.needs_person(tool, arguments, workspace) is not None:
             return _refuse(PLAN_REFUSAL) if self.mode == "plan" else None
-        if tool == SHELL_TOOL:
-            return self._check_line(str(arguments.get("command", "")), workspace)
         if self.mode == "plan":
             return _refuse(PLAN_REFUSAL)
         if tool in self.grants:
@@ -442,7 +458,7 @@ class ApprovalPolicy:
                     command, read_denied=self._read_denials(), workspace=workspace):
                 return _READ_ONLY
             return _refuse(PLAN_REFUSAL)
-        exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}")
+        exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}") if self.grants else None
         if exact is not None:
             return _approve("session", f"session grant: {exact}", exact_line=True)
         parsed = parse_line(command)
@@ -457,11 +473,12 @@ class ApprovalPolicy:
         for key, what in self.grants.items():
             for prefix in _grant_prefixes(key, SHELL_TOOL):
                 covering.append((prefix, _allowed("session", f"session grant: {what}")))
-        for rule, prefix in self._shell_prefixes(self.allow):
-            covering.append((prefix, _rule_allows(rule)))
+        covering += self._allow_covering()
         decisions: list[Decision] = []
         for argv, origin in zip(parsed.commands, parsed.origins):
-            found = next((d for prefix, d in covering if not prefix or _starts_with(argv, prefix)), None)
+            first = argv[0] if argv else ""
+            found = next((d for prefix, d in covering
+                          if not prefix or (prefix[0] == first and _starts_with(argv, prefix))), None)
             if found is None and self._reads(argv, origin, workspace):
                 found = _READ_ONLY
             if found is None:
@@ -476,8 +493,10 @@ class ApprovalPolicy:
 
     def _reads(self, argv: list[str], origin: Any, workspace: Path | None) -> bool:
         """Whether one command only reads, and reads nothing a ``file_read`` deny rule covers."""
-        return (self.read_only is not None and self.read_only.covers(argv, origin)
-                and not reads_denied(argv, origin, self._read_denials(), workspace))
+        if self.read_only is None or not self.read_only.covers(argv, origin):
+            return False
+        denials = self._read_denials()
+        return not denials or not reads_denied(argv, origin, denials, workspace)
 
     def remember(self, tool: str, arguments: dict[str, Any]) -> str:
         """Record a session grant for a call a person approved for the session."""
