@@ -366,11 +366,12 @@ class ApprovalPolicy:
         """The shell rules among ``rules`` with their words, worked out once while the list stays the same."""
         memo: dict[int, tuple[tuple[Rule, ...], list[tuple[Rule, list[str]]]]] = self.__dict__.setdefault(
             "_prefix_memo", {})
+        now = tuple(rules)
         saved = memo.get(id(rules))
-        if saved is not None and len(saved[0]) == len(rules) and all(a is b for a, b in zip(saved[0], rules)):
-            return saved[1]  # the very same rule objects (kept alive here, so never another's id)
+        if saved is not None and saved[0] == now:
+            return saved[1]  # the same rules (kept alive here, so their list's id is never another's)
         found = [(rule, rule.prefix()) for rule in rules if rule.tool == SHELL_TOOL]
-        memo[id(rules)] = (tuple(rules), found)
+        memo[id(rules)] = (now, found)
         return found
 
     def _allow_covering(self) -> list[tuple[list[str], Decision]]:
