@@ -125,7 +125,7 @@ def _json_escape(ch: str) -> str:
 def json_for_terminal(line: str) -> str:
     """A JSON text with every hidden character (inside its strings: the JSON itself is ASCII)
     written as a ``\\uXXXX`` escape, so it stays the same JSON but cannot drive a terminal."""
-    if line.isascii():
+    if line.isascii() and _ASCII_HIDDEN.search(line) is None:  # JSON escapes every control but DEL
         return line
     return "".join(_json_escape(ch) if _hidden(ch, strict=False) else ch for ch in line)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from monkey.agent.approval import build_request
@@ -51,6 +51,7 @@ def test_prose_in_the_transcript_keeps_its_spaces() -> None:
 
 
 @given(st.dictionaries(st.text(), st.text(), max_size=4))
+@example({"": "\x7f"})  # DEL: JSON leaves it as it is
 def test_json_for_terminal_is_the_same_json_with_nothing_hidden(value: dict[str, str]) -> None:
     import json
 
