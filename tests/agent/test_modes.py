@@ -199,3 +199,15 @@ def test_plan_mode_runs_read_only_commands_and_refuses_the_rest(tmp_path: Path) 
     assert decide(policy, "shell_execute", shell("cat .git/config"), tmp_path) == "allow"  # reading is not writing
     for line in ("make", "find . -delete", "git status && touch x", "sed -i s/a/b/ f"):
         assert decide(policy, "shell_execute", shell(line), tmp_path) == "deny", line
+
+
+def test_a_rule_that_cannot_be_saved_still_holds_for_the_session(tmp_path: Path) -> None:
+    from monkey.user_rules import add_rules
+
+    (tmp_path / "config.toml").write_text("[approvals\nallow = [\n")  # broken since the session started
+    policy = ApprovalPolicy()
+    policy.save_rules = lambda rules: add_rules(tmp_path, rules) and None
+    with pytest.raises(OSError, match="not valid TOML"):
+        policy.keep("shell_execute", shell("npm run test"))
+    assert decide(policy, "shell_execute", shell("npm run test -- -k x")) == "allow"
+    assert (tmp_path / "config.toml").read_text() == "[approvals\nallow = [\n"  # the person's file untouched
