@@ -31,7 +31,7 @@ from monkey.safe_text import escape_controls, invisible_warnings
 from monkey.agent.read_only import ReadOnly, reads_denied
 from monkey.modes import DESCRIPTIONS, Mode
 from monkey.agent.protected import protected_command, protected_file
-from monkey.agent.shell_parse import parse_line
+from monkey.agent.shell_parse import ParsedLine, parse_line
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.errors import ToolError
 from monkey.tools.workspace import rule_paths
@@ -166,11 +166,7 @@ class Rule:
         if not self.pattern:
             return True
         if tool == SHELL_TOOL:
-            parsed = parse_line(str(arguments.get("command", "")))
-            prefix = _prefix_of(self)
-            # any simple command anywhere in the line, a wrapper included
-            return for_deny and (any(_starts_with(argv, prefix) for argv in parsed.commands)
-                                 or (len(prefix) == 1 and prefix[0] in parsed.wrappers))
+            return for_deny and _names(parse_line(str(arguments.get("command", ""))), self.prefix())
         path = str(arguments.get("path", "") or ".")
         if workspace is None:
             return _glob(path.removeprefix("./"), self.pattern)
@@ -284,15 +280,12 @@ def _allowed(by: Literal["rule", "session"], reason: str) -> Decision:
     return Decision(approved=True, by=by, reason=reason, exact_line=True)
 
 
-@lru_cache(maxsize=1024)
-def _rule_allows(rule: Rule) -> Decision:
-    return _allowed("rule", f"allowed by rule {rule}")
-
-
-@lru_cache(maxsize=1024)
-def _prefix_of(rule: Rule) -> list[str]:
-    """:meth:`Rule.prefix`, worked out once per rule (every decision matches the same rules; callers only read it)."""
-    return rule.prefix()
+def _names(parsed: ParsedLine, prefix: list[str]) -> bool:
+    """Whether a deny rule's words name a simple command anywhere in the line, or a wrapper it ran."""
+    if not prefix:
+        return True
+    return (len(prefix) == 1 and prefix[0] in parsed.wrappers) or any(
+        argv and argv[0] == prefix[0] and _starts_with(argv, prefix) for argv in parsed.commands)
 
 
 def _approve(by: Literal["user", "rule", "session", "policy"], reason: str, exact_line: bool = False) -> Decision:
@@ -362,38 +355,26 @@ class ApprovalPolicy:
                 return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
         return None
 
-    def _shell_prefixes(self, rules: list[Rule]) -> list[tuple[Rule, list[str]]]:
-        """The shell rules among ``rules`` with their words, worked out once while the list stays the same."""
-        memo: dict[int, tuple[tuple[Rule, ...], list[tuple[Rule, list[str]]]]] = self.__dict__.setdefault(
-            "_prefix_memo", {})
+    def _shell_rules(self, rules: list[Rule]) -> tuple[list[tuple[Rule, list[str]]], list[tuple[list[str], Decision]]]:
+        """The shell rules among ``rules`` with their words, and (as an allow rule would cover a
+        command) those words with the decision they give; worked out once while the list stays the same."""
+        memo = self.__dict__.setdefault("_rule_memo", {})
         now = tuple(rules)
         saved = memo.get(id(rules))
-        if saved is not None and saved[0] == now:
-            return saved[1]  # the same rules (kept alive here, so their list's id is never another's)
-        found = [(rule, rule.prefix()) for rule in rules if rule.tool == SHELL_TOOL]
-        memo[id(rules)] = (now, found)
-        return found
-
-    def _allow_covering(self) -> list[tuple[list[str], Decision]]:
-        """Each shell allow rule's words and the decision it gives, made once per rule list."""
-        memo = self.__dict__.setdefault("_covering_memo", {})
-        shell = self._shell_prefixes(self.allow)
-        found = memo.get(id(shell))
-        if found is None or found[0] is not shell:
-            found = memo[id(shell)] = (shell, [(prefix, _rule_allows(rule)) for rule, prefix in shell])
-        return found[1]  # type: ignore[no-any-return]
+        if saved is None or saved[0] != now:  # the rules are kept alive here, so the list's id is never another's
+            shell = [(rule, rule.prefix()) for rule in rules if rule.tool == SHELL_TOOL]
+            covering = [(prefix, _allowed("rule", f"allowed by rule {rule}")) for rule, prefix in shell]
+            saved = memo[id(rules)] = (now, shell, covering)
+        return saved[1], saved[2]
 
     def _line_denied(self, command: str) -> Decision | None:
         """A deny rule for ``shell_execute`` that covers any command of the line (or a wrapper it names)."""
-        rules = self._shell_prefixes(self.deny)
+        rules, _ = self._shell_rules(self.deny)
         if not rules:
             return None
         parsed = parse_line(command)
-        firsts = {argv[0] for argv in parsed.commands if argv}
-        wrappers = set(parsed.wrappers)
         for rule, prefix in rules:
-            if not prefix or (prefix[0] in wrappers and len(prefix) == 1) or (
-                    prefix[0] in firsts and any(_starts_with(argv, prefix) for argv in parsed.commands)):
+            if _names(parsed, prefix):
                 return Decision(approved=False, by="rule", reason=f"denied by rule {rule}")
         return None
 
@@ -474,7 +455,7 @@ class ApprovalPolicy:
         for key, what in self.grants.items():
             for prefix in _grant_prefixes(key, SHELL_TOOL):
                 covering.append((prefix, _allowed("session", f"session grant: {what}")))
-        covering += self._allow_covering()
+        covering += self._shell_rules(self.allow)[1]
         decisions: list[Decision] = []
         for argv, origin in zip(parsed.commands, parsed.origins):
             first = argv[0] if argv else ""
