@@ -179,8 +179,7 @@ async def test_a_person_who_scrolled_up_is_not_pulled_down_by_the_stream(app_for
         await stream(pilot, app, deltas[:100])
         await pilot.pause(0.2)
         assert transcript.is_vertical_scroll_end
-        await pilot.press("shift+tab")  # away from the message box, so the keys scroll the transcript
-        transcript.focus()
+        transcript.focus()  # away from the message box, so the keys scroll the transcript (Shift+Tab is the mode)
         await pilot.press("home")
         await pilot.pause(0.1)
         assert transcript.scroll_y == 0
