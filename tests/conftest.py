@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -61,6 +62,18 @@ class Run:
     def of_type(self, kind: str) -> list[dict[str, Any]]:
         """The events of one type."""
         return [e for e in self.events if e["type"] == kind]
+
+
+def stored_events(conn: sqlite3.Connection, session_id: str) -> list[tuple[str, bytes]]:
+    """``(type, JSON)`` of every event of a session as the file holds them, read with plain SQL
+    (a row of ``n`` deltas is their JSON objects joined by newlines)."""
+    out: list[tuple[str, bytes]] = []
+    for kind, data, n in conn.execute("SELECT type, data, n FROM events WHERE session_id = ? ORDER BY seq",
+                                      (session_id,)):
+        parts = bytes(data).split(b"\n") if n > 1 else [bytes(data)]
+        assert len(parts) == n, "a row holds as many events as it says"
+        out += [(kind, part) for part in parts]
+    return out
 
 
 def write_script(path: Path, turns: list[dict[str, Any]], **extra: Any) -> Path:

@@ -9,10 +9,10 @@ gap in the sequence numbers), so a damaged session can say exactly what was lost
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
-__all__ = ["link", "ChainCheck", "check_chain"]
+__all__ = ["link", "ChainCheck", "check_chain", "unpack"]
 
 _blake2b = hashlib.blake2b
 
@@ -63,18 +63,41 @@ def _as_bytes(value: object) -> bytes:
     return repr(value).encode()
 
 
-def check_chain(rows: Iterable[tuple[int, str, bytes, bytes]]) -> ChainCheck:
-    """Check rows ``(seq, tag, data, hash)`` in ``seq`` order."""
+def unpack(rows: Iterable[tuple[int, str, object, bytes, int]]) -> Iterator[tuple[int, str, bytes, bytes | None]]:
+    """One ``(seq, tag, data, hash)`` per event from rows ``(seq, tag, data, hash, n)`` that may
+    hold ``n`` events (their data joined by newlines, ``seq`` and ``hash`` the last one's);
+    the events inside a row have no stored hash (``None``)."""
+    for seq, tag, data, stored, n in rows:
+        data = _as_bytes(data)
+        if n == 1:
+            yield seq, tag, data, stored
+            continue
+        parts = data.split(b"\n")
+        first = seq - len(parts) + 1
+        for k, part in enumerate(parts):
+            yield first + k, tag, part, stored if k == len(parts) - 1 else None
+
+
+def check_chain(rows: Iterable[tuple[int, str, bytes, bytes | None]]) -> ChainCheck:
+    """Check rows ``(seq, tag, data, hash)`` in ``seq`` order; a row without a stored hash
+    (``None``, inside a run, see :func:`unpack`) is checked with the next one that has it."""
     result = ChainCheck()
     prev_seq, prev_hash = 0, b""
+    unknown = False  # after a gap, until the next stored hash: nothing to check against
     for seq, tag, data, stored in rows:
         result.rows += 1
         data = _as_bytes(data)
-        gap = seq != prev_seq + 1
-        if gap:
+        if seq != prev_seq + 1:
             result.missing.append((prev_seq + 1, seq - 1))
-        elif link(prev_hash, seq, tag, data) != stored:
-            result.altered.append(seq)
-        prev_seq, prev_hash = seq, stored
+            unknown = True
+        if unknown:
+            unknown = stored is None
+        else:
+            computed = link(prev_hash, seq, tag, data)
+            if stored is None:
+                stored = computed
+            elif computed != stored:
+                result.altered.append(seq)
+        prev_seq, prev_hash = seq, stored or b""
     result.last_seq, result.last_hash = prev_seq, prev_hash
     return result

@@ -63,7 +63,9 @@ _encode = msgspec.json.Encoder().encode
 _blake2b = hashlib.blake2b
 _TAGS: dict[str, bytes] = {}
 
-_INSERT_EVENT = "INSERT INTO events (session_id, seq, type, ts, data, hash) VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_EVENT = "INSERT INTO events (session_id, seq, type, ts, data, hash, n) VALUES (?, ?, ?, ?, ?, ?, ?)"
+RUN_BYTES = 32 * 1024
+"""Bytes of deltas at most in one row (a run longer than that goes on in the next row)."""
 _INSERT_NODE = ("INSERT INTO nodes (session_id, seq, kind, in_context, tokens, event_seq, data, hash) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
 
@@ -268,7 +270,7 @@ class Recorder:
                 (sid, s.workspace, s.backend, s.model, s.ts, now, os.getpid()), False,
             ))
         if rows:
-            statements.append((_INSERT_EVENT, rows, True))
+            statements.append((_INSERT_EVENT, _runs(rows), True))
         if node_rows:
             statements.append((_INSERT_NODE, node_rows, True))
         if excluded:
@@ -302,3 +304,26 @@ class Recorder:
             )
         except StoreError:
             pass
+
+
+def _runs(rows: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+    """The rows to insert: each run of consecutive deltas of one type (:data:`STREAMING`) made
+    one row of ``n`` events, up to :data:`RUN_BYTES` (see :mod:`monkey.store.schema`)."""
+    out: list[tuple[Any, ...]] = []
+    i, end = 0, len(rows)
+    while i < end:
+        first = rows[i]
+        kind = first[2]
+        j = i + 1
+        if kind in STREAMING:
+            size = len(first[4])
+            while j < end and rows[j][2] == kind and size + len(rows[j][4]) < RUN_BYTES:
+                size += len(rows[j][4]) + 1
+                j += 1
+        if j == i + 1:
+            out.append((*first, 1))
+        else:
+            last = rows[j - 1]
+            out.append((first[0], last[1], kind, first[3], b"\n".join([r[4] for r in rows[i:j]]), last[5], j - i))
+        i = j
+    return out

@@ -6,7 +6,10 @@ refused (see :func:`monkey.db.migrate`). Never edit a released migration: append
 
 - ``sessions``: one row per session, keyed by id, looked up by workspace.
 - ``events``: every event of the stream, exactly as ``stream-json`` prints it, numbered
-  ``seq`` = 1, 2, 3 ... per session, each row carrying a running hash of the chain.
+  ``seq`` = 1, 2, 3 ... per session, each carrying a running hash of the chain. A run of
+  consecutive streaming deltas of one type is one row of ``n`` events (version 2): ``data``
+  is their JSON objects joined by newlines, ``seq`` and ``hash`` are the last one's, so a
+  streamed answer costs a row per write, not per token.
 - ``nodes``: the conversation as typed nodes (``user``, ``assistant``, ``tool``,
   ``summary``), also numbered and hash-chained; ``in_context`` says whether the node is
   sent to the model (compacted nodes stay, excluded).
@@ -60,5 +63,6 @@ MIGRATIONS: list[list[str]] = [
             PRIMARY KEY (session_id, seq)
         ) WITHOUT ROWID""",
     ],
+    ["ALTER TABLE events ADD COLUMN n INTEGER NOT NULL DEFAULT 1"],
 ]
 """The store's migrations, oldest first."""

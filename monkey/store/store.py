@@ -27,7 +27,7 @@ from monkey import events as ev
 from monkey.db import (BUSY_TIMEOUT_MS, DatabaseError, connect, connect_readonly, db_path, explain, migrate,
                        migrate_version)
 from monkey.messages import INTERRUPTED, Message
-from monkey.store.chain import ChainCheck, check_chain
+from monkey.store.chain import ChainCheck, check_chain, unpack
 from monkey.store.lock import lock_folder, session_locked
 from monkey.store.conversation import NOT_RUN, Node, decode_message
 from monkey.store.schema import COMPONENT, MIGRATIONS
@@ -377,14 +377,20 @@ class SessionStore:
         ``types`` keeps only events of those types (all of them when empty).
         """
         if not types:
-            rows = await self.fetchall("SELECT data FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
+            rows = await self.fetchall("SELECT data, n FROM events WHERE session_id = ? ORDER BY seq", (session_id,))
         else:
             marks = ", ".join("?" * len(types))
             rows = await self.fetchall(
-                f"SELECT data FROM events WHERE session_id = ? AND type IN ({marks}) ORDER BY seq",
+                f"SELECT data, n FROM events WHERE session_id = ? AND type IN ({marks}) ORDER BY seq",
                 (session_id, *types),
             )
-        return [bytes(r[0]) for r in rows]
+        out: list[bytes] = []
+        for data, n in rows:
+            if n == 1:
+                out.append(bytes(data))
+            else:  # a run of deltas (see monkey.store.schema)
+                out += bytes(data).split(b"\n")
+        return out
 
     async def delete(self, session_id: str) -> bool:
         """Delete a session with its events and nodes; returns whether it existed."""
@@ -413,10 +419,10 @@ class SessionStore:
             "SELECT seq, kind, in_context, tokens, data, hash FROM nodes WHERE session_id = ? ORDER BY seq",
             (session_id,), doing="read the session",
         )
-        event_rows = await self.fetchall(
-            "SELECT seq, type, data, hash FROM events WHERE session_id = ? ORDER BY seq",
+        event_rows = list(unpack(await self.fetchall(
+            "SELECT seq, type, data, hash, n FROM events WHERE session_id = ? ORDER BY seq",
             (session_id,), doing="read the session",
-        )
+        )))
         events_check = check_chain(event_rows)
         nodes_check = check_chain((r[0], r[1], r[4], r[5]) for r in node_rows)
         restored = Restored(info=info, messages=[], nodes=[], events_check=events_check, nodes_check=nodes_check)
@@ -469,3 +475,4 @@ class SessionStore:
 
 
 Count = Callable[[Message], int]
+

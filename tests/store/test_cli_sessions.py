@@ -13,7 +13,8 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import monkey_env, run_monkey, write_script
+from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
+from tests.conftest import monkey_env, run_monkey, stored_events, write_script
 
 
 def _agent(script: Path, ws: Path, *flags: str) -> list[str]:
@@ -98,7 +99,7 @@ def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_p
     sid = seen[0]["session_id"]
     conn = sqlite3.connect(monkey_home / "monkey.db")
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
-    stored = conn.execute("SELECT type FROM events WHERE session_id = ? ORDER BY seq", (sid,)).fetchall()
+    stored = [(kind,) for kind, _ in stored_events(conn, sid)]
     assert ("tool_result",) in stored and ("iteration_started",) in stored
     assert len(stored) >= len(seen) - 40, "at most the in-flight partial text is lost"
     conn.close()
@@ -131,8 +132,7 @@ def test_eight_processes_at_once(tmp_path: Path, monkey_home: Path) -> None:
         assert "locked" not in err
         lines = [line for line in out.splitlines() if line]
         sid = json.loads(lines[0])["session_id"]
-        stored = [bytes(r[0]).decode() for r in conn.execute(
-            "SELECT data FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+        stored = [data.decode() for _, data in stored_events(conn, sid)]
         assert stored == lines, "every event kept, in order"
     assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (8,)
 
@@ -196,7 +196,7 @@ def test_an_old_database_is_upgraded(monkey_home: Path, scripted) -> None:
     assert scripted([{"text": "hi"}]).returncode == 0
     conn = sqlite3.connect(path)
     versions = dict(conn.execute("SELECT component, version FROM schema_migrations"))
-    assert versions["store"] == 1 and versions["elsewhere"] == 1
+    assert versions["store"] == len(STORE_MIGRATIONS) and versions["elsewhere"] == 1
     assert conn.execute("SELECT x FROM old_things").fetchall() == [("kept",)]
     assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (1,)
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import init_git_workspace, monkey_env, run_monkey, write_script
+from tests.conftest import init_git_workspace, monkey_env, run_monkey, stored_events, write_script
 
 STREAMING = {"text_delta", "thinking_delta"}
 
@@ -44,10 +44,9 @@ def _tree(root: Path) -> dict[str, bytes]:
 def _stored(home: Path, session_id: str) -> list[bytes]:
     conn = sqlite3.connect(home / "monkey.db")
     try:
-        rows = conn.execute("SELECT data FROM events WHERE session_id = ? ORDER BY seq", (session_id,)).fetchall()
+        return [data for _, data in stored_events(conn, session_id)]
     finally:
         conn.close()
-    return [bytes(r[0]) for r in rows]
 
 
 def _run_and_kill(args: list[str], home: Path, after: int | None) -> list[bytes]:

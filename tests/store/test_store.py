@@ -12,7 +12,7 @@ from monkey import events as ev
 from monkey.store import Recorder, SessionStore, StoreError
 from monkey.store.chain import check_chain, link
 from monkey.store.recorder import BATCH, GROUP
-from tests.conftest import run_monkey, write_script
+from tests.conftest import run_monkey, stored_events, write_script
 
 
 def _started(sid: str) -> ev.SessionStarted:
@@ -23,7 +23,7 @@ def _committed(path: Path, sid: str) -> list[str]:
     """The event types another connection sees committed (what survives ``kill -9`` now)."""
     conn = sqlite3.connect(path)
     try:
-        return [r[0] for r in conn.execute("SELECT type FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+        return [kind for kind, _ in stored_events(conn, sid)]
     finally:
         conn.close()
 
@@ -127,8 +127,7 @@ def test_a_failing_write_stops_the_turn(scripted, monkey_home: Path, workspace: 
     assert "Traceback" not in run.stderr
     sid = run.events[0]["session_id"]
     assert run.of_type("turn_completed")[0]["reason"] == "cancelled"
-    stored = [bytes(r[0]).decode() for r in conn.execute(
-        "SELECT data FROM events WHERE session_id = ? ORDER BY seq", (sid,))]
+    stored = [data.decode() for _, data in stored_events(conn, sid)]
     assert stored and stored == run.stdout.splitlines()[: len(stored)], "what was stored is kept, in order"
 
 
@@ -159,3 +158,63 @@ async def test_read_only_database_is_a_clear_error(monkey_home: Path) -> None:
             await rec.flush()
         await store.conn.execute("PRAGMA query_only = OFF")
         assert len(await store.event_lines("s3")) == 1
+
+
+def _answer(sid: str, words: int) -> list[ev.Event]:
+    text = [f"w{i} " for i in range(words)]
+    return [_started(sid), ev.TurnStarted(session_id=sid, turn=1, prompt="p"),
+            *[ev.TextDelta(session_id=sid, text=t) for t in text],
+            ev.MessageCompleted(session_id=sid, text="".join(text)),
+            ev.TurnCompleted(session_id=sid, turn=1, reason="completed", result="".join(text), iterations=1)]
+
+
+async def test_a_streamed_answer_is_a_row_per_write_and_reads_back_whole(monkey_home: Path) -> None:
+    """Deltas are stored as runs (one row per write, not per token) and come back one by one,
+    exactly as printed; the chain over them is whole and a resumed session goes on from it."""
+    events = _answer("s9", 300)
+    async with await SessionStore.open() as store:
+        rec = Recorder(store, "s9")
+        for event in events:
+            await rec.keep(event)
+        await rec.flush()
+        assert await store.event_lines("s9") == [ev.encode(e) for e in events]
+        restored = await store.load("s9")
+        assert restored.events_check.ok and restored.events_check.rows == len(events)
+        rec = Recorder(store, "s9", restored=restored)
+        rec.add(ev.TextDelta(session_id="s9", text="more"))
+        await rec.flush()
+        assert (await store.load("s9")).events_check.ok
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    rows = conn.execute("SELECT count(*), sum(n) FROM events WHERE session_id = 's9'").fetchone()
+    assert rows[1] == len(events) + 1 and rows[0] < 10, rows
+
+
+async def test_a_database_of_one_event_per_row_is_upgraded_and_reads_the_same(monkey_home: Path) -> None:
+    """A file written before runs of deltas (store version 1) is upgraded in place: its rows hold
+    one event each and read back, chain whole, with new runs after them."""
+    from monkey.db import connect, migrate
+    from monkey.store.schema import COMPONENT, MIGRATIONS
+
+    events = _answer("old", 20)
+    conn = connect(monkey_home / "monkey.db")
+    migrate(conn, COMPONENT, MIGRATIONS[:1])
+    rows, h = [], b""
+    for seq, event in enumerate(events, start=1):
+        data = ev.encode(event)
+        h = link(h, seq, event.type, data)
+        rows.append(("old", seq, event.type, event.ts, data, h))
+    conn.execute("INSERT INTO sessions (id, workspace, created, updated, events) VALUES ('old', '/w', 0, 0, ?)",
+                 (len(rows),))
+    conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
+    conn.execute("PRAGMA user_version = 0")
+    conn.close()
+    async with await SessionStore.open() as store:
+        restored = await store.load("old")
+        assert restored.events_check.ok and not restored.problems
+        rec = Recorder(store, "old", restored=restored)
+        more = [ev.TextDelta(session_id="old", text=t) for t in ("a", "b", "c")]
+        for event in more:
+            rec.add(event)
+        await rec.flush()
+        assert await store.event_lines("old") == [ev.encode(e) for e in events + more]
+        assert (await store.load("old")).events_check.ok
