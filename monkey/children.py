@@ -22,6 +22,11 @@ Four mechanisms, each covering what the one before cannot:
   only ever signalled when its start time (``/proc/PID/stat``) is the recorded one, or when
   it carries the tag, so a recycled pid is never touched.
 
+The guardian also tells when the children were gone: :func:`mark_on_death` names a file
+whose times it sets to that moment, after it killed them, holding ``FILE.guard`` locked
+until then (:func:`death_mark` waits for it), so a repair after a kill knows up to when a
+change in the workspace can have been a dead command's.
+
 Linux only (``prctl`` and ``/proc``); elsewhere these are no-ops and only the process group
 is stopped. This module imports nothing of monkey.
 """
@@ -30,17 +35,19 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import fcntl
 import json
 import os
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 __all__ = [
     "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
-    "start_time", "clean_dead_owners", "tagged", "kill", "kill_everything",
+    "start_time", "clean_dead_owners", "tagged", "kill", "kill_everything", "mark_on_death", "death_mark",
 ]
 
 TAG_VAR = "MONKEY_CHILD"
@@ -58,6 +65,8 @@ _tags: dict[int, str] = {}
 _records: Path | None = None
 _guardian: subprocess.Popen[bytes] | None = None
 _guard_pipe: int | None = None
+_marks: list[str] = []
+"""Files the guardian touches once monkey's children are dead (see :func:`mark_on_death`)."""
 _started: list[tuple[int, int]] = []
 
 
@@ -338,14 +347,72 @@ def _ensure_guardian() -> None:
     if _guard_pipe is not None:
         os.close(_guard_pipe)
     _guard_pipe = write
+    for path in _marks:
+        _send_mark(path)
+
+
+def _send_mark(path: str) -> None:
+    if _guard_pipe is None:
+        return
+    with contextlib.suppress(OSError):
+        os.write(_guard_pipe, os.fsencode(path) + b"\n")
+
+
+def mark_on_death(path: Path) -> None:
+    """Have the guardian set ``path``'s times to the moment this monkey's children were all
+    killed, once monkey is gone (an existing file; nothing is created). Until then the
+    guardian holds ``path.guard`` locked; see :func:`death_mark`."""
+    if not _LINUX:
+        return
+    _marks.append(str(path))
+    _send_mark(str(path))
+
+
+def death_mark(path: Path, *, wait: float = 10.0) -> float | None:
+    """When the children of a dead monkey were gone, from the file it named in
+    :func:`mark_on_death` (its modification time); waits up to ``wait`` seconds for a guardian
+    still at work. ``None`` when no guardian marked it (the file's time is then only what
+    the dead monkey last wrote there)."""
+    guard_path = Path(f"{path}.guard")
+    try:
+        fd = os.open(guard_path, os.O_RDONLY)
+    except OSError:
+        return None
+    try:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    return None
+                time.sleep(0.05)
+        if os.fstat(fd).st_size == 0:  # the guardian never finished (it was killed too)
+            return None
+        return os.stat(path).st_mtime
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
 
 
 def guard(owner: str, record: str) -> None:
-    """The guardian's body: wait until monkey is gone, then kill what carries its tag."""
+    """The guardian's body: wait until monkey is gone, then kill what carries its tag and
+    mark the files monkey named (see :func:`mark_on_death`)."""
     for sig in (signal.SIGHUP, signal.SIGINT, signal.SIGQUIT, signal.SIGTERM):
         signal.signal(sig, signal.SIG_IGN)
-    while os.read(0, 4096):
-        pass
+    held: dict[str, int] = {}
+    pending = b""
+    while chunk := os.read(0, 4096):
+        *lines, pending = (pending + chunk).split(b"\n")
+        for line in lines:
+            path = os.fsdecode(line)
+            if path and path not in held:
+                with contextlib.suppress(OSError):
+                    fd = os.open(f"{path}.guard", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+                    fcntl.flock(fd, fcntl.LOCK_EX)
+                    held[path] = fd
     data: dict = {"owner": owner, "children": []}  # type: ignore[type-arg]
     if record:
         with contextlib.suppress(OSError, ValueError):
@@ -353,6 +420,11 @@ def guard(owner: str, record: str) -> None:
     for _ in range(3):  # a stray forking while it is killed leaves a child behind: look again
         if not _clean(data):
             break
+    for path, fd in held.items():  # every child is dead now: that moment, then let a repair read it
+        with contextlib.suppress(OSError):
+            os.utime(path)
+            os.write(fd, b"marked\n")
+        os.close(fd)
     if record:
         with contextlib.suppress(OSError):
             os.unlink(record)

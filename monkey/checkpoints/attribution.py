@@ -12,8 +12,8 @@ agent's run) is everything that changed in the workspace meanwhile, whoever chan
 - without one, a path whose inode changed after the command had ended is marked, and so
   is everything when another monkey's shell command or external agent ran at the same time;
 - an entry repaired after monkey was killed during the command is judged by the time
-  window up to monkey's last heartbeat (its children die with it); marked whole when that
-  moment is unknown.
+  window up to the moment the command died (the guardian of :mod:`monkey.children` marks
+  it; without one, monkey's last heartbeat); marked whole when that moment is unknown.
 
 Undo leaves a path marked not attributable alone and says why (see ``undo.plan_undo``).
 """

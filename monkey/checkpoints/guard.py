@@ -20,6 +20,7 @@ import threading
 import time
 from pathlib import Path
 
+from monkey import children
 from monkey.checkpoints import watch as write_watch
 from monkey.checkpoints.attribution import attribute
 from monkey.checkpoints.errors import CheckpointError
@@ -37,6 +38,10 @@ __all__ = ["CheckpointGuard", "DEFAULT_MAX_FILE_SIZE", "human_size"]
 
 BEAT = 0.5
 """Seconds between two heartbeats of a process with a shell command under way."""
+OWNER_LOCK_AGE = 3600.0
+"""Seconds after which a dead process's owner lock with nothing pending is removed."""
+FAULT_NO_HEARTBEAT = "MONKEY_FAULT_NO_HEARTBEAT"
+"""Set (tests only): the heartbeats stop after the first, as a starved thread's would."""
 
 DEFAULT_MAX_FILE_SIZE = 50 * 1024 * 1024
 """Files larger than this need a person's approval to change (and are left out of shell snapshots)."""
@@ -92,6 +97,7 @@ class CheckpointGuard:
             fd = os.open(owners / f"{name}.lock", os.O_RDWR | os.O_CREAT, 0o600)
             fcntl.flock(fd, fcntl.LOCK_EX)
             self._owner, self._owner_fd = name, fd
+            children.mark_on_death(owners / f"{name}.lock")  # the moment its commands died, if killed
         return self._owner
 
     def _owner_alive(self, owner: str) -> bool:
@@ -118,10 +124,13 @@ class CheckpointGuard:
             return
         path = self.shadow.root / "owners" / f"{self._own()}.lock"
 
+        starved = bool(os.environ.get(FAULT_NO_HEARTBEAT))
+
         def beat() -> None:
             while self._beating:
                 try:
-                    os.utime(path)
+                    if not starved:
+                        os.utime(path)
                 except OSError:
                     pass
                 time.sleep(BEAT)
@@ -131,18 +140,25 @@ class CheckpointGuard:
         self._beat_thread.start()
 
     def _last_beat(self, owner: str) -> float | None:
-        """The latest time a dead owner can have been alive (None: unknown)."""
+        """The latest time a dead owner's commands can have changed something (None: unknown):
+        when its guardian killed them, else its last heartbeat, and a margin for the
+        file system's coarse clock."""
+        path = self.shadow.root / "owners" / f"{owner}.lock"
+        died = children.death_mark(path)
+        if died is not None:
+            return died + BEAT
         try:
-            return os.stat(self.shadow.root / "owners" / f"{owner}.lock").st_mtime + 2 * BEAT
+            return os.stat(path).st_mtime + 2 * BEAT
         except OSError:
             return None
 
     def _forget_owner(self, owner: str) -> None:
         if owner and owner != self._owner:
-            try:
-                os.unlink(self.shadow.root / "owners" / f"{owner}.lock")
-            except OSError:
-                pass
+            for name in (f"{owner}.lock", f"{owner}.lock.guard"):
+                try:
+                    os.unlink(self.shadow.root / "owners" / name)
+                except OSError:
+                    pass
 
     # -- the loop's side -------------------------------------------------------------
 
@@ -342,7 +358,25 @@ class CheckpointGuard:
                 messages.append(f"removed {len(left)} temporary file(s) the interrupted "
                                 f"{'undo' if entry.kind == 'undo' else 'change'} {entry.id} left: {', '.join(left)}")
             self._forget_owner(entry.owner)
+        self._sweep_owners({e.owner for e in pending})
         return messages
+
+    def _sweep_owners(self, keep: set[str]) -> None:
+        """Remove the owner locks of processes long gone that left nothing pending (one small
+        file per monkey process would pile up otherwise)."""
+        owners = self.shadow.root / "owners"
+        cutoff = time.time() - OWNER_LOCK_AGE
+        try:
+            paths = [p for p in owners.glob("*.lock") if p.stem not in keep and p.stem != self._owner]
+        except OSError:
+            return
+        for path in paths:
+            try:
+                if path.stat().st_mtime > cutoff or self._owner_alive(path.stem):
+                    continue
+            except OSError:
+                continue
+            self._forget_owner(path.stem)
 
     def _repair_change(self, entry: Entry) -> str:
         died = self._last_beat(entry.owner) if not entry.files and entry.before_tree else None

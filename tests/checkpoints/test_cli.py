@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from monkey.checkpoints.guard import BEAT
+from monkey.children import death_mark
 from tests.checkpoints.conftest import git, tree_digest
 from tests.conftest import monkey_env, pids_running, run_monkey, write_script
 
@@ -127,8 +129,10 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    owners = list((monkey_home / "checkpoints").glob("*/owners/*.lock"))
-    last_alive = max(o.stat().st_mtime for o in owners) + 1.0  # the heartbeat's margin
+    [owner] = list((monkey_home / "checkpoints").glob("*/owners/*.lock"))
+    died = death_mark(owner, wait=30)  # the guardian killed the command, then marked that moment
+    assert died is not None, "the guardian marked when the command died"
+    last_alive = died + BEAT  # the file system clock's margin
     while time.time() <= last_alive + 0.1:  # a condition, not a race: the clock passes it
         time.sleep(0.05)
     (workspace / "after.txt").write_text("the person's, written after monkey was killed\n")
@@ -137,12 +141,52 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
     assert pending.stderr.count("monkey: ") == 1
     [entry] = json.loads(pending.stdout)["checkpoints"]
     assert entry["state"] == "applied" and entry["paths"] == ["after.txt", "half.txt"]
-    assert entry["not_attributable"] == ["after.txt"], "changed after monkey's last heartbeat"
+    assert entry["not_attributable"] == ["after.txt"], "changed after monkey's commands died"
     again = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert "repaired" not in again.stderr, "repaired once"
     undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0 and not (workspace / "half.txt").exists()
     assert (workspace / "after.txt").exists(), "never deleted on a guess"
+
+
+def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    """The command writes long after monkey's last heartbeat (a starved heartbeat thread, as
+    under load), then monkey is killed: the guardian's mark of when the command died, not the
+    stale heartbeat, bounds what was the command's, so undo reverts that write too."""
+    marker = f"monkey-late-write-{os.getpid()}"
+    code = ("import pathlib, time\n"
+            "pathlib.Path('early.txt').write_text('at once')\n"
+            "time.sleep(3)\n"  # three seconds without a heartbeat: long past the heartbeat's margin
+            "pathlib.Path('late.txt').write_text('just before the kill')\n"
+            "time.sleep(60)\n")
+    (workspace / "slow.py").write_text(code)
+    script = write_script(tmp_path / "script.json", [call("shell_execute", command=f"{sys.executable} slow.py {marker}",
+                                                          timeout=120), {"text": "done"}])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
+         str(workspace), "--no-approval", "--task", "go", "--output-format", "stream-json"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=monkey_env(monkey_home, MONKEY_FAULT_NO_HEARTBEAT="1"),
+    )
+    try:
+        _wait_for(workspace / "late.txt")
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        for pid in pids_running(marker):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    pending = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
+    assert "repaired checkpoint" in pending.stderr, pending.stderr
+    [entry] = json.loads(pending.stdout)["checkpoints"]
+    assert entry["paths"] == ["early.txt", "late.txt"]
+    assert entry["not_attributable"] == [], "written before the command died: the command's"
+    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (workspace / "early.txt").exists() and not (workspace / "late.txt").exists()
 
 
 KILLER = """

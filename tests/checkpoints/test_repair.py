@@ -100,3 +100,28 @@ def test_a_stale_index_lock_is_removed_and_a_held_one_is_named(
         assert not (workspace / "c").exists(), "no checkpoint, no command"
     finally:
         holder.communicate(b"")
+
+
+def test_owner_locks_of_long_gone_processes_are_removed(workspace: Path, monkey_home: Path) -> None:
+    """A dead process's owner lock with nothing pending goes once it is an hour old; a fresh one
+    (a process may be taking it right now) and a live process's lock stay."""
+    import fcntl
+    import os
+    import time
+
+    guard = CheckpointGuard(workspace, home=monkey_home)
+    owners = guard.shadow.root / "owners"
+    owners.mkdir(parents=True)
+    old, fresh, live = owners / "1-dead.lock", owners / "2-dead.lock", owners / "3-live.lock"
+    for path in (old, fresh, live, owners / "1-dead.lock.guard"):
+        path.write_text("")
+    hour_ago = time.time() - 3700
+    for path in (old, live):
+        os.utime(path, (hour_ago, hour_ago))
+    fd = os.open(live, os.O_RDWR)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # as a running monkey holds its own
+    try:
+        guard.repair()
+    finally:
+        os.close(fd)
+    assert sorted(p.name for p in owners.iterdir()) == ["2-dead.lock", "3-live.lock"]
