@@ -10,7 +10,8 @@ agent's run) is everything that changed in the workspace meanwhile, whoever chan
 - where a :class:`~monkey.checkpoints.watch.WriteWatch` ran, a path some other program
   wrote (or a process monkey could not identify) is marked not attributable;
 - without one, a path whose inode changed after the command had ended is marked, and so
-  is everything when another monkey's shell command or external agent ran at the same time;
+  is everything when another shell command or external agent ran at the same time (in
+  another monkey or in another session of this one);
 - an entry repaired after monkey was killed during the command is judged by the time
   window up to the moment the command died (the guardian of :mod:`monkey.children` marks
   it; without one, monkey's last heartbeat); marked whole when that moment is unknown.
@@ -77,10 +78,12 @@ def _after_the_end(workspace: Path, rec: FileRecord, ended: float) -> str:
 
 
 def _concurrent(others: list[Entry], entry: Entry) -> str:
-    """Without a write watch, a whole-tree change by another monkey at the same time taints everything."""
+    """Without a write watch, a whole-tree change by another call at the same time (another
+    monkey, or another session of this one) taints everything."""
     for other in others:
         whole_tree = not other.files or any(not r.exact_mode for r in other.files)
-        if whole_tree and other.owner != entry.owner:
-            return (f"another monkey ran {other.tool} at the same time (checkpoint {other.id}, session "
-                        f"{other.session_id or '-'}) and this system cannot tell whose writes were whose")
+        if whole_tree:
+            who = "another monkey" if other.owner != entry.owner else "another session of this monkey"
+            return (f"{who} ran {other.tool} at the same time (checkpoint {other.id}, session "
+                    f"{other.session_id or '-'}) and this system cannot tell whose writes were whose")
     return ""

@@ -207,3 +207,24 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
     listing = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     last = listing.stdout.splitlines()[-1]
     assert "[cannot be undone: " in last and "big.bin: deleted" in last and "vendor/lib/: changed" in last, last
+
+
+def test_two_shell_commands_at_once_in_one_process_are_not_told_apart(
+        workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two sessions of one monkey process (an editor over ACP, `monkey serve`) each run a shell
+    command at the same time; without a write watch nothing tells whose write was whose, so
+    each command's changes are left alone by undo, with the reason."""
+    from monkey.checkpoints.guard import CheckpointGuard
+
+    monkeypatch.setenv(DISABLE_ENV, "1")
+    guard = CheckpointGuard(workspace, home=monkey_home)
+    first = guard.begin(tool="shell_execute", paths=None, session_id="s1", turn=1, call_id="c1")
+    second = guard.begin(tool="shell_execute", paths=None, session_id="s2", turn=1, call_id="c2")
+    (workspace / "one.txt").write_text("by the first or the second?\n")
+    (workspace / "two.txt").write_text("by the first or the second?\n")
+    guard.finish(first, ok=True)
+    guard.finish(second, ok=True)
+    for cid in (first.id, second.id):
+        [entry] = [e for e in guard.journal.entries(guard.key, kind=None, states=None) if e.id == cid]
+        assert {r.path for r in entry.files} == {"one.txt", "two.txt"}
+        assert all("at the same time" in r.unattributed for r in entry.files), [r.unattributed for r in entry.files]
