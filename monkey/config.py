@@ -214,6 +214,15 @@ class CheckpointConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
     """Bytes; changing a larger file needs a person's approval, and shell snapshots skip it."""
 
 
+class InstructionsConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[instructions]``: the ``AGENTS.md`` files the model follows (see :mod:`monkey.agent.instructions`)."""
+
+    files: list[str] = msgspec.field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md", "GEMINI.md"])
+    """The names looked for in each folder, in order of preference (the first found is read)."""
+    max_bytes: int = 32 * 1024
+    """Bytes of instructions at most; what does not fit is left out, with a notice."""
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The whole configuration."""
 
@@ -229,6 +238,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     claude_code: ClaudeCodeConfig = msgspec.field(default_factory=ClaudeCodeConfig)
     codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
+    instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
     untrusted: list[str] = []

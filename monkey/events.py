@@ -36,6 +36,8 @@ __all__ = [
     "CheckpointCreated",
     "UndoApplied",
     "NotUndoable",
+    "InstructionsLoaded",
+    "InstructionRef",
     "Usage",
     "Retry",
     "Fallback",
@@ -87,6 +89,15 @@ class ToolCallSpec(msgspec.Struct, frozen=True, kw_only=True):
     the loop gives this back to the model as the call's result."""
 
 
+class InstructionRef(msgspec.Struct, frozen=True, kw_only=True):
+    """One instruction file (``AGENTS.md``...) the model was given, by content hash."""
+
+    path: str
+    """As shown: relative to the repository, or ``~monkey/...`` for the user's own."""
+    sha256: str
+    bytes: int = 0
+
+
 class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     """A session began (or was resumed) in a workspace."""
 
@@ -94,6 +105,17 @@ class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     backend: str
     model: str
     resumed: bool = False
+    instructions: list[InstructionRef] = []
+    """The instruction files in the system prompt (see :mod:`monkey.agent.instructions`)."""
+
+
+class InstructionsLoaded(Event, frozen=True, kw_only=True, tag="instructions_loaded"):
+    """Instruction files of a folder below the workspace, given to the model the first time the
+    agent touched a path there (with the result of ``call_id``)."""
+
+    files: list[InstructionRef] = []
+    call_id: str = ""
+    notices: list[str] = []
 
 
 class TurnStarted(Event, frozen=True, kw_only=True, tag="turn_started"):
@@ -366,6 +388,7 @@ AnyEvent = Union[
     CheckpointCreated,
     UndoApplied,
     NotUndoable,
+    InstructionsLoaded,
     Usage,
     Retry,
     Fallback,

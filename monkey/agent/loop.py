@@ -31,6 +31,7 @@ from monkey.agent.approval import (
 )
 from monkey.agent.context import ContextManager
 from monkey.agent.person_shell import shell_turn
+from monkey.agent.instructions import Instructions
 from monkey.agent.prompts import render_system_prompt
 from monkey.agent.changes import ChangeGuard, CheckpointError, PendingChange
 from monkey.backends.base import Backend, BackendError
@@ -42,6 +43,8 @@ from monkey.events import (
     EndReason,
     Error,
     Event,
+    InstructionRef,
+    InstructionsLoaded,
     IterationStarted,
     MessageCompleted,
     NotUndoable,
@@ -75,6 +78,8 @@ class AgentOptions:
     shell: ShellSettings = field(default_factory=ShellSettings)
     system_prompt: str | None = None
     """Overrides the built-in system prompt (rendered with ``{model}`` and ``{workspace}``)."""
+    instructions: Instructions | None = None
+    """The project's and the user's ``AGENTS.md`` files, added to the system prompt."""
     max_tokens: int = 4096
 
 
@@ -135,11 +140,16 @@ class Agent:
         self._ending = 0
         self._ran: set[str] = set()
         """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
-        self.system_prompt = render_system_prompt(
-            self.options.system_prompt, model=backend.model, workspace=str(self.workspace)
-        )
+        self.system_prompt = self._system_prompt()
         self.tool_specs = self.tools.specs()
         """What the model is told about the tools, sent with every request."""
+
+    def _system_prompt(self) -> str:
+        """The built-in (or configured) prompt for this model, then the instructions."""
+        prompt = render_system_prompt(self.options.system_prompt, model=self.backend.model,
+                                      workspace=str(self.workspace))
+        extra = self.options.instructions.prompt() if self.options.instructions is not None else ""
+        return f"{prompt}\n\n{extra}" if extra else prompt
 
     # -- session framing -------------------------------------------------------------
 
@@ -152,6 +162,8 @@ class Agent:
             backend=self.backend.name,
             model=self.backend.model,
             resumed=self.resumed,
+            instructions=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size)
+                          for f in (self.options.instructions.files if self.options.instructions else [])],
         )
 
     def use_backend(self, backend: Backend) -> BackendChanged:
@@ -163,9 +175,7 @@ class Agent:
         if self.running:
             raise RuntimeError("the backend cannot change while a turn runs")
         old, self.backend = self.backend, backend
-        self.system_prompt = render_system_prompt(
-            self.options.system_prompt, model=backend.model, workspace=str(self.workspace)
-        )
+        self.system_prompt = self._system_prompt()
         if self.context is not None:
             summaries = self.context.summaries
             self.context = ContextManager(backend, settings=self.context.settings)
@@ -489,7 +499,23 @@ class Agent:
             raise
         except Exception as exc:
             return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
-        return finish(True, outcome.output, outcome.diff)
+        return finish(True, self._nested_instructions(call, args, outcome.output, emit), outcome.diff)
+
+    def _nested_instructions(self, call: ToolCallSpec, args: object, output: str, emit: Emit) -> str:
+        """``output`` with the instruction files of the folders below the workspace that this
+        call touched for the first time (see :meth:`Instructions.below`)."""
+        instructions = self.options.instructions
+        path = getattr(args, "path", None)
+        if instructions is None or not isinstance(path, str) or not path:
+            return output
+        found = instructions.below(self.workspace, path)
+        if not found:
+            return output
+        emit(InstructionsLoaded(session_id=self.session_id, call_id=call.id,
+                                files=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size) for f, _ in found]))
+        blocks = "".join(f"\n\n<instructions from {f.shown}; follow them for files in its folder>\n"
+                         f"{text.strip()}\n</instructions>" for f, text in found)
+        return output + blocks
 
     def _read_denied(self):  # type: ignore[no-untyped-def]  # Callable[[str], bool] | None
         """Whether a deny rule forbids reading a file (searches skip it); None when no rule can."""

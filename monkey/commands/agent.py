@@ -59,11 +59,18 @@ class Setup:
 
         Returns the agent and one message per interrupted change that the guard repaired.
         """
+        from monkey.agent.instructions import load_instructions
         from monkey.agent.loop import Agent, AgentOptions
+        from monkey.config import monkey_home
         from monkey.tools.base import ShellSettings
 
         config = self.config
+        instructions = load_instructions(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project,
+                                         names=tuple(config.instructions.files),
+                                         max_bytes=config.instructions.max_bytes)
+        self.notices += instructions.notices
         options = AgentOptions(
+            instructions=instructions,
             max_iterations=self.max_iterations,
             max_repeats=config.agent.max_repeats,
             shell=ShellSettings(

@@ -165,6 +165,22 @@ async def _approvals(host: Host, rest: str) -> list[Reply]:
     return [Note("\n".join(lines))]
 
 
+async def _memory(host: Host, rest: str) -> list[Reply]:
+    instructions = host.agent.options.instructions
+    if rest:
+        return [Note("usage: /memory", "warning")]
+    if instructions is None or not instructions.files:
+        names = ", ".join(instructions.names) if instructions is not None else "AGENTS.md"
+        lines = [f"no instruction files: the model follows none ({names} in the monkey home, or from the "
+                 "repository root down to the workspace in a trusted folder)"]
+    else:
+        lines = ["instruction files the model follows, outermost first:"]
+        lines += [f"  {f.shown}{f' (imported by {f.imported_by})' if f.imported_by else ''}  {f.size} bytes"
+                  for f in instructions.files]
+    lines += [f"  note: {n}" for n in (instructions.notices if instructions is not None else [])]
+    return [Note("\n".join(lines))]
+
+
 async def _mode(host: Host, rest: str) -> list[Reply]:
     from monkey.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
 
@@ -337,6 +353,7 @@ REGISTRY: list[Command] = [
             "[revoke N]"),
     Command("/mode", "show or switch the permission mode (default, accept-edits, plan, auto)", _mode,
             "[NAME|next]"),
+    Command("/memory", "show the instruction files (AGENTS.md) the model follows", _memory),
     Command("/copy", "copy the last answer to the clipboard", _copy),
     Command("/exit", "quit", _exit, aliases=("/quit",)),
 ]

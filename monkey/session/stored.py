@@ -98,8 +98,27 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
         raise
     handle = SessionHandle(store, recorder, restored, lock=lock)
     if restored is not None:
-        handle.notices = describe_restored(restored)
+        handle.notices = describe_restored(restored) + await _instructions_changed(store, agent)
     return handle
+
+
+async def _instructions_changed(store: SessionStore, agent: Agent) -> list[str]:
+    """Lines for the instruction files that changed since the resumed session last started."""
+    from monkey import events as ev
+    from monkey.agent.instructions import changes_since
+
+    instructions = agent.options.instructions
+    if instructions is None:
+        return []
+    lines = await store.event_lines(agent.session_id, ("session_started",))
+    try:
+        last = ev.decode(lines[-1]) if lines else None
+    except ev.DecodeError:
+        return []
+    if not isinstance(last, ev.SessionStarted):
+        return []
+    before = {ref.path: ref.sha256 for ref in last.instructions}
+    return changes_since(before, instructions.files)
 
 
 def _own(store: SessionStore, session_id: str) -> SessionLock:
