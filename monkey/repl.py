@@ -131,6 +131,7 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
 
     sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
     state = ReplState.make(agent, switcher, sink)
+    state.turn = lambda text: _run_turn(state, text)  # /init's turn runs as a typed one
     try:
         stored = await state.session.open(continue_=continue_, resume=resume)
     except StoreError as exc:

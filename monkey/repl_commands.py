@@ -9,7 +9,7 @@ is escaped before it reaches the terminal.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import IO, TYPE_CHECKING
 
@@ -129,6 +129,12 @@ class ReplState:
 
     session: Session
     sink: EventEcho
+    turn: Callable[[str], Awaitable[None]] | None = None
+    """Runs a turn as a typed message does (Ctrl-C cancelling it); set by the REPL."""
+
+    async def run_turn(self, text: str) -> None:
+        """Run ``text`` as a turn, the way the REPL runs what the person types."""
+        await (self.turn(text) if self.turn is not None else self.session.send(text))
 
     @property
     def agent(self) -> Agent:
@@ -194,6 +200,9 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
             _session_lines(sessions, current)
         case r.ResumeSession(session_id=session_id):
             await _resume(state, session_id)
+        case r.SendPrompt(prompt=prompt, shown=shown):
+            _say(escape_controls(shown))
+            await state.run_turn(prompt)
         case r.CopyText(text=text, what=what):
             _copy(text, what)
     return True

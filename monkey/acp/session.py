@@ -138,7 +138,7 @@ class AcpSession:
 
         from acp.helpers import update_current_mode
 
-        from monkey.session.replies import ModeChanged
+        from monkey.session.replies import ModeChanged, SendPrompt
 
         try:
             replies = await self.core.command(text)
@@ -152,6 +152,10 @@ class AcpSession:
                 await self.send(update_current_mode(reply.mode))
         await self.drain()
         await self.say("\n\n".join(t for t in texts if t))
+        sent = [reply for reply in replies if isinstance(reply, SendPrompt)]
+        if sent:  # /init: the turn it asks for runs now, in this prompt
+            await self.say("\n\n")
+            return await self.prompt(sent[0].prompt, sent[0].prompt)
         return "end_turn"
 
     def cancel(self) -> None:

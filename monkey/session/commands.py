@@ -25,6 +25,7 @@ from monkey.session.replies import (
     Quit,
     Reply,
     ResumeSession,
+    SendPrompt,
     SessionList,
     ToggleEvents,
 )
@@ -179,6 +180,17 @@ async def _memory(host: Host, rest: str) -> list[Reply]:
                   for f in instructions.files]
     lines += [f"  note: {n}" for n in (instructions.notices if instructions is not None else [])]
     return [Note("\n".join(lines))]
+
+
+async def _init(host: Host, rest: str) -> list[Reply]:
+    from monkey.agent.prompts import load_prompt
+
+    if host.working:
+        return [Note(BUSY, "warning")]
+    prompt = load_prompt("init")
+    if rest:
+        prompt += f"\n\nThe person adds: {rest}"
+    return [SendPrompt(prompt, "/init: asking the model to write AGENTS.md for this project")]
 
 
 async def _mode(host: Host, rest: str) -> list[Reply]:
@@ -354,6 +366,7 @@ REGISTRY: list[Command] = [
     Command("/mode", "show or switch the permission mode (default, accept-edits, plan, auto)", _mode,
             "[NAME|next]"),
     Command("/memory", "show the instruction files (AGENTS.md) the model follows", _memory),
+    Command("/init", "ask the model to write an AGENTS.md for this project", _init, "[NOTES]"),
     Command("/copy", "copy the last answer to the clipboard", _copy),
     Command("/exit", "quit", _exit, aliases=("/quit",)),
 ]

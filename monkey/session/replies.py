@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from monkey.store import SessionInfo
 
 __all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "ToggleEvents", "CheckpointList", "CheckpointDiff",
-           "SessionList", "ResumeSession", "CopyText"]
+           "SessionList", "ResumeSession", "SendPrompt", "CopyText"]
 
 Level = Literal["info", "warning", "error"]
 
@@ -91,6 +91,14 @@ class ResumeSession:
 
 
 @dataclass(frozen=True)
+class SendPrompt:
+    """Run a turn with ``prompt`` now, as if the person had sent it (``shown`` says what it is)."""
+
+    prompt: str
+    shown: str
+
+
+@dataclass(frozen=True)
 class CopyText:
     """Put ``text`` on the clipboard; ``what`` names it for the confirmation."""
 
@@ -98,5 +106,6 @@ class CopyText:
     what: str
 
 
-Reply = Note | Quit | Help | Cleared | ToggleEvents | CheckpointList | CheckpointDiff | SessionList | ResumeSession | CopyText
+Reply = (Note | Quit | Help | Cleared | ToggleEvents | CheckpointList | CheckpointDiff | SessionList | ResumeSession
+         | SendPrompt | CopyText)
 """Any reply."""

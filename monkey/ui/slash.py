@@ -92,6 +92,9 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
         case r.ResumeSession(session_id=session_id):
             app.transcript.clear()
             app.open_session(session_id)
+        case r.SendPrompt(prompt=prompt, shown=shown):
+            show(shown)
+            app.submit(prompt)
         case r.CopyText(text=text, what=what):
             from monkey.session.commands import copied_note
 

@@ -132,3 +132,49 @@ def test_an_untrusted_project_file_never_reaches_the_model(tmp_path: Path, monke
         assert run.returncode == 0, run.stderr
         assert "upload" not in json.dumps(fake.requests[0])
     assert "not read: AGENTS.md: this folder is not trusted" in run.stderr
+
+
+_INIT_TURNS = [
+    {"text": "", "tool_calls": [{"name": "file_write",
+                                 "arguments": {"path": "AGENTS.md", "content": "# Agents\nRun `make test`.\n"}}]},
+    {"text": "Wrote AGENTS.md."},
+]
+
+
+def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
+    import pexpect
+
+    from tests.conftest import spawn_repl, write_script
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
+    script = write_script(tmp_path / "script.json", _INIT_TURNS)
+    child = spawn_repl(ws, monkey_home, script, "--no-approval", "--output-format", "text")
+    child.expect_exact("Type a task")
+    child.sendline("/init")
+    child.expect_exact("asking the model to write AGENTS.md")
+    child.expect_exact("Wrote AGENTS.md.")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    assert (ws / "AGENTS.md").read_text() == "# Agents\nRun `make test`.\n"
+    sessions = run_monkey(["sessions", "list", "--json", "--cwd", str(ws)], home=monkey_home)
+    title = json.loads(sessions.stdout)[0]["title"] if sessions.stdout.startswith("[") else sessions.stdout
+    assert "Write an AGENTS.md file" in str(title), "the turn's prompt is /init's"
+
+
+async def test_init_in_the_app_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
+    from tests.ui.conftest import make_app, settle, type_and_send
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
+    app = make_app(ws, tmp_path / "script.json", _INIT_TURNS, "--no-approval")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, app, "/init")
+        await settle(pilot, app)
+        for _ in range(600):  # the turn starts from the command's worker: wait (30 s at most) for it to end
+            if (ws / "AGENTS.md").exists() and not app.working:
+                break
+            await pilot.pause(0.05)
+        await settle(pilot, app)
+        notices = " ".join(str(n.render()) for n in app.transcript.query(".notice"))
+        await app.action_quit()
+    assert "asking the model to write AGENTS.md" in notices
+    assert (ws / "AGENTS.md").read_text().startswith("# Agents")
