@@ -142,6 +142,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     agent.add_argument("--plain", action="store_true", help="line-based interactive mode (no full-screen app)")
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
     agent.add_argument("--inline", action="store_true", help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
+    agent.add_argument("--mcp-config", metavar="FILE",
+                       help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")
     _sessions_parser(sub)
     _acp_parser(sub)
     from monkey.commands.trust import add_parser as add_trust_parser

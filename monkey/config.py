@@ -223,6 +223,13 @@ class InstructionsConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=Tru
     """Bytes of instructions at most; what does not fit is left out, with a notice."""
 
 
+class McpConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[mcp]``: how MCP tools' results reach the model (servers: ``[mcp_servers.NAME]``)."""
+
+    result_limit: int = 100_000
+    """Characters of one MCP tool result given to the model; the whole is saved in the monkey home."""
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The whole configuration."""
 
@@ -239,6 +246,12 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
+
+
+    mcp: McpConfig = msgspec.field(default_factory=McpConfig)
+    mcp_servers: dict[str, Any] = {}
+    """MCP servers by name; read and checked by :mod:`monkey.mcp_client.config` (which also knows
+    which file each came from)."""
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
     untrusted: list[str] = []

@@ -53,6 +53,7 @@ LAYERS: dict[str, int] = {
     "monkey.backends": 1,
     "monkey.checkpoints": 1,
     "monkey.store": 1,
+    "monkey.mcp_client": 1,  # monkey as an MCP client: servers, their tools, pinned definitions
     # the loop
     "monkey.agent": 2,
     # one running conversation, every command

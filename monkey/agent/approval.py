@@ -122,7 +122,20 @@ class RuleError(ValueError):
     """A rule string that cannot be parsed."""
 
 
-_RULE = re.compile(r"^\s*([A-Za-z_][\w.-]*)\s*(?:\((.*)\))?\s*$", re.S)
+_RULE = re.compile(r"^\s*([A-Za-z_][\w.-]*\*?)\s*(?:\((.*)\))?\s*$", re.S)
+MCP_PREFIX = "mcp__"
+
+
+def _covers_tool(rule: str, tool: str) -> bool:
+    """Whether a rule's tool part names ``tool``: itself, or for MCP tools ``mcp__server`` (every
+    tool of that server) and ``mcp__server__*`` (a name prefix)."""
+    if rule == tool:
+        return True
+    if not rule.startswith(MCP_PREFIX) or not tool.startswith(MCP_PREFIX):
+        return False
+    if rule.endswith("*"):
+        return tool.startswith(rule[:-1])
+    return "__" not in rule[len(MCP_PREFIX):] and tool.startswith(rule + "__")
 
 
 @dataclass(frozen=True)
@@ -138,6 +151,8 @@ class Rule:
         m = _RULE.match(text)
         if not m:
             raise RuleError(f"bad approval rule {text!r}: expected 'tool' or 'tool(pattern)'")
+        if m.group(1).endswith("*") and not m.group(1).startswith(MCP_PREFIX):
+            raise RuleError(f"bad approval rule {text!r}: only MCP tool rules end in * (mcp__server__*)")
         return cls(m.group(1), (m.group(2) or "").strip())
 
     def __str__(self) -> str:
@@ -161,7 +176,7 @@ class Rule:
         also against the path as written, and an allow rule never covers a path that resolves
         outside the workspace.
         """
-        if tool != self.tool:
+        if not _covers_tool(self.tool, tool):
             return False
         if not self.pattern:
             return True

@@ -143,6 +143,10 @@ class Agent:
         self.system_prompt = self._system_prompt()
         self.tool_specs = self.tools.specs()
         """What the model is told about the tools, sent with every request."""
+        self._specs_version = self.tools.version
+        self.mcp = None
+        """The session's MCP servers (:class:`monkey.mcp_client.McpManager`; None: none): started, if the
+        front end did not, before the first model call; their tools come and go in :attr:`tools`."""
 
     def _system_prompt(self) -> str:
         """The built-in (or configured) prompt for this model, then the instructions."""
@@ -342,6 +346,10 @@ class Agent:
 
     async def _call_model(self, emit: Emit) -> MessageCompleted:
         await self._shown()  # what came before is stored (durable) before the model is called
+        if self.mcp is not None:
+            self.mcp.start()
+        if self._specs_version != self.tools.version:  # an MCP server's tools arrived or changed
+            self.tool_specs, self._specs_version = self.tools.specs(), self.tools.version
         # An external agent (Claude Code, Codex) keeps its own context and runs its own tools:
         # its tool events pass through for display, and the whole tree is checkpointed around it.
         external = bool(getattr(self.backend, "runs_own_tools", False))
@@ -566,10 +574,11 @@ class Agent:
             decision = Decision(approved=True, by="user", reason="typed by the person", exact_line=True)
         waited = 0.0
         big = self.checkpoints.oversized(paths) if self.checkpoints is not None and paths else []
-        protected = None if by_person else self.policy.needs_person(call.name, call.arguments, self.workspace)
+        protected = None if by_person else (self.policy.needs_person(call.name, call.arguments, self.workspace)
+                                            or tool.needs_person(args))
         person_only = "; ".join([*([protected] if protected else []), *big])
-        if big and decision is not None and decision.approved:
-            decision = None  # a change to a very large file needs a person's explicit approval
+        if person_only and decision is not None and decision.approved:
+            decision = None  # a large file, a changed MCP tool: a person's explicit approval
         if decision is None:
             preview = tool.preview(args, ctx)
             request: ApprovalRequest = build_request(call.id, call.name, call.arguments, preview)

@@ -22,6 +22,7 @@ from monkey.terminal import Terminal
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
+    from monkey.mcp_client.config import Servers
     from monkey.tools.sandbox import Sandbox
 
 __all__ = ["run_agent_command", "EXIT_CODES", "build_agent", "resolve_setup", "Setup", "changed_files", "where_line"]
@@ -53,6 +54,8 @@ class Setup:
     """The agent, once :meth:`build` has run."""
     sandbox: Sandbox | None = None
     """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False)."""
+    mcp: McpSetup | None = None
+    """The MCP servers configured, and which project servers the person refused."""
 
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
@@ -84,7 +87,61 @@ class Setup:
         self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
                            policy=self.policy, options=options, checkpoints=guard,
                            context=_context_manager(self.backend, config, self.compact_at))
+        if self.mcp is not None and (self.mcp.servers.servers or self.mcp.servers.errors):
+            from monkey.mcp_client.manager import McpManager
+
+            self.agent.mcp = McpManager(self.mcp.servers, workspace=self.workspace, home=monkey_home(),  # type: ignore[assignment]
+                                        registry=self.agent.tools, trusted_folder=config.approvals.trust_project,
+                                        refused=self.mcp.refused, result_limit=config.mcp.result_limit)
+            self.notices += self.agent.mcp.notices  # type: ignore[attr-defined]
         return self.agent, repaired
+
+
+@dataclass
+class McpSetup:
+    """The MCP servers a session will start (see :mod:`monkey.mcp_client`)."""
+
+    servers: Servers
+    refused: dict[str, str]
+
+
+def _mcp_setup(args: argparse.Namespace, workspace: Path, config: Config) -> McpSetup:
+    """Read the MCP server definitions and ask about project servers not approved yet (on a terminal).
+
+    Raises:
+        UsageError: ``--mcp-config FILE`` cannot be read.
+    """
+    from monkey.mcp_client.config import McpConfigError, load_servers
+    from monkey.mcp_client.manager import approve_project_servers
+
+    try:
+        servers = load_servers(workspace, monkey_home(), flag_file=getattr(args, "mcp_config", None))
+    except McpConfigError as exc:
+        raise UsageError(str(exc)) from None
+    probe = Terminal.open()
+    if probe is None:  # nobody to ask: unapproved project servers are not started, and it is said why
+        return McpSetup(servers, {})
+    probe.close()
+    refused = approve_project_servers(servers, workspace=workspace, home=monkey_home(),
+                                      trusted_folder=config.approvals.trust_project, ask=_ask_server)
+    return McpSetup(servers, refused)
+
+
+def _ask_server(server) -> bool:  # type: ignore[no-untyped-def]  # ServerConfig
+    """Ask on the terminal whether a project-defined MCP server may start (False: nobody to ask)."""
+    terminal = Terminal.open()
+    if terminal is None:
+        return False
+    try:
+        terminal.discard_typed_ahead()
+        terminal.write(
+            f"monkey: {escape_controls(server.source, keep_newlines=False)} defines the MCP server "
+            f"{escape_controls(server.name, keep_newlines=False)}:\n"
+            f"  {escape_controls(server.describe(), keep_newlines=False)}\n"
+            "It runs as you, outside the sandbox. Start it (asked again if its definition changes)? [y/N] ")
+        return terminal.input.readline().strip().lower() in ("y", "yes")
+    finally:
+        terminal.close()
 
 
 def _fail(message: str, code: int) -> int:
@@ -168,7 +225,7 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=args.max_iterations or config.agent.max_iterations,
                  compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice,
-                 switcher=switcher, sandbox=sandbox)
+                 switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(args, workspace, config))
 
 
 def _sandbox(config: Config) -> tuple[Sandbox | None, list[str]]:
@@ -302,7 +359,13 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
         except (NotImplementedError, RuntimeError):
             pass
     last: TurnCompleted | None = None
+    mcp = getattr(agent, "mcp", None)
     try:
+        if mcp is not None:  # a headless task waits for its MCP servers before the first model call
+            await mcp.wait_ready()
+            for view in mcp.views():
+                if view.status == "failed":
+                    sys.stderr.write(escape_controls(f"monkey: MCP server {view.name} failed: {view.error}\n"))
         async for event in agent.run_task(task):
             if isinstance(event, TurnCompleted):
                 last = event
@@ -321,6 +384,8 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
     finally:
         for sig in installed:
             loop.remove_signal_handler(sig)
+        if mcp is not None:
+            await mcp.aclose()
         try:
             await agent.backend.aclose()
         finally:

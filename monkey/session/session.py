@@ -95,6 +95,8 @@ class Session:
             self.agent.started = False
             self.agent.turns = 0
         self.handle = await open_session(self.agent, continue_=continue_, resume=resume, path=self.store_path)
+        if self.agent.mcp is not None:  # MCP servers connect in the background while the person types
+            self.agent.mcp.start()
         return self.handle
 
     async def end(self) -> None:

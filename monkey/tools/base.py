@@ -149,6 +149,11 @@ class Tool(ABC, Generic[A]):
     def check(self, args: A, ctx: ToolContext) -> None:
         """Raise :class:`ToolError` when the call cannot run at all (checked before anything is checkpointed)."""
 
+    def needs_person(self, args: A) -> str | None:
+        """Why only a person's approval of this exact call can let it run (an MCP tool whose
+        definition changed), or None; no rule, grant or mode skips it."""
+        return None
+
     def preview(self, args: A, ctx: ToolContext) -> str:
         """What a call would change, for an approval prompt (a diff); empty if nothing to show."""
         return ""

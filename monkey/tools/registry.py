@@ -39,6 +39,8 @@ class ToolRegistry:
 
     def __init__(self, tools: Iterable[Tool] | None = None) -> None:
         self._tools: dict[str, Tool] = {}
+        self.version = 0
+        """Counts changes (an MCP server's tools come and go): who caches :meth:`specs` compares it."""
         for tool in default_tools() if tools is None else tools:
             self.add(tool)
 
@@ -52,6 +54,12 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise ValueError(f"two tools are named {tool.name}")
         self._tools[tool.name] = tool
+        self.version += 1
+
+    def remove(self, name: str) -> None:
+        """Drop the tool called ``name`` (if there is one)."""
+        if self._tools.pop(name, None) is not None:
+            self.version += 1
 
     def get(self, name: str) -> Tool:
         """The tool called ``name``.

@@ -1,0 +1,208 @@
+"""Every MCP server of a session: which may start, their connections, and their tools in the
+agent's registry.
+
+:class:`McpManager` is made when the agent is built (synchronously: which project servers a
+person approved is settled then), started in the event loop the session runs in
+(:meth:`McpManager.start`, idempotent: the front end, or the loop before its first model
+call), and waited for by headless runs (:meth:`McpManager.wait_ready`). As each server's tool
+list arrives (at connect, after ``notifications/tools/list_changed``, at a reconnect) its
+tools replace the server's old ones in the registry, marked new, pinned or changed against
+the definitions approved before (:mod:`monkey.mcp_client.pins`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from monkey.mcp_client.config import ServerConfig, Servers
+from monkey.mcp_client.names import assign_names
+from monkey.mcp_client.pins import PinStore, definition_diff, tool_hash
+from monkey.mcp_client.results import DEFAULT_LIMIT
+from monkey.mcp_client.server import McpServer
+from monkey.mcp_client.tool import McpTool
+from monkey.tools.registry import ToolRegistry
+
+__all__ = ["McpManager", "ServerView", "approve_project_servers"]
+
+Ask = Callable[[ServerConfig], bool]
+"""Asks the person whether a project-defined server may start (None: nobody to ask)."""
+
+
+@dataclass(frozen=True)
+class ServerView:
+    """What ``/mcp`` and the app show of one server."""
+
+    name: str
+    origin: str
+    status: str
+    error: str
+    tools: list[str]
+    changed: list[str]
+
+
+def _may_start(pins: PinStore, workspace: Path, config: ServerConfig, trusted_folder: bool, ask: Ask | None) -> str:
+    """Why a server may not start ('' when it may): a project's needs trust and the person's
+    approval of its definition (asked with ``ask``, kept in the monkey home)."""
+    if config.origin != "project":
+        return ""
+    if not trusted_folder:
+        return f"defined by the project ({config.source}) and this folder is not trusted (`monkey trust`)"
+    key = pins.server_key(workspace, config.name, config.definition_hash)
+    if pins.server_approved(key):
+        return ""
+    if ask is None:
+        return (f"defined by the project ({config.source}) and you have not approved this definition; "
+                "nobody is here to ask (run monkey on a terminal in this folder once)")
+    if not ask(config):
+        return "you did not approve its definition"
+    try:
+        pins.approve_server(key, workspace, config.name)
+    except OSError as exc:
+        return f"your approval could not be kept: {exc.strerror or exc}"
+    return ""
+
+
+def approve_project_servers(servers: Servers, *, workspace: Path, home: Path, trusted_folder: bool,
+                            ask: Ask) -> dict[str, str]:
+    """Ask the person about each enabled project server whose definition they have not approved
+    yet; returns why each one they refused may not start."""
+    pins = PinStore(home)
+    refused: dict[str, str] = {}
+    for config in servers.servers.values():
+        if config.origin == "project" and config.enabled and trusted_folder:
+            if why := _may_start(pins, workspace, config, trusted_folder, ask):
+                refused[config.name] = why
+    return refused
+
+
+class McpManager:
+    """The MCP servers of one session and their tools in ``registry``."""
+
+    def __init__(self, servers: Servers, *, workspace: Path, home: Path, registry: ToolRegistry,
+                 trusted_folder: bool, refused: dict[str, str] | None = None,
+                 result_limit: int = DEFAULT_LIMIT) -> None:
+        self.workspace = workspace
+        self.home = home
+        self.registry = registry
+        self.result_limit = result_limit
+        self.pins = PinStore(home)
+        self.notices: list[str] = list(servers.errors)
+        self.servers: dict[str, McpServer] = {}
+        self._blocked: dict[str, str] = {}
+        self._tools: dict[str, list[str]] = {}
+        self._started = False
+        for config in servers.servers.values():
+            log = home / "mcp" / "logs" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', config.name)}.log"
+            server = McpServer(config, workspace=workspace, log=log, on_tools=self._tools_listed)
+            self.servers[config.name] = server
+            why = (refused or {}).get(config.name) or _may_start(self.pins, workspace, config, trusted_folder, None)
+            if why:
+                server.status, server.error = "not started", why
+                server.ready.set()
+                self._blocked[config.name] = why
+                self.notices.append(f"MCP server {config.name} not started: {why}")
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Connect every enabled, allowed server in the background (once; needs a running loop)."""
+        if self._started:
+            return
+        self._started = True
+        for server in self.servers.values():
+            if server.status == "starting":
+                server.start()
+
+    async def wait_ready(self) -> None:
+        """Wait until each server is connected or failed (each within its own startup_timeout)."""
+        self.start()
+        waits = [asyncio.wait_for(s.ready.wait(), s.config.startup_timeout + 5) for s in self.servers.values()]
+        await asyncio.gather(*waits, return_exceptions=True)
+
+    async def reconnect(self, name: str) -> str:
+        server = self._get(name)
+        if name in self._blocked:
+            return f"{name} was not started: {self._blocked[name]}"
+        await server.stop()
+        server.start()
+        await asyncio.wait_for(server.ready.wait(), server.config.startup_timeout + 5)
+        return f"{name}: {server.status}" + (f" ({server.error})" if server.error else "")
+
+    async def disable(self, name: str) -> str:
+        server = self._get(name)
+        await server.stop("disabled")
+        server.tools = []
+        self._tools_listed(server)
+        return f"{name} disabled for this session; its tools are gone (/mcp reconnect {name} brings it back)"
+
+    def _get(self, name: str) -> McpServer:
+        try:
+            return self.servers[name]
+        except KeyError:
+            raise KeyError(f"no MCP server named {name!r}; configured: {', '.join(self.servers) or 'none'}") from None
+
+    async def aclose(self) -> None:
+        await asyncio.gather(*(s.stop() for s in self.servers.values()), return_exceptions=True)
+
+    # -- tools -------------------------------------------------------------------------
+
+    def _pin_key(self, server: McpServer) -> str:
+        config = server.config
+        return f"project:{self.workspace}:{config.name}" if config.origin == "project" else config.name
+
+    def _tools_listed(self, server: McpServer) -> None:
+        for name in self._tools.pop(server.name, []):
+            self.registry.remove(name)
+        names, collisions = assign_names(server.name, [t.name for t in server.tools])
+        for message in collisions:
+            server.error = message
+        pins = self.pins.pins(self._pin_key(server))
+        added: list[str] = []
+        for definition in server.tools:
+            model_name = names.get(definition.name)
+            if model_name is None or model_name in self.registry:
+                continue
+            pin = pins.get(definition.name)
+            if pin is None:
+                state, diff = "new", ""
+            elif pin.hash == tool_hash(definition.name, definition.description, definition.schema):
+                state, diff = "pinned", ""
+            else:
+                state, diff = "changed", definition_diff(pin, definition.description, definition.schema)
+            self.registry.add(McpTool(self, server, definition, model_name, state, diff))  # type: ignore[arg-type]
+            added.append(model_name)
+        self._tools[server.name] = added
+
+    def accept(self, tool: McpTool) -> None:
+        """A call of ``tool`` was approved: its definition becomes the approved one."""
+        definition = tool.definition
+        try:
+            self.pins.pin(self._pin_key(tool.server), definition.name, definition.description, definition.schema)
+        except OSError:
+            return  # kept for this session: asked again next time
+        finally:
+            tool.state, tool.diff = "pinned", ""
+
+    def result_file(self, call_id: str) -> Path:
+        return self.home / "mcp" / "results" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id)}.txt"
+
+    # -- what people see ---------------------------------------------------------------
+
+    def views(self) -> list[ServerView]:
+        out = []
+        for server in self.servers.values():
+            tools = [t for t in self._tools.get(server.name, [])]
+            changed = [n for n in tools if getattr(self.registry.find(n), "state", "") == "changed"]
+            out.append(ServerView(server.name, server.config.origin, server.status, server.error, tools, changed))
+        return out
+
+    def summary(self) -> str:
+        """``mcp 2/3`` (ready of configured), for a status bar; '' without servers."""
+        if not self.servers:
+            return ""
+        ready = sum(1 for s in self.servers.values() if s.status == "ready")
+        return f"mcp {ready}/{len(self.servers)}"

@@ -1,0 +1,42 @@
+"""Real MCP servers for the MCP client's tests: the npm reference servers and tests/fakes/mcp_server.py."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
+EVERYTHING = NPM_BIN / "mcp-server-everything"
+FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
+
+needs_npm = pytest.mark.skipif(not EVERYTHING.exists() or not FILESYSTEM.exists(),
+                               reason="npm ci --prefix tests/npm installs the MCP reference servers")
+
+
+def call(tool: str, **arguments: object) -> dict[str, Any]:
+    return {"name": tool, "arguments": arguments}
+
+
+def fake_server(state: Path, **extra: Any) -> dict[str, Any]:
+    """The definition of tests/fakes/mcp_server.py counting its starts in ``state``."""
+    return {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server", str(state)], "cwd": str(ROOT),
+            "env": {"PYTHONPATH": str(ROOT)}, **extra}
+
+
+def write_servers(path: Path, servers: dict[str, Any]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"mcpServers": servers}))
+    return path
+
+
+def events(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
+
+
+def results(stdout: str) -> list[dict[str, Any]]:
+    return [e for e in events(stdout) if e["type"] == "tool_result"]
