@@ -246,8 +246,6 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
-
-
     mcp: McpConfig = msgspec.field(default_factory=McpConfig)
     mcp_servers: dict[str, Any] = {}
     """MCP servers by name; read and checked by :mod:`monkey.mcp_client.config` (which also knows
