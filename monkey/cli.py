@@ -146,6 +146,9 @@ def build_parser():  # type: ignore[no-untyped-def]
                        help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")
     _sessions_parser(sub)
     _acp_parser(sub)
+    from monkey.commands.serve import add_parser as add_serve_parser
+
+    add_serve_parser(sub, _model_flags, _mode_flag)
     from monkey.commands.trust import add_parser as add_trust_parser
 
     add_trust_parser(sub)
@@ -199,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"monkey: {unknown}\n")
         return EXIT_USAGE
     args = parser.parse_args(args_list)
-    if args.command in ("agent", "acp"):
+    if args.command in ("agent", "acp", "serve"):
         _supervise_children()
     if args.command == "agent":
         from monkey.commands.agent import run_agent_command
@@ -221,5 +224,9 @@ def main(argv: list[str] | None = None) -> int:
         from monkey.commands.acp import run_acp_command
 
         return run_acp_command(args)
+    if args.command == "serve":
+        from monkey.commands.serve import run_serve_command
+
+        return run_serve_command(args)
     parser.print_help()
     return EXIT_USAGE if args_list else EXIT_OK

@@ -14,7 +14,7 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
   (``session/stored.py``), and every command, defined once;
 - **front ends**: the Textual app (``ui``), the line REPL (``repl``, ``repl_commands``),
   ``--task`` output and the person's terminal (``output``, ``terminal``), the CLI
-  (``cli``, ``commands``), editors (``acp``), MCP clients (``serve``, ``mcp``).
+  (``cli``, ``commands``), editors (``acp``), MCP clients (``mcp_server``: ``monkey serve``).
 
 A module imports only from its own layer or the ones below; the layers below the front
 ends never import textual, prompt_toolkit or rich; no module imports another package's
@@ -69,6 +69,7 @@ LAYERS: dict[str, int] = {
     "monkey.cli": 4,
     "monkey.__main__": 4,
     "monkey.acp": 4,
+    "monkey.mcp_server": 4,  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
     "monkey.serve": 4,
     "monkey.mcp": 4,
 }

@@ -19,6 +19,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from monkey.agent.approval import (
     ApprovalPolicy,
@@ -29,6 +30,7 @@ from monkey.agent.approval import (
     SHELL_TOOL,
     build_request,
 )
+from monkey.agent.client_call import client_turn
 from monkey.agent.context import ContextManager
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.instructions import Instructions
@@ -240,6 +242,18 @@ class Agent:
             return (await self._run_call(call, turn, emit, by_person=True)).message
 
         async for event in self._drive(lambda emit: shell_turn(self, command, emit, run_call)):
+            yield event
+
+    async def run_tool(self, name: str, arguments: dict[str, Any], *, via: str) -> AsyncIterator[Event]:
+        """Run one tool call a program asked for (``via``: who, e.g. an MCP client) as a turn of its own.
+
+        The same path as the model's calls (rules, the protected set, the approver, checkpoint,
+        journal, sandbox); no model is called (see :mod:`monkey.agent.client_call`).
+        """
+        async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
+            return (await self._run_call(call, turn, emit)).message
+
+        async for event in self._drive(lambda emit: client_turn(self, name, arguments, via, emit, run_call)):
             yield event
 
     async def _drive(self, work: Callable[[Emit], Awaitable[None]]) -> AsyncIterator[Event]:

@@ -1,0 +1,141 @@
+"""``monkey serve``: monkey's tools for MCP clients, over stdio (``monkey serve``) or HTTP (``monkey serve http``).
+
+The agent is built for the workspace (``--cwd``) the way ``monkey agent`` builds one, with
+the same config: rules, mode, sandbox, checkpoints. Both transports run the same server
+(:func:`monkey.mcp_server.server.build_server`). Logs go to stderr; in stdio mode stdout is the
+protocol and nothing else is written there.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+__all__ = ["add_parser", "run_serve_command"]
+
+
+def add_parser(sub: Any, model_flags: Any, mode_flag: Any) -> None:
+    """``monkey serve [http [PORT]]`` and its flags."""
+    serve = sub.add_parser("serve", help="serve monkey's tools to MCP clients (stdio, or http)",
+                           description="Run monkey as an MCP server: its tools, confined to the workspace, "
+                           "through its rules, checkpoints and sandbox. Without a transport it speaks MCP on "
+                           "stdin/stdout; 'http [PORT]' serves streamable HTTP on 127.0.0.1.")
+    serve.add_argument("transport", nargs="?", choices=("stdio", "http"), default="stdio",
+                       help="stdio (default) or http")
+    serve.add_argument("port_arg", nargs="?", metavar="PORT", help="http: the port (default: a free one)")
+    serve.add_argument("--port", help="http: the port (default: a free one)")
+    serve.add_argument("--host", help="http: the address to bind (default 127.0.0.1; any other needs a token)")
+    serve.add_argument("--token", help="http: the bearer token clients must send (default: $MONKEY_SERVE_TOKEN; "
+                       "generated and printed when a non-loopback host needs one)")
+    serve.add_argument("--cwd", help="workspace directory (default: the current directory)")
+    serve.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
+    serve.add_argument("--no-approval", action="store_true", help="the same as --mode auto")
+    mode_flag(serve)
+    model_flags(serve, per="task")
+
+
+def _fail(message: str, code: int = 2) -> int:
+    sys.stderr.write(f"monkey: {message}\n")
+    sys.stderr.flush()
+    return code
+
+
+def _port(args: argparse.Namespace) -> int:
+    """The port the flags name (0: a free one); ValueError with the reason."""
+    given = [p for p in (args.port_arg, args.port) if p is not None]
+    if len(given) == 2 and given[0] != given[1]:
+        raise ValueError(f"the port is given twice ({given[0]} and --port {given[1]}); give one")
+    if not given:
+        return 0
+    try:
+        port = int(given[0])
+    except ValueError:
+        raise ValueError(f"not a port number: {given[0]!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"a port is between 1 and 65535, got {port}")
+    return port
+
+
+def _build(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from monkey.commands.agent import build_agent
+    from monkey.mcp_server.approver import ClientApprover
+    from monkey.mcp_server.host import ToolHost, log
+
+    flags = argparse.Namespace(**{**vars(args), "continue_": False, "resume": None, "compact_at": None})
+    setup = build_agent(flags, ClientApprover())
+    for notice in setup.notices:
+        log(notice)
+    assert setup.agent is not None
+    return ToolHost(setup.agent, setup.switcher)
+
+
+async def _stdio(host: Any) -> None:
+    from monkey.mcp_server.server import build_server
+    from monkey.mcp_server.stdio import run_stdio
+
+    await run_stdio(build_server(host))
+
+
+async def _main(args: argparse.Namespace, http: Any) -> int:
+    import asyncio
+    import signal
+
+    host = _build(args)
+    task = asyncio.current_task()
+    loop = asyncio.get_running_loop()
+    stopped: list[int] = []
+
+    def stop(signum: int) -> None:
+        stopped.append(signum)
+        if task is not None:
+            task.cancel()
+
+    if http is None:  # uvicorn catches the signals itself in http mode
+        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+            loop.add_signal_handler(signum, stop, signum)
+    try:
+        if http is None:
+            await _stdio(host)
+        else:
+            await http(host)
+    except asyncio.CancelledError:
+        if not stopped:
+            raise
+    finally:
+        await host.close()
+    return 128 + stopped[0] if stopped else 0
+
+
+def run_serve_command(args: argparse.Namespace) -> int:
+    """Run ``monkey serve`` until the client goes away or a signal ends it; the exit status."""
+    import asyncio
+
+    from monkey.backends.base import BackendError
+    from monkey.commands.agent import UsageError
+
+    try:
+        import mcp  # noqa: F401
+    except ImportError:
+        return _fail("monkey serve needs the MCP SDK: pip install 'mcp>=2.3'", 1)
+    http = None
+    if args.transport == "http":
+        from monkey.mcp_server.http import HttpSettings, serve_http
+
+        try:
+            settings = HttpSettings.from_flags(args.host, _port(args), args.token)
+        except ValueError as exc:
+            return _fail(str(exc))
+
+        async def http(host: Any) -> None:
+            await serve_http(host, settings)
+    elif args.port_arg is not None or args.port is not None or args.host or args.token:
+        return _fail("--port, --host, --token and PORT are for 'monkey serve http'")
+    try:
+        return asyncio.run(_main(args, http))
+    except UsageError as exc:
+        return _fail(str(exc))
+    except BackendError as exc:
+        return _fail(exc.message, 1)
+    except KeyboardInterrupt:
+        return 130

@@ -1,0 +1,93 @@
+"""The monkey side of ``monkey serve``: one agent and one stored session for the server's life.
+
+Each ``tools/call`` runs through :meth:`monkey.agent.loop.Agent.run_tool` (the loop's own
+call path) one at a time, and every event it makes is stored before the result goes back
+to the client (durable before visible). The stored session is opened at the first call, so a
+client that only lists the tools leaves no empty session behind; ``monkey sessions list``
+shows it and ``monkey undo`` reverts its changes like any other session's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from monkey.events import Event, ToolResult
+
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.replies import Level
+
+__all__ = ["CallResult", "ToolHost", "log"]
+
+
+def log(text: str) -> None:
+    """A line on stderr (in stdio mode stdout is the protocol: nothing else goes there)."""
+    sys.stderr.write(f"monkey serve: {text}\n")
+    sys.stderr.flush()
+
+
+@dataclass(frozen=True)
+class CallResult:
+    ok: bool
+    output: str
+    session_id: str = ""
+
+
+class ToolHost:
+    """Runs the client's tool calls as turns of one monkey session."""
+
+    def __init__(self, agent: Agent, switcher: BackendSwitcher) -> None:
+        from monkey.session.session import Session
+
+        self.agent = agent
+        self.session = Session(agent, switcher, show=self._show, tell=self._tell)
+        self._lock = asyncio.Lock()
+        self.closed = False
+
+    def _show(self, event: Event) -> None:
+        if isinstance(event, ToolResult):
+            log(f"{event.name} {'ok' if event.ok else 'failed'} ({event.duration_ms:.0f} ms)"
+                + ("" if event.ok else f": {event.output.splitlines()[0][:200] if event.output else ''}"))
+
+    def _tell(self, text: str, level: Level) -> None:
+        log(text)
+
+    async def call(self, name: str, arguments: dict[str, Any], *, via: str) -> CallResult:
+        """Run one call; what the client is given back (after every event of it is stored)."""
+        from monkey.store import StoreError
+
+        async with self._lock:  # one turn at a time, in the order the calls came
+            if self.closed:
+                return CallResult(False, "monkey serve is shutting down; the call was not run")
+            if self.session.handle is None:
+                try:
+                    await self.session.open()
+                except StoreError as exc:  # nothing runs that could not be recorded
+                    return CallResult(False, f"the call was not run: the session cannot be stored: {exc}")
+            result: ToolResult | None = None
+            ended = ""
+            async for event in self.agent.run_tool(name, arguments, via=via):
+                await self.session.emit(event, more=self.agent.backlog > 0)
+                if isinstance(event, ToolResult):
+                    result = event
+                elif event.type == "turn_completed":
+                    ended = getattr(event, "message", "")
+            if result is None:
+                return CallResult(False, ended or "the call was not run", self.agent.session_id)
+            return CallResult(result.ok, result.output, self.agent.session_id)
+
+    async def close(self) -> None:
+        """Stop a running call (its children are killed), end and close the stored session."""
+        if self.closed:
+            return
+        self.closed = True
+        self.agent.cancel()
+        async with self._lock:
+            try:
+                await self.session.end()
+            finally:
+                await self.agent.backend.aclose()

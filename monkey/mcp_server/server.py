@@ -1,0 +1,63 @@
+"""The MCP server: ``tools/list`` and ``tools/call`` over monkey's tools, the same for stdio and HTTP.
+
+Built on the ``mcp`` SDK's low-level :class:`mcp.server.Server`; the SDK answers the
+protocol (the ``initialize`` handshake and the stateless revision, JSON-RPC errors for
+malformed requests and unknown methods); a tool's failure is a result with ``isError``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from monkey.mcp_server.host import ToolHost
+from monkey.mcp_server.tools import definitions
+
+if TYPE_CHECKING:
+    from mcp.server import Server
+
+__all__ = ["build_server", "INSTRUCTIONS"]
+
+INSTRUCTIONS = (
+    "monkey's workspace tools: read, write, edit and delete files, run shell commands, list and search. "
+    "Paths are relative to the workspace and cannot leave it. Every change is checkpointed so "
+    "`monkey undo` reverts it; monkey's deny rules and protected paths (.git, .monkey) apply, and shell "
+    "commands run in its sandbox."
+)
+
+
+def _client_name(ctx: Any) -> str:
+    """Who is calling, as the client named itself at ``initialize`` (when it did)."""
+    for path in (("session", "client_params", "client_info", "name"), ("meta", "client_info", "name")):
+        value: Any = ctx
+        for attr in path:
+            value = getattr(value, attr, None)
+            if value is None:
+                break
+        if isinstance(value, str) and value.strip():
+            return f"the MCP client {' '.join(value.split())[:60]}"
+    return "the MCP client"
+
+
+def build_server(host: ToolHost) -> Server[Any]:
+    """The SDK server whose handlers run calls through ``host``."""
+    import mcp_types as types
+    from mcp.server import Server
+
+    from monkey import __version__
+
+    tools = definitions(host.agent.tools)
+    names = {tool.name for tool in tools}
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        if params.name not in names:
+            text = f"unknown tool {params.name!r}; monkey serve has: {', '.join(sorted(names))}"
+            return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+        result = await host.call(params.name, dict(params.arguments or {}), via=_client_name(ctx))
+        return types.CallToolResult(content=[types.TextContent(type="text", text=result.output)],
+                                    is_error=not result.ok)
+
+    return Server("monkey", version=__version__, title="monkey", instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)

@@ -1,0 +1,80 @@
+"""The official ``mcp`` client driving a real ``python -m monkey serve`` subprocess (stdio or HTTP)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from tests.conftest import monkey_env
+
+__all__ = ["stdio_session", "text", "HttpServer", "start_http"]
+
+
+@contextlib.asynccontextmanager
+async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = None) -> AsyncIterator[ClientSession]:
+    """An initialized client session with ``monkey serve --cwd WORKSPACE FLAGS`` over stdio."""
+    params = StdioServerParameters(command=sys.executable, args=["-m", "monkey", "serve", "--cwd", str(workspace), *flags],
+                                   env=monkey_env(home))
+    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
+        async with ClientSession(read, write) as session:
+            await session.initialize()
+            yield session
+
+
+def text(result: Any) -> str:
+    """The text blocks of a tool result, joined."""
+    return "".join(getattr(block, "text", "") for block in result.content)
+
+
+class HttpServer:
+    """A ``monkey serve http`` subprocess and what it printed on start."""
+
+    def __init__(self, proc: subprocess.Popen[str], url: str, token: str) -> None:
+        self.proc = proc
+        self.url = url
+        """The MCP endpoint (``http://HOST:PORT/mcp``)."""
+        self.token = token
+
+    @property
+    def base(self) -> str:
+        return self.url.rsplit("/mcp", 1)[0]
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 30) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        return self.proc.wait(timeout=timeout)
+
+
+def start_http(workspace: Path, home: Path, *flags: str, env: dict[str, str] | None = None,
+               deadline: float = 60) -> HttpServer:
+    """Start ``monkey serve http`` and wait (up to ``deadline`` s) for the URL line it prints."""
+    proc = subprocess.Popen([sys.executable, "-m", "monkey", "serve", "http", "--cwd", str(workspace), *flags],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env={**monkey_env(home), **(env or {})})
+    url = token = ""
+    end = time.monotonic() + deadline
+    assert proc.stdout is not None
+    while time.monotonic() < end:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        if line.startswith("token: "):
+            token = line.split(": ", 1)[1].strip()
+        if line.startswith("url: "):
+            url = line.split(": ", 1)[1].strip()
+            break
+    if not url:
+        proc.kill()
+        out, err = proc.communicate(timeout=30)
+        raise AssertionError(f"monkey serve http printed no url (exit {proc.returncode}): {out}\n{err}")
+    return HttpServer(proc, url, token)

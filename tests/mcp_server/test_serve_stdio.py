@@ -1,0 +1,205 @@
+"""``monkey serve`` over stdio, driven by the official ``mcp`` client as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import monkey_env, run_monkey
+from tests.mcp_server.client import stdio_session, text
+
+TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "list_directory",
+         "glob_search", "grep_search"]
+
+
+async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path, monkey_home: Path) -> None:
+    async with stdio_session(workspace, monkey_home) as client:
+        listed = (await client.list_tools()).tools
+    assert [t.name for t in listed] == TOOLS
+    by = {t.name: t for t in listed}
+    assert by["file_write"].input_schema["required"] == ["path", "content"]
+    assert "relative to the workspace" in by["file_read"].description
+    read, write, shell = by["file_read"].annotations, by["file_write"].annotations, by["shell_execute"].annotations
+    assert (read.read_only_hint, read.destructive_hint, read.idempotent_hint, read.open_world_hint) == (True, False, True, False)
+    assert (write.read_only_hint, write.destructive_hint, write.idempotent_hint) == (False, True, True)
+    assert (shell.read_only_hint, shell.destructive_hint, shell.idempotent_hint, shell.open_world_hint) == (False, True, False, True)
+
+
+async def test_every_tool_runs_and_changes_are_recorded_and_undoable(workspace: Path, monkey_home: Path) -> None:
+    async with stdio_session(workspace, monkey_home) as client:
+        wrote = await client.call_tool("file_write", {"path": "notes/a.txt", "content": "alpha\nbeta\n"})
+        assert not wrote.is_error, text(wrote)
+        read = await client.call_tool("file_read", {"path": "notes/a.txt"})
+        assert text(read) == "alpha\nbeta\n"
+        edited = await client.call_tool("file_edit", {"path": "notes/a.txt", "old_string": "beta", "new_string": "gamma"})
+        assert not edited.is_error, text(edited)
+        listing = await client.call_tool("list_directory", {"path": "notes"})
+        assert "a.txt" in text(listing)
+        found = await client.call_tool("glob_search", {"pattern": "**/*.txt"})
+        assert "notes/a.txt" in text(found)
+        grep = await client.call_tool("grep_search", {"pattern": "gam+a"})
+        assert "notes/a.txt:2: gamma" in text(grep)
+        shell = await client.call_tool("shell_execute", {"command": "cat notes/a.txt"})
+        assert not shell.is_error, text(shell)
+        assert "alpha\ngamma" in text(shell)
+        (workspace / "gone.txt").write_text("bye\n")
+        deleted = await client.call_tool("file_delete", {"path": "gone.txt"})
+        assert not deleted.is_error, text(deleted)
+    assert (workspace / "notes/a.txt").read_text() == "alpha\ngamma\n"
+    assert not (workspace / "gone.txt").exists()
+
+    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    sessions = json.loads(listed.stdout)
+    assert len(sessions) == 1 and sessions[0]["turns"] == 8, listed.stdout
+    assert sessions[0]["state"] == "completed"  # ended at EOF, closed cleanly
+
+    for _ in range(3):  # delete, edit, write: each undone in turn
+        undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+        assert undo.returncode == 0, undo.stderr
+    assert (workspace / "gone.txt").read_text() == "bye\n"
+    assert not (workspace / "notes/a.txt").exists()
+
+
+async def test_a_deny_rule_in_the_user_config_refuses_the_call(workspace: Path, monkey_home: Path) -> None:
+    (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_write(secret/**)", "shell_execute(rm)"]\n')
+    async with stdio_session(workspace, monkey_home) as client:
+        denied = await client.call_tool("file_write", {"path": "secret/key.txt", "content": "x"})
+        shell = await client.call_tool("shell_execute", {"command": "rm README.md"})
+        allowed = await client.call_tool("file_write", {"path": "open.txt", "content": "x"})
+    assert denied.is_error and "denied by rule file_write(secret/**)" in text(denied)
+    assert shell.is_error and "denied by rule shell_execute(rm)" in text(shell)
+    assert not allowed.is_error
+    assert not (workspace / "secret").exists()
+    assert (workspace / "README.md").exists()
+
+
+async def test_paths_cannot_leave_the_workspace(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("top secret\n")
+    (workspace / "link").symlink_to(outside)
+    async with stdio_session(workspace, monkey_home) as client:
+        results = [
+            await client.call_tool("file_read", {"path": "../outside/secret.txt"}),
+            await client.call_tool("file_read", {"path": str(outside / "secret.txt")}),
+            await client.call_tool("file_read", {"path": "link/secret.txt"}),
+            await client.call_tool("file_write", {"path": "../outside/new.txt", "content": "x"}),
+            await client.call_tool("file_write", {"path": str(outside / "abs.txt"), "content": "x"}),
+            await client.call_tool("file_write", {"path": "link/via-link.txt", "content": "x"}),
+            await client.call_tool("list_directory", {"path": "link"}),
+        ]
+    for result in results:
+        assert result.is_error, text(result)
+        assert "outside the workspace" in text(result), text(result)
+        assert "top secret" not in text(result)
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+
+
+async def test_protected_paths_are_refused_with_the_reason(workspace: Path, monkey_home: Path) -> None:
+    hooks = workspace / ".git" / "hooks"
+    before = sorted(p.name for p in hooks.iterdir())
+    async with stdio_session(workspace, monkey_home) as client:
+        write = await client.call_tool("file_write", {"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\n"})
+        shell = await client.call_tool("shell_execute", {"command": "touch .git/hooks/pre-commit"})
+        home = await client.call_tool("shell_execute", {"command": f"touch {monkey_home}/config.toml"})
+    assert write.is_error and ".git" in text(write)
+    assert shell.is_error and "needs a person's approval of this exact call" in text(shell), text(shell)
+    assert "monkey serve has no person to ask" in text(shell)
+    assert home.is_error and "needs a person's approval" in text(home), text(home)
+    assert sorted(p.name for p in hooks.iterdir()) == before
+    assert not (monkey_home / "config.toml").exists()
+
+
+async def test_unknown_tools_and_bad_arguments_are_tool_errors(workspace: Path, monkey_home: Path) -> None:
+    async with stdio_session(workspace, monkey_home) as client:
+        unknown = await client.call_tool("rm_rf", {})
+        bad = await client.call_tool("file_write", {"path": "x.txt"})
+        still = await client.call_tool("file_read", {"path": "README.md"})
+    assert unknown.is_error and "unknown tool 'rm_rf'" in text(unknown)
+    assert bad.is_error and "content" in text(bad)
+    assert text(still) == "# proj\n"
+
+
+def _serve(workspace: Path, home: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "monkey", "serve", "--cwd", str(workspace)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=monkey_env(home))
+
+
+def _send(proc: subprocess.Popen[bytes], line: str | dict) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write((line if isinstance(line, str) else json.dumps(line)).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def _answer(proc: subprocess.Popen[bytes]) -> dict:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, "the server closed stdout"
+    return json.loads(line)
+
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+
+
+def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: Path, monkey_home: Path) -> None:
+    proc = _serve(workspace, monkey_home)
+    try:
+        _send(proc, "this is not json {")
+        assert _answer(proc) == {"jsonrpc": "2.0", "id": None,
+                                 "error": {"code": -32700, "message": "Parse error: the line is not JSON"}}
+        _send(proc, "[1, 2]")
+        assert _answer(proc)["error"]["code"] == -32600
+        _send(proc, INIT)
+        assert _answer(proc)["result"]["serverInfo"]["name"] == "monkey"
+        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "no/such/method"})
+        assert _answer(proc)["error"]["code"] == -32601
+        _send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}})
+        assert _answer(proc)["error"]["code"] == -32602
+        _send(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                     "params": {"name": "file_read", "arguments": {"path": "README.md"}}})
+        answer = _answer(proc)
+        assert answer["id"] == 4 and answer["result"]["content"][0]["text"] == "# proj\n"
+        assert proc.stdin is not None
+        proc.stdin.close()  # EOF: the server ends by itself
+        assert proc.wait(timeout=60) == 0
+        assert proc.stdout is not None and proc.stdout.read() == b""
+        assert proc.stderr is not None
+        err = proc.stderr.read().decode()
+        assert "Traceback" not in err, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey_home: Path, sig: int) -> None:
+    proc = _serve(workspace, monkey_home)
+    try:
+        _send(proc, INIT)
+        _answer(proc)
+        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                     "params": {"name": "file_write", "arguments": {"path": "s.txt", "content": "x\n"}}})
+        assert _answer(proc)["result"]["isError"] is False
+        proc.send_signal(sig)  # stdin stays open: the signal alone ends it
+        assert proc.wait(timeout=60) == 128 + sig
+        assert proc.stderr is not None
+        assert "Traceback" not in proc.stderr.read().decode()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    (session,) = json.loads(listed.stdout)
+    assert session["state"] == "completed" and session["turns"] == 1
