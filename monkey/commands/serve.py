@@ -77,7 +77,7 @@ async def _stdio(host: Any) -> None:
     await run_stdio(build_server(host))
 
 
-async def _main(args: argparse.Namespace, http: Any) -> int:
+async def _main(args: argparse.Namespace, settings: Any) -> int:
     import asyncio
     import signal
 
@@ -85,20 +85,26 @@ async def _main(args: argparse.Namespace, http: Any) -> int:
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     stopped: list[int] = []
+    front: Any = None
+    if settings is not None:
+        from monkey.mcp_server.http import HttpFront
+
+        front = HttpFront(host, settings)
 
     def stop(signum: int) -> None:
         stopped.append(signum)
-        if task is not None:
+        if front is not None:
+            front.stop()
+        elif task is not None:
             task.cancel()
 
-    if http is None:  # uvicorn catches the signals itself in http mode
-        for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-            loop.add_signal_handler(signum, stop, signum)
+    for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        loop.add_signal_handler(signum, stop, signum)
     try:
-        if http is None:
+        if front is None:
             await _stdio(host)
         else:
-            await http(host)
+            await front.serve()
     except asyncio.CancelledError:
         if not stopped:
             raise
@@ -118,24 +124,24 @@ def run_serve_command(args: argparse.Namespace) -> int:
         import mcp  # noqa: F401
     except ImportError:
         return _fail("monkey serve needs the MCP SDK: pip install 'mcp>=2.3'", 1)
-    http = None
+    settings = None
     if args.transport == "http":
-        from monkey.mcp_server.http import HttpSettings, serve_http
+        from monkey.mcp_server.http import HttpSettings
 
         try:
             settings = HttpSettings.from_flags(args.host, _port(args), args.token)
         except ValueError as exc:
             return _fail(str(exc))
-
-        async def http(host: Any) -> None:
-            await serve_http(host, settings)
     elif args.port_arg is not None or args.port is not None or args.host or args.token:
         return _fail("--port, --host, --token and PORT are for 'monkey serve http'")
     try:
-        return asyncio.run(_main(args, http))
+        return asyncio.run(_main(args, settings))
     except UsageError as exc:
         return _fail(str(exc))
     except BackendError as exc:
         return _fail(exc.message, 1)
     except KeyboardInterrupt:
         return 130
+    except OSError as exc:  # the address cannot be bound
+        where = f"{settings.host}:{settings.port}" if settings is not None else "stdio"
+        return _fail(f"cannot serve on {where}: {exc.strerror or exc}", 1)

@@ -48,6 +48,11 @@ class ToolHost:
         self._lock = asyncio.Lock()
         self.closed = False
 
+    @property
+    def session_id(self) -> str | None:
+        """The stored session's id once the first call opened it, else None."""
+        return self.agent.session_id if self.session.handle is not None else None
+
     def _show(self, event: Event) -> None:
         if isinstance(event, ToolResult):
             log(f"{event.name} {'ok' if event.ok else 'failed'} ({event.duration_ms:.0f} ms)"

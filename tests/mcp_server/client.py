@@ -17,7 +17,7 @@ from mcp.client.stdio import stdio_client
 
 from tests.conftest import monkey_env
 
-__all__ = ["stdio_session", "text", "HttpServer", "start_http"]
+__all__ = ["stdio_session", "http_session", "text", "HttpServer", "start_http"]
 
 
 @contextlib.asynccontextmanager
@@ -29,6 +29,20 @@ async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = 
         async with ClientSession(read, write) as session:
             await session.initialize()
             yield session
+
+
+@contextlib.asynccontextmanager
+async def http_session(url: str, token: str = "") -> AsyncIterator[ClientSession]:
+    """An initialized client session with a ``monkey serve http`` endpoint (with the bearer token, if any)."""
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=300)) as http:
+        async with streamable_http_client(url, http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                yield session
 
 
 def text(result: Any) -> str:
@@ -58,7 +72,7 @@ class HttpServer:
 def start_http(workspace: Path, home: Path, *flags: str, env: dict[str, str] | None = None,
                deadline: float = 60) -> HttpServer:
     """Start ``monkey serve http`` and wait (up to ``deadline`` s) for the URL line it prints."""
-    proc = subprocess.Popen([sys.executable, "-m", "monkey", "serve", "http", "--cwd", str(workspace), *flags],
+    proc = subprocess.Popen([sys.executable, "-m", "monkey", "serve", "http", *flags, "--cwd", str(workspace)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**monkey_env(home), **(env or {})})
     url = token = ""

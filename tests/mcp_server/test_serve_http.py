@@ -1,0 +1,109 @@
+"""``monkey serve http``: the same server over streamable HTTP, driven by the official ``mcp`` client."""
+
+from __future__ import annotations
+
+import json
+import signal
+from pathlib import Path
+
+import httpx2
+import pytest
+
+from tests.conftest import run_monkey
+from tests.mcp_server.client import http_session, start_http, text
+from tests.mcp_server.test_serve_stdio import TOOLS
+
+
+async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_write(secret/**)"]\n')
+    server = start_http(workspace, monkey_home)
+    try:
+        assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/mcp")
+        assert server.token == ""
+        health = httpx2.get(server.base + "/health", timeout=30)
+        assert health.status_code == 200
+        assert health.json()["status"] == "ok" and health.json()["workspace"] == str(workspace)
+        async with http_session(server.url) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == TOOLS
+            wrote = await client.call_tool("file_write", {"path": "web.txt", "content": "over http\n"})
+            assert not wrote.is_error, text(wrote)
+            assert text(await client.call_tool("file_read", {"path": "web.txt"})) == "over http\n"
+            denied = await client.call_tool("file_write", {"path": "secret/k", "content": "x"})
+            assert denied.is_error and "denied by rule" in text(denied)
+            escape = await client.call_tool("file_read", {"path": "../../etc/passwd"})
+            assert escape.is_error and "outside the workspace" in text(escape)
+            shell = await client.call_tool("shell_execute", {"command": "ls"})
+            assert "web.txt" in text(shell)
+        assert httpx2.get(server.base + "/health", timeout=30).json()["session"]
+        assert server.stop(signal.SIGTERM) == 128 + signal.SIGTERM
+    finally:
+        server.stop(signal.SIGKILL)
+    assert server.proc.stderr is not None and "Traceback" not in server.proc.stderr.read()
+    (session,) = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    assert session["state"] == "completed" and session["turns"] == 5
+    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (workspace / "web.txt").exists()
+
+
+def test_a_given_port_and_a_bad_request(workspace: Path, monkey_home: Path) -> None:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = start_http(workspace, monkey_home, str(port))
+    try:
+        assert server.url == f"http://127.0.0.1:{port}/mcp"
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        bad = httpx2.post(server.url, content=b"{not json", headers=headers, timeout=30)
+        assert bad.status_code == 400 and bad.json()["error"]["code"] == -32700
+        assert httpx2.get(server.base + "/health", timeout=30).status_code == 200  # still serving
+        busy = run_monkey(["serve", "http", str(port), "--cwd", str(workspace)], home=monkey_home)
+        assert busy.returncode == 1 and f"cannot serve on 127.0.0.1:{port}" in busy.stderr
+        assert busy.stdout == ""
+    finally:
+        assert server.stop(signal.SIGINT) == 128 + signal.SIGINT
+
+
+async def test_a_token_is_checked_on_every_request(workspace: Path, monkey_home: Path) -> None:
+    token = "t0ken-for-the-test-1234"
+    server = start_http(workspace, monkey_home, "--token", token)
+    try:
+        assert httpx2.get(server.base + "/health", timeout=30).status_code == 401
+        wrong = httpx2.get(server.base + "/health", headers={"Authorization": "Bearer nope"}, timeout=30)
+        assert wrong.status_code == 401
+        right = httpx2.get(server.base + "/health", headers={"Authorization": f"Bearer {token}"}, timeout=30)
+        assert right.status_code == 200
+        posted = httpx2.post(server.url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, timeout=30)
+        assert posted.status_code == 401
+        async with http_session(server.url, token) as client:
+            assert len((await client.list_tools()).tools) == len(TOOLS)
+    finally:
+        server.stop()
+
+
+def test_non_loopback_binds_need_an_explicit_host_and_then_a_token(workspace: Path, monkey_home: Path) -> None:
+    server = start_http(workspace, monkey_home, "--host", "0.0.0.0")
+    try:
+        assert len(server.token) >= 32  # generated and printed
+        port = server.url.rsplit(":", 1)[1].split("/")[0]
+        local = f"http://127.0.0.1:{port}"
+        assert httpx2.get(local + "/health", timeout=30).status_code == 401
+        ok = httpx2.get(local + "/health", headers={"Authorization": f"Bearer {server.token}"}, timeout=30)
+        assert ok.status_code == 200
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("flags, said", [
+    (["http", "--token", "short"], "at least 16 characters"),
+    (["http", "70000"], "between 1 and 65535"),
+    (["http", "80", "--port", "81"], "the port is given twice"),
+    (["http", "eighty"], "not a port number"),
+    (["--port", "8080"], "are for 'monkey serve http'"),
+])
+def test_bad_flags_are_one_line_errors(workspace: Path, monkey_home: Path, flags: list[str], said: str) -> None:
+    run = run_monkey(["serve", *flags, "--cwd", str(workspace)], home=monkey_home)
+    assert run.returncode == 2 and said in run.stderr and run.stdout == ""
+    assert len(run.stderr.strip().splitlines()) == 1
