@@ -95,4 +95,9 @@ class ToolHost:
             try:
                 await self.session.end()
             finally:
-                await self.agent.backend.aclose()
+                mcp = getattr(self.agent, "mcp", None)  # MCP servers an agent task started (monkey's client)
+                try:
+                    if mcp is not None:
+                        await mcp.aclose()
+                finally:
+                    await self.agent.backend.aclose()

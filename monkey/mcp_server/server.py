@@ -45,7 +45,10 @@ def build_server(host: ToolHost) -> Server[Any]:
 
     from monkey import __version__
 
-    tools = definitions(host.agent.tools)
+    from monkey.tools.registry import default_tools
+
+    own = {tool.name for tool in default_tools()}  # never another MCP server's tools the agent may have
+    tools = definitions(tool for tool in host.agent.tools if tool.name in own)
     names = {tool.name for tool in tools}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
