@@ -62,7 +62,19 @@ class ToolHost:
         log(text)
 
     async def call(self, name: str, arguments: dict[str, Any], *, via: str) -> CallResult:
-        """Run one call; what the client is given back (after every event of it is stored)."""
+        """Run one call; what the client is given back (after every event of it is stored).
+
+        When the client cancels the request (or the server stops), the call's turn is cancelled
+        (its children killed) and still ends and is stored in the background.
+        """
+        run = asyncio.ensure_future(self._call(name, arguments, via))
+        try:
+            return await asyncio.shield(run)
+        except asyncio.CancelledError:
+            self.agent.cancel()
+            raise
+
+    async def _call(self, name: str, arguments: dict[str, Any], via: str) -> CallResult:
         from monkey.store import StoreError
 
         async with self._lock:  # one turn at a time, in the order the calls came

@@ -203,3 +203,25 @@ def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey
     listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     (session,) = json.loads(listed.stdout)
     assert session["state"] == "completed" and session["turns"] == 1
+
+
+async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspace: Path, monkey_home: Path) -> None:
+    from mcp.shared.exceptions import MCPError
+
+    from tests.conftest import pids_running
+
+    marker = "4711.25"  # sleep's argument, to find its process
+    async with stdio_session(workspace, monkey_home) as client:
+        with pytest.raises(MCPError):  # the client gives up and sends notifications/cancelled
+            await client.call_tool("shell_execute", {"command": f"sleep {marker}", "timeout": 600},
+                                   read_timeout_seconds=3)
+        deadline = time.monotonic() + 60
+        while pids_running(f"sleep {marker}") and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not pids_running(f"sleep {marker}")
+        after = await client.call_tool("file_read", {"path": "README.md"})
+        assert text(after) == "# proj\n"
+    show = run_monkey(["sessions", "export", json.loads(run_monkey(
+        ["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)[0]["id"]], home=monkey_home)
+    ends = [json.loads(line) for line in show.stdout.splitlines() if '"turn_completed"' in line]
+    assert [e["reason"] for e in ends] == ["cancelled", "completed"], ends
