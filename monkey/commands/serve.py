@@ -58,16 +58,24 @@ def _port(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from monkey.agent.approval import HeadlessApprover
     from monkey.commands.agent import build_agent
     from monkey.mcp_server.approver import ClientApprover
-    from monkey.mcp_server.host import ToolHost, log
+    from monkey.mcp_server.host import ToolHost
+    from monkey.mcp_server.log import log
+    from monkey.mcp_server.tasks import AgentTasks
 
     flags = argparse.Namespace(**{**vars(args), "continue_": False, "resume": None, "compact_at": None})
     setup = build_agent(flags, ClientApprover())
     for notice in setup.notices:
         log(notice)
     assert setup.agent is not None
-    return ToolHost(setup.agent, setup.switcher)
+
+    def task_agent():  # type: ignore[no-untyped-def]
+        task = build_agent(flags, HeadlessApprover())  # a whole task runs headless (see monkey.mcp_server.tasks)
+        return task.agent, task.switcher
+
+    return ToolHost(setup.agent, setup.switcher, AgentTasks(task_agent))
 
 
 async def _stdio(host: Any) -> None:

@@ -10,24 +10,19 @@ shows it and ``monkey undo`` reverts its changes like any other session's.
 from __future__ import annotations
 
 import asyncio
-import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from monkey.events import Event, ToolResult
+from monkey.mcp_server.log import log
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
+    from monkey.mcp_server.tasks import AgentTasks
     from monkey.session.replies import Level
 
 __all__ = ["CallResult", "ToolHost", "log"]
-
-
-def log(text: str) -> None:
-    """A line on stderr (in stdio mode stdout is the protocol: nothing else goes there)."""
-    sys.stderr.write(f"monkey serve: {text}\n")
-    sys.stderr.flush()
 
 
 @dataclass(frozen=True)
@@ -40,10 +35,12 @@ class CallResult:
 class ToolHost:
     """Runs the client's tool calls as turns of one monkey session."""
 
-    def __init__(self, agent: Agent, switcher: BackendSwitcher) -> None:
+    def __init__(self, agent: Agent, switcher: BackendSwitcher, tasks: AgentTasks | None = None) -> None:
         from monkey.session.session import Session
 
         self.agent = agent
+        self.tasks = tasks
+        """Whole monkey tasks (the ``agent`` and ``agent_reply`` tools; None: not offered)."""
         self.session = Session(agent, switcher, show=self._show, tell=self._tell)
         self._lock = asyncio.Lock()
         self.closed = False
@@ -103,6 +100,8 @@ class ToolHost:
             return
         self.closed = True
         self.agent.cancel()
+        if self.tasks is not None:
+            await self.tasks.close()
         async with self._lock:
             try:
                 await self.session.end()

@@ -21,7 +21,8 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
-from monkey.mcp_server.host import ToolHost, log
+from monkey.mcp_server.host import ToolHost
+from monkey.mcp_server.log import log
 
 __all__ = ["HttpFront", "HttpSettings", "is_loopback", "TOKEN_ENV"]
 

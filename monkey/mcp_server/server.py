@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from monkey.mcp_server.host import ToolHost
-from monkey.mcp_server.tools import definitions
+from monkey.mcp_server.tasks import AGENT_TOOLS, AgentTasks
+from monkey.mcp_server.tools import agent_definitions, definitions
 
 if TYPE_CHECKING:
     from mcp.server import Server
@@ -39,7 +40,7 @@ def _client_name(ctx: Any) -> str:
 
 
 def build_server(host: ToolHost) -> Server[Any]:
-    """The SDK server whose handlers run calls through ``host``."""
+    """The SDK server whose handlers run calls through ``host`` (and whole tasks through its ``tasks``)."""
     import mcp_types as types
     from mcp.server import Server
 
@@ -49,6 +50,9 @@ def build_server(host: ToolHost) -> Server[Any]:
 
     own = {tool.name for tool in default_tools()}  # never another MCP server's tools the agent may have
     tools = definitions(tool for tool in host.agent.tools if tool.name in own)
+    tasks = host.tasks
+    if tasks is not None:
+        tools += agent_definitions()
     names = {tool.name for tool in tools}
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -58,9 +62,27 @@ def build_server(host: ToolHost) -> Server[Any]:
         if params.name not in names:
             text = f"unknown tool {params.name!r}; monkey serve has: {', '.join(sorted(names))}"
             return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-        result = await host.call(params.name, dict(params.arguments or {}), via=_client_name(ctx))
+        arguments = dict(params.arguments or {})
+        if tasks is not None and params.name in AGENT_TOOLS:
+            return await _task(tasks, params.name, arguments)
+        result = await host.call(params.name, arguments, via=_client_name(ctx))
         return types.CallToolResult(content=[types.TextContent(type="text", text=result.output)],
                                     is_error=not result.ok)
 
     return Server("monkey", version=__version__, title="monkey", instructions=INSTRUCTIONS,
                   on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def _task(tasks: AgentTasks, name: str, arguments: dict[str, Any]) -> Any:
+    """Run ``agent`` or ``agent_reply``; the answer as text and as structured content."""
+    import mcp_types as types
+
+    prompt, session_id = arguments.get("prompt"), arguments.get("session_id")
+    if not isinstance(prompt, str) or (name == "agent_reply" and not isinstance(session_id, str)):
+        need = "prompt (a string)" if name == "agent" else "session_id and prompt (strings)"
+        text = f"invalid arguments for {name}: it needs {need}"
+        return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+    done = await (tasks.start(prompt) if name == "agent" else tasks.reply(str(session_id), prompt))
+    text = done.result + (f"\n\n[monkey session {done.session_id}: {done.reason}]" if done.session_id else "")
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
+                                structured_content=done.structured(), is_error=not done.ok)

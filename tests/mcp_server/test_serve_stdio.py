@@ -16,7 +16,7 @@ from tests.conftest import monkey_env, run_monkey
 from tests.mcp_server.client import stdio_session, text
 
 TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "list_directory",
-         "glob_search", "grep_search"]
+         "glob_search", "grep_search", "agent", "agent_reply"]
 
 
 async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path, monkey_home: Path) -> None:
@@ -127,8 +127,8 @@ async def test_unknown_tools_and_bad_arguments_are_tool_errors(workspace: Path, 
     assert text(still) == "# proj\n"
 
 
-def _serve(workspace: Path, home: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "monkey", "serve", "--cwd", str(workspace)],
+def _serve(workspace: Path, home: Path, *flags: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-m", "monkey", "serve", "--cwd", str(workspace), *flags],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env=monkey_env(home))
 
