@@ -116,3 +116,17 @@ def test_more_below_when_scrolled_up(app_for, snap_compare) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(app_for([{"text": long}]), terminal_size=SIZE, run_before=run)
+
+
+def test_status_bar_with_mcp_servers(app_for, monkey_home, snap_compare) -> None:
+    (monkey_home / "mcp.json").write_text(
+        '{"mcpServers": {"gone": {"command": "/nonexistent/mcp-server"}, "off": {"command": "x", "enabled": false}}}')
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        for _ in range(200):  # the missing program fails at once; the disabled server never starts
+            if "failed" in pilot.app.status.mcp:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=run)

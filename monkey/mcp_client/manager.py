@@ -95,6 +95,8 @@ class McpManager:
         self._blocked: dict[str, str] = {}
         self._tools: dict[str, list[str]] = {}
         self._started = False
+        self.listeners: list[Callable[[], None]] = []
+        """Called when a server's status or tools changed (the app redraws its status bar)."""
         for config in servers.servers.values():
             log = home / "mcp" / "logs" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', config.name)}.log"
             server = McpServer(config, workspace=workspace, log=log, on_tools=self._tools_listed)
@@ -176,6 +178,8 @@ class McpManager:
             self.registry.add(McpTool(self, server, definition, model_name, state, diff))  # type: ignore[arg-type]
             added.append(model_name)
         self._tools[server.name] = added
+        for listener in list(self.listeners):
+            listener()
 
     def accept(self, tool: McpTool) -> None:
         """A call of ``tool`` was approved: its definition becomes the approved one."""
@@ -201,8 +205,9 @@ class McpManager:
         return out
 
     def summary(self) -> str:
-        """``mcp 2/3`` (ready of configured), for a status bar; '' without servers."""
+        """``mcp 2/3 ready`` (and how many failed), for a status bar; '' without servers."""
         if not self.servers:
             return ""
-        ready = sum(1 for s in self.servers.values() if s.status == "ready")
-        return f"mcp {ready}/{len(self.servers)}"
+        statuses = [s.status for s in self.servers.values()]
+        failed = statuses.count("failed")
+        return f"mcp {statuses.count('ready')}/{len(statuses)} ready" + (f", {failed} failed" if failed else "")

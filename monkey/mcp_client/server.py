@@ -102,6 +102,7 @@ class McpServer:
             self.restarts += 1
             self.error = f"{why}; restarted once"
             self.status = "starting"
+            self.on_tools(self)
 
     async def _connect_once(self) -> str:
         """One connection from start to end; returns why it ended."""
@@ -120,8 +121,8 @@ class McpServer:
             return self._why(exc, exited)
         try:
             self._client = client
-            await self._list_tools()
             self.status = "ready"
+            await self._list_tools()
             self.ready.set()
             while not self._stop.is_set():
                 stop = asyncio.ensure_future(self._stop.wait())

@@ -350,6 +350,36 @@ async def _copy(host: Host, rest: str) -> list[Reply]:
     return [CopyText(text, "the last answer")]
 
 
+async def _mcp(host: Host, rest: str) -> list[Reply]:
+    """``/mcp``: the MCP servers, their status, tools and errors; ``reconnect NAME``, ``disable NAME``."""
+    manager = host.agent.mcp
+    words = rest.split()
+    if words and (words[0] not in ("reconnect", "disable") or len(words) != 2):
+        return [Note("usage: /mcp, /mcp reconnect NAME or /mcp disable NAME", "warning")]
+    if manager is None:
+        return [Note("no MCP servers are configured (.mcp.json, mcp.json in the monkey home, "
+                     "[mcp_servers.NAME] or --mcp-config; see the README's MCP servers)")]
+    if words:
+        action, name = words
+        if host.working:
+            return [Note(BUSY, "warning")]
+        try:
+            said = await (manager.reconnect(name) if action == "reconnect" else manager.disable(name))
+        except (KeyError, asyncio.TimeoutError) as exc:
+            return [Note(str(exc.args[0]) if exc.args else f"{name} did not answer in time", "warning")]
+        return [Note(said)]
+    lines = ["MCP servers (/mcp reconnect NAME, /mcp disable NAME):"]
+    for view in manager.views():
+        lines.append(f"{view.name} ({view.origin}): {view.status}, {len(view.tools)} tool{'s' if len(view.tools) != 1 else ''}"
+                     + (f" — {view.error}" if view.error else ""))
+        if view.tools:
+            lines.append("  " + ", ".join(view.tools))
+        if view.changed:
+            lines.append("  changed since approved (a person approves the next call): " + ", ".join(view.changed))
+    lines += [f"note: {n}" for n in manager.notices if not n.startswith("MCP server ")]
+    return [Note("\n".join(lines), "warning" if any(v.status == "failed" for v in manager.views()) else "info")]
+
+
 REGISTRY: list[Command] = [
     Command("/help", "show the commands and keys", _help),
     Command("/undo", "undo the latest change monkey made", _undo, "[--force]"),
@@ -367,6 +397,8 @@ REGISTRY: list[Command] = [
             "[NAME|next]"),
     Command("/memory", "show the instruction files (AGENTS.md) the model follows", _memory),
     Command("/init", "ask the model to write an AGENTS.md for this project", _init, "[NOTES]"),
+    Command("/mcp", "list MCP servers, their status and tools (/mcp reconnect|disable NAME)", _mcp,
+            "[reconnect|disable NAME]"),
     Command("/copy", "copy the last answer to the clipboard", _copy),
     Command("/exit", "quit", _exit, aliases=("/quit",)),
 ]

@@ -263,6 +263,9 @@ class MonkeyApp(App[int]):
             self._agent, self.prepare_notices = setup.build()
             for notice in self.prepare_notices:
                 self.transcript.add_notice(notice, "warning")
+            if self._agent.mcp is not None:  # the status bar follows the MCP servers
+                self._agent.mcp.listeners.append(self._show_mcp)
+                self._show_mcp()
         try:
             await self._switch_session(resume)
         finally:
@@ -270,6 +273,11 @@ class MonkeyApp(App[int]):
         if self.first_task:
             task, self.first_task = self.first_task, None
             self.submit(task)
+
+    def _show_mcp(self) -> None:
+        mcp = self.agent.mcp
+        self.status.mcp = mcp.summary() if mcp is not None else ""
+        self.status.show()
 
     async def _switch_session(self, resume: str | None) -> None:
         """End the open session, if any, and open the requested (or a new) one."""

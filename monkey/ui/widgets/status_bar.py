@@ -49,6 +49,8 @@ class StatusBar(Static):
         """Checkpoints taken in this session."""
         self.queued = 0
         """Messages waiting for the turn to end."""
+        self.mcp = ""
+        """The MCP servers' status (``mcp 2/3 ready``; empty: none configured)."""
         self.started: float | None = None
         """When the running turn began (``None``: idle)."""
         self._timer = None
@@ -105,6 +107,8 @@ class StatusBar(Static):
         text.append(f" · {self.checkpoints} checkpoint{'s' if self.checkpoints != 1 else ''}")
         if self.queued:
             text.append(f" · {self.queued} queued", style="cyan")
+        if self.mcp:
+            text.append(f" · {self.mcp}", style="red" if "failed" in self.mcp else "")
         return text
 
     def show(self) -> None:
