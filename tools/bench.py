@@ -38,6 +38,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "sandbox": ("benchmarks.sandbox", "bench_sandbox"),
     "local_tasks": ("benchmarks.local_tasks", "bench_local_tasks"),
     "permissions": ("benchmarks.permissions", "bench_permissions"),
+    "mcp": ("benchmarks.mcp", "bench_mcp"),
 }
 TAKES_ARGS = {"local_tasks", "permissions"}
 """Benchmarks that take their own flags (everything bench.py does not know is passed on)."""
