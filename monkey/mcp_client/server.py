@@ -63,6 +63,9 @@ class McpServer:
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
         self._relist = asyncio.Event()
+        self._fresh = asyncio.Event()
+        """Clear from ``notifications/tools/list_changed`` until the tools were listed again."""
+        self._fresh.set()
 
     @property
     def name(self) -> str:
@@ -119,11 +122,13 @@ class McpServer:
             return f"did not answer within {self.config.startup_timeout:g} s (startup_timeout)"
         except Exception as exc:  # noqa: BLE001 - any failure to start is the server's status
             return self._why(exc, exited)
+        watcher: asyncio.Task[None] | None = None
         try:
             self._client = client
             self.status = "ready"
             await self._list_tools()
             self.ready.set()
+            watcher = asyncio.create_task(self._watch_changes(client))
             while not self._stop.is_set():
                 stop = asyncio.ensure_future(self._stop.wait())
                 died = asyncio.ensure_future(exited.event.wait())
@@ -143,6 +148,10 @@ class McpServer:
             return self._why(exc, exited)
         finally:
             self._client = None
+            if watcher is not None:
+                watcher.cancel()
+                with contextlib.suppress(BaseException):
+                    await watcher
             with contextlib.suppress(Exception):
                 await client.__aexit__(None, None, None)
 
@@ -195,10 +204,25 @@ class McpServer:
             if not cursor:
                 break
         self.tools = [t for t in tools if self.config.allows(t.name)]
+        self._fresh.set()
         self.on_tools(self)
+
+    async def _watch_changes(self, client: Any) -> None:
+        """On a 2026-07-28 connection, changes come on a ``subscriptions/listen`` stream (earlier
+        revisions send ``notifications/tools/list_changed``, see :meth:`_on_message`)."""
+        from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+        if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            return
+        with contextlib.suppress(Exception):
+            async with client.listen(tools_list_changed=True) as subscription:
+                async for _ in subscription:
+                    self._fresh.clear()
+                    self._relist.set()
 
     async def _on_message(self, message: Any) -> None:
         if getattr(message, "method", "") == "notifications/tools/list_changed":
+            self._fresh.clear()
             self._relist.set()
 
     async def call(self, tool: str, arguments: dict[str, Any]) -> Any:
@@ -210,7 +234,12 @@ class McpServer:
             raise ToolError(f"the MCP server {self.name} is {self.status}" + (f": {self.error}" if self.error else ""))
         try:
             with anyio.fail_after(self.config.tool_timeout):
-                return await client.call_tool(tool, arguments)
+                result = await client.call_tool(tool, arguments)
+            await asyncio.sleep(0)  # a change event that came before the result is seen first
+            if not self._fresh.is_set():  # the call changed the tools: the model's next turn sees the new ones
+                with contextlib.suppress(asyncio.TimeoutError):
+                    await asyncio.wait_for(self._fresh.wait(), self.config.startup_timeout)
+            return result
         except TimeoutError:
             raise ToolError(f"{tool} on the MCP server {self.name} took longer than "
                             f"{self.config.tool_timeout:g} s (tool_timeout); the call was cancelled") from None

@@ -52,6 +52,13 @@ def main() -> None:
     def crash() -> str:
         os._exit(3)
 
+    @server.tool(description="Sleeps for the given seconds.")
+    async def slow(seconds: float) -> str:
+        import anyio
+
+        await anyio.sleep(seconds)
+        return "slept"
+
     @server.tool(description="The value of an environment variable.")
     def env(name: str) -> str:
         return os.environ.get(name, "<unset>")
@@ -59,7 +66,8 @@ def main() -> None:
     @server.tool(description="Adds a tool named later and tells the client.")
     async def grow(ctx: Context) -> str:
         server.add_tool(lambda: "I came later", name="later", description="Added at run time.")
-        await ctx.session.send_tool_list_changed()
+        await ctx.notify_tools_changed()  # 2026-07-28: to subscriptions/listen streams
+        await ctx.session.send_tool_list_changed()  # earlier revisions: a notification
         return "grown"
 
     server.run("stdio")

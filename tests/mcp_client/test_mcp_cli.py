@@ -147,3 +147,61 @@ def test_a_broken_mcp_config_file_is_one_clear_line(scripted, monkey_home: Path,
     run = scripted([{"text": "done"}])
     assert run.returncode == 0
     assert f"cannot read {monkey_home / 'mcp.json'}" in run.stderr and "its servers were not started" in run.stderr
+
+
+def test_tools_listed_again_after_list_changed_are_offered(scripted, monkey_home: Path, tmp_path: Path) -> None:
+    write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
+    run = scripted([{"tool_calls": [call("mcp__fake__grow")]}, {"tool_calls": [call("mcp__fake__later")]},
+                    {"text": "done"}])
+    grow, later = results(run.stdout)
+    assert grow["ok"] and later["ok"] and "I came later" in later["output"], run.stdout
+
+
+def test_tool_timeout_bounds_a_call(scripted, monkey_home: Path, tmp_path: Path) -> None:
+    write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts", tool_timeout=1)})
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
+    run = scripted([{"tool_calls": [call("mcp__fake__slow", seconds=60), call("mcp__fake__greet", name="c")]},
+                    {"text": "done"}], timeout=40)
+    slow, greet = results(run.stdout)
+    assert not slow["ok"] and "took longer than 1 s (tool_timeout); the call was cancelled" in slow["output"]
+    assert greet["ok"], "the server still answers after a cancelled call"
+
+
+def test_a_call_is_cancelled_with_its_turn(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    from tests.conftest import monkey_env, write_script
+
+    write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
+    script = write_script(tmp_path / "s.json", [{"tool_calls": [call("mcp__fake__slow", seconds=120)]}, {"text": "x"}])
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
+         str(workspace), "--task", "wait", "--output-format", "stream-json"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(monkey_home))
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        if json.loads(line)["type"] == "tool_started":
+            break
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert time.monotonic() - started < 60
+    assert json.loads(out.splitlines()[-1])["reason"] == "cancelled"
+
+
+@needs_npm
+def test_images_become_a_note_and_structured_content_is_given(scripted, monkey_home: Path) -> None:
+    write_servers(monkey_home / "mcp.json", {"everything": {"command": str(EVERYTHING)}})
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__everything"]\n')
+    run = scripted([{"tool_calls": [call("mcp__everything__get-tiny-image"),
+                                    call("mcp__everything__get-structured-content", location="New York")]},
+                    {"text": "done"}])
+    image, structured = results(run.stdout)
+    assert image["ok"] and "[image image/png," in image["output"] and "not shown" in image["output"]
+    assert structured["ok"] and json.loads(structured["output"]).get("temperature") is not None

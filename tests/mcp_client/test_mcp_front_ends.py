@@ -28,7 +28,7 @@ async def test_mcp_in_the_app_lists_disables_and_reconnects(workspace: Path, mon
     async with app.run_test(size=(160, 50)) as pilot:
         await _until(pilot, lambda: app.status.mcp == "mcp 1/1 ready", "the server is ready")
         await type_and_send(pilot, app, "/mcp")
-        await _until(pilot, lambda: any("fake (user): ready, 7 tools" in n for n in _notices(app)), "/mcp answered")
+        await _until(pilot, lambda: any("fake (user): ready, 8 tools" in n for n in _notices(app)), "/mcp answered")
         assert any("mcp__fake__greet, mcp__fake__peek" in n for n in _notices(app))
         await type_and_send(pilot, app, "/mcp disable fake")
         await _until(pilot, lambda: app.status.mcp == "mcp 0/1 ready", "the status bar shows it")
@@ -67,8 +67,42 @@ def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> 
     child.sendline("/mcp reconnect fake")  # waits until it is connected again
     child.expect_exact("fake: ready")
     child.sendline("/mcp")
-    child.expect_exact("fake (user): ready, 7 tools")
+    child.expect_exact("fake (user): ready, 8 tools")
     child.expect_exact("gone (user): failed, 0 tools — cannot start /nonexistent/server: no such program")
     child.sendline("/exit")
     child.expect(r"\$|$|EOF", timeout=30)
     child.close()
+
+
+def test_a_project_servers_definition_is_approved_once_and_asked_again_when_it_changes(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from tests.conftest import run_monkey
+
+    state = tmp_path / "starts"
+    write_servers(workspace / ".mcp.json", {"fake": fake_server(state)})
+    run_monkey(["trust", str(workspace)], home=monkey_home)
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+
+    def session(answer: str | None) -> str:
+        child = spawn_repl(workspace, monkey_home, script, columns=200)
+        if answer is not None:
+            child.expect_exact("defines the MCP server fake:")
+            child.expect_exact("Start it (asked again if its definition changes)? [y/N]")
+            child.sendline(answer)
+        child.expect_exact("Type a task")
+        child.sendline("/mcp")
+        child.expect(r"fake \(project\): (\w[\w ]*)")
+        status = child.match.group(1)
+        child.sendline("/exit")
+        child.expect(r"$|EOF", timeout=30)
+        child.close()
+        return status
+
+    assert session("n") == "not started"
+    assert not state.exists()
+    session("y")
+    assert session(None) in ("starting", "ready")  # approved: not asked again
+    write_servers(workspace / ".mcp.json", {"fake": fake_server(state, args=["-m", "tests.fakes.mcp_server", str(state), "x"])})
+    assert session("n") == "not started"  # a changed definition is asked about again
+    approved = (monkey_home / "mcp" / "approved.json").read_text()
+    assert str(workspace) in approved and not (workspace / ".monkey" / "mcp").exists()
