@@ -49,7 +49,7 @@ MODES = [SessionMode(id=mode, name=LABELS[mode].capitalize(), description=DESCRI
          for mode in MODE_NAMES]
 """monkey's permission modes (:mod:`monkey.modes`), as the editor offers them."""
 
-Build = Callable[[Path, AcpApprover], tuple[Any, Any, list[str]]]
+Build = Callable[[Path, AcpApprover, dict[str, dict[str, Any]]], tuple[Any, Any, list[str]]]
 """Makes ``(agent, switcher, notices)`` for a workspace with an approver (raises on bad config)."""
 
 
@@ -60,6 +60,21 @@ def available_commands() -> list[AvailableCommand]:
     return [AvailableCommand(name=c.name.lstrip("/"), description=c.help,
                              input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.usage)) if c.usage else None)
             for c in REGISTRY if c.name not in HIDDEN]
+
+
+def editor_servers(servers: Any) -> dict[str, dict[str, Any]]:
+    """The editor's ``mcpServers`` (stdio and HTTP) in the ``mcpServers`` JSON shape monkey reads."""
+    found: dict[str, dict[str, Any]] = {}
+    for server in servers or []:
+        name = str(getattr(server, "name", "") or "")
+        pairs = lambda items: {str(i.name): str(i.value) for i in items or []}  # noqa: E731
+        if getattr(server, "command", None):
+            found[name] = {"command": server.command, "args": list(server.args or []), "env": pairs(server.env)}
+        elif getattr(server, "url", None):
+            found[name] = {"url": server.url, "headers": pairs(server.headers)}
+        else:
+            log(f"MCP server {name!r} from the editor is of a kind monkey cannot start; left out")
+    return found
 
 
 def _folder(cwd: str) -> Path:
@@ -103,12 +118,10 @@ class MonkeyAcpAgent:
         from monkey.store import StoreError
 
         workspace = _folder(cwd)
-        if mcp_servers:
-            names = ", ".join(getattr(s, "name", "?") for s in mcp_servers)
-            log(f"MCP servers from the editor ignored (monkey has no MCP client yet): {names}")
         approver = AcpApprover(self.client, workspace)
+        editor = editor_servers(mcp_servers)  # the person's editor names them: started without asking
         try:
-            agent, switcher, notices = await asyncio.to_thread(self.build, workspace, approver)
+            agent, switcher, notices = await asyncio.to_thread(self.build, workspace, approver, editor)
         except Exception as exc:  # noqa: BLE001 - bad config or backend: said to the editor, not fatal
             raise RequestError.invalid_params({"message": str(getattr(exc, "message", "") or exc)}) from None
         for notice in notices:

@@ -194,4 +194,6 @@ class AcpSession:
             await self.core.end()
         finally:
             self.pending.clear()
+            if self.agent.mcp is not None:
+                await self.agent.mcp.aclose()
             await self.agent.backend.aclose()

@@ -148,7 +148,8 @@ class Agent:
         self._specs_version = self.tools.version
         self.mcp = None
         """The session's MCP servers (:class:`monkey.mcp_client.McpManager`; None: none): started, if the
-        front end did not, before the first model call; their tools come and go in :attr:`tools`."""
+        front end did not, and waited for while still connecting, before a model call; their tools come
+        and go in :attr:`tools`."""
 
     def _system_prompt(self) -> str:
         """The built-in (or configured) prompt for this model, then the instructions."""
@@ -360,8 +361,8 @@ class Agent:
 
     async def _call_model(self, emit: Emit) -> MessageCompleted:
         await self._shown()  # what came before is stored (durable) before the model is called
-        if self.mcp is not None:
-            self.mcp.start()
+        if self.mcp is not None:  # servers still connecting are waited for (each up to its startup_timeout)
+            await self.mcp.wait_ready()
         if self._specs_version != self.tools.version:  # an MCP server's tools arrived or changed
             self.tool_specs, self._specs_version = self.tools.specs(), self.tools.version
         # An external agent (Claude Code, Codex) keeps its own context and runs its own tools:

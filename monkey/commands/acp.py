@@ -21,9 +21,9 @@ SDK_VERSION = "0.12.1"
 def _builder(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from monkey.commands.agent import build_agent
 
-    def build(workspace: Path, approver: Any) -> tuple[Any, Any, list[str]]:
+    def build(workspace: Path, approver: Any, mcp_servers: dict | None = None) -> tuple[Any, Any, list[str]]:
         flags = argparse.Namespace(**{**vars(args), "cwd": str(workspace), "continue_": False, "resume": None,
-                                      "compact_at": None})
+                                      "compact_at": None, "editor_mcp_servers": mcp_servers or {}})
         setup = build_agent(flags, approver)
         return setup.agent, setup.switcher, setup.notices
 

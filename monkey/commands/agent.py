@@ -111,13 +111,15 @@ def _mcp_setup(args: argparse.Namespace, workspace: Path, config: Config) -> Mcp
     Raises:
         UsageError: ``--mcp-config FILE`` cannot be read.
     """
-    from monkey.mcp_client.config import McpConfigError, load_servers
+    from monkey.mcp_client.config import McpConfigError, load_servers, parse_servers
     from monkey.mcp_client.manager import approve_project_servers
 
     try:
         servers = load_servers(workspace, monkey_home(), flag_file=getattr(args, "mcp_config", None))
     except McpConfigError as exc:
         raise UsageError(str(exc)) from None
+    if editor := getattr(args, "editor_mcp_servers", None):  # monkey acp: the servers the editor names
+        parse_servers(editor, origin="editor", source="the editor", into=servers)
     probe = Terminal.open()
     if probe is None:  # nobody to ask: unapproved project servers are not started, and it is said why
         return McpSetup(servers, {})

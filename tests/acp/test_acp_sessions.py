@@ -147,18 +147,19 @@ async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home:
     assert reply.stop_reason == "end_turn"
 
 
-async def test_mcp_servers_are_accepted_and_said_to_be_ignored(workspace: Path, monkey_home: Path,
-                                                              tmp_path: Path) -> None:
+async def test_an_editors_mcp_server_that_cannot_start_is_said_and_the_session_goes_on(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     from acp.schema import McpServerStdio
 
     script = write_script(tmp_path / "s.json", [{"text": "fine"}])
-    async with start_monkey(monkey_home, *_args(script)) as (conn, _, process):
+    async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
         server = McpServerStdio(name="files", command="mcp-files", args=[], env=[])
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
         reply = await conn.prompt(session_id=session.session_id, prompt=prompt("hi"))
-    err = (await process.stderr.read()).decode() if process.stderr else ""
+        await conn.prompt(session_id=session.session_id, prompt=prompt("/mcp"))
     assert reply.stop_reason == "end_turn"
-    assert "MCP servers from the editor ignored (monkey has no MCP client yet): files" in err
+    said = "".join(u.content.text for u in client.updates if u.session_update == "agent_message_chunk")
+    assert "files (editor): failed, 0 tools — cannot start mcp-files: no such program" in said
 
 
 def test_garbage_on_stdin_is_skipped_and_unknown_methods_are_errors(monkey_home: Path, tmp_path: Path) -> None:
