@@ -120,6 +120,8 @@ def _mcp_setup(args: argparse.Namespace, workspace: Path, config: Config) -> Mcp
         raise UsageError(str(exc)) from None
     if editor := getattr(args, "editor_mcp_servers", None):  # monkey acp: the servers the editor names
         parse_servers(editor, origin="editor", source="the editor", into=servers)
+    if not any(s.origin == "project" for s in servers.servers.values()):
+        return McpSetup(servers, {})
     probe = Terminal.open()
     if probe is None:  # nobody to ask: unapproved project servers are not started, and it is said why
         return McpSetup(servers, {})

@@ -1,10 +1,11 @@
 """A small MCP server written with the ``mcp`` SDK, for the MCP client's tests.
 
-``python -m tests.fakes.mcp_server STATE_FILE`` (stdio). It counts its starts in STATE_FILE;
+``python -m tests.fakes.mcp_server STATE_FILE`` (stdio; streamable HTTP on 127.0.0.1 with
+``FAKE_MCP_HTTP_PORT``). It counts its starts in STATE_FILE;
 from the second start on, with ``FAKE_MCP_CHANGE=1``, ``greet``'s description changes (a
 definition that changes between connections). Tools: ``greet`` (plain), ``peek`` (says it only
 reads), ``huge`` (a result of N characters), ``malformed`` (answers with a result that does not
-fit the protocol), ``crash`` (the process dies during the call), ``env`` (the value of one
+fit the protocol), ``slow`` (sleeps), ``crash`` (the process dies during the call), ``env`` (the value of one
 variable), ``grow`` (adds a tool and sends ``notifications/tools/list_changed``).
 """
 
@@ -70,7 +71,11 @@ def main() -> None:
         await ctx.session.send_tool_list_changed()  # earlier revisions: a notification
         return "grown"
 
-    server.run("stdio")
+    port = os.environ.get("FAKE_MCP_HTTP_PORT")
+    if port:  # streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio
+        server.run("streamable-http", host="127.0.0.1", port=int(port))
+    else:
+        server.run("stdio")
 
 
 if __name__ == "__main__":

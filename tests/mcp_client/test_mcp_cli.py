@@ -205,3 +205,38 @@ def test_images_become_a_note_and_structured_content_is_given(scripted, monkey_h
     image, structured = results(run.stdout)
     assert image["ok"] and "[image image/png," in image["output"] and "not shown" in image["output"]
     assert structured["ok"] and json.loads(structured["output"]).get("temperature") is not None
+
+
+def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: Path, tmp_path: Path) -> None:
+    import os
+    import socket
+    import subprocess
+    import sys
+    import time
+
+    from tests.mcp_client.conftest import ROOT
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    server = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_server", str(tmp_path / "starts")], cwd=ROOT,
+                              env={**os.environ, "FAKE_MCP_HTTP_PORT": str(port), "PYTHONPATH": str(ROOT)},
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and server.poll() is None, "the HTTP server did not start"
+                time.sleep(0.05)
+        (monkey_home / "config.toml").write_text(
+            f'[approvals]\nallow = ["mcp__web"]\n[mcp_servers.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
+            'headers = { Authorization = "Bearer ${WEB_TOKEN}" }\n')
+        run = scripted([{"tool_calls": [call("mcp__web__greet", name="http")]}, {"text": "done"}], WEB_TOKEN="t0k")
+        [result] = results(run.stdout)
+        assert result["ok"] and "hello http" in result["output"], run.stderr
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
