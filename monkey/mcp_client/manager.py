@@ -166,7 +166,10 @@ class McpManager:
         added: list[str] = []
         for definition in server.tools:
             model_name = names.get(definition.name)
-            if model_name is None or model_name in self.registry:
+            if model_name is None:
+                continue
+            if model_name in self.registry:  # another server's name sanitised the same way
+                server.error = f"tool {definition.name!r} becomes {model_name}, which another tool has; left out"
                 continue
             pin = pins.get(definition.name)
             if pin is None:
@@ -192,7 +195,10 @@ class McpManager:
             tool.state, tool.diff = "pinned", ""
 
     def result_file(self, call_id: str) -> Path:
-        return self.home / "mcp" / "results" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id)}.txt"
+        """Where a cut result is saved whole (a new name each time: models reuse call ids)."""
+        from monkey.ids import new_id
+
+        return self.home / "mcp" / "results" / f"{new_id('r')}-{re.sub(r'[^A-Za-z0-9_.-]', '_', call_id)}.txt"
 
     # -- what people see ---------------------------------------------------------------
 
