@@ -22,6 +22,7 @@ def monkey_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     """Every test gets its own monkey home, so no user config leaks in."""
     home = tmp_path_factory.mktemp("monkey-home")
     monkeypatch.setenv("MONKEY_HOME", str(home))
+    monkeypatch.setenv("MONKEY_USER_SKILLS", "")  # nor skills from the person's ~/.agents/skills
     return home
 
 
@@ -86,6 +87,7 @@ def monkey_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment a CLI subprocess runs with."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("MONKEY_")}
     env["MONKEY_HOME"] = str(home)
+    env["MONKEY_USER_SKILLS"] = ""
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
     env.update(extra)
     return env

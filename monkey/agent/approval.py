@@ -331,6 +331,8 @@ class ApprovalPolicy:
     """Where "always allow" rules are saved (the user's config); None: only for the session."""
     read_only: ReadOnly | None = field(default_factory=ReadOnly)
     """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
+    turn_rules: list[Rule] = field(default_factory=list)
+    """Allow rules that hold for the running turn only (see :meth:`allow_for_turn`)."""
     sandboxed: bool = True
     """Shell commands run in a sandbox (:mod:`monkey.tools.sandbox`); without one, ``--no-approval``
     approves no shell command: each goes to a person (so headless refuses them)."""
@@ -521,6 +523,19 @@ class ApprovalPolicy:
     def revoke(self, key: str) -> None:
         """Forget one session grant."""
         self.grants.pop(key, None)
+
+    def allow_for_turn(self, rules: Iterable[str]) -> list[str]:
+        """Allow rules for the running turn only (a skill's ``allowed-tools``); the ones added."""
+        added = [rule for rule in dict.fromkeys(Rule.parse(r) for r in rules) if rule not in self.allow]
+        self.allow.extend(added)
+        self.turn_rules.extend(added)
+        return [str(rule) for rule in added]
+
+    def end_turn(self) -> None:
+        """Drop the rules :meth:`allow_for_turn` added."""
+        if self.turn_rules:
+            self.allow = [rule for rule in self.allow if rule not in self.turn_rules]
+            self.turn_rules.clear()
 
 
 def build_request(

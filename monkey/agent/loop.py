@@ -34,6 +34,8 @@ from monkey.agent.client_call import client_turn
 from monkey.agent.context import ContextManager
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.instructions import Instructions
+from monkey.agent.skill_tool import SkillTool
+from monkey.agent.skills import Skill, Skills, tool_rules
 from monkey.agent.prompts import render_system_prompt
 from monkey.agent.changes import ChangeGuard, CheckpointError, PendingChange
 from monkey.backends.base import Backend, BackendError
@@ -70,6 +72,10 @@ __all__ = ["Agent", "AgentOptions"]
 Emit = Callable[[Event], None]
 
 
+MIN_SKILLS_WINDOW = 16_000
+"""Tokens of context window below which a model is offered no skills."""
+
+
 @dataclass
 class AgentOptions:
     """Limits and settings of the loop."""
@@ -82,6 +88,8 @@ class AgentOptions:
     """Overrides the built-in system prompt (rendered with ``{model}`` and ``{workspace}``)."""
     instructions: Instructions | None = None
     """The project's and the user's ``AGENTS.md`` files, added to the system prompt."""
+    skills: Skills | None = None
+    """The skills the model may load with the ``skill`` tool (listed in the system prompt)."""
     max_tokens: int = 4096
 
 
@@ -142,6 +150,12 @@ class Agent:
         self._ending = 0
         self._ran: set[str] = set()
         """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
+        if not self._skills_fit():
+            self.options.skills = None
+        if self.options.skills is not None and self.options.skills.by_name and self.tools.find("skill") is None:
+            skill_tool = SkillTool(self.options.skills)
+            skill_tool.on_load = self.use_skill
+            self.tools.add(skill_tool)
         self.system_prompt = self._system_prompt()
         self.tool_specs = self.tools.specs()
         """What the model is told about the tools, sent with every request."""
@@ -155,8 +169,25 @@ class Agent:
         """The built-in (or configured) prompt for this model, then the instructions."""
         prompt = render_system_prompt(self.options.system_prompt, model=self.backend.model,
                                       workspace=str(self.workspace))
-        extra = self.options.instructions.prompt() if self.options.instructions is not None else ""
-        return f"{prompt}\n\n{extra}" if extra else prompt
+        parts = [prompt]
+        if self.options.instructions is not None:
+            parts.append(self.options.instructions.prompt())
+        if self.options.skills is not None:  # a budget of about 2% of the window (4 characters a token)
+            window = self.context.window if self.context is not None and self.context.window else 200_000
+            parts.append(self.options.skills.prompt(budget_chars=max(2000, window * 2 // 100 * 4)))
+        return "\n\n".join(p for p in parts if p)
+
+    def _skills_fit(self) -> bool:
+        """Whether the model's window has room for skills (a small local model's has not: the
+        list and the tool would take the room its task needs)."""
+        window = self.context.window if self.context is not None else 0
+        return not window or window >= MIN_SKILLS_WINDOW
+
+    def use_skill(self, skill: Skill) -> list[str]:
+        """A skill's instructions were loaded: its ``allowed-tools`` are allowed for the rest of
+        the turn (deny rules, the protected set and plan mode still come first)."""
+        rules, _ = tool_rules(skill)
+        return self.policy.allow_for_turn(rules)
 
     # -- session framing -------------------------------------------------------------
 
@@ -268,6 +299,7 @@ class Agent:
             try:
                 await work(put)
             finally:
+                self.policy.end_turn()  # a skill's tools were allowed for this turn only
                 self._ending = 1  # the end mark below is no event
                 put(None)
 

@@ -63,6 +63,7 @@ class Setup:
         Returns the agent and one message per interrupted change that the guard repaired.
         """
         from monkey.agent.instructions import load_instructions
+        from monkey.agent.skills import discover
         from monkey.agent.loop import Agent, AgentOptions
         from monkey.config import monkey_home
         from monkey.tools.base import ShellSettings
@@ -72,8 +73,11 @@ class Setup:
                                          names=tuple(config.instructions.files),
                                          max_bytes=config.instructions.max_bytes)
         self.notices += instructions.notices
+        skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
+        self.notices += skills.warnings
         options = AgentOptions(
             instructions=instructions,
+            skills=skills,
             max_iterations=self.max_iterations,
             max_repeats=config.agent.max_repeats,
             shell=ShellSettings(

@@ -193,6 +193,42 @@ async def _init(host: Host, rest: str) -> list[Reply]:
     return [SendPrompt(prompt, "/init: asking the model to write AGENTS.md for this project")]
 
 
+async def _skills(host: Host, rest: str) -> list[Reply]:
+    skills = host.agent.options.skills
+    if skills is None or not skills.by_name:
+        return [Note("no skills: put one in .monkey/skills/NAME/SKILL.md (a trusted project) or in "
+                     "skills/NAME/SKILL.md in the monkey home")]
+    lines = ["skills (the model loads one when a task fits; /NAME [ARGUMENTS] runs one yourself):"]
+    for skill in sorted(skills.by_name.values(), key=lambda s: s.name):
+        mark = "" if skill.user_invocable else " (the model's only)"
+        lines.append(f"  {skill.name} [{skill.source}]{mark} — {skill.description}")
+    lines += [f"  note: {w}" for w in skills.warnings]
+    return [Note("\n".join(lines))]
+
+
+async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
+    """``/NAME ARGUMENTS`` for a skill the person may invoke: a turn with its instructions."""
+    from monkey.agent.skill_tool import skill_text
+    from monkey.agent.skills import SkillError
+
+    skills = host.agent.options.skills
+    skill = skills.get(name.removeprefix("/")) if skills is not None else None
+    if skill is None:
+        return None
+    if not skill.user_invocable:
+        return [Note(f"skill {skill.name} is for the model to load, not to run with /{skill.name}", "warning")]
+    if host.working:
+        return [Note(BUSY, "warning")]
+    try:
+        text = skill_text(skill, rest)
+    except SkillError as exc:
+        return [Note(str(exc), "error")]
+    granted = host.agent.use_skill(skill)
+    shown = f"/{skill.name}: running skill {skill.name}" + (f" (allowed for this turn: {', '.join(granted)})"
+                                                          if granted else "")
+    return [SendPrompt(f"Use this skill for the task.\n\n{text}", shown)]
+
+
 async def _mode(host: Host, rest: str) -> list[Reply]:
     from monkey.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
 
@@ -397,6 +433,7 @@ REGISTRY: list[Command] = [
             "[NAME|next]"),
     Command("/memory", "show the instruction files (AGENTS.md) the model follows", _memory),
     Command("/init", "ask the model to write an AGENTS.md for this project", _init, "[NOTES]"),
+    Command("/skills", "list the skills (a skill runs with /NAME)", _skills),
     Command("/mcp", "list MCP servers, their status and tools (/mcp reconnect|disable NAME)", _mcp,
             "[reconnect|disable NAME]"),
     Command("/copy", "copy the last answer to the clipboard", _copy),
@@ -415,5 +452,6 @@ async def run_command(host: Host, text: str) -> list[Reply]:
     name, _, rest = text.strip().partition(" ")
     command = _BY_NAME.get(name)
     if command is None:
-        return [Note(f"unknown command {name}; /help lists them", "warning")]
+        skill = await _run_skill(host, name, rest.strip())
+        return skill if skill is not None else [Note(f"unknown command {name}; /help lists them", "warning")]
     return await command.run(host, rest.strip())
