@@ -32,6 +32,7 @@ from monkey.agent.approval import (
 )
 from monkey.agent.client_call import client_turn
 from monkey.agent.context import ContextManager
+from monkey.agent.external_gate import ExternalGate
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.instructions import Instructions
 from monkey.agent.skill_tool import SkillTool
@@ -417,6 +418,7 @@ class Agent:
                 pending = await self._checkpoint(call, None, self.turns, emit)
             except ToolError as exc:
                 raise BackendError(f"{exc}; {self.backend.name} was not started", kind="checkpoint") from None
+        gate = self._external_gate(emit) if external else None
         stream = self.backend.stream(request)
         try:
             async for event in stream:
@@ -427,11 +429,23 @@ class Agent:
             aclose = getattr(stream, "aclose", None)
             if aclose is not None:
                 await aclose()
+            if gate is not None:
+                self.backend.gate = None  # type: ignore[attr-defined]
+                await asyncio.shield(gate.close())  # each call's checkpoint before the run's
             if pending is not None:
                 await asyncio.shield(self._checkpoint_done(pending, completed is not None, emit))
         if completed is None:
             raise BackendError(f"the {self.backend.name} backend ended without a message", kind="invalid_response")
         return completed
+
+    def _external_gate(self, emit: Emit) -> ExternalGate:
+        """Hand an external agent the gate its own tool calls pass this turn (the loop's own decision)."""
+        gate = ExternalGate(session_id=self.session_id, workspace=self.workspace, policy=self.policy,
+                            tools=self.tools, shell=self.options.shell, turn=self.turns, emit=emit,
+                            approve=self._approve, begin=self._checkpoint if self.checkpoints is not None else None,
+                            finish=self._checkpoint_done)
+        self.backend.gate = gate  # type: ignore[attr-defined]
+        return gate
 
     def _check_repeats(self, calls: list[ToolCallSpec], state: list[tuple[str, int]]) -> None:
         for call in calls:
@@ -610,28 +624,33 @@ class Agent:
                        message=f"could not save the rule to your config (it holds for this session): {exc}"))
 
     async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
-                       emit: Emit, paths: list[str] | None = None, by_person: bool = False) -> tuple[Decision, float]:
+                       emit: Emit, paths: list[str] | None = None, by_person: bool = False,
+                       person_only: str = "", unsandboxed: bool = False) -> tuple[Decision, float]:
         """The decision on a dangerous call, and the seconds spent waiting for a person's answer.
 
         A call the person typed (``by_person``) is approved by that, unless a rule denies it.
+        ``person_only``: why only a person's approval of this exact call may let it run, besides
+        what the policy finds (an external agent's write that monkey's own tools would refuse).
+        ``unsandboxed``: the command will not run in monkey's sandbox (an external agent's own), so
+        it is decided as where there is none (auto mode then asks too).
         """
         sid = self.session_id
-        decision = self.policy.check(call.name, call.arguments, self.workspace)
+        policy = replace(self.policy, sandboxed=False) if unsandboxed else self.policy
+        decision = policy.check(call.name, call.arguments, self.workspace)
         if by_person and (decision is None or decision.approved):
             decision = Decision(approved=True, by="user", reason="typed by the person", exact_line=True)
         waited = 0.0
         big = self.checkpoints.oversized(paths) if self.checkpoints is not None and paths else []
         protected = None if by_person else (self.policy.needs_person(call.name, call.arguments, self.workspace)
                                             or tool.needs_person(args))
-        person_only = "; ".join([*([protected] if protected else []), *big])
+        person_only = "; ".join([*([protected] if protected else []), *([person_only] if person_only else []), *big])
         if person_only and decision is not None and decision.approved:
-            decision = None  # a large file, a changed MCP tool: a person's explicit approval
+            decision = None  # a large file, a changed MCP tool, a path monkey's file tools refuse: a person's approval
         if decision is None:
-            preview = tool.preview(args, ctx)
-            request: ApprovalRequest = build_request(call.id, call.name, call.arguments, preview)
+            request: ApprovalRequest = build_request(call.id, call.name, call.arguments, tool.preview(args, ctx))
             if call.name == SHELL_TOOL:
-                request = replace(request, unsandboxed=self.policy.sandboxed,
-                                  no_sandbox=self.policy.mode == "auto" and not self.policy.sandboxed)
+                request = replace(request, unsandboxed=policy.sandboxed,
+                                  no_sandbox=policy.mode == "auto" and not policy.sandboxed)
             if person_only:
                 warning = f"only this call can be approved: {person_only}"
                 request = replace(request, warnings=[*request.warnings, warning], grant="", rules=[],

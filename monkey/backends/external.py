@@ -6,6 +6,12 @@ its tool calls and results (as :class:`~monkey.events.ToolCallEvent` /
 and its usage, and ends with one ``message_completed`` without tool calls, so the turn
 ends. The agent's own session id is kept and the next call resumes it. The loop wraps
 every run in a whole-tree checkpoint (``runs_own_tools``), so ``monkey undo`` reverts it.
+
+An agent that asks before its tools run (``interactive``: Claude Code's permission prompts
+on stdio) keeps its stdin open: after each piece of output the backend answers what it
+asked with the decision of the :class:`~monkey.backends.gate.ToolGate` the loop set in
+:attr:`ExternalAgentBackend.gate` for the turn, and tells the gate when an allowed call's
+result came (:meth:`~monkey.backends.gate.ToolGate.done`).
 """
 
 from __future__ import annotations
@@ -20,9 +26,10 @@ from typing import Any, Protocol
 import msgspec
 
 from monkey.backends.base import BackendError, ModelCheck
+from monkey.backends.gate import ToolGate
 from monkey.backends.jsonl import DEFAULT_MAX_LINE, JsonlParser
 from monkey.backends.supervise import AgentProcess, ChildSpec, check_version, child_env
-from monkey.events import AgentSession, Event
+from monkey.events import AgentSession, Event, ToolResult
 from monkey.messages import ModelRequest
 
 __all__ = ["ExternalAgentBackend", "StreamParser", "last_prompt", "agent_session_from_events"]
@@ -78,6 +85,10 @@ class ExternalAgentBackend(ABC):
     version_range: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 0, 0), (999, 0, 0))
     runs_own_tools = True
     """Tells the loop to checkpoint the whole tree around each call and not to run tools itself."""
+    interactive = False
+    """The agent asks before its tools run: stdin stays open and :meth:`converse` answers."""
+    gate: ToolGate | None = None
+    """Decides the agent's tool calls for the running turn (set by the agent loop; None: refuse them)."""
 
     def __init__(self, *, executable: str, model: str | None, workspace: Path,
                  env: Mapping[str, str] | None = None, base_env: Mapping[str, str] | None = None,
@@ -121,6 +132,9 @@ class ExternalAgentBackend(ABC):
     def finished(self, parser: Any) -> None:
         """Note what the run told (its session id, usage) for the next call."""
 
+    async def converse(self, parser: Any, proc: AgentProcess) -> None:
+        """Answer what the agent asked in the output fed so far (``interactive`` agents)."""
+
     # -- the call --------------------------------------------------------------------
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
@@ -133,7 +147,7 @@ class ExternalAgentBackend(ABC):
                                                minimum=lo, below=hi, env=env)
         spec = ChildSpec(argv=self.argv(prompt), cwd=self.workspace, env=env, stdin=self.stdin(prompt),
                          idle_timeout=self.idle_timeout, wall_timeout=self.wall_timeout, grace=self.grace,
-                         name=self.label)
+                         name=self.label, keep_stdin=self.interactive)
         proc = AgentProcess(spec)
         self.last = proc
         parser = self.parser()
@@ -147,9 +161,13 @@ class ExternalAgentBackend(ABC):
                 for event in parser.feed(chunk):
                     if isinstance(event, AgentSession):
                         self.agent_session_id = event.agent_session_id
+                    elif isinstance(event, ToolResult) and self.gate is not None:
+                        await self.gate.done(event.call_id, event.ok)
                     yield replace(event, session_id=sid)
                 if getattr(parser, "too_long", False):
                     break  # the child is stopped as the stream closes
+                if self.interactive:
+                    await self.converse(parser, proc)
         finally:
             await chunks.aclose()
         if getattr(parser, "too_long", False):

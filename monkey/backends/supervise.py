@@ -44,6 +44,8 @@ class ChildSpec:
     cwd: Path
     env: dict[str, str]
     stdin: bytes = b""
+    keep_stdin: bool = False
+    """Leave stdin open after ``stdin`` for :meth:`AgentProcess.send` (a conversation on stdio)."""
     idle_timeout: float = 600.0
     """Seconds without any output (stdout or stderr) before the child is stopped."""
     wall_timeout: float = 3600.0
@@ -65,10 +67,34 @@ class AgentProcess:
     stopped: str = ""
     """Why monkey stopped the child (``idle``, ``wall``, ``cancelled``), or ``""``."""
     stderr_bytes: int = 0
+    waiting: int = 0
+    """Questions of the child's waiting for monkey's answer (an approval): the idle watchdog holds off."""
     _stderr: OutputBuffer = field(init=False)
+    _proc: asyncio.subprocess.Process | None = field(default=None, init=False)
 
     def __post_init__(self) -> None:
         self._stderr = OutputBuffer(self.spec.stderr_limit)
+
+    def send(self, data: bytes) -> bool:
+        """Write ``data`` to the child's open stdin (``keep_stdin``) without waiting; False when it is gone.
+
+        Not awaited on purpose: an answer written while the turn is being cancelled still reaches the
+        pipe before the child is stopped (answers are small, far under a pipe's buffer).
+        """
+        stdin = self._proc.stdin if self._proc is not None else None
+        if stdin is None or stdin.is_closing():
+            return False
+        try:
+            stdin.write(data)
+        except (BrokenPipeError, ConnectionResetError, RuntimeError):
+            return False
+        return True
+
+    def close_stdin(self) -> None:
+        """End the child's input (it finishes its work and exits)."""
+        stdin = self._proc.stdin if self._proc is not None else None
+        if stdin is not None and not stdin.is_closing():
+            stdin.close()
 
     @property
     def stderr(self) -> str:
@@ -101,6 +127,7 @@ class AgentProcess:
         except OSError as exc:
             raise BackendError(f"cannot start {spec.name} ({spec.argv[0]}): {exc.strerror or exc}",
                                kind="invalid_request") from None
+        self._proc = proc
         loop = asyncio.get_running_loop()
         started = loop.time()
         last = [started]
@@ -136,7 +163,8 @@ class AgentProcess:
             if self.spec.stdin:
                 proc.stdin.write(self.spec.stdin)
                 await proc.stdin.drain()
-            proc.stdin.close()
+            if not self.spec.keep_stdin:
+                proc.stdin.close()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the child exited without reading its prompt; its exit status says why
 
@@ -153,6 +181,8 @@ class AgentProcess:
         spec = self.spec
         while True:
             now = loop.time()
+            if self.waiting:
+                last[0] = now  # silent because it waits for an answer (a person may take minutes)
             idle_left = last[0] + spec.idle_timeout - now
             wall_left = started + spec.wall_timeout - now
             if idle_left <= 0 or wall_left <= 0:

@@ -4,7 +4,10 @@ Behaviour comes from environment variables (passed on by the backend as explicit
 FAKE_REPLAY (a fixture file), FAKE_MODE (replay, silent, ignore_term, crash, flood, write,
 lines_then_exit, endless_line: the first line, then one line of FAKE_ENDLESS_MB megabytes
 without a newline), FAKE_LOG (a file the argv, cwd, stdin and environment are appended to as
-JSON), FAKE_VERSION (what ``--version`` prints).
+JSON), FAKE_VERSION (what ``--version`` prints). Run with ``--input-format`` (Claude Code's stream-json
+input) it reads only the first stdin line as the prompt, and after replaying each recorded
+``control_request`` line it waits for monkey's answer on stdin and logs it (``{"answer": ...}``).
+``@WORKSPACE@`` in a recording stands for the folder it runs in.
 """
 
 import json
@@ -19,13 +22,22 @@ def main() -> int:
         print(os.environ.get("FAKE_VERSION", "2.0.14 (Claude Code)"))
         return 0
     mode = os.environ.get("FAKE_MODE", "replay")
-    prompt = sys.stdin.read()
+    talks = "--input-format" in sys.argv[1:]  # Claude Code's stream-json input: stdin stays open
+    if talks:
+        first = sys.stdin.readline()
+        try:
+            prompt = json.loads(first)["message"]["content"]
+        except (ValueError, KeyError, TypeError):
+            prompt = first
+    else:
+        prompt = sys.stdin.read()
     log = os.environ.get("FAKE_LOG")
     if log:
         with open(log, "a") as fh:
             fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": prompt,
                                  "env": dict(os.environ), "pid": os.getpid()}) + "\n")
-    lines = open(os.environ["FAKE_REPLAY"], "rb").read().splitlines(keepends=True)
+    replay = open(os.environ["FAKE_REPLAY"], "rb").read().replace(b"@WORKSPACE@", os.getcwd().encode())
+    lines = replay.splitlines(keepends=True)
     out = sys.stdout.buffer
     if mode == "ignore_term":
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
@@ -58,6 +70,11 @@ def main() -> int:
     for line in lines:
         out.write(line)
         out.flush()
+        if talks and b"control_request" in line and json.loads(line).get("type") == "control_request":
+            answer = sys.stdin.readline()  # blocks as the real CLI does until monkey answers
+            if log:
+                with open(log, "a") as fh:
+                    fh.write(json.dumps({"answer": json.loads(answer) if answer else None}) + "\n")
     if mode == "crash":
         sys.stderr.write("Error: the fake agent crashed on purpose\n")
         return 3

@@ -1,9 +1,12 @@
 """A small fake Anthropic Messages API on 127.0.0.1, for driving the real Claude Code CLI.
 
 It answers ``POST /v1/messages`` with a streamed (SSE) or plain message, chosen from the
-request: a prompt containing ``create hello.txt`` gets a ``Write`` tool call (then, once
-the tool result comes back, a closing text); a prompt containing ``please fail`` gets a
-400 error; anything else gets a short text answer that names the turn. Every request is
+request: a prompt containing ``create hello.txt`` gets a ``Write`` tool call, ``run the
+command`` a ``Bash`` call (``echo from-bash > bash.txt``), ``write the hook`` a ``Write``
+of ``.git/hooks/x``, ``append to bashrc`` a ``Bash`` call writing ``~/.bashrc`` (then, once
+the tool result comes back, a closing text that says whether the tool was refused and
+why); a prompt containing ``please fail`` gets a 400 error; anything else gets a short
+text answer that names the turn. Every request is
 recorded in :attr:`FakeAnthropic.requests`.
 """
 
@@ -91,8 +94,9 @@ class FakeAnthropic:
         first = _text_of(messages[0]["content"]) if messages else ""
         users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
         last = users[-1] if users else {"content": ""}
-        has_result = any(isinstance(b, dict) and b.get("type") == "tool_result"
-                         for b in (last.get("content") if isinstance(last.get("content"), list) else []))
+        results = [b for b in (last.get("content") if isinstance(last.get("content"), list) else [])
+                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        has_result = bool(results)
         prompt = _text_of(last.get("content"))
         if "please fail" in prompt:
             handler._json(400, {"type": "error", "error": {"type": "invalid_request_error",
@@ -102,11 +106,11 @@ class FakeAnthropic:
         blocks: list[dict[str, Any]]
         if not body.get("tools"):  # a side request (a title, a summary): answer briefly
             blocks = [{"type": "text", "text": "Fake title"}]
-        elif "create hello.txt" in prompt and not has_result:
-            path = f"{self.workspace}/hello.txt" if self.workspace else "hello.txt"
-            blocks = [{"type": "text", "text": "I'll create it."},
-                      {"type": "tool_use", "id": f"toolu_fake{self.count}", "name": "Write",
-                       "input": {"file_path": path, "content": "hi there\n"}}]
+        elif not has_result and (tool := self._tool_for(prompt)) is not None:
+            blocks = [{"type": "text", "text": "I'll do it."},
+                      {"type": "tool_use", "id": f"toolu_fake{self.count}", "name": tool[0], "input": tool[1]}]
+        elif has_result and results[-1].get("is_error"):
+            blocks = [{"type": "text", "text": "The tool was refused: " + _text_of(results[-1].get("content"))}]
         elif has_result:
             blocks = [{"type": "text", "text": "Done: hello.txt is written."}]
         else:
@@ -117,6 +121,18 @@ class FakeAnthropic:
             self._stream(handler, body, blocks, stop)
         else:
             handler._json(200, self._message(body, blocks, stop))
+
+    def _tool_for(self, prompt: str) -> tuple[str, dict[str, Any]] | None:
+        ws = self.workspace or "."
+        if "create hello.txt" in prompt:
+            return "Write", {"file_path": f"{ws}/hello.txt", "content": "hi there\n"}
+        if "run the command" in prompt:
+            return "Bash", {"command": "echo from-bash > bash.txt", "description": "Write bash.txt"}
+        if "write the hook" in prompt:
+            return "Write", {"file_path": f"{ws}/.git/hooks/x", "content": "#!/bin/sh\necho pwned\n"}
+        if "append to bashrc" in prompt:
+            return "Bash", {"command": "echo pwned >> ~/.bashrc", "description": "Change the shell"}
+        return None
 
     def _message(self, body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> dict[str, Any]:
         return {"id": f"msg_fake{self.count}", "type": "message", "role": "assistant",

@@ -59,8 +59,10 @@ def test_replay_scrubbed_env_and_resume(fake_agent: Path, tmp_path: Path) -> Non
     first = log(tmp_path)[0]
     assert first["stdin"] == "say hello" and first["cwd"] == str(tmp_path)
     argv = first["argv"]
-    assert argv[:6] == ["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-                        "--permission-mode"]
+    assert argv[:12] == ["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
+                         "--input-format", "stream-json", "--permission-prompt-tool", "stdio",
+                         "--permission-mode", "default", "--setting-sources"]
+    assert argv[12] == ""  # no settings file: the person's Claude Code allow rules do not apply
     assert "--resume" not in argv
     assert argv[argv.index("--append-system-prompt") + 1] == "be brief"
     assert argv[argv.index("--max-turns") + 1] == "3" and "--mcp-config" in argv
@@ -68,8 +70,6 @@ def test_replay_scrubbed_env_and_resume(fake_agent: Path, tmp_path: Path) -> Non
     assert "ANTHROPIC_API_KEY" not in env and "CLAUDE_CODE_OAUTH_TOKEN" not in env
     assert not any(k.startswith("OTEL_") for k in env)
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"  # set explicitly in config: passed on
-    if os.geteuid() == 0:
-        assert argv[argv.index("--permission-mode") + 1] == "acceptEdits"
 
     asyncio.run(collect(backend, "and again"))
     second = log(tmp_path)[1]["argv"]

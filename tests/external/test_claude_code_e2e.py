@@ -38,10 +38,11 @@ def _cli() -> str:
     return path
 
 
-def _configure(home: Path, cli: str, server: FakeAnthropic, cli_home: Path) -> None:
+def _configure(home: Path, cli: str, server: FakeAnthropic, cli_home: Path, allow: tuple[str, ...] = ("file_write",)
+               ) -> None:
     env = {"ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "HOME": str(cli_home),
            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
-    lines = ["[claude_code]", f"executable = {json.dumps(cli)}", "idle_timeout = 60.0", "timeout = 120.0",
+    lines = ["[approvals]", f"allow = {json.dumps(list(allow))}", "[claude_code]", f"executable = {json.dumps(cli)}", "idle_timeout = 60.0", "timeout = 120.0",
              "[claude_code.env]"] + [f"{k} = {json.dumps(v)}" for k, v in env.items()]
     (home / "config.toml").write_text("\n".join(lines) + "\n")
 
@@ -77,7 +78,18 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         assert call["name"] == "Write" and call["arguments"]["content"] == "hi there\n"
         (result,) = run.of_type("tool_result")
         assert result["ok"] and result["call_id"] == call["call_id"]
-        assert run.of_type("checkpoint_created")[0]["tool"] == "claude-code"
+        (allowed,) = run.of_type("approval_resolved")  # monkey's engine decided it, by the allow rule
+        assert allowed["call_id"] == call["call_id"] and allowed["by"] == "rule" and allowed["decision"] == "approved"
+        run_wide, own = run.of_type("checkpoint_created")
+        assert run_wide["tool"] == "claude-code"
+        assert own["tool"] == "Write" and own["call_id"] == call["call_id"] and own["paths"] == ["hello.txt"]
+        listed = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
+        entries = {e["id"]: e for e in json.loads(listed.stdout)["checkpoints"]}
+        # the journal gives the change to the Write call, not to the whole run
+        assert entries[own["checkpoint_id"]]["tool"] == "Write"
+        assert entries[own["checkpoint_id"]]["state"] == "applied"
+        assert entries[own["checkpoint_id"]]["paths"] == ["hello.txt"]
+        assert "hello.txt" not in entries[run_wide["checkpoint_id"]]["paths"]
         assert run.of_type("turn_completed")[0]["result"] == "Done: hello.txt is written."
         undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
         assert undo.returncode == 0, undo.stderr
@@ -98,3 +110,46 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         assert fail.returncode == 1
         assert "the fake server refuses this on purpose" in fail.stderr
         assert fail.of_type("turn_completed")[0]["reason"] == "error"
+
+
+def test_claude_code_calls_go_through_monkeys_approvals(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    """Headless, with an allow rule for file_write only: a Bash call is refused by monkey (the CLI goes on
+    without it), a Write into .git/hooks is refused although the rule allows file_write, and so is a
+    command writing ~/.bashrc although a rule allows echo."""
+    cli = _cli()
+    cli_home = tmp_path / "cli-home"
+    (cli_home / ".claude").mkdir(parents=True)
+    # the person's own Claude Code settings allow everything: monkey does not load them
+    (cli_home / ".claude" / "settings.json").write_text(json.dumps(
+        {"permissions": {"allow": ["Bash", "Write", "Edit"], "defaultMode": "bypassPermissions"}}))
+    (workspace / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
+    with FakeAnthropic(str(workspace)) as server:
+        _configure(monkey_home, cli, server, cli_home, allow=("file_write", "shell_execute(echo)"))
+
+        run = _agent(monkey_home, workspace, "please run the command")
+        assert run.returncode == 0, run.stderr
+        assert not (workspace / "bash.txt").exists()
+        (call,) = run.of_type("tool_call")
+        assert call["name"] == "Bash"
+        (asked,) = run.of_type("approval_requested")
+        assert asked["name"] == "shell_execute" and asked["arguments"] == {"command": "echo from-bash > bash.txt"}
+        (resolved,) = run.of_type("approval_resolved")
+        assert resolved["decision"] == "denied" and resolved["by"] == "policy"
+        (result,) = run.of_type("tool_result")
+        assert not result["ok"] and "no terminal to ask on" in result["output"]
+        (done,) = run.of_type("turn_completed")  # the CLI went on without the call and finished its turn
+        assert done["result"].startswith("The tool was refused: denied by monkey: needs approval")
+
+        run = _agent(monkey_home, workspace, "please write the hook")
+        assert run.returncode == 0, run.stderr
+        assert not (workspace / ".git" / "hooks" / "x").exists()
+        (asked,) = run.of_type("approval_requested")
+        assert asked["name"] == "file_write" and any("only this call can be approved" in w for w in asked["warnings"])
+        assert "needs a person's approval of this exact call" in run.of_type("turn_completed")[0]["result"]
+
+        run = _agent(monkey_home, workspace, "please append to bashrc")
+        assert run.returncode == 0, run.stderr
+        assert not (cli_home / ".bashrc").exists()
+        (resolved,) = run.of_type("approval_resolved")
+        assert resolved["decision"] == "denied"
+        assert "in your home folder" in run.of_type("turn_completed")[0]["result"]

@@ -13,6 +13,8 @@ Feed the child's stdout bytes in any chunking to :meth:`ClaudeStreamParser.feed`
 - ``assistant`` lines → whatever the partial events did not already deliver (text and
   thinking of a message that was not streamed, tool calls not yet announced).
 - ``user`` lines → :class:`ToolResult` for each ``tool_result`` block.
+- ``control_request`` (``--permission-prompt-tool stdio``) → no event: kept in
+  :attr:`ClaudeStreamParser.requests` for the backend to answer on stdin.
 - ``result`` → :class:`Usage` (tokens, ``total_cost_usd``) and the final
   :class:`MessageCompleted` (no tool calls: Claude Code ran its own tools). An error
   result (an ``error_*`` subtype, or ``is_error`` even with subtype ``success``) sets
@@ -129,6 +131,10 @@ class ClaudeStreamParser(JsonlParser):
         self.model = ""
         self.result: dict[str, Any] | None = None
         """The ``result`` object, once seen."""
+        self.requests: list[dict[str, Any]] = []
+        """``control_request`` lines not yet answered (the backend takes them after each feed)."""
+        self.cancelled: set[str] = set()
+        """Ids of requests the CLI withdrew (``control_cancel_request``): no answer is due."""
 
     def _incomplete(self) -> str:
         if self.result is None:
@@ -176,6 +182,12 @@ class ClaudeStreamParser(JsonlParser):
             return self._system(obj, out)
         if kind == "result":
             return self._result(obj, out)
+        if kind == "control_request" and isinstance(obj.get("request"), dict):
+            self.requests.append(obj)  # the backend answers it (permission prompts on stdio)
+            return True
+        if kind == "control_cancel_request":
+            self.cancelled.add(str(obj.get("request_id") or ""))
+            return True
         return False
 
     # -- line types ------------------------------------------------------------------

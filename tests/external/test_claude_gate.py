@@ -1,0 +1,110 @@
+"""Claude Code's permission prompts answered by monkey's gate, with the real CLI's recorded control
+stream replayed by a real fake ``claude`` process (tests/external/fake_agent.py): what monkey
+writes back on the CLI's stdin for an allowed call, a denied one, and a turn cancelled while the
+question waits for a person."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+
+from monkey.agent.approval import ApprovalPolicy, ApprovalRequest, Decision
+from monkey.agent.loop import Agent
+from monkey.backends.claude_code.backend import ClaudeCodeBackend
+from monkey.events import ApprovalRequested, Event
+from tests.conftest import run_monkey
+from tests.external.conftest import FIXTURES
+from tests.external.test_external_cli import configure
+
+
+def answers(log: Path) -> list[dict]:
+    return [json.loads(line)["answer"] for line in log.read_text().splitlines() if '"answer"' in line]
+
+
+def test_recorded_write_is_allowed_by_a_rule(monkey_home: Path, workspace: Path, fake_agent: Path,
+                                             tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    configure(monkey_home, "claude_code", fake_agent, FAKE_LOG=str(log),
+              FAKE_REPLAY=str(FIXTURES / "claude_code" / "real_write.jsonl"))
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["file_write"]\n'
+                                             + (monkey_home / "config.toml").read_text())
+    run = run_monkey(["agent", "--backend", "claude-code", "--task", "please create hello.txt", "--output-format",
+                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    assert run.returncode == 0, run.stderr
+    (answer,) = answers(log)
+    decision = answer["response"]["response"]
+    assert answer["type"] == "control_response" and answer["response"]["subtype"] == "success"
+    assert decision["behavior"] == "allow" and decision["updatedInput"]["content"] == "hi there\n"
+    kinds = [e["type"] for e in run.events]
+    assert kinds.index("tool_call") < kinds.index("approval_resolved") < kinds.index("tool_result")
+
+
+def test_recorded_bash_is_refused_headless(monkey_home: Path, workspace: Path, fake_agent: Path,
+                                           tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    configure(monkey_home, "claude_code", fake_agent, FAKE_LOG=str(log),
+              FAKE_REPLAY=str(FIXTURES / "claude_code" / "real_bash_denied.jsonl"))
+    run = run_monkey(["agent", "--backend", "claude-code", "--task", "please run the command", "--output-format",
+                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    assert run.returncode == 0, run.stderr
+    (answer,) = answers(log)
+    decision = answer["response"]["response"]
+    assert decision["behavior"] == "deny" and "no terminal to ask on" in decision["message"]
+    (asked,) = run.of_type("approval_requested")
+    assert asked["name"] == "shell_execute" and asked["arguments"]["command"] == "echo from-bash > bash.txt"
+    assert run.of_type("approval_resolved")[0]["decision"] == "denied"
+
+
+class _Waits:
+    """An approver that never answers (a person who has not decided yet)."""
+
+    def __init__(self) -> None:
+        self.asked = asyncio.Event()
+
+    async def decide(self, request: ApprovalRequest) -> Decision:
+        self.asked.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_cancel_while_the_question_is_pending_answers_the_cli(workspace: Path, fake_agent: Path,
+                                                               tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    env = {"FAKE_REPLAY": str(FIXTURES / "claude_code" / "real_bash_denied.jsonl"), "FAKE_LOG": str(log)}
+    backend = ClaudeCodeBackend(executable=str(fake_agent), model=None, workspace=workspace, env=env,
+                                base_env={"PATH": os.environ["PATH"]}, grace=1.0)
+    approver = _Waits()
+    agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
+
+    async def drive() -> list[Event]:
+        events: list[Event] = []
+
+        async def cancel_when_asked() -> None:
+            await asyncio.wait_for(approver.asked.wait(), 60)
+            agent.cancel()
+
+        canceller = asyncio.create_task(cancel_when_asked())
+        async for event in agent.run("please run the command"):
+            events.append(event)
+        await canceller
+        return events
+
+    events = asyncio.run(asyncio.wait_for(drive(), 120))
+    assert any(isinstance(e, ApprovalRequested) for e in events)
+    assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"
+    (answer,) = answers(log)  # the CLI got its answer before it was stopped: it never hangs on the question
+    decision = answer["response"]["response"]
+    assert decision == {"behavior": "deny", "message": "the person stopped the turn", "interrupt": True}
+    assert backend.last is not None and backend.last.returncode is not None
+
+
+def test_a_mode_that_skips_monkey_is_refused(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
+    for key, value in (("permission_mode", '"bypassPermissions"'), ("allowed_tools", '["Bash"]')):
+        (monkey_home / "config.toml").write_text(f'[claude_code]\nexecutable = "{fake_agent}"\n{key} = {value}\n')
+        run = run_monkey(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)],
+                         home=monkey_home)
+        assert run.returncode == 2, run.stderr
+        lines = run.stderr.strip().splitlines()
+        assert len(lines) == 1 and "without monkey's approval" in lines[0] and key in lines[0]
