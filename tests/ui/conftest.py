@@ -50,6 +50,18 @@ async def settle(pilot, app: MonkeyApp, timeout: float = 10.0) -> None:  # type:
     await pilot.pause(0.1)
 
 
+async def until(pilot, condition, what: str, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    """Let the app run until ``condition()`` holds (a screen catching up), or fail saying ``what``."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    end = loop.time() + timeout
+    while not condition():
+        if loop.time() > end:
+            raise AssertionError(f"never happened: {what}")
+        await pilot.pause(0.05)
+
+
 async def type_and_send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
     """Type ``text`` into the message box and press Enter."""
     prompt = app.query_one(PromptInput)

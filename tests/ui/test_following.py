@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from monkey.ui.screens.approval import ApprovalScreen
-from tests.ui.conftest import settle, type_and_send
+from tests.ui.conftest import settle, type_and_send, until
 from tests.ui.test_app import wait_for_screen
 
 SIZE = (120, 36)
@@ -42,17 +42,18 @@ async def test_scrolled_up_it_stays_and_says_more_below_until_ctrl_end(app_for) 
         await type_and_send(pilot, app, "explain")
         await settle(pilot, app)
         transcript = app.transcript
-        assert at_bottom(transcript) and not app.more_below.has_class("-shown")
+        await until(pilot, lambda: at_bottom(transcript) and not app.more_below.has_class("-shown"),
+                    "the answer in view, no 'more below'")
         await pilot.press("tab")  # from the message box to the transcript
         assert app.focused is transcript
         await pilot.press("pageup")
-        await pilot.pause(0.1)
+        await until(pilot, lambda: app.more_below.has_class("-shown"), "'more below' once scrolled up")
         y = transcript.scroll_y
-        assert y < transcript.max_scroll_y and app.more_below.has_class("-shown")
+        assert y < transcript.max_scroll_y
         app.query_one("#prompt").insert("and again")  # typed and sent without moving the focus from the transcript
         app.submit("and again")
         await settle(pilot, app)
         assert transcript.scroll_y == y and app.more_below.has_class("-shown")  # not pulled down while reading
         await pilot.press("ctrl+end")
-        await pilot.pause(0.1)
-        assert at_bottom(transcript) and not app.more_below.has_class("-shown")
+        await until(pilot, lambda: at_bottom(transcript) and not app.more_below.has_class("-shown"),
+                    "back at the bottom after Ctrl+End")

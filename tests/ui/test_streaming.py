@@ -11,6 +11,7 @@ from textual.widgets._markdown import MarkdownBlock
 from monkey.events import MessageCompleted, TextDelta
 from monkey.ui.widgets.assistant_text import OPEN_BLOCK_LIMIT, AssistantText
 from monkey.ui.widgets.open_tail import OpenTail, wrap_rows
+from tests.ui.conftest import until as wait_until
 
 SIZE = (120, 36)
 WORDS = ["the", "**bold**", "answer", "and", "`code`", "keeps", "going,", "word", "*it*"]
@@ -31,14 +32,6 @@ def pieces(text: str, seed: int) -> list[str]:
         out.append(text[at:at + step])
         at += step
     return out
-
-
-async def wait_until(pilot, condition, what: str, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(int(timeout / 0.05)):
-        if condition():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"{what} never happened")
 
 
 def rendered(widget: AssistantText) -> list[tuple[str, list[str]]]:
@@ -171,23 +164,24 @@ def test_wrapping_again_from_the_last_row_gives_the_rows_of_wrapping_everything(
 async def test_a_person_who_scrolled_up_is_not_pulled_down_by_the_stream(app_for) -> None:
     app = app_for([])
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
+        await pilot.pause()
         app.transcript.load_history([(f"question {i}", f"answer {i}") for i in range(30)])
-        await pilot.pause(0.1)
         transcript = app.transcript
         deltas = pieces(paragraph(600, seed=7), seed=8)
         await stream(pilot, app, deltas[:100])
-        await pilot.pause(0.2)
-        assert transcript.is_vertical_scroll_end
+        await wait_until(pilot, lambda: transcript.max_scroll_y > 0 and transcript.is_vertical_scroll_end,
+                    "following the stream at the bottom")
         transcript.focus()  # away from the message box, so the keys scroll the transcript (Shift+Tab is the mode)
         await pilot.press("home")
-        await pilot.pause(0.1)
-        assert transcript.scroll_y == 0
+        await wait_until(pilot, lambda: transcript.scroll_y == 0, "scrolled to the top")
+        before = transcript.max_scroll_y
         await stream(pilot, app, deltas[100:])
-        await pilot.pause(0.3)
+        await wait_until(pilot, lambda: transcript.max_scroll_y > before, "the rest of the stream laid out")
+        await pilot.pause()
         assert transcript.scroll_y == 0 and transcript.max_scroll_y > 0
         await pilot.press("end")
-        await pilot.pause(0.1)
+        await wait_until(pilot, lambda: transcript.is_vertical_scroll_end, "back at the bottom")
         await app.feed(TextDelta(text=" " + paragraph(300, seed=9)))
-        await pilot.pause(0.3)
-        assert transcript.is_vertical_scroll_end  # back at the bottom, it follows again
+        grown = transcript.max_scroll_y
+        await wait_until(pilot, lambda: transcript.max_scroll_y > grown and transcript.is_vertical_scroll_end,
+                    "following again: at the bottom of the longer text")
