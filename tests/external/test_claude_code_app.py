@@ -1,0 +1,69 @@
+"""The app's approval dialog answers the real Claude Code CLI's own Bash call (Textual Pilot; the
+CLI against the fake Anthropic server on 127.0.0.1): the dialog shows the command, ``y`` lets the
+CLI run it, ``n`` + a reason refuses it and the CLI goes on without it."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from monkey.cli import build_parser
+from monkey.commands.agent import resolve_setup
+from monkey.ui.app import MonkeyApp
+from monkey.ui.approver import TuiApprover
+from monkey.ui.screens.approval import ApprovalScreen
+from tests.external.fake_anthropic import FakeAnthropic
+from tests.external.test_claude_code_e2e import _cli, _configure
+from tests.ui.conftest import type_and_send
+
+
+async def _wait(pilot, what, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
+    for _ in range(int(timeout / 0.05)):
+        if what():
+            return
+        await pilot.pause(0.05)
+    raise AssertionError("the condition never held")
+
+
+async def _turn(app: MonkeyApp, keys: tuple[str, ...], prompt: str) -> ApprovalScreen:
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, app, prompt)
+        await _wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        await pilot.press(*keys)
+        await _wait(pilot, lambda: not app.working and not app.queue)
+        await pilot.pause(0.1)
+    return screen
+
+
+def _app(workspace: Path) -> MonkeyApp:
+    args = build_parser().parse_args(["agent", "--backend", "claude-code", "--cwd", str(workspace)])
+    setup = resolve_setup(args, TuiApprover())
+    return MonkeyApp(setup, notices=setup.notices, clock=lambda: 0.0, approval_guard=0.0)
+
+
+async def test_the_dialog_answers_claude_codes_bash_call(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    cli = _cli()
+    cli_home = tmp_path / "cli-home"
+    cli_home.mkdir()
+    with FakeAnthropic(str(workspace)) as server:
+        _configure(monkey_home, cli, server, cli_home, allow=())
+
+        app = _app(workspace)
+        screen = await _turn(app, ("y",), "please run the command")
+        assert screen.request.tool == "shell_execute"
+        assert screen.request.summary == "echo from-bash > bash.txt"
+        backend = app.agent.backend
+        answer = json.loads(backend.answered[-1])["response"]["response"]
+        assert answer["behavior"] == "allow" and answer["updatedInput"]["command"] == "echo from-bash > bash.txt"
+        assert (workspace / "bash.txt").read_text() == "from-bash\n"  # the CLI ran it once monkey said yes
+
+        (workspace / "bash.txt").unlink()
+        app = _app(workspace)
+        await _turn(app, ("n", *"not now", "enter"), "please run the command")
+        answer = json.loads(app.agent.backend.answered[-1])["response"]["response"]
+        assert answer["behavior"] == "deny" and "the user said: not now" in answer["message"]
+        assert not (workspace / "bash.txt").exists()
+        last = server.main_requests()[-1]["body"]["messages"][-1]["content"]  # the CLI went on without it
+        assert any(b.get("type") == "tool_result" and b.get("is_error") for b in last)
