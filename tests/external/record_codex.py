@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Record the real Codex CLI's ``exec --json`` output against the fake Responses API.
 
-    npm install --prefix /tmp/codex-cli @openai/codex
-    python tests/external/record_codex.py /tmp/codex-cli/node_modules/.bin/codex
+    npm ci --prefix tests/npm
+    python tests/external/record_codex.py tests/npm/node_modules/.bin/codex
 
 Writes tests/fixtures/codex/real_*.jsonl: a text answer, the same thread resumed (usage
 is cumulative), a shell command that writes a file (after a reasoning summary), an
@@ -54,7 +54,9 @@ def main() -> int:
             home.mkdir(exist_ok=True)
             ws.mkdir(exist_ok=True)
             (home / "config.toml").write_text(codex_config(srv.url, model=model))
-            env = {"PATH": os.environ["PATH"], "HOME": tmp, "CODEX_HOME": str(home), "FAKE_OPENAI_KEY": "sk-fake"}
+            (Path(tmp) / "tmp").mkdir(exist_ok=True)  # Codex makes no sandbox helper inside its temp folder
+            env = {"PATH": os.environ["PATH"], "HOME": tmp, "CODEX_HOME": str(home), "FAKE_OPENAI_KEY": "sk-fake",
+                   "TMPDIR": str(Path(tmp) / "tmp")}
             backend = CodexBackend(executable=codex, model=None, workspace=ws, check_version=False)
             backend.agent_session_id = threads.get(resume, "")
             run = subprocess.run(backend.argv(prompt), input=prompt.encode(), capture_output=True, cwd=ws, env=env,

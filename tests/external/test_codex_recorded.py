@@ -2,17 +2,16 @@
 
 The ``real_*.jsonl`` fixtures were recorded from ``codex exec --json`` (the version in
 ``real_VERSION``) driven against the fake Responses API in fake_openai_responses.py by
-record_codex.py. They are parsed whole, in random chunks and cut at every byte. If the CLI
-is installed (``MONKEY_CODEX_CLI``, ``codex`` on PATH, or /tmp/codex-cli from
-``npm install --prefix /tmp/codex-cli @openai/codex``), ``monkey agent --backend codex``
-also runs it end to end against the fake server.
+record_codex.py. They are parsed whole, in random chunks and cut at every byte. With the
+pinned CLI installed (``npm ci --prefix tests/npm``, the README's test command, or
+``MONKEY_CODEX_CLI``), ``monkey agent --backend codex`` also runs it end to end against the
+fake server.
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -138,17 +137,27 @@ def test_any_chunking_gives_the_same_events(name: str, chunks: list[int]) -> Non
 # -- the real CLI, end to end --------------------------------------------------------
 
 
+NPM_CODEX = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "codex"
+"""The pinned Codex CLI the README's test command installs (``npm ci --prefix tests/npm``)."""
+
+
 def _cli() -> str:
-    local = Path("/tmp/codex-cli/node_modules/.bin/codex")
-    path = os.environ.get("MONKEY_CODEX_CLI") or shutil.which("codex") or (str(local) if local.exists() else "")
+    path = os.environ.get("MONKEY_CODEX_CLI") or (str(NPM_CODEX) if NPM_CODEX.exists() else "")
     if not path:
-        pytest.skip("the Codex CLI is not installed (npm install --prefix /tmp/codex-cli @openai/codex, "
-                    "or set MONKEY_CODEX_CLI to its `codex`)")
+        pytest.skip("the Codex CLI is not installed (npm ci --prefix tests/npm, or set MONKEY_CODEX_CLI to its `codex`)")
     return path
 
 
 def _configure(home: Path, cli: str, codex_home: Path) -> None:
-    env = {"CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent), "FAKE_OPENAI_KEY": "sk-fake"}
+    # Codex runs its shell tool in its sandbox through a helper (``codex-linux-sandbox``, a link to itself
+    # it puts under CODEX_HOME and on PATH), and refuses to create that helper inside the temp folder;
+    # this CODEX_HOME lies in pytest's temp folder, so the CLI gets a temp folder of its own (as a
+    # person's ~/.codex is not in theirs). Without it every command failed with "bwrap: execvp
+    # codex-linux-sandbox: No such file or directory" and hello.txt was never written.
+    tmp = codex_home.parent / "tmp"
+    tmp.mkdir(exist_ok=True)
+    env = {"CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent), "FAKE_OPENAI_KEY": "sk-fake",
+           "TMPDIR": str(tmp)}
     lines = ["[codex]", f"executable = {json.dumps(cli)}", "idle_timeout = 60.0", "timeout = 120.0",
              "[codex.env]"] + [f"{k} = {json.dumps(v)}" for k, v in env.items()]
     (home / "config.toml").write_text("\n".join(lines) + "\n")
