@@ -82,12 +82,35 @@ def _acp_parser(sub) -> None:  # type: ignore[no-untyped-def]
                      help="start sessions in the auto mode (protected paths stay protected)")
     _mode_flag(acp)
     _model_flags(acp, per="prompt")
+    log_flags(acp)
 
 
 def _mode_flag(parser) -> None:  # type: ignore[no-untyped-def]
     parser.add_argument("--mode", metavar="MODE",
                         help="permission mode: default (ask), accept-edits (file changes run), plan (read-only), "
                         "auto (nothing asks; protected paths still need a person)")
+
+
+def log_flags(parser) -> None:  # type: ignore[no-untyped-def]
+    """``-v`` and ``--log-file`` (``monkey agent``, ``acp``, ``serve``)."""
+    parser.add_argument("-v", "--verbose", action="count", default=0,
+                        help="log lines on stderr: -v what happens, -vv everything (not in the full-screen app)")
+    parser.add_argument("--log-file", metavar="PATH", help="log every record as a JSON line to PATH (rotated)")
+
+
+def _logging(args) -> str:  # type: ignore[no-untyped-def]
+    """Set up logging from the flags and the user's [logging]; a message when it cannot be."""
+    from monkey.config import ConfigError, user_logging
+    from monkey.logs import LogSetupError, configure
+
+    try:
+        conf = user_logging()
+        app = args.command == "agent" and not args.plain and (args.task is None or args.tui) and sys.stdin.isatty()
+        configure(verbose=args.verbose, file=args.log_file or conf.file, handlers=conf.handlers,
+                  max_bytes=conf.max_bytes, backups=conf.backups, stderr=not app)
+    except (ConfigError, LogSetupError) as exc:
+        return str(exc)
+    return ""
 
 
 def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
@@ -142,6 +165,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     agent.add_argument("--plain", action="store_true", help="line-based interactive mode (no full-screen app)")
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
     agent.add_argument("--inline", action="store_true", help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
+    log_flags(agent)
     agent.add_argument("--mcp-config", metavar="FILE",
                        help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")
     _sessions_parser(sub)
@@ -204,6 +228,9 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(args_list)
     if args.command in ("agent", "acp", "serve"):
         _supervise_children()
+        if hasattr(args, "verbose") and (problem := _logging(args)):
+            sys.stderr.write(f"monkey: {problem}\n")
+            return EXIT_USAGE
     if args.command == "agent":
         from monkey.commands.agent import run_agent_command
 

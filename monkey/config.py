@@ -230,6 +230,19 @@ class McpConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Characters of one MCP tool result given to the model; the whole is saved in the monkey home."""
 
 
+class LoggingConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[logging]`` (your own config only): where monkey's log records go (see :mod:`monkey.logs`)."""
+
+    file: str = ""
+    """A JSON-lines log file (``--log-file`` overrides it); empty: none."""
+    max_bytes: int = 10 << 20
+    """The file is rotated at this size."""
+    backups: int = 3
+    """Rotated files kept."""
+    handlers: list[str] = []
+    """More handlers by import path, ``package.module:factory``."""
+
+
 class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The whole configuration."""
 
@@ -246,6 +259,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
+    logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
     mcp: McpConfig = msgspec.field(default_factory=McpConfig)
     mcp_servers: dict[str, Any] = {}
     """MCP servers by name; read and checked by :mod:`monkey.mcp_client.config` (which also knows
@@ -284,6 +298,16 @@ def _read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from None
 
 
+def user_logging(home: Path | None = None) -> LoggingConfig:
+    """``[logging]`` of the user's own config (raises :class:`ConfigError` when it is bad)."""
+    path = (home if home is not None else monkey_home()) / "config.toml"
+    section = _read_toml(path).get("logging", {})
+    try:
+        return msgspec.convert(section, LoggingConfig)
+    except msgspec.ValidationError as exc:
+        raise ConfigError(f"{path}: [logging]: {exc}") from None
+
+
 def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     out = dict(base)
     for key, value in over.items():
@@ -304,7 +328,7 @@ def _validate(data: dict[str, Any], origin: str) -> None:
 SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
 """The values of ``shell.sandbox`` (see :mod:`monkey.tools.sandbox`)."""
 
-USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network")}
+USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network"), "logging": ("file", "max_bytes", "backups", "handlers")}
 """What only the user's own file may set, trusted folder or not: a repository never loosens
 the sandbox its own commands run in."""
 

@@ -48,6 +48,7 @@ LAYERS: dict[str, int] = {
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     "monkey.modes": 0,  # the permission modes' names (config checks them)
     "monkey.user_rules": 0,  # "always allow" rules kept in the user's config.toml
+    "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path
     # parts the loop uses
     "monkey.tools": 1,
     "monkey.backends": 1,

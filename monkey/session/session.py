@@ -148,3 +148,4 @@ class Session:
         async for event in events:  # emit() opens the stored session with session_started first
             await self.emit(event, more=self.agent.backlog > 0)
             yield event
+

@@ -31,6 +31,7 @@ from typing import Any
 import msgspec
 
 from monkey import events as ev
+from monkey.logs import log_events
 from monkey.messages import Message
 from monkey.store.chain import link
 from monkey.store.conversation import Conversation, encode_message
@@ -149,6 +150,14 @@ class Recorder:
             self._follow(event)
 
     async def keep(self, event: ev.Event, *, more: bool = False) -> list[ev.Event]:
+        """Add ``event`` and return the events a sink may show now (see :meth:`_keep`); each is
+        logged as it is handed back (:func:`monkey.logs.log_events`)."""
+        ready = await self._keep(event, more=more)
+        if ready:
+            log_events(ready)
+        return ready
+
+    async def _keep(self, event: ev.Event, *, more: bool = False) -> list[ev.Event]:
         """Add ``event`` and return the events a sink may show now, in order: stored, except
         streaming deltas (see :data:`STREAMING`), which may be shown first.
 
