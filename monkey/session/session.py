@@ -148,4 +148,3 @@ class Session:
         async for event in events:  # emit() opens the stored session with session_started first
             await self.emit(event, more=self.agent.backlog > 0)
             yield event
-
