@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from monkey.mcp_server.approver import REQUEST, client_name
 from monkey.mcp_server.host import ToolHost
 from monkey.mcp_server.tasks import AGENT_TOOLS, AgentTasks
 from monkey.mcp_server.tools import agent_definitions, definitions
@@ -26,26 +27,12 @@ INSTRUCTIONS = (
 )
 
 
-def _client_name(ctx: Any) -> str:
-    """Who is calling, as the client named itself at ``initialize`` (when it did)."""
-    for path in (("session", "client_params", "client_info", "name"), ("meta", "client_info", "name")):
-        value: Any = ctx
-        for attr in path:
-            value = getattr(value, attr, None)
-            if value is None:
-                break
-        if isinstance(value, str) and value.strip():
-            return f"the MCP client {' '.join(value.split())[:60]}"
-    return "the MCP client"
-
-
 def build_server(host: ToolHost) -> Server[Any]:
     """The SDK server whose handlers run calls through ``host`` (and whole tasks through its ``tasks``)."""
     import mcp_types as types
     from mcp.server import Server
 
     from monkey import __version__
-
     from monkey.tools.registry import default_tools
 
     own = {tool.name for tool in default_tools()}  # never another MCP server's tools the agent may have
@@ -65,7 +52,11 @@ def build_server(host: ToolHost) -> Server[Any]:
         arguments = dict(params.arguments or {})
         if tasks is not None and params.name in AGENT_TOOLS:
             return await _task(tasks, params.name, arguments)
-        result = await host.call(params.name, arguments, via=_client_name(ctx))
+        token = REQUEST.set(ctx)  # the turn's task inherits it: the approver may ask the client's user
+        try:
+            result = await host.call(params.name, arguments, via=client_name(ctx))
+        finally:
+            REQUEST.reset(token)
         return types.CallToolResult(content=[types.TextContent(type="text", text=result.output)],
                                     is_error=not result.ok)
 

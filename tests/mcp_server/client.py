@@ -21,14 +21,16 @@ __all__ = ["stdio_session", "http_session", "text", "HttpServer", "start_http"]
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = None) -> AsyncIterator[ClientSession]:
-    """An initialized client session with ``monkey serve --cwd WORKSPACE FLAGS`` over stdio."""
+async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = None,
+                        **session: Any) -> AsyncIterator[ClientSession]:
+    """An initialized client session with ``monkey serve --cwd WORKSPACE FLAGS`` over stdio
+    (``session``: more arguments of :class:`ClientSession`, e.g. an ``elicitation_callback``)."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "monkey", "serve", "--cwd", str(workspace), *flags],
                                    env=monkey_env(home))
     async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
-        async with ClientSession(read, write) as session:
-            await session.initialize()
-            yield session
+        async with ClientSession(read, write, **session) as client:
+            await client.initialize()
+            yield client
 
 
 @contextlib.asynccontextmanager

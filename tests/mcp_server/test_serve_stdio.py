@@ -225,3 +225,33 @@ async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspa
         ["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)[0]["id"]], home=monkey_home)
     ends = [json.loads(line) for line in show.stdout.splitlines() if '"turn_completed"' in line]
     assert [e["reason"] for e in ends] == ["cancelled", "completed"], ends
+
+
+async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation(workspace: Path,
+                                                                                 monkey_home: Path) -> None:
+    import mcp_types as types
+
+    asked: list[str] = []
+    answers = [types.ElicitResult(action="decline"),
+               types.ElicitResult(action="accept", content={"approve": False}),
+               types.ElicitResult(action="accept", content={"approve": True})]
+
+    async def person(ctx: object, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return answers.pop(0)
+
+    hook = workspace / ".git" / "hooks" / "monkey-test"
+    call = {"command": f"touch {hook.relative_to(workspace)}"}
+    async with stdio_session(workspace, monkey_home, elicitation_callback=person) as client:
+        declined = await client.call_tool("shell_execute", call)
+        unticked = await client.call_tool("shell_execute", call)
+        assert not hook.exists()
+        approved = await client.call_tool("shell_execute", call)
+        plain = await client.call_tool("file_write", {"path": "plain.txt", "content": "x"})  # not protected: not asked
+    assert declined.is_error and "the person declined it through the MCP client" in text(declined), text(declined)
+    assert unticked.is_error and "did not approve it" in text(unticked)
+    assert not approved.is_error, text(approved)
+    assert hook.exists()
+    assert not plain.is_error and len(asked) == 3
+    assert ".git" in asked[0] and "touch .git/hooks/monkey-test" in asked[0]
+    assert "outside monkey's sandbox" in asked[0]
