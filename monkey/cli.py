@@ -173,6 +173,7 @@ def build_parser():  # type: ignore[no-untyped-def]
     from monkey.commands.serve import add_parser as add_serve_parser
 
     add_serve_parser(sub, _model_flags, _mode_flag)
+    log_flags(sub.choices["serve"])
     from monkey.commands.trust import add_parser as add_trust_parser
 
     add_trust_parser(sub)
