@@ -255,3 +255,14 @@ async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation
     assert not plain.is_error and len(asked) == 3
     assert ".git" in asked[0] and "touch .git/hooks/monkey-test" in asked[0]
     assert "outside monkey's sandbox" in asked[0]
+
+
+def test_a_bad_workspace_or_config_is_one_line_and_nothing_on_stdout(workspace: Path, monkey_home: Path,
+                                                                     tmp_path: Path) -> None:
+    missing = run_monkey(["serve", "--cwd", str(tmp_path / "nowhere")], home=monkey_home, input="")
+    assert missing.returncode == 2 and missing.stdout == ""
+    assert missing.stderr.strip() == f"monkey: workspace {tmp_path / 'nowhere'} is not a directory"
+    (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_write(("]\n')
+    broken = run_monkey(["serve", "--cwd", str(workspace)], home=monkey_home, input="")
+    assert broken.returncode == 2 and broken.stdout == ""
+    assert len(broken.stderr.strip().splitlines()) == 1 and broken.stderr.startswith("monkey: ")
