@@ -260,6 +260,8 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
+    hooks: dict[str, list[dict[str, Any]]] = {}
+    """``[[hooks.EVENT]]`` tables (see :mod:`monkey.agent.hooks`); a project's only in a trusted folder."""
     mcp: McpConfig = msgspec.field(default_factory=McpConfig)
     mcp_servers: dict[str, Any] = {}
     """MCP servers by name; read and checked by :mod:`monkey.mcp_client.config` (which also knows
@@ -399,6 +401,11 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     allow = list(user_approvals.get("allow", [])) + list(project_approvals.get("allow", []))
     deny = list(user_approvals.get("deny", [])) + list(project_approvals.get("deny", []))
     merged = _merge(user, project)
+    hooks: dict[str, list[Any]] = {}  # the user's hooks and a trusted project's both run
+    for source in (user.get("hooks", {}), project.get("hooks", {})):
+        for event, groups in (source.items() if isinstance(source, dict) else []):
+            hooks.setdefault(event, []).extend(groups if isinstance(groups, list) else [groups])
+    merged["hooks"] = hooks
     mode = str(user_approvals.get("mode", ""))
     project_mode = str(project_approvals.get("mode", ""))
     if project_mode and _mode_name(project_mode, project_path) != "auto":

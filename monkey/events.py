@@ -37,6 +37,7 @@ __all__ = [
     "UndoApplied",
     "NotUndoable",
     "InstructionsLoaded",
+    "HookRan",
     "InstructionRef",
     "Usage",
     "Retry",
@@ -107,6 +108,19 @@ class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     resumed: bool = False
     instructions: list[InstructionRef] = []
     """The instruction files in the system prompt (see :mod:`monkey.agent.instructions`)."""
+
+
+class HookRan(Event, frozen=True, kw_only=True, tag="hook_ran"):
+    """A hook command ran (see :mod:`monkey.agent.hooks`): what it answered."""
+
+    hook_event: str
+    command: str
+    outcome: str
+    """``ok``, ``allow``, ``deny``, ``ask``, ``block``, ``warning``, ``not_started`` or ``timeout``."""
+    exit_code: int | None = None
+    duration_ms: float = 0.0
+    message: str = ""
+    call_id: str = ""
 
 
 class InstructionsLoaded(Event, frozen=True, kw_only=True, tag="instructions_loaded"):
@@ -389,6 +403,7 @@ AnyEvent = Union[
     UndoApplied,
     NotUndoable,
     InstructionsLoaded,
+    HookRan,
     Usage,
     Retry,
     Fallback,

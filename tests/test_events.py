@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import types
 import typing
 
 import msgspec
@@ -41,6 +42,10 @@ def strategy_for(tp: object) -> st.SearchStrategy:
         return st.lists(strategy_for(typing.get_args(tp)[0]), max_size=3)
     if origin is dict:
         return st.dictionaries(st.text(max_size=8), json_values, max_size=4)
+    if origin in (typing.Union, types.UnionType):
+        return st.one_of([strategy_for(arg) for arg in typing.get_args(tp)])
+    if tp is type(None):
+        return st.none()
     if isinstance(tp, type) and issubclass(tp, msgspec.Struct):
         return st.builds(tp, **{f.name: strategy_for(f.type) for f in msgspec.structs.fields(tp)})
     raise AssertionError(f"no strategy for {tp!r}")

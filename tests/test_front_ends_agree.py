@@ -24,7 +24,7 @@ COMMANDS = [
     "/approvals", "/approvals revoke 3", "/approvals bogus", "/undo --bogus", "/checkpoints show 99",
     "/checkpoints bogus", "/resume 99", "/resume zzzz", "/model", "/backend nosuch", "/compact", "/copy",
     "/nosuch", "/undo", "/undo", "/clear", "/copy", "/mode", "/mode plan", "/mode yolo", "/mode next", "/mode", "/memory",
-    "/skills", "/mcp", "/mcp reconnect", "/mcp disable nosuch",
+    "/skills", "/hooks", "/mcp", "/mcp reconnect", "/mcp disable nosuch",
 ]
 """Commands whose replies are notes (screens and lists are rendered differently on purpose)."""
 _NEXT_PROMPT = re.compile(r"\n(?:\x1b\[[0-9;?]*[A-Za-z]|\r)*›")

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from monkey.agent.approval import (
     ApprovalPolicy,
     ApprovalRequest,
@@ -34,6 +36,7 @@ from monkey.agent.client_call import client_turn
 from monkey.agent.context import ContextManager
 from monkey.agent.external_gate import ExternalGate
 from monkey.agent.person_shell import shell_turn
+from monkey.agent.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
 from monkey.agent.instructions import Instructions
 from monkey.agent.skill_tool import SkillTool
 from monkey.agent.skills import Skill, Skills, tool_rules
@@ -48,6 +51,7 @@ from monkey.events import (
     EndReason,
     Error,
     Event,
+    HookRan,
     InstructionRef,
     InstructionsLoaded,
     IterationStarted,
@@ -91,6 +95,8 @@ class AgentOptions:
     """The project's and the user's ``AGENTS.md`` files, added to the system prompt."""
     skills: Skills | None = None
     """The skills the model may load with the ``skill`` tool (listed in the system prompt)."""
+    hooks: Hooks | None = None
+    """The person's (and a trusted project's) hook commands (see :mod:`monkey.agent.hooks`)."""
     max_tokens: int = 4096
 
 
@@ -324,7 +330,12 @@ class Agent:
         turn = self.turns
         sid = self.session_id
         emit(TurnStarted(session_id=sid, turn=turn, prompt=prompt))
-        self.messages.append(Message(role="user", content=prompt))
+        submitted = await self._hooks("UserPromptSubmit", emit, prompt=prompt)
+        if submitted is not None and submitted.context:
+            prompt += "\n\n" + "\n".join(submitted.context)
+        if submitted is None or not submitted.blocked:
+            self.messages.append(Message(role="user", content=prompt))
+        stop_blocks = 0
         iteration = 0
         result = ""
         reason: EndReason = "completed"
@@ -334,6 +345,8 @@ class Agent:
         denial with a reason is steering, not a failure: the turn ends by what the model does next."""
         repeats: list[tuple[str, int]] = [("", 0)]
         try:
+            if submitted is not None and submitted.blocked:
+                raise _StopTurn("denied", f"the prompt was blocked by a UserPromptSubmit hook: {submitted.feedback}")
             while True:
                 if iteration >= self.options.max_iterations:
                     reason = "max_iterations"
@@ -350,6 +363,13 @@ class Agent:
                 )
                 if not message.tool_calls:
                     result = message.text
+                    stopping = await self._hooks("Stop", emit, stop_hook_active=stop_blocks > 0,
+                                                 last_assistant_message=message.text)
+                    if stopping is not None and stopping.blocked and stop_blocks < MAX_STOP_BLOCKS:
+                        stop_blocks += 1  # a Stop hook sends the model back to work, a few times at most
+                        self.messages.append(Message(role="user", content="A Stop hook says the task is not "
+                                                     f"done yet:\n{stopping.feedback}"))
+                        continue
                     break
                 self._check_repeats(message.tool_calls, repeats)
                 for outcome in await self._run_calls(message.tool_calls, turn, emit):
@@ -535,14 +555,24 @@ class Agent:
         )
         try:
             args = tool.parse(call.arguments)
+            hook = await self._hooks("PreToolUse", emit, call=call) if self.options.hooks else None
+            if hook is not None and hook.decision == "deny":
+                emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision="denied",
+                                      by="rule", reason=f"denied by a PreToolUse hook: {hook.reason}"))
+                return finish(False, f"denied by a hook: {hook.reason}", denied=True)
+            if hook is not None and hook.updated_input is not None:  # checked again, shown in any question
+                call = msgspec.structs.replace(call, arguments=hook.updated_input)
+                args = tool.parse(call.arguments)
+            hook_says = hook.decision if hook is not None else ""
             guarded = tool.dangerous and self.checkpoints is not None
             paths = tool.touched_paths(args, ctx) if guarded else []
             if not tool.dangerous and (denial := self.policy.denied(call.name, call.arguments, self.workspace)):
                 emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision="denied",
                                       by=denial.by, reason=denial.reason))  # deny rules cover reads too
                 return finish(False, f"denied: {denial.reason}", denied=True)
-            if tool.dangerous:
-                decision, waited = await self._approve(call, tool, args, ctx, emit, paths, by_person=by_person)
+            if tool.dangerous or hook_says == "ask":
+                decision, waited = await self._approve(call, tool, args, ctx, emit, paths, by_person=by_person,
+                                                       hook=hook_says)
                 if not decision.approved:
                     why = decision.reason or "no reason given"
                     return finish(False, f"denied: {why}", denied=decision.by != "user",
@@ -563,12 +593,38 @@ class Agent:
                 if pending is not None:
                     await self._checkpoint_done(pending, ran, emit)
         except ToolError as exc:
-            return finish(False, str(exc))
+            return finish(False, await self._post_hooks(call, False, str(exc), emit))
         except asyncio.CancelledError:
             raise
         except Exception as exc:
             return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
-        return finish(True, self._nested_instructions(call, args, outcome.output, emit), outcome.diff)
+        output = self._nested_instructions(call, args, outcome.output, emit)
+        return finish(True, await self._post_hooks(call, True, output, emit), outcome.diff)
+
+    async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None,
+                     **payload: Any) -> HookResult | None:
+        """Run the hooks of ``event`` (for ``call``'s tool), each run an event; None without hooks."""
+        hooks = self.options.hooks
+        if not hooks:
+            return None
+        data: dict[str, Any] = {"session_id": self.session_id, "cwd": str(self.workspace), **payload}
+        if call is not None:
+            data.update(tool_name=call.name, tool_input=call.arguments)
+        result = await hooks.run(event, data, tool=call.name if call is not None else "")
+        for run in result.runs:
+            emit(HookRan(session_id=self.session_id, hook_event=run.event, command=run.command, outcome=run.outcome,
+                         exit_code=run.exit_code, duration_ms=run.duration_ms, message=run.message,
+                         call_id=call.id if call is not None else ""))
+        return result
+
+    async def _post_hooks(self, call: ToolCallSpec, ok: bool, output: str, emit: Emit) -> str:
+        """``output`` with what ``PostToolUse`` (or ``PostToolUseFailure``) hooks tell the model."""
+        event = "PostToolUse" if ok else "PostToolUseFailure"
+        result = await self._hooks(event, emit, call=call, tool_response={"ok": ok, "output": output})
+        if result is None or not (result.blocked or result.context):
+            return output
+        said = "\n".join([*result.context, *([result.feedback] if result.blocked else [])])
+        return f"{output}\n\n<hook {event}>\n{said}\n</hook>"
 
     def _nested_instructions(self, call: ToolCallSpec, args: object, output: str, emit: Emit) -> str:
         """``output`` with the instruction files of the folders below the workspace that this
@@ -625,7 +681,7 @@ class Agent:
 
     async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
                        emit: Emit, paths: list[str] | None = None, by_person: bool = False,
-                       person_only: str = "", unsandboxed: bool = False) -> tuple[Decision, float]:
+                       person_only: str = "", unsandboxed: bool = False, hook: str = "") -> tuple[Decision, float]:
         """The decision on a dangerous call, and the seconds spent waiting for a person's answer.
 
         A call the person typed (``by_person``) is approved by that, unless a rule denies it.
@@ -646,6 +702,10 @@ class Agent:
         person_only = "; ".join([*([protected] if protected else []), *([person_only] if person_only else []), *big])
         if person_only and decision is not None and decision.approved:
             decision = None  # a large file, a changed MCP tool, a path monkey's file tools refuse: a person's approval
+        if hook == "ask" and decision is not None and decision.approved and decision.by != "user":
+            decision = None  # a PreToolUse hook wants a person to decide
+        elif hook == "allow" and decision is None and not person_only:  # never over a deny rule or a protected path
+            decision = Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook")
         if decision is None:
             request: ApprovalRequest = build_request(call.id, call.name, call.arguments, tool.preview(args, ctx))
             if call.name == SHELL_TOOL:

@@ -62,6 +62,7 @@ class Setup:
 
         Returns the agent and one message per interrupted change that the guard repaired.
         """
+        from monkey.agent.hooks import Hooks, parse_hooks
         from monkey.agent.instructions import load_instructions
         from monkey.agent.skills import discover
         from monkey.agent.loop import Agent, AgentOptions
@@ -75,9 +76,14 @@ class Setup:
         self.notices += instructions.notices
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
         self.notices += skills.warnings
+        try:
+            hooks = Hooks(parse_hooks(config.hooks), self.workspace)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
         options = AgentOptions(
             instructions=instructions,
             skills=skills,
+            hooks=hooks,
             max_iterations=self.max_iterations,
             max_repeats=config.agent.max_repeats,
             shell=ShellSettings(
@@ -220,6 +226,12 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     if not 0 < compact_at <= 1:
         raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
     policy = make_policy(config, args)
+    try:
+        from monkey.agent.hooks import parse_hooks
+
+        parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     sandbox, sandbox_notice = _sandbox(config)
     policy.sandboxed = sandbox is not None
     choice = choose_backend(

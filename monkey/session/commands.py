@@ -229,6 +229,14 @@ async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
     return [SendPrompt(f"Use this skill for the task.\n\n{text}", shown)]
 
 
+async def _hooks(host: Host, rest: str) -> list[Reply]:
+    hooks = host.agent.options.hooks
+    if not hooks:
+        return [Note("no hooks: add [[hooks.PreToolUse]] (or PostToolUse, UserPromptSubmit, Stop ...) with a "
+                     "matcher and commands to your config.toml")]
+    return [Note("\n".join(["hooks (event [matcher] command):", *[f"  {line}" for line in hooks.listing()]]))]
+
+
 async def _mode(host: Host, rest: str) -> list[Reply]:
     from monkey.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
 
@@ -434,6 +442,7 @@ REGISTRY: list[Command] = [
     Command("/memory", "show the instruction files (AGENTS.md) the model follows", _memory),
     Command("/init", "ask the model to write an AGENTS.md for this project", _init, "[NOTES]"),
     Command("/skills", "list the skills (a skill runs with /NAME)", _skills),
+    Command("/hooks", "list the hook commands that run at tool calls, prompts and stops", _hooks),
     Command("/mcp", "list MCP servers, their status and tools (/mcp reconnect|disable NAME)", _mcp,
             "[reconnect|disable NAME]"),
     Command("/copy", "copy the last answer to the clipboard", _copy),
