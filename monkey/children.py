@@ -420,11 +420,11 @@ def guard(owner: str, record: str) -> None:
     for _ in range(3):  # a stray forking while it is killed leaves a child behind: look again
         if not _clean(data):
             break
+    if record:
+        with contextlib.suppress(OSError):
+            os.unlink(record)
     for path, fd in held.items():  # every child is dead now: that moment, then let a repair read it
         with contextlib.suppress(OSError):
             os.utime(path)
             os.write(fd, b"marked\n")
         os.close(fd)
-    if record:
-        with contextlib.suppress(OSError):
-            os.unlink(record)

@@ -121,6 +121,8 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
     )
     try:
         _wait_for(workspace / "half.txt")
+        for guard in (monkey_home / "checkpoints").glob("*/owners/*.lock"):
+            _wait_for(Path(f"{guard}.guard"))  # the guardian has taken the owner lock's mark in hand
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
@@ -171,6 +173,8 @@ def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
     )
     try:
         _wait_for(workspace / "late.txt")
+        for guard in (monkey_home / "checkpoints").glob("*/owners/*.lock"):
+            _wait_for(Path(f"{guard}.guard"))
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
     finally:
