@@ -41,6 +41,8 @@ Approve = Callable[..., Awaitable[tuple[Decision, float]]]
 """The loop's decision on a dangerous call: ``(call, tool, args, ctx, emit, paths, person_only=..., unsandboxed=...)``."""
 Begin = Callable[[ToolCallSpec, list[str], int, Emit], Awaitable[Any]]
 Finish = Callable[[Any, bool, Emit], Awaitable[None]]
+PreHooks = Callable[[ToolCallSpec], Awaitable[Any]]
+"""The loop's PreToolUse hooks for one call: a :class:`~monkey.agent.hooks.HookResult` or None."""
 
 
 class _AsAsked:
@@ -68,8 +70,11 @@ class ExternalGate:
 
     def __init__(self, *, session_id: str, workspace: Path, policy: ApprovalPolicy, tools: ToolRegistry,
                  shell: ShellSettings, turn: int, emit: Emit, approve: Approve,
-                 begin: Begin | None = None, finish: Finish | None = None) -> None:
+                 begin: Begin | None = None, finish: Finish | None = None,
+                 hooks: PreHooks | None = None) -> None:
         self.session_id = session_id
+        self._hooks = hooks
+        """Runs the PreToolUse hooks on a call (named as monkey's tools are: shell_execute, file_write ...)."""
         self.workspace = workspace
         self.policy = policy
         self.tools = tools
@@ -85,7 +90,13 @@ class ExternalGate:
     async def decide(self, call: GateCall) -> GateAnswer:
         """monkey's decision on one of the agent's calls (a person may be asked)."""
         spec = ToolCallSpec(id=call.call_id or f"ext-{id(call)}", name=call.tool, arguments=call.arguments)
-        if call.tool in READ_TOOLS:
+        hook = await self._hooks(spec) if self._hooks is not None else None
+        if hook is not None and hook.decision == "deny":
+            self.emit(ApprovalResolved(session_id=self.session_id, call_id=spec.id, name=call.tool, decision="denied",
+                                       by="rule", reason=f"denied by a PreToolUse hook: {hook.reason}"))
+            return GateAnswer(False, f"denied by a hook: {hook.reason}")
+        said = hook.decision if hook is not None else ""
+        if call.tool in READ_TOOLS and said != "ask":
             denial = self.policy.denied(call.tool, call.arguments, self.workspace)
             if denial is None:
                 return GateAnswer(True, "a read")
@@ -110,7 +121,7 @@ class ExternalGate:
                 refused = str(exc)
 
         decision, _ = await self._approve(spec, _AsAsked(tool, args), args, ctx, self.emit, paths or None,
-                                          person_only=refused, unsandboxed=call.tool == SHELL_TOOL)
+                                          person_only=refused, unsandboxed=call.tool == SHELL_TOOL, hook=said)
         if not decision.approved:
             return GateAnswer(False, f"denied by monkey: {decision.reason or 'no reason given'}", stop=decision.stop)
         if paths and self._begin is not None and call.call_id:

@@ -463,7 +463,8 @@ class Agent:
         gate = ExternalGate(session_id=self.session_id, workspace=self.workspace, policy=self.policy,
                             tools=self.tools, shell=self.options.shell, turn=self.turns, emit=emit,
                             approve=self._approve, begin=self._checkpoint if self.checkpoints is not None else None,
-                            finish=self._checkpoint_done)
+                            finish=self._checkpoint_done,
+                            hooks=(lambda spec: self._hooks("PreToolUse", emit, call=spec)) if self.options.hooks else None)
         self.backend.gate = gate  # type: ignore[attr-defined]
         return gate
 

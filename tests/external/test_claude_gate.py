@@ -108,3 +108,27 @@ def test_a_mode_that_skips_monkey_is_refused(monkey_home: Path, workspace: Path,
         assert run.returncode == 2, run.stderr
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and "without monkey's approval" in lines[0] and key in lines[0]
+
+
+def test_a_pre_tool_use_hook_decides_claude_codes_calls_too(monkey_home: Path, workspace: Path, fake_agent: Path,
+                                                            tmp_path: Path) -> None:
+    """A rule allows the write, the person's PreToolUse hook refuses it: the CLI is told no, with
+    the hook's reason; the hook saw the call in monkey's vocabulary."""
+    log, seen = tmp_path / "log.jsonl", tmp_path / "seen.json"
+    hook = tmp_path / "no-writes.sh"
+    hook.write_text(f"#!/bin/sh\ncat > {seen}\necho 'no writes from Claude Code today' >&2\nexit 2\n")
+    hook.chmod(0o755)
+    configure(monkey_home, "claude_code", fake_agent, FAKE_LOG=str(log),
+              FAKE_REPLAY=str(FIXTURES / "claude_code" / "real_write.jsonl"))
+    (monkey_home / "config.toml").write_text(
+        '[approvals]\nallow = ["file_write"]\n'
+        f'[[hooks.PreToolUse]]\nmatcher = "file_write"\nhooks = [{{ type = "command", command = "{hook}" }}]\n'
+        + (monkey_home / "config.toml").read_text())
+    run = run_monkey(["agent", "--backend", "claude-code", "--task", "please create hello.txt", "--output-format",
+                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    (answer,) = answers(log)
+    decision = answer["response"]["response"]
+    assert decision["behavior"] == "deny" and "no writes from Claude Code today" in decision["message"], decision
+    assert json.loads(seen.read_text())["tool_name"] == "file_write"
+    assert [e["outcome"] for e in run.of_type("hook_ran")] == ["block"]
+    assert not (workspace / "hello.txt").exists()
