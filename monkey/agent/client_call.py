@@ -9,31 +9,15 @@ message, so a model that later goes on with this session knows what was done.
 
 from __future__ import annotations
 
-import asyncio
 import json
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
-from monkey.events import Error, Event, ToolCallSpec, TurnCompleted, TurnStarted
+from monkey.agent.one_call import Emit, Ran, RunCall, run_one
+from monkey.agent.one_call import TurnHost as CallHost
+from monkey.events import ToolCallSpec
 from monkey.ids import new_id
-from monkey.messages import Message
-
-if TYPE_CHECKING:
-    from monkey.events import EndReason
 
 __all__ = ["CallHost", "RunCall", "client_turn", "context_message"]
-
-Emit = Callable[[Event], None]
-RunCall = Callable[[ToolCallSpec, int, Emit], Awaitable[Message]]
-"""Runs one call through the loop's own path for a turn; returns the tool's result message."""
-
-
-class CallHost(Protocol):
-    """What a program's call reads and changes of the agent (:class:`monkey.agent.loop.Agent`)."""
-
-    session_id: str
-    turns: int
-    messages: list[Message]
 
 
 def context_message(via: str, name: str, arguments: dict[str, Any], output: str, ok: bool) -> str:
@@ -51,28 +35,12 @@ def context_message(via: str, name: str, arguments: dict[str, Any], output: str,
 async def client_turn(agent: CallHost, name: str, arguments: dict[str, Any], via: str, emit: Emit,
                       run_call: RunCall) -> None:
     """Run one call of ``name`` for ``via`` (who asked, e.g. ``the MCP client claude-code``) as a turn."""
-    agent.turns += 1
-    turn = agent.turns
-    sid = agent.session_id
-    emit(TurnStarted(session_id=sid, turn=turn, prompt=f"{via}: {name}"))
     call = ToolCallSpec(id=new_id("mcp"), name=name, arguments=dict(arguments))
-    reason: EndReason = "completed"
-    note = ""
-    try:
-        result = await run_call(call, turn, emit)
-        output, ok = result.content, not result.is_error
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
-        output, ok = "[stopped before it finished]", False
-        reason, note = "cancelled", f"cancelled by {via}"
-    except Exception as exc:  # a bug must end the turn with a message, never a traceback
-        output, ok = f"{name} failed: {type(exc).__name__}: {exc}", False
-        reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
-        emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
-    if not ok and reason == "completed" and output.startswith("denied: "):
-        reason, note = "denied", output
-    agent.messages.append(Message(role="user", content=context_message(via, name, arguments, output, ok)))
-    emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=output if ok else "",
-                       iterations=0, message=note))
+
+    def tell(ran: Ran) -> str:
+        if not ran.ok and ran.reason == "completed" and ran.output.startswith("denied: "):
+            ran.reason, ran.note = "denied", ran.output  # the turn ends as denied (set before it is told)
+        return context_message(via, name, arguments, ran.output, ran.ok)
+
+    await run_one(agent, call, f"{via}: {name}", emit, run_call, stopped="[stopped before it finished]",
+                  cancelled_by=via, tell=tell, result=True)

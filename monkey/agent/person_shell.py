@@ -11,32 +11,13 @@ the model reads them with the person's next message.
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Protocol
-
-from monkey.events import Error, Event, ToolCallSpec, TurnCompleted, TurnStarted
+from monkey.agent.one_call import Emit, RunCall, run_one
+from monkey.agent.one_call import TurnHost as ShellHost
+from monkey.events import ToolCallSpec
 from monkey.ids import new_id
-from monkey.messages import Message
-
-if TYPE_CHECKING:
-    from monkey.events import EndReason
 
 __all__ = ["PREFIX", "RunCall", "ShellHost", "shell_line", "context_message", "shell_turn"]
 
-Emit = Callable[[Event], None]
-RunCall = Callable[[ToolCallSpec, int, Emit], Awaitable[Message]]
-"""Runs one call through the loop's own path (rules, checkpoint, journal, store) as the
-person's, for a turn; returns the tool's result message."""
-
-
-class ShellHost(Protocol):
-    """What a person's command reads and changes of the agent (:class:`monkey.agent.loop.Agent`),
-    named here by what is used so that this module does not import the loop that imports it."""
-
-    session_id: str
-    turns: int
-    messages: list[Message]
 
 PREFIX = "!"
 """A message that starts with this (and has more after it) is a command the person runs."""
@@ -65,25 +46,6 @@ async def shell_turn(agent: ShellHost, command: str, emit: Emit, run_call: RunCa
 
     ``run_call`` is the agent's own call path (:meth:`Agent._run_call` with ``by_person``).
     """
-    agent.turns += 1
-    turn = agent.turns
-    sid = agent.session_id
-    emit(TurnStarted(session_id=sid, turn=turn, prompt=f"{PREFIX}{command}"))
     call = ToolCallSpec(id=new_id("sh"), name=SHELL_TOOL, arguments={"command": command})
-    reason: EndReason = "completed"
-    note = ""
-    try:
-        result = await run_call(call, turn, emit)
-        output, ok = result.content, not result.is_error
-    except asyncio.CancelledError:
-        task = asyncio.current_task()
-        if task is not None:
-            task.uncancel()
-        output, ok = "[stopped by the person before it finished]", False
-        reason, note = "cancelled", "cancelled by the user"
-    except Exception as exc:  # a bug must end the turn with a message, never a traceback
-        output, ok = f"{SHELL_TOOL} failed: {type(exc).__name__}: {exc}", False
-        reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
-        emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
-    agent.messages.append(Message(role="user", content=context_message(command, output, ok)))
-    emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result="", iterations=0, message=note))
+    await run_one(agent, call, f"{PREFIX}{command}", emit, run_call, stopped="[stopped by the person before it finished]",
+                  cancelled_by="the user", tell=lambda ran: context_message(command, ran.output, ran.ok))
