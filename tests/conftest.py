@@ -110,6 +110,13 @@ def run_monkey(
     return Run(proc.returncode, proc.stdout, proc.stderr)
 
 
+def refuse_without_reason(child) -> None:  # type: ignore[no-untyped-def]
+    """Answer monkey's inline approval question on a pty with no, and give the model no reason."""
+    child.sendline("n")
+    child.expect_exact("tell the model why")
+    child.sendline("")
+
+
 def pids_running(marker: str) -> list[int]:
     """Live processes whose command line holds ``marker`` (seen from here, whatever PID namespace they run in)."""
     found = []

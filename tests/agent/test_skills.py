@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from monkey.agent.skills import SkillError, discover, parse_skill, tool_rules
-from tests.conftest import init_git_workspace, run_monkey, write_script
+from tests.conftest import init_git_workspace, refuse_without_reason, run_monkey, write_script
 
 
 def _skill(base: Path, name: str, front: str, body: str = "Do the thing.\n") -> Path:
@@ -148,9 +148,7 @@ def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(
     assert "allow? [" not in child.before, "the skill's tool ran without asking"
     child.sendline("make two")
     child.expect_exact("allow? [y/a/f/n]")
-    child.sendline("n")
-    child.expect_exact("tell the model why")
-    child.sendline("")
+    refuse_without_reason(child)
     child.expect_exact("›")  # the turn is over: the next prompt
     child.sendline("/exit")
     child.expect(pexpect.EOF)

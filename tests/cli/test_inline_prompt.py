@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pexpect
 
-from tests.conftest import monkey_env, spawn_repl, write_script
+from tests.conftest import monkey_env, refuse_without_reason, spawn_repl, write_script
 
 SLOW = (f"{sys.executable} -c \"import time; print('tool is running', flush=True); "
         "time.sleep(60)\"")
@@ -87,9 +87,7 @@ def test_keys_typed_while_a_tool_runs_do_not_answer_the_next_question(workspace:
     child.send("y\r")  # typed ahead, before any question was on the screen
     (workspace / "go").write_text("")
     child.expect_exact("allow? [y/a/f/n]")
-    child.sendline("n")
-    child.expect_exact("tell the model why")
-    child.sendline("")
+    refuse_without_reason(child)
     child.expect(pexpect.EOF)
     child.close()
     assert not (workspace / "a.txt").exists(), "the typed-ahead 'yes' approved the write"

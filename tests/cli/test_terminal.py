@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pexpect
 
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.conftest import monkey_env, refuse_without_reason, run_monkey, write_script
 
 
 def spawn(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
@@ -71,9 +71,7 @@ def test_deny_without_reason_stops(workspace: Path, monkey_home: Path, tmp_path:
     ])
     child = spawn(workspace, monkey_home, script)
     child.expect_exact("allow? [y/a/f/n]")
-    child.sendline("n")
-    child.expect_exact("tell the model why")
-    child.sendline("")
+    refuse_without_reason(child)
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 4
@@ -116,8 +114,6 @@ def test_the_question_says_an_approved_command_runs_outside_the_sandbox(workspac
     child = spawn(workspace, monkey_home, script)
     child.expect_exact("this call runs as your own command: outside the sandbox")
     child.expect_exact("allow? [y/a/f/n]")
-    child.sendline("n")
-    child.expect_exact("tell the model why")
-    child.sendline("")
+    refuse_without_reason(child)
     child.expect(pexpect.EOF)
     child.close()
