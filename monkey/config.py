@@ -266,6 +266,10 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     mcp_servers: dict[str, Any] = {}
     """MCP servers by name; read and checked by :mod:`monkey.mcp_client.config` (which also knows
     which file each came from)."""
+    plugins: dict[str, Any] = {}
+    """``[plugins.NAME]``: settings of an agent plugin; checked by :mod:`monkey.plugins.discovery`."""
+    agents: dict[str, Any] = {}
+    """``[agents.NAME]``: aliases of agent plugins (``extends``, ``env``...); see :mod:`monkey.plugins.discovery`."""
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
     untrusted: list[str] = []

@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "monkey.checkpoints": 1,
     "monkey.store": 1,
     "monkey.mcp_client": 1,  # monkey as an MCP client: servers, their tools, pinned definitions
+    "monkey.plugins": 1,  # agent plugins: manifests, discovery and aliases, the JSON-RPC host
     # the loop
     "monkey.agent": 2,
     # one running conversation, every command

@@ -394,6 +394,9 @@ class Agent:
             self._close_unanswered()
             reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
             emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
+        end_turn = getattr(self.backend, "end_turn", None)
+        if end_turn is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
+            await end_turn()
         if reason == "completed" and denials:
             reason = "denied"
             count = sum(len(names) for names in denials.values())
@@ -421,7 +424,8 @@ class Agent:
         # An external agent (Claude Code, Codex) keeps its own context and runs its own tools:
         # its tool events pass through for display, and the whole tree is checkpointed around it.
         external = bool(getattr(self.backend, "runs_own_tools", False))
-        messages = (list(self.messages) if self.context is None or external
+        whole = external or getattr(self.backend, "keeps_own_context", False)  # an agent plugin is handed it all
+        messages = (list(self.messages) if self.context is None or whole
                     else await self.context.prepare(self, emit))
         request = ModelRequest(
             system=self.system_prompt,

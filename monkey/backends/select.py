@@ -122,6 +122,11 @@ def _create_one(
     env: Mapping[str, str],
     workspace: Path | None = None,
 ) -> Backend:
+    if name.startswith("plugin:"):
+        from monkey.backends.plugin import create_plugin_backend
+
+        return create_plugin_backend(name.removeprefix("plugin:"), config=config, model=model, env=env,
+                                     workspace=workspace)
     if name in ("claude-code", "codex"):
         from monkey.backends.external_select import create_external
 
@@ -176,5 +181,5 @@ def _create_one(
             seed=config.local.seed if config.local.seed >= 0 else None,
         )
     raise BackendError(
-        f"unknown backend {name!r}; known: {', '.join(KNOWN_BACKENDS)}", kind="invalid_request"
+        f"unknown backend {name!r}; known: {', '.join(KNOWN_BACKENDS)}, plugin:NAME", kind="invalid_request"
     )
