@@ -102,11 +102,12 @@ class Manifest:
         return self.path.parent
 
     def argv(self) -> list[str]:
-        """The command with a path-like program (``./agent.py``, ``bin/agent``) made absolute in the folder."""
+        """The command, its relative paths made absolute in the plugin's folder: a program with a
+        ``/`` (``bin/agent``) and arguments starting ``./`` or ``../`` (``python3 ./agent.py``)."""
         first, *rest = self.command
         if "/" in first and not first.startswith("/"):
             first = str((self.folder / first).resolve())
-        return [first, *rest]
+        return [first, *(str((self.folder / a).resolve()) if a.startswith(("./", "../")) else a for a in rest)]
 
     def can(self, capability: str) -> bool:
         """Whether the plugin declared ``capability``."""
@@ -221,12 +222,12 @@ def load_manifest(path: Path, *, source: str = "user") -> Manifest:
     """Read and check ``path`` (a ``plugin.yaml``, or a folder holding one)."""
     import yaml
 
-    if path.is_dir():
+    if path.is_dir() or path.suffix not in (".yaml", ".yml"):
         path = path / MANIFEST
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ManifestError(path, "", f"a manifest file ({MANIFEST})", found=False) from None
+        raise ManifestError(path, "", f"a manifest file", found=False) from None
     except OSError as exc:
         raise ManifestError(path, "", "a readable file", exc.strerror or str(exc)) from None
     if len(raw) > MAX_BYTES:
