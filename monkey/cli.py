@@ -41,6 +41,19 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _positive_float(text: str) -> float:
+    import argparse
+    import math
+
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or math.isinf(value):
+        raise argparse.ArgumentTypeError(f"must be a number above 0, got {text}")
+    return value
+
+
 def _fraction(text: str) -> float:
     import argparse
 
@@ -123,6 +136,14 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
     parser.add_argument("--backend", help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
                         "claude-code (the Claude Code CLI), codex (the Codex CLI)")
     parser.add_argument("--script", help="script file for the scripted backend")
+    parser.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
+                        help="budget: most model responses in the run, sub-agents' included")
+    parser.add_argument("--max-budget-usd", type=_positive_float, default=None, metavar="USD",
+                        help="budget: most US dollars the run may spend")
+    parser.add_argument("--max-tokens", type=_positive_int, default=None, metavar="N",
+                        help="budget: most input + output tokens the run may use")
+    parser.add_argument("--max-wall", type=_positive_float, default=None, metavar="SECONDS",
+                        help="budget: most seconds the run may take")
 
 
 def build_parser():  # type: ignore[no-untyped-def]

@@ -20,6 +20,8 @@ import msgspec
 __all__ = [
     "Config",
     "AgentConfig",
+    "BudgetConfig",
+    "SubagentsConfig",
     "ShellConfig",
     "ApprovalConfig",
     "LocalConfig",
@@ -50,6 +52,31 @@ class AgentConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     max_iterations: int = 20
     max_repeats: int = 3
     """The same tool call this many times in a row stops the loop."""
+
+
+class BudgetConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[budget]``: what a run may spend (0: no limit; see :mod:`monkey.agent.budget`).
+
+    ``max_turns`` counts monkey's model responses; ``[claude_code] max_turns`` is passed to the
+    Claude Code CLI and bounds its own turns inside one of them."""
+
+    max_turns: int = 0
+    max_budget_usd: float = 0.0
+    max_tokens: int = 0
+    """Input plus output tokens, cumulative."""
+    max_wall: float = 0.0
+    """Seconds."""
+
+
+class SubagentsConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[subagents]``: limits of delegation with the ``task`` tool."""
+
+    max_depth: int = 2
+    """How deep sub-agents may nest (1 to 5): a child at this depth is not offered ``task``."""
+    max_parallel: int = 4
+    """Sub-agents running at once in one run."""
+    max_per_turn: int = 8
+    """Sub-agents one agent may start in one turn."""
 
 
 class ShellConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -247,6 +274,8 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """The whole configuration."""
 
     agent: AgentConfig = msgspec.field(default_factory=AgentConfig)
+    budget: BudgetConfig = msgspec.field(default_factory=BudgetConfig)
+    subagents: SubagentsConfig = msgspec.field(default_factory=SubagentsConfig)
     shell: ShellConfig = msgspec.field(default_factory=ShellConfig)
     approvals: ApprovalConfig = msgspec.field(default_factory=ApprovalConfig)
     local: LocalConfig = msgspec.field(default_factory=LocalConfig)

@@ -49,6 +49,7 @@ __all__ = [
     "ContextCompacted",
     "AgentSession",
     "BackendChanged",
+    "BudgetReached",
     "Raw",
     "EndReason",
     "ToolCallSpec",
@@ -61,7 +62,7 @@ __all__ = [
     "DecodeError",
 ]
 
-EndReason = Literal["completed", "max_iterations", "cancelled", "error", "denied"]
+EndReason = Literal["completed", "max_iterations", "cancelled", "error", "denied", "budget"]
 """Why a turn or a session ended."""
 
 
@@ -379,6 +380,18 @@ class AgentSession(Event, frozen=True, kw_only=True, tag="agent_session"):
     tools: list[str] = []
 
 
+class BudgetReached(Event, frozen=True, kw_only=True, tag="budget_reached"):
+    """A budget ran out (see :mod:`monkey.agent.budget`): the run ends with reason ``budget``."""
+
+    budget: str
+    """``max_turns``, ``max_budget_usd``, ``max_tokens`` or ``max_wall``."""
+    used: float
+    """What was used: model responses, US dollars, tokens or seconds."""
+    limit: float
+    owner: str = "main"
+    """Whose budget it was: ``main`` (the run's), or a sub-agent's (``explore s-...``)."""
+
+
 class Raw(Event, frozen=True, kw_only=True, tag="raw"):
     """Input that no known event type fits, kept as it came."""
 
@@ -414,6 +427,7 @@ AnyEvent = Union[
     ContextUsage,
     ContextCompacted,
     AgentSession,
+    BudgetReached,
     Raw,
 ]
 

@@ -22,7 +22,7 @@ from monkey.safe_text import escape_controls
 
 __all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED"]
 
-EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "cancelled": 130}
+EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "budget": 5, "cancelled": 130}
 """Exit status of ``monkey agent --task`` (and ``--tui --task``) by how the task ended."""
 
 
@@ -42,20 +42,24 @@ class Totals:
         self.result = ""
         self.reason = ""
         self.message = ""
+        self.budget: ev.BudgetReached | None = None
+        """The budget that ended the run, if one did (the root's event: the first one)."""
         self.started = time.monotonic()
 
     def add(self, event: ev.Event) -> None:
         """Account for one event."""
         self.events += 1
-        if event.session_id:
-            self.session_id = event.session_id
+        if event.session_id and not self.session_id:
+            self.session_id = event.session_id  # the run's own session; sub-agents' events name theirs
+        if event.session_id and event.session_id != self.session_id:  # a sub-agent's: its cost counts
+            if isinstance(event, ev.Usage):
+                self._usage(event)
+            elif isinstance(event, ev.BudgetReached) and self.budget is None:
+                self.budget = event
+            return
         match event:
             case ev.Usage():
-                self.input_tokens += event.input_tokens
-                self.output_tokens += event.output_tokens
-                self.cache_read_tokens += event.cache_read_tokens
-                self.cache_creation_tokens += event.cache_creation_tokens
-                self.cost_usd += event.cost_usd
+                self._usage(event)
             case ev.ToolCallEvent():
                 self.tool_calls += 1
             case ev.TurnCompleted():
@@ -63,6 +67,27 @@ class Totals:
                 self.iterations += event.iterations
             case ev.SessionEnded():
                 self.reason, self.message = event.reason, event.message or self.message
+            case ev.BudgetReached():
+                self.budget = event
+
+    def _usage(self, event: ev.Usage) -> None:
+        self.input_tokens += event.input_tokens
+        self.output_tokens += event.output_tokens
+        self.cache_read_tokens += event.cache_read_tokens
+        self.cache_creation_tokens += event.cache_creation_tokens
+        self.cost_usd += event.cost_usd
+
+    @property
+    def subtype(self) -> str:
+        """How the run ended in Claude Code's words: ``success``, ``error_max_turns``,
+        ``error_max_budget_usd`` ..., ``error_max_iterations``, else ``error_during_execution``."""
+        if self.reason == "completed":
+            return "success"
+        if self.reason == "budget" and self.budget is not None:
+            return f"error_{self.budget.budget}"
+        if self.reason == "max_iterations":
+            return "error_max_iterations"
+        return "error_during_execution"
 
 
 class StreamJsonSink:
@@ -98,6 +123,7 @@ class JsonSink:
         t = self.totals
         obj: dict[str, Any] = {
             "type": "result",
+            "subtype": t.subtype,
             "session_id": t.session_id,
             "reason": t.reason,
             "is_error": t.reason != "completed",
@@ -116,6 +142,9 @@ class JsonSink:
             },
             **self.extra,
         }
+        if t.budget is not None:
+            obj["budget"] = {"budget": t.budget.budget, "used": t.budget.used, "limit": t.budget.limit,
+                             "owner": t.budget.owner}
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
 
@@ -156,6 +185,14 @@ def _call_summary(name: str, arguments: dict[str, Any]) -> str:
         if key in arguments:
             return str(arguments[key])
     return json.dumps(arguments, ensure_ascii=False)[:100]
+
+
+def _amount(budget: str, value: float) -> str:
+    if budget == "max_budget_usd":
+        return f"${value:.4f}"
+    if budget == "max_wall":
+        return f"{value:.1f}s"
+    return f"{int(value):,}"
 
 
 class TextSink:
@@ -238,6 +275,9 @@ class TextSink:
             case ev.NotUndoable():
                 for item in event.items:
                     self._line(f"  cannot be undone: {escape_controls(item, keep_newlines=False)}", "yellow")
+            case ev.BudgetReached():
+                self._line(f"budget {event.budget} reached: {_amount(event.budget, event.used)} of "
+                           f"{_amount(event.budget, event.limit)}", "yellow")
             case ev.Retry():
                 self._line(f"retrying in {event.delay:.1f}s: {escape_controls(event.reason)}", "yellow")
             case ev.ContextCompacted() if event.trigger == "auto":

@@ -130,3 +130,12 @@ def test_status_bar_with_mcp_servers(app_for, monkey_home, snap_compare) -> None
         await pilot.pause(0.2)
 
     assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=run)
+
+
+def test_status_bar_with_a_budget(app_for, snap_compare) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        await send(pilot, "say hello")
+
+    turns = [{"text": "Hello.", "usage": {"input_tokens": 900, "output_tokens": 100, "cost_usd": 0.25}}]
+    assert snap_compare(app_for(turns, "--max-budget-usd", "2", "--max-tokens", "5000"), terminal_size=SIZE,
+                        run_before=run)

@@ -32,6 +32,7 @@ from monkey.agent.approval import (
     SHELL_TOOL,
     build_request,
 )
+from monkey.agent.budget import Budget, Exceeded, Limits
 from monkey.agent.client_call import client_turn
 from monkey.agent.context import ContextManager
 from monkey.agent.external_gate import ExternalGate
@@ -47,6 +48,7 @@ from monkey.events import (
     ApprovalRequested,
     ApprovalResolved,
     BackendChanged,
+    BudgetReached,
     CheckpointCreated,
     EndReason,
     Error,
@@ -66,6 +68,7 @@ from monkey.events import (
     ToolStarted,
     TurnCompleted,
     TurnStarted,
+    Usage,
 )
 from monkey.ids import new_id
 from monkey.messages import STOPPED_WHILE_RUNNING, Message, ModelRequest
@@ -98,6 +101,8 @@ class AgentOptions:
     hooks: Hooks | None = None
     """The person's (and a trusted project's) hook commands (see :mod:`monkey.agent.hooks`)."""
     max_tokens: int = 4096
+    limits: Limits = field(default_factory=Limits)
+    """The run's budget (see :mod:`monkey.agent.budget`): model responses, dollars, tokens, seconds."""
 
 
 class _StopTurn(Exception):
@@ -157,6 +162,10 @@ class Agent:
         self._ending = 0
         self._ran: set[str] = set()
         """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
+        self.budget = Budget(self.options.limits)
+        """What the run may spend and has spent (a sub-agent's is a child of its parent's)."""
+        self._over: Exceeded | None = None
+        """The budget a check found reached while tool calls ran (ends the turn)."""
         if not self._skills_fit():
             self.options.skills = None
         if self.options.skills is not None and self.options.skills.by_name and self.tools.find("skill") is None:
@@ -344,6 +353,8 @@ class Agent:
         """Why calls were denied by a rule or policy -> the tools denied for that reason. A person's
         denial with a reason is steering, not a failure: the turn ends by what the model does next."""
         repeats: list[tuple[str, int]] = [("", 0)]
+        self.budget.start()
+        watchdog = self._wall_watchdog()
         try:
             if submitted is not None and submitted.blocked:
                 raise _StopTurn("denied", f"the prompt was blocked by a UserPromptSubmit hook: {submitted.feedback}")
@@ -352,6 +363,7 @@ class Agent:
                     reason = "max_iterations"
                     note = f"stopped after {iteration} model calls (--max-iterations {self.options.max_iterations})"
                     break
+                self._check_budget(emit, starting=True)
                 iteration += 1
                 emit(IterationStarted(session_id=sid, turn=turn, iteration=iteration,
                                       max_iterations=self.options.max_iterations))
@@ -372,6 +384,7 @@ class Agent:
                         continue
                     break
                 self._check_repeats(message.tool_calls, repeats)
+                self._check_budget(emit)
                 for outcome in await self._run_calls(message.tool_calls, turn, emit):
                     self.messages.append(outcome.message)
                     if outcome.denied:
@@ -379,8 +392,12 @@ class Agent:
                     if outcome.stop is not None:
                         self._close_unanswered()
                         raise _StopTurn("denied", outcome.stop.reason or "denied by the user")
+                if self._over is not None:
+                    self._close_unanswered()
+                    raise _StopTurn("budget", self._over.describe())
         except _StopTurn as stop:
             reason, note = stop.reason, stop.message
+
         except BackendError as exc:
             reason, note = "error", exc.message
             emit(Error(session_id=sid, message=exc.message, kind=exc.kind, fatal=True))
@@ -390,10 +407,18 @@ class Agent:
                 task.uncancel()
             self._close_unanswered()
             reason, note = "cancelled", "cancelled by the user"
+            if (over := self._wall_over()) is not None:  # the wall-clock budget's timer stopped it
+                reason, note = "budget", over.describe()
+                emit(BudgetReached(session_id=sid, budget=over.budget, used=over.used, limit=over.limit,
+                                   owner=over.owner))
         except Exception as exc:  # a bug must end the turn with a message, never a traceback
             self._close_unanswered()
             reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
             emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
+        finally:
+            if watchdog is not None:
+                watchdog.cancel()
+            self._over = None
         end_turn = getattr(self.backend, "end_turn", None)
         if end_turn is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
             await end_turn()
@@ -448,6 +473,9 @@ class Agent:
             async for event in stream:
                 if isinstance(event, MessageCompleted):
                     completed = event
+                    self.budget.charge(turns=1)
+                elif isinstance(event, Usage):
+                    self.budget.charge_usage(event)
                 emit(event)
         finally:
             aclose = getattr(stream, "aclose", None)
@@ -509,6 +537,9 @@ class Agent:
         batch: list[ToolCallSpec] = []
 
         async def flush() -> None:
+            if batch and self._budget_spent(emit):
+                batch.clear()
+                return
             if len(batch) == 1:
                 outcomes.append(await self._run_call(batch[0], turn, emit))
             elif batch:
@@ -521,12 +552,48 @@ class Agent:
                 batch.append(call)
                 continue
             await flush()
+            if self._budget_spent(emit):
+                return outcomes
             outcome = await self._run_call(call, turn, emit)
             outcomes.append(outcome)
             if outcome.stop is not None:
                 return outcomes
         await flush()
         return outcomes
+
+    # -- budget ----------------------------------------------------------------------
+
+    def _budget_event(self, over: Exceeded) -> BudgetReached:
+        return BudgetReached(session_id=self.session_id, budget=over.budget, used=over.used, limit=over.limit,
+                             owner=over.owner)
+
+    def _check_budget(self, emit: Emit, *, starting: bool = False) -> None:
+        """End the turn (reason ``budget``) when a budget here or above is reached."""
+        over = self.budget.check(starting=starting)
+        if over is not None:
+            emit(self._budget_event(over))
+            if not starting:
+                self._close_unanswered()  # the response's calls will not run
+            raise _StopTurn("budget", over.describe())
+
+    def _budget_spent(self, emit: Emit) -> bool:
+        """Before a tool call: whether a budget is reached (said once; the turn then ends)."""
+        if self._over is None and (over := self.budget.check()) is not None:
+            self._over = over
+            emit(self._budget_event(over))
+        return self._over is not None
+
+    def _wall_over(self) -> Exceeded | None:
+        over = self.budget.check()
+        return over if over is not None and over.budget == "max_wall" else None
+
+    def _wall_watchdog(self) -> asyncio.TimerHandle | None:
+        """A timer that stops the running turn when a wall-clock budget here or above runs out."""
+        deadline = self.budget.deadline()
+        task = asyncio.current_task()
+        if deadline is None or task is None:
+            return None
+        return asyncio.get_running_loop().call_later(max(0.0, deadline - self.budget.clock()), task.cancel)
 
     async def _run_call(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False) -> _CallOutcome:
         """Decide, checkpoint, run and report one call (``by_person``: a line the person typed, ``!command``)."""

@@ -13,7 +13,7 @@ Each model call streams the next turn: ``thinking`` (optional) and ``text`` as s
 deltas, then one ``message_completed`` with the tool calls, then ``usage``. A turn may also
 set ``delay`` (seconds to wait before each delta, to let tests cancel mid-stream),
 ``error`` (fail this call with that message, kind ``error_kind``), ``repeat`` (play this
-turn N times) and ``usage`` (``{"input_tokens": .., "output_tokens": ..}``). When the
+turn N times) and ``usage`` (``{"input_tokens": .., "output_tokens": .., "cost_usd": ..}``). When the
 script runs out, the call fails with a clear error.
 """
 
@@ -52,7 +52,8 @@ class ScriptTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     error: str = ""
     error_kind: str = "server_error"
     repeat: int = 1
-    usage: dict[str, int] = {}
+    usage: dict[str, float] = {}
+    """``input_tokens``, ``output_tokens`` (default: a count of the text) and ``cost_usd`` (default 0)."""
 
 
 class Script(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -148,8 +149,9 @@ class ScriptedBackend:
         yield Usage(
             session_id=sid,
             model=self.model,
-            input_tokens=turn.usage.get("input_tokens", prompt_chars // 4),
-            output_tokens=turn.usage.get("output_tokens", max(1, len(turn.text) // 4) if turn.text else 0),
+            input_tokens=int(turn.usage.get("input_tokens", prompt_chars // 4)),
+            output_tokens=int(turn.usage.get("output_tokens", max(1, len(turn.text) // 4) if turn.text else 0)),
+            cost_usd=float(turn.usage.get("cost_usd", 0.0)),
         )
 
     def count_tokens(self, text: str) -> int:

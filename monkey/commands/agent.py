@@ -7,11 +7,12 @@ import asyncio
 import os
 import signal
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from monkey.agent.approval import ApprovalPolicy, Approver, HeadlessApprover, RuleError
+from monkey.agent.budget import Limits
 from monkey.agent.switch import BackendSwitcher
 from monkey.backends.base import Backend, BackendError
 from monkey.config import Config, ConfigError, load_config, monkey_home
@@ -56,6 +57,8 @@ class Setup:
     """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False)."""
     mcp: McpSetup | None = None
     """The MCP servers configured, and which project servers the person refused."""
+    limits: Limits = field(default_factory=Limits)
+    """The run's budget: ``--max-turns`` ... over ``[budget]``."""
 
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
@@ -86,6 +89,7 @@ class Setup:
             hooks=hooks,
             max_iterations=self.max_iterations,
             max_repeats=config.agent.max_repeats,
+            limits=self.limits,
             shell=ShellSettings(
                 timeout=config.shell.timeout,
                 max_timeout=config.shell.max_timeout,
@@ -245,7 +249,27 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=args.max_iterations or config.agent.max_iterations,
                  compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice,
-                 switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(args, workspace, config))
+                 switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(args, workspace, config),
+                 limits=budget_limits(args, config))
+
+
+def budget_limits(args: argparse.Namespace, config: Config) -> Limits:
+    """The run's budget: each flag given over ``[budget]`` in config.
+
+    Raises:
+        UsageError: a negative or non-numeric limit in config.
+    """
+    from monkey.agent.budget import BUDGETS, parse_limits
+
+    values: dict[str, object] = {name: getattr(config.budget, name) for name in BUDGETS}
+    for name in BUDGETS:
+        flag = getattr(args, name, None)
+        if flag is not None:
+            values[name] = flag
+    try:
+        return parse_limits(values, "[budget]")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def _sandbox(config: Config) -> tuple[Sandbox | None, list[str]]:

@@ -244,6 +244,8 @@ class MonkeyApp(App[int]):
         status.mode = self._mode
         status.max_iterations = (self._setup.max_iterations if self._setup is not None
                                  else self.agent.options.max_iterations)
+        limits = self._setup.limits if self._setup is not None else self.agent.options.limits
+        status.max_budget_usd, status.max_tokens = limits.max_budget_usd, limits.max_tokens
         status.show()
         self._prompt.focus()
         memory.tune_collector()

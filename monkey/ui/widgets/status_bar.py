@@ -39,6 +39,10 @@ class StatusBar(Static):
         """Output tokens used in this app run."""
         self.cost = 0.0
         """Cost in US dollars."""
+        self.max_budget_usd = 0.0
+        """The run's dollar budget (0: none); the cost is shown against it."""
+        self.max_tokens = 0
+        """The run's token budget, input plus output (0: none)."""
         self.context: float | None = None
         """Fraction of the context window the last request used."""
         self.iteration = 0
@@ -99,7 +103,12 @@ class StatusBar(Static):
         text.append(escape_controls(self.backend or "?", keep_newlines=False), style="bold")
         text.append(f" · {escape_controls(self.model or '?', keep_newlines=False)}")
         text.append(f" · ↑{self.tokens_in:,} ↓{self.tokens_out:,}")
+        if self.max_tokens:
+            used = self.tokens_in + self.tokens_out
+            text.append(f"/{self.max_tokens:,}", style="bold red" if used >= self.max_tokens else "")
         text.append(f" · ${self.cost:.4f}")
+        if self.max_budget_usd:
+            text.append(f"/${self.max_budget_usd:.2f}", style="bold red" if self.cost >= self.max_budget_usd else "")
         if self.context is not None:
             text.append(f" · ctx {self.context:.0%}")
         if self.max_iterations:
