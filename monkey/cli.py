@@ -134,7 +134,7 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
     parser.add_argument("--max-iterations", type=_positive_int, default=None,
                         help=f"most model calls per {per} (default 20)")
     parser.add_argument("--backend", help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
-                        "claude-code (the Claude Code CLI), codex (the Codex CLI)")
+                        "claude-code (the Claude Code CLI), codex (the Codex CLI), plugin:NAME (an agent plugin)")
     parser.add_argument("--script", help="script file for the scripted backend")
     parser.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
                         help="budget: most model responses in the run, sub-agents' included")
@@ -198,6 +198,9 @@ def build_parser():  # type: ignore[no-untyped-def]
     from monkey.commands.trust import add_parser as add_trust_parser
 
     add_trust_parser(sub)
+    from monkey.commands.plugins import add_parser as add_plugins_parser
+
+    add_plugins_parser(sub)
     from monkey.commands.undo import add_parsers as add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, _positive_int)
@@ -269,6 +272,10 @@ def main(argv: list[str] | None = None) -> int:
         from monkey.commands.trust import run_trust_command
 
         return run_trust_command(args)
+    if args.command == "plugins":
+        from monkey.commands.plugins import run_plugins_command
+
+        return run_plugins_command(args)
     if args.command == "acp":
         from monkey.commands.acp import run_acp_command
 

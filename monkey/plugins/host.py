@@ -101,6 +101,8 @@ class PluginHost:
         self._pump: asyncio.Task[None] | None = None
         self.eof = False
         self.info = InitInfo()
+        self.stage = ""
+        """The request of the handshake in progress or last done (``agent.init``, ``agent.available``)."""
 
     # -- the process -----------------------------------------------------------------
 
@@ -265,6 +267,7 @@ class PluginHost:
         """Start the plugin, ``agent.init``, then ``agent.available``; a plugin that is not available
         raises :class:`BackendError` (kind ``unavailable``) with its reason."""
         self.start()
+        self.stage = "agent.init"
         result = await self.call("agent.init", None, rid=1, timeout=timeout)
         info = self.info
         if isinstance(result, dict):
@@ -272,6 +275,7 @@ class PluginHost:
             info.model = str(result.get("model") or "")
             caps = result.get("capabilities")
             info.capabilities = [str(c) for c in caps] if isinstance(caps, list) else []
+        self.stage = "agent.available"
         avail = await self.call("agent.available", {}, timeout=timeout)
         ok = avail.get("available") if isinstance(avail, dict) else avail
         info.available = ok is True
