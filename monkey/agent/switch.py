@@ -63,9 +63,22 @@ class BackendSwitcher:
                               base_url=self.base_url if flagged else None,
                               env=self.env, workspace=self.workspace)
 
+    def plugin_backends(self) -> list[str]:
+        """``plugin:NAME`` of every agent plugin and alias found (see :mod:`monkey.plugins.discovery`)."""
+        from monkey.config import monkey_home
+        from monkey.plugins.discovery import discover
+
+        found = discover(monkey_home(), self.workspace, bool(self.config.approvals.trust_project)).plugins
+        return [f"plugin:{n}" for n in [*found, *(a for a in self.config.agents if a not in found)]]
+
     def describe(self, name: str) -> str:
         """What backend ``name`` needs here, and whether it has it, in a few words."""
         cfg = self.config
+        if name.startswith("plugin:"):
+            alias = cfg.agents.get(name[7:])
+            if isinstance(alias, dict):
+                return f"agent plugin alias of {alias.get('extends')}: {alias.get('description') or ''}".rstrip(": ")
+            return "agent plugin (monkey plugins info " + name[7:] + ")"
         if name == "scripted":
             return "replays --script" if self.script else "needs --script FILE (tests and demos)"
         if name == "local":
@@ -131,14 +144,16 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
         name, model = current.name, words[0]
     else:
         if not words:
-            lines = [f"{'*' if n == current.name else ' '} {n:<12}{switcher.describe(n)}" for n in AVAILABLE_BACKENDS]
+            names = [*AVAILABLE_BACKENDS, *switcher.plugin_backends()]
+            lines = [f"{'*' if n == current.name else ' '} {n:<12}{switcher.describe(n)}" for n in names]
             return SwitchResult([f"backend: {current.name} ({current.model or 'default model'})", *lines,
                                  "/backend NAME [MODEL] switches; the conversation is kept"])
         if len(words) > 2:
             return SwitchResult(["usage: /backend NAME [MODEL]"], ok=False)
         name, model = words[0], (words[1] if len(words) == 2 else None)
-        if name not in AVAILABLE_BACKENDS:
-            return SwitchResult([f"unknown backend {name!r}; one of {', '.join(AVAILABLE_BACKENDS)}"], ok=False)
+        if name not in AVAILABLE_BACKENDS and not name.startswith("plugin:"):
+            return SwitchResult([f"unknown backend {name!r}; one of {', '.join(AVAILABLE_BACKENDS)}, "
+                                 "plugin:NAME"], ok=False)
     if agent.running:
         return SwitchResult(["a turn is running; cancel it first (Esc)"], ok=False)
     try:

@@ -34,3 +34,33 @@ def test_text_thinking_usage_stream_as_events(install, workspace: Path, monkey_h
     assert run_params["context"]["session_id"] == run.of_type("session_started")[0]["session_id"]
     assert [t["name"] for t in run_params["tools"]][:2] == ["file_read", "file_write"]
     assert plugin.saw_eof()  # its stdin was closed once the run was over
+
+
+async def test_backend_command_switches_to_a_plugin_and_keeps_the_conversation(install, tmp_path: Path,
+                                                                               workspace: Path, monkey_home: Path):
+    import json
+
+    from monkey.agent.loop import Agent
+    from monkey.agent.switch import BackendSwitcher, switch_command
+    from monkey.config import load_config
+    from monkey.events import TextDelta
+
+    plugin = install("talker", [{"text": "plugin here"}])
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "scripted here"}]}))
+    switcher = BackendSwitcher(load_config(workspace), workspace, script=str(script), flagged="scripted")
+    agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
+    agent.session_started()
+    [e async for e in agent.run("first")]
+    listing = await switch_command(agent, switcher, "/backend", "")
+    assert any("plugin:talker" in line and "agent plugin" in line for line in listing.lines)
+    assert any("plugin:openai-compat" in line for line in listing.lines)
+    result = await switch_command(agent, switcher, "/backend", "plugin:talker")
+    assert result.ok and result.event is not None and result.event.to_backend == "plugin:talker"
+    events = [e async for e in agent.run("second")]
+    assert [e.text for e in events if isinstance(e, TextDelta)] == ["plugin here"]
+    history = plugin.received()[2]["params"]["context"]["history"]
+    assert history == [{"role": "user", "content": "first"}, {"role": "assistant", "content": "scripted here"}]
+    await agent.backend.aclose()
+    unknown = await switch_command(agent, switcher, "/backend", "plugin:nothing")
+    assert not unknown.ok and "no plugin or agent alias named 'nothing'" in unknown.lines[0]
