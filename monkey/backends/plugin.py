@@ -28,6 +28,7 @@ cancelled or not: a run still open is closed (stdin first, then its group is sto
 from __future__ import annotations
 
 import asyncio
+import os
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from monkey.ids import new_id
 from monkey.messages import ModelRequest
 from monkey.plugins.discovery import Resolved
 from monkey.plugins.handover import run_params
-from monkey.plugins.host import PluginHost
+from monkey.plugins.host import PluginHost, plugin_env
 from monkey.plugins.rpc import BadLine, Frame, kind
 
 __all__ = ["PluginBackend"]
@@ -82,7 +83,7 @@ class PluginBackend:
         self.runs = 0
         self.last_host: PluginHost | None = None
         self._run: _Run | None = None
-        PluginHost(resolved, base_env=base_env, model=model)  # a required variable that is unset fails now
+        plugin_env(resolved, os.environ if base_env is None else base_env)  # a required variable unset fails now
 
     # -- the backend protocol --------------------------------------------------------
 

@@ -81,7 +81,7 @@ def create_backend(
     whose fallbacks are built from their config sections when first needed.
     """
     fallbacks = [f for f in config.backend.fallbacks if f != name]
-    if not fallbacks or config.backend.primary not in ("", name):
+    if not fallbacks or config.backend.primary not in ("", name) or name.startswith("plugin:"):  # a plugin's run spans calls
         return _create_one(name, config=config, model=model, script=script, api_key=api_key,
                            base_url=base_url, env=env, workspace=workspace)
     from monkey.backends.failover import FailoverBackend
