@@ -228,7 +228,7 @@ class ClaudeCodeConfig(ExternalAgentConfig, kw_only=True, forbid_unknown_fields=
 
 
 class CodexConfig(ExternalAgentConfig, kw_only=True, forbid_unknown_fields=True):
-    """``[codex]``: the Codex CLI (``codex exec --json``) as the backend."""
+    """``[codex]``: the Codex CLI (``codex app-server``) as the backend."""
 
     executable: str = "codex"
     sandbox: str = "workspace-write"

@@ -84,8 +84,9 @@ class ExternalGate:
         self._approve = approve
         self._begin = begin
         self._finish = finish
-        self._open: dict[str, Any] = {}
-        """Checkpoints of allowed calls whose result has not come yet, by call id."""
+        self._open: dict[str, list[Any]] = {}
+        """Checkpoints of allowed calls whose result has not come yet, by call id (a Codex patch
+        touching several files is decided path by path under one id)."""
 
     async def decide(self, call: GateCall) -> GateAnswer:
         """monkey's decision on one of the agent's calls (a person may be asked)."""
@@ -126,18 +127,18 @@ class ExternalGate:
             return GateAnswer(False, f"denied by monkey: {decision.reason or 'no reason given'}", stop=decision.stop)
         if paths and self._begin is not None and call.call_id:
             try:
-                self._open[call.call_id] = await self._begin(
+                self._open.setdefault(call.call_id, []).append(await self._begin(
                     ToolCallSpec(id=call.call_id, name=call.agent_tool, arguments=call.arguments),
-                    paths, self.turn, self.emit)
+                    paths, self.turn, self.emit))
             except ToolError as exc:
                 return GateAnswer(False, f"not run: {exc}")
         return GateAnswer(True, decision.reason)
 
     async def done(self, call_id: str, ok: bool) -> None:
         """The agent reported the call's result: its checkpoint records what changed."""
-        pending = self._open.pop(call_id, None)
-        if pending is not None and self._finish is not None:
-            await asyncio.shield(self._finish(pending, ok, self.emit))
+        for pending in self._open.pop(call_id, []):
+            if self._finish is not None:
+                await asyncio.shield(self._finish(pending, ok, self.emit))
 
     async def close(self) -> None:
         """The run ended: close the checkpoints of calls whose result never came."""

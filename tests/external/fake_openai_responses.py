@@ -11,6 +11,10 @@ request's last user message:
   (the call comes after a short reasoning summary);
 - ``patch notes.txt``: an ``apply_patch`` call that adds ``notes.txt``, then ``Patched.``
 - ``cat missing.txt``: a shell call that fails (exit status 1), then ``That file is missing.``
+- ``touch made.txt``: a shell call ``touch made.txt`` (a command a rule can allow), then
+  ``Made.``;
+- ``patch a hook``: an ``apply_patch`` call that adds ``.git/hooks/pre-commit``, then ``Hooked.``;
+- ``sleep a while``: a shell call ``sleep 30 && touch slept.txt`` (to be stopped while its approval waits), then ``Slept.``;
 - ``please fail``: a 400 error (not retried);
 - anything else: ``Hello from the fake server (user messages: N).``
 
@@ -30,6 +34,12 @@ __all__ = ["FakeResponses", "codex_config"]
 HELLO_CMD = "printf 'hi there\\n' > hello.txt && echo wrote hello.txt"
 MISSING_CMD = "cat missing.txt"
 PATCH = "*** Begin Patch\n*** Add File: notes.txt\n+patched by the fake model\n*** End Patch\n"
+HOOK_PATCH = "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+#!/bin/sh\n+echo hooked\n*** End Patch\n"
+
+
+_CLOSING = [("patch notes.txt", "Patched."), ("cat missing.txt", "That file is missing."),
+            ("touch made.txt", "Made."), ("patch a hook", "Hooked."), ("sleep a while", "Slept.")]
+"""The closing text of each case once its call's output came back."""
 
 
 def _text_of(content: Any) -> str:
@@ -138,9 +148,14 @@ class FakeResponses:
             output = [self._shell_call(tools, n, MISSING_CMD)]
         elif "patch notes.txt" in prompt and not has_result:
             output = [self._patch_call(tools, n)]
+        elif "touch made.txt" in prompt and not has_result:
+            output = [self._shell_call(tools, n, "touch made.txt")]
+        elif "sleep a while" in prompt and not has_result:
+            output = [self._shell_call(tools, n, "sleep 30 && touch slept.txt")]
+        elif "patch a hook" in prompt and not has_result:
+            output = [self._patch_call(tools, n, HOOK_PATCH)]
         elif has_result:
-            text = ("Patched." if "patch notes.txt" in prompt else "That file is missing."
-                    if "cat missing.txt" in prompt else "Done: hello.txt is written.")
+            text = next((said for asked, said in _CLOSING if asked in prompt), "Done: hello.txt is written.")
             output = [self._message(text, n)]
         else:
             turns = sum(1 for u in users if "say hello" in _text_of(u.get("content")))
@@ -169,16 +184,16 @@ class FakeResponses:
                 "arguments": json.dumps(args), "status": "completed"}
 
     @staticmethod
-    def _patch_call(tools: dict[str, Any], n: int) -> dict[str, Any]:
+    def _patch_call(tools: dict[str, Any], n: int, patch: str = PATCH) -> dict[str, Any]:
         tool = tools.get("apply_patch") or {}
         if tool.get("type") == "custom":  # the freeform (grammar) form
             return {"type": "custom_tool_call", "id": f"ctc_fake{n}", "call_id": f"call_fake{n}",
-                    "name": "apply_patch", "input": PATCH, "status": "completed"}
+                    "name": "apply_patch", "input": patch, "status": "completed"}
         if tool:
             return {"type": "function_call", "id": f"fc_fake{n}", "call_id": f"call_fake{n}", "name": "apply_patch",
-                    "arguments": json.dumps({"input": PATCH}), "status": "completed"}
+                    "arguments": json.dumps({"input": patch}), "status": "completed"}
         return {"type": "function_call", "id": f"fc_fake{n}", "call_id": f"call_fake{n}", "name": "shell",
-                "arguments": json.dumps({"command": ["apply_patch", PATCH]}), "status": "completed"}
+                "arguments": json.dumps({"command": ["apply_patch", patch]}), "status": "completed"}
 
     def _stream(self, handler: Any, body: dict[str, Any], output: list[dict[str, Any]], n: int) -> None:
         rid = f"resp_fake{n}"

@@ -167,26 +167,28 @@ def test_cancel_kills_the_child(fake_agent: Path, tmp_path: Path) -> None:
 
 
 def test_codex_backend_replays_and_resumes(fake_agent: Path, tmp_path: Path) -> None:
-    env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "exec_full.jsonl"), "FAKE_LOG": str(tmp_path / "log.jsonl"),
-           "FAKE_VERSION": "codex-cli 0.46.0"}
-    backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model="gpt-5-codex",
+    env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "app_text.jsonl"), "FAKE_LOG": str(tmp_path / "log.jsonl"),
+           "FAKE_VERSION": "codex-cli 0.169.0"}
+    backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model="gpt-5.5",
                            workspace=tmp_path, env=env, base_env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": "x"})
-    events = asyncio.run(collect(backend, "make hello.txt"))
-    assert events[-1].type == "message_completed" and events[-1].text == "Created hello.txt."
+    events = asyncio.run(collect(backend, "say hello"))
+    assert events[-1].type == "message_completed"
+    assert events[-1].text == "Hello from the fake server (user messages: 1)."
     first = log(tmp_path)[0]
-    assert first["argv"][:2] == ["exec", "--json"] and first["argv"][-1] == "-" and first["stdin"] == "make hello.txt"
-    assert "OPENAI_API_KEY" not in first["env"]
-    events = asyncio.run(collect(backend, "again"))
-    second = log(tmp_path)[1]["argv"]
-    assert second[-3:] == ["resume", "0199a213-81c0-7800-8aa1-bbab2a035a53", "-"]
-    usage = next(e for e in events if e.type == "usage")
-    assert (usage.input_tokens, usage.output_tokens) == (0, 0)  # cumulative: the same totals again
+    assert first["argv"] == ["app-server"] and "OPENAI_API_KEY" not in first["env"]
+    thread = backend.agent_session_id
+    backend.explicit_env = {**env, "FAKE_REPLAY": str(FIXTURES / "codex" / "app_resumed.jsonl")}
+    events = asyncio.run(collect(backend, "say hello again"))
+    resume = next(e["rpc"] for e in log(tmp_path) if "rpc" in e and e["rpc"].get("method") == "thread/resume")
+    assert resume["params"]["threadId"] == thread and resume["params"]["model"] == "gpt-5.5"
+    (usage,) = [e for e in events if e.type == "usage"]  # the earlier turn's usage, told again, is not counted
+    assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (802, 200, 22)
 
 
-def test_codex_interrupted_turn(fake_agent: Path, tmp_path: Path) -> None:
-    env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "exec_interrupted.jsonl"), "FAKE_VERSION": "codex-cli 0.46.0"}
+def test_codex_crash_mid_turn(fake_agent: Path, tmp_path: Path) -> None:
+    env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "app_shell.jsonl"), "FAKE_MODE": "crash"}
     backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model=None, workspace=tmp_path, env=env,
-                           base_env={"PATH": os.environ["PATH"]})
-    with pytest.raises(BackendError, match="incomplete"):
+                           base_env={"PATH": os.environ["PATH"]}, check_version=False)
+    with pytest.raises(BackendError, match="incomplete") as err:
         asyncio.run(collect(backend))
-    assert backend.unknown == 1
+    assert "status 3" in str(err.value) and "crashed on purpose" in str(err.value)

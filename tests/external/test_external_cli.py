@@ -58,14 +58,22 @@ def test_claude_code_api_error_and_crash(monkey_home: Path, workspace: Path, fak
     assert run.returncode == 1 and "without a result" in run.stderr and "status 3" in run.stderr
 
 
-def test_codex_run(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
-    configure(monkey_home, "codex", fake_agent.with_name("codex"), FAKE_VERSION="codex-cli 0.46.0",
-              FAKE_REPLAY=str(FIXTURES / "codex" / "exec_full.jsonl"))
-    run = run_monkey(["agent", "--backend", "codex", "--task", "make hello", "--output-format", "stream-json",
+def test_codex_run_is_resumed(monkey_home: Path, workspace: Path, fake_agent: Path, tmp_path: Path) -> None:
+    log = tmp_path / "log.jsonl"
+    configure(monkey_home, "codex", fake_agent.with_name("codex"), FAKE_VERSION="codex-cli 0.169.0",
+              FAKE_LOG=str(log), FAKE_REPLAY=str(FIXTURES / "codex" / "app_text.jsonl"))
+    run = run_monkey(["agent", "--backend", "codex", "--task", "say hello", "--output-format", "stream-json",
                       "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 0, run.stderr
-    assert [e["name"] for e in run.of_type("tool_call")][:2] == ["shell", "todo_list"]
-    assert run.of_type("turn_completed")[0]["result"] == "Created hello.txt."
+    assert run.of_type("turn_completed")[0]["result"] == "Hello from the fake server (user messages: 1)."
+    thread = run.of_type("agent_session")[0]["agent_session_id"]
+    again = run_monkey(["agent", "--backend", "codex", "--continue", "--task", "say hello again",
+                        "--output-format", "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    assert again.returncode == 0, again.stderr
+    sent = [json.loads(line)["rpc"] for line in log.read_text().splitlines() if line.startswith('{"rpc"')]
+    opened = [m for m in sent if m.get("method") in ("thread/start", "thread/resume")]
+    assert [m["method"] for m in opened] == ["thread/start", "thread/resume"]
+    assert opened[1]["params"]["threadId"] == thread
 
 
 def test_project_config_cannot_choose_the_executable(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:

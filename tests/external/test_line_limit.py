@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from monkey.backends.claude_code.parser import ClaudeStreamParser
-from monkey.backends.codex.parser import CodexStreamParser
+from monkey.backends.codex.app_parser import CodexAppParser
 from tests.conftest import monkey_env
 from tests.external.conftest import FIXTURES
 
@@ -48,7 +48,7 @@ def test_endless_line_from_claude_is_stopped_small(monkey_home: Path, workspace:
 
 
 def test_parsers_drop_an_oversized_line_at_once() -> None:
-    for parser in (ClaudeStreamParser(), CodexStreamParser()):
+    for parser in (ClaudeStreamParser(), CodexAppParser()):
         parser.max_line = 1000
         parser.feed(b'{"type":"x"}\n' + b"a" * 600)
         assert not parser.too_long and parser._framer.pending == 600
