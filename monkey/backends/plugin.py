@@ -170,6 +170,12 @@ class PluginBackend:
                 if isinstance(frame.error, dict):  # its answer to an agent.tool_result
                     yield Error(session_id=sid, kind="plugin", message=f"{host.label} refused a tool result: "
                                 f"{frame.error.get('message') or frame.error}")
+            elif what == "request" and frame.method == "stream":  # a notification sent with an id: read as one
+                event = self._notification(run, frame, sid)
+                if event is not None:
+                    yield event
+                    if isinstance(event, MessageCompleted):
+                        return
             elif what == "request":
                 host.answer_unknown(frame)
             else:
@@ -180,6 +186,8 @@ class PluginBackend:
         if frame.method != "stream" or not isinstance(params, dict):
             return self._raw(frame, sid)
         data = params.get("data")
+        if isinstance(data, dict) and params.get("type") in ("text", "thinking"):  # {"text": ...} for a string
+            data = data.get("text", data.get("content", data))
         match params.get("type"):
             case "text" if isinstance(data, str):
                 run.text.append(data)

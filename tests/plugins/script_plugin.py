@@ -17,6 +17,7 @@ Steps:
 - ``{"respond": {...}}``: the final response to agent.run (``"id": N`` in the step overrides the id;
   ``"error": {...}`` sends an error object instead);
 - ``{"sleep": S}``; ``{"exit": CODE}``; ``{"ignore_term": true}``; ``{"stderr": "..."}``;
+- ``{"env_to": PATH}``: write the plugin's environment to PATH as JSON;
 - ``{"wait_eof": true}``: block until stdin closes, then write ``PLUGIN_LOG``'s ``EOF`` line and exit;
 - ``{"request": {"id": .., "method": ..}}``: a request of the plugin's to the host.
 
@@ -106,6 +107,9 @@ def run(rid):
         elif "stderr" in step:
             sys.stderr.write(step["stderr"] + "\n")
             sys.stderr.flush()
+        elif "env_to" in step:
+            with open(step["env_to"], "w") as fh:
+                json.dump(dict(os.environ), fh)
         elif "wait_eof" in step:
             while sys.stdin.readline():
                 pass

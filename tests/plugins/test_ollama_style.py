@@ -3,6 +3,7 @@ Ollama server on 127.0.0.1: validate, list, a task streaming its text, an alias,
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -75,6 +76,10 @@ def test_list_shows_plugins_and_aliases(ollama, workspace: Path, monkey_home: Pa
     assert rows["ollama"].endswith("available (model codellama:13b)")
     assert "alias of ollama" in rows["fast-local"] and rows["fast-local"].endswith("available (model codellama:7b)")
     assert "built-in" in rows["openai-compat"] and "not available" in rows["openai-compat"]
+    listed = run_monkey(["plugins", "list", "--json", "--no-check", "--cwd", str(workspace)], home=monkey_home)
+    by_name = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert by_name["fast-local"]["source"] == "alias of ollama" and "status" not in by_name["fast-local"]
+    assert by_name["ollama"]["capabilities"] == ["streaming", "tool_use"]
     info = run_monkey(["plugins", "info", "fast-local", "--cwd", str(workspace)], home=monkey_home)
     assert info.returncode == 0, info.stderr
     assert "alias: fast-local -> ollama" in info.stdout

@@ -140,3 +140,11 @@ def test_ctrl_c_closes_the_plugins_stdin_then_stops_it(install, workspace: Path,
     out, err = proc.communicate(timeout=60)
     assert b'"reason":"cancelled"' in out, err
     assert plugin.saw_eof()  # it was told by EOF first, and exited on its own
+
+
+def test_near_misses_of_the_seeds_shapes_still_stream(install, workspace: Path, monkey_home: Path):
+    install("sloppy", [{"line": '{"jsonrpc":"2.0","id":null,"method":"stream","params":{"type":"text","data":"a"}}'},
+                       {"notify": {"type": "text", "data": {"text": "b"}}}, {"text": "c"}])
+    run = task(workspace, monkey_home, "sloppy")
+    assert run.returncode == 0, run.stderr
+    assert run.of_type("message_completed")[0]["text"] == "abc"

@@ -64,3 +64,51 @@ async def test_backend_command_switches_to_a_plugin_and_keeps_the_conversation(i
     await agent.backend.aclose()
     unknown = await switch_command(agent, switcher, "/backend", "plugin:nothing")
     assert not unknown.ok and "no plugin or agent alias named 'nothing'" in unknown.lines[0]
+
+
+def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspace: Path, monkey_home: Path,
+                                                               tmp_path: Path):
+    import json
+
+    from tests.conftest import run_monkey
+    from tests.plugins.conftest import manifest_text
+
+    dump = tmp_path / "env.json"
+    plugin = install("envy", [{"env_to": str(dump)}, {"text": "ok"}],
+                     init={"name": "envy", "model": "m", "capabilities": ["streaming"]}, settings='config = { temperature = 0.5 }\nmodel = "from-config"\n')
+    manifest = plugin.folder / "plugin.yaml"
+    text = manifest.read_text()
+    command = text.split("command: ")[1].split("\n")[0]
+    manifest.write_text(manifest_text("envy", json.loads(command), ["streaming"],
+                                      "env:\n  PLUGIN_COLOR:\n    default: blue\n  PLUGIN_SHAPE:\n    default: square\n"))
+    config = (monkey_home / "config.toml").read_text().replace(
+        'PLUGIN_LOG = ', 'PASSED_KEY = "${MY_API_KEY}", PLUGIN_SHAPE = "round", PLUGIN_LOG = ')
+    (monkey_home / "config.toml").write_text(config)
+    run = run_monkey(["agent", "--backend", "plugin:envy", "--task", "hi", "--cwd", str(workspace), "-m", "flagged",
+                      "--output-format", "stream-json"], home=monkey_home, MY_API_KEY="sk-secret-value-123",
+                     GITHUB_TOKEN="ghp_x", PLUGIN_COLOR="green")
+    assert run.returncode == 0, run.stderr
+    env = json.loads(dump.read_text())
+    assert "MY_API_KEY" not in env and "GITHUB_TOKEN" not in env  # scrubbed
+    assert env["PASSED_KEY"] == "sk-secret-value-123"  # passed on explicitly by the person's config
+    assert env["PLUGIN_COLOR"] == "green"  # the environment's own value beats the manifest's default
+    assert env["PLUGIN_SHAPE"] == "round"  # the config beats the default
+    init = plugin.received()[0]["params"]
+    assert init == {"config": {"temperature": 0.5, "model": "flagged"}}
+    assert "tools" not in plugin.received()[2]["params"]  # no tool_use (manifest nor agent.init): no tools
+
+
+def test_a_required_variable_set_nowhere_is_a_usage_error(install, workspace: Path, monkey_home: Path):
+    from tests.conftest import run_monkey
+    from tests.plugins.conftest import manifest_text
+
+    plugin = install("needy", [{"text": "never"}])
+    manifest = plugin.folder / "plugin.yaml"
+    manifest.write_text(manifest_text("needy", ["python3", "x.py"], ["streaming"],
+                                      'env:\n  NEEDY_URL:\n    description: "where the model is"\n    required: true\n'))
+    run = run_monkey(["agent", "--backend", "plugin:needy", "--task", "hi", "--cwd", str(workspace)],
+                     home=monkey_home)
+    assert run.returncode == 2
+    assert run.stderr.strip() == ("monkey: plugin needy needs NEEDY_URL (where the model is); set it in "
+                                  "[plugins.needy] env in monkey's config")
+    assert plugin.methods() == []
