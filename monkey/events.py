@@ -50,6 +50,9 @@ __all__ = [
     "AgentSession",
     "BackendChanged",
     "BudgetReached",
+    "Handoff",
+    "SubagentStarted",
+    "SubagentCompleted",
     "Raw",
     "EndReason",
     "ToolCallSpec",
@@ -392,6 +395,49 @@ class BudgetReached(Event, frozen=True, kw_only=True, tag="budget_reached"):
     """Whose budget it was: ``main`` (the run's), or a sub-agent's (``explore s-...``)."""
 
 
+class Handoff(msgspec.Struct, frozen=True, kw_only=True):
+    """What a sub-agent hands back to its parent (seed 004): the parent's model reads it as text."""
+
+    agent: str
+    session_id: str
+    """The child's session (``monkey sessions show ID``)."""
+    summary: str = ""
+    """The child's final answer."""
+    key_outputs: list[str] = []
+    """One line per tool call that worked (``name: first line of its result``), the last few."""
+    files_changed: list[str] = []
+    turns: int = 0
+    """Model responses the child (and its own children) used."""
+    cost_usd: float = 0.0
+    completed: bool = False
+    reason: str = ""
+    """How the child's turn ended (``completed``, ``budget``, ``error`` ...)."""
+    message: str = ""
+    """Why, when it did not complete."""
+
+
+class SubagentStarted(Event, frozen=True, kw_only=True, tag="subagent_started"):
+    """A ``task`` call (``call_id``, of this session) started a sub-agent in session ``child_session_id``.
+
+    The child's own events follow in the same stream with the child's ``session_id``; this event
+    ties that session to the parent's call."""
+
+    call_id: str
+    child_session_id: str
+    agent: str
+    description: str = ""
+    depth: int = 1
+    """1 for a child of the session the person talks to, 2 for a grandchild ..."""
+
+
+class SubagentCompleted(Event, frozen=True, kw_only=True, tag="subagent_completed"):
+    """A sub-agent ended; ``handoff`` is what its parent's ``task`` call returns."""
+
+    call_id: str
+    child_session_id: str
+    handoff: Handoff
+
+
 class Raw(Event, frozen=True, kw_only=True, tag="raw"):
     """Input that no known event type fits, kept as it came."""
 
@@ -428,6 +474,8 @@ AnyEvent = Union[
     ContextCompacted,
     AgentSession,
     BudgetReached,
+    SubagentStarted,
+    SubagentCompleted,
     Raw,
 ]
 

@@ -166,6 +166,9 @@ class Agent:
         """What the run may spend and has spent (a sub-agent's is a child of its parent's)."""
         self._over: Exceeded | None = None
         """The budget a check found reached while tool calls ran (ends the turn)."""
+        self.upstream: Callable[[], Awaitable[None]] | None = None
+        """A sub-agent's parent's :meth:`shown`: the child's events pass through the parent's
+        stream, so what the child waits to see stored, it waits for up there too."""
         if not self._skills_fit():
             self.options.skills = None
         if self.options.skills is not None and self.options.skills.by_name and self.tools.find("skill") is None:
@@ -439,6 +442,12 @@ class Agent:
         """
         if self._queue is not None:
             await self._queue.join()
+        if self.upstream is not None:
+            await self.upstream()
+
+    async def shown(self) -> None:
+        """Wait until the consumer has handled every event emitted so far (see :meth:`_shown`)."""
+        await self._shown()
 
     async def _call_model(self, emit: Emit) -> MessageCompleted:
         await self._shown()  # what came before is stored (durable) before the model is called
@@ -532,9 +541,11 @@ class Agent:
     # -- tool calls ------------------------------------------------------------------
 
     async def _run_calls(self, calls: list[ToolCallSpec], turn: int, emit: Emit) -> list[_CallOutcome]:
-        """Run calls in order; consecutive read-only calls run concurrently."""
+        """Run calls in order; consecutive read-only calls run concurrently, and so do consecutive
+        calls of a tool that says it may (``concurrent``: the ``task`` tool's sub-agents)."""
         outcomes: list[_CallOutcome] = []
         batch: list[ToolCallSpec] = []
+        batch_kind = ""
 
         async def flush() -> None:
             if batch and self._budget_spent(emit):
@@ -548,8 +559,13 @@ class Agent:
 
         for call in calls:
             tool = self.tools.find(call.name)
-            if tool is not None and tool.read_only and not tool.dangerous:
+            kind = "" if tool is None or tool.dangerous else (
+                "read" if tool.read_only else "concurrent" if getattr(tool, "concurrent", False) else "")
+            if kind and batch and kind != batch_kind:
+                await flush()
+            if kind:
                 batch.append(call)
+                batch_kind = kind
                 continue
             await flush()
             if self._budget_spent(emit):
@@ -619,6 +635,7 @@ class Agent:
         ctx = ToolContext(
             workspace=self.workspace,
             call_id=call.id,
+            emit=emit,
             shell=self.options.shell,
             read_denied=self._read_denied(),
             emit_output=lambda stream, text: emit(

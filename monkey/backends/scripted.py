@@ -15,6 +15,13 @@ set ``delay`` (seconds to wait before each delta, to let tests cancel mid-stream
 ``error`` (fail this call with that message, kind ``error_kind``), ``repeat`` (play this
 turn N times) and ``usage`` (``{"input_tokens": .., "output_tokens": .., "cost_usd": ..}``). When the
 script runs out, the call fails with a clear error.
+
+Sub-agents (the ``task`` tool) get their own scripts from ``agents``, by agent name, or by
+``NAME#N`` for the Nth child of that agent (so two children of one agent running in parallel
+each have theirs)::
+
+    {"turns": [...], "agents": {"explore": {"turns": [{"text": "found it"}]},
+                                "general#2": {"turns": [...]}}}
 """
 
 from __future__ import annotations
@@ -63,6 +70,9 @@ class Script(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     model: str = "scripted"
     context_window: int = 0
     """The window the scripted model claims, in tokens (0: unknown, no automatic compaction)."""
+    agents: dict[str, Script] = {}
+    """Scripts of sub-agents: by ``NAME#N`` (the Nth child of agent NAME in the run) or by ``NAME``
+    (every child of that agent, one cursor shared by all of them)."""
 
 
 def load_script(path: str | Path) -> Script:
@@ -91,8 +101,12 @@ class ScriptedBackend:
 
     name = "scripted"
 
-    def __init__(self, script: Script) -> None:
+    def __init__(self, script: Script, *, agents: dict[str, Script] | None = None,
+                 shared: dict[str, ScriptedBackend] | None = None) -> None:
         self.script = script
+        self._agents = {**(agents or {}), **script.agents}
+        self._shared: dict[str, ScriptedBackend] = shared if shared is not None else {}
+        """The backends of agents scripted by name, shared by every child of that agent in the run."""
         self.model = script.model
         self.context_window = script.context_window
         self._turns: list[ScriptTurn] = [t for t in script.turns for _ in range(max(1, t.repeat))]
@@ -105,6 +119,18 @@ class ScriptedBackend:
     def from_file(cls, path: str | Path) -> ScriptedBackend:
         """A backend for the script at ``path``."""
         return cls(load_script(path))
+
+    def fork(self, agent: str, number: int) -> ScriptedBackend:
+        """The backend of the ``number``-th sub-agent ``agent``: its script in ``agents``."""
+        script = self._agents.get(f"{agent}#{number}")
+        if script is not None:
+            return ScriptedBackend(script, agents=self._agents, shared=self._shared)
+        if agent in self._agents:
+            if agent not in self._shared:
+                self._shared[agent] = ScriptedBackend(self._agents[agent], agents=self._agents, shared=self._shared)
+            return self._shared[agent]
+        raise BackendError(f"the script has no turns for sub-agent {agent} (add \"agents\": "
+                           f"{{\"{agent}\": {{\"turns\": [...]}}}} to it)", kind="invalid_request")
 
     @property
     def calls(self) -> int:

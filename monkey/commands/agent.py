@@ -101,6 +101,7 @@ class Setup:
         self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
                            policy=self.policy, options=options, checkpoints=guard,
                            context=_context_manager(self.backend, config, self.compact_at))
+        self.notices += _offer_subagents(self.agent, self.workspace, config, self.switcher)
         if self.mcp is not None and (self.mcp.servers.servers or self.mcp.servers.errors):
             from monkey.mcp_client.manager import McpManager
 
@@ -109,6 +110,31 @@ class Setup:
                                         refused=self.mcp.refused, result_limit=config.mcp.result_limit)
             self.notices += self.agent.mcp.notices  # type: ignore[attr-defined]
         return self.agent, repaired
+
+
+def _delegation(config: Config, defs=None):  # type: ignore[no-untyped-def]
+    """The ``[subagents]`` limits as a :class:`~monkey.agent.subagents.Delegation` (raises UsageError)."""
+    from monkey.agent.agent_defs import AgentDefs
+    from monkey.agent.subagents import Delegation
+
+    sub = config.subagents
+    try:
+        return Delegation(defs if defs is not None else AgentDefs(), max_depth=sub.max_depth,
+                          max_parallel=sub.max_parallel, max_per_turn=sub.max_per_turn)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _offer_subagents(agent: Agent, workspace: Path, config: Config, switcher: BackendSwitcher) -> list[str]:
+    """Give ``agent`` the ``task`` tool with the agents defined here; the warnings about definitions."""
+    from monkey.agent.agent_defs import discover_agents
+    from monkey.agent.subagents import install_task_tool
+
+    defs = discover_agents(workspace, home=monkey_home(), trusted=config.approvals.trust_project)
+    delegation = _delegation(config, defs)
+    delegation.make_backend = switcher.create
+    install_task_tool(agent, delegation)
+    return defs.warnings
 
 
 @dataclass
@@ -236,6 +262,7 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
         parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
     except ValueError as exc:
         raise UsageError(str(exc)) from None
+    _delegation(config)  # bad [subagents] limits are a usage error now
     sandbox, sandbox_notice = _sandbox(config)
     policy.sandboxed = sandbox is not None
     choice = choose_backend(

@@ -121,6 +121,12 @@ class Recorder:
         self._writing: list[ev.Event] = []
         """Events of the batch :meth:`keep` is writing in the background (shown once it is committed)."""
         self._sync = False
+        self.parent: str | None = None
+        """The parent session of a sub-agent's session (its row's ``parent``)."""
+        self.children: dict[str, Recorder] = {}
+        """Recorders of the sub-agents' sessions (the whole tree), by session id: a sub-agent's events
+        come in this session's stream with their own session id and are written to their session,
+        in the same transactions as this one's."""
 
     @property
     def events(self) -> int:
@@ -136,9 +142,19 @@ class Recorder:
         self.add(event)
 
     def add(self, event: ev.Event) -> None:
-        """Number, hash and buffer one event, and follow it in the conversation."""
+        """Number, hash and buffer one event, and follow it in the conversation (a sub-agent's
+        event in its own session's records)."""
         if self.failed is not None:
             return
+        if isinstance(event, ev.SubagentStarted):
+            self._adopt(event)
+        sid = event.session_id
+        if sid != self.session_id and sid and (child := self.children.get(sid)) is not None:
+            child._add(event)  # noqa: SLF001 - a Recorder of this tree
+            return
+        self._add(event)
+
+    def _add(self, event: ev.Event) -> None:
         data = _encode(event)
         kind: str = event.__struct_config__.tag  # type: ignore[assignment]
         seq = self._seq = self._seq + 1
@@ -148,6 +164,12 @@ class Recorder:
         self._rows.append((self.session_id, seq, kind, event.ts, data, self._hash))
         if kind in _FOLLOWED:
             self._follow(event)
+
+    def _adopt(self, started: ev.SubagentStarted) -> None:
+        """Records for the session of the sub-agent ``started`` announces, a child of its session."""
+        child = Recorder(self.store, started.child_session_id)
+        child.parent = started.session_id
+        self.children[started.child_session_id] = child
 
     async def keep(self, event: ev.Event, *, more: bool = False) -> list[ev.Event]:
         """Add ``event`` and return the events a sink may show now (see :meth:`_keep`); each is
@@ -256,8 +278,9 @@ class Recorder:
             self.conversation.reconcile(self.source())
         self._reconcile = False
         nodes, excluded = self.conversation.take()
+        children = [st for child in self.children.values() if (st := child._prepare())]
         if not (self._rows or nodes or excluded or self._started):
-            return None
+            return [st for group in children for st in group] or None
         sid = self.session_id
         rows, self._rows = self._rows, []
         out = set(excluded)
@@ -272,11 +295,11 @@ class Recorder:
         if self._started is not None:
             s = self._started
             statements.append((
-                "INSERT INTO sessions (id, workspace, backend, model, created, updated, status, pid) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'active', ?) ON CONFLICT(id) DO UPDATE SET "
+                "INSERT INTO sessions (id, workspace, backend, model, created, updated, status, pid, parent) "
+                "VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT(id) DO UPDATE SET "
                 "status = 'active', pid = excluded.pid, backend = excluded.backend, model = excluded.model, "
                 "updated = excluded.updated",
-                (sid, s.workspace, s.backend, s.model, s.ts, now, os.getpid()), False,
+                (sid, s.workspace, s.backend, s.model, s.ts, now, os.getpid(), self.parent), False,
             ))
         if rows:
             statements.append((_INSERT_EVENT, _runs(rows), True))
@@ -297,7 +320,7 @@ class Recorder:
         self._status = ""
         self._usage = [0, 0, 0.0]
         self._last_flush = time.monotonic()
-        return statements
+        return statements + [st for group in children for st in group]
 
     async def close(self) -> None:
         """Write what is left and release the session (another process may resume it)."""
@@ -308,7 +331,8 @@ class Recorder:
                 pass
         try:
             await self.store.write(
-                [("UPDATE sessions SET pid = 0 WHERE id = ? AND pid = ?", (self.session_id, os.getpid()), False)],
+                [("UPDATE sessions SET pid = 0 WHERE id = ? AND pid = ?", (sid, os.getpid()), False)
+                 for sid in (self.session_id, *self.children)],
                 doing="release the session",
             )
         except StoreError:

@@ -333,16 +333,22 @@ class SessionStore:
         return info
 
     async def list_sessions(self, workspace: str | None = None, *, limit: int | None = None) -> list[SessionInfo]:
-        """Sessions, most recently updated first; only ``workspace``'s when given."""
-        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions"
+        """Sessions a person started (not sub-agents'), most recently updated first; only ``workspace``'s when given."""
+        sql = f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent IS NULL"
         params: tuple[Any, ...] = ()
         if workspace is not None:
-            sql += " WHERE workspace = ?"
+            sql += " AND workspace = ?"
             params = (workspace,)
         sql += " ORDER BY updated DESC, id DESC"
         if limit:
             sql += f" LIMIT {int(limit)}"
         return [self._info(row) for row in await self.fetchall(sql, params)]
+
+    async def children(self, session_id: str) -> list[SessionInfo]:
+        """The sub-agents' sessions ``session_id`` started, oldest first."""
+        rows = await self.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent = ? ORDER BY created, id",
+                                   (session_id,))
+        return [self._info(row) for row in rows]
 
     async def get(self, session_id: str) -> SessionInfo | None:
         """One session by its exact id."""

@@ -75,6 +75,8 @@ class ToolContext:
     read_denied: Callable[[str], bool] | None = None
     """Whether a deny rule forbids reading a workspace-relative file: searches skip those files
     (None: no rule forbids reading anything)."""
+    emit: Callable[[Any], None] | None = None
+    """Hands an event to the loop's stream (the ``task`` tool passes its sub-agent's events on)."""
 
 
 @dataclass

@@ -1,0 +1,291 @@
+"""Sub-agents: the ``task`` tool runs a child agent and hands its parent a :class:`~monkey.events.Handoff`.
+
+A ``task`` call is a tool call like any other: the loop's permission engine decides it (deny
+rules, ``task`` in a rule), it is recorded, and it runs in the loop's call path. Its child is a
+new :class:`~monkey.agent.loop.Agent` with its own conversation and session id, in the parent's
+workspace, with a subset of the parent's tools (the definition's allowlist, never a tool the
+parent lacks), the parent's approver, rules, grants and checkpoint guard (so every change it
+makes asks like the parent's and is undoable), a mode never more permissive than the parent's,
+and a budget that is a child of the parent's (charged to the root, stopped with it).
+
+The child's events go into the parent's stream as they happen, with the child's session id;
+a :class:`~monkey.events.SubagentStarted` event of the parent's session ties that session to the
+``task`` call first. The child waits for its events to be stored by the parent's driver
+wherever the parent would (durable before visible).
+
+Limits, shared by the whole tree through one :class:`Delegation`: the depth (``max_depth``,
+1 to 5: the deepest agents are not offered ``task``, and a call that gets through anyway is
+refused), cycles (an agent already on the call stack is refused, naming the chain), at most
+``max_parallel`` children running at once (more wait), ``max_per_turn`` children per turn.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Annotated, Any
+
+import msgspec
+
+from monkey.agent.agent_defs import AgentDef, AgentDefs, stricter_mode
+from monkey.agent.loop import Agent, AgentOptions
+from monkey.agent.prompts import load_prompt
+from monkey.agent.skills import Skills
+from monkey.events import (CheckpointCreated, Event, Handoff, SessionEnded, SubagentCompleted, SubagentStarted,
+                           ToolResult, TurnCompleted)
+from monkey.ids import new_id
+from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome, load_description
+from monkey.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from monkey.backends.base import Backend
+
+__all__ = ["TaskTool", "TaskArgs", "Delegation", "install_task_tool", "handoff_text", "MAX_DEPTH"]
+
+MAX_DEPTH = 5
+"""The deepest ``max_depth`` may be set."""
+KEY_OUTPUTS = 5
+SUMMARY_CHARS = 4000
+
+
+class TaskArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """Arguments of task."""
+
+    description: Annotated[str, msgspec.Meta(description="A short (3-5 word) label for the sub-task.")]
+    prompt: Annotated[str, msgspec.Meta(description="Everything the sub-agent needs: the goal, what you know, "
+                                                    "what to report back.")]
+    agent: Annotated[str, msgspec.Meta(description="Which agent (see the list in this tool's description).")] = "general"
+    background: Annotated[bool, msgspec.Meta(description="Not supported: leave false. Several task calls in "
+                                                         "one response already run in parallel.")] = False
+
+
+@dataclass
+class Delegation:
+    """What every ``task`` call of one run shares: the agents, the limits and the running count."""
+
+    defs: AgentDefs
+    max_depth: int = 2
+    max_parallel: int = 4
+    max_per_turn: int = 8
+    make_backend: Callable[[str, str | None], Backend] | None = None
+    """Builds a backend by name and model (for a definition that names its own, or to give an
+    external agent's child a process of its own); None: children use their parent's."""
+    started: dict[str, int] = field(default_factory=dict)
+    """Children started so far, by agent name (numbers them: ``explore#1``, ``explore#2``)."""
+    _slots: asyncio.Semaphore | None = None
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_depth <= MAX_DEPTH:
+            raise ValueError(f"[subagents] max_depth must be between 1 and {MAX_DEPTH}, got {self.max_depth}")
+        if self.max_parallel < 1 or self.max_per_turn < 1:
+            raise ValueError("[subagents] max_parallel and max_per_turn must be at least 1")
+
+    @property
+    def slots(self) -> asyncio.Semaphore:
+        """At most :attr:`max_parallel` children run at once (created in the running event loop)."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.max_parallel)
+        return self._slots
+
+
+def install_task_tool(agent: Agent, delegation: Delegation, *, depth: int = 0,
+                      stack: tuple[str, ...] = ("main",)) -> TaskTool | None:
+    """Offer ``agent`` the ``task`` tool (unless it is at the deepest level); the tool, or None."""
+    if depth >= delegation.max_depth or not delegation.defs.by_name:
+        return None
+    tool = TaskTool(agent, delegation, depth=depth, stack=stack)
+    agent.tools.add(tool)  # the loop sends the new specs with the next model call
+    return tool
+
+
+def handoff_text(h: Handoff) -> str:
+    """The handoff as the parent's model reads it: a few labelled lines, then the summary."""
+    state = "yes" if h.completed else f"no ({h.reason}{': ' + h.message if h.message else ''})"
+    lines = [f"agent: {h.agent} (session {h.session_id})",
+             f"completed: {state}",
+             f"turns: {h.turns}, cost: ${h.cost_usd:.4f}",
+             f"files changed: {', '.join(h.files_changed) if h.files_changed else 'none'}"]
+    if h.key_outputs:
+        lines.append("key outputs:")
+        lines += [f"- {line}" for line in h.key_outputs]
+    lines.append("summary:")
+    lines.append(h.summary.strip() or "(no answer)")
+    return "\n".join(lines)
+
+
+class TaskTool(Tool[TaskArgs]):
+    """Runs a sub-agent on a part of the task and returns its handoff."""
+
+    name = "task"
+    Args = TaskArgs
+    dangerous = False
+    read_only = False
+    concurrent = True
+    """Several calls in one response run at once (the loop batches them; see :attr:`Delegation.max_parallel`)."""
+
+    def __init__(self, parent: Agent, delegation: Delegation, *, depth: int, stack: tuple[str, ...]) -> None:
+        self.parent = parent
+        self.delegation = delegation
+        self.depth = depth
+        """The parent's depth: 0 for the agent the person talks to."""
+        self.stack = stack
+        """The agents on the call stack down to the parent, ``main`` first."""
+        self._turn = (0, 0)
+        """(the parent's turn, children started in it)."""
+
+    @property
+    def description(self) -> str:
+        return (load_description(__package__ or "monkey.agent", self.name) + "\n\nAgents:\n"
+                + self.delegation.defs.listing())
+
+    def _definition(self, args: TaskArgs) -> AgentDef:
+        """The agent to run, after the checks that refuse a call before anything starts."""
+        if args.background:
+            raise ToolError("background sub-agents are not supported; call task without background "
+                            "(several task calls in one response run in parallel)")
+        defs = self.delegation.defs
+        agent = defs.get(args.agent)
+        if agent is None:
+            raise ToolError(f"no agent named {args.agent!r}; the agents are: {', '.join(sorted(defs.by_name))}")
+        chain = " → ".join([*self.stack, args.agent])
+        if self.depth + 1 > self.delegation.max_depth:
+            raise ToolError(f"sub-agents may nest {self.delegation.max_depth} deep at most ([subagents] max_depth): "
+                            f"{chain} is refused")
+        if args.agent in self.stack[1:]:
+            raise ToolError(f"cycle: {args.agent} is already on the call stack ({chain}); an agent cannot "
+                            "delegate to itself or to an agent that called it")
+        turn, count = self._turn
+        count = count + 1 if turn == self.parent.turns else 1
+        if count > self.delegation.max_per_turn:
+            raise ToolError(f"at most {self.delegation.max_per_turn} sub-agents per turn ([subagents] max_per_turn); "
+                            "do the rest yourself or in the next turn")
+        self._turn = (self.parent.turns, count)
+        return agent
+
+    def _backend(self, agent: AgentDef, number: int) -> tuple[Backend, bool]:
+        """The child's backend, and whether the child owns it (closes it when done)."""
+        parent = self.parent.backend
+        make = self.delegation.make_backend
+        if agent.backend or agent.model:
+            if make is None:
+                raise ToolError(f"agent {agent.name} names its own backend or model, and no backend can be "
+                                "built here")
+            try:
+                return make(agent.backend or parent.name, agent.model or None), True
+            except Exception as exc:  # noqa: BLE001 - BackendError and config errors alike, said to the model
+                raise ToolError(f"agent {agent.name}'s backend cannot be started: {exc}") from None
+        fork = getattr(parent, "fork", None)
+        if fork is not None:  # the scripted backend: the agent's own script
+            try:
+                return fork(agent.name, number), True
+            except Exception as exc:  # noqa: BLE001
+                raise ToolError(str(exc)) from None
+        if getattr(parent, "runs_own_tools", False) and make is not None:  # Claude Code, Codex: a process of its own
+            return make(parent.name, parent.model), True
+        return parent, False  # an API backend: each request stands alone
+
+    def _child(self, agent: AgentDef, backend: Backend, session_id: str) -> Agent:
+        parent = self.parent
+        tools = ToolRegistry([t for t in parent.tools if t.name not in ("task", "skill") and agent.allows(t.name)])
+        skills = parent.options.skills
+        if skills is not None and (not agent.allows("skill") or agent.skills is not None):
+            keep = () if not agent.allows("skill") else agent.skills or ()
+            skills = Skills({n: s for n, s in skills.by_name.items() if n in keep})
+        policy = parent.policy
+        child_policy = replace(policy, mode=stricter_mode(policy.mode, agent.mode),  # type: ignore[arg-type]
+                               allow=list(policy.allow), turn_rules=[])
+        options = AgentOptions(
+            max_iterations=parent.options.max_iterations, max_repeats=parent.options.max_repeats,
+            shell=parent.options.shell, instructions=parent.options.instructions, skills=skills,
+            hooks=parent.options.hooks, max_tokens=parent.options.max_tokens, limits=agent.limits,
+            system_prompt=load_prompt("system") + "\n\n" + agent.prompt,
+        )
+        context = None
+        if parent.context is not None:
+            from monkey.agent.context import ContextManager
+
+            context = ContextManager(backend, settings=parent.context.settings)
+        child = Agent(backend=backend, workspace=parent.workspace, tools=tools, approver=parent.approver,
+                      policy=child_policy, options=options, session_id=session_id, checkpoints=parent.checkpoints,
+                      context=context)
+        child.budget = parent.budget.child(agent.limits, owner=f"{agent.name} {session_id}")
+        child.upstream = parent.shown
+        if agent.allows("task"):  # never more than the allowlist; none at the deepest level
+            install_task_tool(child, self.delegation, depth=self.depth + 1, stack=(*self.stack, agent.name))
+        return child
+
+    async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolOutcome:
+        agent = self._definition(args)
+        emit: Callable[[Event], None] = ctx.emit if ctx.emit is not None else (lambda event: None)
+        async with self.delegation.slots:
+            number = self.delegation.started[agent.name] = self.delegation.started.get(agent.name, 0) + 1
+            backend, owned = self._backend(agent, number)
+            session_id = new_id("s")
+            try:
+                child = self._child(agent, backend, session_id)
+                emit(SubagentStarted(session_id=self.parent.session_id, call_id=ctx.call_id, child_session_id=session_id,
+                                     agent=agent.name, description=args.description, depth=self.depth + 1))
+                handoff = await self._run_child(child, agent, args.prompt, emit)
+            finally:
+                if owned:
+                    await backend.aclose()
+        emit(SubagentCompleted(session_id=self.parent.session_id, call_id=ctx.call_id, child_session_id=session_id,
+                               handoff=handoff))
+        text = handoff_text(handoff)
+        if not handoff.completed:
+            raise ToolError(text)
+        return ToolOutcome(output=text, paths=list(handoff.files_changed))
+
+    async def _run_child(self, child: Agent, agent: AgentDef, prompt: str, emit: Callable[[Event], None]) -> Handoff:
+        """Run the child's one turn, passing its events on; what it did as a handoff."""
+        sid = child.session_id
+        checkpoints: list[str] = []
+        outputs: list[str] = []
+        last: TurnCompleted | None = None
+        ended = False
+        stream = child.run_task(prompt)
+        try:
+            async for event in stream:
+                match event:
+                    case CheckpointCreated():
+                        checkpoints.append(event.checkpoint_id)
+                    case ToolResult() if event.session_id == sid and event.ok:
+                        first = event.output.strip().splitlines()[0] if event.output.strip() else ""
+                        outputs.append(f"{event.name}: {first[:160]}")
+                    case TurnCompleted() if event.session_id == sid:
+                        last = event
+                    case SessionEnded() if event.session_id == sid:
+                        ended = True
+                emit(event)
+        finally:
+            await stream.aclose()
+            if not ended:  # the parent was stopped: the child's session is closed too
+                emit(child.session_ended("cancelled", "its parent was stopped"))
+        reason = last.reason if last is not None else "cancelled"
+        return Handoff(
+            agent=agent.name, session_id=sid,
+            summary=(last.result if last is not None else "")[:SUMMARY_CHARS],
+            key_outputs=outputs[-KEY_OUTPUTS:], files_changed=self._changed(child, checkpoints),
+            turns=child.budget.turns, cost_usd=round(child.budget.cost_usd, 6),
+            completed=reason == "completed", reason=reason,
+            message=last.message if last is not None and reason != "completed" else "",
+        )
+
+    @staticmethod
+    def _changed(child: Agent, checkpoint_ids: list[str]) -> list[str]:
+        """The paths the child's (and its children's) applied changes touched, from the journal."""
+        guard: Any = child.checkpoints
+        journal = getattr(guard, "journal", None)
+        if journal is None:
+            return []
+        paths: dict[str, None] = {}
+        for cid in dict.fromkeys(checkpoint_ids):
+            try:
+                entry = journal.get(cid)
+            except Exception:  # noqa: BLE001 - a damaged journal: say nothing rather than guess
+                return []
+            if entry is not None and entry.state == "applied":
+                paths.update(dict.fromkeys(entry.paths))
+        return list(paths)

@@ -1,0 +1,243 @@
+"""Sub-agents in-process: delegation, parallel children, depth, cycles, permissions, budgets, undo."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from monkey.agent.agent_defs import discover_agents
+from monkey.agent.approval import ApprovalPolicy
+from monkey.agent.budget import Limits
+from monkey.agent.loop import Agent, AgentOptions
+from monkey.agent.subagents import Delegation, TaskTool, install_task_tool
+from monkey.backends.scripted import Script, ScriptedBackend
+from monkey.checkpoints.guard import CheckpointGuard
+from monkey.events import Event
+from tests.conftest import run_monkey
+
+
+def task(agent: str, prompt: str = "look into it", description: str = "a part", **kw: Any) -> dict[str, Any]:
+    return {"name": "task", "arguments": {"description": description, "prompt": prompt, "agent": agent, **kw}}
+
+
+def define(workspace: Path, name: str, front: str, body: str = "Do the part you are given.") -> None:
+    folder = workspace / ".monkey" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.md").write_text(f"---\nname: {name}\n{front}\n---\n{body}\n")
+
+
+def root_agent(workspace: Path, home: Path, script: dict[str, Any], *, mode: str = "auto", max_depth: int = 2,
+               limits: Limits | None = None, checkpoints: bool = False, **delegation: Any) -> Agent:
+    backend = ScriptedBackend(msgspec.convert(script, Script))
+    policy = ApprovalPolicy(mode=mode)  # type: ignore[arg-type]
+    guard = CheckpointGuard(workspace, home=home) if checkpoints else None
+    agent = Agent(backend=backend, workspace=workspace, policy=policy, checkpoints=guard,
+                  options=AgentOptions(limits=limits or Limits()))
+    defs = discover_agents(workspace, home=home, trusted=True)
+    assert not defs.warnings, defs.warnings
+    install_task_tool(agent, Delegation(defs, max_depth=max_depth, **delegation))
+    return agent
+
+
+async def collect(stream) -> list[Event]:  # type: ignore[no-untyped-def]
+    return [event async for event in stream]
+
+
+def of(events: list[Event], kind: str, session: str | None = None) -> list[Any]:
+    return [e for e in events if e.type == kind and (session is None or e.session_id == session)]
+
+
+async def test_delegation_returns_a_handoff(workspace: Path, monkey_home: Path) -> None:
+    (workspace / "notes.txt").write_text("the answer is 42\n")
+    script = {"turns": [{"tool_calls": [task("explore", "find the answer")]}, {"text": "It is 42."}],
+              "agents": {"explore": {"turns": [
+                  {"tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}],
+                   "usage": {"cost_usd": 0.01}},
+                  {"text": "notes.txt says the answer is 42.", "usage": {"cost_usd": 0.02}}]}}}
+    agent = root_agent(workspace, monkey_home, script)
+    events = await collect(agent.run_task("what is the answer?"))
+    [started] = of(events, "subagent_started")
+    [done] = of(events, "subagent_completed")
+    child = started.child_session_id
+    assert started.session_id == agent.session_id and started.agent == "explore" and started.depth == 1
+    assert child != agent.session_id and done.child_session_id == child and done.call_id == started.call_id
+    h = done.handoff
+    assert (h.agent, h.session_id, h.completed, h.turns, h.files_changed) == ("explore", child, True, 2, [])
+    assert h.summary == "notes.txt says the answer is 42." and abs(h.cost_usd - 0.03) < 1e-9
+    assert h.key_outputs and h.key_outputs[0].startswith("file_read: ")
+    assert [e.type for e in events if e.session_id == child][:2] == ["session_started", "turn_started"]
+    assert of(events, "session_ended", child)[0].reason == "completed"
+    [result] = of(events, "tool_result", agent.session_id)
+    assert result.ok and result.name == "task"
+    assert result.output.startswith(f"agent: explore (session {child})\ncompleted: yes\nturns: 2, cost: $0.0300")
+    assert result.output.endswith("summary:\nnotes.txt says the answer is 42.")
+    assert events[-1].type == "session_ended" and events[-1].session_id == agent.session_id
+    assert events[-1].reason == "completed"
+    assert agent.budget.cost_usd >= 0.03, "the child's cost is charged to the root"
+    explore_request = agent.backend.fork("explore", 9).requests[0]  # type: ignore[attr-defined]
+    assert "read-only sub-agent" in explore_request.system
+    assert sorted(t.name for t in explore_request.tools) == [
+        "file_read", "glob_search", "grep_search", "list_directory", "shell_execute"]
+    assert explore_request.messages[0].content == "find the answer", "its own conversation"
+
+
+async def test_two_children_run_in_parallel(workspace: Path, monkey_home: Path) -> None:
+    sleep = {"name": "shell_execute", "arguments": {"command": "sleep 1"}}
+    child = {"turns": [{"tool_calls": [sleep]}, {"text": "slept"}]}
+    script = {"turns": [{"tool_calls": [task("general", "sleep a"), task("general", "sleep b")]}, {"text": "both"}],
+              "agents": {"general#1": child, "general#2": child}}
+    agent = root_agent(workspace, monkey_home, script)
+    started = time.monotonic()
+    events = await collect(agent.run_task("sleep twice"))
+    wall = time.monotonic() - started
+    done = of(events, "subagent_completed")
+    assert len(done) == 2 and all(d.handoff.completed for d in done)
+    runs = {e.session_id: e for e in events if e.type == "tool_started" and e.name == "shell_execute"}
+    ends = {e.session_id: e for e in events if e.type == "tool_result" and e.name == "shell_execute"}
+    (a, b) = sorted(runs)
+    assert runs[a].ts < ends[b].ts and runs[b].ts < ends[a].ts, "each sleep started before the other ended"
+    assert wall < 1.9, f"two 1 s sleeps overlapped: {wall:.2f}s"
+
+
+async def test_max_parallel_makes_children_wait(workspace: Path, monkey_home: Path) -> None:
+    sleep = {"name": "shell_execute", "arguments": {"command": "sleep 0.3"}}
+    child = {"turns": [{"tool_calls": [sleep]}, {"text": "slept"}]}
+    script = {"turns": [{"tool_calls": [task("general"), task("general")]}, {"text": "both"}],
+              "agents": {"general#1": child, "general#2": child}}
+    agent = root_agent(workspace, monkey_home, script, max_parallel=1)
+    events = await collect(agent.run_task("one at a time"))
+    ends = [e for e in events if e.type == "session_ended" and e.session_id != agent.session_id]
+    starts = of(events, "subagent_started")
+    assert len(ends) == 2 and starts[1].ts >= ends[0].ts, "the second child started after the first ended"
+
+
+async def test_depth_limit_both_ways(workspace: Path, monkey_home: Path) -> None:
+    define(workspace, "a", "description: level one")
+    define(workspace, "b", "description: level two")
+    script = {"turns": [{"tool_calls": [task("a")]}, {"text": "done"}],
+              "agents": {"a": {"turns": [{"tool_calls": [task("b")]}, {"text": "a done"}]},
+                         "b": {"turns": [{"tool_calls": [task("general")]}, {"text": "b gave up"}]}}}
+    agent = root_agent(workspace, monkey_home, script, max_depth=2)
+    events = await collect(agent.run_task("go deep"))
+    b_backend = agent.backend.fork("b", 9)  # type: ignore[attr-defined]
+    assert "task" not in [t.name for t in b_backend.requests[0].tools], "the deepest level is not offered task"
+    [refused] = [e for e in events if e.type == "tool_result" and e.name == "task" and not e.ok]
+    assert "unknown tool 'task'" in refused.output
+    assert [e.depth for e in of(events, "subagent_started")] == [1, 2]
+    # and a task tool that is there anyway (a definition cannot bring it back) refuses at run time
+    deep = TaskTool(agent, Delegation(discover_agents(workspace, home=monkey_home, trusted=True), max_depth=2),
+                    depth=2, stack=("main", "a", "b"))
+    call = await collect(_one_call(agent, deep))
+    [result] = of(call, "tool_result")
+    assert not result.ok and "nest 2 deep at most" in result.output and "main → a → b → general" in result.output
+
+
+async def _one_call(agent: Agent, tool: TaskTool):  # type: ignore[no-untyped-def]
+    agent.tools.remove("task")
+    agent.tools.add(tool)
+    async for event in agent.run_tool("task", {"description": "x", "prompt": "y", "agent": "general"}, via="test"):
+        yield event
+
+
+async def test_a_cycle_is_refused_naming_the_chain(workspace: Path, monkey_home: Path) -> None:
+    define(workspace, "ping", "description: calls pong")
+    define(workspace, "pong", "description: calls ping")
+    script = {"turns": [{"tool_calls": [task("ping")]}, {"text": "done"}],
+              "agents": {"ping": {"turns": [{"tool_calls": [task("pong")]}, {"text": "ping done"}]},
+                         "pong": {"turns": [{"tool_calls": [task("ping")]}, {"text": "pong done"}]}}}
+    agent = root_agent(workspace, monkey_home, script, max_depth=5)
+    events = await collect(agent.run_task("loop"))
+    refused = [e for e in events if e.type == "tool_result" and e.name == "task" and not e.ok]
+    assert len(refused) == 1
+    assert "cycle: ping is already on the call stack (main → ping → pong → ping)" in refused[0].output
+    assert events[-1].reason == "completed"
+
+
+async def test_a_child_never_gets_a_tool_its_parent_lacks(workspace: Path, monkey_home: Path) -> None:
+    define(workspace, "reader", "description: reads\ntools: [file_read, task]")
+    define(workspace, "writer", "description: writes\ntools: [file_write]")
+    write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
+    script = {"turns": [{"tool_calls": [task("reader")]}, {"text": "done"}],
+              "agents": {"reader": {"turns": [{"tool_calls": [task("writer")]}, {"text": "reader done"}]},
+                         "writer": {"turns": [{"tool_calls": [write]}, {"text": "could not"}]}}}
+    agent = root_agent(workspace, monkey_home, script)
+    events = await collect(agent.run_task("write through two agents"))
+    writer = agent.backend.fork("writer", 9)  # type: ignore[attr-defined]
+    assert [t.name for t in writer.requests[0].tools] == [], "its parent had no file_write to give"
+    [denied] = [e for e in events if e.type == "tool_result" and e.name == "file_write"]
+    assert not denied.ok and "unknown tool 'file_write'" in denied.output
+    assert not (workspace / "x.txt").exists()
+
+
+async def test_a_child_keeps_its_parents_rules_and_mode(workspace: Path, monkey_home: Path) -> None:
+    define(workspace, "bold", "description: wants more\nmode: auto")
+    write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
+    shell = {"name": "shell_execute", "arguments": {"command": "rm -f README.md"}}
+    script = {"turns": [{"tool_calls": [task("bold")]}, {"text": "done"}],
+              "agents": {"bold": {"turns": [{"tool_calls": [write, shell]}, {"text": "tried"}]}}}
+    agent = root_agent(workspace, monkey_home, script, mode="plan")
+    agent.policy.deny.extend(ApprovalPolicy.from_strings(deny=["shell_execute(rm)"]).deny)
+    events = await collect(agent.run_task("try"))
+    results = {e.name: e for e in events if e.type == "tool_result" and e.name != "task"}
+    assert not results["file_write"].ok and not results["shell_execute"].ok
+    assert not (workspace / "x.txt").exists() and (workspace / "README.md").exists()
+    resolved = [e for e in events if e.type == "approval_resolved"]
+    assert all(e.decision == "denied" for e in resolved) and len(resolved) == 2
+
+
+async def test_a_childs_spending_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
+    costly = {"turns": [{"tool_calls": [{"name": "list_directory", "arguments": {}}], "usage": {"cost_usd": 0.6}},
+                        {"tool_calls": [{"name": "list_directory", "arguments": {}}], "usage": {"cost_usd": 0.6}},
+                        {"text": "never"}]}
+    script = {"turns": [{"tool_calls": [task("general")]}, {"text": "never"}], "agents": {"general": costly}}
+    agent = root_agent(workspace, monkey_home, script, limits=Limits(max_budget_usd=1.0))
+    events = await collect(agent.run_task("spend"))
+    child = of(events, "subagent_started")[0].child_session_id
+    reached = of(events, "budget_reached")
+    assert reached and reached[0].session_id == child and reached[0].owner == "main"
+    assert (reached[0].budget, reached[0].used, reached[0].limit) == ("max_budget_usd", 1.2, 1.0)
+    [done] = of(events, "subagent_completed")
+    assert not done.handoff.completed and done.handoff.reason == "budget"
+    assert events[-1].type == "session_ended" and events[-1].session_id == agent.session_id
+    assert events[-1].reason == "budget", "the parent stopped with its child"
+    assert agent.backend.calls == 1, "the parent made no model call after the child came back"
+
+
+async def test_a_child_is_bounded_by_its_own_definition(workspace: Path, monkey_home: Path) -> None:
+    define(workspace, "short", "description: two turns\nmax_turns: 1")
+    ls = {"name": "list_directory", "arguments": {}}
+    script = {"turns": [{"tool_calls": [task("short")]}, {"text": "the parent goes on"}],
+              "agents": {"short": {"turns": [{"tool_calls": [ls]}, {"text": "never"}]}}}
+    agent = root_agent(workspace, monkey_home, script)
+    events = await collect(agent.run_task("bounded"))
+    [reached] = of(events, "budget_reached")
+    assert reached.owner.startswith("short ") and reached.budget == "max_turns"
+    assert events[-1].reason == "completed", "only the child's own budget was reached"
+
+
+async def test_undo_reverts_a_childs_change(workspace: Path, monkey_home: Path) -> None:
+    write = {"name": "file_write", "arguments": {"path": "made.txt", "content": "by the child\n"}}
+    script = {"turns": [{"tool_calls": [task("general", "write it")]}, {"text": "done"}],
+              "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "wrote made.txt"}]}}}
+    agent = root_agent(workspace, monkey_home, script, checkpoints=True)
+    events = await collect(agent.run_task("make a file"))
+    [done] = of(events, "subagent_completed")
+    assert done.handoff.files_changed == ["made.txt"]
+    [checkpoint] = of(events, "checkpoint_created")
+    assert checkpoint.session_id == done.child_session_id
+    assert (workspace / "made.txt").read_text() == "by the child\n"
+    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (workspace / "made.txt").exists()
+
+
+async def test_bad_calls_say_what_is_wrong(workspace: Path, monkey_home: Path) -> None:
+    script = {"turns": [{"tool_calls": [task("nobody"), task("general", background=True)]}, {"text": "ok"}]}
+    agent = root_agent(workspace, monkey_home, script, max_per_turn=1)
+    events = await collect(agent.run_task("bad"))
+    outputs = [e.output for e in of(events, "tool_result")]
+    assert "no agent named 'nobody'; the agents are: explore, general" in outputs[0]
+    assert "background sub-agents are not supported" in outputs[1]
