@@ -184,6 +184,8 @@ def _call_summary(name: str, arguments: dict[str, Any]) -> str:
     for key in ("path", "pattern"):
         if key in arguments:
             return str(arguments[key])
+    if name == "task" and "description" in arguments:
+        return f"{arguments.get('agent', 'general')}: {arguments['description']}"
     return json.dumps(arguments, ensure_ascii=False)[:100]
 
 
@@ -234,8 +236,30 @@ class TextSink:
 
     def __call__(self, event: ev.Event) -> None:
         self.totals.add(event)
-        self._render(event)
+        if event.session_id and event.session_id != self.totals.session_id:
+            self._render_child(event)
+        else:
+            self._render(event)
         self.out.flush()
+
+    def _render_child(self, event: ev.Event) -> None:
+        """A sub-agent's event: its tool calls, one line each under the ``task`` call (its answer
+        comes back as the task's result)."""
+        match event:
+            case ev.ToolCallEvent():
+                summary = escape_controls(_call_summary(event.name, event.arguments), keep_newlines=False)
+                self._line(_clip(f"  │ ● {event.name} {summary}"), "dim")
+            case ev.ToolResult() if not event.ok:
+                first = (event.output.strip().splitlines() or [""])[0]
+                self._line(_clip(f"  │   ✗ {escape_controls(first)}"), "red")
+            case ev.SubagentStarted():
+                self._line(f"  │ ↳ {escape_controls(event.agent, keep_newlines=False)}: "
+                           f"{escape_controls(event.description, keep_newlines=False)}", "dim")
+            case ev.BudgetReached():
+                self._line(f"  │ budget {event.budget} reached: {_amount(event.budget, event.used)} of "
+                           f"{_amount(event.budget, event.limit)}", "yellow")
+            case _:
+                pass
 
     def _render(self, event: ev.Event) -> None:  # noqa: C901 - one dispatch, one case per type
         if self._block and not isinstance(event, (ev.TextDelta, ev.ThinkingDelta, ev.Usage)):
@@ -275,6 +299,9 @@ class TextSink:
             case ev.NotUndoable():
                 for item in event.items:
                     self._line(f"  cannot be undone: {escape_controls(item, keep_newlines=False)}", "yellow")
+            case ev.SubagentStarted():
+                self._line(f"  ↳ {escape_controls(event.agent, keep_newlines=False)}: "
+                           f"{escape_controls(event.description, keep_newlines=False)}", "cyan")
             case ev.BudgetReached():
                 self._line(f"budget {event.budget} reached: {_amount(event.budget, event.used)} of "
                            f"{_amount(event.budget, event.limit)}", "yellow")

@@ -139,3 +139,27 @@ def test_status_bar_with_a_budget(app_for, snap_compare) -> None:
     turns = [{"text": "Hello.", "usage": {"input_tokens": 900, "output_tokens": 100, "cost_usd": 0.25}}]
     assert snap_compare(app_for(turns, "--max-budget-usd", "2", "--max-tokens", "5000"), terminal_size=SIZE,
                         run_before=run)
+
+
+def test_a_running_sub_agent(app_for, snap_compare) -> None:
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        from monkey.events import SubagentStarted, ToolStarted
+
+        app = pilot.app
+        app.transcript.add_user("how does the loop work?")
+        child = "s-child-1"
+        grep = {"pattern": "async def run"}
+        for event in [ToolCallEvent(call_id="c1", name="task", arguments={
+                          "description": "find the loop", "prompt": "find the agent loop", "agent": "explore"}),
+                      ToolStarted(call_id="c1", name="task"),
+                      SubagentStarted(call_id="c1", child_session_id=child, agent="explore",
+                                      description="find the loop"),
+                      ToolCallEvent(session_id=child, call_id="k1", name="grep_search", arguments=grep),
+                      ToolResult(session_id=child, call_id="k1", name="grep_search", ok=True,
+                                 output="monkey/agent/loop.py:262"),
+                      ToolCallEvent(session_id=child, call_id="k2", name="file_read",
+                                    arguments={"path": "monkey/agent/loop.py"})]:
+            await app.feed(event)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=run)

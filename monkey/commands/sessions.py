@@ -69,6 +69,13 @@ async def _show(store: SessionStore, args: argparse.Namespace) -> int:
         _line(f"repair     {repair}")
     tokens = sum(n.tokens for n in restored.nodes)
     _line(f"context    {len(restored.messages)} messages, about {tokens} tokens")
+    if info.parent:
+        _line(f"parent     {info.parent}")
+    tree = await _tree(store, info.id)
+    if tree:
+        _line("sub-agents")
+        for line in tree:
+            _line(line)
     _line("")
     for message in restored.messages:
         kind = "summary" if message.role == "user" and message.content in restored.summaries else message.role
@@ -77,6 +84,30 @@ async def _show(store: SessionStore, args: argparse.Namespace) -> int:
         extra = f" -> {calls}" if calls else ""
         _line(f"  {kind:<9} {_safe(text[:100])}{extra}")
     return 0
+
+
+async def _tree(store: SessionStore, session_id: str, depth: int = 1) -> list[str]:
+    """One line per sub-agent session ``session_id`` started, each followed by its own, indented."""
+    children = await store.children(session_id)
+    if not children:
+        return []
+    started: dict[str, ev.SubagentStarted] = {}
+    for raw in await store.event_lines(session_id, ("subagent_started",)):
+        try:
+            event = ev.decode(raw)
+        except ev.DecodeError:
+            continue
+        if isinstance(event, ev.SubagentStarted):
+            started[event.child_session_id] = event
+    out: list[str] = []
+    for child in children:
+        how = started.get(child.id)
+        agent = how.agent if how is not None else "?"
+        label = how.description if how is not None and how.description else child.title
+        out.append(f"{'  ' * depth}{child.id}  {_safe(agent)}  {child.state:<9} {child.turns} turn"
+                   f"{'s' if child.turns != 1 else ''}  ${child.cost_usd:.4f}  {_safe(label[:60])}")
+        out += await _tree(store, child.id, depth + 1)
+    return out
 
 
 def render_markdown(lines: list[bytes]) -> str:

@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical
 
 from monkey.agent.approval import ApprovalPolicy, Approver, Decision
 from monkey.config import UIConfig
-from monkey.events import Event
+from monkey.events import Event, SubagentStarted
 from monkey.stop_signals import StopSignals
 from monkey.ui import bridge, memory
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
@@ -35,6 +35,7 @@ from monkey.ui.widgets.status_bar import StatusBar
 from monkey.ui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
+    from monkey.ui.widgets.subagent_block import SubagentBlock
     from monkey.session.stored import SessionHandle
     from monkey.session.session import Session
     from monkey.agent.loop import Agent
@@ -142,6 +143,10 @@ class MonkeyApp(App[int]):
         self.queue: deque[str] = deque()
         """Messages typed while the agent works, sent in order when the turn ends."""
         self.last_reason = ""
+        self._child_sessions: set[str] = set()
+        """Sessions of sub-agents this session started (and theirs): their events go to their blocks."""
+        self._subagent_blocks: dict[str, SubagentBlock] = {}
+        """The block showing each sub-agent's session (a descendant's: its ancestor's block)."""
         """How the last turn ended."""
         self.last_result = ""
         """The final answer of the last turn (``--tui --task`` prints it after the app closes)."""
@@ -379,16 +384,46 @@ class MonkeyApp(App[int]):
         await self.live.emit(event)
 
     def _show_event(self, event: Event) -> None:
-        """Show one stored event: the bridge turns it into the widgets' messages."""
+        """Show one stored event: the bridge turns it into the widgets' messages (a sub-agent's
+        events go to its block under the ``task`` call)."""
         if self.scrollback is not None:
             self.scrollback.append(event)
-        for message in bridge.translate(event):
+        child = event.session_id in self._child_sessions
+        if isinstance(event, SubagentStarted):
+            self._child_sessions.add(event.child_session_id)
+        for message in bridge.translate_child(event) if child else bridge.translate(event):
             self.post_message(message)
+
+    def on_subagent_began(self, message: bridge.SubagentBegan) -> None:
+        from monkey.ui.widgets.subagent_block import SubagentBlock
+
+        block = SubagentBlock(message.event)
+        self._subagent_blocks[message.event.child_session_id] = block
+        self.transcript.add_subagent(block, message.event.call_id)
+
+    def on_subagent_activity(self, message: bridge.SubagentActivity) -> None:
+        event = message.event
+        block = self._subagent_blocks.get(event.session_id)
+        if block is None:
+            return
+        if isinstance(event, SubagentStarted):
+            block.nested(event)
+            self._subagent_blocks[event.child_session_id] = block
+        else:
+            block.add(event)
+
+    def on_subagent_ended(self, message: bridge.SubagentEnded) -> None:
+        block = self._subagent_blocks.get(message.event.child_session_id)
+        if block is not None and block.session_id == message.event.child_session_id:
+            block.finish(message.event.handoff)
 
     # -- bridge messages -------------------------------------------------------------
 
     def on_event_logged(self, message: bridge.EventLogged) -> None:
-        self._events.add(message.event)
+        event = message.event
+        if event.type == "session_started" and event.session_id not in self._child_sessions:
+            self._events.main_session = event.session_id
+        self._events.add(event)
 
     def on_stream_delta(self, message: bridge.StreamDelta) -> None:
         self.transcript.add_delta(message.kind, message.text)

@@ -23,6 +23,8 @@ from monkey.events import (
     NotUndoable,
     Retry,
     SessionStarted,
+    SubagentCompleted,
+    SubagentStarted,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
@@ -35,6 +37,10 @@ from monkey.events import (
 
 __all__ = [
     "translate",
+    "translate_child",
+    "SubagentBegan",
+    "SubagentActivity",
+    "SubagentEnded",
     "EventLogged",
     "StreamDelta",
     "MessageDone",
@@ -137,6 +143,44 @@ class StatusChanged(Message):
         """Status bar attributes to set (``backend``, ``tokens_in`` ...)."""
 
 
+class SubagentBegan(Message):
+    """A ``task`` call of the session started a sub-agent."""
+
+    def __init__(self, event: SubagentStarted) -> None:
+        super().__init__()
+        self.event = event
+
+
+class SubagentActivity(Message):
+    """An event of a sub-agent's session (or of one of its own sub-agents)."""
+
+    def __init__(self, event: Event) -> None:
+        super().__init__()
+        self.event = event
+
+
+class SubagentEnded(Message):
+    """A sub-agent of the session ended, with its handoff."""
+
+    def __init__(self, event: SubagentCompleted) -> None:
+        super().__init__()
+        self.event = event
+
+
+def translate_child(event: Event) -> list[Message]:
+    """The UI messages an event of a sub-agent's session means: the event pane's entry, the
+    sub-agent's block, and its spending in the status bar (charged to the session's budget)."""
+    out: list[Message] = [EventLogged(event), SubagentActivity(event)]
+    match event:
+        case Usage(input_tokens=i, output_tokens=o, cost_usd=cost):
+            out.append(StatusChanged(add_in=i, add_out=o, add_cost=cost))
+        case CheckpointCreated():
+            out.append(StatusChanged(add_checkpoint=1))
+        case _:
+            pass
+    return out
+
+
 class TurnDone(Message):
     """The turn ended."""
 
@@ -198,6 +242,10 @@ def translate(event: Event) -> list[Message]:
             out.append(Notice(message, "error" if fatal else "warning"))
         case TurnCompleted(reason=reason, message=message, result=result):
             out.append(TurnDone(reason, message, result))
+        case SubagentStarted():
+            out.append(SubagentBegan(event))
+        case SubagentCompleted():
+            out.append(SubagentEnded(event))
         case _:
             pass
     return out

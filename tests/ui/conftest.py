@@ -17,7 +17,7 @@ from monkey.ui.widgets.prompt_input import PromptInput
 
 def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags: str, **kw: Any) -> MonkeyApp:
     """The real app, built the way ``monkey agent`` builds it, on a scripted backend."""
-    script.write_text(json.dumps({"turns": turns}))
+    script.write_text(json.dumps({"turns": turns, "agents": kw.pop("agents", {})}))
     args = build_parser().parse_args(
         ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags])
     setup = resolve_setup(args, TuiApprover())

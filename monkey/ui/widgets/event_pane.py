@@ -4,7 +4,8 @@ Lines are written in batches on a timer; the log keeps the last :data:`MAX_LINES
 the pane the last :data:`MAX_EVENTS` events, so memory stays bounded however long the
 session runs.
 
-Keys: in the filter, type substrings of event types to keep (``tool, usage``), ``#N`` and
+Keys: in the filter, type substrings of event types to keep (``tool, usage``), ``@ID`` to keep
+one session's events (an id prefix: a sub-agent's session, marked in its lines), ``#N`` and
 Enter to show event N's JSON, and Down (or Tab) to move into the list. In the list,
 Up/Down/PageUp/PageDown/Home/End move the highlighted row, Enter (or a click on a row)
 shows that event's JSON, and the detail then follows the highlight; Esc closes the detail,
@@ -276,6 +277,8 @@ class EventPane(Vertical):
         self.count = 0
         """Events seen so far."""
         self.filter = ""
+        self.main_session = ""
+        """The session the person talks to; a sub-agent's events are marked with their session."""
         """Types shown (comma or space separated substrings); empty: all."""
         self.detail = ""
         """The JSON of the event in the detail view (empty: none)."""
@@ -346,13 +349,19 @@ class EventPane(Vertical):
         if not self.filter:
             return True
         words = [w for w in self.filter.replace(",", " ").split() if w]
-        return any(w in event.type for w in words)
+        sessions = [w[1:] for w in words if w.startswith("@") and len(w) > 1]
+        types = [w for w in words if not w.startswith("@")]
+        if sessions and not any(event.session_id.startswith(p) for p in sessions):
+            return False
+        return not types or any(w in event.type for w in types)
 
     def _line(self, n: int, event: Event) -> Text:
         when = self.format_time(event.ts)
         line = Text(no_wrap=True, overflow="ellipsis")
         line.append(f"{n:>5} ", style="dim")
         line.append(f"{when} ", style="dim")
+        if event.session_id and self.main_session and event.session_id != self.main_session:
+            line.append(f"@{event.session_id[:10]} ", style="magenta")  # a sub-agent's
         line.append(f"{event.type:<18} ", style="bold cyan")
         line.append(_short(event))
         return line

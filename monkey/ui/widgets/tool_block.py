@@ -20,6 +20,8 @@ def _args_line(name: str, arguments: dict) -> str:
         return str(arguments["command"])
     if "path" in arguments:
         return str(arguments["path"])
+    if name == "task" and "description" in arguments:
+        return f"{arguments.get('agent', 'general')}: {arguments['description']}"
     try:
         return json.dumps(arguments, ensure_ascii=False)
     except (TypeError, ValueError):

@@ -159,6 +159,17 @@ class Transcript(VerticalScroll):
         self._add(block)
         return block
 
+    def add_subagent(self, block: Widget, call_id: str) -> None:
+        """Show a sub-agent's block right under its ``task`` call's block."""
+        anchor = self.tools.get(call_id)
+        if anchor is None or anchor.parent is not self:
+            self._add(block)
+            return
+        follow = self.is_vertical_scroll_end or self.max_scroll_y == 0
+        self.mount(block, after=anchor)
+        if follow:
+            self.scroll_end(animate=False, immediate=False)
+
     def load_history(self, turns: list[tuple[str, str]]) -> None:
         """Show earlier (user, assistant) turns at once; only the last ones are mounted."""
         from monkey.store.history import Said

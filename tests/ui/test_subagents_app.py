@@ -1,0 +1,38 @@
+"""The app shows a sub-agent as a block under its task call: live tool calls, then its answer."""
+
+from __future__ import annotations
+
+from monkey.ui.widgets.subagent_block import SubagentBlock
+from monkey.ui.widgets.tool_block import ToolBlock
+from tests.ui.conftest import settle, until
+
+WRITE = {"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}
+TASK = {"name": "task", "arguments": {"description": "find it", "prompt": "find the answer", "agent": "general"}}
+
+
+async def test_a_child_block_under_its_task_call(app_for, workspace) -> None:  # type: ignore[no-untyped-def]
+    turns = [{"tool_calls": [TASK]}, {"text": "The child wrote it."}]
+    child = {"turns": [{"tool_calls": [WRITE]}, {"text": "Wrote found.txt."}]}
+    app = app_for(turns, "--no-approval", agents={"general": child})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app._agent is not None, "the agent is built")
+        app.query_one("#prompt").insert("delegate")
+        await pilot.press("enter")
+        await settle(pilot, app)
+        [block] = app.transcript.query(SubagentBlock)
+        tools = list(app.transcript.query(ToolBlock))
+        assert [t.tool for t in tools] == ["task"], "the child's calls are in its block, not the transcript"
+        children = list(app.transcript.children)
+        assert children.index(block) == children.index(tools[0]) + 1, "right under the task call"
+        assert block.title.startswith("↳ general: find it · done · 1 calls")
+        assert [line.plain for line in block.lines] == ["● file_write found.txt ✓"]
+        assert block.answer == "Wrote found.txt."
+        assert app.last_reason == "completed" and app.last_result == "The child wrote it."
+        assert (workspace / "found.txt").read_text() == "42\n"
+        pane = app.event_pane
+        pane.set_filter("@" + block.session_id[:12])
+        kept = [event for _, event in pane.events if pane._matches(event)]
+        assert kept and all(event.session_id == block.session_id for event in kept)
+        assert {"session_started", "tool_call", "tool_result", "session_ended"} <= {e.type for e in kept}
+        pane.set_filter("@" + block.session_id[:12] + " tool_call")
+        assert [e.type for _, e in pane.events if pane._matches(e)] == ["tool_call"]
