@@ -126,6 +126,16 @@ class ContextConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Compact the conversation when a request takes this fraction of the window."""
     keep_tool_results: int = 3
     """Tool results always sent in full; older ones become a one-line placeholder under pressure."""
+    policies: list[str] = msgspec.field(default_factory=lambda: [
+        "compress_failed_attempts", "summarize_subagent_chatter", "drop_completed_tool_calls",
+        "elide_tool_results", "compact"])
+    """The context policies run before each model call, in order (see :mod:`monkey.agent.policies`)."""
+    keep_tool_calls: int = 8
+    """``drop_completed_tool_calls``: the newest tool interactions always sent in full."""
+    keep_tool_tokens: int = 20_000
+    """``drop_completed_tool_calls``: at most this many tokens of tool output sent in full."""
+    policy_step: int = 4
+    """How many nodes an editing policy's boundary moves at once (so the prompt cache is reused)."""
 
 
 class UIConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

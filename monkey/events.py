@@ -47,6 +47,7 @@ __all__ = [
     "SessionEnded",
     "ContextUsage",
     "ContextCompacted",
+    "ContextEdited",
     "AgentSession",
     "BackendChanged",
     "BudgetReached",
@@ -358,6 +359,26 @@ class ContextUsage(Event, frozen=True, kw_only=True, tag="context_usage"):
     """``used / window``: what the status bar shows as a percentage."""
     elided: int = 0
     """Old tool results sent as a one-line placeholder in this request."""
+    edited: int = 0
+    """Nodes the context policies sent changed in this request (elided ones included)."""
+
+
+class ContextEdited(Event, frozen=True, kw_only=True, tag="context_edited"):
+    """A context policy changed what the model is sent of some nodes (the store keeps them whole)."""
+
+    policy: str
+    """The step: ``drop_completed_tool_calls``, ``compress_failed_attempts``,
+    ``summarize_subagent_chatter`` or ``elide_tool_results``."""
+    nodes: int
+    """Nodes the step changes in this request."""
+    new: int
+    """Of those, the ones it had not changed in the request before."""
+    call_ids: list[str] = []
+    """The tool calls of the newly changed nodes (at most 100)."""
+    tokens_before: int = 0
+    """Tokens of the request before this step."""
+    tokens_after: int = 0
+    """And after it."""
 
 
 class ContextCompacted(Event, frozen=True, kw_only=True, tag="context_compacted"):
@@ -472,6 +493,7 @@ AnyEvent = Union[
     SessionEnded,
     ContextUsage,
     ContextCompacted,
+    ContextEdited,
     AgentSession,
     BudgetReached,
     SubagentStarted,

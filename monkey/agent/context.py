@@ -1,29 +1,34 @@
-"""The context window: counting what a request takes, eliding old tool output, compacting.
+"""The context window: counting what a request takes, the context policies, compacting.
 
 Before each model call the loop asks :meth:`ContextManager.prepare` for the messages to
-send. It counts the request (cached per message), and when the conversation passes
-``elide_at`` of the window it sends old completed tool results (all but the last
-``keep_tool_results``) as a one-line placeholder; when it still passes ``compact_at`` it
-compacts: the same backend summarises the older messages (prompt in
-``prompts/compact.md``), the summary replaces them in the agent's list and the last ones
-stay verbatim. The original messages stay in the session store, out of context. Every
-call reports a ``context_usage`` event; a compaction a ``context_compacted`` event.
+send. It counts the request (cached per message) and runs the policy stack in order
+(``ContextSettings.policies``): the editing steps of :mod:`monkey.agent.policies`
+(failed attempts, sub-agents' transcripts, old tool calls), then ``elide_tool_results``:
+past ``elide_at`` of the window old completed tool results (all but the last
+``keep_tool_results``) go as a one-line placeholder; and ``compact``: past ``compact_at``
+the same backend summarises the older messages (prompt in ``prompts/compact.md``), the
+summary replaces them in the agent's list and the last ones stay verbatim. The original
+messages stay in the session store, out of context (a compacted tool result stays
+readable with ``memory_read``, from :attr:`ContextManager.archive`). Every call reports a
+``context_usage`` event; a step that changes nodes it had not changed before a
+``context_edited`` event; a compaction a ``context_compacted`` event.
 
-Eliding is a pure function of the messages and the settings, so a resumed session sends
-the same request the original process would have sent.
+Every step but ``compact`` is a pure function of the messages and the settings, so a
+resumed session sends the same request the original process would have sent.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from monkey.agent.policies import DEFAULT_STACK, PolicySettings, apply_policy
 from monkey.agent.prompts import load_prompt
 from monkey.agent.tokens import TokenCounter, counter_for, message_tokens, window_for
 from monkey.backends.base import Backend, BackendError
-from monkey.events import ContextCompacted, ContextUsage, Error, Event, MessageCompleted, Usage
+from monkey.events import ContextCompacted, ContextEdited, ContextUsage, Error, Event, MessageCompleted, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
 
 __all__ = ["AgentState", "ContextSettings", "ContextManager", "SUMMARY_HEADER", "render_transcript"]
@@ -80,6 +85,10 @@ class ContextSettings:
     """The most recent tool results always sent in full."""
     keep_fraction: float = 0.3
     """The newest messages kept verbatim by a compaction take at most this fraction of the window."""
+    policies: tuple[str, ...] = DEFAULT_STACK
+    """The steps run before each model call, in order (see :mod:`monkey.agent.policies`)."""
+    policy: PolicySettings = field(default_factory=PolicySettings)
+    """The editing steps' settings."""
 
 
 def _cut_text(text: str, limit: int) -> str:
@@ -121,6 +130,12 @@ class ContextManager:
         self._base: tuple[int, int, int] = (0, 0, 0)
         self.last: ContextUsage | None = None
         """The latest measurement (what the status bar shows)."""
+        self.edited: dict[str, str] = {}
+        """Call id to the step that changed its node in the latest request."""
+        self.archive: dict[str, Message] = {}
+        """Tool results compacted out of the agent's list, by call id (restored on resume)."""
+        self._seen: dict[str, set[str]] = {}
+        self._interned: dict[tuple[str, int], tuple[Message, Message]] = {}
 
     # -- counting ----------------------------------------------------------------------
 
@@ -145,39 +160,91 @@ class ContextManager:
             self._base = (*key, n)
         return self._base[2]
 
-    def _wire(self, agent: AgentState) -> tuple[list[Message], int, int]:
-        messages = list(agent.messages)
-        used = self.base_tokens(agent) + sum(self.tokens(m) for m in messages)
+    def _intern(self, step: str, before: list[Message], after: list[Message]) -> list[Message]:
+        """``after`` with each changed message replaced by the object made for it last time, when
+        equal (so its token count is cached and the request's bytes are the same)."""
+        out = []
+        for old, new in zip(before, after, strict=True):
+            if new is not old:
+                key = (step, id(old))
+                hit = self._interned.get(key)
+                if hit is not None and hit[0] is old and hit[1] == new:
+                    new = hit[1]
+                else:
+                    if len(self._interned) > 50_000:
+                        self._interned.clear()
+                    self._interned[key] = (old, new)
+            out.append(new)
+        return out
+
+    def _elide(self, messages: list[Message], used: int) -> tuple[list[Message], list[str]]:
         elide_at = min(self.settings.elide_at, self.settings.compact_at)
         if not self.window or used < elide_at * self.window:
-            return messages, used, 0
-        tools = [i for i, m in enumerate(messages) if m.role == "tool"]
-        elided = 0
+            return messages, []
+        out = list(messages)
+        tools = [i for i, m in enumerate(out) if m.role == "tool"]
+        edited = []
         for i in tools[: max(0, len(tools) - self.settings.keep_tool_results)]:
-            m = messages[i]
+            m = out[i]
+            if m.tool_call_id in self.edited:
+                continue  # an earlier step made it a line already
             n = self.tokens(m)
             placeholder = (f"[output of {m.name} elided to save context ({n} tokens); "
                            "run the call again if you need it]")
             short = Message(role="tool", tool_call_id=m.tool_call_id, name=m.name, content=placeholder,
                             is_error=m.is_error)
-            saved = n - self.tokens(short)
-            if saved > 0:
-                messages[i] = short
-                used -= saved
-                elided += 1
+            if self.tokens(short) < n:
+                out[i] = short
+                edited.append(m.tool_call_id)
+        return out, edited
+
+    def _wire(self, agent: AgentState, emit: Emit | None = None) -> tuple[list[Message], int, int]:
+        """The messages to send after every step but compaction, their tokens, and how many
+        results the elision step changed."""
+        messages = list(agent.messages)
+        base = self.base_tokens(agent)
+        used = base + sum(self.tokens(m) for m in messages)
+        self.edited = {}
+        elided = 0
+        for step in self.settings.policies:
+            if step == "compact":
+                continue
+            before = used
+            if step == "elide_tool_results":
+                after, edited = self._elide(messages, used)
+                elided = len(edited)
+            else:
+                applied = apply_policy(step, messages, self.settings.policy, self.tokens)
+                after, edited = applied.messages, applied.edited
+            if edited:
+                messages = self._intern(step, messages, after)
+                used = base + sum(self.tokens(m) for m in messages)
+                self.edited.update(dict.fromkeys(edited, step))
+            self._report(agent, step, edited, before, used, emit)
         return messages, used, elided
+
+    def _report(self, agent: AgentState, step: str, edited: list[str], before: int, after: int,
+                emit: Emit | None) -> None:
+        """A ``context_edited`` event when ``step`` changed nodes it had not changed before."""
+        seen = self._seen.get(step, set())
+        new = [c for c in edited if c not in seen]
+        self._seen[step] = set(edited)
+        if new and emit is not None:
+            emit(ContextEdited(session_id=agent.session_id, policy=step, nodes=len(edited), new=len(new),
+                               call_ids=new[:100], tokens_before=before, tokens_after=after))
 
     # -- the loop's hook ---------------------------------------------------------------
 
     async def prepare(self, agent: AgentState, emit: Emit) -> list[Message]:
-        """The messages to send now; compacts first when past the threshold."""
-        messages, used, elided = self._wire(agent)
-        if self.window and used >= self.settings.compact_at * self.window:
+        """The messages to send now, after the policy stack; compacts first when past the threshold."""
+        messages, used, elided = self._wire(agent, emit)
+        if self.window and "compact" in self.settings.policies and used >= self.settings.compact_at * self.window:
             if await self.compact(agent, emit, trigger="auto") is not None:
-                messages, used, elided = self._wire(agent)
+                messages, used, elided = self._wire(agent, emit)
         if self.window:
             self.last = ContextUsage(session_id=agent.session_id, used=used, window=self.window,
-                                     fraction=round(used / self.window, 4), elided=elided)
+                                     fraction=round(used / self.window, 4), elided=elided,
+                                     edited=len(self.edited))
             emit(self.last)
         return messages
 
@@ -255,6 +322,7 @@ class ContextManager:
             keep = max(0, int(len(content) * limit / self.tokens(summary)) - 40)
             summary = Message(role="user", content=content[:keep] + "\n[summary cut to fit]")
         self.summaries.add(summary.content)
+        self.archive.update((m.tool_call_id, m) for m in head if m.role == "tool" and m.tool_call_id)
         agent.messages[:] = [summary, *messages[cut:]]
         after = self.base_tokens(agent) + sum(self.tokens(m) for m in agent.messages)
         event = ContextCompacted(session_id=agent.session_id, tokens_before=before, tokens_after=after,

@@ -35,6 +35,7 @@ from monkey.agent.approval import (
 from monkey.agent.budget import Budget, Exceeded, Limits
 from monkey.agent.client_call import client_turn
 from monkey.agent.context import ContextManager
+from monkey.agent.memory import MemoryRead, MemoryWrite, WorkingMemory
 from monkey.agent.external_gate import ExternalGate
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
@@ -171,6 +172,11 @@ class Agent:
         stream, so what the child waits to see stored, it waits for up there too."""
         if not self._skills_fit():
             self.options.skills = None
+        self.memory = WorkingMemory()
+        """The model's notes (``memory_write``); restored from the store when resuming."""
+        if self._skills_fit() and self.tools.find("memory_write") is None:
+            self.tools.add(MemoryWrite(self.memory))
+            self.tools.add(MemoryRead(self.memory, find=self.find_result, edited=self._edited))
         if self.options.skills is not None and self.options.skills.by_name and self.tools.find("skill") is None:
             skill_tool = SkillTool(self.options.skills)
             skill_tool.on_load = self.use_skill
@@ -201,6 +207,18 @@ class Agent:
         list and the tool would take the room its task needs)."""
         window = self.context.window if self.context is not None else 0
         return not window or window >= MIN_SKILLS_WINDOW
+
+    def find_result(self, call_id: str) -> Message | None:
+        """A tool call's whole result: from the conversation, else from what compaction took out."""
+        for m in reversed(self.messages):
+            if m.role == "tool" and m.tool_call_id == call_id:
+                return m
+        return self.context.archive.get(call_id) if self.context is not None else None
+
+    def _edited(self) -> dict[str, str]:
+        if self.context is None:
+            return {}
+        return {**dict.fromkeys(self.context.archive, "compacted"), **self.context.edited}
 
     def use_skill(self, skill: Skill) -> list[str]:
         """A skill's instructions were loaded: its ``allowed-tools`` are allowed for the rest of

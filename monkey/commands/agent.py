@@ -255,6 +255,12 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     compact_at = getattr(args, "compact_at", None) or config.context.compact_at
     if not 0 < compact_at <= 1:
         raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
+    from monkey.agent.policies import POLICIES
+
+    unknown = [p for p in config.context.policies if p not in POLICIES]
+    if unknown:
+        raise UsageError(f"context.policies: unknown {', '.join(map(repr, unknown))}; expected some of "
+                         f"{', '.join(sorted(POLICIES))}")
     policy = make_policy(config, args)
     try:
         from monkey.agent.hooks import parse_hooks
@@ -368,9 +374,13 @@ def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyp
 def _context_manager(backend: Backend, config: Config, compact_at: float):  # type: ignore[no-untyped-def]
     """Counting, eliding and compaction settings from ``[context]`` and ``--compact-at``."""
     from monkey.agent.context import ContextManager, ContextSettings
+    from monkey.agent.policies import PolicySettings
 
-    settings = ContextSettings(window=config.context.window, compact_at=compact_at,
-                               keep_tool_results=config.context.keep_tool_results)
+    c = config.context
+    settings = ContextSettings(window=c.window, compact_at=compact_at, keep_tool_results=c.keep_tool_results,
+                               policies=tuple(dict.fromkeys(c.policies)),
+                               policy=PolicySettings(keep=c.keep_tool_calls, max_tokens=c.keep_tool_tokens,
+                                                     step=c.policy_step))
     return ContextManager(backend, settings=settings)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from monkey.agent.loop import Agent
+from monkey.agent.memory import memory_from_events
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
 from monkey.store.lock import SessionLock, lock_owner
 
@@ -89,6 +90,9 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
                     await store.event_lines(info.id), agent.backend.name)
             if agent.context is not None:
                 agent.context.summaries |= restored.summaries
+                agent.context.archive.update(restored.archived)
+            agent.memory.entries.update(memory_from_events(
+                await store.event_lines(info.id, ("tool_call", "tool_result"))).entries)
         count = agent.context.tokens if agent.context is not None else None
         recorder = Recorder(store, agent.session_id, restored=restored, source=lambda: agent.messages, count=count)
     except BaseException:

@@ -115,6 +115,8 @@ class Restored:
     interrupted: list[tuple[str, str]] = field(default_factory=list)
     """``(call id, tool)`` of each call stored as started whose result was never stored: it is
     given to the model as 'interrupted: may have run' (see :data:`~monkey.messages.INTERRUPTED`)."""
+    archived: dict[str, Message] = field(default_factory=dict)
+    """Tool results out of context (compacted), by call id: ``memory_read`` still gives them back."""
 
     @property
     def damaged(self) -> bool:
@@ -448,6 +450,13 @@ class SessionStore:
                 except (msgspec.DecodeError, msgspec.ValidationError):
                     pass
             if not in_context:
+                if kind == "tool" and seq not in altered:
+                    try:
+                        gone = decode_message(data)
+                    except (msgspec.DecodeError, msgspec.ValidationError):
+                        continue
+                    if gone.tool_call_id:
+                        restored.archived[gone.tool_call_id] = gone
                 continue
             if seq in altered:
                 restored.dropped.append(seq)
