@@ -6,7 +6,8 @@ settings: it returns the messages to send and the tool calls (by id) whose nodes
 The agent's own list and the session store keep every node whole, so ``memory_read`` can
 still give a changed node back, and a resumed session sends exactly the same request.
 
-Steps that edit old nodes move their boundary in steps (``step``), not one node per call:
+Steps that edit old nodes move their boundary in whole steps (``step`` nodes), not one node
+per call:
 between two moves every request starts with the same bytes as the one before, so a provider's
 prompt cache (Anthropic's ``cache_control`` prefix) is reused; it is paid again only when the
 boundary moves.
@@ -25,7 +26,6 @@ boundary moves.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -57,7 +57,8 @@ class PolicySettings:
     """``drop_completed_tool_calls``: at most this many tokens of tool output sent in full (the
     newest interaction always is, whatever its size)."""
     step: int = 4
-    """How many nodes an editing step's boundary moves at once (keeps the prompt-cache prefix)."""
+    """How many nodes an editing step's boundary moves at once (keeps the prompt-cache prefix);
+    until it moves, up to ``step - 1`` more than ``keep`` (or ``max_tokens``) are sent whole."""
     arg_chars: int = 300
     """String arguments of a dropped call longer than this are sent as their length."""
 
@@ -154,8 +155,10 @@ def drop_completed_tool_calls(messages: list[Message], settings: PolicySettings,
     if not need:
         return Applied(out)
     step = max(1, settings.step)
-    cut = min(math.ceil(need / step) * step, n - 1)
-    cut = min(cut, min((k for k, i in enumerate(tools) if i in unseen), default=n))
+    cut = need // step * step  # whole steps only: up to step - 1 more stay whole until the next move
+    cut = min(cut, n - 1, min((k for k, i in enumerate(tools) if i in unseen), default=n))
+    if not cut:
+        return Applied(out)
     dropped = {out[i].tool_call_id for i in tools[:cut]}
     edited = []
     for i in tools[:cut]:

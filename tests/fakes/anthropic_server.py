@@ -7,10 +7,18 @@ the recorded wire format (``message_start``, ``content_block_*`` with ``text_del
 headers (401, 429 with ``retry-after``, 529, 500), or a stream that drops the connection
 after some events. Bodies of the requests are kept for assertions. Used by the tests and
 by ``tools/bench.py backends``; the real ``anthropic`` SDK talks to it through ``base_url``.
+
+With ``cache=True`` it keeps a prompt cache the way the API documents it: the request is a
+sequence of blocks (tools, system, then each message's content blocks); a ``cache_control``
+breakpoint writes the prefix up to it; a later request reads the longest cached prefix that
+ends at a block at most 20 blocks before one of its breakpoints and is byte-for-byte the
+same. The usage of each answer then says the cached and written tokens (four characters a
+token), so a test can see whether a request reused what the one before it wrote.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import threading
@@ -18,7 +26,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-__all__ = ["FakeAnthropic", "Stream", "Status", "reply_events", "error_body", "sse"]
+__all__ = ["FakeAnthropic", "PromptCache", "Stream", "Status", "reply_events", "error_body", "sse"]
 
 SseEvent = tuple[str, "dict[str, Any] | str"]
 """An event name and its data: an object, or raw text sent as it is (to test bad input)."""
@@ -150,8 +158,12 @@ class _Handler(BaseHTTPRequestHandler):
         raw = self.rfile.read(length)
         owner = self.server.owner
         with owner.lock:
-            owner.requests.append({"path": self.path, "headers": dict(self.headers), "body": json.loads(raw or b"{}")})
+            body = json.loads(raw or b"{}")
+            owner.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
             answer = owner.queue.pop(0) if owner.queue else owner.default
+            if owner.cache is not None and isinstance(answer, Stream):
+                answer = Stream(_with_usage(answer.events, owner.cache.use(body)), answer.drop_after,
+                                answer.delay, answer.chunk_events)
         if answer is None:
             self._send_json(500, error_body("api_error", "the fake server has no answer queued"), {})
         elif isinstance(answer, Status):
@@ -195,6 +207,63 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.flush()
 
 
+class PromptCache:
+    """The API's prompt cache, as documented (see the module's docstring)."""
+
+    LOOKBACK = 20
+
+    def __init__(self) -> None:
+        self.prefixes: set[str] = set()
+
+    @staticmethod
+    def blocks(body: dict[str, Any]) -> list[dict[str, Any]]:
+        """The request's blocks in cache order: tools, system, messages."""
+        out = [dict(t) for t in body.get("tools", [])]
+        system = body.get("system", [])
+        out += [{"type": "text", "text": system}] if isinstance(system, str) else [dict(b) for b in system]
+        for m in body.get("messages", []):
+            content = m["content"]
+            blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+            out += [{"role": m["role"], **b} for b in blocks]
+        return out
+
+    def use(self, body: dict[str, Any]) -> dict[str, int]:
+        """The usage of one request: cached tokens read and written, and the rest."""
+        blocks = self.blocks(body)
+        marks = [i for i, b in enumerate(blocks) if "cache_control" in b]
+        keys, sizes, h, size = [], [], hashlib.sha256(), 0
+        for b in blocks:
+            plain = json.dumps({k: v for k, v in b.items() if k != "cache_control"}, sort_keys=True)
+            h.update(plain.encode())
+            size += len(plain)
+            keys.append(h.copy().hexdigest())
+            sizes.append(size)
+        read = -1
+        for m in marks:
+            for i in range(m, max(-1, m - self.LOOKBACK), -1):
+                if keys[i] in self.prefixes:
+                    read = max(read, i)
+                    break
+        last = marks[-1] if marks else -1
+        self.prefixes.update(keys[m] for m in marks)
+        read_chars = sizes[read] if read >= 0 else 0
+        written = (sizes[last] if last >= 0 else 0) - read_chars if last > read else 0
+        total = sizes[-1] if sizes else 0
+        return {"cache_read_input_tokens": read_chars // 4, "cache_creation_input_tokens": max(0, written) // 4,
+                "input_tokens": max(1, (total - read_chars - max(0, written)) // 4)}
+
+
+def _with_usage(events: list[SseEvent], usage: dict[str, int]) -> list[SseEvent]:
+    out: list[SseEvent] = []
+    for name, data in events:
+        if name == "message_start" and isinstance(data, dict):
+            message = dict(data["message"])
+            message["usage"] = {**message.get("usage", {}), **usage}
+            data = {**data, "message": message}
+        out.append((name, data))
+    return out
+
+
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     owner: FakeAnthropic
@@ -203,7 +272,9 @@ class _Server(ThreadingHTTPServer):
 class FakeAnthropic:
     """The server; a context manager that serves on a free port of 127.0.0.1."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, cache: bool = False) -> None:
+        self.cache = PromptCache() if cache else None
+        """The prompt cache the answers' usage reports (None: the queued usage as it is)."""
         self.queue: list[Stream | Status] = []
         self.default: Stream | Status | None = None
         """Served when the queue is empty (None: a 500 that says so)."""
