@@ -14,6 +14,10 @@ what did not fit is named in a notice.
 
 A folder below the workspace may have its own file: :meth:`Instructions.below` gives it
 the first time the agent touches a path under that folder.
+
+The project's memory, ``.monkey/memory.md`` in the workspace (a trusted folder's only), comes
+last: notes that persist across sessions, which the person keeps with ``/memory add`` and
+``/memory remove`` (:meth:`Instructions.remember`, :meth:`Instructions.forget`).
 """
 
 from __future__ import annotations
@@ -23,12 +27,14 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEFAULT_NAMES", "DEFAULT_MAX_BYTES", "MAX_DEPTH", "InstructionFile", "Instructions",
+__all__ = ["DEFAULT_NAMES", "DEFAULT_MAX_BYTES", "MAX_DEPTH", "MEMORY_FILE", "InstructionFile", "Instructions",
            "load_instructions", "repository_root", "changes_since"]
 
 DEFAULT_NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 """The file names looked for in each folder, in order of preference."""
 DEFAULT_MAX_BYTES = 32 * 1024
+MEMORY_FILE = Path(".monkey") / "memory.md"
+"""The project's memory, relative to the workspace."""
 MAX_DEPTH = 5
 """How deep ``@path`` imports nest."""
 
@@ -63,6 +69,8 @@ class Instructions:
     max_bytes: int = DEFAULT_MAX_BYTES
     trusted: bool = False
     seen_folders: set[Path] = field(default_factory=set)
+    memory_path: Path | None = None
+    """The project's memory file (None: not in a trusted folder, so none is read or written)."""
     _seen: set[Path] = field(default_factory=set)
     _used: int = 0
 
@@ -74,6 +82,72 @@ class Instructions:
                  "Follow these instructions; a file nearer the workspace wins over one farther out."]
         parts += [f"## {shown}\n\n{text.strip()}" for shown, text in self.sections]
         return "\n\n".join(parts)
+
+    # -- the project's memory -------------------------------------------------------------
+
+    def memory_entries(self) -> list[str]:
+        """The project memory's lines that say something, in order."""
+        if self.memory_path is None:
+            return []
+        try:
+            text = self.memory_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return []
+        return [line for line in text.splitlines() if line.strip() and not line.startswith("#")]
+
+    def remember(self, note: str) -> str:
+        """Add ``note`` as a line of the project's memory; the line that says so."""
+        if self.memory_path is None:
+            raise OSError("this folder is not trusted, so it has no project memory")
+        note = " ".join(note.split())
+        entries = [*self.memory_entries(), f"- {note}"]
+        self._write_memory(entries)
+        return f"remembered in {self._memory_shown()}: {note}"
+
+    def forget(self, number: int) -> str:
+        """Remove the ``number``-th line (from 1) of the project's memory."""
+        entries = self.memory_entries()
+        if not 1 <= number <= len(entries):
+            raise IndexError(f"no line {number}: the project memory has {len(entries)}")
+        gone = entries.pop(number - 1)
+        self._write_memory(entries)
+        return f"forgot: {gone.removeprefix('- ')}"
+
+    def _memory_shown(self) -> str:
+        return self._shown(self.memory_path) if self.memory_path is not None else str(MEMORY_FILE)
+
+    def _write_memory(self, entries: list[str]) -> None:
+        assert self.memory_path is not None
+        import os
+        import tempfile
+
+        self.memory_path.parent.mkdir(parents=True, exist_ok=True)
+        text = "# Project memory: notes monkey keeps across sessions (/memory add, /memory remove)\n\n"
+        text += "".join(f"{e}\n" for e in entries)
+        fd, tmp = tempfile.mkstemp(dir=self.memory_path.parent, prefix=".memory.")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, self.memory_path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._read_memory()
+
+    def _read_memory(self) -> None:
+        """(Re)read the memory file as the last section."""
+        if self.memory_path is None:
+            return
+        real = self.memory_path.resolve()
+        for i in range(len(self.files) - 1, -1, -1):
+            if self.files[i].path == real:
+                self._used -= min(self.files[i].size, self._used)
+                del self.files[i], self.sections[i]
+        self._seen.discard(real)
+        if self.memory_path.is_file():
+            self._read(self.memory_path, depth=0, by="")
+            if self.files and self.files[-1].path == real:
+                self.sections[-1] = (f"Project memory ({self.files[-1].shown})", self.sections[-1][1])
 
     def below(self, workspace: Path, rel: str) -> list[tuple[InstructionFile, str]]:
         """Instruction files of the folders between the workspace and ``rel`` not read yet (the
@@ -203,6 +277,8 @@ def load_instructions(workspace: Path, *, home: Path, trusted: bool, names: tupl
     for folder in folders:
         found.seen_folders.add(folder)
         found._folder(folder)
+    found.memory_path = base / MEMORY_FILE
+    found._read_memory()
     return found
 
 

@@ -208,6 +208,11 @@ class Agent:
         window = self.context.window if self.context is not None else 0
         return not window or window >= MIN_SKILLS_WINDOW
 
+    def refresh_system_prompt(self) -> None:
+        """Render the system prompt again (the instructions or the project's memory changed);
+        between turns only."""
+        self.system_prompt = self._system_prompt()
+
     def find_result(self, call_id: str) -> Message | None:
         """A tool call's whole result: from the conversation, else from what compaction took out."""
         for m in reversed(self.messages):

@@ -168,8 +168,28 @@ async def _approvals(host: Host, rest: str) -> list[Reply]:
 
 async def _memory(host: Host, rest: str) -> list[Reply]:
     instructions = host.agent.options.instructions
+    verb, _, arg = rest.strip().partition(" ")
+    if verb in ("add", "remove"):
+        if host.working:
+            return [Note(BUSY, "warning")]
+        if instructions is None or instructions.memory_path is None:
+            return [Note("this folder is not trusted, so it has no project memory (`monkey trust PATH` trusts it)",
+                         "warning")]
+        try:
+            if verb == "add" and arg.strip():
+                said = instructions.remember(arg)
+            elif verb == "remove" and arg.strip().isdigit():
+                said = instructions.forget(int(arg))
+            else:
+                return [Note("usage: /memory add TEXT, or /memory remove N", "warning")]
+        except IndexError as exc:
+            return [Note(str(exc), "warning")]
+        except OSError as exc:
+            return [Note(f"cannot change the project memory: {exc.strerror or exc}", "error")]
+        host.agent.refresh_system_prompt()
+        return [Note(said)]
     if rest:
-        return [Note("usage: /memory", "warning")]
+        return [Note("usage: /memory, /memory add TEXT, or /memory remove N", "warning")]
     if instructions is None or not instructions.files:
         names = ", ".join(instructions.names) if instructions is not None else "AGENTS.md"
         lines = [f"no instruction files: the model follows none ({names} in the monkey home, or from the "
@@ -179,6 +199,14 @@ async def _memory(host: Host, rest: str) -> list[Reply]:
         lines += [f"  {f.shown}{f' (imported by {f.imported_by})' if f.imported_by else ''}  {f.size} bytes"
                   for f in instructions.files]
     lines += [f"  note: {n}" for n in (instructions.notices if instructions is not None else [])]
+    if instructions is not None and instructions.memory_path is not None:
+        entries = instructions.memory_entries()
+        lines.append(f"project memory ({len(entries)} line(s); /memory add TEXT, /memory remove N):"
+                     if entries else "project memory: empty (/memory add TEXT keeps a note for every session here)")
+        lines += [f"  {i}. {e.removeprefix('- ')}" for i, e in enumerate(entries, 1)]
+    notes = host.agent.memory.entries
+    if notes:
+        lines.append(f"this session's working memory (the model's memory_write notes): {', '.join(notes)}")
     return [Note("\n".join(lines))]
 
 
@@ -439,7 +467,8 @@ REGISTRY: list[Command] = [
             "[revoke N]"),
     Command("/mode", "show or switch the permission mode (default, accept-edits, plan, auto)", _mode,
             "[NAME|next]"),
-    Command("/memory", "show the instruction files (AGENTS.md) the model follows", _memory),
+    Command("/memory", "the instruction files (AGENTS.md) and the project's memory; /memory add TEXT, "
+            "/memory remove N", _memory),
     Command("/init", "ask the model to write an AGENTS.md for this project", _init, "[NOTES]"),
     Command("/skills", "list the skills (a skill runs with /NAME)", _skills),
     Command("/hooks", "list the hook commands that run at tool calls, prompts and stops", _hooks),

@@ -119,3 +119,48 @@ def test_an_edited_conversation_still_reads_its_prefix_from_the_prompt_cache(
                     assert reads[4][k] > 0, "the system prompt and the tools are read from the cache even so"
     print(f"prompt cache: tokens read from the cache over 11 calls, step 4: {sum(reads[4])}, step 1: {sum(reads[1])}")
     assert sum(reads[4]) > 2 * sum(reads[1]), reads
+
+
+async def test_the_project_memory_is_kept_with_memory_add_and_reaches_the_model(tmp_path: Path) -> None:
+    from monkey.agent.instructions import load_instructions
+    from monkey.backends.scripted import ScriptTurn
+    from monkey.session.session import Session
+    from tests.store.conftest import ListSink, make_agent
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
+    home = tmp_path / "home"
+    home.mkdir()
+
+    async def session_with(trusted: bool) -> tuple[Session, list[str]]:
+        agent = make_agent(ws, [ScriptTurn(text="ok")])
+        agent.options.instructions = load_instructions(ws, home=home, trusted=trusted)
+        agent.refresh_system_prompt()
+        said: list[str] = []
+        session = Session(agent, switcher=None, show=ListSink(), tell=lambda text, level: said.append(text))  # type: ignore[arg-type]
+        return session, said
+
+    untrusted, _ = await session_with(False)
+    (reply,) = await untrusted.command("/memory add use tabs")
+    assert "not trusted" in reply.text and not (ws / ".monkey" / "memory.md").exists()
+
+    session, _ = await session_with(True)
+    (added,) = await session.command("/memory add the tests run with `make check`")
+    assert added.text == "remembered in .monkey/memory.md: the tests run with `make check`"
+    await session.command("/memory add   never   touch vendor/  ")
+    (listing,) = await session.command("/memory")
+    assert "  1. the tests run with `make check`\n  2. never touch vendor/" in listing.text
+    assert "never touch vendor/" in session.agent.system_prompt, "the prompt follows at once"
+    (bad,) = await session.command("/memory remove 7")
+    assert bad.text == "no line 7: the project memory has 2"
+    (gone,) = await session.command("/memory remove 1")
+    assert gone.text == "forgot: the tests run with `make check`"
+
+    later, _ = await session_with(True)
+    await later.open()
+    try:
+        await later.send("hello")
+    finally:
+        await later.end()
+    system = later.agent.backend.requests[0].system
+    assert "Project memory (.monkey/memory.md)" in system and "never touch vendor/" in system
+    assert "make check" not in system
