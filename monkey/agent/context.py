@@ -65,6 +65,10 @@ class AgentState(Protocol):
         """The loop's settings; only ``max_tokens`` is read (the summary's length)."""
         ...
 
+    async def pre_compact(self, trigger: str, emit: Emit) -> None:
+        """Called before a compaction (the ``PreCompact`` hooks)."""
+        ...
+
 SUMMARY_HEADER = ("[Summary of the earlier conversation, written when the context was compacted; "
                   "{n} earlier messages are not shown]\n\n")
 _TRANSCRIPT_TOOL_CHARS = 2_000
@@ -284,6 +288,7 @@ class ContextManager:
         cut = self._cut(messages, manual=trigger == "manual", base=self.base_tokens(agent))
         if not cut:
             return None
+        await agent.pre_compact("manual" if trigger == "manual" else "auto", emit)
         head = messages[:cut]
         head_tokens = sum(self.tokens(m) for m in head)
         before = self.base_tokens(agent) + sum(self.tokens(m) for m in messages)

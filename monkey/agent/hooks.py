@@ -2,8 +2,11 @@
 Code's schema and event names, so existing hook scripts work.
 
 Configured per event name (``PreToolUse``, ``PostToolUse``, ``PostToolUseFailure``,
-``UserPromptSubmit``, ``Stop``) as groups of a ``matcher`` (a regular expression on the tool
-name; empty matches every tool) and commands with a ``timeout``::
+``UserPromptSubmit``, ``Stop``, ``SessionStart``, ``SessionEnd``, ``PreCompact``,
+``Notification``) as groups of a ``matcher`` (a regular expression on the tool name, or on
+``source`` for ``SessionStart`` (``startup`` / ``resume``), ``trigger`` for ``PreCompact``
+(``manual`` / ``auto``), ``notification_type`` for ``Notification`` (``permission_prompt``);
+empty matches every one) and commands with a ``timeout``::
 
     [[hooks.PreToolUse]]
     matcher = "shell_execute|file_write"
@@ -20,6 +23,10 @@ A command runs through ``sh -c`` in the workspace with a scrubbed environment (p
 - any other exit, a timeout, or JSON that cannot be read: a warning, and monkey goes on;
 - a command that cannot start (exit 126 / 127 from the shell: not found, not executable) is
   reported as that, never taken for a deliberate block.
+
+``SessionStart``'s ``additionalContext`` (or its plain stdout) goes to the model with the first
+prompt; ``SessionEnd`` (with ``reason``), ``PreCompact`` and ``Notification`` (with
+``message``, before monkey asks the person) are for the person's own tools and cannot block.
 
 The decisions go through the permission engine (see the loop): a hook's ``allow`` never
 overrides a deny rule or the protected set.
@@ -38,8 +45,11 @@ from typing import Any, Literal
 
 __all__ = ["HOOK_EVENTS", "HookCommand", "HookGroup", "HookRun", "HookResult", "Hooks", "MAX_STOP_BLOCKS"]
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop")
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SessionStart",
+               "SessionEnd", "PreCompact", "Notification")
 """The events hooks run at."""
+MATCHED = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "Notification"})
+"""The events whose groups' ``matcher`` is checked (against the tool, source, trigger or type)."""
 MAX_STOP_BLOCKS = 3
 """How many times a turn's ``Stop`` hooks may send the model back to work."""
 _OUTPUT_LIMIT = 64 * 1024
@@ -138,11 +148,12 @@ class Hooks:
                 for event, groups in self.groups.items() for group in groups for cmd in group.commands]
 
     async def run(self, event: str, payload: dict[str, Any], *, tool: str = "") -> HookResult:
-        """Run every command of ``event`` whose matcher fits ``tool``, in order, and combine
+        """Run every command of ``event`` whose matcher fits ``tool`` (the tool, or the source,
+        trigger or notification type), in order, and combine
         what they said (a deny wins over an ask, an ask over an allow)."""
         result = HookResult()
         for group in self.groups.get(event, []):
-            if event in ("PreToolUse", "PostToolUse", "PostToolUseFailure") and not group.matches(tool):
+            if event in MATCHED and not group.matches(tool):
                 continue
             for command in group.commands:
                 await self._one(event, command, {**payload, "hook_event_name": event}, result)
@@ -200,6 +211,8 @@ class Hooks:
                 done("warning", code, "its output is not valid JSON; going on")
                 return
         self._read(said, result)
+        if event == "SessionStart" and stdout and not said:  # plain text on stdout is context, as in Claude Code
+            result.context.append(stdout)
         outcome: Outcome = "ok"
         decision = said.get("permissionDecision") or (said.get("hookSpecificOutput") or {}).get("permissionDecision")
         if decision in ("allow", "deny", "ask") and event == "PreToolUse":

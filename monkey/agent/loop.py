@@ -161,6 +161,7 @@ class Agent:
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Event | None] | None = None
         self._ending = 0
+        self._session_hooks_ran = False
         self._ran: set[str] = set()
         """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
         self.budget = Budget(self.options.limits)
@@ -277,6 +278,8 @@ class Agent:
             yield event
         if last is None:  # the consumer closed us early
             return
+        for ran in await self.end_hooks("other"):
+            yield ran
         yield self.session_ended(last.reason, last.message)
 
     # -- turns -----------------------------------------------------------------------
@@ -365,6 +368,12 @@ class Agent:
         turn = self.turns
         sid = self.session_id
         emit(TurnStarted(session_id=sid, turn=turn, prompt=prompt))
+        if not self._session_hooks_ran:  # the first turn of this process in the session
+            self._session_hooks_ran = True
+            source = "resume" if self.resumed else "startup"
+            starting = await self._hooks("SessionStart", emit, target=source, source=source)
+            if starting is not None and starting.context:
+                prompt += "\n\n" + "\n".join(starting.context)
         submitted = await self._hooks("UserPromptSubmit", emit, prompt=prompt)
         if submitted is not None and submitted.context:
             prompt += "\n\n" + "\n".join(submitted.context)
@@ -713,21 +722,33 @@ class Agent:
         output = self._nested_instructions(call, args, outcome.output, emit)
         return finish(True, await self._post_hooks(call, True, output, emit), outcome.diff)
 
-    async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None,
+    async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
                      **payload: Any) -> HookResult | None:
-        """Run the hooks of ``event`` (for ``call``'s tool), each run an event; None without hooks."""
+        """Run the hooks of ``event`` (for ``call``'s tool, or ``target``: a source, trigger or
+        notification type), each run an event; None without hooks."""
         hooks = self.options.hooks
         if not hooks:
             return None
         data: dict[str, Any] = {"session_id": self.session_id, "cwd": str(self.workspace), **payload}
         if call is not None:
             data.update(tool_name=call.name, tool_input=call.arguments)
-        result = await hooks.run(event, data, tool=call.name if call is not None else "")
+        result = await hooks.run(event, data, tool=call.name if call is not None else target)
         for run in result.runs:
             emit(HookRan(session_id=self.session_id, hook_event=run.event, command=run.command, outcome=run.outcome,
                          exit_code=run.exit_code, duration_ms=run.duration_ms, message=run.message,
                          call_id=call.id if call is not None else ""))
         return result
+
+    async def pre_compact(self, trigger: str, emit: Emit) -> None:
+        """``PreCompact`` hooks, before the conversation is compacted (they cannot stop it)."""
+        await self._hooks("PreCompact", emit, target=trigger, trigger=trigger, custom_instructions="")
+
+    async def end_hooks(self, reason: str) -> list[Event]:
+        """Run the ``SessionEnd`` hooks; their ``hook_ran`` events, for the driver to store and
+        show before ``session_ended``."""
+        ran: list[Event] = []
+        await self._hooks("SessionEnd", ran.append, reason=reason)
+        return ran
 
     async def _post_hooks(self, call: ToolCallSpec, ok: bool, output: str, emit: Emit) -> str:
         """``output`` with what ``PostToolUse`` (or ``PostToolUseFailure``) hooks tell the model."""
@@ -829,6 +850,10 @@ class Agent:
                                   person_only=person_only)
             emit(ApprovalRequested(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
                                    summary=request.summary, warnings=request.warnings))
+            if not isinstance(self.approver, HeadlessApprover):  # somebody is asked: tell the person's tools
+                await self._hooks("Notification", emit, target="permission_prompt",
+                                  notification_type="permission_prompt",
+                                  message=f"monkey needs your permission to use {call.name}")
             await self._shown()
             asked = time.perf_counter()
             decision = await self.approver.decide(request)

@@ -105,10 +105,11 @@ class Session:
         if handle is None:
             return
         if self.agent.started:
-            ended = self.agent.session_ended("completed")
-            self.agent.started = False
             recorder = handle.recorder
-            ready = [ended] if recorder.failed is not None else await recorder.keep(ended)  # durable before visible
+            ready: list[Event] = []
+            for event in [*await self.agent.end_hooks("prompt_input_exit"), self.agent.session_ended("completed")]:
+                ready += [event] if recorder.failed is not None else await recorder.keep(event)  # durable before visible
+            self.agent.started = False
             if recorder.failed is not None:
                 self.tell(f"{recorder.failed}; the end of the session was not saved", "error")
             for shown in ready:

@@ -121,3 +121,70 @@ def test_a_bad_hooks_table_is_a_clear_error(tmp_path: Path, monkey_home: Path) -
     _config(monkey_home, "[[hooks.PreToolUs]]\nhooks = []\n")
     run = _run(ws, monkey_home, tmp_path, [{"text": "done"}])
     assert run.returncode == 2 and "unknown event 'PreToolUs'" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_session_start_and_end_hooks_with_their_source_and_reason(tmp_path: Path, monkey_home: Path) -> None:
+    import sqlite3
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
+    log = tmp_path / "log.jsonl"
+    record = f"input=$(cat); printf '%s\\n' \"$input\" >> {log}\n"
+    start = _hook(tmp_path, "start", record + "echo 'The build is broken on main since Monday.'\n")
+    resume = _hook(tmp_path, "resume", record + "echo '{\"hookSpecificOutput\": {\"additionalContext\": \"resumed!\"}}'\n")
+    end = _hook(tmp_path, "end", record)
+    _config(monkey_home, _table("SessionStart", start, matcher="startup") + _table("SessionStart", resume, matcher="resume")
+            + _table("SessionEnd", end))
+    first = _run(ws, monkey_home, tmp_path, [{"text": "ok"}])
+    assert first.returncode == 0, first.stderr
+    kinds = [e["type"] for e in first.events]
+    assert kinds[-2:] == ["hook_ran", "session_ended"], "SessionEnd runs (and is stored) before the end"
+    again = _run(ws, monkey_home, tmp_path, [{"text": "ok"}], "--continue")
+    assert again.returncode == 0, again.stderr
+    seen = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [(s["hook_event_name"], s.get("source", s.get("reason"))) for s in seen] == [
+        ("SessionStart", "startup"), ("SessionEnd", "other"), ("SessionStart", "resume"), ("SessionEnd", "other")]
+    with sqlite3.connect(monkey_home / "monkey.db") as db:
+        prompts = [r[0] for r in db.execute("SELECT data FROM nodes WHERE kind = 'user' AND in_context ORDER BY seq")]
+    assert b"The build is broken on main since Monday." in prompts[0], "plain stdout is context for the model"
+    assert b"resumed!" in prompts[1] and b"broken" not in prompts[1]
+
+
+async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
+    from monkey.agent.approval import ApprovalRequest, Decision
+    from monkey.agent.hooks import Hooks, parse_hooks
+    from monkey.backends.scripted import ScriptCall, ScriptTurn
+    from monkey.session.session import Session
+    from tests.store.conftest import ListSink, make_agent
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
+    log = tmp_path / "log.jsonl"
+    record = _hook(tmp_path, "record", f"cat >> {log}; echo >> {log}\n")
+    stop = _hook(tmp_path, "stop", "cat >/dev/null; echo 'not now' >&2; exit 2\n")
+    table = {"PreCompact": [{"matcher": "manual", "hooks": [{"command": record}, {"command": stop}]}],
+             "Notification": [{"matcher": "permission_prompt", "hooks": [{"command": record}]}]}
+
+    class Person:
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            assert log.read_text().count("Notification") == 1, "the person's tools heard before the question"
+            return Decision(approved=True, by="user", reason="fine")
+
+    write = ScriptCall(id="w1", name="file_write", arguments={"path": "a.txt", "content": "x\n" * 400})
+    agent = make_agent(ws, [ScriptTurn(text="", tool_calls=[write]), ScriptTurn(text="wrote it"),
+                            ScriptTurn(text="more"), ScriptTurn(text="Summary: a.txt was written.")])
+    agent.options.hooks = Hooks(parse_hooks(table), ws)
+    agent.approver = Person()
+    events = ListSink()
+    session = Session(agent, switcher=None, show=events, tell=lambda text, level: None)  # type: ignore[arg-type]
+    await session.open()
+    try:
+        await session.send("write a.txt")
+        await session.send("and more")
+        await session.command("/compact")
+    finally:
+        await session.end()
+    seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert [s["hook_event_name"] for s in seen] == ["Notification", "PreCompact"]
+    assert seen[0]["message"] == "monkey needs your permission to use file_write"
+    assert seen[1]["trigger"] == "manual"
+    assert (ws / "a.txt").exists()
+    assert any(getattr(e, "type", "") == "context_compacted" for e in events), "a PreCompact hook cannot stop it"
