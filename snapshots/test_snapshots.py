@@ -162,4 +162,22 @@ def test_a_running_sub_agent(app_for, snap_compare) -> None:
             await app.feed(event)
         await pilot.pause(0.3)
 
+
+def test_header_with_the_instruction_files(app_for, workspace, monkey_home, snap_compare) -> None:
+    (workspace / "AGENTS.md").write_text("Run the tests with `make test`. @docs/rules.md\n")
+    (workspace / "docs").mkdir()
+    (workspace / "docs" / "rules.md").write_text("No new dependencies.\n")
+    (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        from monkey.events import InstructionRef, InstructionsLoaded
+        from monkey.ui.widgets.app_header import AppHeader
+        from tests.ui.conftest import until
+
+        header = pilot.app.query_one(AppHeader)
+        await until(pilot, lambda: header.instructions, "the header names the session's instruction files")
+        await pilot.app.feed(InstructionsLoaded(call_id="c1", files=[
+            InstructionRef(path="lib/AGENTS.md", sha256="0", bytes=10)]))
+        await pilot.pause(0.2)
+
     assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=run)

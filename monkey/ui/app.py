@@ -273,6 +273,9 @@ class MonkeyApp(App[int]):
             if self._agent.mcp is not None:  # the status bar follows the MCP servers
                 self._agent.mcp.listeners.append(self._show_mcp)
                 self._show_mcp()
+        instructions = self.agent.options.instructions
+        if instructions is not None:  # the header names what the model follows
+            self.query_one(AppHeader).set_instructions([f.shown for f in instructions.files])
         try:
             await self._switch_session(resume)
         finally:
@@ -452,6 +455,9 @@ class MonkeyApp(App[int]):
         if "backend" in message.fields or "model" in message.fields:
             self.query_one(AppHeader).set_backend(message.fields.get("backend"),  # type: ignore[arg-type]
                                                   message.fields.get("model"))  # type: ignore[arg-type]
+
+    def on_instructions_read(self, message: bridge.InstructionsRead) -> None:
+        self.query_one(AppHeader).set_instructions(message.paths, more=message.more)
 
     def on_turn_done(self, message: bridge.TurnDone) -> None:
         self.last_reason = message.reason

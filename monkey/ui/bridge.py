@@ -18,6 +18,7 @@ from monkey.events import (
     Error,
     Event,
     Fallback,
+    InstructionsLoaded,
     IterationStarted,
     MessageCompleted,
     NotUndoable,
@@ -181,6 +182,15 @@ def translate_child(event: Event) -> list[Message]:
     return out
 
 
+class InstructionsRead(Message):
+    """Instruction files the model follows from now on (a folder's below the workspace)."""
+
+    def __init__(self, paths: list[str], *, more: bool = False) -> None:
+        super().__init__()
+        self.paths = paths
+        self.more = more
+
+
 class TurnDone(Message):
     """The turn ended."""
 
@@ -219,6 +229,8 @@ def translate(event: Event) -> list[Message]:
                 out.append(Notice(f"denied: {reason}", "warning"))
         case SessionStarted(backend=backend, model=model):
             out.append(StatusChanged(backend=backend, model=model))
+        case InstructionsLoaded(files=refs):
+            out.append(InstructionsRead([r.path for r in refs], more=True))
         case IterationStarted(iteration=n, max_iterations=m):
             out.append(StatusChanged(iteration=n, max_iterations=m))
         case Usage(input_tokens=i, output_tokens=o, cost_usd=cost):

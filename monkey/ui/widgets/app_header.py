@@ -15,7 +15,8 @@ TIPS = "/help commands · @ mention a file · Shift+Tab mode · Esc cancels a tu
 
 
 class AppHeader(Static):
-    """Two lines: workspace, git branch, backend and model; then tips (the status bar shows the mode).
+    """Two lines: workspace, git branch, backend, model and the instruction files the model
+    follows (``/memory`` lists them all); then tips (the status bar shows the mode).
 
     The app sets :attr:`backend` and :attr:`model` through :meth:`set_backend` when
     ``/model`` or ``/backend`` switches.
@@ -35,6 +36,8 @@ class AppHeader(Static):
         """The backend's name."""
         self.model = model
         """The model's name."""
+        self.instructions: list[str] = []
+        """The instruction files the model follows (``AGENTS.md``...), as the session named them."""
 
     def on_mount(self) -> None:
         self.show()
@@ -47,6 +50,11 @@ class AppHeader(Static):
             self.model = model
         self.show()
 
+    def set_instructions(self, paths: list[str], *, more: bool = False) -> None:
+        """The instruction files a session started with (or, ``more``, found below since)."""
+        self.instructions = list(dict.fromkeys([*(self.instructions if more else []), *paths]))
+        self.show()
+
     def header_text(self) -> Text:
         """The two lines as text."""
         clean = lambda s: escape_controls(s, keep_newlines=False)  # noqa: E731
@@ -56,6 +64,10 @@ class AppHeader(Static):
         if self.branch:
             text.append(f" · ⎇ {clean(self.branch)}")
         text.append(f" · {clean(self.backend or '?')} · {clean(self.model or '?')}")
+        if self.instructions:
+            names = ", ".join(clean(p) for p in self.instructions[:2])
+            extra = f" +{len(self.instructions) - 2}" if len(self.instructions) > 2 else ""
+            text.append(f" · follows {names}{extra}", style="dim")
         text.append("\n")
         text.append(TIPS, style="dim")
         return text
