@@ -15,7 +15,8 @@ boundary moves.
 - ``compress_failed_attempts``: a tool call that failed and was retried later (the same tool
   called again afterwards) becomes one line: the error's first line.
 - ``summarize_subagent_chatter``: a finished ``task`` call (a sub-agent) older than the last
-  one is represented by its handoff: the result's first block, up to the child's transcript.
+  one is represented by its handoff: the labelled lines (agent, completed, turns, cost,
+  files changed, key outputs) and the start of the child's answer.
 - ``drop_completed_tool_calls``: only the newest ``keep`` tool interactions (and at most
   ``max_tokens`` of their output) are sent in full; older results become a one-line summary
   and their long arguments a length.
@@ -33,7 +34,7 @@ from monkey.events import ToolCallSpec
 from monkey.messages import Message
 
 __all__ = ["POLICIES", "DEFAULT_STACK", "PolicySettings", "Applied", "apply_policy", "memory_key",
-           "HANDOFF_END"]
+           "HANDOFF_SUMMARY"]
 
 DEFAULT_STACK = ("compress_failed_attempts", "summarize_subagent_chatter", "drop_completed_tool_calls",
                  "elide_tool_results", "compact")
@@ -41,8 +42,11 @@ DEFAULT_STACK = ("compress_failed_attempts", "summarize_subagent_chatter", "drop
 POLICIES = frozenset(DEFAULT_STACK)
 """Every step the stack may name."""
 
-HANDOFF_END = "\n\n--- child transcript ---"
-"""Where a ``task`` result's handoff ends and the child's own words begin (when it has any)."""
+HANDOFF_SUMMARY = "\nsummary:\n"
+"""Where a ``task`` result's labelled handoff lines end and the child's answer begins
+(see :func:`monkey.agent.subagents.handoff_text`)."""
+SUMMARY_CHARS = 400
+"""How much of an older child's answer ``summarize_subagent_chatter`` sends."""
 
 Count = Callable[[Message], int]
 
@@ -121,14 +125,20 @@ def compress_failed_attempts(messages: list[Message], settings: PolicySettings, 
 
 
 def summarize_subagent_chatter(messages: list[Message], settings: PolicySettings, count: Count) -> Applied:
-    """Finished sub-agent calls, but the newest, as their handoff only."""
+    """Finished sub-agent calls, but the newest, as their handoff's labelled lines and the
+    start of the child's answer (the child's own session keeps the rest)."""
     out = list(messages)
-    tasks = [i for i in _tool_indices(out) if out[i].name == "task"]
+    tasks = [i for i in _tool_indices(out) if out[i].name == "task" and not out[i].is_error]
     edited = []
     for i in tasks[:-1]:
         m = out[i]
-        head, sep, _ = m.content.partition(HANDOFF_END)
-        if sep and _replace(out, i, head + "\n[the child's transcript is in its own session]"):
+        head, sep, answer = m.content.partition(HANDOFF_SUMMARY)
+        if not sep or len(answer) <= SUMMARY_CHARS:
+            continue
+        cut = answer[:SUMMARY_CHARS].rsplit(" ", 1)[0]
+        short = (f"{head}{sep}{cut} […] (the answer's {len(answer)} characters: "
+                 f"memory_read key={memory_key(m.tool_call_id)!r})")
+        if _replace(out, i, short):
             edited.append(m.tool_call_id)
     return Applied(out, edited)
 

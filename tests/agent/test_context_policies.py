@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from monkey.agent.policies import (
-    HANDOFF_END,
     PolicySettings,
     compress_failed_attempts,
     drop_completed_tool_calls,
@@ -75,16 +74,22 @@ def test_a_failed_attempt_retried_later_becomes_its_first_error_line() -> None:
     assert applied.messages[2].is_error
 
 
-def test_older_sub_agent_results_keep_their_handoff_only() -> None:
-    handoff = "task completed: fixed the parser\nfiles changed: a.py"
+def test_older_sub_agent_results_keep_their_handoff_and_the_start_of_the_answer() -> None:
+    from monkey.agent.subagents import handoff_text
+    from monkey.events import Handoff
+
+    answer = "The parser now accepts trailing commas. " * 40
+    text = handoff_text(Handoff(agent="general", session_id="s-child", summary=answer, files_changed=["a.py"],
+                                key_outputs=["file_edit: ok"], turns=3, completed=True, reason="completed"))
     messages = _conversation([("task", 0, False), ("task", 0, False)])
     for i in (2, 4):
-        messages[i] = Message(role="tool", tool_call_id=messages[i].tool_call_id, name="task",
-                              content=handoff + HANDOFF_END + "\nchild said a lot\n" * 50)
+        messages[i] = Message(role="tool", tool_call_id=messages[i].tool_call_id, name="task", content=text)
     applied = summarize_subagent_chatter(messages, PolicySettings(), _count)
     assert applied.edited == ["c0"]
-    assert applied.messages[2].content.startswith(handoff) and "child said" not in applied.messages[2].content
-    assert "child said" in applied.messages[4].content, "the newest child's words stay"
+    short = applied.messages[2].content
+    assert short.startswith("agent: general (session s-child)\ncompleted: yes") and "files changed: a.py" in short
+    assert len(short) < len(text) // 2 and "memory_read key='call:c0'" in short
+    assert applied.messages[4].content == text, "the newest child's handoff stays whole"
 
 
 _shapes = st.lists(st.tuples(st.sampled_from(["file_read", "shell_execute", "file_edit", "task"]),
