@@ -2,11 +2,12 @@
 Code's schema and event names, so existing hook scripts work.
 
 Configured per event name (``PreToolUse``, ``PostToolUse``, ``PostToolUseFailure``,
-``UserPromptSubmit``, ``Stop``, ``SessionStart``, ``SessionEnd``, ``PreCompact``,
-``Notification``) as groups of a ``matcher`` (a regular expression on the tool name, or on
-``source`` for ``SessionStart`` (``startup`` / ``resume``), ``trigger`` for ``PreCompact``
-(``manual`` / ``auto``), ``notification_type`` for ``Notification`` (``permission_prompt``);
-empty matches every one) and commands with a ``timeout``::
+``UserPromptSubmit``, ``Stop``, ``SubagentStart``, ``SubagentStop``, ``SessionStart``,
+``SessionEnd``, ``PreCompact``, ``Notification``) as groups of a ``matcher`` (a regular
+expression on the tool name, or on ``source`` for ``SessionStart`` (``startup`` /
+``resume``), ``trigger`` for ``PreCompact`` (``manual`` / ``auto``), ``notification_type`` for
+``Notification`` (``permission_prompt``), the agent's name for ``SubagentStart`` /
+``SubagentStop``; empty matches every one) and commands with a ``timeout``::
 
     [[hooks.PreToolUse]]
     matcher = "shell_execute|file_write"
@@ -24,6 +25,8 @@ A command runs through ``sh -c`` in the workspace with a scrubbed environment (p
 - a command that cannot start (exit 126 / 127 from the shell: not found, not executable) is
   reported as that, never taken for a deliberate block.
 
+A sub-agent runs ``SubagentStart`` instead of ``SessionStart`` and ``SubagentStop`` (which may
+send it back to work, like ``Stop``) instead of ``Stop``; its tool calls run the tool hooks.
 ``SessionStart``'s ``additionalContext`` (or its plain stdout) goes to the model with the first
 prompt; ``SessionEnd`` (with ``reason``), ``PreCompact`` and ``Notification`` (with
 ``message``, before monkey asks the person) are for the person's own tools and cannot block.
@@ -45,11 +48,12 @@ from typing import Any, Literal
 
 __all__ = ["HOOK_EVENTS", "HookCommand", "HookGroup", "HookRun", "HookResult", "Hooks", "MAX_STOP_BLOCKS"]
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SessionStart",
-               "SessionEnd", "PreCompact", "Notification")
+HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStart",
+               "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "Notification")
 """The events hooks run at."""
-MATCHED = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "Notification"})
-"""The events whose groups' ``matcher`` is checked (against the tool, source, trigger or type)."""
+MATCHED = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "Notification",
+                     "SubagentStart", "SubagentStop"})
+"""The events whose groups' ``matcher`` is checked (against the tool, source, trigger, type or agent)."""
 MAX_STOP_BLOCKS = 3
 """How many times a turn's ``Stop`` hooks may send the model back to work."""
 _OUTPUT_LIMIT = 64 * 1024

@@ -162,6 +162,9 @@ class Agent:
         self._queue: asyncio.Queue[Event | None] | None = None
         self._ending = 0
         self._session_hooks_ran = False
+        self.agent_type = ""
+        """A sub-agent's definition name (``explore``...); empty for the agent a person talks to. A
+        sub-agent's hooks are ``SubagentStart`` / ``SubagentStop`` instead of the session's."""
         self._ran: set[str] = set()
         """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
         self.budget = Budget(self.options.limits)
@@ -175,7 +178,11 @@ class Agent:
             self.options.skills = None
         self.memory = WorkingMemory()
         """The model's notes (``memory_write``); restored from the store when resuming."""
-        if self._skills_fit() and self.tools.find("memory_write") is None:
+        # Given its own tools (a sub-agent gets the ones its definition allows of its parent's),
+        # the agent keeps the memory tools only if given them, bound to its own notes.
+        if self._skills_fit() and (tools is None or self.tools.find("memory_write") is not None):
+            for name in ("memory_write", "memory_read"):
+                self.tools.remove(name)
             self.tools.add(MemoryWrite(self.memory))
             self.tools.add(MemoryRead(self.memory, find=self.find_result, edited=self._edited))
         if self.options.skills is not None and self.options.skills.by_name and self.tools.find("skill") is None:
@@ -278,8 +285,9 @@ class Agent:
             yield event
         if last is None:  # the consumer closed us early
             return
-        for ran in await self.end_hooks("other"):
-            yield ran
+        if not self.agent_type:  # a sub-agent's end is its SubagentStop
+            for ran in await self.end_hooks("other"):
+                yield ran
         yield self.session_ended(last.reason, last.message)
 
     # -- turns -----------------------------------------------------------------------
@@ -371,7 +379,9 @@ class Agent:
         if not self._session_hooks_ran:  # the first turn of this process in the session
             self._session_hooks_ran = True
             source = "resume" if self.resumed else "startup"
-            starting = await self._hooks("SessionStart", emit, target=source, source=source)
+            starting = (await self._hooks("SubagentStart", emit, target=self.agent_type, agent_id=sid,
+                                          agent_type=self.agent_type) if self.agent_type else
+                        await self._hooks("SessionStart", emit, target=source, source=source))
             if starting is not None and starting.context:
                 prompt += "\n\n" + "\n".join(starting.context)
         submitted = await self._hooks("UserPromptSubmit", emit, prompt=prompt)
@@ -410,8 +420,10 @@ class Agent:
                 )
                 if not message.tool_calls:
                     result = message.text
-                    stopping = await self._hooks("Stop", emit, stop_hook_active=stop_blocks > 0,
-                                                 last_assistant_message=message.text)
+                    extra = {"agent_id": sid, "agent_type": self.agent_type} if self.agent_type else {}
+                    stopping = await self._hooks("SubagentStop" if self.agent_type else "Stop", emit,
+                                                 target=self.agent_type, stop_hook_active=stop_blocks > 0,
+                                                 last_assistant_message=message.text, **extra)
                     if stopping is not None and stopping.blocked and stop_blocks < MAX_STOP_BLOCKS:
                         stop_blocks += 1  # a Stop hook sends the model back to work, a few times at most
                         self.messages.append(Message(role="user", content="A Stop hook says the task is not "

@@ -211,6 +211,7 @@ class TaskTool(Tool[TaskArgs]):
                       policy=child_policy, options=options, session_id=session_id, checkpoints=parent.checkpoints,
                       context=context)
         child.budget = parent.budget.child(agent.limits, owner=f"{agent.name} {session_id}")
+        child.agent_type = agent.name  # its hooks are SubagentStart / SubagentStop
         child.upstream = parent.shown
         if agent.allows("task"):  # never more than the allowlist; none at the deepest level
             install_task_tool(child, self.delegation, depth=self.depth + 1, stack=(*self.stack, agent.name))

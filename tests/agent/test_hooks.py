@@ -188,3 +188,35 @@ async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
     assert seen[1]["trigger"] == "manual"
     assert (ws / "a.txt").exists()
     assert any(getattr(e, "type", "") == "context_compacted" for e in events), "a PreCompact hook cannot stop it"
+
+
+async def test_a_sub_agent_runs_subagent_start_and_stop_and_its_calls_run_the_tool_hooks(
+        tmp_path: Path, monkey_home: Path) -> None:
+    from monkey.agent.hooks import Hooks, parse_hooks
+    from tests.agent.test_subagents import collect, root_agent, task
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
+    log = tmp_path / "log.jsonl"
+    record = _hook(tmp_path, "record", f"cat >> {log}; echo >> {log}\n")
+    once = tmp_path / "once"
+    not_yet = _hook(tmp_path, "notyet", f"cat >/dev/null; [ -e {once} ] && exit 0; touch {once}; "
+                    "echo 'check the tests first' >&2; exit 2\n")
+    table = {event: [{"matcher": matcher, "hooks": [{"command": record}]}]
+             for event, matcher in (("SubagentStart", "explore"), ("PreToolUse", "file_read"), ("Stop", ""),
+                                    ("SessionStart", ""))}
+    table["SubagentStop"] = [{"matcher": "explore", "hooks": [{"command": record}, {"command": not_yet}]}]
+    (ws / "notes.txt").write_text("42\n")
+    script = {"turns": [{"tool_calls": [task("explore", "find it")]}, {"text": "It is 42."}],
+              "agents": {"explore": {"turns": [
+                  {"tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}]},
+                  {"text": "42, I think."}, {"text": "42: the tests agree."}]}}}
+    agent = root_agent(ws, monkey_home, script)
+    agent.options.hooks = Hooks(parse_hooks(table), ws)
+    events = await collect(agent.run_task("what is it?"))
+    seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    names = [(s["hook_event_name"], s.get("agent_type", "")) for s in seen]
+    assert names == [("SessionStart", ""), ("SubagentStart", "explore"), ("PreToolUse", ""),
+                     ("SubagentStop", "explore"), ("SubagentStop", "explore"), ("Stop", "")]
+    assert seen[1]["agent_id"] != agent.session_id and seen[2]["session_id"] == seen[1]["agent_id"]
+    [done] = [e for e in events if e.type == "subagent_completed"]
+    assert done.handoff.summary == "42: the tests agree.", "SubagentStop sent the child back to work once"
