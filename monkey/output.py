@@ -42,6 +42,8 @@ class Totals:
         self.result = ""
         self.reason = ""
         self.message = ""
+        self.children: set[str] = set()
+        """Sessions of the sub-agents started in the stream (their events name them)."""
         self.budget: ev.BudgetReached | None = None
         """The budget that ended the run, if one did (the root's event: the first one)."""
         self.started = time.monotonic()
@@ -49,14 +51,16 @@ class Totals:
     def add(self, event: ev.Event) -> None:
         """Account for one event."""
         self.events += 1
-        if event.session_id and not self.session_id:
-            self.session_id = event.session_id  # the run's own session; sub-agents' events name theirs
-        if event.session_id and event.session_id != self.session_id:  # a sub-agent's: its cost counts
+        if isinstance(event, ev.SubagentStarted):
+            self.children.add(event.child_session_id)
+        if event.session_id in self.children:  # a sub-agent's: only its cost counts
             if isinstance(event, ev.Usage):
                 self._usage(event)
             elif isinstance(event, ev.BudgetReached) and self.budget is None:
                 self.budget = event
             return
+        if event.session_id:
+            self.session_id = event.session_id
         match event:
             case ev.Usage():
                 self._usage(event)
@@ -236,7 +240,7 @@ class TextSink:
 
     def __call__(self, event: ev.Event) -> None:
         self.totals.add(event)
-        if event.session_id and event.session_id != self.totals.session_id:
+        if event.session_id in self.totals.children:
             self._render_child(event)
         else:
             self._render(event)
