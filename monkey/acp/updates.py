@@ -169,9 +169,16 @@ class Translator:
         self.streamed = False
         """Whether the message being written came as deltas (else its text is sent when it completes)."""
         self.last_message: MessageCompleted | None = None
+        self.children: set[str] = set()
+        """Sessions of sub-agents (``task`` calls): their tool calls are shown, their text is not
+        (it comes back as the task's result)."""
 
     def updates(self, event: Event) -> list[Any]:
         """The updates ``event`` shows as (often none)."""
+        if event.type == "subagent_started":
+            self.children.add(event.child_session_id)  # type: ignore[attr-defined]
+        if event.session_id in self.children and not isinstance(event, (ToolCallEvent, ToolStarted, ToolResult)):
+            return []
         match event:
             case TextDelta(text=text):
                 self.streamed = True

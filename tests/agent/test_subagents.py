@@ -241,3 +241,15 @@ async def test_bad_calls_say_what_is_wrong(workspace: Path, monkey_home: Path) -
     outputs = [e.output for e in of(events, "tool_result")]
     assert "no agent named 'nobody'; the agents are: explore, general" in outputs[0]
     assert "background sub-agents are not supported" in outputs[1]
+
+
+async def test_children_per_turn_are_capped(workspace: Path, monkey_home: Path) -> None:
+    script = {"turns": [{"tool_calls": [task("general", "a"), task("general", "b")]}, {"text": "ok"}],
+              "agents": {"general": {"turns": [{"text": "did it", "repeat": 2}]}}}
+    agent = root_agent(workspace, monkey_home, script, max_per_turn=1)
+    events = await collect(agent.run_task("two"))
+    results = of(events, "tool_result", agent.session_id)
+    assert sorted(r.ok for r in results) == [False, True]
+    [refused] = [r for r in results if not r.ok]
+    assert "at most 1 sub-agents per turn ([subagents] max_per_turn)" in refused.output
+    assert len(of(events, "subagent_started")) == 1
