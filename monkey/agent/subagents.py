@@ -46,8 +46,9 @@ __all__ = ["TaskTool", "TaskArgs", "Delegation", "install_task_tool", "handoff_t
 
 MAX_DEPTH = 5
 """The deepest ``max_depth`` may be set."""
-OWN_TOOLS = frozenset({"task", "skill", "memory_write", "memory_read"})
-"""Tools bound to the agent that has them (a child gets its own, not its parent's)."""
+OWN_TOOLS = frozenset({"task", "skill"})
+"""Tools bound to the agent that has them (a child gets its own, not its parent's; the memory tools
+given to a child are bound to its own notes by :class:`~monkey.agent.loop.Agent`)."""
 KEY_OUTPUTS = 5
 SUMMARY_CHARS = 4000
 
@@ -190,7 +191,7 @@ class TaskTool(Tool[TaskArgs]):
 
     def _child(self, agent: AgentDef, backend: Backend, session_id: str) -> Agent:
         parent = self.parent
-        # task, skill and the memory tools are bound to their agent: the child gets its own
+        # task and skill are bound to their agent: the child gets its own
         tools = ToolRegistry([t for t in parent.tools if t.name not in OWN_TOOLS and agent.allows(t.name)])
         skills = parent.options.skills
         if skills is not None and (not agent.allows("skill") or agent.skills is not None):
