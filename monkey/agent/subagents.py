@@ -16,7 +16,8 @@ wherever the parent would (durable before visible).
 Limits, shared by the whole tree through one :class:`Delegation`: the depth (``max_depth``,
 1 to 5: the deepest agents are not offered ``task``, and a call that gets through anyway is
 refused), cycles (an agent already on the call stack is refused, naming the chain), at most
-``max_parallel`` children running at once (more wait), ``max_per_turn`` children per turn.
+``max_parallel`` children of one agent running at once (more wait), ``max_per_turn`` children
+per turn.
 """
 
 from __future__ import annotations
@@ -77,20 +78,12 @@ class Delegation:
     external agent's child a process of its own); None: children use their parent's."""
     started: dict[str, int] = field(default_factory=dict)
     """Children started so far, by agent name (numbers them: ``explore#1``, ``explore#2``)."""
-    _slots: asyncio.Semaphore | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_depth <= MAX_DEPTH:
             raise ValueError(f"[subagents] max_depth must be between 1 and {MAX_DEPTH}, got {self.max_depth}")
         if self.max_parallel < 1 or self.max_per_turn < 1:
             raise ValueError("[subagents] max_parallel and max_per_turn must be at least 1")
-
-    @property
-    def slots(self) -> asyncio.Semaphore:
-        """At most :attr:`max_parallel` children run at once (created in the running event loop)."""
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.max_parallel)
-        return self._slots
 
 
 def install_task_tool(agent: Agent, delegation: Delegation, *, depth: int = 0,
@@ -137,6 +130,9 @@ class TaskTool(Tool[TaskArgs]):
         """The agents on the call stack down to the parent, ``main`` first."""
         self._turn = (0, 0)
         """(the parent's turn, children started in it)."""
+        self._slots: asyncio.Semaphore | None = None
+        """At most ``max_parallel`` of this parent's children run at once (per parent, so a child
+        waiting for its own children never holds the slot they need)."""
 
     @property
     def description(self) -> str:
@@ -224,7 +220,9 @@ class TaskTool(Tool[TaskArgs]):
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolOutcome:
         agent = self._definition(args)
         emit: Callable[[Event], None] = ctx.emit if ctx.emit is not None else (lambda event: None)
-        async with self.delegation.slots:
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.delegation.max_parallel)
+        async with self._slots:
             number = self.delegation.started[agent.name] = self.delegation.started.get(agent.name, 0) + 1
             backend, owned = self._backend(agent, number)
             session_id = new_id("s")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from pathlib import Path
 from typing import Any
@@ -254,3 +255,14 @@ async def test_children_per_turn_are_capped(workspace: Path, monkey_home: Path) 
     [refused] = [r for r in results if not r.ok]
     assert "at most 1 sub-agents per turn ([subagents] max_per_turn)" in refused.output
     assert len(of(events, "subagent_started")) == 1
+
+
+async def test_a_child_with_children_does_not_wait_for_its_own_slot(workspace: Path, monkey_home: Path) -> None:
+    define(workspace, "lead", "description: delegates further")
+    script = {"turns": [{"tool_calls": [task("lead")]}, {"text": "done"}],
+              "agents": {"lead": {"turns": [{"tool_calls": [task("general")]}, {"text": "lead done"}]},
+                         "general": {"turns": [{"text": "leaf done"}]}}}
+    agent = root_agent(workspace, monkey_home, script, max_parallel=1)
+    events = await asyncio.wait_for(collect(agent.run_task("nest")), timeout=30)
+    assert [d.handoff.completed for d in of(events, "subagent_completed")] == [True, True]
+    assert events[-1].reason == "completed"
