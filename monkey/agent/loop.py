@@ -171,6 +171,8 @@ class Agent:
         """What the run may spend and has spent (a sub-agent's is a child of its parent's)."""
         self._over: Exceeded | None = None
         """The budget a check found reached while tool calls ran (ends the turn)."""
+        self.stopped_by_person = ""
+        """Why a person stopped the last turn (a denial without a reason); empty when nobody did."""
         self.upstream: Callable[[], Awaitable[None]] | None = None
         """A sub-agent's parent's :meth:`shown`: the child's events pass through the parent's
         stream, so what the child waits to see stored, it waits for up there too."""
@@ -438,7 +440,8 @@ class Agent:
                         denials.setdefault(outcome.message.content, []).append(outcome.message.name)
                     if outcome.stop is not None:
                         self._close_unanswered()
-                        raise _StopTurn("denied", outcome.stop.reason or "denied by the user")
+                        self.stopped_by_person = outcome.stop.reason or "denied by the user"
+                        raise _StopTurn("denied", self.stopped_by_person)
                 if self._over is not None:
                     self._close_unanswered()
                     raise _StopTurn("budget", self._over.describe())
@@ -731,6 +734,9 @@ class Agent:
             raise
         except Exception as exc:
             return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
+        if outcome.stopped:  # a person stopped a sub-agent: this turn stops as if they had stopped it
+            return finish(False, outcome.output, outcome.diff,
+                          stop=Decision(approved=False, by="user", reason=outcome.stopped, stop=True))
         output = self._nested_instructions(call, args, outcome.output, emit)
         return finish(True, await self._post_hooks(call, True, output, emit), outcome.diff)
 

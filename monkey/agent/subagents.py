@@ -226,17 +226,21 @@ class TaskTool(Tool[TaskArgs]):
             number = self.delegation.started[agent.name] = self.delegation.started.get(agent.name, 0) + 1
             backend, owned = self._backend(agent, number)
             session_id = new_id("s")
+            stopped = ""
             try:
                 child = self._child(agent, backend, session_id)
                 emit(SubagentStarted(session_id=self.parent.session_id, call_id=ctx.call_id, child_session_id=session_id,
                                      agent=agent.name, description=args.description, depth=self.depth + 1))
                 handoff = await self._run_child(child, agent, args.prompt, emit)
+                stopped = child.stopped_by_person
             finally:
                 if owned:
                     await backend.aclose()
         emit(SubagentCompleted(session_id=self.parent.session_id, call_id=ctx.call_id, child_session_id=session_id,
                                handoff=handoff))
         text = handoff_text(handoff)
+        if stopped:  # a person said no to the child (no reason): the parent stops too
+            return ToolOutcome(output=text, paths=list(handoff.files_changed), stopped=stopped)
         if not handoff.completed:
             raise ToolError(text)
         return ToolOutcome(output=text, paths=list(handoff.files_changed))

@@ -86,6 +86,8 @@ class ToolOutcome:
     output: str
     diff: str = ""
     paths: list[str] = field(default_factory=list)
+    stopped: str = ""
+    """Why a person stopped the work this call did (a sub-agent's turn): the calling turn stops too."""
 
 
 @cache

@@ -266,3 +266,23 @@ async def test_a_child_with_children_does_not_wait_for_its_own_slot(workspace: P
     events = await asyncio.wait_for(collect(agent.run_task("nest")), timeout=30)
     assert [d.handoff.completed for d in of(events, "subagent_completed")] == [True, True]
     assert events[-1].reason == "completed"
+
+
+async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
+    from monkey.agent.approval import Decision
+    from tests.agent.test_loop import AnsweringApprover
+
+    write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
+    script = {"turns": [{"tool_calls": [task("general")]}, {"text": "never"}],
+              "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "never"}]}}}
+    agent = root_agent(workspace, monkey_home, script, mode="default")
+    approver = AnsweringApprover(Decision(approved=False, by="user", reason="", stop=True))
+    agent.approver = approver
+    events = await collect(agent.run_task("try"))
+    assert len(approver.requests) == 1, "the child asked the parent's approver"
+    assert not (workspace / "x.txt").exists()
+    [done] = of(events, "subagent_completed")
+    assert not done.handoff.completed and done.handoff.reason == "denied"
+    assert events[-1].session_id == agent.session_id and events[-1].reason == "denied"
+    assert agent.backend.calls == 1, "the parent stopped without asking its model again"
+    assert agent.messages[-1].role == "tool" and "completed: no" in agent.messages[-1].content
