@@ -182,6 +182,8 @@ class Rule:
             return True
         if tool == SHELL_TOOL:
             return for_deny and _names(parse_line(str(arguments.get("command", ""))), self.prefix())
+        if tool == "task":  # a sub-agent's rule names the agent: task(explore), task(*)
+            return _glob(str(arguments.get("agent") or "general"), self.pattern)
         path = str(arguments.get("path", "") or ".")
         if workspace is None:
             return _glob(path.removeprefix("./"), self.pattern)

@@ -286,3 +286,16 @@ async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monke
     assert events[-1].session_id == agent.session_id and events[-1].reason == "denied"
     assert agent.backend.calls == 1, "the parent stopped without asking its model again"
     assert agent.messages[-1].role == "tool" and "completed: no" in agent.messages[-1].content
+
+
+async def test_the_permission_engine_decides_task_calls(workspace: Path, monkey_home: Path) -> None:
+    script = {"turns": [{"tool_calls": [task("explore"), task("general")]}, {"text": "ok"}],
+              "agents": {"explore": {"turns": [{"text": "explored"}]}}}
+    agent = root_agent(workspace, monkey_home, script)
+    agent.policy.deny.extend(ApprovalPolicy.from_strings(deny=["task(general)"]).deny)
+    events = await collect(agent.run_task("two"))
+    results = {e.call_id: e for e in of(events, "tool_result", agent.session_id)}
+    denied = [e for e in of(events, "approval_resolved") if e.decision == "denied"]
+    assert len(denied) == 1 and denied[0].by == "rule"
+    assert not results[denied[0].call_id].ok and results[denied[0].call_id].output.startswith("denied")
+    assert [s.agent for s in of(events, "subagent_started")] == ["explore"]
