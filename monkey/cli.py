@@ -173,6 +173,10 @@ def build_parser():  # type: ignore[no-untyped-def]
         help="the same as --mode auto: run dangerous tools without asking (protected paths stay protected)",
     )
     _mode_flag(agent)
+    agent.add_argument("--approve-plan", choices=("default", "accept-edits"), metavar="MODE",
+                       help="with nobody to ask (piped --task): approve the model's plan and go on in MODE "
+                       "(default or accept-edits); without it a plan is only recorded")
+    agent.add_argument("--workflow", metavar="NAME", help="run --task as a workflow: tpdr (think, plan, do, reflect)")
     agent.add_argument("-c", "--continue", dest="continue_", action="store_true",
                        help="continue the latest session of this workspace")
     agent.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
@@ -195,6 +199,9 @@ def build_parser():  # type: ignore[no-untyped-def]
 
     add_serve_parser(sub, _model_flags, _mode_flag)
     log_flags(sub.choices["serve"])
+    from monkey.commands.workflows import add_parser as add_workflows_parser
+
+    add_workflows_parser(sub)
     from monkey.commands.trust import add_parser as add_trust_parser
 
     add_trust_parser(sub)
@@ -268,6 +275,10 @@ def main(argv: list[str] | None = None) -> int:
         from monkey.commands.undo import run_checkpoint_command
 
         return run_checkpoint_command(args)
+    if args.command == "workflows":
+        from monkey.commands.workflows import run_workflows_command
+
+        return run_workflows_command(args)
     if args.command == "trust":
         from monkey.commands.trust import run_trust_command
 

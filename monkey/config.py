@@ -27,6 +27,7 @@ __all__ = [
     "LocalConfig",
     "ContextConfig",
     "UIConfig",
+    "WorkflowConfig",
     "CheckpointConfig",
     "BackendConfig",
     "AnthropicConfig",
@@ -147,6 +148,17 @@ class UIConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Say it in the terminal's title too (``monkey · approval needed · proj``)."""
     long_turn: float = 10.0
     """Seconds: a turn at least this long rings when it ends."""
+
+
+class WorkflowConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[workflow]``: the Think/Plan/Do/Reflect workflow (``--workflow tpdr``, ``/workflow tpdr``)."""
+
+    verify: str = ""
+    """A command Reflect runs to check the result (``pytest -q``); its failure goes back to the next Plan."""
+    verify_retries: int = 2
+    """How many times a failed verify command is fed back to a new Plan before the workflow gives up."""
+    max_iterations: int = 3
+    """Plan/Do/Reflect rounds at most."""
 
 
 class BackendConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -297,6 +309,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     claude_code: ClaudeCodeConfig = msgspec.field(default_factory=ClaudeCodeConfig)
     codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
+    workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
     hooks: dict[str, list[dict[str, Any]]] = {}

@@ -54,6 +54,10 @@ __all__ = [
     "Handoff",
     "SubagentStarted",
     "SubagentCompleted",
+    "ModeChanged",
+    "PlanSaved",
+    "StageStarted",
+    "StageCompleted",
     "Raw",
     "EndReason",
     "ToolCallSpec",
@@ -113,6 +117,8 @@ class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     resumed: bool = False
     instructions: list[InstructionRef] = []
     """The instruction files in the system prompt (see :mod:`monkey.agent.instructions`)."""
+    mode: str = ""
+    """The permission mode the session (re)started in (see :mod:`monkey.modes`)."""
 
 
 class HookRan(Event, frozen=True, kw_only=True, tag="hook_ran"):
@@ -457,6 +463,57 @@ class SubagentCompleted(Event, frozen=True, kw_only=True, tag="subagent_complete
     call_id: str
     child_session_id: str
     handoff: Handoff
+class ModeChanged(Event, frozen=True, kw_only=True, tag="mode_changed"):
+    """The permission mode changed (``/mode``, Shift+Tab, ``/plan``, an approved plan); a resumed
+    session goes on in the last one stored."""
+
+    mode: str
+    previous: str = ""
+    by: str = "user"
+    """``user`` (a command or key), ``plan`` (the person approved a plan) or ``workflow`` (a stage)."""
+
+
+class PlanSaved(Event, frozen=True, kw_only=True, tag="plan_saved"):
+    """The model proposed a plan with ``exit_plan_mode`` and it was decided: the plan, kept with the session."""
+
+    call_id: str
+    plan: str
+    """The plan as the model wrote it (Markdown)."""
+    outcome: Literal["approved", "sent_back", "rejected", "recorded"]
+    """``recorded``: nobody could approve it (headless), so the session stays in plan mode."""
+    mode: str = ""
+    """The mode an approved plan goes on in."""
+    feedback: str = ""
+    path: str = ""
+    """Where the person also kept it in the project (``.monkey/plans/...``), if they did."""
+
+
+class StageStarted(Event, frozen=True, kw_only=True, tag="stage_started"):
+    """A stage of a workflow (``think``, ``plan``, ``do``, ``reflect``) began."""
+
+    workflow_id: str
+    stage: str
+    iteration: int = 1
+
+
+class StageCompleted(Event, frozen=True, kw_only=True, tag="stage_completed"):
+    """A stage of a workflow ended: what it cost and what came of it."""
+
+    workflow_id: str
+    stage: str
+    iteration: int = 1
+    outcome: str = "completed"
+    """How the stage's turn ended (``completed``, ``error``, ``cancelled``, ``budget``...)."""
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cost_usd: float = 0.0
+    wall_s: float = 0.0
+    verdict: str = ""
+    """Reflect's: ``done`` or ``not_done`` (empty for the other stages)."""
+    reason: str = ""
+    """Reflect's reason for its verdict, or why a stage failed."""
+    handoff: dict[str, Any] = {}
+    """What the stage hands the next one (:class:`monkey.workflow.handoff.Handoff` as JSON)."""
 
 
 class Raw(Event, frozen=True, kw_only=True, tag="raw"):
@@ -498,6 +555,10 @@ AnyEvent = Union[
     BudgetReached,
     SubagentStarted,
     SubagentCompleted,
+    ModeChanged,
+    PlanSaved,
+    StageStarted,
+    StageCompleted,
     Raw,
 ]
 

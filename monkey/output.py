@@ -185,6 +185,8 @@ def _result_lines(text: str, most: int = RESULT_LINES) -> list[str]:
 def _call_summary(name: str, arguments: dict[str, Any]) -> str:
     if name == "shell_execute":
         return str(arguments.get("command", ""))
+    if name == "exit_plan_mode":
+        return next((line for line in str(arguments.get("plan", "")).splitlines() if line.strip()), "")
     for key in ("path", "pattern"):
         if key in arguments:
             return str(arguments[key])
@@ -318,11 +320,31 @@ class TextSink:
                 self._line(f"{escape_controls(event.from_backend)} failed ({escape_controls(event.reason)}); "
                            f"going on with {escape_controls(event.to_backend)} {escape_controls(event.model)}",
                            "yellow")
+            case ev.PlanSaved():
+                self._plan(event)
+            case ev.ModeChanged() if event.by != "user":  # a command's own reply says it
+                self._line(f"mode: {escape_controls(event.mode)}", "dim")
+            case ev.StageStarted():
+                self._line(f"── {escape_controls(event.stage)} (iteration {event.iteration}) ──", "bold")
+            case ev.StageCompleted():
+                said = f"{event.verdict}: {event.reason}" if event.verdict else event.outcome
+                self._line(f"── {escape_controls(event.stage)} ended: {escape_controls(said, keep_newlines=False)} "
+                           f"({event.wall_s:.1f}s, {event.input_tokens + event.output_tokens} tokens)", "dim")
             case ev.TurnCompleted():
                 if not self._at_line_start:
                     self._write("\n")
             case _:
                 pass
+
+    def _plan(self, event: ev.PlanSaved) -> None:
+        """The plan the model proposed (the product of a plan-mode run), and what became of it."""
+        said = {"approved": f"approved, going on in {event.mode} mode", "sent_back": "sent back to the model",
+                "rejected": "rejected", "recorded": "recorded; nobody approved it, so the session stays in plan mode"}
+        self._line(f"plan ({said[event.outcome]}):", "bold")
+        for line in escape_controls(event.plan).splitlines():
+            self._line("  " + line)
+        if event.path:
+            self._line(f"  (kept in {escape_controls(event.path)})", "dim")
 
     def _end_line(self) -> None:
         if not self._at_line_start:

@@ -42,6 +42,9 @@ class InlineApprover:
         from prompt_toolkit.output import create_output
 
         term = self.terminal
+        if request.plan:
+            async with self._lock:
+                return await self._review_plan(request)
         async with self._lock:  # concurrent requests are asked one after the other
             lines = ["", term.style(f"? {request.tool} needs approval", "1;33")]
             lines += ["    " + _diff_colour(term, line) for line in request.summary.splitlines() or [""]]
@@ -86,6 +89,46 @@ class InlineApprover:
                     return Decision(approved=False, by="user", reason=f"the user said: {reason}")
 
 
+    async def _review_plan(self, request: ApprovalRequest) -> Decision:
+        """The plan dialog in line mode: the plan, then a, d, f (feedback) or r; a ``+s`` keeps it in ``.monkey/plans/``."""
+        from prompt_toolkit import PromptSession
+        from prompt_toolkit.input import create_input
+        from prompt_toolkit.output import create_output
+
+        from monkey.agent.plan_mode import PLANS_DIR, approve_plan, reject_plan, send_back
+
+        term = self.terminal
+        lines = ["", term.style("? the model proposes a plan (plan mode)", "1;36")]
+        lines += ["    " + line for line in request.summary.splitlines() or [""]]
+        lines += [term.style(f"  ! {escape_controls(warning)}", "31") for warning in request.warnings]
+        lines += ["  [a] approve, and go on accepting edits", "  [d] approve, and go on in default mode (asking)",
+                  "  [f] send it back with feedback", "  [r] reject (stop; stay in plan mode)",
+                  f"  (as, ds: approve and also keep the plan in {PLANS_DIR}/)"]
+        term.write("\n".join(lines) + "\n")
+        session: PromptSession[str] = PromptSession(input=create_input(term.input), output=create_output(term.output))
+
+        async def ask(question: str) -> str:
+            return (await session.prompt_async(question, handle_sigint=False)).strip()
+
+        term.discard_typed_ahead()
+        while True:
+            try:
+                answer = (await ask("  plan? [a/d/f/r] ")).lower()
+            except (EOFError, KeyboardInterrupt):
+                return reject_plan()
+            if answer in ("a", "as", "d", "ds"):
+                return approve_plan("accept-edits" if answer[0] == "a" else "default", save=answer.endswith("s"))
+            if answer in ("r", "n", "no"):
+                return reject_plan()
+            if answer == "f":
+                try:
+                    feedback = await ask("  what should change? ")
+                except (EOFError, KeyboardInterrupt):
+                    return reject_plan()
+                if feedback:
+                    return send_back(feedback)
+
+
 def _diff_colour(term: Terminal, line: str) -> str:
     if line.startswith("+") and not line.startswith("+++"):
         return term.style(line, "32")
@@ -104,8 +147,9 @@ def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
     return path
 
 
-async def _run_turn(state: ReplState, text: str) -> None:
-    """Run ``text`` as one turn of the session (a message or a ``!command``), Ctrl-C cancelling it."""
+async def _run_turn(state: ReplState, text: str, workflow: str = "") -> None:
+    """Run ``text`` as one turn of the session (a message or a ``!command``; or ``workflow`` on it),
+    Ctrl-C cancelling it."""
     agent = state.agent
     loop = asyncio.get_running_loop()
 
@@ -115,7 +159,8 @@ async def _run_turn(state: ReplState, text: str) -> None:
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
     try:
-        await state.session.send(text)  # each event stored, then shown
+        # each event stored, then shown
+        await (state.session.run_workflow(workflow, text) if workflow else state.session.send(text))
     finally:  # between turns a stray Ctrl-C (before the prompt reads keys) is ignored, not fatal
         loop.add_signal_handler(signal.SIGINT, _between_turns)
     state.sink.close()
@@ -131,7 +176,7 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
 
     sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
     state = ReplState.make(agent, switcher, sink)
-    state.turn = lambda text: _run_turn(state, text)  # /init's turn runs as a typed one
+    state.turn = lambda text, workflow="": _run_turn(state, text, workflow)  # /init's turn runs as a typed one
     try:
         stored = await state.session.open(continue_=continue_, resume=resume)
     except StoreError as exc:

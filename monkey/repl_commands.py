@@ -129,12 +129,15 @@ class ReplState:
 
     session: Session
     sink: EventEcho
-    turn: Callable[[str], Awaitable[None]] | None = None
-    """Runs a turn as a typed message does (Ctrl-C cancelling it); set by the REPL."""
+    turn: Callable[[str, str], Awaitable[None]] | None = None
+    """Runs a turn as a typed message does (Ctrl-C cancelling it), or a workflow on it; set by the REPL."""
 
-    async def run_turn(self, text: str) -> None:
-        """Run ``text`` as a turn, the way the REPL runs what the person types."""
-        await (self.turn(text) if self.turn is not None else self.session.send(text))
+    async def run_turn(self, text: str, workflow: str = "") -> None:
+        """Run ``text`` as a turn (or ``workflow`` on it), the way the REPL runs what the person types."""
+        if self.turn is not None:
+            await self.turn(text, workflow)
+        else:
+            await (self.session.run_workflow(workflow, text) if workflow else self.session.send(text))
 
     @property
     def agent(self) -> Agent:
@@ -203,6 +206,9 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
         case r.SendPrompt(prompt=prompt, shown=shown):
             _say(escape_controls(shown))
             await state.run_turn(prompt)
+        case r.StartWorkflow(name=name, task=task, shown=shown):
+            _say(escape_controls(shown))
+            await state.run_turn(task, workflow=name)
         case r.CopyText(text=text, what=what):
             _copy(text, what)
     return True

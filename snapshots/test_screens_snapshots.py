@@ -100,3 +100,17 @@ def test_picker(snap_compare, workspace: Path) -> None:
         await pilot.pause()
 
     assert snap_compare(PickerApp(None), run_before=loaded, terminal_size=SIZE)  # type: ignore[arg-type]
+
+
+def plan_request():  # type: ignore[no-untyped-def]
+    from monkey.agent.approval import build_request
+
+    plan = ("# Plan: greet\n\n1. Write `hello.py` that prints a greeting.\n2. Add `tests/test_hello.py`.\n"
+            "3. Run `pytest -q` to check it.\n\n[bold red]not markup[/]")
+    return build_request("call_1", "exit_plan_mode", {"plan": plan}, "")
+
+
+def test_plan_dialog(snap_compare) -> None:
+    from monkey.ui.screens.plan import PlanScreen
+
+    assert snap_compare(ScreenApp(PlanScreen(plan_request(), guard=0)), press=["s"], terminal_size=SIZE)

@@ -181,3 +181,36 @@ def test_header_with_the_instruction_files(app_for, workspace, monkey_home, snap
         await pilot.pause(0.2)
 
     assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=run)
+
+
+WORKFLOW = [{"text": "The README is one line."},
+            {"text": "My plan.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Nothing to change."}}]},
+            {"text": "Approved."},
+            {"text": "Nothing needed changing."},
+            {"text": "VERDICT: done\nREASON: the README already says it"}]
+
+
+def test_workflow_stages(app_for, snap_compare, monkeypatch) -> None:
+    monkeypatch.setattr("monkey.workflow.runner.new_id", lambda prefix="": f"{prefix}-snapshot-1")
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        from monkey.ui.screens.plan import PlanScreen
+
+        app = pilot.app
+        app.query_one("#prompt").insert("/workflow tpdr check the README")
+        await pilot.press("enter")
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if isinstance(app.screen, PlanScreen):
+                break
+        await pilot.press("d")
+        for _ in range(200):
+            await pilot.pause(0.05)
+            if not app.working:
+                break
+        for block in app.transcript.query(ToolBlock):  # run and wait times vary from run to run
+            block.duration_ms, block.wait_ms = 12.0, 0.0
+            block._refresh_title()
+        await pilot.pause(0.2)
+
+    assert snap_compare(app_for(WORKFLOW), terminal_size=SIZE, run_before=run)

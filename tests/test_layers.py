@@ -58,6 +58,7 @@ LAYERS: dict[str, int] = {
     "monkey.plugins": 1,  # agent plugins: manifests, discovery and aliases, the JSON-RPC host
     # the loop
     "monkey.agent": 2,
+    "monkey.workflow": 2,  # the Think/Plan/Do/Reflect workflow: stages run as turns of an agent, their trace
     # one running conversation, every command
     "monkey.session": 3,
     # front ends

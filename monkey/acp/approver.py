@@ -69,6 +69,12 @@ class AcpApprover:
                                                           tool_call=self._tool_call(request))
         outcome = answer.outcome
         choice = outcome.option_id if isinstance(outcome, AllowedOutcome) else ""
+        if request.plan:  # exit_plan_mode: allow once goes on in default, allow always in accept-edits
+            from monkey.agent.plan_mode import approve_plan, reject_plan
+
+            if choice in ("allow_once", "allow_always"):
+                return approve_plan("default" if choice == "allow_once" else "accept-edits")
+            return reject_plan()
         if choice == "allow_once":
             return Decision(approved=True, by="user", reason="approved once")
         if choice == "allow_always" and request.grant:

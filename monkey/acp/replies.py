@@ -64,6 +64,8 @@ def render(reply: r.Reply) -> str:  # noqa: C901 - one case per reply type
             return "\n".join(lines)
         case r.SendPrompt(shown=shown):
             return shown
+        case r.StartWorkflow(shown=shown):
+            return shown
         case r.ResumeSession(session_id=session_id):
             return (f"open session `{session_id}` from your editor's list of past sessions "
                     "(it loads through session/load); this thread stays this session")

@@ -196,9 +196,10 @@ class MonkeyAcpAgent:
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         session = self._session(session_id)
         try:
-            session.agent.policy.set_mode(parse_mode(mode_id))
+            mode = parse_mode(mode_id)
         except ModeError as exc:
             raise RequestError.invalid_params({"message": str(exc)}) from None
+        await session.core.command(f"/mode {mode}")  # stored, so resuming goes on in it
         return None
 
     # -- turns -------------------------------------------------------------------------------

@@ -138,7 +138,7 @@ class AcpSession:
 
         from acp.helpers import update_current_mode
 
-        from monkey.session.replies import ModeChanged, SendPrompt
+        from monkey.session.replies import ModeChanged, SendPrompt, StartWorkflow
 
         try:
             replies = await self.core.command(text)
@@ -152,11 +152,32 @@ class AcpSession:
                 await self.send(update_current_mode(reply.mode))
         await self.drain()
         await self.say("\n\n".join(t for t in texts if t))
+        flows = [reply for reply in replies if isinstance(reply, StartWorkflow)]
+        if flows:  # /workflow: its stages run now, in this prompt
+            await self.say("\n\n")
+            return await self.workflow(flows[0].name, flows[0].task)
         sent = [reply for reply in replies if isinstance(reply, SendPrompt)]
         if sent:  # /init: the turn it asks for runs now, in this prompt
             await self.say("\n\n")
             return await self.prompt(sent[0].prompt, sent[0].prompt)
         return "end_turn"
+
+    async def workflow(self, name: str, task: str) -> str:
+        """Run workflow ``name`` on ``task`` (its stages as turns, each event stored, then shown); the stop reason."""
+        self.cancel_asked = False
+        self.translator.last_message = None
+        last: TurnCompleted | None = None
+        async for event in self.core.workflow_turn(name, task):
+            if self.cancel_asked:
+                self.cancel_asked = False
+                self.agent.cancel()
+            if isinstance(event, TurnCompleted):
+                last = event
+            if event.type == "approval_requested":
+                await self._write_now()
+            await self.drain()
+        await self.drain()
+        return "cancelled" if last is None else stop_reason(last, self.translator.last_message)
 
     def cancel(self) -> None:
         """``session/cancel``: stop the running turn (or the one about to start)."""

@@ -23,6 +23,7 @@ from acp import (
     update_tool_call,
     update_user_message_text,
 )
+from acp.helpers import update_current_mode
 from acp.schema import ToolCallLocation, ToolKind
 
 from monkey.events import (
@@ -30,6 +31,7 @@ from monkey.events import (
     Event,
     Fallback,
     MessageCompleted,
+    ModeChanged,
     TextDelta,
     ThinkingDelta,
     ToolCallEvent,
@@ -200,6 +202,8 @@ class Translator:
                 return [tool_end(self.workspace, event)]
             case Error(message=message):
                 return [update_agent_message_text(f"\n\nmonkey: {message}\n")]
+            case ModeChanged(mode=mode, by=by) if by != "user":  # an approved plan, a workflow's stage
+                return [update_current_mode(mode)]
             case Fallback(from_backend=old, to_backend=new, reason=reason):
                 return [update_agent_message_text(f"\n\nmonkey: switched from {old} to {new}: {reason}\n")]
         return []

@@ -49,6 +49,8 @@ __all__ = [
 ]
 
 SHELL_TOOL = "shell_execute"
+EXIT_PLAN_MODE = "exit_plan_mode"
+"""The tool a model in plan mode proposes its plan with (see :mod:`monkey.agent.plan_mode`)."""
 FILE_TOOLS = frozenset({"file_write", "file_edit", "file_delete"})
 
 
@@ -72,6 +74,8 @@ class ApprovalRequest:
     """A command that, approved by a person, runs as theirs: outside the sandbox (the dialog says so)."""
     no_sandbox: bool = False
     """In auto mode, asked only because no sandbox can hold commands here."""
+    plan: str = ""
+    """A plan to review (``exit_plan_mode``): front ends show their plan dialog instead of the approval."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,10 @@ class Decision:
     """For a denial: stop the turn instead of telling the model and going on."""
     exact_line: bool = False
     """A person approved this exact shell line (so shell syntax may run through a shell)."""
+    mode: str = ""
+    """For an approved plan: the mode the session goes on in (empty: ``default``; ``plan``: recorded only)."""
+    save: bool = False
+    """For an approved plan: also keep it in the project's ``.monkey/plans/``."""
 
 
 class Approver(Protocol):
@@ -98,10 +106,24 @@ class Approver(Protocol):
 
 
 class HeadlessApprover:
-    """Denies everything a rule did not allow, with a reason the model and user can read."""
+    """Denies everything a rule did not allow, with a reason the model and user can read.
+
+    A plan (``exit_plan_mode``) is recorded and the session stays in plan mode, unless
+    ``approve_plan`` names the mode an approved plan goes on in (``--approve-plan``).
+    """
+
+    def __init__(self, approve_plan: str = "") -> None:
+        self.approve_plan = approve_plan
+        """``default`` or ``accept-edits``: approve every plan and go on in that mode; empty: only record it."""
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Deny ``request``: nobody is there to ask."""
+        if request.plan:
+            if self.approve_plan:
+                return Decision(approved=True, by="policy", mode=self.approve_plan,
+                                reason=f"approved by --approve-plan {self.approve_plan}")
+            return Decision(approved=True, by="policy", mode="plan",
+                            reason="recorded: nobody is here to approve the plan (--approve-plan MODE approves it)")
         return Decision(
             approved=False,
             by="policy",
@@ -335,6 +357,9 @@ class ApprovalPolicy:
     """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
     turn_rules: list[Rule] = field(default_factory=list)
     """Allow rules that hold for the running turn only (see :meth:`allow_for_turn`)."""
+    mode_pinned: bool = False
+    """The mode was chosen on the command line (``--mode``, ``--no-approval``): resuming keeps it
+    instead of going back to the mode the stored session was left in."""
     sandboxed: bool = True
     """Shell commands run in a sandbox (:mod:`monkey.tools.sandbox`); without one, ``--no-approval``
     approves no shell command: each goes to a person (so headless refuses them)."""
@@ -427,6 +452,9 @@ class ApprovalPolicy:
         denial = self.denied(tool, arguments, workspace)
         if denial is not None:
             return denial
+        if tool == EXIT_PLAN_MODE:  # a plan: always for a person to decide, and only in plan mode
+            return None if self.mode == "plan" else _refuse("exit_plan_mode is for plan mode only; this session "
+                                                            f"is in {self.mode} mode")
         if tool == SHELL_TOOL:
             decision = self._check_line(str(arguments.get("command", "")), workspace)
             if decision is not None and decision.approved and self.needs_person(tool, arguments, workspace):
@@ -555,5 +583,9 @@ def build_request(
     else:
         summary = escape_controls(preview or f"{tool} {arguments.get('path', '')}", strict=not preview)
         warnings = invisible_warnings(str(arguments.get("path", "")))
+    if tool == EXIT_PLAN_MODE:  # a plan is approved once, never for the session or for good
+        plan = str(arguments.get("plan", ""))
+        hidden = [w for w in invisible_warnings(plan) if "newline" not in w]  # a plan has lines
+        return ApprovalRequest(call_id, tool, arguments, escape_controls(plan), hidden, plan=plan or " ")
     _, grant = grant_for(tool, arguments)
     return ApprovalRequest(call_id, tool, arguments, summary, warnings, grant, rules_for(tool, arguments))

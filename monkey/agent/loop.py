@@ -24,6 +24,7 @@ from typing import Any
 import msgspec
 
 from monkey.agent.approval import (
+    EXIT_PLAN_MODE,
     ApprovalPolicy,
     ApprovalRequest,
     Approver,
@@ -38,6 +39,7 @@ from monkey.agent.context import ContextManager
 from monkey.agent.memory import MemoryRead, MemoryWrite, WorkingMemory
 from monkey.agent.external_gate import ExternalGate
 from monkey.agent.person_shell import shell_turn
+from monkey.agent.plan_mode import ExitPlanMode, offered, plan_decided, plan_system_prompt
 from monkey.agent.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
 from monkey.agent.instructions import Instructions
 from monkey.agent.skill_tool import SkillTool
@@ -191,14 +193,20 @@ class Agent:
             skill_tool = SkillTool(self.options.skills)
             skill_tool.on_load = self.use_skill
             self.tools.add(skill_tool)
+        if self.tools.find(EXIT_PLAN_MODE) is None:  # offered to the model only in plan mode
+            self.tools.add(ExitPlanMode(lambda: self.policy.mode))
         self.system_prompt = self._system_prompt()
-        self.tool_specs = self.tools.specs()
-        """What the model is told about the tools, sent with every request."""
-        self._specs_version = self.tools.version
+        self.tool_specs = offered(self.tools.specs(), self.policy.mode)
+        """What the model is told about the tools, sent with every request (``exit_plan_mode`` in plan mode only)."""
+        self._specs_version = self._specs_key()
         self.mcp = None
         """The session's MCP servers (:class:`monkey.mcp_client.McpManager`; None: none): started, if the
         front end did not, and waited for while still connecting, before a model call; their tools come
         and go in :attr:`tools`."""
+
+    def _specs_key(self) -> tuple[int, int, bool]:
+        """What :attr:`tool_specs` was made from: the registry, its version, plan mode or not."""
+        return id(self.tools), self.tools.version, self.policy.mode == "plan"
 
     def _system_prompt(self) -> str:
         """The built-in (or configured) prompt for this model, then the instructions."""
@@ -254,6 +262,7 @@ class Agent:
             resumed=self.resumed,
             instructions=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size)
                           for f in (self.options.instructions.files if self.options.instructions else [])],
+            mode=self.policy.mode,
         )
 
     def use_backend(self, backend: Backend) -> BackendChanged:
@@ -500,8 +509,9 @@ class Agent:
         await self._shown()  # what came before is stored (durable) before the model is called
         if self.mcp is not None:  # servers still connecting are waited for (each up to its startup_timeout)
             await self.mcp.wait_ready()
-        if self._specs_version != self.tools.version:  # an MCP server's tools arrived or changed
-            self.tool_specs, self._specs_version = self.tools.specs(), self.tools.version
+        if self._specs_version != self._specs_key():  # an MCP server's tools arrived, a workflow's stage, the mode
+            self.tool_specs = offered(self.tools.specs(), self.policy.mode)
+            self._specs_version = self._specs_key()
         # An external agent (Claude Code, Codex) keeps its own context and runs its own tools:
         # its tool events pass through for display, and the whole tree is checkpointed around it.
         external = bool(getattr(self.backend, "runs_own_tools", False))
@@ -509,7 +519,7 @@ class Agent:
         messages = (list(self.messages) if self.context is None or whole
                     else await self.context.prepare(self, emit))
         request = ModelRequest(
-            system=self.system_prompt,
+            system=plan_system_prompt(self.system_prompt, self.policy.mode),
             messages=messages,
             tools=self.tool_specs,
             session_id=self.session_id,
@@ -884,6 +894,9 @@ class Agent:
                 self.policy.remember(call.name, call.arguments)
             if decision.approved and decision.scope == "always":
                 self._keep_rules(call, emit)
+        if call.name == EXIT_PLAN_MODE and self.policy.mode == "plan":  # the plan kept; approved, it switches the mode
+            decision = plan_decided(self.policy, self.workspace, sid, call.id, str(call.arguments.get("plan", "")),
+                                    decision, emit)
         if decision.approved:
             label = {"once": "approved", "session": "approved_session", "always": "approved_always"}[decision.scope]
         else:

@@ -224,6 +224,7 @@ def make_policy(config: Config, args: argparse.Namespace) -> ApprovalPolicy:
         )
     except RuleError as exc:
         raise UsageError(str(exc)) from None
+    policy.mode_pinned = bool(flagged or args.no_approval)  # resuming keeps the mode the command line chose
     home = monkey_home()
     policy.protected_roots = (home.resolve(),)
 
@@ -401,13 +402,15 @@ def _make_sink(fmt: str):  # type: ignore[no-untyped-def]
 
 
 async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # type: ignore[no-untyped-def]
-                 resume: str | None = None, checkpoints: list[str] | None = None) -> TurnCompleted | None:
+                 resume: str | None = None, checkpoints: list[str] | None = None,
+                 workflow=None) -> TurnCompleted | None:
     """Run one task, cancelling cleanly on the first Ctrl-C and giving up on the second.
 
     Every event goes to the session store, then to ``sink``: all but the streaming deltas are
     committed before they are shown (:meth:`~monkey.store.Recorder.keep`). A sink that returns False
     cannot show anything more (see :class:`~monkey.output.StdoutGuard`): the task is
     cancelled. The ids of the checkpoints the run took are appended to ``checkpoints``.
+    ``workflow``: makes the :class:`~monkey.workflow.runner.Workflow` to run instead of one turn.
     """
     from monkey.session.stored import open_session
 
@@ -447,7 +450,8 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
             for view in mcp.views():
                 if view.status == "failed":
                     sys.stderr.write(escape_controls(f"monkey: MCP server {view.name} failed: {view.error}\n"))
-        async for event in agent.run_task(task):
+        events = workflow(agent).run_task() if workflow is not None else agent.run_task(task)
+        async for event in events:
             if isinstance(event, TurnCompleted):
                 last = event
             elif isinstance(event, CheckpointCreated) and checkpoints is not None:
@@ -539,6 +543,13 @@ def run_agent_command(args: argparse.Namespace) -> int:
     task = _read_task(args)
     if task is not None and not task.strip():
         return _fail("the task is empty", 2)
+    if getattr(args, "workflow", None):
+        from monkey.workflow import WORKFLOWS
+
+        if args.workflow not in WORKFLOWS:
+            return _fail(f"unknown workflow {args.workflow!r}: expected one of {', '.join(WORKFLOWS)}", 2)
+        if task is None:
+            return _fail(f"--workflow needs --task (in the app or --plain: /workflow {args.workflow} TASK)", 2)
     interactive = _interactive_terminal()
     use_app = interactive and not getattr(args, "plain", False) and (
         task is None or getattr(args, "tui", False))
@@ -552,7 +563,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
 
         approver = InlineApprover(terminal)
     else:  # nobody can answer: the rules and the headless policy decide
-        approver = HeadlessApprover()
+        approver = HeadlessApprover(approve_plan=getattr(args, "approve_plan", None) or "")
     try:
         setup = resolve_setup(args, approver) if use_app else build_agent(args, approver)
     except UsageError as exc:
@@ -578,6 +589,8 @@ def run_agent_command(args: argparse.Namespace) -> int:
             resume = session_to_open(setup.workspace, continue_=args.continue_, resume=resume)
         except StoreError as exc:
             return _fail(str(exc), 1)
+        if getattr(args, "workflow", None):  # --tui: the app runs it as /workflow does
+            task = f"/workflow {args.workflow} {task}"
         return run_app(setup, task=task, continue_=False, resume=resume,
                        notices=setup.notices, inline=getattr(args, "inline", False))
     assert setup.agent is not None
@@ -590,9 +603,19 @@ def run_agent_command(args: argparse.Namespace) -> int:
 
     sink = _make_sink(args.output_format)
     taken: list[str] = []
+    made = []
+
+    def workflow(agent: Agent):  # type: ignore[no-untyped-def]
+        from monkey.config import monkey_home
+        from monkey.workflow.runner import Workflow
+
+        made.append(Workflow(agent, task, settings=setup.config.workflow, home=monkey_home()))
+        sys.stderr.write(f"monkey: workflow {made[0].id} (monkey workflows show {made[0].id})\n")
+        return made[0]
+
     try:
         last = asyncio.run(_drive(setup.agent, task, sink, continue_=args.continue_, resume=resume,
-                                  checkpoints=taken))
+                                  checkpoints=taken, workflow=workflow if getattr(args, "workflow", None) else None))
     except (KeyboardInterrupt, asyncio.CancelledError):
         sink.close()
         return output.EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
@@ -608,6 +631,13 @@ def run_agent_command(args: argparse.Namespace) -> int:
     if args.output_format == "text":
         sys.stderr.write(escape_controls(f"monkey: {where_line(setup.workspace, changed)}\n"))
         sys.stderr.flush()
+    if made:  # a workflow: its outcome says how it ended
+        flow = made[0]
+        if flow.exit_code:
+            return _fail(f"workflow {flow.id} ended: {flow.outcome}" + (f" ({flow.reason})" if flow.reason else ""),
+                         flow.exit_code)
+        sys.stderr.write(escape_controls(f"monkey: workflow {flow.id} done: {flow.reason}\n"))
+        return 0
     if last is None:
         return _fail("the task ended without a result", 1)
     code = EXIT_CODES.get(last.reason, 1)

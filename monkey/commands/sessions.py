@@ -139,6 +139,13 @@ def render_markdown(lines: list[bytes]) -> str:
             case ev.ContextCompacted():
                 out.append(f"> context compacted ({event.trigger}): {event.messages_compacted} messages, "
                            f"{event.tokens_before} → {event.tokens_after} tokens")
+            case ev.PlanSaved():
+                said = {"approved": f"approved, went on in {event.mode} mode", "sent_back": "sent back",
+                        "rejected": "rejected", "recorded": "recorded (nobody to approve it)"}[event.outcome]
+                out.append(f"## Plan ({said})\n\n{event.plan}" + (f"\n\n*{event.feedback}*" if event.feedback else "")
+                           + (f"\n\n(kept in `{event.path}`)" if event.path else ""))
+            case ev.ModeChanged():
+                out.append(f"> mode: {event.mode}")
             case ev.Error():
                 out.append(f"> error: {event.message}")
             case ev.TurnCompleted() if event.reason != "completed":

@@ -27,10 +27,12 @@ from monkey.session.replies import (
     ResumeSession,
     SendPrompt,
     SessionList,
+    StartWorkflow,
     ToggleEvents,
 )
 
 if TYPE_CHECKING:
+    from monkey.modes import Mode
     from monkey.agent.loop import Agent
     from monkey.agent.switch import BackendSwitcher
     from monkey.events import Event
@@ -278,7 +280,33 @@ async def _mode(host: Host, rest: str) -> list[Reply]:
         mode = next_mode(policy.mode, auto_allowed=policy.auto_allowed) if name == "next" else parse_mode(name)
     except ModeError as exc:
         return [Note(str(exc), "warning")]
-    return [ModeChanged(mode, policy.set_mode(mode))]
+    return [await _switch_mode(host, mode)]
+
+
+async def _switch_mode(host: Host, mode: Mode) -> ModeChanged:
+    """Switch the session's mode and store it (``mode_changed``: a resumed session goes on in it)."""
+    from monkey.events import ModeChanged as ModeEvent
+
+    policy = host.agent.policy
+    previous = policy.mode
+    said = policy.set_mode(mode)
+    if mode != previous:
+        await host.emit(ModeEvent(session_id=host.agent.session_id, mode=mode, previous=previous))
+    return ModeChanged(mode, said)
+
+
+async def _plan(host: Host, rest: str) -> list[Reply]:
+    """``/plan [GOAL]``: plan mode (read-only), and with a goal, a turn that plans it."""
+    replies: list[Reply] = []
+    if host.agent.policy.mode != "plan":
+        replies.append(await _switch_mode(host, "plan"))
+    elif not rest:
+        return [Note("already in plan mode: type the task to plan, or /plan GOAL (/mode default leaves it)")]
+    if rest:
+        if host.working:
+            return [*replies, Note(BUSY, "warning")]
+        replies.append(SendPrompt(rest, f"/plan: planning {rest}"))
+    return replies
 
 
 def _checkpoints_api(host: Host, emit: Callable[[Event], None] | None = None):  # type: ignore[no-untyped-def]
@@ -452,6 +480,23 @@ async def _mcp(host: Host, rest: str) -> list[Reply]:
     return [Note("\n".join(lines), "warning" if any(v.status == "failed" for v in manager.views()) else "info")]
 
 
+async def _workflow(host: Host, rest: str) -> list[Reply]:
+    """``/workflow NAME TASK``: run a workflow (``tpdr``) on the task, as a turn of this session."""
+    from monkey.workflow import WORKFLOWS
+
+    name, _, task = rest.partition(" ")
+    if not name:
+        return [Note("workflows (/workflow NAME TASK runs one):\n"
+                     + "\n".join(f"  {n} — {what}" for n, what in WORKFLOWS.items()))]
+    if name not in WORKFLOWS:
+        return [Note(f"unknown workflow {name!r}: expected one of {', '.join(WORKFLOWS)}", "warning")]
+    if not task.strip():
+        return [Note(f"usage: /workflow {name} TASK", "warning")]
+    if host.working:
+        return [Note(BUSY, "warning")]
+    return [StartWorkflow(name, task.strip(), f"/workflow {name}: running it on {task.strip()}")]
+
+
 REGISTRY: list[Command] = [
     Command("/help", "show the commands and keys", _help),
     Command("/undo", "undo the latest change monkey made", _undo, "[--force]"),
@@ -467,6 +512,9 @@ REGISTRY: list[Command] = [
             "[revoke N]"),
     Command("/mode", "show or switch the permission mode (default, accept-edits, plan, auto)", _mode,
             "[NAME|next]"),
+    Command("/plan", "plan mode (read-only): the model plans and asks you to approve its plan", _plan, "[GOAL]"),
+    Command("/workflow", "run a task as a workflow: tpdr (think, plan, do, reflect, until done)", _workflow,
+            "[NAME TASK]"),
     Command("/memory", "the instruction files (AGENTS.md) and the project's memory; /memory add TEXT, "
             "/memory remove N", _memory),
     Command("/init", "ask the model to write an AGENTS.md for this project", _init, "[NOTES]"),

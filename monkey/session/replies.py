@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from monkey.store import SessionInfo
 
 __all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "ToggleEvents", "CheckpointList", "CheckpointDiff",
-           "SessionList", "ResumeSession", "SendPrompt", "CopyText"]
+           "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow"]
 
 Level = Literal["info", "warning", "error"]
 
@@ -99,6 +99,15 @@ class SendPrompt:
 
 
 @dataclass(frozen=True)
+class StartWorkflow:
+    """Run workflow ``name`` on ``task`` now, as a turn would run (``shown`` says what it is)."""
+
+    name: str
+    task: str
+    shown: str
+
+
+@dataclass(frozen=True)
 class CopyText:
     """Put ``text`` on the clipboard; ``what`` names it for the confirmation."""
 
@@ -107,5 +116,5 @@ class CopyText:
 
 
 Reply = (Note | Quit | Help | Cleared | ToggleEvents | CheckpointList | CheckpointDiff | SessionList | ResumeSession
-         | SendPrompt | CopyText)
+         | SendPrompt | CopyText | StartWorkflow)
 """Any reply."""

@@ -132,6 +132,24 @@ class Session:
         async for _ in self.turn(text):
             pass
 
+    async def run_workflow(self, name: str, task: str) -> None:
+        """Run workflow ``name`` (``tpdr``) on ``task``: its stages as turns, every event stored, then shown."""
+        async for _ in self.workflow_turn(name, task):
+            pass
+
+    async def workflow_turn(self, name: str, task: str) -> AsyncIterator[Event]:
+        """Like :meth:`run_workflow`, yielding each event once it is stored (see :meth:`turn`)."""
+        from monkey.config import monkey_home
+        from monkey.workflow.runner import Workflow
+
+        flow = Workflow(self.agent, task, settings=self.switcher.config.workflow, home=monkey_home())
+        self.tell(f"workflow {flow.id} (monkey workflows show {flow.id} prints its trace)", "info")
+        async for event in flow.run():
+            await self.emit(event, more=self.agent.backlog > 0)
+            yield event
+        self.tell(f"workflow {flow.id} ended: {flow.outcome}" + (f" ({flow.reason})" if flow.reason else ""),
+                  "info" if flow.outcome == "done" else "warning")
+
     async def turn(self, text: str) -> AsyncIterator[Event]:
         """Like :meth:`send`, yielding each event once it is stored (and shown, or held to be
         shown with the events ready after it)."""

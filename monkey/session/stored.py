@@ -102,8 +102,41 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
         raise
     handle = SessionHandle(store, recorder, restored, lock=lock)
     if restored is not None:
-        handle.notices = describe_restored(restored) + await _instructions_changed(store, agent)
+        handle.notices = (describe_restored(restored) + await _mode_restored(store, agent)
+                          + await _instructions_changed(store, agent))
     return handle
+
+
+async def _mode_restored(store: SessionStore, agent: Agent) -> list[str]:
+    """Go on in the permission mode the resumed session was left in (plan mode survives a restart),
+    unless the command line chose one; a line saying so when it differs from the one configured."""
+    from monkey import events as ev
+    from monkey.modes import ModeError, parse_mode
+
+    policy = agent.policy
+    lines = await store.event_lines(agent.session_id, ("session_started", "mode_changed"))
+    last = ""
+    for line in reversed(lines):
+        try:
+            event = ev.decode(line)
+        except ev.DecodeError:
+            continue
+        last = getattr(event, "mode", "") if isinstance(event, (ev.SessionStarted, ev.ModeChanged)) else ""
+        if last:
+            break
+    if not last or last == policy.mode:
+        return []
+    if policy.mode_pinned:
+        return [f"the session was left in {last} mode; going on in {policy.mode} mode, as the command line says"]
+    try:
+        mode = parse_mode(last)
+    except ModeError:
+        return []
+    if mode == "auto" and not policy.auto_allowed:
+        return [f"the session was left in auto mode; going on in {policy.mode} mode (--no-approval or --mode auto "
+                "starts in auto)"]
+    policy.set_mode(mode)
+    return [f"going on in {mode} mode, as the session was left (/mode or Shift+Tab switches)"]
 
 
 async def _instructions_changed(store: SessionStore, agent: Agent) -> list[str]:

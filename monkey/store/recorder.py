@@ -45,6 +45,7 @@ STREAMING = frozenset({"text_delta", "thinking_delta"})
 DURABLE = frozenset({
     "session_started", "turn_started", "iteration_started", "message_completed", "tool_started",
     "tool_result", "approval_resolved", "turn_completed", "context_compacted", "session_ended", "error",
+    "mode_changed", "plan_saved", "stage_completed",
 })
 """Event types whose commit is synced to the disk (the rest are committed, not synced)."""
 BATCH = 512

@@ -304,6 +304,7 @@ class MonkeyApp(App[int]):
             for n, notice in enumerate(handle.notices):  # describe_restored(): what came back, any damage
                 self.transcript.add_notice(notice, "warning" if n else "info")
             if handle.restored is not None:
+                self.show_mode(self.agent.policy.mode)  # the mode the session was left in
                 await self._show_restored()
 
     async def _show_restored(self) -> None:
@@ -358,12 +359,12 @@ class MonkeyApp(App[int]):
         await self.action_quit()
 
     @work(exclusive=True, group="turn")
-    async def run_turn(self, prompt: str) -> None:
-        """Run one turn of the agent, feeding every event to the store and the bridge."""
+    async def run_turn(self, prompt: str, workflow: str = "") -> None:
+        """Run one turn of the agent (or ``workflow`` on ``prompt``), feeding every event to the store and the bridge."""
         self.attention.turn_started()
         try:
             await self._session_opened.wait()  # a message typed at once is recorded too
-            await self.live.send(prompt)
+            await (self.live.run_workflow(workflow, prompt) if workflow else self.live.send(prompt))
         except Exception as exc:  # a bug or a backend failure must not take the app down
             self.transcript.add_notice(f"the turn failed: {type(exc).__name__}: {exc}", "error")
         finally:
@@ -484,7 +485,12 @@ class MonkeyApp(App[int]):
         future = message.future
         if future.done():
             return
-        screen = ApprovalScreen(message.request, guard=self.approval_guard, clock=self.approval_clock)
+        if message.request.plan:  # exit_plan_mode: the plan dialog
+            from monkey.ui.screens.plan import PlanScreen
+
+            screen = PlanScreen(message.request, guard=self.approval_guard, clock=self.approval_clock)
+        else:
+            screen = ApprovalScreen(message.request, guard=self.approval_guard, clock=self.approval_clock)
 
         def answer(decision: Decision | None) -> None:
             self.attention.answered()

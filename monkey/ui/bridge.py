@@ -21,7 +21,11 @@ from monkey.events import (
     InstructionsLoaded,
     IterationStarted,
     MessageCompleted,
+    ModeChanged,
     NotUndoable,
+    PlanSaved,
+    StageCompleted,
+    StageStarted,
     Retry,
     SessionStarted,
     SubagentCompleted,
@@ -227,10 +231,21 @@ def translate(event: Event) -> list[Message]:
             out.append(ToolProgress(cid, state=state))
             if decision == "denied" and reason:
                 out.append(Notice(f"denied: {reason}", "warning"))
-        case SessionStarted(backend=backend, model=model):
-            out.append(StatusChanged(backend=backend, model=model))
+        case SessionStarted(backend=backend, model=model, mode=mode):
+            out.append(StatusChanged(backend=backend, model=model, **({"mode": mode} if mode else {})))
         case InstructionsLoaded(files=refs):
             out.append(InstructionsRead([r.path for r in refs], more=True))
+        case StageStarted(stage=stage, iteration=n):
+            out.append(Notice(f"── workflow stage: {stage} (iteration {n})"))
+        case StageCompleted(stage=stage, outcome=outcome, verdict=verdict, reason=reason):
+            said = f"{verdict.replace('_', ' ')}: {reason}" if verdict else outcome
+            out.append(Notice(f"── {stage} ended: {said}", "info" if outcome == "completed" else "warning"))
+        case ModeChanged(mode=mode):
+            out.append(StatusChanged(mode=mode))
+        case PlanSaved(outcome=outcome, mode=mode, path=path):
+            said = {"approved": f"plan approved: going on in {mode} mode", "sent_back": "plan sent back to the model",
+                    "rejected": "plan rejected: still in plan mode", "recorded": "plan recorded (still in plan mode)"}
+            out.append(Notice(said[outcome] + (f"; kept in {path}" if path else "")))
         case IterationStarted(iteration=n, max_iterations=m):
             out.append(StatusChanged(iteration=n, max_iterations=m))
         case Usage(input_tokens=i, output_tokens=o, cost_usd=cost):

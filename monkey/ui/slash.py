@@ -95,6 +95,11 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
         case r.SendPrompt(prompt=prompt, shown=shown):
             show(shown)
             app.submit(prompt)
+        case r.StartWorkflow(name=name, task=task, shown=shown):
+            show(shown)
+            app.transcript.add_user(task)
+            app.status.set_working(True)
+            app.run_turn(task, workflow=name)
         case r.CopyText(text=text, what=what):
             from monkey.session.commands import copied_note
 

@@ -1,0 +1,137 @@
+"""The plan dialog: the plan a model proposed with ``exit_plan_mode``, and the person's answer.
+
+The app's approver pushes a :class:`PlanScreen` for a request that carries a plan (see
+:mod:`monkey.agent.plan_mode`) and awaits the :class:`~monkey.agent.approval.Decision` it is
+dismissed with: approve and go on in ``accept-edits`` (``a``) or ``default`` (``d``), send it
+back with feedback (``f``, then the feedback and Enter), or reject it (``r`` or Esc: the turn
+stops, the session stays in plan mode). ``s`` also keeps an approved plan in ``.monkey/plans/``.
+The plan came from the model: it is shown as Markdown, its control characters escaped.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical, VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Input, Markdown, Static
+
+from monkey.agent.approval import ApprovalRequest, Decision
+from monkey.agent.plan_mode import PLANS_DIR, approve_plan, reject_plan, send_back
+from monkey.ui.screens.approval import GUARD_SECONDS
+
+__all__ = ["PlanScreen"]
+
+
+class PlanScreen(ModalScreen[Decision]):
+    """Asks a person about a plan; dismissed with a :class:`Decision` (see the module)."""
+
+    CSS_PATH = "plan.tcss"
+    AUTO_FOCUS = "#plan-box"
+    BINDINGS = [
+        Binding("a", "approve('accept-edits')", "approve, accept edits"),
+        Binding("d", "approve('default')", "approve, default mode"),
+        Binding("f", "feedback", "send back with feedback"),
+        Binding("s", "toggle_save", "keep in .monkey/plans/"),
+        Binding("r", "reject", "reject"),
+        Binding("escape", "stop", "reject", priority=True),
+    ]
+
+    def __init__(self, request: ApprovalRequest, *, guard: float = GUARD_SECONDS,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        super().__init__()
+        self.request = request
+        """The ``exit_plan_mode`` call waiting for an answer."""
+        self.save = False
+        """Whether an approved plan is also kept in the project's ``.monkey/plans/``."""
+        self.asking_feedback = False
+        """Whether the feedback input is showing (``f`` was pressed)."""
+        self.guard = guard
+        """Seconds after opening during which the answer keys are ignored (keys typed ahead)."""
+        self.clock = clock
+        self.opened_at: float | None = None
+
+    @property
+    def armed(self) -> bool:
+        """Whether the answer keys work: the dialog has been on screen for :attr:`guard` seconds."""
+        return self.opened_at is not None and self.clock() - self.opened_at >= self.guard
+
+    def on_mount(self) -> None:
+        self.opened_at = self.clock()
+        if self.guard > 0:
+            self._arming = self.set_interval(0.05, self._show_keys_when_armed)
+
+    def _show_keys_when_armed(self) -> None:
+        if not self.armed:
+            return
+        self._arming.stop()
+        if not self.asking_feedback:
+            self.query_one("#keys", Static).update(self._keys_text())
+
+    def _keys_text(self) -> Text:
+        return Text("a approve, accept edits   d approve, default mode   f send back with feedback   "
+                    "r or Esc reject")
+
+    def _save_text(self) -> Text:
+        box = "[x]" if self.save else "[ ]"
+        return Text.assemble(("s", "bold"), f" {box} also keep the approved plan in {PLANS_DIR}/ in the project")
+
+    def compose(self) -> ComposeResult:
+        with Vertical(id="dialog"):
+            yield Static(Text.assemble(("Approve this plan?", "bold"),
+                                       "  the model is in plan mode and asks to start on it"), id="title")
+            if self.request.warnings:
+                yield Static(Text("⚠ " + "\n⚠ ".join(self.request.warnings), style="bold"), id="warnings")
+            with VerticalScroll(id="plan-box"):
+                yield Markdown(self.request.summary.strip() or "(an empty plan)", id="plan")
+            yield Static(self._save_text(), id="save")
+            yield Input(placeholder="what should change in the plan? (Enter sends it back to the model)", id="feedback")
+            yield Static(self._keys_text() if self.guard <= 0 else
+                         Text("read it first: the answer keys work in a moment", style="italic"), id="keys")
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """Answer keys wait for the guard and stop working while feedback is typed; Esc always works."""
+        if action in ("approve", "feedback", "toggle_save", "reject") and (self.asking_feedback or not self.armed):
+            return False
+        return True
+
+    def action_approve(self, mode: str) -> None:
+        """Approve the plan; the session goes on in ``mode``."""
+        self.dismiss(approve_plan(mode, save=self.save))
+
+    def action_toggle_save(self) -> None:
+        """Keep (or not) the approved plan in ``.monkey/plans/``."""
+        self.save = not self.save
+        self.query_one("#save", Static).update(self._save_text())
+
+    def action_feedback(self) -> None:
+        """Show the feedback input; Enter in it sends the plan back."""
+        self.asking_feedback = True
+        box = self.query_one("#feedback", Input)
+        box.display = True
+        box.focus()
+        self.query_one("#keys", Static).update(Text("Enter send it back   Esc reject the plan"))
+
+    def action_stop(self) -> None:
+        """Esc: reject at once (no guard; rejecting changes nothing)."""
+        self.action_reject()
+
+    def action_reject(self) -> None:
+        """Reject the plan: the turn stops, the session stays in plan mode."""
+        self.dismiss(reject_plan())
+
+    def on_input_submitted(self, event: Input.Submitted) -> None:
+        """Send the plan back with the typed feedback (nothing typed: the input closes)."""
+        event.stop()
+        feedback = event.value.strip()
+        if not feedback:
+            self.asking_feedback = False
+            event.input.display = False
+            self.query_one("#plan-box").focus()
+            self.query_one("#keys", Static).update(self._keys_text())
+            return
+        self.dismiss(send_back(feedback))
