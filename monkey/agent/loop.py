@@ -104,6 +104,8 @@ class AgentOptions:
     hooks: Hooks | None = None
     """The person's (and a trusted project's) hook commands (see :mod:`monkey.agent.hooks`)."""
     max_tokens: int = 4096
+    plan_tool: bool = True
+    """Offer ``exit_plan_mode`` in plan mode (a sub-agent has no plan to propose to the person: False)."""
     limits: Limits = field(default_factory=Limits)
     """The run's budget (see :mod:`monkey.agent.budget`): model responses, dollars, tokens, seconds."""
 
@@ -193,7 +195,7 @@ class Agent:
             skill_tool = SkillTool(self.options.skills)
             skill_tool.on_load = self.use_skill
             self.tools.add(skill_tool)
-        if self.tools.find(EXIT_PLAN_MODE) is None:  # offered to the model only in plan mode
+        if self.options.plan_tool and self.tools.find(EXIT_PLAN_MODE) is None:  # offered only in plan mode
             self.tools.add(ExitPlanMode(lambda: self.policy.mode))
         self.system_prompt = self._system_prompt()
         self.tool_specs = offered(self.tools.specs(), self.policy.mode)

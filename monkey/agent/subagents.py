@@ -47,7 +47,7 @@ __all__ = ["TaskTool", "TaskArgs", "Delegation", "install_task_tool", "handoff_t
 
 MAX_DEPTH = 5
 """The deepest ``max_depth`` may be set."""
-OWN_TOOLS = frozenset({"task", "skill"})
+OWN_TOOLS = frozenset({"task", "skill", "exit_plan_mode"})  # exit_plan_mode: a child proposes no plan
 """Tools bound to the agent that has them (a child gets its own, not its parent's; the memory tools
 given to a child are bound to its own notes by :class:`~monkey.agent.loop.Agent`)."""
 KEY_OUTPUTS = 5
@@ -199,7 +199,7 @@ class TaskTool(Tool[TaskArgs]):
         options = AgentOptions(
             max_iterations=parent.options.max_iterations, max_repeats=parent.options.max_repeats,
             shell=parent.options.shell, instructions=parent.options.instructions, skills=skills,
-            hooks=parent.options.hooks, max_tokens=parent.options.max_tokens, limits=agent.limits,
+            hooks=parent.options.hooks, max_tokens=parent.options.max_tokens, limits=agent.limits, plan_tool=False,
             system_prompt=load_prompt("system") + "\n\n" + agent.prompt,
         )
         context = None

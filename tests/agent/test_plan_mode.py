@@ -230,3 +230,24 @@ async def test_plan_mode_survives_compaction(workspace: Path) -> None:
     last = backend.requests[-1]
     assert "# Plan mode" in last.system and "exit_plan_mode" in [t.name for t in last.tools]
     assert msgspec.json.encode(last.messages).count(b"Summary: looked around.") == 1
+
+
+async def test_a_sub_agent_of_a_planning_parent_is_not_offered_exit_plan_mode(workspace: Path,
+                                                                               monkey_home: Path) -> None:
+    from monkey.agent.agent_defs import discover_agents
+    from monkey.agent.subagents import Delegation, install_task_tool
+
+    script = msgspec.convert({
+        "turns": [{"tool_calls": [{"name": "task", "arguments": {"description": "look", "prompt": "look around",
+                                                                 "agent": "explore"}}]},
+                  {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]}, {"text": "ok"}],
+        "agents": {"explore": {"turns": [{"text": "found it"}]}}}, Script)
+    approver = Answers(reject_plan())
+    agent = Agent(backend=ScriptedBackend(script), workspace=workspace, approver=approver,
+                  policy=ApprovalPolicy(mode="plan"))
+    install_task_tool(agent, Delegation(discover_agents(workspace, home=monkey_home, trusted=True)))
+    events = await run(agent)
+    child = agent.backend.fork("explore", 9)  # type: ignore[attr-defined]
+    assert "exit_plan_mode" not in [t.name for t in child.requests[0].tools]
+    assert "exit_plan_mode" in [t.name for t in agent.backend.requests[-1].tools]  # type: ignore[attr-defined]
+    assert [e.outcome for e in of(events, "plan_saved")] == ["rejected"] and len(approver.requests) == 1
