@@ -77,6 +77,8 @@ class Workflow:
         self.reason = ""
         self.handoffs: list[Handoff] = []
         self._registries: dict[str, ToolRegistry] = {}
+        self._diff = ""
+        """The latest Do stage's changes as a diff (what Reflect reads)."""
 
     @property
     def exit_code(self) -> int:
@@ -287,7 +289,7 @@ class Workflow:
                 state = "passed" if checked.verify_ok else "FAILED" if checked.verify_ok is not None else "did not run"
                 said = f"The verify command `{command}` {state}:\n{checked.verify_output.strip() or '(no output)'}"
             return stage_prompt("reflect", task=self.task, iteration=iteration, handoff=done.for_prompt(),
-                                diff=getattr(self, "_diff", "") or "(no change was recorded)", verify=said)
+                                diff=self._diff or "(no change was recorded)", verify=said)
 
         async for event in self._stage("reflect", iteration, prompt, before=checked, first=verify()):
             yield event

@@ -67,3 +67,26 @@ def test_plan_command_in_the_line_repl_then_approve_in_default_mode(workspace: P
     child.expect(pexpect.EOF)
     child.close()
     assert (workspace / "hello.txt").read_text() == "hi\n"
+
+
+def test_workflow_command_in_the_line_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "w.json", [
+        {"text": "The README is one line."},
+        {"text": "My plan.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Write hello.txt"}}]},
+        {"text": "Approved."},
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+        {"text": "Wrote it."},
+        {"text": "VERDICT: done\nREASON: hello.txt is there"},
+    ])
+    child = spawn_repl(workspace, monkey_home, script)
+    child.expect_exact("Type a task")
+    child.sendline("/workflow tpdr greet")
+    child.expect_exact("── think (iteration 1) ──")
+    child.expect_exact("plan? [a/d/f/r]")
+    child.sendline("a")
+    child.expect_exact("── reflect ended: done: hello.txt is there")
+    child.expect_exact("ended: done (hello.txt is there)")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert (workspace / "hello.txt").read_text() == "hi\n"
