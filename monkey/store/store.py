@@ -401,10 +401,13 @@ class SessionStore:
         return out
 
     async def delete(self, session_id: str) -> bool:
-        """Delete a session with its events and nodes; returns whether it existed."""
+        """Delete a session with its events and nodes, and its sub-agents' sessions; returns whether it existed."""
         exists = await self.get(session_id) is not None
         if exists:
-            await self.write(_delete([session_id]), doing="delete the session")
+            rows = await self.fetchall(
+                "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id) "
+                "SELECT id FROM tree", (session_id,))
+            await self.write(_delete([r[0] for r in rows]), doing="delete the session")
         return exists
 
     async def prune(self, older_than_days: float, *, now: float | None = None) -> list[str]:

@@ -63,6 +63,13 @@ def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(workspace:
     assert "tool      agent: general (session" in shown, "the parent's conversation keeps the handoff"
     assert f"  {child}  general" in shown, "and its sub-agents"
 
+    removed = run_monkey(["sessions", "rm", root], home=monkey_home)
+    assert removed.returncode == 0, removed.stderr
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,), "its sub-agents' sessions go with it"
+    assert conn.execute("SELECT count(*) FROM events").fetchone() == (0,)
+    conn.close()
+
 
 def test_json_output_is_the_parents(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"tool_calls": [task("explore", "look", "look")]},
