@@ -319,7 +319,33 @@ class MonkeyApp(App[int]):
             self.transcript.add_notice(f"the earlier conversation cannot be shown: {exc}", "warning")
             return
         self.transcript.load_items(history_items(lines))
+        await self._restore_subagents()
         self.call_after_refresh(memory.settle)
+
+    async def _restore_subagents(self) -> None:
+        """Under each shown ``task`` call of a resumed session, its sub-agent's block as it ended."""
+        from monkey import events as ev
+        from monkey.store import StoreError
+        from monkey.ui.widgets.subagent_block import SubagentBlock
+
+        assert self.session is not None
+        store = self.session.store
+        try:
+            lines = await store.event_lines(self.agent.session_id, ("subagent_started", "subagent_completed"))
+            blocks: dict[str, SubagentBlock] = {}
+            for line in lines:
+                event = ev.decode(line)
+                if isinstance(event, ev.SubagentStarted) and event.call_id in self.transcript.tools:
+                    block = blocks[event.child_session_id] = SubagentBlock(event)
+                    for raw in await store.event_lines(event.child_session_id, ("tool_call", "tool_result")):
+                        block.add(ev.decode(raw))
+                elif isinstance(event, ev.SubagentCompleted) and event.child_session_id in blocks:
+                    blocks[event.child_session_id].finish(event.handoff)
+        except (StoreError, ev.DecodeError):
+            return  # the transcript shows the task calls and their handoffs anyway
+        for block in blocks.values():
+            block.collapsed = True  # earlier work: one line until opened
+            self.transcript.add_subagent(block, block.call_id)
 
     # -- sending ---------------------------------------------------------------------
 

@@ -36,3 +36,25 @@ async def test_a_child_block_under_its_task_call(app_for, workspace) -> None:  #
         assert {"session_started", "tool_call", "tool_result", "session_ended"} <= {e.type for e in kept}
         pane.set_filter("@" + block.session_id[:12] + " tool_call")
         assert [e.type for _, e in pane.events if pane._matches(e)] == ["tool_call"]
+
+
+async def test_a_resumed_parent_shows_its_children(app_for, workspace, monkey_home, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from tests.conftest import run_monkey, write_script
+
+    child = {"turns": [{"tool_calls": [WRITE]}, {"text": "Wrote found.txt."}]}
+    script = write_script(tmp_path / "first.json", [{"tool_calls": [TASK]}, {"text": "The child wrote it."}],
+                          agents={"general": child})
+    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                      "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
+    assert run.returncode == 0, run.stderr
+    root = run.events[0]["session_id"]
+    app = app_for([{"text": "again"}], resume=root)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: list(app.transcript.query(SubagentBlock)), "the child's block is shown")
+        [block] = app.transcript.query(SubagentBlock)
+        assert block.collapsed and block.title.startswith("↳ general: find it · done · 1 calls")
+        assert [line.plain for line in block.lines] == ["● file_write found.txt ✓"]
+        assert block.answer == "Wrote found.txt."
+        children = list(app.transcript.children)
+        task_block = app.transcript.tools[block.call_id]
+        assert children.index(block) == children.index(task_block) + 1
