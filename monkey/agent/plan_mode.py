@@ -91,10 +91,20 @@ def approve_plan(mode: str, *, save: bool = False) -> Decision:
     return Decision(approved=True, by="user", mode=mode, save=save, reason=f"plan approved; going on in {mode} mode")
 
 
+_SENT_BACK = "the person sent the plan back: "
+_REVISE = " — stay in plan mode, revise the plan and call exit_plan_mode again"
+
+
 def send_back(feedback: str) -> Decision:
     """A person sends the plan back: the model stays in plan mode and revises it."""
-    return Decision(approved=False, by="user", reason=f"the person sent the plan back: {feedback.strip()} — stay in "
-                                                     "plan mode, revise the plan and call exit_plan_mode again")
+    return Decision(approved=False, by="user", reason=f"{_SENT_BACK}{feedback.strip()}{_REVISE}")
+
+
+def _feedback(reason: str) -> str:
+    """The person's own words in a :func:`send_back` reason (another denial's reason as it is)."""
+    if reason.startswith(_SENT_BACK) and reason.endswith(_REVISE):
+        return reason[len(_SENT_BACK):-len(_REVISE)]
+    return reason
 
 
 def reject_plan() -> Decision:
@@ -156,6 +166,6 @@ def plan_decided(policy: ApprovalPolicy, workspace: Path, session_id: str, call_
         outcome = "sent_back"
     else:
         outcome = "rejected"
-    feedback = decision.reason if outcome == "sent_back" else ""
+    feedback = _feedback(decision.reason) if outcome == "sent_back" else ""
     emit(PlanSaved(session_id=session_id, call_id=call_id, plan=plan, outcome=outcome, mode="plan", feedback=feedback))
     return decision

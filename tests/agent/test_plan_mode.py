@@ -99,7 +99,7 @@ async def test_sent_back_the_model_revises_and_stays_in_plan_mode(workspace: Pat
     agent = plan_agent(workspace, [propose(), propose(PLAN + "\n3. Add a test."), ScriptTurn(text="ok")], approver)
     events = await run(agent)
     back, approved = of(events, "plan_saved")
-    assert back.outcome == "sent_back" and "also add a test" in back.feedback
+    assert back.outcome == "sent_back" and back.feedback == "also add a test"
     first = of(events, "tool_result")[0]
     assert not first.ok and "also add a test" in first.output and "revise the plan" in first.output
     assert approved.outcome == "approved" and approved.plan.endswith("3. Add a test.")

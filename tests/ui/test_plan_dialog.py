@@ -65,3 +65,23 @@ async def test_plan_sent_back_with_feedback(app_for, workspace: Path) -> None:
         assert (workspace / "hello.txt").exists() and app.agent.policy.mode == "default"
         sent_back = app.agent.messages[4]
         assert sent_back.role == "tool" and "add a test" in sent_back.content
+
+
+async def test_a_session_left_in_plan_mode_resumes_in_it(app_for, workspace: Path, monkey_home: Path,
+                                                         tmp_path: Path) -> None:
+    from tests.conftest import run_monkey, write_script
+
+    script = write_script(tmp_path / "first.json", [{"text": "Looked around."}])
+    first = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                        "--mode", "plan", "--output-format", "stream-json", "--task", "look"], home=monkey_home)
+    assert first.returncode == 0, first.stderr
+    sid = first.of_type("session_started")[0]["session_id"]
+    app = app_for([{"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]},
+                   {"text": "I could not."}], resume=sid)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None and "⏵ plan (read-only) · " in status(app),
+                    "the status bar in plan mode")
+        assert app.agent.policy.mode == "plan"
+        await type_and_send(pilot, app, "write x.txt")
+        await settle(pilot, app)
+        assert not (workspace / "x.txt").exists()
