@@ -61,6 +61,7 @@ __all__ = [
     "Raw",
     "EndReason",
     "ToolCallSpec",
+    "ToolImage",
     "AnyEvent",
     "EVENT_TYPES",
     "encode",
@@ -97,6 +98,15 @@ class ToolCallSpec(msgspec.Struct, frozen=True, kw_only=True):
     error: str = ""
     """Why the call cannot run as the model wrote it (e.g. arguments that are not JSON);
     the loop gives this back to the model as the call's result."""
+
+
+class ToolImage(msgspec.Struct, frozen=True, kw_only=True):
+    """An image a tool gave back (an MCP tool's image block), for backends that take images."""
+
+    media_type: str
+    """``image/png``, ``image/jpeg`` ..."""
+    data: str
+    """The image, base64-encoded."""
 
 
 class InstructionRef(msgspec.Struct, frozen=True, kw_only=True):
@@ -242,6 +252,8 @@ class ToolResult(Event, frozen=True, kw_only=True, tag="tool_result"):
     """A unified diff of what the tool changed, for display."""
     wait_ms: float = 0.0
     """How long the call waited for a person to approve or deny it (0: nobody was asked)."""
+    images: list[ToolImage] = []
+    """Images the tool gave back besides ``output`` (which names each one where it stood)."""
 
 
 class CheckpointCreated(Event, frozen=True, kw_only=True, tag="checkpoint_created"):

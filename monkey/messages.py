@@ -10,7 +10,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from monkey.events import ToolCallSpec
+from monkey.events import ToolCallSpec, ToolImage
 
 __all__ = ["Message", "ToolSpec", "ModelRequest", "Role", "INTERRUPTED", "STOPPED_WHILE_RUNNING"]
 
@@ -37,6 +37,9 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
     """For a tool message: the tool's name."""
     is_error: bool = False
     """For a tool message: whether the tool failed."""
+    images: list[ToolImage] = []
+    """For a tool message: images the tool gave back; a backend that cannot pass them on says so
+    (:func:`monkey.backends.convert.images_note`)."""
     thinking: str = ""
     """For an assistant message: the model's reasoning, if it showed any."""
     thinking_signature: str = ""

@@ -66,6 +66,7 @@ from monkey.events import (
     SessionStarted,
     ToolCallEvent,
     ToolCallSpec,
+    ToolImage,
     ToolOutput,
     ToolResult,
     ToolStarted,
@@ -680,11 +681,12 @@ class Agent:
         waited = 0.0  # seconds a person spent deciding: not part of the call's run time
 
         def finish(ok: bool, output: str, diff: str = "", denied: bool = False,
-                   stop: Decision | None = None) -> _CallOutcome:
+                   stop: Decision | None = None, images: list[ToolImage] | None = None) -> _CallOutcome:
             ran_ms = max(0.0, time.perf_counter() - started - waited) * 1000
             emit(ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=ok, output=output,
-                            duration_ms=ran_ms, diff=diff, wait_ms=waited * 1000))
-            msg = Message(role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok)
+                            duration_ms=ran_ms, diff=diff, wait_ms=waited * 1000, images=images or []))
+            msg = Message(role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok,
+                          images=images or [])
             return _CallOutcome(msg, denied=denied, stop=stop)
 
         if tool is None:
@@ -750,7 +752,7 @@ class Agent:
             return finish(False, outcome.output, outcome.diff,
                           stop=Decision(approved=False, by="user", reason=outcome.stopped, stop=True))
         output = self._nested_instructions(call, args, outcome.output, emit)
-        return finish(True, await self._post_hooks(call, True, output, emit), outcome.diff)
+        return finish(True, await self._post_hooks(call, True, output, emit), outcome.diff, images=outcome.images)
 
     async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
                      **payload: Any) -> HookResult | None:

@@ -122,6 +122,11 @@ def window_for(backend: object, override: int = 0) -> int:
     return DEFAULT_WINDOW
 
 
+IMAGE_TOKENS = 1600
+"""What one image in a tool result is counted as (Anthropic's estimate for a picture of about a
+megapixel, the most it scales an image to)."""
+
+
 def message_tokens(counter: TokenCounter, message: Message) -> int:
     """Tokens one message takes in a request: its text, reasoning, tool calls and framing."""
     n = MESSAGE_OVERHEAD + counter.count_tokens(message.content)
@@ -131,4 +136,4 @@ def message_tokens(counter: TokenCounter, message: Message) -> int:
         n += counter.count_tokens(call.name) + counter.count_tokens(json.dumps(call.arguments, ensure_ascii=False))
     if message.name:
         n += counter.count_tokens(message.name)
-    return n
+    return n + IMAGE_TOKENS * len(message.images)

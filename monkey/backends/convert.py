@@ -29,12 +29,21 @@ __all__ = [
     "last_turn_signed",
     "bad_arguments",
     "NO_RESULT",
+    "images_note",
 ]
 
 NO_RESULT = "no result: the call was not run"
 """The result given to a tool call that has none in the conversation."""
 
 _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
+
+
+def images_note(msg: Message, why: str) -> str:
+    """The text of a tool result whose images cannot go with it: its text and a line saying so."""
+    if not msg.images:
+        return msg.content
+    n = len(msg.images)
+    return f"{msg.content}\n[{'the image' if n == 1 else f'the {n} images'} of this result not passed on: {why}]"
 
 
 def bad_arguments(name: str, raw: str, why: object) -> str:
@@ -71,7 +80,8 @@ def paired(messages: list[Message]) -> list[Message]:
         if msg.role == "tool":
             if index not in used:
                 label = f"result of {msg.name or 'a tool'}"
-                out.append(Message(role="user", content=f"[{label}]\n{msg.content}"))
+                text = images_note(msg, "the result's call is not in the conversation")
+                out.append(Message(role="user", content=f"[{label}]\n{text}"))
             continue
         out.append(msg)
         for call in msg.tool_calls if msg.role == "assistant" else []:
@@ -114,10 +124,15 @@ _CACHE = {"type": "ephemeral"}
 
 def _blocks_of(msg: Message, *, signed_thinking: bool) -> list[dict[str, Any]]:
     if msg.role == "tool":
+        content: str | list[dict[str, Any]] = msg.content or "(no output)"
+        if msg.images:  # a tool_result's content may hold images (base64 source blocks)
+            content = [{"type": "text", "text": content}] + [
+                {"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+                for i in msg.images]
         return [{
             "type": "tool_result",
             "tool_use_id": safe_tool_id(msg.tool_call_id),
-            "content": msg.content or "(no output)",
+            "content": content,
             **({"is_error": True} if msg.is_error else {}),
         }]
     blocks: list[dict[str, Any]] = []
@@ -189,6 +204,8 @@ def last_turn_signed(request: ModelRequest) -> bool:
 
 # -- OpenAI chat completions ------------------------------------------------------------
 
+OPENAI_NO_IMAGES = "the chat completions API takes only text in a tool result"
+
 
 def to_openai(request: ModelRequest) -> list[dict[str, Any]]:
     """The ``messages`` of a chat-completions call."""
@@ -197,7 +214,7 @@ def to_openai(request: ModelRequest) -> list[dict[str, Any]]:
         out.append({"role": "system", "content": request.system})
     for msg in paired(request.messages):
         if msg.role == "tool":
-            content = msg.content or "(no output)"
+            content = images_note(msg, OPENAI_NO_IMAGES) or "(no output)"
             if msg.is_error and not content.lower().startswith(("error", "denied", "not run", "no result")):
                 content = f"error: {content}"
             out.append({"role": "tool", "tool_call_id": safe_tool_id(msg.tool_call_id), "content": content})

@@ -18,6 +18,7 @@ import re
 from importlib import resources
 from typing import Any
 
+from monkey.backends.convert import images_note
 from monkey.messages import Message, ModelRequest, ToolSpec
 
 __all__ = [
@@ -228,7 +229,8 @@ def chat_messages(request: ModelRequest) -> list[dict[str, str]]:
         else:
             name = msg.name or names.get(msg.tool_call_id, "tool")
             status = "error" if msg.is_error else "ok"
-            out.append({"role": "user", "content": f"Result of {name} ({status}):\n{msg.content}"})
+            text = images_note(msg, "the local model reads only text")
+            out.append({"role": "user", "content": f"Result of {name} ({status}):\n{text}"})
     return out
 
 

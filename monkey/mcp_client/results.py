@@ -1,10 +1,13 @@
 """An MCP tool's result as the model gets it.
 
 Structured content when the server gave it, else the text of the content blocks (embedded
-text resources included; an image, audio or binary resource becomes a short note, as no
-backend takes media in a tool result yet). Output longer than the cap is cut; the whole of it
-is saved under the monkey home and the model is told where. A result that does not fit the
-protocol is a clear error, never a crash.
+text resources included). An image block (PNG, JPEG, GIF or WebP, at most
+:data:`MAX_IMAGE_BYTES`) is carried along as a :class:`~monkey.events.ToolImage` and named in
+the text where it stood; a backend that takes images in tool results passes it on (the
+Anthropic API), the others say they did not (:func:`monkey.backends.convert.images_note`).
+Audio, another image type, a larger image or a binary resource becomes a short note. Output
+longer than the cap is cut; the whole of it is saved under the monkey home and the model is
+told where. A result that does not fit the protocol is a clear error, never a crash.
 """
 
 from __future__ import annotations
@@ -13,12 +16,28 @@ import base64
 import binascii
 import json
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-__all__ = ["render_result", "cap_output", "DEFAULT_LIMIT"]
+from monkey.events import ToolImage
+
+__all__ = ["render_result", "cap_output", "DEFAULT_LIMIT", "IMAGE_TYPES", "MAX_IMAGE_BYTES", "Rendered"]
 
 DEFAULT_LIMIT = 100_000
 """Characters of one MCP result given to the model (``[mcp] result_limit``)."""
+
+
+IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp"})
+"""Image types passed on to a backend (those the Anthropic API takes)."""
+MAX_IMAGE_BYTES = 5 * 1024 * 1024
+"""The largest image passed on (the Anthropic API's limit per image)."""
+
+
+class Rendered(NamedTuple):
+    """An MCP result as the model gets it."""
+
+    text: str
+    is_error: bool
+    images: list[ToolImage]
 
 
 def _size(data: str) -> int:
@@ -28,12 +47,30 @@ def _size(data: str) -> int:
         return len(data)
 
 
-def _block(block: Any) -> str:
+def _image(block: Any, images: list[ToolImage]) -> str:
+    """An image block kept for the backend (and named in the text), or why it is not."""
+    mime = str(getattr(block, "mime_type", "") or "?")
+    data = str(block.data)
+    try:
+        size = len(base64.b64decode(data, validate=True))
+    except (binascii.Error, ValueError):
+        return f"[image {mime}: not passed on, its data is not valid base64]"
+    if mime not in IMAGE_TYPES:
+        return f"[image {mime}, {size} bytes: not passed on, only PNG, JPEG, GIF and WebP are]"
+    if size > MAX_IMAGE_BYTES:
+        return f"[image {mime}, {size} bytes: not passed on, larger than {MAX_IMAGE_BYTES} bytes]"
+    images.append(ToolImage(media_type=mime, data=data))
+    return f"[image {len(images)}: {mime}, {size} bytes]"
+
+
+def _block(block: Any, images: list[ToolImage]) -> str:
     kind = getattr(block, "type", "")
     if kind == "text":
         return str(block.text)
-    if kind in ("image", "audio"):
-        return f"[{kind} {getattr(block, 'mime_type', '?')}, {_size(str(block.data))} bytes: not shown, this backend takes no {kind} in tool results]"
+    if kind == "image":
+        return _image(block, images)
+    if kind == "audio":
+        return f"[audio {getattr(block, 'mime_type', '?')}, {_size(str(block.data))} bytes: not passed on, no backend takes audio in tool results]"
     if kind == "resource":
         res = block.resource
         text = getattr(res, "text", None)
@@ -45,14 +82,17 @@ def _block(block: Any) -> str:
     return f"[a {kind or 'content'} block monkey does not show]"
 
 
-def render_result(result: Any) -> tuple[str, bool]:
-    """The text of a ``CallToolResult`` and whether the server said it is an error."""
+def render_result(result: Any) -> Rendered:
+    """The text of a ``CallToolResult``, whether the server said it is an error, and its images."""
+    images: list[ToolImage] = []
     structured = getattr(result, "structured_content", None)
     if structured is not None and not result.is_error:
         text = json.dumps(structured, ensure_ascii=False, indent=2, default=str)
+        notes = [_image(b, images) for b in result.content or [] if getattr(b, "type", "") == "image"]
+        text = "\n".join([text, *notes])
     else:
-        text = "\n".join(_block(b) for b in result.content or [])
-    return text, bool(result.is_error)
+        text = "\n".join(_block(b, images) for b in result.content or [])
+    return Rendered(text, bool(result.is_error), images)
 
 
 def cap_output(text: str, limit: int, save_to: Path) -> str:

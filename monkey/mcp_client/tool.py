@@ -110,11 +110,11 @@ class McpTool(Tool[Any]):  # type: ignore[type-var]
             self.manager.accept(self)
         result = await self.server.call(self.definition.name, args)
         try:
-            text, is_error = render_result(result)
+            text, is_error, images = render_result(result)
         except Exception as exc:  # noqa: BLE001 - a result that does not fit the protocol
             raise ToolError(f"the MCP server {self.server.name} gave a malformed result for "
                             f"{self.definition.name}: {type(exc).__name__}: {exc}") from None
         text = cap_output(text, self.manager.result_limit, self.manager.result_file(ctx.call_id or self.name))
         if is_error:
             raise ToolError(text or f"{self.definition.name} failed (the server gave no message)")
-        return ToolOutcome(output=text)
+        return ToolOutcome(output=text, images=images)

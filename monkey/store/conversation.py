@@ -105,7 +105,8 @@ class Conversation:
                                                   tool_calls=list(event.tool_calls)))
             case ev.ToolResult():
                 self.results[event.call_id] = Message(role="tool", tool_call_id=event.call_id, name=event.name,
-                                                      content=event.output, is_error=not event.ok)
+                                                      content=event.output, is_error=not event.ok,
+                                                      images=list(event.images))
                 self._release(everything=False)
             case ev.IterationStarted():
                 self._release(everything=True)

@@ -142,7 +142,8 @@ def _late_results(event_rows: list[Any]) -> tuple[dict[str, Message], set[str]]:
             started.add(event.call_id)
         elif isinstance(event, ev.ToolResult) and event.call_id not in found:
             found[event.call_id] = Message(role="tool", tool_call_id=event.call_id, name=event.name,
-                                           content=event.output, is_error=not event.ok)
+                                           content=event.output, is_error=not event.ok,
+                                           images=list(event.images))
     return found, started
 
 

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 import msgspec
 
+from monkey.events import ToolImage
 from monkey.messages import ToolSpec
 from monkey.tools.errors import ToolError
 
@@ -88,6 +89,8 @@ class ToolOutcome:
     paths: list[str] = field(default_factory=list)
     stopped: str = ""
     """Why a person stopped the work this call did (a sub-agent's turn): the calling turn stops too."""
+    images: list[ToolImage] = field(default_factory=list)
+    """Images for the model besides ``output`` (an MCP tool's image blocks)."""
 
 
 @cache

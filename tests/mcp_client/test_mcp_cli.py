@@ -196,14 +196,15 @@ def test_a_call_is_cancelled_with_its_turn(workspace: Path, monkey_home: Path, t
 
 
 @needs_npm
-def test_images_become_a_note_and_structured_content_is_given(scripted, monkey_home: Path) -> None:
+def test_images_are_kept_and_structured_content_is_given(scripted, monkey_home: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"everything": {"command": str(EVERYTHING)}})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__everything"]\n')
     run = scripted([{"tool_calls": [call("mcp__everything__get-tiny-image"),
                                     call("mcp__everything__get-structured-content", location="New York")]},
                     {"text": "done"}])
     image, structured = results(run.stdout)
-    assert image["ok"] and "[image image/png," in image["output"] and "not shown" in image["output"]
+    assert image["ok"] and "[image 1: image/png," in image["output"]
+    assert [i["media_type"] for i in image["images"]] == ["image/png"]  # passed on by backends that take them
     assert structured["ok"] and json.loads(structured["output"]).get("temperature") is not None
 
 
