@@ -15,12 +15,34 @@ from typing import Any
 __all__ = ["add_parser", "run_serve_command"]
 
 
+class _Intermixed(argparse.ArgumentParser):
+    """A parser whose positionals may stand among its options (``serve http --cwd X 8080``).
+
+    argparse gives a run of positionals their values at once, so a PORT after an option was
+    an unrecognised argument; this parser reads positionals wherever they stand. The
+    subcommand's parser is made one after :meth:`add_parser` created it (argparse takes one
+    parser class for every subcommand).
+    """
+
+    _mixing = False
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        if self._mixing:  # parse_known_intermixed_args calls back here with the positionals set aside
+            return super().parse_known_args(args, namespace)
+        self._mixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._mixing = False
+
+
 def add_parser(sub: Any, model_flags: Any, mode_flag: Any) -> None:
-    """``monkey serve [http [PORT]]`` and its flags."""
+    """``monkey serve [http [PORT]]`` and its flags (PORT may come after them)."""
     serve = sub.add_parser("serve", help="serve monkey's tools to MCP clients (stdio, or http)",
                            description="Run monkey as an MCP server: its tools, confined to the workspace, "
                            "through its rules, checkpoints and sandbox. Without a transport it speaks MCP on "
                            "stdin/stdout; 'http [PORT]' serves streamable HTTP on 127.0.0.1.")
+    serve.__class__ = _Intermixed
     serve.add_argument("transport", nargs="?", choices=("stdio", "http"), default="stdio",
                        help="stdio (default) or http")
     serve.add_argument("port_arg", nargs="?", metavar="PORT", help="http: the port (default: a free one)")

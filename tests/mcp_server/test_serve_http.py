@@ -59,11 +59,25 @@ def test_a_given_port_and_a_bad_request(workspace: Path, monkey_home: Path) -> N
         bad = httpx2.post(server.url, content=b"{not json", headers=headers, timeout=30)
         assert bad.status_code == 400 and bad.json()["error"]["code"] == -32700
         assert httpx2.get(server.base + "/health", timeout=30).status_code == 200  # still serving
-        busy = run_monkey(["serve", "http", str(port), "--cwd", str(workspace)], home=monkey_home)
-        assert busy.returncode == 1 and f"cannot serve on 127.0.0.1:{port}" in busy.stderr
-        assert busy.stdout == ""
+        for argv in (["serve", "http", str(port), "--cwd", str(workspace)],
+                     ["serve", "http", "--cwd", str(workspace), str(port)],  # the port after an option
+                     ["serve", "--cwd", str(workspace), "http", str(port)]):
+            busy = run_monkey(argv, home=monkey_home)
+            assert busy.returncode == 1 and f"cannot serve on 127.0.0.1:{port}" in busy.stderr, argv
+            assert busy.stdout == ""
     finally:
         assert server.stop(signal.SIGINT) == 128 + signal.SIGINT
+
+
+def test_bad_ports_anywhere_are_one_line(workspace: Path, monkey_home: Path) -> None:
+    for argv, said in ((["serve", "http", "--cwd", str(workspace), "eighty"], "not a port number: 'eighty'"),
+                       (["serve", "http", "--cwd", str(workspace), "70000"], "between 1 and 65535"),
+                       (["serve", "http", "--cwd", str(workspace), "8080", "--port", "8081"], "the port is given twice"),
+                       (["serve", "--cwd", str(workspace), "8080"], "invalid choice: '8080'"),
+                       (["serve", "http", "--cwd", str(workspace), "8080", "9090"], "unrecognized arguments: 9090")):
+        run = run_monkey(argv, home=monkey_home)
+        assert run.returncode == 2 and said in run.stderr, (argv, run.stderr)
+        assert run.stdout == ""
 
 
 async def test_a_token_is_checked_on_every_request(workspace: Path, monkey_home: Path) -> None:
