@@ -6,7 +6,11 @@ from the second start on, with ``FAKE_MCP_CHANGE=1``, ``greet``'s description ch
 definition that changes between connections). Tools: ``greet`` (plain), ``peek`` (says it only
 reads), ``huge`` (a result of N characters), ``malformed`` (answers with a result that does not
 fit the protocol), ``slow`` (sleeps), ``crash`` (the process dies during the call), ``env`` (the value of one
-variable), ``grow`` (adds a tool and sends ``notifications/tools/list_changed``).
+variable), ``grow`` (adds a tool and tells the client; says the protocol version it speaks).
+With ``FAKE_MCP_LEGACY=1`` it serves only the protocol before the 2026-07-28 revision (the SDK's
+server serves both; the client's ``server/discover`` probe is refused and it falls back to the
+``initialize`` handshake), and ``grow`` tells of the change only with
+``notifications/tools/list_changed``.
 """
 
 from __future__ import annotations
@@ -67,9 +71,16 @@ def main() -> None:
     @server.tool(description="Adds a tool named later and tells the client.")
     async def grow(ctx: Context) -> str:
         server.add_tool(lambda: "I came later", name="later", description="Added at run time.")
-        await ctx.notify_tools_changed()  # 2026-07-28: to subscriptions/listen streams
+        if not legacy:
+            await ctx.notify_tools_changed()  # 2026-07-28: to subscriptions/listen streams
         await ctx.session.send_tool_list_changed()  # earlier revisions: a notification
-        return "grown"
+        return f"grown (protocol {ctx.protocol_version})"
+
+    legacy = os.environ.get("FAKE_MCP_LEGACY") == "1"
+    if legacy:  # a server of before 2026-07-28: it refuses the new revision's probe, the client falls back
+        import mcp.server.runner
+
+        mcp.server.runner._has_modern_envelope = lambda params: False  # no request opens the new era
 
     port = os.environ.get("FAKE_MCP_HTTP_PORT")
     if port:  # streamable HTTP on 127.0.0.1:PORT/mcp instead of stdio

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import run_monkey
 from tests.mcp_client.conftest import EVERYTHING, FILESYSTEM, call, fake_server, needs_npm, results, write_servers
 
@@ -149,13 +151,21 @@ def test_a_broken_mcp_config_file_is_one_clear_line(scripted, monkey_home: Path,
     assert f"cannot read {monkey_home / 'mcp.json'}" in run.stderr and "its servers were not started" in run.stderr
 
 
-def test_tools_listed_again_after_list_changed_are_offered(scripted, monkey_home: Path, tmp_path: Path) -> None:
-    write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
+@pytest.mark.parametrize(("legacy", "protocol"), [(False, "2026-07-28"), (True, "2025-11-25")])
+def test_tools_listed_again_after_list_changed_are_offered(scripted, monkey_home: Path, tmp_path: Path,
+                                                          legacy: bool, protocol: str) -> None:
+    """The 2026-07-28 revision tells of changed tools on a subscriptions/listen stream; a server of an
+    earlier revision (the initialize handshake) with notifications/tools/list_changed."""
+    server = fake_server(tmp_path / "starts")
+    if legacy:
+        server["env"] = {**server["env"], "FAKE_MCP_LEGACY": "1"}
+    write_servers(monkey_home / "mcp.json", {"fake": server})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
     run = scripted([{"tool_calls": [call("mcp__fake__grow")]}, {"tool_calls": [call("mcp__fake__later")]},
                     {"text": "done"}])
     grow, later = results(run.stdout)
-    assert grow["ok"] and later["ok"] and "I came later" in later["output"], run.stdout
+    assert grow["ok"] and f"grown (protocol {protocol})" in grow["output"], run.stdout
+    assert later["ok"] and "I came later" in later["output"], run.stdout
 
 
 def test_tool_timeout_bounds_a_call(scripted, monkey_home: Path, tmp_path: Path) -> None:
