@@ -69,7 +69,8 @@ def test_text_answer_and_its_usage() -> None:
     assert events[-1].text == "Hello from the fake server (user messages: 1)."
     (usage,) = [e for e in events if e.type == "usage"]
     assert (usage.input_tokens, usage.cache_read_tokens, usage.output_tokens) == (801, 200, 21)
-    assert p.requests == []
+    assert usage.model == events[0].model == p.model == "gpt-5.5"  # Codex reports tokens, no cost
+    assert usage.cost_usd == 0.0 and p.requests == []
 
 
 def test_resumed_thread_counts_only_this_turns_usage() -> None:

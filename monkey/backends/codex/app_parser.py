@@ -96,6 +96,8 @@ class CodexAppParser(JsonlParser):
         """Characters of each message/reasoning item already given as deltas, by item id."""
         self._plans: dict[str, str] = {}
         self.thread_id = ""
+        self.model = ""
+        """The model Codex runs the thread with (from its answer to thread/start or thread/resume)."""
         self.turn_id = ""
         self.turn_sent = False
         """The backend sent ``turn/start`` (once the thread was there)."""
@@ -152,7 +154,8 @@ class CodexAppParser(JsonlParser):
             last = params["tokenUsage"]["last"]
             cached = int(last.get("cachedInputTokens") or 0)
             out.append(Usage(input_tokens=max(int(last.get("inputTokens") or 0) - cached, 0),
-                             cache_read_tokens=cached, output_tokens=int(last.get("outputTokens") or 0)))
+                             cache_read_tokens=cached, output_tokens=int(last.get("outputTokens") or 0),
+                             model=self.model))
             return True
         if method == "turn/started":
             self.turn_id = str(params["turn"]["id"])
@@ -187,7 +190,9 @@ class CodexAppParser(JsonlParser):
             if not isinstance(tid, str):
                 return False
             self.thread_id = tid
-            out.append(AgentSession(agent=SOURCE, agent_session_id=tid))
+            model = result.get("model") or result["thread"].get("model")
+            self.model = model if isinstance(model, str) else ""
+            out.append(AgentSession(agent=SOURCE, agent_session_id=tid, model=self.model))
         elif rid == TURN_REQUEST:
             self.turn_started = True
             turn = result.get("turn") if isinstance(result, dict) else None

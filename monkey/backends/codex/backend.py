@@ -127,3 +127,5 @@ class CodexBackend(ExternalAgentBackend):
     def finished(self, parser: Any) -> None:
         if parser.thread_id:
             self.agent_session_id = parser.thread_id
+        if parser.model and self.model == "default":
+            self.model = parser.model
