@@ -96,3 +96,18 @@ def test_with_the_server_down_it_is_not_available(ollama, workspace: Path, monke
     agent = task(workspace, monkey_home, "ollama", "Say hi")
     assert agent.returncode == 1
     assert agent.stderr.strip().splitlines()[-1] == "monkey: plugin ollama is not available: Ollama server not running"
+
+
+def test_validate_a_folder_by_its_path(workspace: Path, monkey_home: Path, tmp_path: Path):
+    with FakeOllama() as server:
+        configure(monkey_home, server.url)
+        run = run_monkey(["plugins", "validate", str(OLLAMA), "--cwd", str(workspace)], home=monkey_home)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stdout.splitlines()[-1] == "ok   agent.available: available"
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "plugin.yaml").write_text(SEED.replace('type: "agent"', 'type: "agnet"'))
+    bad = run_monkey(["plugins", "validate", str(broken), "--cwd", str(workspace)], home=monkey_home)
+    assert bad.returncode == 1
+    assert bad.stdout.strip() == (f"FAIL manifest: {(broken / 'plugin.yaml').resolve()}: type: expected \"agent\" "
+                                  "(the only plugin type monkey runs), got 'agnet'")
