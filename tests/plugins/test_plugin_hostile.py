@@ -148,3 +148,30 @@ def test_near_misses_of_the_seeds_shapes_still_stream(install, workspace: Path, 
     run = task(workspace, monkey_home, "sloppy")
     assert run.returncode == 0, run.stderr
     assert run.of_type("message_completed")[0]["text"] == "abc"
+
+
+async def test_cancelling_a_plugin_that_ignores_eof_and_sigterm_kills_it(install, workspace: Path):
+    import asyncio
+
+    from monkey.agent.loop import Agent
+    from monkey.backends.select import create_backend
+    from monkey.config import load_config
+    from monkey.events import TextDelta, TurnCompleted
+
+    install("deaf", [{"ignore_term": True}, {"text": "la la la"}, {"sleep": 120}], settings="grace = 0.5\n")
+    backend = create_backend("plugin:deaf", config=load_config(workspace), model=None, script=None,
+                             workspace=workspace)
+    agent = Agent(backend=backend, workspace=workspace)
+    agent.session_started()
+    events = []
+    async for event in agent.run("go"):
+        events.append(event)
+        if isinstance(event, TextDelta):
+            started = asyncio.get_running_loop().time()
+            agent.cancel()
+    [done] = [e for e in events if isinstance(e, TurnCompleted)]
+    assert done.reason == "cancelled"
+    proc = backend.last_host.proc
+    assert proc.returncode == -9  # stdin closed, 0.5 s, SIGTERM ignored, 0.5 s, SIGKILL
+    assert proc.stopped == "cancelled"
+    assert asyncio.get_running_loop().time() - started < 10
