@@ -299,3 +299,21 @@ async def test_the_permission_engine_decides_task_calls(workspace: Path, monkey_
     assert len(denied) == 1 and denied[0].by == "rule"
     assert not results[denied[0].call_id].ok and results[denied[0].call_id].output.startswith("denied")
     assert [s.agent for s in of(events, "subagent_started")] == ["explore"]
+
+
+async def test_a_definition_may_name_its_own_model(workspace: Path, monkey_home: Path) -> None:
+    define(workspace, "cheap", "description: on a small model\nmodel: small-model")
+    built: list[tuple[str, str | None]] = []
+
+    def make(name: str, model: str | None) -> ScriptedBackend:
+        built.append((name, model))
+        return ScriptedBackend(msgspec.convert(
+            {"turns": [{"text": "small answer"}], "model": model}, Script))
+
+    script = {"turns": [{"tool_calls": [task("cheap")]}, {"text": "ok"}]}
+    agent = root_agent(workspace, monkey_home, script, make_backend=make)
+    events = await collect(agent.run_task("cheaply"))
+    assert built == [("scripted", "small-model")]
+    child = of(events, "subagent_started")[0].child_session_id
+    assert of(events, "session_started", child)[0].model == "small-model"
+    assert of(events, "subagent_completed")[0].handoff.summary == "small answer"
