@@ -162,6 +162,8 @@ def test_a_running_sub_agent(app_for, snap_compare) -> None:
             await app.feed(event)
         await pilot.pause(0.3)
 
+    assert snap_compare(app_for([{"text": "x"}]), terminal_size=SIZE, run_before=run)
+
 
 def test_header_with_the_instruction_files(app_for, workspace, monkey_home, snap_compare) -> None:
     (workspace / "AGENTS.md").write_text("Run the tests with `make test`. @docs/rules.md\n")
