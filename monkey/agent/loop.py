@@ -85,7 +85,7 @@ Emit = Callable[[Event], None]
 
 
 MIN_SKILLS_WINDOW = 16_000
-"""Tokens of context window below which a model is offered no skills."""
+"""Tokens of context window below which a model is offered no skills, working memory or sub-agents."""
 
 
 @dataclass
@@ -181,13 +181,13 @@ class Agent:
         self.upstream: Callable[[], Awaitable[None]] | None = None
         """A sub-agent's parent's :meth:`shown`: the child's events pass through the parent's
         stream, so what the child waits to see stored, it waits for up there too."""
-        if not self._skills_fit():
+        if not self.roomy():
             self.options.skills = None
         self.memory = WorkingMemory()
         """The model's notes (``memory_write``); restored from the store when resuming."""
         # Given its own tools (a sub-agent gets the ones its definition allows of its parent's),
         # the agent keeps the memory tools only if given them, bound to its own notes.
-        if self._skills_fit() and (tools is None or self.tools.find("memory_write") is not None):
+        if self.roomy() and (tools is None or self.tools.find("memory_write") is not None):
             for name in ("memory_write", "memory_read"):
                 self.tools.remove(name)
             self.tools.add(MemoryWrite(self.memory))
@@ -223,9 +223,10 @@ class Agent:
             parts.append(self.options.skills.prompt(budget_chars=max(2000, window * 2 // 100 * 4)))
         return "\n\n".join(p for p in parts if p)
 
-    def _skills_fit(self) -> bool:
-        """Whether the model's window has room for skills (a small local model's has not: the
-        list and the tool would take the room its task needs)."""
+    def roomy(self) -> bool:
+        """Whether the model's window has room for the extra tools (skills, working memory,
+        sub-agents): a small local model's has not, the list and the tools would take the room
+        its task needs, and their descriptions lead a tiny model astray."""
         window = self.context.window if self.context is not None else 0
         return not window or window >= MIN_SKILLS_WINDOW
 

@@ -88,8 +88,9 @@ class Delegation:
 
 def install_task_tool(agent: Agent, delegation: Delegation, *, depth: int = 0,
                       stack: tuple[str, ...] = ("main",)) -> TaskTool | None:
-    """Offer ``agent`` the ``task`` tool (unless it is at the deepest level); the tool, or None."""
-    if depth >= delegation.max_depth or not delegation.defs.by_name:
+    """Offer ``agent`` the ``task`` tool (unless it is at the deepest level, or its model's window
+    is too small for it: see :meth:`Agent.roomy`); the tool, or None."""
+    if depth >= delegation.max_depth or not delegation.defs.by_name or not agent.roomy():
         return None
     tool = TaskTool(agent, delegation, depth=depth, stack=stack)
     agent.tools.add(tool)  # the loop sends the new specs with the next model call

@@ -317,3 +317,13 @@ async def test_a_definition_may_name_its_own_model(workspace: Path, monkey_home:
     child = of(events, "subagent_started")[0].child_session_id
     assert of(events, "session_started", child)[0].model == "small-model"
     assert of(events, "subagent_completed")[0].handoff.summary == "small answer"
+
+
+def test_a_model_with_a_small_window_is_offered_no_sub_agents(workspace: Path, monkey_home: Path) -> None:
+    from monkey.agent.context import ContextManager
+
+    backend = ScriptedBackend(msgspec.convert({"turns": [], "context_window": 8192}, Script))
+    agent = Agent(backend=backend, workspace=workspace, context=ContextManager(backend))
+    defs = discover_agents(workspace, home=monkey_home, trusted=True)
+    assert install_task_tool(agent, Delegation(defs)) is None and agent.tools.find("task") is None
+    assert agent.tools.find("memory_write") is None, "nor working memory (the embedded model's 8k window)"
