@@ -16,10 +16,12 @@ This module names what the backends use; :mod:`monkey.agent.external_gate` imple
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
-__all__ = ["GateAnswer", "GateCall", "ToolGate", "READ_TOOLS", "REFUSED_WITHOUT_GATE"]
+__all__ = ["GateAnswer", "GateCall", "ToolGate", "READ_TOOLS", "REFUSED_WITHOUT_GATE", "workspace_relative"]
 
 READ_TOOLS = frozenset({"file_read", "list_directory", "glob_search", "grep_search"})
 """monkey's tools that only read: a deny rule may refuse them, nothing else asks."""
@@ -69,3 +71,17 @@ class ToolGate(Protocol):
     async def done(self, call_id: str, ok: bool) -> None:
         """The agent reported the result of an allowed call: close what was opened for it."""
         ...
+
+
+def workspace_relative(raw: Any, workspace: Path) -> str:
+    """A path an agent CLI sent (absolute, or relative to the workspace), relative to the
+    workspace when inside it, else absolute; ``""`` for none."""
+    text = str(raw or "")
+    if not text:
+        return ""
+    path = Path(os.path.normpath(text if text.startswith("/") else workspace / text))
+    try:
+        rel = path.relative_to(workspace)
+    except ValueError:
+        return str(path)
+    return str(rel) if str(rel) != "." else "."

@@ -18,30 +18,16 @@ would wait for ever).
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from monkey.backends.gate import GateAnswer, GateCall
+from monkey.backends.gate import GateAnswer, GateCall, workspace_relative
 
 __all__ = ["gate_call", "user_message", "permission_answer", "error_answer"]
 
 _FILE_WRITES = {"Write": "file_write", "Edit": "file_edit", "MultiEdit": "file_edit", "NotebookEdit": "file_edit"}
 _READS = {"Read": "file_read", "Grep": "grep_search", "Glob": "glob_search", "LS": "list_directory",
           "NotebookRead": "file_read"}
-
-
-def _path(raw: Any, workspace: Path) -> str:
-    """A path of the CLI's (absolute, as it sends them) relative to the workspace when inside it."""
-    text = str(raw or "")
-    if not text:
-        return ""
-    path = Path(os.path.normpath(text if text.startswith("/") else workspace / text))
-    try:
-        rel = path.relative_to(workspace)
-    except ValueError:
-        return str(path)
-    return str(rel) if str(rel) != "." else "."
 
 
 def gate_call(request: dict[str, Any], workspace: Path) -> GateCall:
@@ -54,7 +40,7 @@ def gate_call(request: dict[str, Any], workspace: Path) -> GateCall:
     if name == "Bash":
         return GateCall(call_id, name, "shell_execute", {"command": str(raw.get("command") or "")}, raw, reason)
     if name in _FILE_WRITES:
-        path = _path(raw.get("file_path") or raw.get("notebook_path"), workspace)
+        path = workspace_relative(raw.get("file_path") or raw.get("notebook_path"), workspace)
         args: dict[str, Any] = {"path": path}
         if name == "Write":
             args["content"] = str(raw.get("content") or "")
@@ -63,7 +49,7 @@ def gate_call(request: dict[str, Any], workspace: Path) -> GateCall:
                         replace_all=bool(raw.get("replace_all")))
         return GateCall(call_id, name, _FILE_WRITES[name], args, raw, reason)
     if name in _READS:
-        path = _path(raw.get("file_path") or raw.get("notebook_path") or raw.get("path") or ".", workspace)
+        path = workspace_relative(raw.get("file_path") or raw.get("notebook_path") or raw.get("path") or ".", workspace)
         args = {"path": path}
         if raw.get("pattern") is not None:
             args["pattern"] = str(raw["pattern"])

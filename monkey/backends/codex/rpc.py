@@ -29,7 +29,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from monkey.backends.gate import GateAnswer, GateCall
+from monkey.backends.gate import GateAnswer, GateCall, workspace_relative
 
 __all__ = ["APPROVAL_POLICY", "COMMAND_APPROVAL", "FILE_APPROVAL", "answer", "command_call", "error_answer",
            "file_calls", "message", "notification", "unwrap_shell"]
@@ -76,19 +76,6 @@ def unwrap_shell(command: str) -> str:
     return command
 
 
-def _rel(raw: Any, workspace: Path) -> str:
-    """A path of Codex's (absolute) relative to the workspace when inside it."""
-    text = str(raw or "")
-    if not text:
-        return ""
-    path = Path(os.path.normpath(text if text.startswith("/") else workspace / text))
-    try:
-        rel = path.relative_to(workspace)
-    except ValueError:
-        return str(path)
-    return str(rel) if str(rel) != "." else "."
-
-
 def command_call(params: dict[str, Any], workspace: Path) -> GateCall:
     """An ``item/commandExecution/requestApproval`` as a ``shell_execute`` call.
 
@@ -99,7 +86,7 @@ def command_call(params: dict[str, Any], workspace: Path) -> GateCall:
     command = unwrap_shell(str(params.get("command") or ""))
     cwd = str(params.get("cwd") or "")
     if cwd and Path(os.path.normpath(cwd)) != workspace:
-        command = f"cd {shlex.quote(_rel(cwd, workspace))} && {command}"
+        command = f"cd {shlex.quote(workspace_relative(cwd, workspace))} && {command}"
     return GateCall(str(params.get("itemId") or ""), "commandExecution", "shell_execute", {"command": command},
                     raw, str(params.get("reason") or ""))
 
@@ -122,7 +109,7 @@ def file_calls(params: dict[str, Any], item: dict[str, Any] | None, workspace: P
         kind_name = str(kind.get("type") if isinstance(kind, dict) else kind or "update")
         moved = kind.get("move_path") if isinstance(kind, dict) else None
         diff = str(change.get("diff") or "")
-        path = _rel(change.get("path"), workspace)
+        path = workspace_relative(change.get("path"), workspace)
         if kind_name == "add":
             calls.append(GateCall(iid, "fileChange", "file_write", {"path": path, "content": diff}, change, reason))
         elif kind_name == "delete":
@@ -130,6 +117,6 @@ def file_calls(params: dict[str, Any], item: dict[str, Any] | None, workspace: P
         else:
             calls.append(GateCall(iid, "fileChange", "file_edit", {"path": path, "diff": diff}, change, reason))
         if moved:
-            calls.append(GateCall(iid, "fileChange", "file_write", {"path": _rel(moved, workspace), "diff": diff},
+            calls.append(GateCall(iid, "fileChange", "file_write", {"path": workspace_relative(moved, workspace), "diff": diff},
                                   change, reason))
     return calls
