@@ -13,9 +13,9 @@ recorded in :attr:`FakeAnthropic.requests`.
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeAnthropic"]
 
@@ -30,7 +30,7 @@ def _text_of(content: Any) -> str:
     return "\n".join(parts)
 
 
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     """The server; use as a context manager, ``url`` is its base URL."""
 
     def __init__(self, workspace: str = "") -> None:
@@ -39,11 +39,8 @@ class FakeAnthropic:
         self.count = 0
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
             def do_HEAD(self) -> None:
                 self.send_response(200)
@@ -51,37 +48,21 @@ class FakeAnthropic:
                 self.end_headers()
 
             def do_GET(self) -> None:
-                self._json(200, {"data": [], "has_more": False})
+                self.send_json(200, {"data": [], "has_more": False})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = self.read_json()
                 outer.requests.append({"path": self.path, "body": body})
                 if not self.path.startswith("/v1/messages") or "count_tokens" in self.path:
-                    self._json(200, {"input_tokens": 10})
+                    self.send_json(200, {"input_tokens": 10})
                     return
                 outer.answer(self, body)
 
-            def _json(self, status: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        super().__init__(Handler)
 
-        self._handler = Handler
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    @property
+    def url(self) -> str:
+        return self.base_url
 
     # -- answers ---------------------------------------------------------------------
 
@@ -89,7 +70,7 @@ class FakeAnthropic:
         """Requests of the agent's own conversation (they carry tools)."""
         return [r for r in self.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
 
-    def answer(self, handler: Any, body: dict[str, Any]) -> None:
+    def answer(self, handler: QuietHandler, body: dict[str, Any]) -> None:
         messages = body.get("messages") or []
         first = _text_of(messages[0]["content"]) if messages else ""
         users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
@@ -99,7 +80,7 @@ class FakeAnthropic:
         has_result = bool(results)
         prompt = _text_of(last.get("content"))
         if "please fail" in prompt:
-            handler._json(400, {"type": "error", "error": {"type": "invalid_request_error",
+            handler.send_json(400, {"type": "error", "error": {"type": "invalid_request_error",
                                                          "message": "the fake server refuses this on purpose"}})
             return
         self.count += 1
@@ -120,7 +101,7 @@ class FakeAnthropic:
         if body.get("stream"):
             self._stream(handler, body, blocks, stop)
         else:
-            handler._json(200, self._message(body, blocks, stop))
+            handler.send_json(200, self._message(body, blocks, stop))
 
     def _tool_for(self, prompt: str) -> tuple[str, dict[str, Any]] | None:
         ws = self.workspace or "."
@@ -140,7 +121,7 @@ class FakeAnthropic:
                 "stop_sequence": None, "usage": {"input_tokens": 20, "output_tokens": 10,
                                                  "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
 
-    def _stream(self, handler: Any, body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> None:
+    def _stream(self, handler: QuietHandler, body: dict[str, Any], blocks: list[dict[str, Any]], stop: str) -> None:
         msg = self._message(body, [], stop)
         msg["stop_reason"] = None
         events: list[tuple[str, dict[str, Any]]] = [("message_start", {"type": "message_start", "message": msg})]
@@ -165,8 +146,4 @@ class FakeAnthropic:
                                          "usage": {"output_tokens": 10}}))
         events.append(("message_stop", {"type": "message_stop"}))
         data = b"".join(f"event: {name}\ndata: {json.dumps(ev)}\n\n".encode() for name, ev in events)
-        handler.send_response(200)
-        handler.send_header("content-type", "text/event-stream")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        handler.send_body(200, "text/event-stream", data)

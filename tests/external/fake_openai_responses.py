@@ -26,8 +26,9 @@ from __future__ import annotations
 
 import json
 import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeResponses", "codex_config"]
 
@@ -66,7 +67,7 @@ def codex_config(url: str, *, model: str = "gpt-fake", key_env: str = "FAKE_OPEN
     ])
 
 
-class FakeResponses:
+class FakeResponses(LoopbackServer):
     """The server; use as a context manager, ``url`` is its base URL (without ``/v1``)."""
 
     def __init__(self) -> None:
@@ -75,19 +76,15 @@ class FakeResponses:
         self._lock = threading.Lock()
         outer = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
             def do_GET(self) -> None:
                 outer.requests.append({"method": "GET", "path": self.path, "body": None})
-                self._json(200, {"object": "list", "data": [], "models": []})
+                self.send_json(200, {"object": "list", "data": [], "models": []})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("content-length") or 0)
-                raw = self.rfile.read(length) if length else b""
+                raw = self.read_body()
                 try:
                     body = json.loads(raw or b"{}")
                 except ValueError:
@@ -96,27 +93,13 @@ class FakeResponses:
                 if self.path.rstrip("/").endswith("/responses"):
                     outer.answer(self, body)
                 else:
-                    self._json(404, {"error": {"message": f"the fake server has no {self.path}"}})
+                    self.send_json(404, {"error": {"message": f"the fake server has no {self.path}"}})
 
-            def _json(self, status: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("content-type", "application/json")
-                self.send_header("content-length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+        super().__init__(Handler)
 
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        self._thread = threading.Thread(target=self.server.serve_forever, daemon=True)
-
-    def __enter__(self) -> FakeResponses:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.server.shutdown()
-        self.server.server_close()
+    @property
+    def url(self) -> str:
+        return self.base_url
 
     # -- answers ---------------------------------------------------------------------
 
@@ -124,7 +107,7 @@ class FakeResponses:
         """The ``/responses`` requests (each one model call of a turn)."""
         return [r for r in self.requests if r["method"] == "POST" and r["path"].rstrip("/").endswith("/responses")]
 
-    def answer(self, handler: Any, body: dict[str, Any]) -> None:
+    def answer(self, handler: QuietHandler, body: dict[str, Any]) -> None:
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
         users = [i for i in items if i.get("type", "message") == "message" and i.get("role") == "user"]
         prompt = _text_of(users[-1].get("content")) if users else ""
@@ -133,7 +116,7 @@ class FakeResponses:
         after = items[last_user + 1:]
         has_result = any(str(i.get("type", "")).endswith("_output") for i in after)
         if "please fail" in prompt:
-            handler._json(400, {"error": {"message": "the fake server refuses this on purpose",
+            handler.send_json(400, {"error": {"message": "the fake server refuses this on purpose",
                                           "type": "invalid_request_error", "param": None, "code": None}})
             return
         with self._lock:
@@ -195,7 +178,7 @@ class FakeResponses:
         return {"type": "function_call", "id": f"fc_fake{n}", "call_id": f"call_fake{n}", "name": "shell",
                 "arguments": json.dumps({"command": ["apply_patch", patch]}), "status": "completed"}
 
-    def _stream(self, handler: Any, body: dict[str, Any], output: list[dict[str, Any]], n: int) -> None:
+    def _stream(self, handler: QuietHandler, body: dict[str, Any], output: list[dict[str, Any]], n: int) -> None:
         rid = f"resp_fake{n}"
         base = {"id": rid, "object": "response", "created_at": 1700000000 + n, "model": body.get("model", "gpt-fake"),
                 "status": "in_progress", "output": []}
@@ -237,8 +220,4 @@ class FakeResponses:
         events.append({"type": "response.completed",
                        "response": {**base, "status": "completed", "output": output, "usage": usage}})
         data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
-        handler.send_response(200)
-        handler.send_header("content-type", "text/event-stream")
-        handler.send_header("content-length", str(len(data)))
-        handler.end_headers()
-        handler.wfile.write(data)
+        handler.send_body(200, "text/event-stream", data)

@@ -23,8 +23,9 @@ import json
 import socket
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeAnthropic", "PromptCache", "Stream", "Status", "reply_events", "error_body", "sse"]
 
@@ -137,12 +138,8 @@ def reply_events(
     return events
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(QuietHandler):
     protocol_version = "HTTP/1.1"
-    server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - quiet
-        pass
 
     def do_GET(self) -> None:  # noqa: N802
         prefix = "/v1/models/"
@@ -154,9 +151,8 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(404, error_body("not_found_error", f"not found: {self.path}"), {})
 
     def do_POST(self) -> None:  # noqa: N802
-        length = int(self.headers.get("content-length") or 0)
-        raw = self.rfile.read(length)
-        owner = self.server.owner
+        raw = self.read_body()
+        owner: FakeAnthropic = self.server.owner
         with owner.lock:
             body = json.loads(raw or b"{}")
             owner.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
@@ -172,15 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._stream(answer)
 
     def _send_json(self, code: int, body: dict[str, Any], headers: dict[str, str]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(code)
-        self.send_header("content-type", "application/json")
-        self.send_header("content-length", str(len(data)))
-        self.send_header("request-id", "req_fake")
-        for k, v in headers.items():
-            self.send_header(k, v)
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(code, body, {"request-id": "req_fake", **headers})
 
     def _stream(self, answer: Stream) -> None:
         import time
@@ -264,12 +252,7 @@ def _with_usage(events: list[SseEvent], usage: dict[str, int]) -> list[SseEvent]
     return out
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    owner: FakeAnthropic
-
-
-class FakeAnthropic:
+class FakeAnthropic(LoopbackServer):
     """The server; a context manager that serves on a free port of 127.0.0.1."""
 
     def __init__(self, *, cache: bool = False) -> None:
@@ -282,27 +265,15 @@ class FakeAnthropic:
         self.models: set[str] = {"claude-sonnet-4-6", "claude-opus-4-5", "claude-haiku-4-5"}
         """What ``GET /v1/models/{id}`` finds."""
         self.lock = threading.Lock()
-        self._server = _Server(("127.0.0.1", 0), _Handler)
-        self._server.owner = self
-        self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
+        super().__init__(_Handler, name="fake-anthropic")
 
     @property
     def url(self) -> str:
         """The base URL to give the SDK."""
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
+        return self.base_url
 
     def add(self, *answers: Stream | Status) -> FakeAnthropic:
         """Queue answers, served one per request in order."""
         with self.lock:
             self.queue.extend(answers)
         return self
-
-    def __enter__(self) -> FakeAnthropic:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)

@@ -9,32 +9,29 @@
 from __future__ import annotations
 
 import json
-import threading
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeOllama"]
 
 
-class FakeOllama:
+class FakeOllama(LoopbackServer):
     """The server; a context manager (``url`` is its base, as ``OLLAMA_HOST`` takes it)."""
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
-            def log_message(self, *args: Any) -> None:
-                pass
-
+        class Handler(QuietHandler):
             def do_GET(self) -> None:
                 if self.path == "/api/tags":
-                    self._json({"models": [{"name": "codellama:13b"}, {"name": "codellama:7b"}]})
+                    self.send_json(200, {"models": [{"name": "codellama:13b"}, {"name": "codellama:7b"}]})
                 else:
                     self.send_error(404)
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)) or b"{}")
+                body = self.read_json()
                 if self.path != "/api/generate":
                     self.send_error(404)
                     return
@@ -50,27 +47,8 @@ class FakeOllama:
                 self.wfile.write(json.dumps({"model": body.get("model"), "response": "", "done": True,
                                              "prompt_eval_count": 12, "eval_count": 8}).encode() + b"\n")
 
-            def _json(self, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def __enter__(self) -> FakeOllama:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return self.base_url

@@ -14,8 +14,9 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeOpenAI", "Reply"]
 
@@ -32,7 +33,7 @@ class Reply:
     usage: tuple[int, int] = (11, 5)
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     """The server; use as a context manager (``url`` ends with ``/v1``)."""
 
     def __init__(self, replies: list[Reply] | None = None) -> None:
@@ -41,41 +42,30 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         fake = self
 
-        class Handler(BaseHTTPRequestHandler):
+        class Handler(QuietHandler):
             protocol_version = "HTTP/1.1"
-
-            def log_message(self, *args: Any) -> None:
-                pass
 
             def do_GET(self) -> None:
                 if self.path.rstrip("/") == "/v1/models":
-                    self._json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
+                    self.send_json(200, {"object": "list", "data": [{"id": "fake-model", "object": "model"}]})
                 else:
-                    self._json(404, {"error": {"message": "not found"}})
+                    self.send_json(404, {"error": {"message": "not found"}})
 
             def do_POST(self) -> None:
-                length = int(self.headers.get("Content-Length") or 0)
-                body = json.loads(self.rfile.read(length) or b"{}")
+                body = self.read_json()
                 if self.path.rstrip("/") != "/v1/chat/completions":
-                    self._json(404, {"error": {"message": "not found"}})
+                    self.send_json(404, {"error": {"message": "not found"}})
                     return
                 with fake._lock:
                     fake.requests.append(body)
                     reply = fake.replies.pop(0) if fake.replies else Reply(text="no more replies")
                 if reply.status:
-                    self._json(reply.status, {"error": {"message": f"fake error {reply.status}", "type": "server_error"}})
+                    self.send_json(reply.status, {"error": {"message": f"fake error {reply.status}",
+                                                            "type": "server_error"}})
                 elif body.get("stream"):
                     self._stream(body, reply)
                 else:
-                    self._json(200, fake.completion(body, reply))
-
-            def _json(self, status: int, obj: Any) -> None:
-                data = json.dumps(obj).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                    self.send_json(200, fake.completion(body, reply))
 
             def _stream(self, body: dict[str, Any], reply: Reply) -> None:
                 self.send_response(200)
@@ -89,22 +79,11 @@ class FakeOpenAI:
                 self.wfile.flush()
                 self.close_connection = True
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        super().__init__(Handler)
 
     @property
     def url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
-
-    def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self._server.shutdown()
-        self._server.server_close()
+        return f"{self.base_url}/v1"
 
     @staticmethod
     def _base(body: dict[str, Any]) -> dict[str, Any]:
