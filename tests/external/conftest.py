@@ -22,3 +22,9 @@ def fake_agent(tmp_path: Path) -> Path:
     exe.chmod(0o755)
     os.link(exe, bindir / "codex")
     return exe
+
+
+@pytest.fixture
+def fake_codex(fake_agent: Path) -> Path:
+    """The same fake agent as an executable ``codex``."""
+    return fake_agent.with_name("codex")

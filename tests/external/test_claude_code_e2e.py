@@ -16,8 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_monkey
+from tests.conftest import Run, run_monkey
 from tests.external.fake_anthropic import FakeAnthropic
+from tests.external.helpers import configure, run_task
 
 
 def _bundled() -> str | None:
@@ -42,14 +43,11 @@ def _configure(home: Path, cli: str, server: FakeAnthropic, cli_home: Path, allo
                ) -> None:
     env = {"ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "HOME": str(cli_home),
            "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
-    lines = ["[approvals]", f"allow = {json.dumps(list(allow))}", "[claude_code]", f"executable = {json.dumps(cli)}", "idle_timeout = 60.0", "timeout = 120.0",
-             "[claude_code.env]"] + [f"{k} = {json.dumps(v)}" for k, v in env.items()]
-    (home / "config.toml").write_text("\n".join(lines) + "\n")
+    configure(home, "claude_code", cli, allow=allow, settings={"idle_timeout": 60.0, "timeout": 120.0}, **env)
 
 
-def _agent(home: Path, workspace: Path, task: str, *extra: str):  # type: ignore[no-untyped-def]
-    return run_monkey(["agent", "--backend", "claude-code", *extra, "--task", task, "--output-format",
-                       "stream-json", "--cwd", str(workspace)], home=home, timeout=150)
+def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
+    return run_task(home, workspace, "claude-code", task, *extra, timeout=150)
 
 
 def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:

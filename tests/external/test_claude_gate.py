@@ -5,33 +5,25 @@ question waits for a person."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
 
-from monkey.agent.approval import ApprovalPolicy, ApprovalRequest, Decision
+from monkey.agent.approval import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.claude_code.backend import ClaudeCodeBackend
-from monkey.events import ApprovalRequested, Event
+from monkey.events import ApprovalRequested
 from tests.conftest import run_monkey
 from tests.external.conftest import FIXTURES
-from tests.external.test_external_cli import configure
-
-
-def answers(log: Path) -> list[dict]:
-    return [json.loads(line)["answer"] for line in log.read_text().splitlines() if '"answer"' in line]
+from tests.external.helpers import Waits, answers, cancel_when_asked, configure, prepend_config, run_task
 
 
 def test_recorded_write_is_allowed_by_a_rule(monkey_home: Path, workspace: Path, fake_agent: Path,
                                              tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    configure(monkey_home, "claude_code", fake_agent, FAKE_LOG=str(log),
+    configure(monkey_home, "claude_code", fake_agent, allow=("file_write",), FAKE_LOG=str(log),
               FAKE_REPLAY=str(FIXTURES / "claude_code" / "real_write.jsonl"))
-    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["file_write"]\n'
-                                             + (monkey_home / "config.toml").read_text())
-    run = run_monkey(["agent", "--backend", "claude-code", "--task", "please create hello.txt", "--output-format",
-                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    run = run_task(monkey_home, workspace, "claude-code", "please create hello.txt")
     assert run.returncode == 0, run.stderr
     (answer,) = answers(log)
     decision = answer["response"]["response"]
@@ -46,8 +38,7 @@ def test_recorded_bash_is_refused_headless(monkey_home: Path, workspace: Path, f
     log = tmp_path / "log.jsonl"
     configure(monkey_home, "claude_code", fake_agent, FAKE_LOG=str(log),
               FAKE_REPLAY=str(FIXTURES / "claude_code" / "real_bash_denied.jsonl"))
-    run = run_monkey(["agent", "--backend", "claude-code", "--task", "please run the command", "--output-format",
-                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    run = run_task(monkey_home, workspace, "claude-code", "please run the command")
     assert run.returncode == 0, run.stderr
     (answer,) = answers(log)
     decision = answer["response"]["response"]
@@ -57,41 +48,15 @@ def test_recorded_bash_is_refused_headless(monkey_home: Path, workspace: Path, f
     assert run.of_type("approval_resolved")[0]["decision"] == "denied"
 
 
-class _Waits:
-    """An approver that never answers (a person who has not decided yet)."""
-
-    def __init__(self) -> None:
-        self.asked = asyncio.Event()
-
-    async def decide(self, request: ApprovalRequest) -> Decision:
-        self.asked.set()
-        await asyncio.Event().wait()
-        raise AssertionError("unreachable")
-
-
 def test_cancel_while_the_question_is_pending_answers_the_cli(workspace: Path, fake_agent: Path,
                                                                tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     env = {"FAKE_REPLAY": str(FIXTURES / "claude_code" / "real_bash_denied.jsonl"), "FAKE_LOG": str(log)}
     backend = ClaudeCodeBackend(executable=str(fake_agent), model=None, workspace=workspace, env=env,
                                 base_env={"PATH": os.environ["PATH"]}, grace=1.0)
-    approver = _Waits()
+    approver = Waits()
     agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
-
-    async def drive() -> list[Event]:
-        events: list[Event] = []
-
-        async def cancel_when_asked() -> None:
-            await asyncio.wait_for(approver.asked.wait(), 60)
-            agent.cancel()
-
-        canceller = asyncio.create_task(cancel_when_asked())
-        async for event in agent.run("please run the command"):
-            events.append(event)
-        await canceller
-        return events
-
-    events = asyncio.run(asyncio.wait_for(drive(), 120))
+    events = cancel_when_asked(agent, approver, "please run the command")
     assert any(isinstance(e, ApprovalRequested) for e in events)
     assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"
     (answer,) = answers(log)  # the CLI got its answer before it was stopped: it never hangs on the question
@@ -120,12 +85,9 @@ def test_a_pre_tool_use_hook_decides_claude_codes_calls_too(monkey_home: Path, w
     hook.chmod(0o755)
     configure(monkey_home, "claude_code", fake_agent, FAKE_LOG=str(log),
               FAKE_REPLAY=str(FIXTURES / "claude_code" / "real_write.jsonl"))
-    (monkey_home / "config.toml").write_text(
-        '[approvals]\nallow = ["file_write"]\n'
-        f'[[hooks.PreToolUse]]\nmatcher = "file_write"\nhooks = [{{ type = "command", command = "{hook}" }}]\n'
-        + (monkey_home / "config.toml").read_text())
-    run = run_monkey(["agent", "--backend", "claude-code", "--task", "please create hello.txt", "--output-format",
-                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    prepend_config(monkey_home, '[approvals]\nallow = ["file_write"]\n'
+                   f'[[hooks.PreToolUse]]\nmatcher = "file_write"\nhooks = [{{ type = "command", command = "{hook}" }}]\n')
+    run = run_task(monkey_home, workspace, "claude-code", "please create hello.txt")
     (answer,) = answers(log)
     decision = answer["response"]["response"]
     assert decision["behavior"] == "deny" and "no writes from Claude Code today" in decision["message"], decision

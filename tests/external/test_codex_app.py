@@ -5,7 +5,6 @@ question waits answers Codex ``cancel`` and stops it."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
@@ -15,13 +14,12 @@ from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
 from monkey.cli import build_parser
 from monkey.commands.agent import resolve_setup
-from monkey.events import ApprovalRequested, Event
+from monkey.events import ApprovalRequested
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
-from monkey.ui.screens.approval import ApprovalScreen
 from tests.external.fake_openai_responses import FakeResponses, codex_config
 from tests.external.test_claude_code_app import _turn
-from tests.external.test_claude_gate import _Waits
+from tests.external.helpers import Waits, cancel_when_asked
 from tests.external.test_codex_recorded import _cli, _configure
 
 COMMAND = "printf 'hi there\\n' > hello.txt && echo wrote hello.txt"
@@ -88,25 +86,11 @@ def test_cancel_while_codex_waits_for_an_answer(workspace: Path, tmp_path: Path)
                "TMPDIR": str(tmp_path / "cli-home" / "tmp")}
         backend = CodexBackend(executable=cli, model=None, workspace=workspace, env=env,
                                base_env={"PATH": os.environ["PATH"]}, grace=1.0)
-        approver = _Waits()
+        approver = Waits()
         agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
         running: list[int] = []
-
-        async def drive() -> list[Event]:
-            events: list[Event] = []
-
-            async def cancel_when_asked() -> None:
-                await asyncio.wait_for(approver.asked.wait(), 90)
-                running.extend(_with_env(f"CODEX_HOME={codex_home}"))
-                agent.cancel()
-
-            canceller = asyncio.create_task(cancel_when_asked())
-            async for event in agent.run("please sleep a while"):
-                events.append(event)
-            await canceller
-            return events
-
-        events = asyncio.run(asyncio.wait_for(drive(), 150))
+        events = cancel_when_asked(agent, approver, "please sleep a while", ask_within=90, within=150,
+                                   before_cancel=lambda: running.extend(_with_env(f"CODEX_HOME={codex_home}")))
         assert len(server.main_requests()) == 1  # it did not go on to ask the model again
     assert any(isinstance(e, ApprovalRequested) for e in events)
     assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"

@@ -6,45 +6,32 @@ know, and a turn cancelled while the question waits for a person."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import os
 from pathlib import Path
 
+import pytest
+
 from monkey.agent.approval import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
-from monkey.events import ApprovalRequested, Event
-from tests.conftest import run_monkey
+from monkey.events import ApprovalRequested
+from tests.conftest import Run
 from tests.external.conftest import FIXTURES
-from tests.external.test_claude_gate import _Waits
-from tests.external.test_external_cli import configure
+from tests.external.helpers import Waits, cancel_when_asked, configure, decisions, run_task, sent
 
 
-def sent(log: Path) -> list[dict]:
-    """What monkey wrote to the fake app server, in order."""
-    return [json.loads(line)["rpc"] for line in log.read_text().splitlines() if line.startswith('{"rpc"')]
-
-
-def decisions(log: Path) -> list[str]:
-    return [m["result"]["decision"] for m in sent(log) if "result" in m]
-
-
-def _run(home: Path, workspace: Path, fixture: str, log: Path, task: str, allow: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
-    configure(home, "codex", Path(os.environ["FAKE_CODEX"]), FAKE_LOG=str(log), FAKE_VERSION="codex-cli 0.169.0",
+def _run(home: Path, workspace: Path, codex: Path, fixture: str, log: Path, task: str,
+         allow: tuple[str, ...] | None = None) -> Run:
+    configure(home, "codex", codex, allow=allow, FAKE_LOG=str(log), FAKE_VERSION="codex-cli 0.169.0",
               FAKE_REPLAY=str(FIXTURES / "codex" / f"{fixture}.jsonl"))
-    if allow:
-        (home / "config.toml").write_text(f"[approvals]\nallow = {json.dumps(list(allow))}\n"
-                                          + (home / "config.toml").read_text())
-    return run_monkey(["agent", "--backend", "codex", "--task", task, "--output-format", "stream-json",
-                       "--cwd", str(workspace)], home=home)
+    return run_task(home, workspace, "codex", task)
 
 
-def test_opening_requests_and_an_allowed_file_change(monkey_home: Path, workspace: Path, fake_agent: Path,
-                                                     tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("FAKE_CODEX", str(fake_agent.with_name("codex")))
+def test_opening_requests_and_an_allowed_file_change(monkey_home: Path, workspace: Path, fake_codex: Path,
+                                                     tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    run = _run(monkey_home, workspace, "app_patch", log, "please patch notes.txt", allow=("file_write",))
+    run = _run(monkey_home, workspace, fake_codex, "app_patch", log, "please patch notes.txt", allow=("file_write",))
     assert run.returncode == 0, run.stderr
     first = json.loads(log.read_text().splitlines()[0])
     assert first["argv"] == ["app-server"] and "OPENAI_API_KEY" not in first["env"]
@@ -65,11 +52,9 @@ def test_opening_requests_and_an_allowed_file_change(monkey_home: Path, workspac
 
 
 def test_recorded_command_is_refused_headless_and_codex_goes_on(monkey_home: Path, workspace: Path,
-                                                                 fake_agent: Path, tmp_path: Path,
-                                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("FAKE_CODEX", str(fake_agent.with_name("codex")))
+                                                                 fake_codex: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    run = _run(monkey_home, workspace, "app_declined", log, "please create hello.txt")
+    run = _run(monkey_home, workspace, fake_codex, "app_declined", log, "please create hello.txt")
     assert run.returncode == 0, run.stderr
     assert decisions(log) == ["decline"]
     (asked,) = run.of_type("approval_requested")  # the script inside Codex's bash -lc is what is judged
@@ -82,11 +67,10 @@ def test_recorded_command_is_refused_headless_and_codex_goes_on(monkey_home: Pat
     assert run.of_type("turn_completed")[0]["reason"] == "completed"
 
 
-def test_a_hook_file_is_refused_despite_an_allow_rule(monkey_home: Path, workspace: Path, fake_agent: Path,
-                                                      tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("FAKE_CODEX", str(fake_agent.with_name("codex")))
+def test_a_hook_file_is_refused_despite_an_allow_rule(monkey_home: Path, workspace: Path, fake_codex: Path,
+                                                      tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    run = _run(monkey_home, workspace, "app_hook", log, "please patch a hook", allow=("file_write",))
+    run = _run(monkey_home, workspace, fake_codex, "app_hook", log, "please patch a hook", allow=("file_write",))
     assert run.returncode == 0, run.stderr
     assert decisions(log) == ["decline"]
     (asked,) = run.of_type("approval_requested")
@@ -96,8 +80,8 @@ def test_a_hook_file_is_refused_despite_an_allow_rule(monkey_home: Path, workspa
     assert not [c for c in run.of_type("checkpoint_created") if c["tool"] == "fileChange"]
 
 
-def test_a_request_monkey_does_not_know_gets_an_error(monkey_home: Path, workspace: Path, fake_agent: Path,
-                                                      tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_request_monkey_does_not_know_gets_an_error(monkey_home: Path, workspace: Path, fake_codex: Path,
+                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Never silence: a question monkey cannot answer gets a JSON-RPC error, and the turn goes on."""
     lines = (FIXTURES / "codex" / "app_text.jsonl").read_text().splitlines()
     at = next(n for n, line in enumerate(lines) if '"turn/started"' in line) + 1
@@ -107,39 +91,24 @@ def test_a_request_monkey_does_not_know_gets_an_error(monkey_home: Path, workspa
     fixture = tmp_path / "fixtures" / "codex"
     fixture.mkdir(parents=True)
     (fixture / "asks.jsonl").write_text("\n".join(lines) + "\n")
-    monkeypatch.setenv("FAKE_CODEX", str(fake_agent.with_name("codex")))
     monkeypatch.setattr("tests.external.test_codex_gate.FIXTURES", tmp_path / "fixtures")
     log = tmp_path / "log.jsonl"
-    run = _run(monkey_home, workspace, "asks", log, "say hello")
+    run = _run(monkey_home, workspace, fake_codex, "asks", log, "say hello")
     assert run.returncode == 0, run.stderr
     (error,) = [m for m in sent(log) if "error" in m]
     assert error["id"] == 0 and "item/tool/requestUserInput" in error["error"]["message"]
     assert run.of_type("turn_completed")[0]["result"].startswith("Hello from the fake server")
 
 
-def test_cancel_while_the_question_is_pending_answers_codex(workspace: Path, fake_agent: Path,
+def test_cancel_while_the_question_is_pending_answers_codex(workspace: Path, fake_codex: Path,
                                                             tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "app_cancel.jsonl"), "FAKE_LOG": str(log)}
-    backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model=None, workspace=workspace, env=env,
+    backend = CodexBackend(executable=str(fake_codex), model=None, workspace=workspace, env=env,
                            base_env={"PATH": os.environ["PATH"]}, grace=1.0, check_version=False)
-    approver = _Waits()
+    approver = Waits()
     agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
-
-    async def drive() -> list[Event]:
-        events: list[Event] = []
-
-        async def cancel_when_asked() -> None:
-            await asyncio.wait_for(approver.asked.wait(), 60)
-            agent.cancel()
-
-        canceller = asyncio.create_task(cancel_when_asked())
-        async for event in agent.run("please sleep a while"):
-            events.append(event)
-        await canceller
-        return events
-
-    events = asyncio.run(asyncio.wait_for(drive(), 120))
+    events = cancel_when_asked(agent, approver, "please sleep a while")
     assert any(isinstance(e, ApprovalRequested) for e in events)
     assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"
     assert decisions(log) == ["cancel"]  # Codex got its answer before it was stopped: it never hangs

@@ -22,8 +22,9 @@ from hypothesis import strategies as st
 from monkey.backends.codex.app_parser import CodexAppParser
 from monkey.backends.codex.backend import SUPPORTED
 from monkey.backends.supervise import parse_version
-from tests.conftest import run_monkey
+from tests.conftest import Run, run_monkey
 from tests.external.fake_openai_responses import FakeResponses, codex_config
+from tests.external.helpers import configure, run_task
 from tests.external.test_claude_parser import plain
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codex"
@@ -183,14 +184,11 @@ def _configure(home: Path, cli: str, codex_home: Path, allow: tuple[str, ...] = 
     tmp.mkdir(exist_ok=True)
     env = {"CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent), "FAKE_OPENAI_KEY": "sk-fake",
            "TMPDIR": str(tmp)}
-    lines = ["[approvals]", f"allow = {json.dumps(list(allow))}", "[codex]", f"executable = {json.dumps(cli)}", "idle_timeout = 60.0", "timeout = 120.0",
-             "[codex.env]"] + [f"{k} = {json.dumps(v)}" for k, v in env.items()]
-    (home / "config.toml").write_text("\n".join(lines) + "\n")
+    configure(home, "codex", cli, allow=allow, settings={"idle_timeout": 60.0, "timeout": 120.0}, **env)
 
 
-def _agent(home: Path, workspace: Path, task: str, *extra: str):  # type: ignore[no-untyped-def]
-    return run_monkey(["agent", "--backend", "codex", *extra, "--task", task, "--output-format", "stream-json",
-                       "--cwd", str(workspace)], home=home, timeout=150)
+def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
+    return run_task(home, workspace, "codex", task, *extra, timeout=150)
 
 
 def test_real_codex_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:

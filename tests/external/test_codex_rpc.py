@@ -11,9 +11,7 @@ import pytest
 from monkey.backends.codex import rpc
 from monkey.backends.gate import GateAnswer
 from tests.external.conftest import FIXTURES
-from tests.external.test_codex_gate import decisions
-from tests.external.test_external_cli import configure
-from tests.conftest import run_monkey
+from tests.external.helpers import configure, decisions, run_task
 
 WS = Path("/w")
 
@@ -86,16 +84,13 @@ def _two_file_patch(tmp_path: Path, second: str) -> Path:
 
 
 @pytest.mark.parametrize(("second", "decision"), [("b.txt", "accept"), (".git/hooks/post-commit", "decline")])
-def test_a_patch_of_two_files_is_decided_path_by_path(monkey_home: Path, workspace: Path, fake_agent: Path,
+def test_a_patch_of_two_files_is_decided_path_by_path(monkey_home: Path, workspace: Path, fake_codex: Path,
                                                       tmp_path: Path, second: str, decision: str) -> None:
     fixtures = _two_file_patch(tmp_path, second)
     log = tmp_path / "log.jsonl"
-    configure(monkey_home, "codex", fake_agent.with_name("codex"), FAKE_LOG=str(log),
+    configure(monkey_home, "codex", fake_codex, allow=("file_write",), FAKE_LOG=str(log),
               FAKE_VERSION="codex-cli 0.169.0", FAKE_REPLAY=str(fixtures / "codex" / "app_patch.jsonl"))
-    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["file_write"]\n'
-                                             + (monkey_home / "config.toml").read_text())
-    run = run_monkey(["agent", "--backend", "codex", "--task", "please patch notes.txt", "--output-format",
-                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    run = run_task(monkey_home, workspace, "codex", "please patch notes.txt")
     assert run.returncode == 0, run.stderr
     assert decisions(log) == [decision]
     resolved = run.of_type("approval_resolved")

@@ -9,12 +9,7 @@ from pathlib import Path
 
 from tests.conftest import run_monkey
 from tests.external.conftest import FIXTURES
-
-
-def configure(home: Path, section: str, exe: Path, **env: str) -> None:
-    lines = [f"[{section}]", f"executable = {json.dumps(str(exe))}", "[" + section + ".env]"]
-    lines += [f"{k} = {json.dumps(v)}" for k, v in env.items()]
-    (home / "config.toml").write_text("\n".join(lines) + "\n")
+from tests.external.helpers import configure, run_task, sent
 
 
 def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: Path, fake_agent: Path,
@@ -22,8 +17,7 @@ def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: P
     log = tmp_path / "log.jsonl"
     configure(monkey_home, "claude_code", fake_agent, FAKE_MODE="write", FAKE_LOG=str(log),
               FAKE_REPLAY=str(FIXTURES / "claude_code" / "tool_write.jsonl"))
-    run = run_monkey(["agent", "--backend", "claude-code", "--task", "create hello.txt", "--output-format",
-                      "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    run = run_task(monkey_home, workspace, "claude-code", "create hello.txt")
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hi there\n"
     kinds = [e["type"] for e in run.events]
@@ -40,8 +34,7 @@ def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: P
     assert not (workspace / "hello.txt").exists()
     assert "hello.txt" in json.loads(undo.stdout)["removed"]
 
-    again = run_monkey(["agent", "--backend", "claude-code", "--continue", "--task", "and again",
-                        "--output-format", "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    again = run_task(monkey_home, workspace, "claude-code", "and again", "--continue")
     assert again.returncode == 0, again.stderr
     argv = [json.loads(line)["argv"] for line in log.read_text().splitlines()]
     assert "--resume" not in argv[0]
@@ -58,20 +51,17 @@ def test_claude_code_api_error_and_crash(monkey_home: Path, workspace: Path, fak
     assert run.returncode == 1 and "without a result" in run.stderr and "status 3" in run.stderr
 
 
-def test_codex_run_is_resumed(monkey_home: Path, workspace: Path, fake_agent: Path, tmp_path: Path) -> None:
+def test_codex_run_is_resumed(monkey_home: Path, workspace: Path, fake_codex: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    configure(monkey_home, "codex", fake_agent.with_name("codex"), FAKE_VERSION="codex-cli 0.169.0",
+    configure(monkey_home, "codex", fake_codex, FAKE_VERSION="codex-cli 0.169.0",
               FAKE_LOG=str(log), FAKE_REPLAY=str(FIXTURES / "codex" / "app_text.jsonl"))
-    run = run_monkey(["agent", "--backend", "codex", "--task", "say hello", "--output-format", "stream-json",
-                      "--cwd", str(workspace)], home=monkey_home)
+    run = run_task(monkey_home, workspace, "codex", "say hello")
     assert run.returncode == 0, run.stderr
     assert run.of_type("turn_completed")[0]["result"] == "Hello from the fake server (user messages: 1)."
     thread = run.of_type("agent_session")[0]["agent_session_id"]
-    again = run_monkey(["agent", "--backend", "codex", "--continue", "--task", "say hello again",
-                        "--output-format", "stream-json", "--cwd", str(workspace)], home=monkey_home)
+    again = run_task(monkey_home, workspace, "codex", "say hello again", "--continue")
     assert again.returncode == 0, again.stderr
-    sent = [json.loads(line)["rpc"] for line in log.read_text().splitlines() if line.startswith('{"rpc"')]
-    opened = [m for m in sent if m.get("method") in ("thread/start", "thread/resume")]
+    opened = [m for m in sent(log) if m.get("method") in ("thread/start", "thread/resume")]
     assert [m["method"] for m in opened] == ["thread/start", "thread/resume"]
     assert opened[1]["params"]["threadId"] == thread
 
