@@ -76,6 +76,8 @@ class ApprovalRequest:
     """In auto mode, asked only because no sandbox can hold commands here."""
     plan: str = ""
     """A plan to review (``exit_plan_mode``): front ends show their plan dialog instead of the approval."""
+    asker: str = ""
+    """Who asks, when not the session's own agent: a sub-agent, ``explore (sub-agent): find the tests``."""
 
 
 @dataclass(frozen=True)

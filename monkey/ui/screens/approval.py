@@ -8,26 +8,20 @@ rendered as plain :class:`~rich.text.Text` (never Rich markup) and already escap
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
-from monkey.agent.approval import SHELL_TOOL, ApprovalRequest, Decision
+from monkey.agent.approval import SHELL_TOOL, Decision
 from monkey.safe_text import escape_controls
 from monkey.ui.screens.diff_text import diff_text
+from monkey.ui.screens.guarded import GUARD_SECONDS, GuardedDialog
 
 __all__ = ["ApprovalScreen", "STOP_REASON", "GUARD_SECONDS"]
-
-GUARD_SECONDS = 0.4
-"""How long a new dialog ignores its answer keys. A person typing while the agent works
-does not see the dialog appear between two keys; what they type next must not answer it."""
 
 STOP_REASON = "the user stopped the turn"
 """The reason of a denial that stops the turn (Esc, or ``n`` with no reason typed)."""
@@ -52,7 +46,7 @@ def argument_lines(arguments: dict[str, Any], *, width: int = 100) -> Text:
     return out
 
 
-class ApprovalScreen(ModalScreen[Decision]):
+class ApprovalScreen(GuardedDialog):
     """Asks a person about one tool call; dismissed with a :class:`Decision`.
 
     Keys: ``y`` approve once, ``a`` approve for the session (only when the request offers a
@@ -72,41 +66,20 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("n", "deny", "deny"),
         Binding("escape", "stop", "deny and stop", priority=True),
     ]
-
-    def __init__(self, request: ApprovalRequest, *, guard: float = GUARD_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__()
-        self.request = request
-        """The call waiting for an answer."""
-        self.asking_reason = False
-        """Whether the reason input is showing (``n`` was pressed)."""
-        self.guard = guard
-        """Seconds after opening during which the answer keys are ignored."""
-        self.clock = clock
-        self.opened_at: float | None = None
-        """When the dialog was first shown (by :attr:`clock`)."""
+    ANSWER_ACTIONS = frozenset({"approve_once", "approve_session", "approve_always", "deny"})
 
     @property
-    def armed(self) -> bool:
-        """Whether the answer keys work: the dialog has been on screen for :attr:`guard` seconds."""
-        return self.opened_at is not None and self.clock() - self.opened_at >= self.guard
+    def asking_reason(self) -> bool:
+        """Whether the reason input is showing (``n`` was pressed)."""
+        return self.typing
 
-    def on_mount(self) -> None:
-        self.opened_at = self.clock()
-        if self.guard > 0:
-            self._arming = self.set_interval(0.05, self._show_keys_when_armed)
-
-    def _show_keys_when_armed(self) -> None:
-        if not self.armed:
-            return
-        self._arming.stop()
-        if not self.asking_reason:
-            self.query_one("#keys", Static).update(self._keys_text())
-
-    def _keys_text(self) -> Text:
+    def keys_text(self) -> Text:
         keys = ("y approve once   " + ("a approve for session   " if self.request.grant else "")
                 + ("f approve for good   " if self._for_good else ""))
         return Text(keys + "n deny   Esc deny and stop")
+
+    def title_text(self) -> Text:
+        return Text.assemble(("Approve ", "bold"), (escape_controls(self.request.tool), "bold reverse"), ("?", "bold"))
 
     @property
     def _for_good(self) -> bool:
@@ -120,8 +93,7 @@ class ApprovalScreen(ModalScreen[Decision]):
     def compose(self) -> ComposeResult:
         request = self.request
         with Vertical(id="dialog"):
-            yield Static(Text.assemble(("Approve ", "bold"), (escape_controls(request.tool), "bold reverse"),
-                                       ("?", "bold")), id="title")
+            yield self.heading()
             args = argument_lines(request.arguments)
             if args:
                 yield Static(args, id="arguments")
@@ -148,18 +120,14 @@ class ApprovalScreen(ModalScreen[Decision]):
                                        style="italic"))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
-            # while the guard lasts the answer keys are not offered, so none is shown before it works
-            yield Static(self._keys_text() if self.guard <= 0 else
-                         Text("look first: the answer keys work in a moment", style="italic"), id="keys")
+            yield self.keys_line()
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Answer keys wait for the guard and stop working while a reason is typed; ``a`` needs a grant."""
-        if action in ("approve_once", "approve_session", "approve_always", "deny") and (self.asking_reason or not self.armed):
-            return False
-        if action == "approve_session" and not self.request.grant:
-            return False
-        if action == "approve_always" and not self._for_good:
-            return False
+    def offers(self, action: str) -> bool:
+        """``a`` needs a grant, ``f`` rules to save."""
+        if action == "approve_session":
+            return bool(self.request.grant)
+        if action == "approve_always":
+            return self._for_good
         return True
 
     def action_approve_once(self) -> None:
@@ -178,7 +146,7 @@ class ApprovalScreen(ModalScreen[Decision]):
 
     def action_deny(self) -> None:
         """Show the reason input; the answer is sent when Enter is pressed in it."""
-        self.asking_reason = True
+        self.typing = True
         reason = self.query_one("#reason", Input)
         reason.display = True
         reason.focus()

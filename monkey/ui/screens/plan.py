@@ -17,17 +17,16 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
-from textual.screen import ModalScreen
 from textual.widgets import Input, Markdown, Static
 
-from monkey.agent.approval import ApprovalRequest, Decision
+from monkey.agent.approval import ApprovalRequest
 from monkey.agent.plan_mode import PLANS_DIR, approve_plan, reject_plan, send_back
-from monkey.ui.screens.approval import GUARD_SECONDS
+from monkey.ui.screens.guarded import GUARD_SECONDS, GuardedDialog
 
 __all__ = ["PlanScreen"]
 
 
-class PlanScreen(ModalScreen[Decision]):
+class PlanScreen(GuardedDialog):
     """Asks a person about a plan; dismissed with a :class:`Decision` (see the module)."""
 
     CSS_PATH = "plan.tcss"
@@ -40,41 +39,26 @@ class PlanScreen(ModalScreen[Decision]):
         Binding("r", "reject", "reject"),
         Binding("escape", "stop", "reject", priority=True),
     ]
+    ANSWER_ACTIONS = frozenset({"approve", "feedback", "toggle_save", "reject"})
+    WAIT_TEXT = "read it first: the answer keys work in a moment"
 
     def __init__(self, request: ApprovalRequest, *, guard: float = GUARD_SECONDS,
-                 clock: Callable[[], float] = time.monotonic) -> None:
-        super().__init__()
-        self.request = request
-        """The ``exit_plan_mode`` call waiting for an answer."""
+                 clock: Callable[[], float] = time.monotonic, waiting: int = 0) -> None:
+        super().__init__(request, guard=guard, clock=clock, waiting=waiting)
         self.save = False
         """Whether an approved plan is also kept in the project's ``.monkey/plans/``."""
-        self.asking_feedback = False
-        """Whether the feedback input is showing (``f`` was pressed)."""
-        self.guard = guard
-        """Seconds after opening during which the answer keys are ignored (keys typed ahead)."""
-        self.clock = clock
-        self.opened_at: float | None = None
 
     @property
-    def armed(self) -> bool:
-        """Whether the answer keys work: the dialog has been on screen for :attr:`guard` seconds."""
-        return self.opened_at is not None and self.clock() - self.opened_at >= self.guard
+    def asking_feedback(self) -> bool:
+        """Whether the feedback input is showing (``f`` was pressed)."""
+        return self.typing
 
-    def on_mount(self) -> None:
-        self.opened_at = self.clock()
-        if self.guard > 0:
-            self._arming = self.set_interval(0.05, self._show_keys_when_armed)
-
-    def _show_keys_when_armed(self) -> None:
-        if not self.armed:
-            return
-        self._arming.stop()
-        if not self.asking_feedback:
-            self.query_one("#keys", Static).update(self._keys_text())
-
-    def _keys_text(self) -> Text:
+    def keys_text(self) -> Text:
         return Text("a approve, accept edits   d approve, default mode   f send back with feedback   "
                     "r or Esc reject")
+
+    def title_text(self) -> Text:
+        return Text.assemble(("Approve this plan?", "bold"), "  the model is in plan mode and asks to start on it")
 
     def _save_text(self) -> Text:
         box = "[x]" if self.save else "[ ]"
@@ -82,22 +66,14 @@ class PlanScreen(ModalScreen[Decision]):
 
     def compose(self) -> ComposeResult:
         with Vertical(id="dialog"):
-            yield Static(Text.assemble(("Approve this plan?", "bold"),
-                                       "  the model is in plan mode and asks to start on it"), id="title")
+            yield self.heading()
             if self.request.warnings:
                 yield Static(Text("⚠ " + "\n⚠ ".join(self.request.warnings), style="bold"), id="warnings")
             with VerticalScroll(id="plan-box"):
                 yield Markdown(self.request.summary.strip() or "(an empty plan)", id="plan")
             yield Static(self._save_text(), id="save")
             yield Input(placeholder="what should change in the plan? (Enter sends it back to the model)", id="feedback")
-            yield Static(self._keys_text() if self.guard <= 0 else
-                         Text("read it first: the answer keys work in a moment", style="italic"), id="keys")
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        """Answer keys wait for the guard and stop working while feedback is typed; Esc always works."""
-        if action in ("approve", "feedback", "toggle_save", "reject") and (self.asking_feedback or not self.armed):
-            return False
-        return True
+            yield self.keys_line()
 
     def action_approve(self, mode: str) -> None:
         """Approve the plan; the session goes on in ``mode``."""
@@ -110,7 +86,7 @@ class PlanScreen(ModalScreen[Decision]):
 
     def action_feedback(self) -> None:
         """Show the feedback input; Enter in it sends the plan back."""
-        self.asking_feedback = True
+        self.typing = True
         box = self.query_one("#feedback", Input)
         box.display = True
         box.focus()
@@ -129,9 +105,9 @@ class PlanScreen(ModalScreen[Decision]):
         event.stop()
         feedback = event.value.strip()
         if not feedback:
-            self.asking_feedback = False
+            self.typing = False
             event.input.display = False
             self.query_one("#plan-box").focus()
-            self.query_one("#keys", Static).update(self._keys_text())
+            self.query_one("#keys", Static).update(self.keys_text())
             return
         self.dismiss(send_back(feedback))
