@@ -32,6 +32,13 @@ def test_approval_deny_reason(snap_compare, workspace: Path) -> None:
                         terminal_size=SIZE)
 
 
+def test_approval_asked_by_a_sub_agent_with_one_more_waiting(snap_compare, workspace: Path) -> None:
+    from dataclasses import replace
+
+    request = replace(edit_request(workspace), asker="general (sub-agent): fix the sum")
+    assert snap_compare(ScreenApp(ApprovalScreen(request, guard=0, waiting=1)), terminal_size=SIZE)
+
+
 def test_timeline(snap_compare, workspace: Path, monkey_home: Path) -> None:
     import asyncio
 

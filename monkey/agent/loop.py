@@ -170,6 +170,9 @@ class Agent:
         self.agent_type = ""
         """A sub-agent's definition name (``explore``...); empty for the agent a person talks to. A
         sub-agent's hooks are ``SubagentStart`` / ``SubagentStop`` instead of the session's."""
+        self.asker = ""
+        """Who this agent's approval requests say asks (a sub-agent's name and task); empty for the agent a
+        person talks to."""
         self._ran: set[str] = set()
         """Calls that started running (stored as ``tool_started``): never 'not run' once stopped."""
         self.budget = Budget(self.options.limits)
@@ -877,6 +880,8 @@ class Agent:
             if call.name == SHELL_TOOL:
                 request = replace(request, unsandboxed=policy.sandboxed,
                                   no_sandbox=policy.mode == "auto" and not policy.sandboxed)
+            if self.asker:
+                request = replace(request, asker=self.asker)
             if person_only:
                 warning = f"only this call can be approved: {person_only}"
                 request = replace(request, warnings=[*request.warnings, warning], grant="", rules=[],

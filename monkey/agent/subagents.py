@@ -230,6 +230,7 @@ class TaskTool(Tool[TaskArgs]):
             stopped = ""
             try:
                 child = self._child(agent, backend, session_id)
+                child.asker = f"{agent.name} (sub-agent): {args.description[:80]}"
                 emit(SubagentStarted(session_id=self.parent.session_id, call_id=ctx.call_id, child_session_id=session_id,
                                      agent=agent.name, description=args.description, depth=self.depth + 1))
                 handoff = await self._run_child(child, agent, args.prompt, emit)

@@ -20,7 +20,7 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 
-from monkey.agent.approval import ApprovalPolicy, Approver, Decision
+from monkey.agent.approval import ApprovalPolicy, Approver
 from monkey.config import UIConfig
 from monkey.events import Event, SubagentStarted
 from monkey.stop_signals import StopSignals
@@ -154,6 +154,10 @@ class MonkeyApp(App[int]):
         """Why the last turn ended, when it did not simply complete."""
         self._ctrl_c_at = -1e9
         self._closed = False
+        from monkey.ui.approvals import ApprovalQueue
+
+        self._approvals = ApprovalQueue(self)
+        """The approval requests waiting for the person, one dialog at a time."""
         self._session_opened = asyncio.Event()
         """Set once the first session-opening attempt has ended; turns wait for it."""
         if isinstance(agent.approver, TuiApprover):
@@ -506,36 +510,15 @@ class MonkeyApp(App[int]):
         self.transcript.add_notice(describe_undo(event.removed, event.restored, event.paths))
 
     def on_approval_needed(self, message: ApprovalNeeded) -> None:
-        from monkey.ui.screens.approval import ApprovalScreen
-
-        future = message.future
-        if future.done():
-            return
-        if message.request.plan:  # exit_plan_mode: the plan dialog
-            from monkey.ui.screens.plan import PlanScreen
-
-            screen = PlanScreen(message.request, guard=self.approval_guard, clock=self.approval_clock)
-        else:
-            screen = ApprovalScreen(message.request, guard=self.approval_guard, clock=self.approval_clock)
-
-        def answer(decision: Decision | None) -> None:
-            self.attention.answered()
-            if not future.done():
-                future.set_result(decision or Decision(approved=False, by="user", reason="dismissed", stop=True))
-
-        def withdrawn(_: asyncio.Future[Decision]) -> None:
-            if future.cancelled() and screen.is_attached and self.screen is screen:
-                screen.dismiss(None)
-
-        future.add_done_callback(withdrawn)
-        self.push_screen(screen, answer)
-        self.attention.approval_waiting()
+        """A call waits for the person: its dialog is shown now, or after the ones asked before it."""
+        self._approvals.add(message)
 
     # -- actions ---------------------------------------------------------------------
 
     def action_cancel_turn(self) -> None:
         """Cancel the running turn (the app stays)."""
         if self._agent is not None and self._agent.cancel():
+            self._approvals.stop_all()
             self.transcript.add_notice("cancelling…", "warning")
 
     def action_interrupt(self) -> None:
@@ -554,6 +537,7 @@ class MonkeyApp(App[int]):
             return
         self._ctrl_c_at = now
         if self._agent is not None and self._agent.cancel():
+            self._approvals.stop_all()
             self.transcript.add_notice("cancelling… (Ctrl-C again to quit)", "warning")
         else:
             self.notify("Press Ctrl-C again to quit", timeout=QUIT_WINDOW)

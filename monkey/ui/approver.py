@@ -1,7 +1,8 @@
 """The app's :class:`~monkey.agent.approval.Approver`: asks the person with a modal dialog.
 
 ``decide()`` posts an :class:`ApprovalNeeded` carrying a future to the app and awaits it;
-the app pushes the approval screen and resolves the future with the screen's result.
+the app shows the requests one at a time, in the order asked (:mod:`monkey.ui.approvals`:
+sub-agents running at once may ask together), and resolves each future with its answer.
 """
 
 from __future__ import annotations
@@ -28,22 +29,20 @@ class ApprovalNeeded(Message):
 
 
 class TuiApprover:
-    """Asks through the app, one request at a time."""
+    """Asks through the app (which shows one request at a time)."""
 
     def __init__(self) -> None:
         self.app: App | None = None
         """The app to ask through (set by the app when it mounts)."""
-        self._lock = asyncio.Lock()
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Post the request to the app and wait for the answer (cancelling the turn withdraws it)."""
         if self.app is None:
             return Decision(approved=False, by="policy", reason="no screen to ask on")
-        async with self._lock:
-            future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
-            self.app.post_message(ApprovalNeeded(request, future))
-            try:
-                return await future
-            finally:
-                if not future.done():
-                    future.cancel()
+        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
+        self.app.post_message(ApprovalNeeded(request, future))
+        try:
+            return await future
+        finally:
+            if not future.done():
+                future.cancel()

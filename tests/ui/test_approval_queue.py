@@ -1,0 +1,126 @@
+"""Two sub-agents asking at once: one dialog at a time, first asked first shown, each answer to its call.
+
+The parent calls ``task`` twice in one response; both children run at once and both write a
+file, which asks the person. The dialog shows one request, says which sub-agent asks and how
+many more wait; the other is shown when the first is answered.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from monkey import events as ev
+from monkey.ui.screens.approval import ApprovalScreen
+from tests.ui.conftest import settle, until
+
+
+def task(description: str) -> dict:
+    return {"name": "task", "arguments": {"description": description, "prompt": f"write {description}.txt",
+                                          "agent": "general"}}
+
+
+def child(name: str) -> dict:
+    return {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": f"{name}.txt",
+                                                                            "content": f"{name}\n"}}]},
+                      {"text": f"{name} done."}]}
+
+
+PARENT = [{"text": "Two at once.", "tool_calls": [task("one"), task("two")]}, {"text": "Both answered."}]
+AGENTS = {"general#1": child("one"), "general#2": child("two")}
+
+
+def title(screen: ApprovalScreen) -> str:
+    return str(screen.query_one("#title").render())
+
+
+async def both_asking(pilot, app) -> ApprovalScreen:  # type: ignore[no-untyped-def]
+    app.query_one("#prompt").insert("delegate twice")
+    await pilot.press("enter")
+    await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and "1 more waiting" in title(app.screen),
+                "one dialog saying another request waits")
+    assert len(app.screen_stack) == 2, "one dialog at a time"
+    return app.screen  # type: ignore[return-value]
+
+
+async def stored(app, *types: str) -> dict[str, list[ev.Event]]:  # type: ignore[no-untyped-def]
+    """The stored events of the parent and each child session, by session id."""
+    store = app.session.store
+    root = app.agent.session_id
+    out = {root: [ev.decode(line) for line in await store.event_lines(root, types + ("subagent_started",))]}
+    for event in out[root]:
+        if isinstance(event, ev.SubagentStarted):
+            out[event.child_session_id] = [ev.decode(line)
+                                           for line in await store.event_lines(event.child_session_id, types)]
+    return out
+
+
+async def test_two_children_asking_at_once_are_asked_in_turn(app_for, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(PARENT, agents=AGENTS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await both_asking(pilot, app)
+        asked = first.request
+        assert asked.asker.startswith("general (sub-agent): ")
+        assert f"asked by {asked.asker}" in title(first)
+        first_name = asked.arguments["path"].removesuffix(".txt")
+        second_name = {"one": "two", "two": "one"}[first_name]
+        assert asked.asker == f"general (sub-agent): {first_name}"
+        await pilot.press("y")
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen is not first,
+                    "the second request's dialog")
+        second = app.screen
+        assert second.request.arguments["path"] == f"{second_name}.txt"
+        assert second.request.asker == f"general (sub-agent): {second_name}"
+        assert "more waiting" not in title(second) and len(app.screen_stack) == 2
+        await pilot.press("n", *"not that one", "enter")
+        await settle(pilot, app)
+        assert len(app.screen_stack) == 1
+        assert (workspace / f"{first_name}.txt").read_text() == f"{first_name}\n"
+        assert not (workspace / f"{second_name}.txt").exists()
+        assert app.last_reason == "completed" and app.last_result == "Both answered."
+
+        events = await stored(app, "approval_requested", "approval_resolved", "tool_result", "subagent_completed")
+        root = events.pop(app.agent.session_id)
+        handoffs = {e.handoff.session_id: e.handoff for e in root if isinstance(e, ev.SubagentCompleted)}
+        assert len(events) == 2 and set(handoffs) == set(events)
+        by_file = {}
+        for sid, child_events in events.items():
+            [requested] = [e for e in child_events if isinstance(e, ev.ApprovalRequested)]
+            by_file[requested.arguments["path"]] = (sid, child_events)
+        sid, mine = by_file[f"{first_name}.txt"]
+        [resolved] = [e for e in mine if isinstance(e, ev.ApprovalResolved)]
+        assert (resolved.decision, resolved.by) == ("approved", "user")
+        assert [e.ok for e in mine if isinstance(e, ev.ToolResult)] == [True]
+        assert handoffs[sid].completed and handoffs[sid].summary == f"{first_name} done."
+        sid, theirs = by_file[f"{second_name}.txt"]
+        [resolved] = [e for e in theirs if isinstance(e, ev.ApprovalResolved)]
+        assert (resolved.decision, resolved.by, resolved.reason) == ("denied", "user", "the user said: not that one")
+        [result] = [e for e in theirs if isinstance(e, ev.ToolResult)]
+        assert not result.ok and "not that one" in result.output
+        assert handoffs[sid].summary == f"{second_name} done.", "told why, the child went on"
+
+
+async def test_escape_refuses_the_waiting_request_too(app_for, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(PARENT, agents=AGENTS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await both_asking(pilot, app)
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert len(app.screen_stack) == 1, "no dialog is left open"
+        assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
+        assert app.last_reason == "denied"
+        events = await stored(app, "approval_resolved")
+        events.pop(app.agent.session_id)
+        decisions = [(e.decision, e.reason) for child_events in events.values() for e in child_events]
+        assert decisions == [("denied", "the user stopped the turn")] * 2
+
+
+async def test_ctrl_c_closes_the_dialog_and_the_waiting_request(app_for, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(PARENT, agents=AGENTS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await both_asking(pilot, app)
+        await pilot.press("ctrl+c")
+        await settle(pilot, app)
+        assert len(app.screen_stack) == 1, "no dialog is left open"
+        assert app.last_reason == "cancelled"
+        assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
+        assert app._approvals.shown is None and not app._approvals.waiting
