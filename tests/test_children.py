@@ -24,48 +24,16 @@ from monkey.backends.supervise import AgentProcess, ChildSpec
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
 from tests.conftest import monkey_env, write_script
+from tests.fakes.family_procs import FAMILY, Procs, family, kill_all, living, wait_gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")
 
-FAMILY = Path(__file__).parent / "fakes" / "family.py"
-
-
-def family(folder: Path, deadline: float = 30.0) -> dict[str, tuple[int, int]]:
-    """The family's processes by name, once it has written them."""
-    end = time.monotonic() + deadline
-    while not (folder / "pids").exists():
-        assert time.monotonic() < end, "the family never started"
-        time.sleep(0.02)
-    out = {}
-    for line in (folder / "pids").read_text().splitlines():
-        pid, start, name = line.split()
-        out[name] = (int(pid), int(start))
-    return out
-
-
-def living(procs: dict[str, tuple[int, int]]) -> list[str]:
-    return [name for name, (pid, start) in procs.items() if children.alive(pid, start)]
-
-
-def wait_gone(procs: dict[str, tuple[int, int]], deadline: float = 20.0) -> None:
-    end = time.monotonic() + deadline
-    while living(procs) and time.monotonic() < end:
-        time.sleep(0.05)
-    assert living(procs) == [], f"still running: {living(procs)}"
-
-
-def caught(procs: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+def caught(procs: Procs) -> Procs:
     """The family without ``bare``: once monkey itself is killed with SIGKILL, a grandchild that left
     the session *and* cleared its environment while its parent still ran cannot be found (no tag,
     not monkey's orphan, not in a recorded group): the documented limit of what monkey can do
     without a pid namespace. While monkey runs, the subreaper catches it (the tests above)."""
     return {k: v for k, v in procs.items() if k != "bare"}
-
-
-def kill_all(procs: dict[str, tuple[int, int]]) -> None:
-    for pid, start in procs.values():
-        if children.alive(pid, start):
-            os.kill(pid, signal.SIGKILL)
 
 
 @pytest.fixture(autouse=True)
@@ -139,7 +107,7 @@ def test_a_child_dies_with_its_parent_even_by_kill_9(tmp_path: Path) -> None:
     try:
         parent.kill()
         parent.wait()
-        wait_gone(caught(procs))
+        assert wait_gone(caught(procs)) == []
     finally:
         kill_all(procs)
     assert not list(tmp_path.glob("wrote-*"))
@@ -189,7 +157,7 @@ def test_kill_9_of_monkey_during_a_shell_command_kills_the_whole_family(
     try:
         monkey.kill()  # kill -9
         monkey.wait()
-        wait_gone(caught(procs))  # the child by its parent-death signal, the grandchildren by the guardian
+        assert wait_gone(caught(procs)) == []  # the child by its parent-death signal, the grandchildren by the guardian
     finally:
         kill_all(procs)
     assert not list(folder.glob("wrote-*"))
@@ -213,7 +181,7 @@ def test_orphans_of_a_killed_run_are_killed_at_the_next_start(
         os.kill(guard, signal.SIGKILL)  # everything of monkey killed at once, guardian first
         monkey.kill()
         monkey.wait()
-        wait_gone({"child": procs["child"]})  # its parent-death signal
+        assert wait_gone({"child": procs["child"]}) == []  # its parent-death signal
         survivors = {k: v for k, v in procs.items() if k != "child"}
         assert living(survivors) == ["group", "setsid", "bare"]  # nobody left to kill them...
         records = list((monkey_home / "children").glob("*.json"))
@@ -224,7 +192,7 @@ def test_orphans_of_a_killed_run_are_killed_at_the_next_start(
                        stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
         # ...until the next monkey starts: the tagged ones (the bare one cleared its tag, and its
         # group leader was the dead child, so no record names it: it is the one that escapes)
-        wait_gone({k: v for k, v in survivors.items() if k != "bare"})
+        assert wait_gone({k: v for k, v in survivors.items() if k != "bare"}) == []
     finally:
         kill_all(procs)
     assert not list((monkey_home / "children").glob("*.json"))

@@ -7,22 +7,11 @@ import asyncio
 import sys
 from pathlib import Path
 
-from monkey.agent.approval import ApprovalPolicy, ApprovalRequest, Decision
+from monkey.agent.approval import ApprovalPolicy, Decision
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
-
-
-class AnsweringApprover:
-    """Answers approval requests from a list, remembering what it was asked."""
-
-    def __init__(self, *answers: Decision) -> None:
-        self.answers = list(answers)
-        self.requests: list[ApprovalRequest] = []
-
-    async def decide(self, request: ApprovalRequest) -> Decision:
-        self.requests.append(request)
-        return self.answers.pop(0)
+from tests.fakes.approvers import AnsweringApprover
 
 
 def agent_for(workspace: Path, turns: list[ScriptTurn], **kw) -> Agent:

@@ -8,28 +8,16 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
-import pytest
 
-from monkey.agent.approval import ApprovalPolicy, ApprovalRequest, Decision, HeadlessApprover
+from monkey.agent.approval import ApprovalPolicy, Decision, HeadlessApprover
 from monkey.agent.loop import Agent
 from monkey.agent.plan_mode import approve_plan, reject_plan, send_back
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
 from tests.conftest import run_monkey, stored_events, write_script
+from tests.fakes.approvers import AnsweringApprover
 
 PLAN = "# Plan\n\n1. Write `hello.txt` with a greeting.\n2. Check it."
-
-
-class Answers:
-    """Answers approval requests from a list, remembering what it was asked."""
-
-    def __init__(self, *answers: Decision) -> None:
-        self.answers = list(answers)
-        self.requests: list[ApprovalRequest] = []
-
-    async def decide(self, request: ApprovalRequest) -> Decision:
-        self.requests.append(request)
-        return self.answers.pop(0)
 
 
 def propose(plan: str = PLAN) -> ScriptTurn:
@@ -54,7 +42,7 @@ def of(events: list[Event], kind: str) -> list[Any]:
 
 
 async def test_exit_plan_mode_is_offered_only_in_plan_mode(workspace: Path) -> None:
-    agent = plan_agent(workspace, [ScriptTurn(text="a"), ScriptTurn(text="b")], Answers(), mode="default")
+    agent = plan_agent(workspace, [ScriptTurn(text="a"), ScriptTurn(text="b")], AnsweringApprover(), mode="default")
     await run(agent)
     agent.policy.set_mode("plan")
     await run(agent)
@@ -65,7 +53,7 @@ async def test_exit_plan_mode_is_offered_only_in_plan_mode(workspace: Path) -> N
 
 
 async def test_approved_plan_goes_on_in_accept_edits_and_the_write_runs(workspace: Path) -> None:
-    approver = Answers(approve_plan("accept-edits"))
+    approver = AnsweringApprover(approve_plan("accept-edits"))
     agent = plan_agent(workspace, [write(), propose(), write(), ScriptTurn(text="done")], approver)
     events = await run(agent)
     first, second = of(events, "tool_result")[0], of(events, "tool_result")[2]
@@ -84,7 +72,7 @@ async def test_approved_plan_goes_on_in_accept_edits_and_the_write_runs(workspac
 
 
 async def test_approved_in_default_mode_still_asks_for_the_write(workspace: Path) -> None:
-    approver = Answers(approve_plan("default", save=True), Decision(approved=False, by="user", reason="not now"))
+    approver = AnsweringApprover(approve_plan("default", save=True), Decision(approved=False, by="user", reason="not now"))
     agent = plan_agent(workspace, [propose(), write(), ScriptTurn(text="ok")], approver)
     events = await run(agent)
     assert agent.policy.mode == "default" and len(approver.requests) == 2
@@ -95,7 +83,7 @@ async def test_approved_in_default_mode_still_asks_for_the_write(workspace: Path
 
 
 async def test_sent_back_the_model_revises_and_stays_in_plan_mode(workspace: Path) -> None:
-    approver = Answers(send_back("also add a test"), approve_plan("default"))
+    approver = AnsweringApprover(send_back("also add a test"), approve_plan("default"))
     agent = plan_agent(workspace, [propose(), propose(PLAN + "\n3. Add a test."), ScriptTurn(text="ok")], approver)
     events = await run(agent)
     back, approved = of(events, "plan_saved")
@@ -107,7 +95,7 @@ async def test_sent_back_the_model_revises_and_stays_in_plan_mode(workspace: Pat
 
 
 async def test_rejected_plan_stops_the_turn_in_plan_mode(workspace: Path) -> None:
-    agent = plan_agent(workspace, [propose(), write()], Answers(reject_plan()))
+    agent = plan_agent(workspace, [propose(), write()], AnsweringApprover(reject_plan()))
     events = await run(agent)
     [saved] = of(events, "plan_saved")
     assert saved.outcome == "rejected" and agent.policy.mode == "plan"
@@ -129,7 +117,7 @@ async def test_headless_records_the_plan_or_approves_it_with_the_flag(workspace:
 
 
 async def test_exit_plan_mode_outside_plan_mode_is_refused(workspace: Path) -> None:
-    approver = Answers()
+    approver = AnsweringApprover()
     agent = plan_agent(workspace, [propose(), ScriptTurn(text="ok")], approver, mode="default")
     events = await run(agent)
     [result] = of(events, "tool_result")
@@ -218,7 +206,7 @@ async def test_plan_mode_survives_compaction(workspace: Path) -> None:
     turns = [ScriptTurn(text="looked " * 200), ScriptTurn(text="looked again " * 200), ScriptTurn(text="and more"),
              ScriptTurn(text="Summary: looked around."), write(), ScriptTurn(text="no")]
     backend = ScriptedBackend(Script(turns=turns, context_window=100_000))
-    agent = Agent(backend=backend, workspace=workspace, approver=Answers(), policy=ApprovalPolicy(mode="plan"),
+    agent = Agent(backend=backend, workspace=workspace, approver=AnsweringApprover(), policy=ApprovalPolicy(mode="plan"),
                   context=ContextManager(backend))
     for prompt in ("look", "look again", "look more"):
         await run(agent, prompt)
@@ -242,7 +230,7 @@ async def test_a_sub_agent_of_a_planning_parent_is_not_offered_exit_plan_mode(wo
                                                                  "agent": "explore"}}]},
                   {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]}, {"text": "ok"}],
         "agents": {"explore": {"turns": [{"text": "found it"}]}}}, Script)
-    approver = Answers(reject_plan())
+    approver = AnsweringApprover(reject_plan())
     agent = Agent(backend=ScriptedBackend(script), workspace=workspace, approver=approver,
                   policy=ApprovalPolicy(mode="plan"))
     install_task_tool(agent, Delegation(discover_agents(workspace, home=monkey_home, trusted=True)))

@@ -270,7 +270,7 @@ async def test_a_child_with_children_does_not_wait_for_its_own_slot(workspace: P
 
 async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
     from monkey.agent.approval import Decision
-    from tests.agent.test_loop import AnsweringApprover
+    from tests.fakes.approvers import AnsweringApprover
 
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
     script = {"turns": [{"tool_calls": [task("general")]}, {"text": "never"}],

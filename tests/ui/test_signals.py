@@ -23,12 +23,12 @@ import pytest
 
 from monkey import children
 from tests.conftest import ROOT, monkey_env, write_script
+from tests.fakes.family_procs import FAMILY, family, kill_all, wait_gone
 from tests.ui.test_tmux import capture, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
                                 reason="needs tmux and /proc")
 
-FAMILY = ROOT / "tests" / "fakes" / "family.py"
 MODES = "#{alternate_on} #{mouse_any_flag} #{mouse_button_flag} #{mouse_standard_flag} #{mouse_sgr_flag} #{cursor_flag}"
 """tmux's view of the pane: alternate screen, the mouse-reporting modes, and whether the cursor shows."""
 PLAIN_MODES = "0 0 0 0 0 1"
@@ -55,34 +55,6 @@ def monkey_pid(script: Path, deadline: float = 20.0) -> int:
                 return int(name)
         time.sleep(0.05)
     raise AssertionError("monkey never started")
-
-
-def family(folder: Path, deadline: float = 30.0) -> dict[str, tuple[int, int]]:
-    end = time.monotonic() + deadline
-    while not (folder / "pids").exists():
-        assert time.monotonic() < end, "the command never started"
-        time.sleep(0.05)
-    out = {}
-    for line in (folder / "pids").read_text().splitlines():
-        pid, start, name = line.split()
-        out[name] = (int(pid), int(start))
-    return out
-
-
-def wait_gone(procs: dict[str, tuple[int, int]], deadline: float = 20.0) -> list[str]:
-    end = time.monotonic() + deadline
-    while time.monotonic() < end:
-        left = [name for name, (pid, start) in procs.items() if children.alive(pid, start)]
-        if not left:
-            return []
-        time.sleep(0.05)
-    return left
-
-
-def kill_all(procs: dict[str, tuple[int, int]]) -> None:
-    for pid, start in procs.values():
-        if children.alive(pid, start):
-            os.kill(pid, signal.SIGKILL)
 
 
 def start(tmp_path: Path, workspace: Path, home: Path, flags: list[str]) -> tuple[str, Path, Path]:

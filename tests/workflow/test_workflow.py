@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from monkey.agent.approval import ApprovalPolicy, ApprovalRequest, Decision
+from monkey.agent.approval import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.agent.plan_mode import reject_plan
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
@@ -16,6 +16,7 @@ from monkey.config import WorkflowConfig
 from monkey.workflow.stages import parse_verdict
 from monkey.workflow.runner import Workflow
 from tests.conftest import run_monkey, stored_events, write_script
+from tests.fakes.approvers import AnsweringApprover
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -122,16 +123,6 @@ def test_bad_workflow_flags_are_usage_errors(workspace: Path, monkey_home: Path,
 # -- in process: what each stage is offered, a rejected plan ------------------------------------------
 
 
-class Answers:
-    def __init__(self, *answers: Decision) -> None:
-        self.answers = list(answers)
-        self.requests: list[ApprovalRequest] = []
-
-    async def decide(self, request: ApprovalRequest) -> Decision:
-        self.requests.append(request)
-        return self.answers.pop(0)
-
-
 def script_turns(turns: list[dict[str, Any]]) -> list[ScriptTurn]:
     return [ScriptTurn(text=t.get("text", ""), tool_calls=[ScriptCall(**c) for c in t.get("tool_calls", [])])
             for t in turns]
@@ -141,7 +132,7 @@ async def test_each_stage_has_its_own_tools_prompt_and_mode(workspace: Path, mon
     from monkey.agent.plan_mode import approve_plan
 
     backend = ScriptedBackend(Script(turns=script_turns(LOOPING[:7])))
-    agent = Agent(backend=backend, workspace=workspace, approver=Answers(approve_plan("accept-edits")),
+    agent = Agent(backend=backend, workspace=workspace, approver=AnsweringApprover(approve_plan("accept-edits")),
                   policy=ApprovalPolicy(mode="default"))
     flow = Workflow(agent, "greet in hello.txt", settings=WorkflowConfig(verify="", max_iterations=1),
                     home=monkey_home)
@@ -163,7 +154,7 @@ async def test_each_stage_has_its_own_tools_prompt_and_mode(workspace: Path, mon
 
 async def test_a_rejected_plan_ends_the_workflow_before_do(workspace: Path, monkey_home: Path) -> None:
     backend = ScriptedBackend(Script(turns=script_turns(LOOPING[:4])))
-    agent = Agent(backend=backend, workspace=workspace, approver=Answers(reject_plan()))
+    agent = Agent(backend=backend, workspace=workspace, approver=AnsweringApprover(reject_plan()))
     flow = Workflow(agent, "greet", home=monkey_home)
     events = [e async for e in flow.run()]
     assert flow.outcome == "rejected" and flow.exit_code == 4
