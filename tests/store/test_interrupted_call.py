@@ -21,18 +21,33 @@ def _wait_for(check, what: str, deadline: float = 60.0) -> None:  # type: ignore
         time.sleep(0.05)
 
 
-def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+def _start_making(workspace: Path, home: Path, tmp_path: Path, stderr: int) -> subprocess.Popen[bytes]:
+    """``monkey agent --task`` whose one (scripted) call writes made.txt and then sleeps 30 s."""
     code = "open('made.txt', 'w').write('made'); import time; time.sleep(30)"
     command = f"{sys.executable} -c \"{code}\""
     script = write_script(tmp_path / "one.json", [
         {"text": "Making it.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": command}}]},
         {"text": "Done."},
     ])
-    proc = subprocess.Popen(
+    return subprocess.Popen(
         [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
          str(workspace), "--output-format", "stream-json", "--no-approval", "--task", "make it"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=monkey_env(monkey_home))
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, env=monkey_env(home))
+
+
+def _stored_tools(home: Path, session_id: str) -> list[dict]:
+    """The tool results the session's stored conversation holds, in order."""
+    conn = sqlite3.connect(home / "monkey.db")
+    try:
+        return [json.loads(bytes(r[0])) for r in conn.execute(
+            "SELECT data FROM nodes WHERE session_id = ? AND kind = 'tool' ORDER BY seq", (session_id,))]
+    finally:
+        conn.close()
+
+
+def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    proc = _start_making(workspace, monkey_home, tmp_path, subprocess.PIPE)
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:
@@ -52,12 +67,7 @@ def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
     assert run.returncode == 0, run.stderr
     assert "was interrupted and may have run" in run.stderr and "made.txt" in run.stderr, run.stderr
     assert "not run" not in run.stderr, run.stderr
-    conn = sqlite3.connect(monkey_home / "monkey.db")
-    try:
-        tools = [json.loads(bytes(r[0])) for r in conn.execute(
-            "SELECT data FROM nodes WHERE session_id = ? AND kind = 'tool' ORDER BY seq", (sid,))]
-    finally:
-        conn.close()
+    tools = _stored_tools(monkey_home, sid)
     assert len(tools) == 1, tools
     sent = tools[0]["content"]
     assert sent.startswith("interrupted: may have run"), sent
@@ -67,16 +77,7 @@ def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
 def test_call_cancelled_while_running_is_kept_as_interrupted(workspace: Path, monkey_home: Path,
                                                              tmp_path: Path) -> None:
     """Ctrl-C while a command runs: the stored conversation says it may have run (it did)."""
-    code = "open('made.txt', 'w').write('made'); import time; time.sleep(30)"
-    script = write_script(tmp_path / "one.json", [
-        {"text": "Making it.", "tool_calls": [{"name": "shell_execute",
-                                               "arguments": {"command": f"{sys.executable} -c \"{code}\""}}]},
-        {"text": "Done."},
-    ])
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
-         str(workspace), "--output-format", "stream-json", "--no-approval", "--task", "make it"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=monkey_env(monkey_home))
+    proc = _start_making(workspace, monkey_home, tmp_path, subprocess.DEVNULL)
     assert proc.stdout is not None
     seen = []
     for line in proc.stdout:
@@ -86,10 +87,5 @@ def test_call_cancelled_while_running_is_kept_as_interrupted(workspace: Path, mo
             proc.send_signal(signal.SIGINT)
     assert proc.wait(timeout=60) == 130
     assert [e["reason"] for e in seen if e["type"] == "turn_completed"] == ["cancelled"]
-    conn = sqlite3.connect(monkey_home / "monkey.db")
-    try:
-        tools = [json.loads(bytes(r[0])) for r in conn.execute(
-            "SELECT data FROM nodes WHERE session_id = ? AND kind = 'tool' ORDER BY seq", (seen[0]["session_id"],))]
-    finally:
-        conn.close()
+    tools = _stored_tools(monkey_home, seen[0]["session_id"])
     assert [t["content"][:25] for t in tools] == ["interrupted: may have run"], tools
