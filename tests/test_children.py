@@ -24,7 +24,7 @@ from monkey.backends.supervise import AgentProcess, ChildSpec
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
 from tests.conftest import monkey_env, write_script
-from tests.fakes.family_procs import FAMILY, Procs, family, kill_all, living, wait_gone
+from tests.fakes.family_procs import FAMILY, Procs, family, family_task, kill_all, living, wait_gone
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")
 
@@ -117,16 +117,7 @@ def test_a_child_dies_with_its_parent_even_by_kill_9(tmp_path: Path) -> None:
 
 
 def start_monkey(workspace: Path, home: Path, tmp_path: Path, folder: Path) -> subprocess.Popen[str]:
-    # Unsandboxed (the user's own choice, with the command allowed by their rule): what is tested is
-    # monkey's own supervision, which is all there is without bubblewrap (under Landlock, say); in
-    # bubblewrap's PID namespace the kernel kills the whole family with the sandbox anyway.
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
-    script = write_script(tmp_path / "script.json", [
-        {"text": "Running it.", "tool_calls": [{"name": "shell_execute", "arguments": {
-            "command": f"{sys.executable} {FAMILY} {folder} wait", "timeout": 300}}]},
-        {"text": "done"},
-    ])
+    script = family_task(home, tmp_path, folder)
     return subprocess.Popen(
         [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
          str(workspace), "--no-approval", "--output-format", "stream-json", "--task", "run it"],

@@ -5,17 +5,35 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 import time
 from pathlib import Path
 
 from monkey import children
+from tests.conftest import write_script
 
-__all__ = ["FAMILY", "Procs", "family", "kill_all", "living", "wait_gone"]
+__all__ = ["FAMILY", "Procs", "family", "family_task", "kill_all", "living", "wait_gone"]
 
 FAMILY = Path(__file__).with_name("family.py")
 """The command: ``python family.py DIR MODE``."""
 
 Procs = dict[str, tuple[int, int]]
+
+
+def family_task(home: Path, tmp_path: Path, folder: Path) -> Path:
+    """monkey's config in ``home`` and a scripted answer (the returned script) whose one call runs the
+    family in ``folder`` (``wait`` mode, 300 s allowed); the call's text is ``Running it.``.
+
+    Unsandboxed, the command allowed by the user's own rule: what is tested is monkey's own
+    supervision, which is all there is without bubblewrap (under Landlock, say); in bubblewrap's PID
+    namespace the kernel kills the whole family with the sandbox anyway."""
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
+    return write_script(tmp_path / "script.json", [
+        {"text": "Running it.", "tool_calls": [{"name": "shell_execute", "arguments": {
+            "command": f"{sys.executable} {FAMILY} {folder} wait", "timeout": 300}}]},
+        {"text": "done"},
+    ])
 
 
 def family(folder: Path, deadline: float = 30.0) -> Procs:

@@ -22,8 +22,8 @@ from pathlib import Path
 import pytest
 
 from monkey import children
-from tests.conftest import ROOT, monkey_env, write_script
-from tests.fakes.family_procs import FAMILY, family, kill_all, wait_gone
+from tests.conftest import ROOT, monkey_env
+from tests.fakes.family_procs import family, family_task, kill_all, wait_gone
 from tests.ui.test_tmux import capture, wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
@@ -60,15 +60,7 @@ def monkey_pid(script: Path, deadline: float = 20.0) -> int:
 def start(tmp_path: Path, workspace: Path, home: Path, flags: list[str]) -> tuple[str, Path, Path]:
     folder = tmp_path / "family"
     folder.mkdir()
-    # Unsandboxed, the command allowed by the user's rule (as in tests/test_children.py): what is tested
-    # is monkey's own supervision; bubblewrap's PID namespace would kill the family with it anyway.
-    home.mkdir(parents=True, exist_ok=True)
-    (home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
-    script = write_script(tmp_path / "script.json", [
-        {"text": "Running it.", "tool_calls": [{"name": "shell_execute", "arguments": {
-            "command": f"{sys.executable} {FAMILY} {folder} wait", "timeout": 300}}]},
-        {"text": "done"},
-    ])
+    script = family_task(home, tmp_path, folder)
     env = monkey_env(home, TERM="xterm-256color")
     command = " ".join(shlex.quote(a) for a in [
         sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
