@@ -78,6 +78,10 @@ class ApprovalRequest:
     """A plan to review (``exit_plan_mode``): front ends show their plan dialog instead of the approval."""
     asker: str = ""
     """Who asks, when not the session's own agent: a sub-agent, ``explore (sub-agent): find the tests``."""
+    recheck: Callable[[], Decision | None] | None = field(default=None, compare=False, repr=False)
+    """The permission engine's decision on the call as its rules, grants and mode stand now, or None when a
+    person must still be asked. An approver that kept the request waiting (behind another one) asks this first:
+    a grant given meanwhile may cover it. None: only a person can decide it (a protected path, a hook's ask)."""
 
 
 @dataclass(frozen=True)

@@ -882,6 +882,8 @@ class Agent:
                                   no_sandbox=policy.mode == "auto" and not policy.sandboxed)
             if self.asker:
                 request = replace(request, asker=self.asker)
+            if not person_only and hook != "ask":  # the engine again, for an approver that kept it waiting
+                request = replace(request, recheck=lambda: policy.check(call.name, call.arguments, self.workspace))
             if person_only:
                 warning = f"only this call can be approved: {person_only}"
                 request = replace(request, warnings=[*request.warnings, warning], grant="", rules=[],

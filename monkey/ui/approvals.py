@@ -6,6 +6,10 @@ call awaits (:class:`~monkey.ui.approver.ApprovalNeeded`); the app shows the fir
 dialog, which says who asks and how many more wait, and the next when it is answered. Each
 answer resolves the future of the call that asked, and nothing else.
 
+Before a request's dialog is shown, the permission engine looks at it again when it offers
+that (:attr:`~monkey.agent.approval.ApprovalRequest.recheck`): a session grant the person gave
+on an earlier dialog may cover it, and then the engine's decision answers it, not a dialog.
+
 A request withdrawn by its call (the call was cancelled) leaves the line, or closes its
 dialog if it is the one shown. When the person stops the turn (Esc in a dialog, or ``n``
 with no reason, or Ctrl-C), every request still waiting is refused as stopped.
@@ -47,6 +51,8 @@ class Host(Protocol):
 
     def push_screen(self, screen: Screen[Any], callback: Callable[[Any], None]) -> Any: ...
 
+    def call_later(self, callback: Callable[..., Any], *args: Any) -> bool: ...
+
 
 class ApprovalQueue:
     """The app's requests for the person's approval, shown one at a time in the order asked."""
@@ -57,6 +63,8 @@ class ApprovalQueue:
         """Requests not shown yet, first asked first."""
         self.shown: tuple[ApprovalNeeded, GuardedDialog] | None = None
         """The request whose dialog is on screen, and the dialog."""
+        self.settling: ApprovalNeeded | None = None
+        """The request just answered, until its call has taken the answer (then the next is shown)."""
 
     def add(self, message: ApprovalNeeded) -> None:
         """A call asks: show its dialog now, or after those before it."""
@@ -64,7 +72,7 @@ class ApprovalQueue:
             return
         message.future.add_done_callback(lambda _: self._withdrawn(message))
         self.waiting.append(message)
-        if self.shown is None:
+        if self.shown is None and self.settling is None:
             self._show_next()
         else:
             self._count()
@@ -83,10 +91,13 @@ class ApprovalQueue:
     def _show_next(self) -> None:
         from monkey.ui.screens.approval import ApprovalScreen
 
-        self.shown = None
         while self.waiting:
             message = self.waiting.popleft()
             if message.future.done():
+                continue
+            decided = self._recheck(message)
+            if decided is not None:  # a grant given while it waited covers it: the engine decided
+                message.future.set_result(decided)
                 continue
             if message.request.plan:  # exit_plan_mode: the plan dialog
                 from monkey.ui.screens.plan import PlanScreen
@@ -101,15 +112,40 @@ class ApprovalQueue:
             self.app.attention.approval_waiting()
             return
 
+    @staticmethod
+    def _recheck(message: ApprovalNeeded) -> Decision | None:
+        """The permission engine's decision on a request now, if it offers one (None: ask the person)."""
+        recheck = message.request.recheck
+        if recheck is None:
+            return None
+        try:
+            return recheck()
+        except Exception:  # noqa: BLE001 - the person is asked, as without the engine's second look
+            return None
+
     def _answered(self, message: ApprovalNeeded, decision: Decision | None) -> None:
-        """The shown dialog closed: its answer goes to its call; a stop refuses the rest; the next is shown."""
+        """The shown dialog closed: its answer goes to its call; a stop refuses the rest.
+
+        The next request is shown once that call has taken its answer: a session grant the answer
+        gives is recorded by then, and the engine's second look at the next request sees it.
+        """
         self.app.attention.answered()
         if not message.future.done():  # not withdrawn meanwhile
             decision = decision or Decision(approved=False, by="user", reason="dismissed", stop=True)
             message.future.set_result(decision)
             if decision.stop:
                 self.stop_all()
-        if self.shown is not None and self.shown[0] is message:
+        if self.shown is None or self.shown[0] is not message:
+            return
+        self.shown, self.settling = None, message
+        if message.settled is None:
+            self._settled(message)
+        else:
+            message.settled.add_done_callback(lambda _: self.app.call_later(self._settled, message))
+
+    def _settled(self, message: ApprovalNeeded) -> None:
+        if self.settling is message:
+            self.settling = None
             self._show_next()
 
     def _withdrawn(self, message: ApprovalNeeded) -> None:

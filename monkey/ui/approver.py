@@ -20,12 +20,15 @@ __all__ = ["TuiApprover", "ApprovalNeeded"]
 class ApprovalNeeded(Message):
     """A tool call waits for the person's decision."""
 
-    def __init__(self, request: ApprovalRequest, future: asyncio.Future[Decision]) -> None:
+    def __init__(self, request: ApprovalRequest, future: asyncio.Future[Decision],
+                 settled: asyncio.Future[None] | None = None) -> None:
         super().__init__()
         self.request = request
         """What to ask about."""
         self.future = future
         """Resolved with the person's :class:`Decision`."""
+        self.settled = settled
+        """Done once the call that asked has taken its answer and recorded what it grants (None: at once)."""
 
 
 class TuiApprover:
@@ -39,10 +42,15 @@ class TuiApprover:
         """Post the request to the app and wait for the answer (cancelling the turn withdraws it)."""
         if self.app is None:
             return Decision(approved=False, by="policy", reason="no screen to ask on")
-        future: asyncio.Future[Decision] = asyncio.get_running_loop().create_future()
-        self.app.post_message(ApprovalNeeded(request, future))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Decision] = loop.create_future()
+        settled: asyncio.Future[None] = loop.create_future()
+        self.app.post_message(ApprovalNeeded(request, future, settled))
         try:
             return await future
         finally:
             if not future.done():
                 future.cancel()
+            # Called back only when the caller's step ends: the loop records a grant the answer gave
+            # (synchronously, on return) before the app looks at the next request.
+            loop.call_soon(lambda: settled.done() or settled.set_result(None))

@@ -124,3 +124,24 @@ async def test_ctrl_c_closes_the_dialog_and_the_waiting_request(app_for, workspa
         assert app.last_reason == "cancelled"
         assert not (workspace / "one.txt").exists() and not (workspace / "two.txt").exists()
         assert app._approvals.shown is None and not app._approvals.waiting
+
+
+async def test_a_session_grant_on_the_first_covers_the_waiting_one(app_for, workspace: Path) -> None:  # type: ignore[no-untyped-def]
+    app = app_for(PARENT, agents=AGENTS)
+    async with app.run_test(size=(120, 40)) as pilot:
+        first = await both_asking(pilot, app)
+        await pilot.press("a")  # every file_write in the workspace, for the session
+        await settle(pilot, app)
+        assert len(app.screen_stack) == 1, "the waiting request was not shown: the engine's grant decided it"
+        assert (workspace / "one.txt").exists() and (workspace / "two.txt").exists()
+        assert app.last_reason == "completed"
+        events = await stored(app, "approval_requested", "approval_resolved")
+        events.pop(app.agent.session_id)
+        resolved = {}
+        for child_events in events.values():
+            [requested] = [e for e in child_events if isinstance(e, ev.ApprovalRequested)]
+            [answer] = [e for e in child_events if isinstance(e, ev.ApprovalResolved)]
+            resolved[requested.arguments["path"]] = (answer.decision, answer.by)
+        shown = first.request.arguments["path"]
+        other = ({"one.txt", "two.txt"} - {shown}).pop()
+        assert resolved == {shown: ("approved_session", "user"), other: ("approved", "session")}
