@@ -137,13 +137,16 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
                         "claude-code (the Claude Code CLI), codex (the Codex CLI), plugin:NAME (an agent plugin)")
     parser.add_argument("--script", help="script file for the scripted backend")
     parser.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
-                        help="budget: most model responses in the run, sub-agents' included")
+                        help="budget: most model responses in the session, sub-agents' included")
     parser.add_argument("--max-budget-usd", type=_positive_float, default=None, metavar="USD",
                         help="budget: most US dollars the run may spend")
     parser.add_argument("--max-tokens", type=_positive_int, default=None, metavar="N",
                         help="budget: most input + output tokens the run may use")
     parser.add_argument("--max-wall", type=_positive_float, default=None, metavar="SECONDS",
                         help="budget: most seconds the run may take")
+    parser.add_argument("--budget-scope", default=None, metavar="session|run",
+                        help="what the budget counts: the whole session, earlier runs of a resumed one "
+                        "included (session, the default), or this run only (run)")
 
 
 def build_parser():  # type: ignore[no-untyped-def]

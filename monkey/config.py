@@ -67,6 +67,8 @@ class BudgetConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Input plus output tokens, cumulative."""
     max_wall: float = 0.0
     """Seconds."""
+    scope: str = "session"
+    """``session``: a resumed session's budget counts its earlier runs too; ``run``: each run afresh."""
 
 
 class SubagentsConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -432,6 +432,10 @@ class BudgetReached(Event, frozen=True, kw_only=True, tag="budget_reached"):
     limit: float
     owner: str = "main"
     """Whose budget it was: ``main`` (the run's), or a sub-agent's (``explore s-...``)."""
+    scope: str = "run"
+    """``session``: ``used`` counts the stored session's earlier runs too (``--budget-scope``); ``run``: this run's."""
+    earlier: float = 0.0
+    """How much of ``used`` earlier runs of the session spent."""
 
 
 class Handoff(msgspec.Struct, frozen=True, kw_only=True):

@@ -148,7 +148,7 @@ class JsonSink:
         }
         if t.budget is not None:
             obj["budget"] = {"budget": t.budget.budget, "used": t.budget.used, "limit": t.budget.limit,
-                             "owner": t.budget.owner}
+                             "owner": t.budget.owner, "scope": t.budget.scope, "earlier": t.budget.earlier}
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
 
@@ -201,6 +201,14 @@ def _amount(budget: str, value: float) -> str:
     if budget == "max_wall":
         return f"{value:.1f}s"
     return f"{int(value):,}"
+
+
+def _reached(event: ev.BudgetReached) -> str:
+    """``budget max_turns reached: 3 of 3``, and how much of it earlier runs of the session spent."""
+    line = f"budget {event.budget} reached: {_amount(event.budget, event.used)} of {_amount(event.budget, event.limit)}"
+    if event.earlier:
+        line += f" in this session ({_amount(event.budget, event.earlier)} before this run)"
+    return line
 
 
 class TextSink:
@@ -262,8 +270,7 @@ class TextSink:
                 self._line(f"  │ ↳ {escape_controls(event.agent, keep_newlines=False)}: "
                            f"{escape_controls(event.description, keep_newlines=False)}", "dim")
             case ev.BudgetReached():
-                self._line(f"  │ budget {event.budget} reached: {_amount(event.budget, event.used)} of "
-                           f"{_amount(event.budget, event.limit)}", "yellow")
+                self._line(f"  │ {_reached(event)}", "yellow")
             case _:
                 pass
 
@@ -309,8 +316,7 @@ class TextSink:
                 self._line(f"  ↳ {escape_controls(event.agent, keep_newlines=False)}: "
                            f"{escape_controls(event.description, keep_newlines=False)}", "cyan")
             case ev.BudgetReached():
-                self._line(f"budget {event.budget} reached: {_amount(event.budget, event.used)} of "
-                           f"{_amount(event.budget, event.limit)}", "yellow")
+                self._line(f"{_reached(event)}", "yellow")
             case ev.Retry():
                 self._line(f"retrying in {event.delay:.1f}s: {escape_controls(event.reason)}", "yellow")
             case ev.ContextCompacted() if event.trigger == "auto":

@@ -11,6 +11,10 @@ A sub-agent's budget is a :meth:`Budget.child` of its parent's: whatever the chi
 charged to every budget above it too, and a check looks up the chain, so a child stops when
 its own limits or any ancestor's are reached, and the root's limits bound the whole tree.
 Once reached, a budget stays reached (every agent sharing it stops at its next check).
+
+A root budget's :attr:`Limits.scope` says what it counts: ``session`` (the default) the whole
+stored session, so a resumed session starts from what it and its sub-agents spent before
+(:meth:`Budget.restart`, given :func:`monkey.store.spent.session_spent`); ``run`` only this run.
 """
 
 from __future__ import annotations
@@ -19,10 +23,13 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Limits", "Budget", "Exceeded", "BUDGETS", "SUBTYPES", "parse_limits"]
+__all__ = ["Limits", "Budget", "Exceeded", "BUDGETS", "SCOPES", "SUBTYPES", "parse_limits", "parse_scope"]
 
 BUDGETS = ("max_turns", "max_budget_usd", "max_tokens", "max_wall")
 """The budgets' names, as flags (``--max-turns`` ...), config keys and event fields say them."""
+
+SCOPES = ("session", "run")
+"""What a root budget counts: the whole stored session (earlier runs included), or this run only."""
 
 SUBTYPES = {name: f"error_{name}" for name in BUDGETS}
 """The ``subtype`` of ``--output-format json`` for each budget, in the style of Claude Code's
@@ -41,6 +48,8 @@ class Limits:
     """Input plus output tokens, cumulative."""
     max_wall: float = 0.0
     """Seconds of wall-clock time since the budget started."""
+    scope: str = "session"
+    """What the limits bound when they are the root's: ``session`` or ``run`` (see :data:`SCOPES`)."""
 
     def __bool__(self) -> bool:
         return any(getattr(self, name) for name in BUDGETS)
@@ -52,7 +61,14 @@ class Limits:
         return Limits(max_turns=int(pick(self.max_turns, other.max_turns)),
                       max_budget_usd=pick(self.max_budget_usd, other.max_budget_usd),
                       max_tokens=int(pick(self.max_tokens, other.max_tokens)),
-                      max_wall=pick(self.max_wall, other.max_wall))
+                      max_wall=pick(self.max_wall, other.max_wall), scope=self.scope)
+
+
+def parse_scope(value: str, origin: str) -> str:
+    """``value`` if it is one of :data:`SCOPES`; raises ValueError naming ``origin``."""
+    if value not in SCOPES:
+        raise ValueError(f"{origin} must be session or run, got {value!r}")
+    return value
 
 
 def parse_limits(values: dict[str, object], origin: str) -> Limits:
@@ -81,6 +97,10 @@ class Exceeded:
     limit: float
     owner: str = ""
     """Whose budget (an agent's label: ``main``, or a sub-agent's name and session)."""
+    scope: str = "run"
+    """``session``: ``used`` counts the stored session's earlier runs too; ``run``: this run only."""
+    earlier: float = 0.0
+    """How much of ``used`` earlier runs of the session spent."""
 
     @property
     def subtype(self) -> str:
@@ -98,7 +118,17 @@ class Exceeded:
         else:
             amounts = f"{int(self.used)} of {int(self.limit)} model responses"
         whose = f" of {self.owner}" if self.owner and self.owner != "main" else ""
+        if self.earlier:
+            amounts += f" in this session ({_amount(self.budget, self.earlier)} before this run)"
         return f"budget {self.budget}{whose} reached: {amounts}"
+
+
+def _amount(budget: str, value: float) -> str:
+    if budget == "max_budget_usd":
+        return f"${value:.4f}"
+    if budget == "max_wall":
+        return f"{value:.1f}s"
+    return f"{int(value):,}"
 
 
 class Budget:
@@ -126,6 +156,24 @@ class Budget:
         self.cost_usd = 0.0
         self.reached: Exceeded | None = None
         """The first limit found reached (sticky: every later check returns it)."""
+        self.earlier: dict[str, float] = {}
+        """What earlier runs of the session spent, by budget name (:meth:`restart`); empty: none."""
+
+    @property
+    def scope(self) -> str:
+        """``session`` or ``run`` (a sub-agent's budget always counts its own run)."""
+        return self.limits.scope if self.parent is None else "run"
+
+    def restart(self, *, turns: int = 0, input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0,
+                wall: float = 0.0) -> None:
+        """Count again from what the session spent before this run (all 0: a new session); the
+        wall clock starts again at the next turn, ``wall`` seconds already used."""
+        self.turns, self.input_tokens, self.output_tokens, self.cost_usd = turns, input_tokens, output_tokens, cost_usd
+        self.started = None
+        self.reached = None
+        spent = {"max_turns": turns, "max_budget_usd": cost_usd, "max_tokens": input_tokens + output_tokens,
+                 "max_wall": wall}
+        self.earlier = {name: value for name, value in spent.items() if value}
 
     @property
     def tokens(self) -> int:
@@ -139,8 +187,8 @@ class Budget:
 
     @property
     def wall(self) -> float:
-        """Seconds since this budget started (0 before)."""
-        return 0.0 if self.started is None else self.clock() - self.started
+        """Seconds since this budget started (0 before), after the session's earlier turns' seconds."""
+        return self.earlier.get("max_wall", 0.0) + (0.0 if self.started is None else self.clock() - self.started)
 
     def child(self, limits: Limits | None = None, *, owner: str = "") -> Budget:
         """A budget for a sub-agent: its own ``limits``, and everything charged here too."""
@@ -172,7 +220,8 @@ class Budget:
                 continue
             # N turns allow N model responses: the limit is reached when one more would start
             if used >= limit if (name != "max_turns" or starting) else used > limit:
-                return Exceeded(name, round(used, 6) if isinstance(used, float) else used, limit, self.owner)
+                return Exceeded(name, round(used, 6) if isinstance(used, float) else used, limit, self.owner,
+                                scope=self.scope, earlier=round(self.earlier.get(name, 0), 6))
         return None
 
     def check(self, *, starting: bool = False) -> Exceeded | None:
@@ -195,7 +244,7 @@ class Budget:
         budget: Budget | None = self
         while budget is not None:
             if budget.limits.max_wall and budget.started is not None:
-                times.append(budget.started + budget.limits.max_wall)
+                times.append(budget.started + budget.limits.max_wall - budget.earlier.get("max_wall", 0.0))
             budget = budget.parent
         return min(times) if times else None
 

@@ -475,8 +475,7 @@ class Agent:
             reason, note = "cancelled", "cancelled by the user"
             if (over := self._wall_over()) is not None:  # the wall-clock budget's timer stopped it
                 reason, note = "budget", over.describe()
-                emit(BudgetReached(session_id=sid, budget=over.budget, used=over.used, limit=over.limit,
-                                   owner=over.owner))
+                emit(self._budget_event(over))
         except Exception as exc:  # a bug must end the turn with a message, never a traceback
             self._close_unanswered()
             reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
@@ -645,7 +644,7 @@ class Agent:
 
     def _budget_event(self, over: Exceeded) -> BudgetReached:
         return BudgetReached(session_id=self.session_id, budget=over.budget, used=over.used, limit=over.limit,
-                             owner=over.owner)
+                             owner=over.owner, scope=over.scope, earlier=over.earlier)
 
     def _check_budget(self, emit: Emit, *, starting: bool = False) -> None:
         """End the turn (reason ``budget``) when a budget here or above is reached."""

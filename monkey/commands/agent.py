@@ -288,20 +288,25 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
 
 
 def budget_limits(args: argparse.Namespace, config: Config) -> Limits:
-    """The run's budget: each flag given over ``[budget]`` in config.
+    """The run's budget: each flag given over ``[budget]`` in config (``--budget-scope`` over ``scope``).
 
     Raises:
         UsageError: a negative or non-numeric limit in config.
     """
-    from monkey.agent.budget import BUDGETS, parse_limits
+    from dataclasses import replace
+
+    from monkey.agent.budget import BUDGETS, parse_limits, parse_scope
 
     values: dict[str, object] = {name: getattr(config.budget, name) for name in BUDGETS}
     for name in BUDGETS:
         flag = getattr(args, name, None)
         if flag is not None:
             values[name] = flag
+    flag = getattr(args, "budget_scope", None)
     try:
-        return parse_limits(values, "[budget]")
+        given = (flag, "--budget-scope") if flag is not None else (config.budget.scope, "[budget] scope")
+        scope = parse_scope(*given)
+        return replace(parse_limits(values, "[budget]"), scope=scope)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
 

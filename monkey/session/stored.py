@@ -2,7 +2,8 @@
 
 :func:`open_session` runs inside the driver's event loop (the store is async): it opens the
 store, loads the session to resume (checking its chains), gives the agent its messages,
-turn count and id, and returns the :class:`Recorder` the driver feeds every event to.
+turn count and id (and, with ``--budget-scope session``, its budget what the session spent
+before), and returns the :class:`Recorder` the driver feeds every event to.
 The line-mode picker of ``--resume`` without an id is :func:`monkey.commands.pick.pick_session`.
 """
 
@@ -10,13 +11,14 @@ from __future__ import annotations
 
 import asyncio
 import time
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from monkey.agent.loop import Agent
 from monkey.agent.memory import memory_from_events
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
 from monkey.store.lock import SessionLock, lock_owner
+from monkey.store.spent import Spent, session_spent
 
 __all__ = ["SessionHandle", "open_session", "session_to_open", "describe_restored", "format_when",
            "resume_hint", "recent_sessions"]
@@ -93,6 +95,8 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
                 agent.context.archive.update(restored.archived)
             agent.memory.entries.update(memory_from_events(
                 await store.event_lines(info.id, ("tool_call", "tool_result"))).entries)
+        if agent.budget.scope == "session":  # the budget counts the session's earlier runs too
+            agent.budget.restart(**asdict(await session_spent(store, info.id) if info is not None else Spent()))
         count = agent.context.tokens if agent.context is not None else None
         recorder = Recorder(store, agent.session_id, restored=restored, source=lambda: agent.messages, count=count)
     except BaseException:

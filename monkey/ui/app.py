@@ -307,6 +307,12 @@ class MonkeyApp(App[int]):
                                            "shows the whole session")
             for n, notice in enumerate(handle.notices):  # describe_restored(): what came back, any damage
                 self.transcript.add_notice(notice, "warning" if n else "info")
+            budget = self.agent.budget
+            if budget.scope == "session":  # the status bar shows the session's spend against its budget
+                status = self.status
+                status.tokens_in, status.tokens_out, status.cost = (budget.input_tokens, budget.output_tokens,
+                                                                    budget.cost_usd)
+                status.show()
             if handle.restored is not None:
                 self.show_mode(self.agent.policy.mode)  # the mode the session was left in
                 await self._show_restored()

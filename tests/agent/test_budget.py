@@ -108,7 +108,8 @@ def test_cli_budget_exit_status_and_json_subtype(workspace: Path, monkey_home: P
     assert run.returncode == 5, run.stderr
     out = json.loads(run.stdout)
     assert out["subtype"] == "error_max_budget_usd" and out["reason"] == "budget" and out["is_error"]
-    assert out["budget"] == {"budget": "max_budget_usd", "used": 0.5, "limit": 0.25, "owner": "main"}
+    assert out["budget"] == {"budget": "max_budget_usd", "used": 0.5, "limit": 0.25, "owner": "main",
+                             "scope": "session", "earlier": 0.0}
     assert "budget max_budget_usd reached: $0.5000 of $0.2500" in run.stderr
 
 
