@@ -307,15 +307,18 @@ class MonkeyApp(App[int]):
                                            "shows the whole session")
             for n, notice in enumerate(handle.notices):  # describe_restored(): what came back, any damage
                 self.transcript.add_notice(notice, "warning" if n else "info")
-            budget = self.agent.budget
-            if budget.scope == "session":  # the status bar shows the session's spend against its budget
-                status = self.status
-                status.tokens_in, status.tokens_out, status.cost = (budget.input_tokens, budget.output_tokens,
-                                                                    budget.cost_usd)
-                status.show()
             if handle.restored is not None:
                 self.show_mode(self.agent.policy.mode)  # the mode the session was left in
+                self._show_spent()
                 await self._show_restored()
+
+    def _show_spent(self) -> None:
+        """After a resume, the status bar shows what the session spent, as its budget counts it."""
+        budget = self.agent.budget
+        if budget.scope == "session":
+            status = self.status
+            status.tokens_in, status.tokens_out, status.cost = budget.input_tokens, budget.output_tokens, budget.cost_usd
+            status.show()
 
     async def _show_restored(self) -> None:
         """Show the resumed session's earlier messages, answers and tool calls, as they were seen."""
