@@ -82,6 +82,9 @@ class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Seconds since the epoch when the event was made."""
     session_id: str = ""
     """The monkey session this event belongs to."""
+    parent_call_id: str | msgspec.UnsetType = msgspec.UNSET
+    """On a sub-agent's events: the parent's ``task`` call that runs the sub-agent (see
+    :class:`SubagentStarted`). Absent from every other event (not written on the wire)."""
 
     @property
     def type(self) -> str:
@@ -471,6 +474,9 @@ class SubagentStarted(Event, frozen=True, kw_only=True, tag="subagent_started"):
     description: str = ""
     depth: int = 1
     """1 for a child of the session the person talks to, 2 for a grandchild ..."""
+    background: bool = False
+    """Started with ``background``: the ``task`` call returned at once; the handoff reaches the
+    parent's model in a message when the child ends."""
 
 
 class SubagentCompleted(Event, frozen=True, kw_only=True, tag="subagent_completed"):

@@ -33,6 +33,7 @@ from monkey.agent.approval import (
     SHELL_TOOL,
     build_request,
 )
+from monkey.agent.background import Background
 from monkey.agent.budget import Budget, Exceeded, Limits
 from monkey.agent.client_call import client_turn
 from monkey.agent.context import ContextManager
@@ -186,6 +187,8 @@ class Agent:
         stream, so what the child waits to see stored, it waits for up there too."""
         if not self.roomy():
             self.options.skills = None
+        self.background = Background()
+        """Sub-agents started with ``background`` during the running turn (see :mod:`monkey.agent.background`)."""
         self.memory = WorkingMemory()
         """The model's notes (``memory_write``); restored from the store when resuming."""
         # Given its own tools (a sub-agent gets the ones its definition allows of its parent's),
@@ -426,6 +429,7 @@ class Agent:
                     reason = "max_iterations"
                     note = f"stopped after {iteration} model calls (--max-iterations {self.options.max_iterations})"
                     break
+                self._deliver_background()
                 self._check_budget(emit, starting=True)
                 iteration += 1
                 emit(IterationStarted(session_id=sid, turn=turn, iteration=iteration,
@@ -438,6 +442,14 @@ class Agent:
                 )
                 if not message.tool_calls:
                     result = message.text
+                    if self.background.busy:  # sub-agents still at work: their results first
+                        if iteration >= self.options.max_iterations:
+                            reason = "max_iterations"
+                            note = (f"stopped after {iteration} model calls (--max-iterations "
+                                    f"{self.options.max_iterations}) with sub-agents still running in the background")
+                            break
+                        await self.background.wait()
+                        continue
                     extra = {"agent_id": sid, "agent_type": self.agent_type} if self.agent_type else {}
                     stopping = await self._hooks("SubagentStop" if self.agent_type else "Stop", emit,
                                                  target=self.agent_type, stop_hook_active=stop_blocks > 0,
@@ -484,6 +496,7 @@ class Agent:
             if watchdog is not None:
                 watchdog.cancel()
             self._over = None
+            await self.background.stop()  # the turn ended with sub-agents still running: they end with it
         end_turn = getattr(self.backend, "end_turn", None)
         if end_turn is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
             await end_turn()
@@ -495,6 +508,14 @@ class Agent:
             )
         emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result,
                            iterations=iteration, message=note))
+
+    def _deliver_background(self) -> None:
+        """Give the model what background sub-agents finished (a person's stop of one stops the turn)."""
+        for done in self.background.take():
+            self.messages.append(Message(role="user", content=done.text))
+            if done.stopped:
+                self.stopped_by_person = done.stopped
+                raise _StopTurn("denied", done.stopped)
 
     async def _shown(self) -> None:
         """Wait until the consumer has handled every event emitted so far.

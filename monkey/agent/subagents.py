@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 
 from monkey.agent.agent_defs import AgentDef, AgentDefs, stricter_mode
+from monkey.agent.background import Finished
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.agent.prompts import load_prompt
 from monkey.agent.skills import Skills
@@ -61,8 +62,9 @@ class TaskArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     prompt: Annotated[str, msgspec.Meta(description="Everything the sub-agent needs: the goal, what you know, "
                                                     "what to report back.")]
     agent: Annotated[str, msgspec.Meta(description="Which agent (see the list in this tool's description).")] = "general"
-    background: Annotated[bool, msgspec.Meta(description="Not supported: leave false. Several task calls in "
-                                                         "one response already run in parallel.")] = False
+    background: Annotated[bool, msgspec.Meta(description=(
+        "Return at once and let the sub-agent work while you go on; its handoff reaches you in a message "
+        "when it ends. Several task calls in one response run in parallel without it."))] = False
 
 
 @dataclass
@@ -142,9 +144,6 @@ class TaskTool(Tool[TaskArgs]):
 
     def _definition(self, args: TaskArgs) -> AgentDef:
         """The agent to run, after the checks that refuse a call before anything starts."""
-        if args.background:
-            raise ToolError("background sub-agents are not supported; call task without background "
-                            "(several task calls in one response run in parallel)")
         defs = self.delegation.defs
         agent = defs.get(args.agent)
         if agent is None:
@@ -221,31 +220,64 @@ class TaskTool(Tool[TaskArgs]):
     async def run(self, args: TaskArgs, ctx: ToolContext) -> ToolOutcome:
         agent = self._definition(args)
         emit: Callable[[Event], None] = ctx.emit if ctx.emit is not None else (lambda event: None)
-        if self._slots is None:
-            self._slots = asyncio.Semaphore(self.delegation.max_parallel)
-        async with self._slots:
-            number = self.delegation.started[agent.name] = self.delegation.started.get(agent.name, 0) + 1
-            backend, owned = self._backend(agent, number)
-            session_id = new_id("s")
-            stopped = ""
-            try:
-                child = self._child(agent, backend, session_id)
-                child.asker = f"{agent.name} (sub-agent): {args.description[:80]}"
-                emit(SubagentStarted(session_id=self.parent.session_id, call_id=ctx.call_id, child_session_id=session_id,
-                                     agent=agent.name, description=args.description, depth=self.depth + 1))
-                handoff = await self._run_child(child, agent, args.prompt, emit)
-                stopped = child.stopped_by_person
-            finally:
-                if owned:
-                    await backend.aclose()
-        emit(SubagentCompleted(session_id=self.parent.session_id, call_id=ctx.call_id, child_session_id=session_id,
-                               handoff=handoff))
+        session_id = new_id("s")
+        if args.background:
+            async def work() -> Finished:
+                handoff, stopped = await self._delegate(agent, args, ctx.call_id, session_id, emit)
+                return Finished(f"The background task {args.description!r} (task call {ctx.call_id}) ended:\n"
+                                + handoff_text(handoff), stopped)
+
+            self.parent.background.start(ctx.call_id, work)
+            return ToolOutcome(output=(
+                f"started {agent.name} in the background (session {session_id}). Its handoff will be given to "
+                "you in a message when it ends; go on with other work meanwhile, or end your answer if you "
+                "have nothing else to do (the turn waits for it)."))
+        handoff, stopped = await self._delegate(agent, args, ctx.call_id, session_id, emit)
         text = handoff_text(handoff)
         if stopped:  # a person said no to the child (no reason): the parent stops too
             return ToolOutcome(output=text, paths=list(handoff.files_changed), stopped=stopped)
         if not handoff.completed:
             raise ToolError(text)
         return ToolOutcome(output=text, paths=list(handoff.files_changed))
+
+    async def _delegate(self, agent: AgentDef, args: TaskArgs, call_id: str, session_id: str,
+                        emit: Callable[[Event], None]) -> tuple[Handoff, str]:
+        """Run the child (waiting for a slot first); its handoff, and why a person stopped it ("": nobody)."""
+        if self._slots is None:
+            self._slots = asyncio.Semaphore(self.delegation.max_parallel)
+        async with self._slots:
+            number = self.delegation.started[agent.name] = self.delegation.started.get(agent.name, 0) + 1
+            try:
+                backend, owned = self._backend(agent, number)
+            except ToolError as exc:
+                if not args.background:
+                    raise
+                return Handoff(agent=agent.name, session_id=session_id, reason="error", message=str(exc)), ""
+            stopped = ""
+            try:
+                child = self._child(agent, backend, session_id)
+                child.asker = f"{agent.name} (sub-agent): {args.description[:80]}"
+                emit(SubagentStarted(session_id=self.parent.session_id, call_id=call_id, child_session_id=session_id,
+                                     agent=agent.name, description=args.description, depth=self.depth + 1,
+                                     background=args.background))
+                handoff = await self._run_child(child, agent, args.prompt, self._tagged(call_id, emit))
+                stopped = child.stopped_by_person
+            finally:
+                if owned:
+                    await backend.aclose()
+        emit(SubagentCompleted(session_id=self.parent.session_id, call_id=call_id, child_session_id=session_id,
+                               handoff=handoff))
+        return handoff, stopped
+
+    @staticmethod
+    def _tagged(call_id: str, emit: Callable[[Event], None]) -> Callable[[Event], None]:
+        """``emit`` giving each of the child's events the parent's call id (a grandchild's events
+        keep the call of the child that runs it)."""
+        def tag(event: Event) -> None:
+            if event.parent_call_id is msgspec.UNSET:
+                event = msgspec.structs.replace(event, parent_call_id=call_id)
+            emit(event)
+        return tag
 
     async def _run_child(self, child: Agent, agent: AgentDef, prompt: str, emit: Callable[[Event], None]) -> Handoff:
         """Run the child's one turn, passing its events on; what it did as a handoff."""

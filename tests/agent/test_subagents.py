@@ -237,12 +237,13 @@ async def test_undo_reverts_a_childs_change(workspace: Path, monkey_home: Path) 
 
 
 async def test_bad_calls_say_what_is_wrong(workspace: Path, monkey_home: Path) -> None:
-    script = {"turns": [{"tool_calls": [task("nobody"), task("general", background=True)]}, {"text": "ok"}]}
+    script = {"turns": [{"tool_calls": [task("nobody"), task("general", unknown=True)]}, {"text": "ok"}]}
     agent = root_agent(workspace, monkey_home, script, max_per_turn=1)
     events = await collect(agent.run_task("bad"))
-    outputs = [e.output for e in of(events, "tool_result")]
-    assert "no agent named 'nobody'; the agents are: explore, general" in outputs[0]
-    assert "background sub-agents are not supported" in outputs[1]
+    outputs = {e.call_id: e.output for e in of(events, "tool_result")}
+    first, second = (e.call_id for e in of(events, "tool_call"))
+    assert "no agent named 'nobody'; the agents are: explore, general" in outputs[first]
+    assert "unknown field `unknown`" in outputs[second] and not of(events, "subagent_started")
 
 
 async def test_children_per_turn_are_capped(workspace: Path, monkey_home: Path) -> None:

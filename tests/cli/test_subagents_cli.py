@@ -102,3 +102,31 @@ def test_text_output_shows_the_childs_calls_under_the_task(workspace: Path, monk
     assert "I will write it." not in run.stdout, "the child's text is in its handoff, not the parent's answer"
     assert lines[-1] == "The child found it."
     assert "changed found.txt" in run.stderr, "the run's changes include its child's"
+
+
+def test_a_background_child_is_waited_for_and_its_events_name_the_parents_call(workspace: Path, monkey_home: Path,
+                                                                              tmp_path: Path) -> None:
+    background = task("general", "find the answer", "find it")
+    background["arguments"] = {**background["arguments"], "background": True}
+    script = write_script(tmp_path / "s.json", [{"tool_calls": [background]}, {"text": "Waiting for the child."},
+                                                {"text": "The child wrote found.txt."}], agents={"general": CHILD})
+    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                      "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
+    assert run.returncode == 0, run.stderr
+    root = run.events[0]["session_id"]
+    [started] = run.of_type("subagent_started")
+    child, call = started["child_session_id"], started["call_id"]
+    assert started["background"] is True
+    assert (workspace / "found.txt").read_text() == "42\n"
+    child_events = [e for e in run.events if e["session_id"] == child]
+    assert child_events and all(e["parent_call_id"] == call for e in child_events)
+    assert all("parent_call_id" not in e for e in run.events if e["session_id"] == root)
+    last = run.events[-1]
+    assert (last["type"], last["session_id"], last["reason"]) == ("session_ended", root, "completed")
+    [result] = [e for e in run.of_type("turn_completed") if e["session_id"] == root]
+    assert result["result"] == "The child wrote found.txt."
+
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    stored = [json.loads(data) for _, data in stored_events(conn, child)]
+    conn.close()
+    assert stored and {e.get("parent_call_id") for e in stored} == {call}, "stored as shown"
