@@ -48,7 +48,8 @@ MAX_EVENTS = 5000
 
 
 def _short(event: Event) -> str:
-    fields = {k: getattr(event, k) for k in event.__struct_fields__ if k not in ("ts", "session_id")}
+    fields = {k: getattr(event, k) for k in event.__struct_fields__
+              if k not in ("ts", "session_id", "parent_call_id")}
     text = " ".join(f"{k}={v!r}" for k, v in fields.items())
     text = escape_controls(text, keep_newlines=False)
     return text if len(text) <= 100 else text[:99] + "…"
