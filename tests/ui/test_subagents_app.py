@@ -58,3 +58,25 @@ async def test_a_resumed_parent_shows_its_children(app_for, workspace, monkey_ho
         children = list(app.transcript.children)
         task_block = app.transcript.tools[block.call_id]
         assert children.index(block) == children.index(task_block) + 1
+
+
+async def test_a_background_child_block_says_so_until_it_ends(app_for, workspace) -> None:  # type: ignore[no-untyped-def]
+    (workspace / "wait.sh").write_text("for i in $(seq 1200); do [ -f go ] && break; sleep 0.05; done\n")
+    background = {**TASK, "arguments": {**TASK["arguments"], "background": True}}
+    turns = [{"tool_calls": [background]}, {"text": "Waiting for it."}, {"text": "It is done."}]
+    child = {"turns": [{"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sh wait.sh"}}]},
+                       {"text": "Saw go."}]}
+    app = app_for(turns, "--no-approval", agents={"general": child})
+    async with app.run_test(size=(120, 40)) as pilot:
+        await until(pilot, lambda: app._agent is not None, "the agent is built")
+        app.query_one("#prompt").insert("delegate in the background")
+        await pilot.press("enter")
+        await until(pilot, lambda: [b for b in app.transcript.query(SubagentBlock) if b.lines],
+                    "the child runs its command")
+        [block] = app.transcript.query(SubagentBlock)
+        assert block.title.startswith("↳ general: find it · running in the background · 1 calls")
+        assert app.transcript.tools[block.call_id].finished, "the task call itself has returned"
+        (workspace / "go").write_text("")
+        await until(pilot, lambda: app.last_reason == "completed", "the turn ends after the child")
+        assert block.title.startswith("↳ general: find it · done · 1 calls")
+        assert app.last_result == "It is done." and block.answer == "Saw go."

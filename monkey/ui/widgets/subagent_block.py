@@ -53,7 +53,7 @@ class SubagentBlock(Collapsible):
         """Line of each tool call, by call id."""
         self.lines: list[Text] = []
         self.answer = ""
-        self.state = "running"
+        self.state = "running in the background" if started.background else "running"
         self.count = 0
         """Tool calls made (all levels)."""
         self.body = Static("", markup=False)
