@@ -5,6 +5,7 @@ this run only. Real CLI runs on the scripted backend, real SQLite files."""
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +14,7 @@ import msgspec
 from monkey import events as ev
 from monkey.store import Recorder, SessionStore
 from monkey.store.spent import Spent, session_spent
-from tests.conftest import Run, run_monkey, write_script
+from tests.conftest import Run, run_monkey, stored_events, write_script
 
 LS = {"name": "list_directory", "arguments": {"path": "."}}
 _looks = iter(range(1, 1000))
@@ -176,3 +177,47 @@ async def test_session_spent_reads_turns_usage_children_and_each_turns_seconds(m
     assert (spent.turns, spent.input_tokens, spent.output_tokens) == (4, 1110, 1110)
     assert round(spent.cost_usd, 6) == 1.11
     assert spent.wall == 10 + 5 + 2
+
+
+def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.conftest import spawn_repl
+
+    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
+    assert first.returncode == 0, first.stderr
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "b.json", [look(), look(), answer("no")]),
+                       "--continue", "--max-turns", "3")
+    child.expect_exact("resumed session")
+    child.expect_exact("›")
+    child.sendline("go on")
+    child.expect_exact("budget max_turns reached: 3 of 3 in this session (2 before this run)")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    conn = sqlite3.connect(monkey_home / "monkey.db")
+    kinds = [kind for kind, _ in stored_events(conn, first.events[0]["session_id"])]
+    conn.close()
+    assert kinds.count("message_completed") == 3, "one model response in the REPL, then the budget"
+
+
+async def test_an_editor_loading_a_session_gets_what_is_left(workspace: Path, monkey_home: Path,
+                                                             tmp_path: Path) -> None:
+    from tests.acp.client import prompt, start_monkey
+
+    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
+    assert first.returncode == 0, first.stderr
+    sid = first.events[0]["session_id"]
+    more = write_script(tmp_path / "b.json", [look(), look(), answer("no")])
+    async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(more), "--max-turns", "3") as (
+            conn, client, _):
+        await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
+        reply = await conn.prompt(session_id=sid, prompt=prompt("go on"))
+    assert reply.stop_reason == "end_turn"
+    db = sqlite3.connect(monkey_home / "monkey.db")
+    stored = stored_events(db, sid)
+    db.close()
+    assert [kind for kind, _ in stored].count("message_completed") == 3, "one model response, then the budget"
+    reached = [json.loads(data) for kind, data in stored if kind == "budget_reached"]
+    assert [(e["used"], e["earlier"], e["scope"]) for e in reached] == [(3, 2, "session")]
