@@ -84,7 +84,7 @@ class ApprovalQueue:
             if not message.future.done():
                 message.future.set_result(stopped())
         if self.shown is not None:
-            message, screen = self.shown
+            message = self.shown[0]
             if not message.future.done():
                 message.future.set_result(stopped())  # its done-callback closes the dialog
 
@@ -106,7 +106,7 @@ class ApprovalQueue:
             else:
                 kind = ApprovalScreen
             screen = kind(message.request, guard=self.app.approval_guard, clock=self.app.approval_clock,
-                          waiting=len(self.waiting))
+                          waiting=self._waiting())
             self.shown = (message, screen)
             self.app.push_screen(screen, lambda decision, message=message: self._answered(message, decision))
             self.app.attention.approval_waiting()
@@ -162,4 +162,7 @@ class ApprovalQueue:
     def _count(self) -> None:
         """Tell the shown dialog how many wait behind it."""
         if self.shown is not None:
-            self.shown[1].set_waiting(sum(not m.future.done() for m in self.waiting))
+            self.shown[1].set_waiting(self._waiting())
+
+    def _waiting(self) -> int:
+        return sum(not m.future.done() for m in self.waiting)

@@ -145,3 +145,27 @@ async def test_a_session_grant_on_the_first_covers_the_waiting_one(app_for, work
         shown = first.request.arguments["path"]
         other = ({"one.txt", "two.txt"} - {shown}).pop()
         assert resolved == {shown: ("approved_session", "user"), other: ("approved", "session")}
+
+
+async def test_who_asks_is_shown_as_written_and_the_count_follows(workspace: Path) -> None:
+    """The sub-agent's task is the model's text: never markup, its escapes written out, on one line."""
+    from dataclasses import replace
+
+    from tests.ui.screen_data import ScreenApp, edit_request, shown_text
+
+    asker = "general (sub-agent): [bold red]fix[/] \x1b[2Kgone\nnext"
+    screen = ApprovalScreen(replace(edit_request(workspace), asker=asker), guard=0, waiting=2)
+    app = ScreenApp(screen)
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause()
+        shown = shown_text(screen.query_one("#title")).splitlines()
+        assert shown[1].strip() == ("asked by general (sub-agent): [bold red]fix[/] \\x1b[2Kgone\\nnext"
+                                    "   ·   2 more waiting")
+        screen.set_waiting(1)
+        await pilot.pause()
+        assert shown_text(screen.query_one("#title")).splitlines()[1].strip().endswith("·   1 more waiting")
+        screen.set_waiting(0)
+        await pilot.pause()
+        assert "waiting" not in shown_text(screen.query_one("#title"))
+        await pilot.press("y")
+    assert app.results[0].approved
