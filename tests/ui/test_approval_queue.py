@@ -71,6 +71,8 @@ async def test_two_children_asking_at_once_are_asked_in_turn(app_for, workspace:
         assert second.request.arguments["path"] == f"{second_name}.txt"
         assert second.request.asker == f"general (sub-agent): {second_name}"
         assert "more waiting" not in title(second) and len(app.screen_stack) == 2
+        asked = [e.arguments["path"] for _, e in app.event_pane.events if isinstance(e, ev.ApprovalRequested)]
+        assert asked == [f"{first_name}.txt", f"{second_name}.txt"], "first asked, first shown"
         await pilot.press("n", *"not that one", "enter")
         await settle(pilot, app)
         assert len(app.screen_stack) == 1
