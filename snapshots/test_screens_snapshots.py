@@ -13,6 +13,7 @@ from monkey.store import SessionStore
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.screens.picker import SessionPickerScreen
 from monkey.ui.screens.timeline import TimelineScreen
+from tests.ui.conftest import until
 from tests.ui.screen_data import (SESSION, ScreenApp, edit_request, fixed_time, shell_request, three_changes,
                                   timeline_loaded)
 
@@ -100,10 +101,13 @@ def test_picker(snap_compare, workspace: Path) -> None:
             await self.store.close()
 
     async def loaded(pilot) -> None:
-        for _ in range(100):
-            await pilot.pause(0.02)
-            if pilot.app.screen.sessions:
-                break
+        from textual.widgets import DataTable
+
+        def measured() -> bool:  # the rows are in and the columns sized to them (on the table's idle)
+            columns = pilot.app.screen.query_one(DataTable).columns.values()
+            return bool(pilot.app.screen.sessions) and max(c.content_width for c in columns) > len("updated")
+
+        await until(pilot, measured, "the picker's table is filled and measured")
         await pilot.pause()
 
     assert snap_compare(PickerApp(None), run_before=loaded, terminal_size=SIZE)  # type: ignore[arg-type]
