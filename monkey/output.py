@@ -18,6 +18,7 @@ import time
 from typing import IO, Any
 
 from monkey import events as ev
+from monkey.agent.budget import amount
 from monkey.safe_text import escape_controls
 
 __all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED"]
@@ -195,19 +196,11 @@ def _call_summary(name: str, arguments: dict[str, Any]) -> str:
     return json.dumps(arguments, ensure_ascii=False)[:100]
 
 
-def _amount(budget: str, value: float) -> str:
-    if budget == "max_budget_usd":
-        return f"${value:.4f}"
-    if budget == "max_wall":
-        return f"{value:.1f}s"
-    return f"{int(value):,}"
-
-
 def _reached(event: ev.BudgetReached) -> str:
     """``budget max_turns reached: 3 of 3``, and how much of it earlier runs of the session spent."""
-    line = f"budget {event.budget} reached: {_amount(event.budget, event.used)} of {_amount(event.budget, event.limit)}"
+    line = f"budget {event.budget} reached: {amount(event.budget, event.used)} of {amount(event.budget, event.limit)}"
     if event.earlier:
-        line += f" in this session ({_amount(event.budget, event.earlier)} before this run)"
+        line += f" in this session ({amount(event.budget, event.earlier)} before this run)"
     return line
 
 

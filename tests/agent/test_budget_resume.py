@@ -221,3 +221,21 @@ async def test_an_editor_loading_a_session_gets_what_is_left(workspace: Path, mo
     assert [kind for kind, _ in stored].count("message_completed") == 3, "one model response, then the budget"
     reached = [json.loads(data) for kind, data in stored if kind == "budget_reached"]
     assert [(e["used"], e["earlier"], e["scope"]) for e in reached] == [(3, 2, "session")]
+
+
+def test_a_restarted_budget_counts_on_from_the_earlier_spend() -> None:
+    from monkey.agent.budget import Budget, Limits
+
+    now = [100.0]
+    budget = Budget(Limits(max_wall=10, max_turns=5), clock=lambda: now[0])
+    budget.charge(turns=5)
+    assert budget.check(starting=True) is not None
+    budget.restart(turns=2, wall=4.0)  # another session opened: what it spent, nothing reached
+    assert budget.check(starting=True) is None and budget.wall == 4.0 and budget.turns == 2
+    budget.start()
+    assert budget.deadline() == 106.0, "the timer stops the turn when the session's seconds are up"
+    now[0] = 106.0
+    over = budget.check()
+    assert over is not None and (over.budget, over.used, over.earlier, over.scope) == ("max_wall", 10.0, 4.0, "session")
+    assert over.describe() == "budget max_wall reached: 10.0s of 10s in this session (4.0s before this run)"
+    assert budget.child(Limits(max_turns=1)).scope == "run", "a sub-agent's own limits count its run"
