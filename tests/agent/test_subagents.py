@@ -289,6 +289,30 @@ async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monke
     assert agent.messages[-1].role == "tool" and "completed: no" in agent.messages[-1].content
 
 
+async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspace: Path,
+                                                                               monkey_home: Path) -> None:
+    from monkey.agent.approval import Decision
+    from tests.fakes.approvers import AnsweringApprover
+
+    def write(path: str) -> dict[str, Any]:
+        return {"name": "file_write", "arguments": {"path": path, "content": path}}
+
+    script = {"turns": [{"tool_calls": [task("general", "a")]}, {"tool_calls": [task("general", "b")]},
+                        {"tool_calls": [write("c.txt")]}, {"text": "all written"}],
+              "agents": {"general#1": {"turns": [{"tool_calls": [write("a.txt")]}, {"text": "wrote a"}]},
+                         "general#2": {"turns": [{"tool_calls": [write("b.txt")]}, {"text": "wrote b"}]}}}
+    agent = root_agent(workspace, monkey_home, script, mode="default")
+    approver = AnsweringApprover(Decision(approved=True, by="user", scope="always"))
+    agent.approver = approver
+    events = await collect(agent.run_task("write three files"))
+    assert [r.arguments["path"] for r in approver.requests] == ["a.txt"], "asked once, for the first child's write"
+    assert sorted(p.name for p in workspace.glob("*.txt")) == ["a.txt", "b.txt", "c.txt"]
+    later = [e for e in of(events, "approval_resolved")][1:]
+    grant = ("session", "session grant: every file_write call inside the workspace")
+    assert [(e.by, e.reason) for e in later] == [grant] * 2, "the grant is shared by the whole tree"
+    assert events[-1].reason == "completed"
+
+
 async def test_the_permission_engine_decides_task_calls(workspace: Path, monkey_home: Path) -> None:
     script = {"turns": [{"tool_calls": [task("explore"), task("general")]}, {"text": "ok"}],
               "agents": {"explore": {"turns": [{"text": "explored"}]}}}
