@@ -39,6 +39,11 @@ class Background:
         """Whether a job is still running."""
         return bool(self._running)
 
+    @property
+    def waiting(self) -> bool:
+        """Whether a job still runs or a finished one's result has not been taken yet."""
+        return bool(self._running or self._ready)
+
     def start(self, key: str, work: Callable[[], Awaitable[Finished]]) -> None:
         """Run ``work()`` (named ``key``, e.g. the ``task`` call's id) until it finishes or :meth:`stop`."""
         async def job() -> Finished:

@@ -442,7 +442,7 @@ class Agent:
                 )
                 if not message.tool_calls:
                     result = message.text
-                    if self.background.busy:  # sub-agents still at work: their results first
+                    if self.background.waiting:  # sub-agents at work, or done and not yet heard: their results first
                         if iteration >= self.options.max_iterations:
                             reason = "max_iterations"
                             note = (f"stopped after {iteration} model calls (--max-iterations "

@@ -123,3 +123,19 @@ async def test_a_turn_cut_short_cancels_children_still_running(workspace: Path, 
     [completed] = of(events, "turn_completed", agent.session_id)
     assert completed.reason == "max_iterations" and "still running in the background" in completed.message
     assert not of(events, "subagent_completed"), "a child cut short hands nothing back"
+
+
+async def test_a_background_child_that_cannot_start_says_why(workspace: Path, monkey_home: Path) -> None:
+    from tests.agent.test_subagents import define
+
+    define(workspace, "remote", "description: runs elsewhere\nmodel: some-other-model")
+    script = {"turns": [{"tool_calls": [task("remote", "go", "elsewhere", background=True)]},
+                        {"text": "Waiting."}, {"text": "It could not start."}]}
+    agent = root_agent(workspace, monkey_home, script)
+    events = await asyncio.wait_for(collect(agent.run_task("delegate")), timeout=60)
+    assert not of(events, "subagent_started"), "no child session was started"
+    last = agent.backend.requests[-1].messages  # type: ignore[attr-defined]
+    assert last[-1].role == "user" and "completed: no (error: agent remote names its own backend or model" \
+        in last[-1].content
+    [completed] = of(events, "turn_completed", agent.session_id)
+    assert (completed.reason, completed.result) == ("completed", "It could not start.")
