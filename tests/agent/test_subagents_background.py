@@ -139,3 +139,22 @@ async def test_a_background_child_that_cannot_start_says_why(workspace: Path, mo
         in last[-1].content
     [completed] = of(events, "turn_completed", agent.session_id)
     assert (completed.reason, completed.result) == ("completed", "It could not start.")
+
+
+async def test_a_person_stopping_a_background_child_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
+    from monkey.agent.approval import Decision
+    from tests.fakes.approvers import AnsweringApprover
+
+    write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
+    script = {"turns": [{"tool_calls": [task("general", "write", "writer", background=True)]},
+                        {"text": "Waiting."}, {"text": "never"}],
+              "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "never"}]}}}
+    agent = root_agent(workspace, monkey_home, script, mode="default")
+    agent.approver = AnsweringApprover(Decision(approved=False, by="user", reason="", stop=True))
+    events = await asyncio.wait_for(collect(agent.run_task("try")), timeout=60)
+    assert not (workspace / "x.txt").exists()
+    [done] = of(events, "subagent_completed")
+    assert not done.handoff.completed and done.handoff.reason == "denied"
+    [completed] = of(events, "turn_completed", agent.session_id)
+    assert completed.reason == "denied"
+    assert agent.backend.calls == 2, "the parent stopped without asking its model again"
