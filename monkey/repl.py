@@ -46,7 +46,12 @@ class InlineApprover:
             async with self._lock:
                 return await self._review_plan(request)
         async with self._lock:  # concurrent requests are asked one after the other
+            decided = request.decided_now()
+            if decided is not None:  # a grant given while it waited covers it: the engine decided
+                return decided
             lines = ["", term.style(f"? {request.tool} needs approval", "1;33")]
+            if request.asker:  # a sub-agent's call
+                lines.append(term.style(f"  asked by {escape_controls(request.asker, keep_newlines=False)}", "2"))
             lines += ["    " + _diff_colour(term, line) for line in request.summary.splitlines() or [""]]
             lines += [term.style(f"  ! {escape_controls(warning)}", "31") for warning in request.warnings]
             choices = ["[y] allow once"]

@@ -83,6 +83,15 @@ class ApprovalRequest:
     person must still be asked. An approver that kept the request waiting (behind another one) asks this first:
     a grant given meanwhile may cover it. None: only a person can decide it (a protected path, a hook's ask)."""
 
+    def decided_now(self) -> Decision | None:
+        """The engine's decision from :attr:`recheck`, or None: a person decides (also when the check fails)."""
+        if self.recheck is None:
+            return None
+        try:
+            return self.recheck()
+        except Exception:  # noqa: BLE001 - the person is asked, as without the engine's second look
+            return None
+
 
 @dataclass(frozen=True)
 class Decision:

@@ -95,7 +95,7 @@ class ApprovalQueue:
             message = self.waiting.popleft()
             if message.future.done():
                 continue
-            decided = self._recheck(message)
+            decided = message.request.decided_now()
             if decided is not None:  # a grant given while it waited covers it: the engine decided
                 message.future.set_result(decided)
                 continue
@@ -111,17 +111,6 @@ class ApprovalQueue:
             self.app.push_screen(screen, lambda decision, message=message: self._answered(message, decision))
             self.app.attention.approval_waiting()
             return
-
-    @staticmethod
-    def _recheck(message: ApprovalNeeded) -> Decision | None:
-        """The permission engine's decision on a request now, if it offers one (None: ask the person)."""
-        recheck = message.request.recheck
-        if recheck is None:
-            return None
-        try:
-            return recheck()
-        except Exception:  # noqa: BLE001 - the person is asked, as without the engine's second look
-            return None
 
     def _answered(self, message: ApprovalNeeded, decision: Decision | None) -> None:
         """The shown dialog closed: its answer goes to its call; a stop refuses the rest.

@@ -128,3 +128,28 @@ def test_ctrl_c_between_turns_does_not_end_the_repl(workspace: Path, monkey_home
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_two_sub_agents_asking_at_once_are_asked_in_turn(workspace: Path, monkey_home: Path,
+                                                          tmp_path: Path) -> None:
+    def task(description: str) -> dict:
+        return {"name": "task", "arguments": {"description": description, "prompt": "write it", "agent": "general"}}
+
+    def child(path: str) -> dict:
+        return {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": "x\n"}}]},
+                          {"text": f"wrote {path}"}]}
+
+    script = write_script(tmp_path / "s.json", [{"tool_calls": [task("first file"), task("second file")]},
+                                                {"text": "both written"}],
+                          agents={"general#1": child("a.txt"), "general#2": child("b.txt")})
+    term = spawn_task(workspace, monkey_home, script)
+    term.expect_exact("file_write needs approval")
+    term.expect(r"asked by general \(sub-agent\): (first|second) file")
+    term.expect_exact("allow? [y/a/f/n]")
+    term.sendline("a")  # for the session: the other child's waiting request is covered, not asked
+    term.expect(pexpect.EOF)
+    term.close()
+    assert term.exitstatus == 0, term.before
+    assert "both written" in term.before
+    assert "needs approval" not in term.before, "asked once only"
+    assert (workspace / "a.txt").read_text() == (workspace / "b.txt").read_text() == "x\n"
