@@ -8,7 +8,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from monkey.agent.approval import ApprovalRequest, Decision
+from monkey.agent.approval import ApprovalRequest, Decision, stopped_by_user
 from monkey.agent.loop import Agent
 from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command
 from monkey.safe_text import escape_controls
@@ -76,7 +76,7 @@ class InlineApprover:
                 try:
                     answer = (await ask(f"  allow? [{keys}] ")).lower()
                 except (EOFError, KeyboardInterrupt):
-                    return Decision(approved=False, by="user", reason="the user stopped the turn", stop=True)
+                    return stopped_by_user()
                 if answer in ("y", "yes"):
                     return Decision(approved=True, by="user", reason="approved once")
                 if answer in ("a", "session") and request.grant:
@@ -90,7 +90,7 @@ class InlineApprover:
                     except (EOFError, KeyboardInterrupt):
                         reason = ""
                     if not reason:
-                        return Decision(approved=False, by="user", reason="the user stopped the turn", stop=True)
+                        return stopped_by_user()
                     return Decision(approved=False, by="user", reason=f"the user said: {reason}")
 
 

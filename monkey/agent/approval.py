@@ -39,6 +39,8 @@ from monkey.tools.workspace import rule_paths
 __all__ = [
     "ApprovalRequest",
     "Decision",
+    "STOP_REASON",
+    "stopped_by_user",
     "Approver",
     "ApprovalPolicy",
     "HeadlessApprover",
@@ -110,6 +112,15 @@ class Decision:
     """For an approved plan: the mode the session goes on in (empty: ``default``; ``plan``: recorded only)."""
     save: bool = False
     """For an approved plan: also keep it in the project's ``.monkey/plans/``."""
+
+
+STOP_REASON = "the user stopped the turn"
+"""Why a call was refused when the person stopped the turn instead of answering (Esc, Ctrl-C, EOF)."""
+
+
+def stopped_by_user(reason: str = STOP_REASON) -> Decision:
+    """A person's refusal that stops the turn, not only the call."""
+    return Decision(approved=False, by="user", reason=reason, stop=True)
 
 
 class Approver(Protocol):

@@ -21,9 +21,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from monkey.agent.approval import Decision
+from monkey.agent.approval import Decision, stopped_by_user
 from monkey.ui.approver import ApprovalNeeded
-from monkey.ui.screens.approval import STOP_REASON
 
 if TYPE_CHECKING:
     from textual.screen import Screen
@@ -32,11 +31,6 @@ if TYPE_CHECKING:
     from monkey.ui.screens.guarded import GuardedDialog
 
 __all__ = ["ApprovalQueue"]
-
-
-def stopped() -> Decision:
-    """The refusal of a request the person stopped the turn on."""
-    return Decision(approved=False, by="user", reason=STOP_REASON, stop=True)
 
 
 class Host(Protocol):
@@ -82,11 +76,11 @@ class ApprovalQueue:
         waiting, self.waiting = list(self.waiting), deque()
         for message in waiting:
             if not message.future.done():
-                message.future.set_result(stopped())
+                message.future.set_result(stopped_by_user())
         if self.shown is not None:
             message = self.shown[0]
             if not message.future.done():
-                message.future.set_result(stopped())  # its done-callback closes the dialog
+                message.future.set_result(stopped_by_user())  # its done-callback closes the dialog
 
     def _show_next(self) -> None:
         from monkey.ui.screens.approval import ApprovalScreen
@@ -120,7 +114,7 @@ class ApprovalQueue:
         """
         self.app.attention.answered()
         if not message.future.done():  # not withdrawn meanwhile
-            decision = decision or Decision(approved=False, by="user", reason="dismissed", stop=True)
+            decision = decision or stopped_by_user("dismissed")
             message.future.set_result(decision)
             if decision.stop:
                 self.stop_all()

@@ -16,15 +16,12 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
-from monkey.agent.approval import SHELL_TOOL, Decision
+from monkey.agent.approval import SHELL_TOOL, STOP_REASON, Decision, stopped_by_user
 from monkey.safe_text import escape_controls
 from monkey.ui.screens.diff_text import diff_text
 from monkey.ui.screens.guarded import GUARD_SECONDS, GuardedDialog
 
 __all__ = ["ApprovalScreen", "STOP_REASON", "GUARD_SECONDS"]
-
-STOP_REASON = "the user stopped the turn"
-"""The reason of a denial that stops the turn (Esc, or ``n`` with no reason typed)."""
 
 _LONG_ARGUMENTS = frozenset({"command", "content", "old_string", "new_string"})
 """Arguments the command line or the diff already shows in full."""
@@ -154,7 +151,7 @@ class ApprovalScreen(GuardedDialog):
 
     def action_stop(self) -> None:
         """Deny and stop the turn."""
-        self.dismiss(Decision(approved=False, by="user", reason=STOP_REASON, stop=True))
+        self.dismiss(stopped_by_user())
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         """Deny with the typed reason, or stop the turn when none was typed."""
