@@ -70,8 +70,8 @@ def test_the_app_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_hom
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 0, "an ordinary quit is a success, as in --plain"
     tail = child.before.decode(errors="replace").rsplit("\x1b[?1049l", 1)[-1]
+    assert child.exitstatus == 0, f"an ordinary quit is a success, as in --plain; after the app: {tail!r}"
     assert f"monkey: resume this session with: monkey agent --resume {sid}" in tail
 
 
