@@ -6,6 +6,10 @@ checkpoint and writes the journal after a yes. Four options: allow once, allow a
 then rejects the same kind of call without asking again in this session; the model is told).
 A rejection the person just gave stops the turn, as a denial without a reason does in the
 terminal. If the turn is cancelled while the question waits, the question is withdrawn.
+
+Sub-agents running side by side may ask at once: the editor is asked one question at a
+time, each says which sub-agent asks, and a question that waited behind another is decided
+again first (a session grant or a "reject always" given meanwhile may settle it).
 """
 
 from __future__ import annotations
@@ -49,9 +53,10 @@ class AcpApprover:
             content = diff_contents(self.workspace, request.summary)
         from acp import text_block, tool_content
 
-        notes = [*request.warnings, f"allow for this session covers: {request.grant}" if request.grant else ""]
+        asker = f"asked by {request.asker}" if request.asker else ""
+        notes = [asker, *request.warnings, f"allow for this session covers: {request.grant}" if request.grant else ""]
         if not content:
-            notes.insert(0, request.summary)
+            notes.insert(1, request.summary)
         text = "\n".join(n for n in notes if n)
         if text:
             content.append(tool_content(text_block(text)))
@@ -62,9 +67,12 @@ class AcpApprover:
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Ask the editor; its answer is the person's decision."""
         key, what = grant_for(request.tool, request.arguments)
-        if key in self.rejected:
-            return Decision(approved=False, by="user", reason=f"the user rejected {what} for this session")
-        async with self._lock:
+        async with self._lock:  # one question at a time; an answer given meanwhile may settle this one
+            if key in self.rejected:
+                return Decision(approved=False, by="user", reason=f"the user rejected {what} for this session")
+            decided = request.decided_now()
+            if decided is not None:
+                return decided
             answer = await self.client.request_permission(session_id=self.session_id, options=OPTIONS,
                                                           tool_call=self._tool_call(request))
         outcome = answer.outcome

@@ -305,10 +305,11 @@ class TaskTool(Tool[TaskArgs]):
             if not ended:  # the parent was stopped: the child's session is closed too
                 emit(child.session_ended("cancelled", "its parent was stopped"))
         reason = last.reason if last is not None else "cancelled"
+        changed = await asyncio.to_thread(self._changed, child, checkpoints)  # the journal is a blocking connection
         return Handoff(
             agent=agent.name, session_id=sid,
             summary=(last.result if last is not None else "")[:SUMMARY_CHARS],
-            key_outputs=outputs[-KEY_OUTPUTS:], files_changed=self._changed(child, checkpoints),
+            key_outputs=outputs[-KEY_OUTPUTS:], files_changed=changed,
             turns=child.budget.turns, cost_usd=round(child.budget.cost_usd, 6),
             completed=reason == "completed", reason=reason,
             message=last.message if last is not None and reason != "completed" else "",
@@ -317,15 +318,15 @@ class TaskTool(Tool[TaskArgs]):
     @staticmethod
     def _changed(child: Agent, checkpoint_ids: list[str]) -> list[str]:
         """The paths the child's (and its children's) applied changes touched, from the journal."""
-        guard: Any = child.checkpoints
-        journal = getattr(guard, "journal", None)
-        if journal is None:
+        if not checkpoint_ids:
             return []
+        guard: Any = child.checkpoints
         paths: dict[str, None] = {}
         for cid in dict.fromkeys(checkpoint_ids):
             try:
-                entry = journal.get(cid)
-            except Exception:  # noqa: BLE001 - a damaged journal: say nothing rather than guess
+                journal = getattr(guard, "journal", None)  # this thread's connection, opened on first use
+                entry = journal.get(cid) if journal is not None else None
+            except Exception:  # noqa: BLE001 - a damaged or locked journal: say nothing rather than guess
                 return []
             if entry is not None and entry.state == "applied":
                 paths.update(dict.fromkeys(entry.paths))

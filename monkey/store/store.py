@@ -301,26 +301,34 @@ class SessionStore:
 
         Every commit reaches the operating system (it survives the process being killed);
         with ``sync`` it is also synced to the disk (it survives a power cut).
+        The transaction runs whole on the connection's own thread: the write lock is never held
+        while this process's event loop runs, so a synchronous connection of this process that
+        waits for the lock on the loop (the checkpoint journal) cannot wait out the busy timeout.
         """
+        pragma = f"PRAGMA synchronous = {'FULL' if sync else 'NORMAL'}" if sync != self._synced else ""
+
+        def transaction(conn: sqlite3.Connection) -> None:
+            if pragma:
+                conn.execute(pragma)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for sql, params, many in statements:
+                    if many:
+                        conn.executemany(sql, params)
+                    else:
+                        conn.execute(sql, params)
+                conn.execute("COMMIT")
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
         async with self.lock:
             try:
-                if sync != self._synced:
-                    await self.conn.execute(f"PRAGMA synchronous = {'FULL' if sync else 'NORMAL'}")
-                    self._synced = sync
-                await self.conn.execute("BEGIN IMMEDIATE")
-                try:
-                    for sql, params, many in statements:
-                        if many:
-                            await self.conn.executemany(sql, params)
-                        else:
-                            await self.conn.execute(sql, params)
-                    await self.conn.execute("COMMIT")
-                except BaseException:
-                    if self.conn.in_transaction:
-                        await self.conn.execute("ROLLBACK")
-                    raise
+                await _on_connection_thread(self.conn, transaction)
             except sqlite3.Error as exc:
                 raise self.error(exc, doing) from None
+            self._synced = sync
 
     # -- sessions ----------------------------------------------------------------------
 
@@ -495,3 +503,11 @@ class SessionStore:
 
 Count = Callable[[Message], int]
 
+
+async def _on_connection_thread(conn: Any, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+    """Run ``fn(sqlite3 connection)`` on aiosqlite's thread for ``conn``, in one piece.
+
+    aiosqlite has no public call for this; ``_execute`` is how each of its own methods queues
+    work on that thread, and ``_conn`` its sqlite3 connection (both in 0.20, the oldest allowed, to 0.22).
+    """
+    return await conn._execute(lambda: fn(conn._conn))
