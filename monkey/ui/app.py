@@ -309,16 +309,16 @@ class MonkeyApp(App[int]):
                 self.transcript.add_notice(notice, "warning" if n else "info")
             if handle.restored is not None:
                 self.show_mode(self.agent.policy.mode)  # the mode the session was left in
-                self._show_spent()
+                self.show_spent()
                 await self._show_restored()
 
-    def _show_spent(self) -> None:
-        """After a resume, the status bar shows what the session spent, as its budget counts it."""
+    def show_spent(self) -> None:
+        """After a resume or ``/clear``, the status bar's tokens and cost are what the budget counts
+        (the session's earlier runs too with ``--budget-scope session``; ``/clear`` keeps the session)."""
         budget = self.agent.budget
-        if budget.scope == "session":
-            status = self.status
-            status.tokens_in, status.tokens_out, status.cost = budget.input_tokens, budget.output_tokens, budget.cost_usd
-            status.show()
+        status = self.status
+        status.tokens_in, status.tokens_out, status.cost = budget.input_tokens, budget.output_tokens, budget.cost_usd
+        status.show()
 
     async def _show_restored(self) -> None:
         """Show the resumed session's earlier messages, answers and tool calls, as they were seen."""

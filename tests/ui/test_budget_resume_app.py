@@ -56,3 +56,21 @@ async def test_resume_in_the_app_counts_the_other_sessions_spend(
         await type_and_send(pilot, app, "more")
         await settle(pilot, app)
         assert app.last_reason == "budget" and app.agent.backend.calls == 0, "used up: no model call"
+
+
+async def test_clear_keeps_showing_what_the_sessions_budget_counts(
+        app_for, workspace: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    turns = [{"text": "first", "usage": {"cost_usd": 0.3, "input_tokens": 100, "output_tokens": 50}},
+             {"text": "second", "usage": {"cost_usd": 0.1, "input_tokens": 100, "output_tokens": 50}}]
+    app = app_for(turns, "--max-budget-usd", "0.5")
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.session is not None, "the session is open")
+        await type_and_send(pilot, app, "one")
+        await settle(pilot, app)
+        await type_and_send(pilot, app, "/clear")
+        await settle(pilot, app)
+        line = app.status.status_text().plain
+        assert "$0.3000/$0.50" in line and "↑100 ↓50" in line, f"a new conversation, the same session: {line}"
+        await type_and_send(pilot, app, "two")
+        await settle(pilot, app)
+        assert "$0.4000/$0.50" in app.status.status_text().plain, "counted on from the session's spend"

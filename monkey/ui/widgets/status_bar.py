@@ -71,7 +71,8 @@ class StatusBar(Static):
         self.show()
 
     def reset_totals(self) -> None:
-        """A new conversation (``/clear``): tokens, cost, context and iteration start again from zero."""
+        """A new conversation: tokens, cost, context and iteration start again from zero (``/clear`` then
+        shows what the session's budget still counts)."""
         self.tokens_in = self.tokens_out = 0
         self.cost = 0.0
         self.context = None
