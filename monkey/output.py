@@ -18,7 +18,7 @@ import time
 from typing import IO, Any
 
 from monkey import events as ev
-from monkey.agent.budget import amount
+from monkey.agent.budget import Exceeded
 from monkey.safe_text import escape_controls
 
 __all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED"]
@@ -197,11 +197,9 @@ def _call_summary(name: str, arguments: dict[str, Any]) -> str:
 
 
 def _reached(event: ev.BudgetReached) -> str:
-    """``budget max_turns reached: 3 of 3``, and how much of it earlier runs of the session spent."""
-    line = f"budget {event.budget} reached: {amount(event.budget, event.used)} of {amount(event.budget, event.limit)}"
-    if event.earlier:
-        line += f" in this session ({amount(event.budget, event.earlier)} before this run)"
-    return line
+    """``budget max_turns reached: 3 of 3 model responses``, as the turn's end says it (earlier runs' share too)."""
+    return Exceeded(event.budget, event.used, event.limit, owner=event.owner, scope=event.scope,
+                    earlier=event.earlier).describe()
 
 
 class TextSink:

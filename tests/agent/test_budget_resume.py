@@ -191,7 +191,7 @@ def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, 
     child.expect_exact("resumed session")
     child.expect_exact("›")
     child.sendline("go on")
-    child.expect_exact("budget max_turns reached: 3 of 3 in this session (2 before this run)")
+    child.expect_exact("budget max_turns reached: 3 of 3 model responses in this session (2 before this run)")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     child.close()
