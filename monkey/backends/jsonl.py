@@ -12,9 +12,16 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from typing import Any
 
+import msgspec
+
 from monkey.events import Event, Raw
 
 __all__ = ["LineFramer", "JsonlParser", "LineTooLong", "DEFAULT_MAX_LINE"]
+
+_decode = msgspec.json.Decoder().decode
+
+_SHAPE_ERRORS = (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError)
+"""What a handler trips on when a known type comes with unexpected fields: the line is raw, not a crash."""
 
 DEFAULT_MAX_LINE = 8 << 20
 """Bytes one line of a child's output may have (8 MiB): a recorded Claude Code line with a
@@ -145,6 +152,29 @@ class JsonlParser(ABC):
     def _raw(self, data: Any, out: list[Event]) -> None:
         self.unknown += 1
         out.append(Raw(source=self.source, data=data))
+
+    def _json_line(self, line: bytes, out: list[Event]) -> None:
+        """Decode ``line`` and append the events :meth:`_object` makes of it; a line that is not
+        JSON, not an object, or of a shape :meth:`_object` does not know (it says False or trips
+        on a field) is one :class:`~monkey.events.Raw` event, and nothing of it half-handled."""
+        try:
+            obj = _decode(line)
+        except (msgspec.DecodeError, UnicodeDecodeError):
+            self._raw(line.decode("utf-8", "replace"), out)
+            return
+        got: list[Event] = []
+        try:
+            handled = isinstance(obj, dict) and self._object(obj, got)
+        except _SHAPE_ERRORS:
+            handled = False
+        if handled:
+            out.extend(got)
+        else:
+            self._raw(obj, out)
+
+    def _object(self, obj: dict[str, Any], out: list[Event]) -> bool:
+        """Append the events of one JSON object; False when its shape is not known (see :meth:`_json_line`)."""
+        return False
 
     @abstractmethod
     def _line(self, line: bytes, out: list[Event]) -> None:

@@ -152,23 +152,7 @@ class ClaudeStreamParser(JsonlParser):
         else:
             if fast.type == "stream_event" and fast.event is not None and self._fast(fast, out):
                 return
-        try:
-            obj = _decode(line)
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            self._raw(line.decode("utf-8", "replace"), out)
-            return
-        if not isinstance(obj, dict):
-            self._raw(obj, out)
-            return
-        got: list[Event] = []
-        try:
-            handled = self._object(obj, got)
-        except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError):
-            handled = False
-        if handled:
-            out.extend(got)
-        else:
-            self._raw(obj, out)
+        self._json_line(line, out)
 
     def _object(self, obj: dict[str, Any], out: list[Event]) -> bool:
         kind = obj.get("type")

@@ -114,20 +114,7 @@ class CodexAppParser(JsonlParser):
         if not line.strip():
             return
         self.lines += 1
-        try:
-            obj = _decode(line)
-        except (msgspec.DecodeError, UnicodeDecodeError):
-            self._raw(line.decode("utf-8", "replace"), out)
-            return
-        got: list[Event] = []
-        try:
-            handled = isinstance(obj, dict) and self._object(obj, got)
-        except (KeyError, TypeError, ValueError, AttributeError, OverflowError):
-            handled = False
-        if handled:
-            out.extend(got)
-        else:
-            self._raw(obj, out)
+        self._json_line(line, out)
 
     def _object(self, obj: dict[str, Any], out: list[Event]) -> bool:
         method = obj.get("method")
