@@ -149,7 +149,9 @@ class Budget:
         self.owner = owner
         self.clock = clock
         self.started: float | None = None
-        """When the first turn began (:meth:`start`); the wall clock runs from then."""
+        """When the running turn began (:meth:`start`); None between turns, when the wall clock stops."""
+        self.banked = 0.0
+        """Seconds of this run's turns that ended (:meth:`pause`)."""
         self.turns = 0
         """Model responses charged (this budget's and its children's)."""
         self.input_tokens = 0
@@ -171,6 +173,7 @@ class Budget:
         wall clock starts again at the next turn, ``wall`` seconds already used."""
         self.turns, self.input_tokens, self.output_tokens, self.cost_usd = turns, input_tokens, output_tokens, cost_usd
         self.started = None
+        self.banked = 0.0
         self.reached = None
         spent = {"max_turns": turns, "max_budget_usd": cost_usd, "max_tokens": input_tokens + output_tokens,
                  "max_wall": wall}
@@ -182,14 +185,22 @@ class Budget:
         return self.input_tokens + self.output_tokens
 
     def start(self) -> None:
-        """Start the wall clock (the first turn; later calls change nothing)."""
+        """A turn starts: the wall clock runs (a call while it runs changes nothing)."""
         if self.started is None:
             self.started = self.clock()
 
+    def pause(self) -> None:
+        """The turn ended: its seconds are banked and the wall clock stops until the next turn
+        (time a person takes between turns is not the agent's)."""
+        if self.started is not None:
+            self.banked += self.clock() - self.started
+            self.started = None
+
     @property
     def wall(self) -> float:
-        """Seconds since this budget started (0 before), after the session's earlier turns' seconds."""
-        return self.earlier.get("max_wall", 0.0) + (0.0 if self.started is None else self.clock() - self.started)
+        """Seconds of turns: the session's earlier runs', this run's ended turns' and the running one's."""
+        running = 0.0 if self.started is None else self.clock() - self.started
+        return self.earlier.get("max_wall", 0.0) + self.banked + running
 
     def child(self, limits: Limits | None = None, *, owner: str = "") -> Budget:
         """A budget for a sub-agent: its own ``limits``, and everything charged here too."""
@@ -245,7 +256,7 @@ class Budget:
         budget: Budget | None = self
         while budget is not None:
             if budget.limits.max_wall and budget.started is not None:
-                times.append(budget.started + budget.limits.max_wall - budget.earlier.get("max_wall", 0.0))
+                times.append(budget.started + budget.limits.max_wall - budget.earlier.get("max_wall", 0.0) - budget.banked)
             budget = budget.parent
         return min(times) if times else None
 

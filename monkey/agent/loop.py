@@ -497,6 +497,7 @@ class Agent:
                 watchdog.cancel()
             self._over = None
             await self.background.stop()  # the turn ended with sub-agents still running: they end with it
+            self.budget.pause()  # the wall clock counts turns, not a person's time between them
         end_turn = getattr(self.backend, "end_turn", None)
         if end_turn is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
             await end_turn()

@@ -128,3 +128,26 @@ def test_cli_budget_from_config_and_bad_values(workspace: Path, monkey_home: Pat
     assert run.returncode == 2 and run.stderr.strip().splitlines()[-1].startswith("monkey: [budget]: max_wall must be")
     run = run_monkey([*base, "--max-budget-usd", "lots"], home=monkey_home)
     assert run.returncode == 2 and "not a number: 'lots'" in run.stderr
+
+
+async def test_wall_time_counts_turns_not_the_time_between_them(workspace: Path) -> None:
+    agent = agent_for(workspace, [ScriptTurn(text="one"), ScriptTurn(text="two"), ScriptTurn(text="never")],
+                      Limits(max_wall=10))
+    now = [1000.0]
+    agent.budget.clock = lambda: now[0]
+    assert (await collect(agent.run_task("first")))[-1].reason == "completed"
+    now[0] += 3600  # the person went for lunch with the app open
+    assert (await collect(agent.run_task("second")))[-1].reason == "completed", "an idle hour is not the agent's"
+    assert agent.budget.wall == 0.0
+
+    budget = Budget(Limits(max_wall=10), clock=lambda: now[0])
+    budget.start()
+    now[0] += 4
+    budget.pause()
+    now[0] += 500
+    assert budget.wall == 4.0 and budget.check() is None
+    budget.start()
+    assert budget.deadline() == now[0] + 6, "the turn gets what the earlier turns left"
+    now[0] += 6
+    over = budget.check()
+    assert over is not None and over.used == 10.0
