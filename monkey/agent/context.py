@@ -69,6 +69,10 @@ class AgentState(Protocol):
         """Called before a compaction (the ``PreCompact`` hooks)."""
         ...
 
+    async def post_compact(self, emit: Emit) -> str:
+        """Called after a compaction (``SessionStart`` hooks, source ``compact``): context to add to the summary."""
+        ...
+
 SUMMARY_HEADER = ("[Summary of the earlier conversation, written when the context was compacted; "
                   "{n} earlier messages are not shown]\n\n")
 _TRANSCRIPT_TOOL_CHARS = 2_000
@@ -326,6 +330,9 @@ class ContextManager:
         if self.tokens(summary) > limit:
             keep = max(0, int(len(content) * limit / self.tokens(summary)) - 40)
             summary = Message(role="user", content=content[:keep] + "\n[summary cut to fit]")
+        again = await agent.post_compact(emit)  # e.g. instructions the summary must not lose
+        if again:
+            summary = Message(role="user", content=f"{summary.content}\n\n{again}")
         self.summaries.add(summary.content)
         self.archive.update((m.tool_call_id, m) for m in head if m.role == "tool" and m.tool_call_id)
         agent.messages[:] = [summary, *messages[cut:]]

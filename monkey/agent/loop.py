@@ -168,6 +168,8 @@ class Agent:
         self._queue: asyncio.Queue[Event | None] | None = None
         self._ending = 0
         self._session_hooks_ran = False
+        self._cleared = False
+        """``/clear`` started a new conversation: the next turn runs ``SessionStart`` with source ``clear``."""
         self.agent_type = ""
         """A sub-agent's definition name (``explore``...); empty for the agent a person talks to. A
         sub-agent's hooks are ``SubagentStart`` / ``SubagentStop`` instead of the session's."""
@@ -397,9 +399,9 @@ class Agent:
         turn = self.turns
         sid = self.session_id
         emit(TurnStarted(session_id=sid, turn=turn, prompt=prompt))
-        if not self._session_hooks_ran:  # the first turn of this process in the session
-            self._session_hooks_ran = True
-            source = "resume" if self.resumed else "startup"
+        if not self._session_hooks_ran or self._cleared:  # the first turn in this process, or after /clear
+            source = "clear" if self._cleared else "resume" if self.resumed else "startup"
+            self._session_hooks_ran, self._cleared = True, False
             starting = (await self._hooks("SubagentStart", emit, target=self.agent_type, agent_id=sid,
                                           agent_type=self.agent_type) if self.agent_type else
                         await self._hooks("SessionStart", emit, target=source, source=source))
@@ -799,6 +801,19 @@ class Agent:
     async def pre_compact(self, trigger: str, emit: Emit) -> None:
         """``PreCompact`` hooks, before the conversation is compacted (they cannot stop it)."""
         await self._hooks("PreCompact", emit, target=trigger, trigger=trigger, custom_instructions="")
+
+    async def post_compact(self, emit: Emit) -> str:
+        """``SessionStart`` hooks with source ``compact``, after a compaction (a sub-agent runs none):
+        what they give the model to go on with the summary (instructions it must not lose)."""
+        if self.agent_type:
+            return ""
+        result = await self._hooks("SessionStart", emit, target="compact", source="compact")
+        return "\n".join(result.context) if result is not None else ""
+
+    def clear(self) -> None:
+        """``/clear``: a new conversation in the same session; the next turn's ``SessionStart`` says ``clear``."""
+        self.messages.clear()
+        self._cleared = True
 
     async def end_hooks(self, reason: str) -> list[Event]:
         """Run the ``SessionEnd`` hooks; their ``hook_ran`` events, for the driver to store and

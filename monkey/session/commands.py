@@ -104,7 +104,7 @@ async def _events(host: Host, rest: str) -> list[Reply]:
 async def _clear(host: Host, rest: str) -> list[Reply]:
     if host.working:
         return [Note(BUSY, "warning")]
-    host.agent.messages.clear()
+    host.agent.clear()
     if host.recorder is not None:
         host.recorder.reconcile()
     return [Cleared(), Note("(new conversation)")]

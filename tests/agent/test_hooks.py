@@ -190,6 +190,43 @@ async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
     assert any(getattr(e, "type", "") == "context_compacted" for e in events), "a PreCompact hook cannot stop it"
 
 
+async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_path: Path) -> None:
+    from monkey.agent.hooks import Hooks, parse_hooks
+    from monkey.backends.scripted import ScriptTurn
+    from monkey.session.session import Session
+    from tests.store.conftest import ListSink, make_agent
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
+    log = tmp_path / "log.jsonl"
+    record = f"input=$(cat); printf '%s\\n' \"$input\" >> {log}\n"
+    again = _hook(tmp_path, "again", record + "echo 'Never push to main.'\n")
+    table = {"SessionStart": [{"matcher": "compact|clear", "hooks": [{"command": again}]}]}
+    agent = make_agent(ws, [ScriptTurn(text="one " * 200), ScriptTurn(text="two " * 200),
+                            ScriptTurn(text="Summary: two answers."), ScriptTurn(text="three"), ScriptTurn(text="four")])
+    agent.options.hooks = Hooks(parse_hooks(table), ws)
+    events = ListSink()
+    session = Session(agent, switcher=None, show=events, tell=lambda text, level: None)  # type: ignore[arg-type]
+    await session.open()
+    try:
+        await session.send("first")
+        await session.send("second")
+        await session.command("/compact")
+        summary = agent.messages[0].content
+        await session.send("third")
+        await session.command("/clear")
+        await session.send("fourth")
+    finally:
+        await session.end()
+    seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert [(s["hook_event_name"], s["source"]) for s in seen] == [("SessionStart", "compact"), ("SessionStart", "clear")]
+    assert "Summary: two answers." in summary
+    assert summary.endswith("Never push to main."), "what the hook says goes on with the summary"
+    compacted = [e for e in events if getattr(e, "type", "") == "context_compacted"]
+    assert compacted and compacted[0].summary == summary, "stored as the model got it: a resume sends it again"
+    assert agent.messages[0].role == "user" and agent.messages[0].content.startswith("fourth")
+    assert agent.messages[0].content.endswith("Never push to main."), "after /clear, with the next prompt"
+
+
 async def test_a_sub_agent_runs_subagent_start_and_stop_and_its_calls_run_the_tool_hooks(
         tmp_path: Path, monkey_home: Path) -> None:
     from monkey.agent.hooks import Hooks, parse_hooks
