@@ -40,6 +40,8 @@ def render(reply: r.Reply) -> str:  # noqa: C901 - one case per reply type
             return "there is no event pane here: monkey's events are the updates your editor shows"
         case r.Cleared():
             return ""  # the note that comes with it says so
+        case r.InstructionsChanged():
+            return ""  # the editor shows no list of instruction files; the note says what changed
         case r.CopyText():
             return "there is no clipboard here: copy the answer from your editor"
         case r.CheckpointDiff(text=text):

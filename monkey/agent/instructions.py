@@ -144,7 +144,7 @@ class Instructions:
                 self._used -= min(self.files[i].size, self._used)
                 del self.files[i], self.sections[i]
         self._seen.discard(real)
-        if self.memory_path.is_file():
+        if self.memory_path.is_file() and self.memory_entries():  # an emptied memory is not sent
             self._read(self.memory_path, depth=0, by="")
             if self.files and self.files[-1].path == real:
                 self.sections[-1] = (f"Project memory ({self.files[-1].shown})", self.sections[-1][1])

@@ -20,6 +20,7 @@ from monkey.session.replies import (
     Cleared,
     CopyText,
     Help,
+    InstructionsChanged,
     ModeChanged,
     Note,
     Quit,
@@ -189,7 +190,7 @@ async def _memory(host: Host, rest: str) -> list[Reply]:
         except OSError as exc:
             return [Note(f"cannot change the project memory: {exc.strerror or exc}", "error")]
         host.agent.refresh_system_prompt()
-        return [Note(said)]
+        return [Note(said), InstructionsChanged([f.shown for f in instructions.files])]
     if rest:
         return [Note("usage: /memory, /memory add TEXT, or /memory remove N", "warning")]
     if instructions is None or not instructions.files:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from monkey.checkpoints.api import CheckpointInfo
     from monkey.store import SessionInfo
 
-__all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "ToggleEvents", "CheckpointList", "CheckpointDiff",
+__all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ToggleEvents", "CheckpointList", "CheckpointDiff",
            "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow"]
 
 Level = Literal["info", "warning", "error"]
@@ -43,6 +43,14 @@ class Help:
 @dataclass(frozen=True)
 class Cleared:
     """The conversation was emptied: a front end clears what it shows of it."""
+
+
+@dataclass(frozen=True)
+class InstructionsChanged:
+    """The files the model follows changed (``/memory add`` made the memory file, ``remove``
+    emptied it): a front end that names them shows the new list."""
+
+    files: list[str]
 
 
 @dataclass(frozen=True)
@@ -115,6 +123,6 @@ class CopyText:
     what: str
 
 
-Reply = (Note | Quit | Help | Cleared | ToggleEvents | CheckpointList | CheckpointDiff | SessionList | ResumeSession
+Reply = (Note | Quit | Help | Cleared | InstructionsChanged | ToggleEvents | CheckpointList | CheckpointDiff | SessionList | ResumeSession
          | SendPrompt | CopyText | StartWorkflow)
 """Any reply."""

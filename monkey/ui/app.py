@@ -279,7 +279,7 @@ class MonkeyApp(App[int]):
                 self._show_mcp()
         instructions = self.agent.options.instructions
         if instructions is not None:  # the header names what the model follows
-            self.query_one(AppHeader).set_instructions([f.shown for f in instructions.files])
+            self.show_instructions([f.shown for f in instructions.files])
         try:
             await self._switch_session(resume)
         finally:
@@ -311,6 +311,10 @@ class MonkeyApp(App[int]):
                 self.show_mode(self.agent.policy.mode)  # the mode the session was left in
                 self.show_spent()
                 await self._show_restored()
+
+    def show_instructions(self, files: list[str]) -> None:
+        """The header names the instruction files the model follows (``files``, outermost first)."""
+        self.query_one(AppHeader).set_instructions(files)
 
     def show_spent(self) -> None:
         """After a resume or ``/clear``, the status bar's tokens and cost are what the budget counts

@@ -144,7 +144,8 @@ async def test_the_project_memory_is_kept_with_memory_add_and_reaches_the_model(
     assert "not trusted" in reply.text and not (ws / ".monkey" / "memory.md").exists()
 
     session, _ = await session_with(True)
-    (added,) = await session.command("/memory add the tests run with `make check`")
+    added, changed = await session.command("/memory add the tests run with `make check`")
+    assert changed.files == [".monkey/memory.md"], "a front end that names the files shows the new one"
     assert added.text == "remembered in .monkey/memory.md: the tests run with `make check`"
     await session.command("/memory add   never   touch vendor/  ")
     (listing,) = await session.command("/memory")
@@ -152,7 +153,7 @@ async def test_the_project_memory_is_kept_with_memory_add_and_reaches_the_model(
     assert "never touch vendor/" in session.agent.system_prompt, "the prompt follows at once"
     (bad,) = await session.command("/memory remove 7")
     assert bad.text == "no line 7: the project memory has 2"
-    (gone,) = await session.command("/memory remove 1")
+    gone, _ = await session.command("/memory remove 1")
     assert gone.text == "forgot: the tests run with `make check`"
 
     later, _ = await session_with(True)

@@ -62,3 +62,20 @@ def test_the_home_folder_is_written_as_a_tilde(tmp_path: Path) -> None:
     assert short_path(tmp_path / "a" / "b", home=tmp_path) == "~/a/b"
     assert short_path(tmp_path, home=tmp_path) == "~"
     assert short_path(Path("/elsewhere/x"), home=tmp_path) == "/elsewhere/x"
+
+
+async def test_the_header_follows_memory_add_making_the_memory_file(app_for, workspace: Path,
+                                                                    monkey_home: Path) -> None:
+    from tests.conftest import run_monkey
+
+    assert run_monkey(["trust", str(workspace)], home=monkey_home).returncode == 0
+    app = app_for([{"text": "hello"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "· follows" not in header(app), "no instruction files yet"
+        await type_and_send(pilot, app, "/memory add the tests run with make check")
+        await settle(pilot, app)
+        assert "· follows .monkey/memory.md" in header(app).splitlines()[0]
+        await type_and_send(pilot, app, "/memory remove 1")
+        await settle(pilot, app)
+        assert "· follows" not in header(app), "an empty memory is no file the model follows"
