@@ -3,6 +3,7 @@ Claude Code's input and output; decisions go through the permission engine."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
@@ -149,12 +150,26 @@ def test_session_start_and_end_hooks_with_their_source_and_reason(tmp_path: Path
     assert b"resumed!" in prompts[1] and b"broken" not in prompts[1]
 
 
+@contextlib.asynccontextmanager
+async def _open_session(agent):  # type: ignore[no-untyped-def]
+    """A stored session around ``agent`` (ended on the way out), and the events it showed."""
+    from monkey.session.session import Session
+    from tests.store.conftest import ListSink
+
+    events = ListSink()
+    session = Session(agent, switcher=None, show=events, tell=lambda text, level: None)  # type: ignore[arg-type]
+    await session.open()
+    try:
+        yield session, events
+    finally:
+        await session.end()
+
+
 async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
     from monkey.agent.approval import ApprovalRequest, Decision
     from monkey.agent.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptCall, ScriptTurn
-    from monkey.session.session import Session
-    from tests.store.conftest import ListSink, make_agent
+    from tests.store.conftest import make_agent
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     log = tmp_path / "log.jsonl"
@@ -173,15 +188,10 @@ async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
                             ScriptTurn(text="more"), ScriptTurn(text="Summary: a.txt was written.")])
     agent.options.hooks = Hooks(parse_hooks(table), ws)
     agent.approver = Person()
-    events = ListSink()
-    session = Session(agent, switcher=None, show=events, tell=lambda text, level: None)  # type: ignore[arg-type]
-    await session.open()
-    try:
+    async with _open_session(agent) as (session, events):
         await session.send("write a.txt")
         await session.send("and more")
         await session.command("/compact")
-    finally:
-        await session.end()
     seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     assert [s["hook_event_name"] for s in seen] == ["Notification", "PreCompact"]
     assert seen[0]["message"] == "monkey needs your permission to use file_write"
@@ -193,8 +203,7 @@ async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
 async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_path: Path) -> None:
     from monkey.agent.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptTurn
-    from monkey.session.session import Session
-    from tests.store.conftest import ListSink, make_agent
+    from tests.store.conftest import make_agent
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     log = tmp_path / "log.jsonl"
@@ -204,10 +213,7 @@ async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_p
     agent = make_agent(ws, [ScriptTurn(text="one " * 200), ScriptTurn(text="two " * 200),
                             ScriptTurn(text="Summary: two answers."), ScriptTurn(text="three"), ScriptTurn(text="four")])
     agent.options.hooks = Hooks(parse_hooks(table), ws)
-    events = ListSink()
-    session = Session(agent, switcher=None, show=events, tell=lambda text, level: None)  # type: ignore[arg-type]
-    await session.open()
-    try:
+    async with _open_session(agent) as (session, events):
         await session.send("first")
         await session.send("second")
         await session.command("/compact")
@@ -215,8 +221,6 @@ async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_p
         await session.send("third")
         await session.command("/clear")
         await session.send("fourth")
-    finally:
-        await session.end()
     seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     assert [(s["hook_event_name"], s["source"]) for s in seen] == [("SessionStart", "compact"), ("SessionStart", "clear")]
     assert "Summary: two answers." in summary
