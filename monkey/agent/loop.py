@@ -810,6 +810,15 @@ class Agent:
         result = await self._hooks("SessionStart", emit, target="compact", source="compact")
         return "\n".join(result.context) if result is not None else ""
 
+    def leave_session(self) -> None:
+        """A front end opens another session with this agent: the conversation and the turn count
+        start afresh, and its first turn runs ``SessionStart`` (``resume`` when it is a stored one)."""
+        self.messages.clear()
+        self.started = False
+        self.turns = 0
+        self.resumed = False  # open_session sets it again for a stored session
+        self._session_hooks_ran = self._cleared = False
+
     def clear(self) -> None:
         """``/clear``: a new conversation in the same session; the next turn's ``SessionStart`` says ``clear``."""
         self.messages.clear()

@@ -91,9 +91,7 @@ class Session:
 
         if self.handle is not None:
             await self.end()
-            self.agent.messages.clear()
-            self.agent.started = False
-            self.agent.turns = 0
+            self.agent.leave_session()
         self.handle = await open_session(self.agent, continue_=continue_, resume=resume, path=self.store_path)
         if self.agent.mcp is not None:  # MCP servers connect in the background while the person types
             self.agent.mcp.start()

@@ -231,6 +231,26 @@ async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_p
     assert agent.messages[0].content.endswith("Never push to main."), "after /clear, with the next prompt"
 
 
+async def test_session_start_runs_again_for_a_session_opened_in_the_same_process(tmp_path: Path) -> None:
+    from monkey.agent.hooks import Hooks, parse_hooks
+    from monkey.backends.scripted import ScriptTurn
+    from tests.store.conftest import make_agent
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
+    log = tmp_path / "log.jsonl"
+    record = _hook(tmp_path, "record", f"cat >> {log}; echo >> {log}\n")
+    table = {"SessionStart": [{"hooks": [{"command": record}]}]}
+    agent = make_agent(ws, [ScriptTurn(text="one"), ScriptTurn(text="two")])
+    agent.options.hooks = Hooks(parse_hooks(table), ws)
+    async with _open_session(agent) as (session, _):
+        await session.send("first")
+        first = agent.session_id
+        await session.open(resume=first)  # /resume, as the app and the REPL do it
+        await session.send("second")
+    seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert [(s["source"], s["session_id"]) for s in seen] == [("startup", first), ("resume", first)]
+
+
 async def test_a_sub_agent_runs_subagent_start_and_stop_and_its_calls_run_the_tool_hooks(
         tmp_path: Path, monkey_home: Path) -> None:
     from monkey.agent.hooks import Hooks, parse_hooks
