@@ -256,7 +256,8 @@ class Budget:
         budget: Budget | None = self
         while budget is not None:
             if budget.limits.max_wall and budget.started is not None:
-                times.append(budget.started + budget.limits.max_wall - budget.earlier.get("max_wall", 0.0) - budget.banked)
+                used = budget.earlier.get("max_wall", 0.0) + budget.banked
+                times.append(budget.started + budget.limits.max_wall - used)
             budget = budget.parent
         return min(times) if times else None
 

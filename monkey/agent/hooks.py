@@ -5,9 +5,10 @@ Configured per event name (``PreToolUse``, ``PostToolUse``, ``PostToolUseFailure
 ``UserPromptSubmit``, ``Stop``, ``SubagentStart``, ``SubagentStop``, ``SessionStart``,
 ``SessionEnd``, ``PreCompact``, ``Notification``) as groups of a ``matcher`` (a regular
 expression on the tool name, or on ``source`` for ``SessionStart`` (``startup`` /
-``resume`` / ``clear`` / ``compact``), ``trigger`` for ``PreCompact`` (``manual`` / ``auto``), ``notification_type`` for
-``Notification`` (``permission_prompt``), the agent's name for ``SubagentStart`` /
-``SubagentStop``; empty matches every one) and commands with a ``timeout``::
+``resume`` / ``clear`` / ``compact``), ``trigger`` for ``PreCompact`` (``manual`` /
+``auto``), ``notification_type`` for ``Notification`` (``permission_prompt``), the agent's
+name for ``SubagentStart`` / ``SubagentStop``; empty matches every one) and commands with a
+``timeout``::
 
     [[hooks.PreToolUse]]
     matcher = "shell_execute|file_write"
@@ -28,8 +29,9 @@ A command runs through ``sh -c`` in the workspace with a scrubbed environment (p
 A sub-agent runs ``SubagentStart`` instead of ``SessionStart`` and ``SubagentStop`` (which may
 send it back to work, like ``Stop``) instead of ``Stop``; its tool calls run the tool hooks.
 ``SessionStart``'s ``additionalContext`` (or its plain stdout) goes to the model with the first
-prompt (after ``/clear``, with the next one; after a compaction, with the summary); ``SessionEnd`` (with ``reason``), ``PreCompact`` and ``Notification`` (with
-``message``, before monkey asks the person) are for the person's own tools and cannot block.
+prompt (after ``/clear``, with the next one; after a compaction, with the summary);
+``SessionEnd`` (with ``reason``), ``PreCompact`` and ``Notification`` (with ``message``,
+before monkey asks the person) are for the person's own tools and cannot block.
 
 The decisions go through the permission engine (see the loop): a hook's ``allow`` never
 overrides a deny rule or the protected set.

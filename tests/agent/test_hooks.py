@@ -211,7 +211,8 @@ async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_p
     again = _hook(tmp_path, "again", record + "echo 'Never push to main.'\n")
     table = {"SessionStart": [{"matcher": "compact|clear", "hooks": [{"command": again}]}]}
     agent = make_agent(ws, [ScriptTurn(text="one " * 200), ScriptTurn(text="two " * 200),
-                            ScriptTurn(text="Summary: two answers."), ScriptTurn(text="three"), ScriptTurn(text="four")])
+                            ScriptTurn(text="Summary: two answers."), ScriptTurn(text="three"),
+                            ScriptTurn(text="four")])
     agent.options.hooks = Hooks(parse_hooks(table), ws)
     async with _open_session(agent) as (session, events):
         await session.send("first")
@@ -222,7 +223,8 @@ async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_p
         await session.command("/clear")
         await session.send("fourth")
     seen = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
-    assert [(s["hook_event_name"], s["source"]) for s in seen] == [("SessionStart", "compact"), ("SessionStart", "clear")]
+    assert [(s["hook_event_name"], s["source"]) for s in seen] == [("SessionStart", "compact"),
+                                                                   ("SessionStart", "clear")]
     assert "Summary: two answers." in summary
     assert summary.endswith("Never push to main."), "what the hook says goes on with the summary"
     compacted = [e for e in events if getattr(e, "type", "") == "context_compacted"]
