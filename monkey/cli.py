@@ -143,7 +143,7 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
     parser.add_argument("--max-tokens", type=_positive_int, default=None, metavar="N",
                         help="budget: most input + output tokens the run may use")
     parser.add_argument("--max-wall", type=_positive_float, default=None, metavar="SECONDS",
-                        help="budget: most seconds the run may take")
+                        help="budget: most seconds of turns (time between turns is not counted)")
     parser.add_argument("--budget-scope", default=None, metavar="session|run",
                         help="what the budget counts: the whole session, earlier runs of a resumed one "
                         "included (session, the default), or this run only (run)")
