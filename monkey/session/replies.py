@@ -14,8 +14,8 @@ if TYPE_CHECKING:
     from monkey.checkpoints.api import CheckpointInfo
     from monkey.store import SessionInfo
 
-__all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ToggleEvents", "CheckpointList",
-           "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow"]
+__all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ModeChanged", "ToggleEvents",
+           "CheckpointList", "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow"]
 
 Level = Literal["info", "warning", "error"]
 
@@ -123,6 +123,6 @@ class CopyText:
     what: str
 
 
-Reply = (Note | Quit | Help | Cleared | InstructionsChanged | ToggleEvents | CheckpointList | CheckpointDiff
-         | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow)
+Reply = (Note | Quit | Help | Cleared | InstructionsChanged | ModeChanged | ToggleEvents | CheckpointList
+         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow)
 """Any reply."""
