@@ -317,8 +317,9 @@ class MonkeyApp(App[int]):
         self.query_one(AppHeader).set_instructions(files)
 
     def show_spent(self) -> None:
-        """After a resume or ``/clear``, the status bar's tokens and cost are what the budget counts
-        (the session's earlier runs too with ``--budget-scope session``; ``/clear`` keeps the session)."""
+        """After a resume (or a ``/clear`` with a dollar or token budget shown), the status bar's tokens
+        and cost are what the budget counts (the session's earlier runs too with ``--budget-scope session``;
+        ``/clear`` keeps the session, so its budget goes on counting)."""
         budget = self.agent.budget
         status = self.status
         status.tokens_in, status.tokens_out, status.cost = budget.input_tokens, budget.output_tokens, budget.cost_usd

@@ -85,7 +85,8 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
         case r.Cleared():
             app.transcript.clear()
             app.status.reset_totals()
-            app.show_spent()  # the same session: its budget goes on counting what it spent
+            if app.status.max_budget_usd or app.status.max_tokens:  # shown against a budget, which goes on counting
+                app.show_spent()
         case r.CheckpointList(api=api):
             from monkey.ui.screens.timeline import TimelineScreen
 
