@@ -186,10 +186,8 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
             _say(HELP)
         case r.Quit():
             return False
-        case r.Cleared():
-            pass  # nothing of the conversation is on screen to clear; the note says it
-        case r.InstructionsChanged():
-            pass  # the REPL names no instruction files; /memory lists them
+        case r.Cleared() | r.InstructionsChanged():
+            pass  # the REPL keeps no view of the conversation or of the instruction files; the note says it
         case r.ModeChanged(text=text):
             _say(escape_controls(text))
         case r.ToggleEvents():
