@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["Limits", "Budget", "Exceeded", "BUDGETS", "SCOPES", "SUBTYPES", "amount", "parse_limits", "parse_scope"]
+__all__ = ["Limits", "Budget", "Exceeded", "BUDGETS", "SCOPES", "SUBTYPES", "parse_limits", "parse_scope"]
 
 BUDGETS = ("max_turns", "max_budget_usd", "max_tokens", "max_wall")
 """The budgets' names, as flags (``--max-turns`` ...), config keys and event fields say them."""
@@ -119,11 +119,11 @@ class Exceeded:
             amounts = f"{int(self.used)} of {int(self.limit)} model responses"
         whose = f" of {self.owner}" if self.owner and self.owner != "main" else ""
         if self.earlier:
-            amounts += f" in this session ({amount(self.budget, self.earlier)} before this run)"
+            amounts += f" in this session ({_amount(self.budget, self.earlier)} before this run)"
         return f"budget {self.budget}{whose} reached: {amounts}"
 
 
-def amount(budget: str, value: float) -> str:
+def _amount(budget: str, value: float) -> str:
     """``value`` of ``budget`` in few characters: ``$0.2500``, ``12.0s``, ``1,200``."""
     if budget == "max_budget_usd":
         return f"${value:.4f}"
