@@ -132,7 +132,7 @@ class ContextConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     policies: list[str] = msgspec.field(default_factory=lambda: [
         "compress_failed_attempts", "summarize_subagent_chatter", "drop_completed_tool_calls",
         "elide_tool_results", "compact"])
-    """The context policies run before each model call, in order (see :mod:`monkey.agent.policies`)."""
+    """The context policies run before each model call, in order (see :mod:`monkey.context.policies`)."""
     keep_tool_calls: int = 8
     """``drop_completed_tool_calls``: the newest tool interactions always sent in full."""
     keep_tool_tokens: int = 20_000
@@ -266,7 +266,7 @@ class CheckpointConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True)
 
 
 class InstructionsConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
-    """``[instructions]``: the ``AGENTS.md`` files the model follows (see :mod:`monkey.agent.instructions`)."""
+    """``[instructions]``: the ``AGENTS.md`` files the model follows (see :mod:`monkey.extensions.instructions`)."""
 
     files: list[str] = msgspec.field(default_factory=lambda: ["AGENTS.md", "CLAUDE.md", "GEMINI.md"])
     """The names looked for in each folder, in order of preference (the first found is read)."""
@@ -315,15 +315,15 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
     hooks: dict[str, list[dict[str, Any]]] = {}
-    """``[[hooks.EVENT]]`` tables (see :mod:`monkey.agent.hooks`); a project's only in a trusted folder."""
+    """``[[hooks.EVENT]]`` tables (see :mod:`monkey.extensions.hooks`); a project's only in a trusted folder."""
     mcp: McpConfig = msgspec.field(default_factory=McpConfig)
     mcp_servers: dict[str, Any] = {}
     """MCP servers by name; read and checked by :mod:`monkey.mcp_client.config` (which also knows
     which file each came from)."""
     plugins: dict[str, Any] = {}
-    """``[plugins.NAME]``: settings of an agent plugin; checked by :mod:`monkey.plugins.discovery`."""
+    """``[plugins.NAME]``: settings of an agent plugin; checked by :mod:`monkey.backends.plugin.discovery`."""
     agents: dict[str, Any] = {}
-    """``[agents.NAME]``: aliases of agent plugins (``extends``, ``env``...); see :mod:`monkey.plugins.discovery`."""
+    """``[agents.NAME]``: aliases of agent plugins (``extends``, ``env``...); see :mod:`monkey.backends.plugin.discovery`."""
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
     untrusted: list[str] = []

@@ -129,13 +129,13 @@ class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     model: str
     resumed: bool = False
     instructions: list[InstructionRef] = []
-    """The instruction files in the system prompt (see :mod:`monkey.agent.instructions`)."""
+    """The instruction files in the system prompt (see :mod:`monkey.extensions.instructions`)."""
     mode: str = ""
     """The permission mode the session (re)started in (see :mod:`monkey.modes`)."""
 
 
 class HookRan(Event, frozen=True, kw_only=True, tag="hook_ran"):
-    """A hook command ran (see :mod:`monkey.agent.hooks`): what it answered."""
+    """A hook command ran (see :mod:`monkey.extensions.hooks`): what it answered."""
 
     hook_event: str
     command: str

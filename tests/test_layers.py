@@ -6,15 +6,19 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
 
 - **leaves**: modules that import nothing of monkey above themselves — the typed events
   and the conversation (``events``, ``messages``), ids, escaping (``safe_text``),
-  ``config`` and ``trust``, the SQLite file (``db``), ``gitinfo``, and ``process`` (child processes:
-  process groups, output caps, scrubbed environments; shared by tools and backends);
-- **parts**: ``tools``, ``backends``, ``checkpoints``, ``store``;
-- **agent**: the loop, approvals, the context window;
+  ``config`` and ``trust``, the SQLite file (``db``), ``gitinfo``, ``process`` (child processes:
+  process groups, output caps, scrubbed environments; shared by tools and backends) and the
+  prompts' text (``prompts``);
+- **parts**: ``tools``, ``backends`` (the external agents among them), ``checkpoints``, ``store``,
+  ``mcp_client``;
+- **engine**: what the loop stands on and can never reach back into — the permission engine
+  (``permissions``), the context window (``context``) and the extension points (``extensions``);
+- **agent**: the loop, the call pipeline, budgets, sub-agents, and the workflow beside it;
 - **session**: one running conversation, opening and resuming stored sessions
   (``session/stored.py``), and every command, defined once;
-- **front ends**: the Textual app (``ui``), the line REPL (``repl``, ``repl_commands``),
-  ``--task`` output and the person's terminal (``output``, ``terminal``), the CLI
-  (``cli``, ``commands``), editors (``acp``), MCP clients (``mcp_server``: ``monkey serve``).
+- **front ends**: the Textual app (``ui``), the line front end (``line``: the REPL, ``--task``
+  output, the person's terminal, signals), the CLI (``cli``, ``commands``), editors (``acp``),
+  MCP clients (``mcp_server``: ``monkey serve``).
 
 A module imports only from its own layer or the ones below; the layers below the front
 ends never import textual, prompt_toolkit or rich; no module imports another package's
@@ -47,37 +51,34 @@ LAYERS: dict[str, int] = {
     "monkey.children": 0,  # children die with monkey: parent-death signal, tags, subreaper, guardian
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     "monkey.modes": 0,  # the permission modes' names (config checks them)
-    "monkey.user_rules": 0,  # "always allow" rules kept in the user's config.toml
     "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path
+    "monkey.prompts": 0,  # the system, compaction, plan-mode and /init prompts (text only)
     # parts the loop uses
     "monkey.tools": 1,
-    "monkey.backends": 1,
+    "monkey.backends": 1,  # model backends and the external agents (claude_code/, codex/, plugin/)
     "monkey.checkpoints": 1,
     "monkey.store": 1,
     "monkey.mcp_client": 1,  # monkey as an MCP client: servers, their tools, pinned definitions
-    "monkey.plugins": 1,  # agent plugins: manifests, discovery and aliases, the JSON-RPC host
+    # below the loop: the permission engine, the context window, the extension points
+    "monkey.permissions": 2,
+    "monkey.context": 2,
+    "monkey.extensions": 2,  # instructions, skills, hooks, memory
     # the loop
-    "monkey.agent": 2,
-    "monkey.workflow": 2,  # the Think/Plan/Do/Reflect workflow: stages run as turns of an agent, their trace
+    "monkey.agent": 3,
+    "monkey.workflow": 3,  # the Think/Plan/Do/Reflect workflow: stages run as turns of an agent, their trace
     # one running conversation, every command
-    "monkey.session": 3,
+    "monkey.session": 4,
     # front ends
-    "monkey.ui": 4,
-    "monkey.repl": 4,
-    "monkey.repl_commands": 4,
-    "monkey.output": 4,
-    "monkey.terminal": 4,
-    "monkey.stop_signals": 4,
-    "monkey.commands": 4,
-    "monkey.cli": 4,
-    "monkey.__main__": 4,
-    "monkey.acp": 4,
-    "monkey.mcp_server": 4,  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
-    "monkey.serve": 4,
-    "monkey.mcp": 4,
+    "monkey.ui": 5,
+    "monkey.line": 5,  # the line front end: --plain's REPL, --task's output, the terminal, signals
+    "monkey.commands": 5,
+    "monkey.cli": 5,
+    "monkey.__main__": 5,
+    "monkey.acp": 5,
+    "monkey.mcp_server": 5,  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
 }
-LAYER_NAMES = ["leaves", "parts", "agent", "session", "front ends"]
-FRONT_END = 4
+LAYER_NAMES = ["leaves", "parts", "engine", "agent", "session", "front ends"]
+FRONT_END = 5
 UI_LIBRARIES = ("textual", "prompt_toolkit", "rich")
 
 
@@ -115,14 +116,27 @@ def _owner(name: str, modules: dict[str, Path]) -> str | None:
     return name or None
 
 
+def _segment(lines: list[str], node: ast.stmt) -> str:
+    """The source text of ``node`` from the file's lines (columns are UTF-8 byte offsets)."""
+    end = node.end_lineno or node.lineno
+    chunk = [line.encode() for line in lines[node.lineno - 1:end]]
+    if not chunk:
+        return ""
+    if len(chunk) == 1:
+        return chunk[0][node.col_offset:node.end_col_offset].decode()
+    chunk[0], chunk[-1] = chunk[0][node.col_offset:], chunk[-1][:node.end_col_offset]
+    return "\n".join(c.decode() for c in chunk)
+
+
 def _file_imports(module: str, path: Path, file: str, modules: dict[str, Path]) -> list[Import]:
     """Every import statement of one file, resolved to what it imports."""
     found: list[Import] = []
     source = path.read_text(encoding="utf-8")
+    lines = source.splitlines()  # once per file: ast.get_source_segment splits the whole file per call
     for node in ast.walk(ast.parse(source, filename=file)):
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
-        text = " ".join((ast.get_source_segment(source, node) or "").split())  # one line, even (a,\n b)
+        text = " ".join(_segment(lines, node).split())  # one line, even (a,\n b)
         if isinstance(node, ast.Import):
             found += [Import(module, alias.name, file, node.lineno, text) for alias in node.names]
         else:

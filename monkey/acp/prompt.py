@@ -1,7 +1,7 @@
 """An ACP prompt (content blocks) as the message monkey sends the model.
 
 Text is kept as typed. A ``resource_link`` to a file in the workspace becomes an ``@path``
-mention, attached by :func:`monkey.agent.mentions.expand_mentions` exactly as when a person
+mention, attached by :func:`monkey.session.mentions.expand_mentions` exactly as when a person
 types it (workspace guard, size caps, protected paths refused). An embedded text resource
 (the editor's own copy of a file, perhaps unsaved) is attached in the same ``<file>`` form,
 cut at the same size. Images, audio and binary resources are not supported (the
@@ -22,7 +22,7 @@ from acp.schema import (
     TextResourceContents,
 )
 
-from monkey.agent.mentions import MAX_FILE_BYTES, expand_mentions
+from monkey.session.mentions import MAX_FILE_BYTES, expand_mentions
 
 __all__ = ["PromptText", "prompt_text", "workspace_path"]
 

@@ -21,7 +21,7 @@ from monkey.session.session import Session
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
 
 __all__ = ["AcpSession", "log", "workspace_of"]
 

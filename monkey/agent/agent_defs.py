@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from monkey.agent.budget import Limits, parse_limits
-from monkey.agent.skills import CLAUDE_TOOLS
+from monkey.extensions.skills import CLAUDE_TOOLS
 
 __all__ = ["AgentDef", "AgentDefs", "AgentDefError", "discover_agents", "parse_agent", "PROJECT_DIRS",
            "PERMISSIVENESS", "stricter_mode"]
@@ -127,23 +127,12 @@ def _names(value: Any, key: str, where: Path) -> tuple[str, ...]:
 
 
 def _split(text: str, where: Path) -> tuple[dict[str, Any], str]:
-    import yaml
+    from monkey.extensions.front_matter import FrontMatterError, split_front_matter
 
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        raise AgentDefError(f"{where}: no front matter (it must start with a line ---)")
-    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
-    if end is None:
-        raise AgentDefError(f"{where}: the front matter has no closing line ---")
     try:
-        meta = yaml.safe_load("".join(lines[1:end])) or {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise AgentDefError(f"{where}: the front matter is not valid YAML"
-                            f"{f' (line {mark.line + 2})' if mark is not None else ''}") from None
-    if not isinstance(meta, dict):
-        raise AgentDefError(f"{where}: the front matter must be a mapping of keys")
-    return meta, "".join(lines[end + 1:])
+        return split_front_matter(text, where)
+    except FrontMatterError as exc:
+        raise AgentDefError(str(exc)) from None
 
 
 def parse_agent(text: str, where: Path, source: Source) -> tuple[AgentDef, list[str]]:

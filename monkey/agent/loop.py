@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from monkey.agent.approval import (
+from monkey.permissions.approval import (
     EXIT_PLAN_MODE,
     ApprovalPolicy,
     ApprovalRequest,
@@ -36,16 +36,16 @@ from monkey.agent.approval import (
 from monkey.agent.background import Background
 from monkey.agent.budget import Budget, Exceeded, Limits
 from monkey.agent.client_call import client_turn
-from monkey.agent.context import ContextManager
-from monkey.agent.memory import MemoryRead, MemoryWrite, WorkingMemory
-from monkey.agent.external_gate import ExternalGate
+from monkey.context.window import ContextManager
+from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
+from monkey.permissions.external_gate import ExternalGate
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.plan_mode import ExitPlanMode, offered, plan_decided, plan_system_prompt
-from monkey.agent.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
-from monkey.agent.instructions import Instructions
-from monkey.agent.skill_tool import SkillTool
-from monkey.agent.skills import Skill, Skills, tool_rules
-from monkey.agent.prompts import render_system_prompt
+from monkey.extensions.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
+from monkey.extensions.instructions import Instructions
+from monkey.extensions.skill_tool import SkillTool
+from monkey.extensions.skills import Skill, Skills, tool_rules
+from monkey.prompts import render_system_prompt
 from monkey.agent.changes import ChangeGuard, CheckpointError, PendingChange
 from monkey.backends.base import Backend, BackendError
 from monkey.events import (
@@ -104,7 +104,7 @@ class AgentOptions:
     skills: Skills | None = None
     """The skills the model may load with the ``skill`` tool (listed in the system prompt)."""
     hooks: Hooks | None = None
-    """The person's (and a trusted project's) hook commands (see :mod:`monkey.agent.hooks`)."""
+    """The person's (and a trusted project's) hook commands (see :mod:`monkey.extensions.hooks`)."""
     max_tokens: int = 4096
     plan_tool: bool = True
     """Offer ``exit_plan_mode`` in plan mode (a sub-agent has no plan to propose to the person: False)."""

@@ -1,6 +1,6 @@
 """Plan mode's side of the loop: the ``exit_plan_mode`` tool, what the model is told, and the decision.
 
-In ``plan`` mode the permission engine refuses every change (:mod:`monkey.agent.approval`);
+In ``plan`` mode the permission engine refuses every change (:mod:`monkey.permissions.approval`);
 the model reads, then proposes its plan (Markdown) with ``exit_plan_mode``, which is offered
 only in plan mode. The call is a question for a person, asked through the loop's one approval
 path (the app's plan dialog, the terminal's inline question; headless runs record it): approve
@@ -20,8 +20,8 @@ from typing import Annotated
 
 import msgspec
 
-from monkey.agent.approval import EXIT_PLAN_MODE, ApprovalPolicy, Decision
-from monkey.agent.prompts import load_prompt
+from monkey.permissions.approval import EXIT_PLAN_MODE, ApprovalPolicy, Decision
+from monkey.prompts import load_prompt
 from monkey.events import Event, ModeChanged, PlanSaved
 from monkey.messages import ToolSpec
 from monkey.modes import parse_mode

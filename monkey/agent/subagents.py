@@ -31,8 +31,8 @@ import msgspec
 from monkey.agent.agent_defs import AgentDef, AgentDefs, stricter_mode
 from monkey.agent.background import Finished
 from monkey.agent.loop import Agent, AgentOptions
-from monkey.agent.prompts import load_prompt
-from monkey.agent.skills import Skills
+from monkey.prompts import load_prompt
+from monkey.extensions.skills import Skills
 from monkey.events import (CheckpointCreated, Event, Handoff, SessionEnded, SubagentCompleted, SubagentStarted,
                            ToolResult, TurnCompleted)
 from monkey.ids import new_id
@@ -204,7 +204,7 @@ class TaskTool(Tool[TaskArgs]):
         )
         context = None
         if parent.context is not None:
-            from monkey.agent.context import ContextManager
+            from monkey.context.window import ContextManager
 
             context = ContextManager(backend, settings=parent.context.settings)
         child = Agent(backend=backend, workspace=parent.workspace, tools=tools, approver=parent.approver,

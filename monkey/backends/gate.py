@@ -10,7 +10,7 @@ modes, grants, protected paths and the person's dialog are the same as for monke
 tools. The backend answers the agent with the decision, and calls :meth:`ToolGate.done`
 once the agent reports the call's result (the loop closes the call's checkpoint then).
 
-This module names what the backends use; :mod:`monkey.agent.external_gate` implements it
+This module names what the backends use; :mod:`monkey.permissions.external_gate` implements it
 (the backends never import the agent layer).
 """
 
@@ -62,7 +62,7 @@ class GateAnswer:
 
 
 class ToolGate(Protocol):
-    """What the agent loop gives an external backend for one turn (see :mod:`monkey.agent.external_gate`)."""
+    """What the agent loop gives an external backend for one turn (see :mod:`monkey.permissions.external_gate`)."""
 
     async def decide(self, call: GateCall) -> GateAnswer:
         """Decide ``call`` with monkey's engine (and, when it asks, a person); may wait for them."""

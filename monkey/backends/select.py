@@ -123,7 +123,7 @@ def _create_one(
     workspace: Path | None = None,
 ) -> Backend:
     if name.startswith("plugin:"):
-        from monkey.backends.plugin import create_plugin_backend
+        from monkey.backends.plugin.backend import create_plugin_backend
 
         return create_plugin_backend(name.removeprefix("plugin:"), config=config, model=model, env=env,
                                      workspace=workspace)

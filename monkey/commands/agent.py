@@ -11,15 +11,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from monkey.agent.approval import ApprovalPolicy, Approver, HeadlessApprover, RuleError
+from monkey.permissions.approval import ApprovalPolicy, Approver, HeadlessApprover, RuleError
 from monkey.agent.budget import Limits
-from monkey.agent.switch import BackendSwitcher
+from monkey.session.switch import BackendSwitcher
 from monkey.backends.base import Backend, BackendError
 from monkey.config import Config, ConfigError, load_config, monkey_home
 from monkey.events import CheckpointCreated, Event, TurnCompleted
-from monkey.output import EXIT_CODES
+from monkey.line.output import EXIT_CODES
 from monkey.safe_text import escape_controls
-from monkey.terminal import Terminal
+from monkey.line.terminal import Terminal
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
@@ -65,9 +65,9 @@ class Setup:
 
         Returns the agent and one message per interrupted change that the guard repaired.
         """
-        from monkey.agent.hooks import Hooks, parse_hooks
-        from monkey.agent.instructions import load_instructions
-        from monkey.agent.skills import discover
+        from monkey.extensions.hooks import Hooks, parse_hooks
+        from monkey.extensions.instructions import load_instructions
+        from monkey.extensions.skills import discover
         from monkey.agent.loop import Agent, AgentOptions
         from monkey.config import monkey_home
         from monkey.tools.base import ShellSettings
@@ -208,7 +208,7 @@ def make_policy(config: Config, args: argparse.Namespace) -> ApprovalPolicy:
         UsageError: a bad rule, or a mode that contradicts ``--no-approval``.
     """
     from monkey.modes import ModeError, parse_mode
-    from monkey.user_rules import add_rules
+    from monkey.permissions.user_rules import add_rules
 
     try:
         flagged = parse_mode(args.mode) if getattr(args, "mode", None) else None
@@ -256,7 +256,7 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
     compact_at = getattr(args, "compact_at", None) or config.context.compact_at
     if not 0 < compact_at <= 1:
         raise UsageError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
-    from monkey.agent.policies import POLICIES
+    from monkey.context.policies import POLICIES
 
     unknown = [p for p in config.context.policies if p not in POLICIES]
     if unknown:
@@ -264,7 +264,7 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
                          f"{', '.join(sorted(POLICIES))}")
     policy = make_policy(config, args)
     try:
-        from monkey.agent.hooks import parse_hooks
+        from monkey.extensions.hooks import parse_hooks
 
         parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
     except ValueError as exc:
@@ -324,7 +324,7 @@ def ask_to_trust(workspace: Path, keys: list[str]) -> bool:
     """Ask on the terminal whether to trust ``workspace``'s ``.monkey/`` (never without one); True if trusted now."""
     from monkey.config import monkey_home
     from monkey.safe_text import escape_controls
-    from monkey.terminal import Terminal
+    from monkey.line.terminal import Terminal
     from monkey.trust import trust
 
     terminal = Terminal.open()
@@ -379,8 +379,8 @@ def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyp
 
 def _context_manager(backend: Backend, config: Config, compact_at: float):  # type: ignore[no-untyped-def]
     """Counting, eliding and compaction settings from ``[context]`` and ``--compact-at``."""
-    from monkey.agent.context import ContextManager, ContextSettings
-    from monkey.agent.policies import PolicySettings
+    from monkey.context.window import ContextManager, ContextSettings
+    from monkey.context.policies import PolicySettings
 
     c = config.context
     settings = ContextSettings(window=c.window, compact_at=compact_at, keep_tool_results=c.keep_tool_results,
@@ -395,7 +395,7 @@ def _interactive_terminal() -> bool:
 
 
 def _make_sink(fmt: str):  # type: ignore[no-untyped-def]
-    from monkey import output
+    from monkey.line import output
 
     if fmt == "stream-json":
         return output.StdoutGuard(output.StreamJsonSink(sys.stdout.buffer))
@@ -413,7 +413,7 @@ async def _drive(agent: Agent, task: str, sink, *, continue_: bool = False,  # t
 
     Every event goes to the session store, then to ``sink``: all but the streaming deltas are
     committed before they are shown (:meth:`~monkey.store.Recorder.keep`). A sink that returns False
-    cannot show anything more (see :class:`~monkey.output.StdoutGuard`): the task is
+    cannot show anything more (see :class:`~monkey.line.output.StdoutGuard`): the task is
     cancelled. The ids of the checkpoints the run took are appended to ``checkpoints``.
     ``workflow``: makes the :class:`~monkey.workflow.runner.Workflow` to run instead of one turn.
     """
@@ -564,7 +564,7 @@ def run_agent_command(args: argparse.Namespace) -> int:
 
         approver = TuiApprover()
     elif (terminal := Terminal.open()) is not None:
-        from monkey.repl import InlineApprover
+        from monkey.line.repl import InlineApprover
 
         approver = InlineApprover(terminal)
     else:  # nobody can answer: the rules and the headless policy decide
@@ -600,10 +600,10 @@ def run_agent_command(args: argparse.Namespace) -> int:
                        notices=setup.notices, inline=getattr(args, "inline", False))
     assert setup.agent is not None
     if task is None:
-        from monkey.repl import run_repl
+        from monkey.line.repl import run_repl
 
         return run_repl(setup.agent, continue_=args.continue_, resume=resume, switcher=setup.switcher)
-    from monkey import output
+    from monkey.line import output
     from monkey.store import StoreError
 
     sink = _make_sink(args.output_format)

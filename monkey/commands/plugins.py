@@ -50,7 +50,7 @@ def _shown(text: Any) -> str:
 class _Context:
     def __init__(self, args: argparse.Namespace) -> None:
         from monkey.config import load_config, monkey_home
-        from monkey.plugins.discovery import discover
+        from monkey.backends.plugin.discovery import discover
 
         self.workspace = Path(args.cwd or os.getcwd()).resolve()
         self.home = monkey_home()
@@ -58,14 +58,14 @@ class _Context:
         self.catalog = discover(self.home, self.workspace, bool(self.config.approvals.trust_project))
 
     def resolve(self, name: str):  # type: ignore[no-untyped-def]
-        from monkey.plugins.discovery import resolve
+        from monkey.backends.plugin.discovery import resolve
 
         return resolve(name, self.catalog, self.config.plugins, self.config.agents)
 
 
 def run_plugins_command(args: argparse.Namespace) -> int:
     from monkey.config import ConfigError
-    from monkey.plugins.discovery import PluginError
+    from monkey.backends.plugin.discovery import PluginError
 
     action = getattr(args, "plugins_command", None)
     if action is None:
@@ -86,8 +86,8 @@ def run_plugins_command(args: argparse.Namespace) -> int:
 async def _check(resolved, timeout: float) -> tuple[str, str]:  # type: ignore[no-untyped-def]
     """``(status, detail)``: ``available`` with the model, or ``unavailable`` / ``error`` with why."""
     from monkey.backends.base import BackendError
-    from monkey.plugins.discovery import PluginError
-    from monkey.plugins.host import PluginHost
+    from monkey.backends.plugin.discovery import PluginError
+    from monkey.backends.plugin.host import PluginHost
 
     try:
         host = PluginHost(resolved)
@@ -103,7 +103,7 @@ async def _check(resolved, timeout: float) -> tuple[str, str]:  # type: ignore[n
 
 
 async def _list(ctx: _Context, args: argparse.Namespace) -> int:
-    from monkey.plugins.discovery import PluginError
+    from monkey.backends.plugin.discovery import PluginError
 
     rows: list[dict[str, Any]] = []
     names = list(ctx.catalog.plugins) + [a for a in ctx.config.agents if a not in ctx.catalog.plugins]
@@ -182,8 +182,8 @@ def _info(ctx: _Context, name: str) -> int:
 
 async def _validate(ctx: _Context, args: argparse.Namespace) -> int:
     from monkey.backends.base import BackendError
-    from monkey.plugins.discovery import PluginError, PluginSettings, Resolved
-    from monkey.plugins.manifest import ManifestError, load_manifest
+    from monkey.backends.plugin.discovery import PluginError, PluginSettings, Resolved
+    from monkey.backends.plugin.manifest import ManifestError, load_manifest
 
     target = args.target
     path = Path(target).expanduser()
@@ -214,14 +214,14 @@ async def _validate(ctx: _Context, args: argparse.Namespace) -> int:
                  f"capabilities {', '.join(manifest.capabilities) or 'none'}"))
     for warning in manifest.warnings:
         print(_shown(f"warn {warning}"))
-    from monkey.backends.plugin import PluginBackend
+    from monkey.backends.plugin.backend import PluginBackend
 
     try:
         backend = PluginBackend(resolved, workspace=ctx.workspace, handshake_timeout=args.timeout)
     except PluginError as exc:
         print(_shown(f"FAIL env: {exc}"))
         return 1
-    from monkey.plugins.host import PluginHost
+    from monkey.backends.plugin.host import PluginHost
 
     host = PluginHost(resolved)
     try:

@@ -80,7 +80,7 @@ def _port(args: argparse.Namespace) -> int:
 
 
 def _build(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from monkey.agent.approval import HeadlessApprover
+    from monkey.permissions.approval import HeadlessApprover
     from monkey.commands.agent import build_agent
     from monkey.mcp_server.approver import ClientApprover
     from monkey.mcp_server.host import ToolHost

@@ -18,7 +18,7 @@ from monkey.mcp_server.log import log
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
     from monkey.mcp_server.tasks import AgentTasks
     from monkey.session.replies import Level
 

@@ -35,7 +35,7 @@ from monkey.session.replies import (
 if TYPE_CHECKING:
     from monkey.modes import Mode
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
     from monkey.events import Event
     from monkey.store import Recorder, SessionStore
 
@@ -133,7 +133,7 @@ async def _compact(host: Host, rest: str) -> list[Reply]:
 
 async def _approvals(host: Host, rest: str) -> list[Reply]:
     from monkey.config import monkey_home
-    from monkey.user_rules import remove_rule, saved_rules
+    from monkey.permissions.user_rules import remove_rule, saved_rules
 
     policy = host.agent.policy
     home = monkey_home()
@@ -214,7 +214,7 @@ async def _memory(host: Host, rest: str) -> list[Reply]:
 
 
 async def _init(host: Host, rest: str) -> list[Reply]:
-    from monkey.agent.prompts import load_prompt
+    from monkey.prompts import load_prompt
 
     if host.working:
         return [Note(BUSY, "warning")]
@@ -239,8 +239,8 @@ async def _skills(host: Host, rest: str) -> list[Reply]:
 
 async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
     """``/NAME ARGUMENTS`` for a skill the person may invoke: a turn with its instructions."""
-    from monkey.agent.skill_tool import skill_text
-    from monkey.agent.skills import SkillError
+    from monkey.extensions.skill_tool import skill_text
+    from monkey.extensions.skills import SkillError
 
     skills = host.agent.options.skills
     skill = skills.get(name.removeprefix("/")) if skills is not None else None
@@ -412,7 +412,7 @@ async def _resume(host: Host, ref: str) -> list[Reply]:
 
 
 async def _switch(host: Host, name: str, rest: str) -> list[Reply]:
-    from monkey.agent.switch import switch_command
+    from monkey.session.switch import switch_command
 
     if host.working:
         return [Note(BUSY, "warning")]

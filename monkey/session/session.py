@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
     from monkey.session.stored import SessionHandle
     from monkey.events import Event
     from monkey.session.replies import Level, Reply
@@ -151,7 +151,7 @@ class Session:
     async def turn(self, text: str) -> AsyncIterator[Event]:
         """Like :meth:`send`, yielding each event once it is stored (and shown, or held to be
         shown with the events ready after it)."""
-        from monkey.agent.mentions import expand_mentions
+        from monkey.session.mentions import expand_mentions
         from monkey.agent.person_shell import shell_line
 
         command = shell_line(text)

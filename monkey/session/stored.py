@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from monkey.agent.loop import Agent
-from monkey.agent.memory import memory_from_events
+from monkey.extensions.memory import memory_from_events
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
 from monkey.store.lock import SessionLock, lock_owner
 from monkey.store.spent import Spent, session_spent
@@ -146,7 +146,7 @@ async def _mode_restored(store: SessionStore, agent: Agent) -> list[str]:
 async def _instructions_changed(store: SessionStore, agent: Agent) -> list[str]:
     """Lines for the instruction files that changed since the resumed session last started."""
     from monkey import events as ev
-    from monkey.agent.instructions import changes_since
+    from monkey.extensions.instructions import changes_since
 
     instructions = agent.options.instructions
     if instructions is None:

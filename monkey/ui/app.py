@@ -20,10 +20,10 @@ from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 
-from monkey.agent.approval import ApprovalPolicy, Approver
+from monkey.permissions.approval import ApprovalPolicy, Approver
 from monkey.config import UIConfig
 from monkey.events import Event, SubagentStarted
-from monkey.stop_signals import StopSignals
+from monkey.line.stop_signals import StopSignals
 from monkey.ui import bridge, memory
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
 from monkey.ui.widgets.app_header import AppHeader
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from monkey.session.stored import SessionHandle
     from monkey.session.session import Session
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
     from monkey.backends.base import Backend
 
 __all__ = ["MonkeyApp", "AgentSetup"]
@@ -202,7 +202,7 @@ class MonkeyApp(App[int]):
     def switcher(self) -> BackendSwitcher:
         """Builds backends for ``/model`` and ``/backend`` (from the workspace's config if not given)."""
         if self._switcher is None:
-            from monkey.agent.switch import BackendSwitcher
+            from monkey.session.switch import BackendSwitcher
 
             self._switcher = BackendSwitcher.for_workspace(self.workspace)
         return self._switcher

@@ -47,7 +47,7 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
 
 def _print_scrollback(app) -> None:  # type: ignore[no-untyped-def]
     """``--inline``: the region the app drew is gone; the conversation goes into the scrollback."""
-    from monkey.output import TextSink
+    from monkey.line.output import TextSink
 
     events, app.scrollback = app.scrollback, None
     if not events:
@@ -60,7 +60,7 @@ def _print_scrollback(app) -> None:  # type: ignore[no-untyped-def]
 
 def _task_ended(app) -> int:  # type: ignore[no-untyped-def]
     """``--tui --task``: the answer stays on the terminal after the app closes; the status says how it ended."""
-    from monkey.output import EXIT_CODES
+    from monkey.line.output import EXIT_CODES
     from monkey.safe_text import escape_controls
 
     if not app.last_reason:  # quit before the task's turn ended

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from monkey.agent.approval import ApprovalPolicy, Rule, RuleError, build_request, grant_for
+from monkey.permissions.approval import ApprovalPolicy, Rule, RuleError, build_request, grant_for
 
 
 def shell(command: str) -> dict:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import pytest
 
-from monkey.agent.approval import ApprovalPolicy, Decision
+from monkey.permissions.approval import ApprovalPolicy, Decision
 
 
 def DENY(line: str) -> Decision | None:  # noqa: N802 - named like the policy it stands for

@@ -10,13 +10,13 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monkey.agent.policies import (
+from monkey.context.policies import (
     PolicySettings,
     compress_failed_attempts,
     drop_completed_tool_calls,
     summarize_subagent_chatter,
 )
-from monkey.agent.tokens import approx_tokens
+from monkey.context.tokens import approx_tokens
 from monkey.events import ToolCallSpec
 from monkey.messages import Message
 
@@ -122,7 +122,7 @@ def test_the_steps_keep_every_call_paired_and_move_in_steps(shapes, keep, step, 
 
 async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_node(
         tmp_path: Path, monkey_home: Path) -> None:
-    from monkey.agent.context import ContextManager, ContextSettings
+    from monkey.context.window import ContextManager, ContextSettings
     from monkey.agent.loop import Agent, AgentOptions
     from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
     from monkey.events import ContextEdited, ContextUsage

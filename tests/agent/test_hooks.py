@@ -166,8 +166,8 @@ async def _open_session(agent):  # type: ignore[no-untyped-def]
 
 
 async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
-    from monkey.agent.approval import ApprovalRequest, Decision
-    from monkey.agent.hooks import Hooks, parse_hooks
+    from monkey.permissions.approval import ApprovalRequest, Decision
+    from monkey.extensions.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptCall, ScriptTurn
     from tests.store.conftest import make_agent
 
@@ -201,7 +201,7 @@ async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
 
 
 async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_path: Path) -> None:
-    from monkey.agent.hooks import Hooks, parse_hooks
+    from monkey.extensions.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptTurn
     from tests.store.conftest import make_agent
 
@@ -234,7 +234,7 @@ async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_p
 
 
 async def test_session_start_runs_again_for_a_session_opened_in_the_same_process(tmp_path: Path) -> None:
-    from monkey.agent.hooks import Hooks, parse_hooks
+    from monkey.extensions.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptTurn
     from tests.store.conftest import make_agent
 
@@ -255,7 +255,7 @@ async def test_session_start_runs_again_for_a_session_opened_in_the_same_process
 
 async def test_a_sub_agent_runs_subagent_start_and_stop_and_its_calls_run_the_tool_hooks(
         tmp_path: Path, monkey_home: Path) -> None:
-    from monkey.agent.hooks import Hooks, parse_hooks
+    from monkey.extensions.hooks import Hooks, parse_hooks
     from tests.agent.test_subagents import collect, root_agent, task
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from monkey.agent.instructions import changes_since, load_instructions
+from monkey.extensions.instructions import changes_since, load_instructions
 from tests.conftest import init_git_workspace, run_monkey
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 

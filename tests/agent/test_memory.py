@@ -122,7 +122,7 @@ def test_an_edited_conversation_still_reads_its_prefix_from_the_prompt_cache(
 
 
 async def test_the_project_memory_is_kept_with_memory_add_and_reaches_the_model(tmp_path: Path) -> None:
-    from monkey.agent.instructions import load_instructions
+    from monkey.extensions.instructions import load_instructions
     from monkey.backends.scripted import ScriptTurn
     from monkey.session.session import Session
     from tests.store.conftest import ListSink, make_agent

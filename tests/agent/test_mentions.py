@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from monkey.agent.mentions import expand_mentions, mention_completions
+from monkey.session.mentions import expand_mentions, mention_completions
 
 
 def test_a_mentioned_file_is_attached_after_the_message(workspace: Path) -> None:

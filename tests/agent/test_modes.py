@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from monkey.agent.approval import PLAN_REFUSAL, ApprovalPolicy, rules_for
+from monkey.permissions.approval import PLAN_REFUSAL, ApprovalPolicy, rules_for
 from monkey.modes import ModeError, next_mode, parse_mode
 from tests.conftest import run_monkey, write_script
 
@@ -202,7 +202,7 @@ def test_plan_mode_runs_read_only_commands_and_refuses_the_rest(tmp_path: Path) 
 
 
 def test_a_rule_that_cannot_be_saved_still_holds_for_the_session(tmp_path: Path) -> None:
-    from monkey.user_rules import add_rules
+    from monkey.permissions.user_rules import add_rules
 
     (tmp_path / "config.toml").write_text("[approvals\nallow = [\n")  # broken since the session started
     policy = ApprovalPolicy()

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from monkey.agent.approval import ApprovalPolicy, Decision, HeadlessApprover
+from monkey.permissions.approval import ApprovalPolicy, Decision, HeadlessApprover
 from monkey.agent.loop import Agent
 from monkey.agent.plan_mode import approve_plan, reject_plan, send_back
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
@@ -201,7 +201,7 @@ def test_approve_plan_flag_goes_on_headless(workspace: Path, monkey_home: Path, 
 
 
 async def test_plan_mode_survives_compaction(workspace: Path) -> None:
-    from monkey.agent.context import ContextManager
+    from monkey.context.window import ContextManager
 
     turns = [ScriptTurn(text="looked " * 200), ScriptTurn(text="looked again " * 200), ScriptTurn(text="and more"),
              ScriptTurn(text="Summary: looked around."), write(), ScriptTurn(text="no")]

@@ -22,7 +22,7 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monkey.agent.approval import ApprovalPolicy
+from monkey.permissions.approval import ApprovalPolicy
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True)
 
@@ -155,7 +155,7 @@ def test_one_dangerous_flag_anywhere_sends_the_line_to_a_person(line: str) -> No
 
 
 def _by_the_grammar(line: str):  # type: ignore[no-untyped-def]
-    from monkey.agent import shell_parse
+    from monkey.permissions import shell_parse
 
     out = shell_parse.ParsedLine()
     tree = shell_parse._parser().parse(line.encode())
@@ -166,7 +166,7 @@ def _by_the_grammar(line: str):  # type: ignore[no-untyped-def]
 
 
 def _by_the_shortcut(line: str):  # type: ignore[no-untyped-def]
-    from monkey.agent import shell_parse
+    from monkey.permissions import shell_parse
 
     out = shell_parse.ParsedLine()
     words = shell_parse._plain_words(line)
@@ -189,7 +189,7 @@ _PLAIN_WORD = st.one_of(st.sampled_from(_BASH_WORDS),
 @settings(max_examples=200, deadline=None, derandomize=True)
 @given(st.lists(_PLAIN_WORD, max_size=5), st.sampled_from([" ", "  "]))
 def test_the_plain_word_shortcut_gives_what_the_grammar_gives(words: list[str], gap: str) -> None:
-    from monkey.agent.shell_parse import _plain_words
+    from monkey.permissions.shell_parse import _plain_words
 
     line = gap.join(words)
     if _plain_words(line) is not None:
@@ -200,7 +200,7 @@ def test_the_shortcut_agrees_on_every_plain_line_of_the_benchmark_corpus() -> No
     import sys
     from pathlib import Path
 
-    from monkey.agent.shell_parse import _plain_words
+    from monkey.permissions.shell_parse import _plain_words
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "tools"))
     from benchmarks.permissions import load_corpus

@@ -9,7 +9,7 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monkey.agent.skills import SkillError, discover, parse_skill, tool_rules
+from monkey.extensions.skills import SkillError, discover, parse_skill, tool_rules
 from tests.conftest import init_git_workspace, refuse_without_reason, run_monkey, write_script
 
 
@@ -81,8 +81,8 @@ def test_the_prompt_lists_names_and_descriptions_within_its_budget(tmp_path: Pat
 
 @given(st.text(max_size=200))
 def test_tool_rules_never_crash_and_name_only_known_tools(line: str) -> None:
-    from monkey.agent.approval import Rule
-    from monkey.agent.skills import Skill
+    from monkey.permissions.approval import Rule
+    from monkey.extensions.skills import Skill
 
     rules, _ = tool_rules(Skill("x", "d", Path("."), "user", (line,)))
     for rule in rules:

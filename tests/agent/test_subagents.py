@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from monkey.agent.agent_defs import discover_agents
-from monkey.agent.approval import ApprovalPolicy
+from monkey.permissions.approval import ApprovalPolicy
 from monkey.agent.budget import Limits
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.agent.subagents import Delegation, TaskTool, install_task_tool
@@ -270,7 +270,7 @@ async def test_a_child_with_children_does_not_wait_for_its_own_slot(workspace: P
 
 
 async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
-    from monkey.agent.approval import Decision
+    from monkey.permissions.approval import Decision
     from tests.fakes.approvers import AnsweringApprover
 
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
@@ -291,7 +291,7 @@ async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monke
 
 async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspace: Path,
                                                                                monkey_home: Path) -> None:
-    from monkey.agent.approval import Decision
+    from monkey.permissions.approval import Decision
     from tests.fakes.approvers import AnsweringApprover
 
     def write(path: str) -> dict[str, Any]:
@@ -345,7 +345,7 @@ async def test_a_definition_may_name_its_own_model(workspace: Path, monkey_home:
 
 
 def test_a_model_with_a_small_window_is_offered_no_sub_agents(workspace: Path, monkey_home: Path) -> None:
-    from monkey.agent.context import ContextManager
+    from monkey.context.window import ContextManager
 
     backend = ScriptedBackend(msgspec.convert({"turns": [], "context_window": 8192}, Script))
     agent = Agent(backend=backend, workspace=workspace, context=ContextManager(backend))

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from monkey.agent.loop import Agent
-from monkey.agent.switch import BackendSwitcher, switch_command
+from monkey.session.switch import BackendSwitcher, switch_command
 from monkey.config import ClaudeCodeConfig, Config
 from monkey.events import BackendChanged, Event, Usage
 
@@ -51,7 +51,7 @@ async def test_model_switch_keeps_the_conversation(tmp_path: Path, workspace: Pa
 
 
 async def test_context_manager_follows_the_new_backend(tmp_path: Path, workspace: Path) -> None:
-    from monkey.agent.context import ContextManager, ContextSettings
+    from monkey.context.window import ContextManager, ContextSettings
 
     switcher = _switcher(tmp_path, workspace, [{"text": "hi"}])
     backend = switcher.create("scripted", None)

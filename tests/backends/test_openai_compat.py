@@ -204,7 +204,7 @@ async def test_a_server_that_ignores_stream_sends_one_whole_completion():
 
 async def test_model_switch_checks_the_names_the_server_lists(llama_url, workspace: Path) -> None:
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher, switch_command
+    from monkey.session.switch import BackendSwitcher, switch_command
     from monkey.config import Config
 
     switcher = BackendSwitcher(Config(), workspace, flagged="openai", base_url=llama_url, env={})

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.agent.approval import ApprovalPolicy, ApprovalRequest, Decision
+from monkey.permissions.approval import ApprovalPolicy, ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.checkpoints.api import Checkpoints

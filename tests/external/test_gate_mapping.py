@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from monkey.agent.approval import ApprovalPolicy
+from monkey.permissions.approval import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.claude_code.tools import gate_call
 from monkey.backends.scripted import Script, ScriptedBackend

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from monkey.plugins.discovery import Catalog, PluginError, discover, resolve
-from monkey.plugins.manifest import ManifestError, load_manifest
+from monkey.backends.plugin.discovery import Catalog, PluginError, discover, resolve
+from monkey.backends.plugin.manifest import ManifestError, load_manifest
 
 SEED = '''version: "1"
 name: "ollama"

@@ -41,7 +41,7 @@ async def test_backend_command_switches_to_a_plugin_and_keeps_the_conversation(i
     import json
 
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher, switch_command
+    from monkey.session.switch import BackendSwitcher, switch_command
     from monkey.config import load_config
     from monkey.events import TextDelta
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monkey.plugins.rpc import BadLine, Frame, LineTooLong, RpcReader, kind
+from monkey.backends.plugin.rpc import BadLine, Frame, LineTooLong, RpcReader, kind
 
 texts = st.text(max_size=40)
 values = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | texts,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import msgspec
 
-from monkey.agent.context import ContextManager, ContextSettings
+from monkey.context.window import ContextManager, ContextSettings
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
 from monkey.events import Event

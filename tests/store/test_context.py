@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from monkey.agent.context import ContextManager, ContextSettings
+from monkey.context.window import ContextManager, ContextSettings
 from monkey.agent.loop import Agent
-from monkey.agent.tokens import BpeCounter, approx_tokens, counter_for, encoding_for_model, window_for
+from monkey.context.tokens import BpeCounter, approx_tokens, counter_for, encoding_for_model, window_for
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import ToolCallSpec
 from monkey.messages import Message

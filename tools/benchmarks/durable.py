@@ -5,7 +5,7 @@ prints it (:meth:`monkey.store.Recorder.keep`). This drives a realistic stream (
 streamed text, tool calls, checkpoints, output, results; about one event in ten must be
 committed) the way ``monkey agent --task`` does: events arrive on a queue, as the agent
 loop emits them, and each event handed back by ``keep`` goes to a
-:class:`~monkey.output.StreamJsonSink` writing to a pipe that a reader drains.
+:class:`~monkey.line.output.StreamJsonSink` writing to a pipe that a reader drains.
 
 - ``durable_stream``: events per second through the store and the sink together, when the
   events come faster than they can be stored (a burst: ``keep`` commits what is ready in
@@ -81,7 +81,7 @@ class _Pipe:
 
 async def _drive(events: list, path: Path | None, *, burst: bool) -> float:
     """Seconds to take ``events`` off a queue and show them (storing them first when ``path``)."""
-    from monkey.output import StreamJsonSink
+    from monkey.line.output import StreamJsonSink
     from monkey.store import Recorder, SessionStore
 
     queue: asyncio.Queue = asyncio.Queue()

@@ -50,7 +50,7 @@ def load_corpus(path: Path = CORPUS) -> list[str]:
 
 
 def _decide_all(policy, lines: list[str]) -> tuple[list[float], dict[str, int]]:  # type: ignore[no-untyped-def]
-    from monkey.agent.shell_parse import parse_line
+    from monkey.permissions.shell_parse import parse_line
 
     times: list[float] = []
     outcomes = {"allowed": 0, "asks": 0, "denied": 0}
@@ -76,7 +76,7 @@ def bench_permissions(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv or [])
     if args.sample < 0 or args.passes < 1:
         parser.error("--sample must be >= 0 and --passes >= 1")
-    from monkey.agent.approval import ApprovalPolicy
+    from monkey.permissions.approval import ApprovalPolicy
 
     lines = load_corpus()
     if args.sample:

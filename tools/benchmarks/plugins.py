@@ -2,7 +2,7 @@
 
 1. ``plugin_text_events``: a plugin answers ``agent.run`` with 100,000 ``text`` notifications
    (written as fast as it can), then ``complete`` and its response. monkey's side is
-   :class:`~monkey.backends.plugin.PluginBackend` streaming the run (process start, the
+   :class:`~monkey.backends.plugin.backend.PluginBackend` streaming the run (process start, the
    handshake, the JSON-RPC framing and decoding, one ``text_delta`` event per notification);
    the baseline, in the same run, starts the same plugin, sends the same three requests and
    reads its stdout line by line with ``json.loads`` per line. Events (lines) per second,
@@ -78,8 +78,8 @@ agent:
 
 
 def _plugin(folder: Path, mode: str, n: int, out: Path | None = None):  # type: ignore[no-untyped-def]
-    from monkey.plugins.discovery import PluginSettings, Resolved
-    from monkey.plugins.manifest import load_manifest
+    from monkey.backends.plugin.discovery import PluginSettings, Resolved
+    from monkey.backends.plugin.manifest import load_manifest
 
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "bench_plugin.py").write_text(PLUGIN)
@@ -90,7 +90,7 @@ def _plugin(folder: Path, mode: str, n: int, out: Path | None = None):  # type: 
 
 
 async def _ours(resolved, workspace: Path) -> float:  # type: ignore[no-untyped-def]
-    from monkey.backends.plugin import PluginBackend
+    from monkey.backends.plugin.backend import PluginBackend
     from monkey.events import TextDelta
     from monkey.messages import Message, ModelRequest
 
@@ -136,7 +136,7 @@ def _baseline(resolved) -> float:  # type: ignore[no-untyped-def]
 
 async def _round_trips(folder: Path, workspace: Path) -> tuple[list[float], list[float]]:
     from monkey.agent.loop import Agent, AgentOptions
-    from monkey.backends.plugin import PluginBackend
+    from monkey.backends.plugin.backend import PluginBackend
     from monkey.events import ToolResult
 
     out = folder.parent / "round_trips.json"

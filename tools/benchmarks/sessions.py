@@ -156,7 +156,7 @@ def _session_events(sid: str, turns: int) -> list:
 async def _resume(path: Path, sid: str) -> tuple[float, int, int]:
     import msgspec
 
-    from monkey.agent.prompts import render_system_prompt
+    from monkey.prompts import render_system_prompt
     from monkey.messages import ModelRequest
     from monkey.store import SessionStore
     from monkey.tools.registry import ToolRegistry

@@ -153,7 +153,7 @@ class PromptInput(TextArea):
 
     def _paths(self) -> list[str]:
         """The ``@path`` completions for the mention at the cursor (none when there is no mention)."""
-        from monkey.agent.mentions import mention_completions
+        from monkey.session.mentions import mention_completions
 
         found = self._mention()
         if found is None or self.workspace is None:

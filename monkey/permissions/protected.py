@@ -18,7 +18,7 @@ import os
 from collections.abc import Iterable
 from pathlib import Path
 
-from monkey.agent.read_only import is_read_only
+from monkey.permissions.read_only import is_read_only
 from monkey.tools.workspace import is_protected_name
 
 __all__ = ["protected_file", "protected_command"]

@@ -2,7 +2,7 @@
 
 Before each model call the loop asks :meth:`ContextManager.prepare` for the messages to
 send. It counts the request (cached per message) and runs the policy stack in order
-(``ContextSettings.policies``): the editing steps of :mod:`monkey.agent.policies`
+(``ContextSettings.policies``): the editing steps of :mod:`monkey.context.policies`
 (failed attempts, sub-agents' transcripts, old tool calls), then ``elide_tool_results``:
 past ``elide_at`` of the window old completed tool results (all but the last
 ``keep_tool_results``) go as a one-line placeholder; and ``compact``: past ``compact_at``
@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from monkey.agent.policies import DEFAULT_STACK, PolicySettings, apply_policy
-from monkey.agent.prompts import load_prompt
-from monkey.agent.tokens import TokenCounter, counter_for, message_tokens, window_for
+from monkey.context.policies import DEFAULT_STACK, PolicySettings, apply_policy
+from monkey.prompts import load_prompt
+from monkey.context.tokens import TokenCounter, counter_for, message_tokens, window_for
 from monkey.backends.base import Backend, BackendError
 from monkey.events import ContextCompacted, ContextEdited, ContextUsage, Error, Event, MessageCompleted, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
@@ -94,7 +94,7 @@ class ContextSettings:
     keep_fraction: float = 0.3
     """The newest messages kept verbatim by a compaction take at most this fraction of the window."""
     policies: tuple[str, ...] = DEFAULT_STACK
-    """The steps run before each model call, in order (see :mod:`monkey.agent.policies`)."""
+    """The steps run before each model call, in order (see :mod:`monkey.context.policies`)."""
     policy: PolicySettings = field(default_factory=PolicySettings)
     """The editing steps' settings."""
 

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import msgspec
 
-from monkey.agent.skills import Skill, SkillError, Skills
+from monkey.extensions.skills import Skill, SkillError, Skills
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome, load_description
 
 __all__ = ["SkillTool", "SkillArgs", "skill_text"]

@@ -19,9 +19,9 @@ from monkey.session.commands import COMMANDS
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
     from monkey.checkpoints.api import CheckpointInfo
-    from monkey.output import TextSink
+    from monkey.line.output import TextSink
     from monkey.session.replies import Reply
     from monkey.session.session import Session
     from monkey.store import SessionInfo
@@ -268,7 +268,7 @@ async def _resume(state: ReplState, session_id: str) -> None:
 def _copy(text: str, what: str) -> None:
     """Put ``text`` on the clipboard through the terminal (OSC 52)."""
     from monkey.session.commands import copied_note
-    from monkey.terminal import Terminal, clipboard_sequence
+    from monkey.line.terminal import Terminal, clipboard_sequence
 
     terminal = Terminal.open()
     if terminal is None:

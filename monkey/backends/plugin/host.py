@@ -28,8 +28,8 @@ from typing import Any
 
 from monkey.backends.base import BackendError
 from monkey.backends.supervise import AgentProcess, ChildSpec
-from monkey.plugins.discovery import PluginError, Resolved
-from monkey.plugins.rpc import UNSET, BadLine, Frame, LineTooLong, RpcReader, error_response, kind, request
+from monkey.backends.plugin.discovery import PluginError, Resolved
+from monkey.backends.plugin.rpc import UNSET, BadLine, Frame, LineTooLong, RpcReader, error_response, kind, request
 from monkey.process import scrub_env
 
 __all__ = ["InitInfo", "PluginHost", "plugin_env"]

@@ -8,15 +8,15 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from monkey.agent.approval import ApprovalRequest, Decision, stopped_by_user
+from monkey.permissions.approval import ApprovalRequest, Decision, stopped_by_user
 from monkey.agent.loop import Agent
-from monkey.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command
+from monkey.line.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command
 from monkey.safe_text import escape_controls
-from monkey.stop_signals import StopSignals
-from monkey.terminal import Terminal
+from monkey.line.stop_signals import StopSignals
+from monkey.line.terminal import Terminal
 
 if TYPE_CHECKING:
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
 
 __all__ = ["InlineApprover", "run_repl", "HELP"]
 
@@ -24,7 +24,7 @@ __all__ = ["InlineApprover", "run_repl", "HELP"]
 class InlineApprover:
     """Asks on the terminal: ``y`` once, ``a`` for this session, ``n`` deny (with a reason).
 
-    The question goes to the terminal itself (:class:`~monkey.terminal.Terminal`), never to
+    The question goes to the terminal itself (:class:`~monkey.line.terminal.Terminal`), never to
     standard output, so ``--task ... > out.txt`` asks on the screen and keeps the file clean.
     Keys typed before the question appeared are dropped, and the prompt leaves SIGINT to
     monkey (Ctrl-C during the prompt is a key that stops the turn; after it, Ctrl-C cancels).
@@ -176,7 +176,7 @@ def _between_turns() -> None:
 
 
 async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: BackendSwitcher) -> int:
-    from monkey.output import TextSink
+    from monkey.line.output import TextSink
     from monkey.store import StoreError
 
     sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
@@ -291,7 +291,7 @@ def run_repl(agent: Agent, *, continue_: bool = False, resume: str | None = None
     ``switcher`` builds the backends ``/model`` and ``/backend`` switch to (default: from
     the workspace's config, without command-line flags).
     """
-    from monkey.agent.switch import BackendSwitcher
+    from monkey.session.switch import BackendSwitcher
 
     if switcher is None:
         switcher = BackendSwitcher.for_workspace(agent.workspace)

@@ -22,7 +22,7 @@ boundary moves.
   and their long arguments a length.
 
 ``elide_tool_results`` and ``compact`` are the context manager's own threshold steps
-(see :mod:`monkey.agent.context`); they can be placed in the stack by name.
+(see :mod:`monkey.context.window`); they can be placed in the stack by name.
 """
 
 from __future__ import annotations

@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from monkey.agent.sed_script import only_reads
-from monkey.agent.shell_parse import Origin, ParsedLine, parse_line
+from monkey.permissions.sed_script import only_reads
+from monkey.permissions.shell_parse import Origin, ParsedLine, parse_line
 
 __all__ = ["ReadOnly", "is_read_only", "reads_denied"]
 

@@ -1,8 +1,8 @@
 """The ``plugin:NAME`` backend: an agent plugin (JSON-RPC 2.0 on stdio) runs each turn.
 
-One turn is one ``agent.run``: the plugin is started (:class:`~monkey.plugins.host.PluginHost`),
+One turn is one ``agent.run``: the plugin is started (:class:`~monkey.backends.plugin.host.PluginHost`),
 ``agent.init`` and ``agent.available`` are asked (not available: a one-line error before any
-work), and the conversation is handed over (:mod:`monkey.plugins.handover`). Its ``stream``
+work), and the conversation is handed over (:mod:`monkey.backends.plugin.handover`). Its ``stream``
 notifications become monkey's events: ``text`` → ``text_delta``, ``thinking`` →
 ``thinking_delta``, ``usage`` → ``usage``, ``error`` → ``error`` (not fatal), ``complete``
 notes the end; any other type is a ``raw`` event, counted in :attr:`PluginBackend.unknown`.
@@ -38,10 +38,10 @@ from monkey.backends.base import BackendError
 from monkey.events import Error, Event, MessageCompleted, Raw, TextDelta, ThinkingDelta, ToolCallSpec, Usage
 from monkey.ids import new_id
 from monkey.messages import ModelRequest
-from monkey.plugins.discovery import Resolved
-from monkey.plugins.handover import run_params
-from monkey.plugins.host import PluginHost, plugin_env
-from monkey.plugins.rpc import BadLine, Frame, kind
+from monkey.backends.plugin.discovery import Resolved
+from monkey.backends.plugin.handover import run_params
+from monkey.backends.plugin.host import PluginHost, plugin_env
+from monkey.backends.plugin.rpc import BadLine, Frame, kind
 
 __all__ = ["PluginBackend"]
 
@@ -297,7 +297,7 @@ def create_plugin_backend(name: str, *, config: Any, model: str | None, env: Map
     """The backend ``plugin:NAME`` (a plugin or an ``[agents]`` alias) in ``workspace``; raises
     :class:`BackendError` (``invalid_request``) when it cannot be found or configured."""
     from monkey.config import monkey_home
-    from monkey.plugins.discovery import PluginError, discover, resolve
+    from monkey.backends.plugin.discovery import PluginError, discover, resolve
 
     ws = (workspace or Path.cwd()).resolve()
     catalog = discover(home or monkey_home(), ws, bool(config.approvals.trust_project))

@@ -64,9 +64,9 @@ class BackendSwitcher:
                               env=self.env, workspace=self.workspace)
 
     def plugin_backends(self) -> list[str]:
-        """``plugin:NAME`` of every agent plugin and alias found (see :mod:`monkey.plugins.discovery`)."""
+        """``plugin:NAME`` of every agent plugin and alias found (see :mod:`monkey.backends.plugin.discovery`)."""
         from monkey.config import monkey_home
-        from monkey.plugins.discovery import discover
+        from monkey.backends.plugin.discovery import discover
 
         found = discover(monkey_home(), self.workspace, bool(self.config.approvals.trust_project)).plugins
         return [f"plugin:{n}" for n in [*found, *(a for a in self.config.agents if a not in found)]]

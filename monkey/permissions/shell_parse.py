@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 
-from monkey.agent.shell_runners import inner_commands
+from monkey.permissions.shell_runners import inner_commands
 from monkey.safe_text import has_hidden
 
 __all__ = ["Origin", "ParsedLine", "parse_line"]

@@ -3,9 +3,9 @@
 Plugins are folders holding a ``plugin.yaml``, looked for (later overriding earlier, by the
 manifest's ``name``) in:
 
-- the plugins shipped with monkey (``monkey/plugins/examples/``: the OpenAI-compatible agent);
+- the plugins shipped with monkey (``monkey/backends/plugin/examples/``: the OpenAI-compatible agent);
 - ``plugins/`` in the monkey home;
-- ``.monkey/plugins/`` of the project, in a trusted folder only (a repository's plugin is a
+- ``.monkey/backends/plugin/`` of the project, in a trusted folder only (a repository's plugin is a
   program someone else wrote: it runs only once the person trusts the folder).
 
 monkey's config adds, per plugin, ``[plugins.NAME]`` (``env``, ``config`` sent with
@@ -23,7 +23,7 @@ from typing import Any
 
 import msgspec
 
-from monkey.plugins.manifest import MANIFEST, Manifest, ManifestError, load_manifest
+from monkey.backends.plugin.manifest import MANIFEST, Manifest, ManifestError, load_manifest
 
 __all__ = ["AliasSettings", "Catalog", "PluginError", "PluginSettings", "Resolved", "builtin_root", "discover",
            "plugin_roots", "resolve"]

@@ -6,9 +6,9 @@ vocabulary (:class:`~monkey.backends.gate.GateCall`) and is decided exactly as t
 decides its own calls, by the same code (the loop's ``_approve``, given to the gate):
 
 - a read tool (``file_read``, the searches) runs unless a deny rule covers it, as monkey's own;
-- ``shell_execute`` and the file tools go to :class:`~monkey.agent.approval.ApprovalPolicy`
+- ``shell_execute`` and the file tools go to :class:`~monkey.permissions.approval.ApprovalPolicy`
   (deny rules, mode, grants, allow rules, the protected set) and, when nothing decides, to
-  the :class:`~monkey.agent.approval.Approver` of this session (the app's dialog, the
+  the :class:`~monkey.permissions.approval.Approver` of this session (the app's dialog, the
   terminal's prompt, the headless refusal), with ``approval_requested`` /
   ``approval_resolved`` events stored before they are shown;
 - a file path monkey's own file tools would refuse (``.git/``, ``.monkey/``, outside the
@@ -27,7 +27,7 @@ from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from monkey.agent.approval import FILE_TOOLS, SHELL_TOOL, ApprovalPolicy, Decision
+from monkey.permissions.approval import FILE_TOOLS, SHELL_TOOL, ApprovalPolicy, Decision
 from monkey.backends.gate import READ_TOOLS, GateAnswer, GateCall
 from monkey.events import ApprovalResolved, Event, ToolCallSpec
 from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError
@@ -42,7 +42,7 @@ Approve = Callable[..., Awaitable[tuple[Decision, float]]]
 Begin = Callable[[ToolCallSpec, list[str], int, Emit], Awaitable[Any]]
 Finish = Callable[[Any, bool, Emit], Awaitable[None]]
 PreHooks = Callable[[ToolCallSpec], Awaitable[Any]]
-"""The loop's PreToolUse hooks for one call: a :class:`~monkey.agent.hooks.HookResult` or None."""
+"""The loop's PreToolUse hooks for one call: a :class:`~monkey.extensions.hooks.HookResult` or None."""
 
 
 class _AsAsked:

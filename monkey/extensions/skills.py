@@ -92,24 +92,13 @@ def _read(path: Path) -> str:
 
 
 def _split(text: str, folder: Path) -> tuple[dict[str, Any], str]:
-    """The front matter (parsed with ``yaml.safe_load``) and the body."""
-    import yaml
+    """The front matter and the body of ``folder``'s ``SKILL.md``."""
+    from monkey.extensions.front_matter import FrontMatterError, split_front_matter
 
-    lines = text.lstrip("\ufeff").splitlines(keepends=True)
-    if not lines or lines[0].strip() != "---":
-        raise SkillError(f"{folder / 'SKILL.md'}: no front matter (it must start with a line ---)")
-    end = next((i for i, line in enumerate(lines[1:], 1) if line.strip() == "---"), None)
-    if end is None:
-        raise SkillError(f"{folder / 'SKILL.md'}: the front matter has no closing line ---")
     try:
-        meta = yaml.safe_load("".join(lines[1:end])) or {}
-    except yaml.YAMLError as exc:
-        where = getattr(exc, "problem_mark", None)
-        line = f" (line {where.line + 2})" if where is not None else ""
-        raise SkillError(f"{folder / 'SKILL.md'}: the front matter is not valid YAML{line}") from None
-    if not isinstance(meta, dict):
-        raise SkillError(f"{folder / 'SKILL.md'}: the front matter must be a mapping of keys")
-    return meta, "".join(lines[end + 1:])
+        return split_front_matter(text, folder / "SKILL.md")
+    except FrontMatterError as exc:
+        raise SkillError(str(exc)) from None
 
 
 def parse_skill(folder: Path, source: Source) -> Skill:

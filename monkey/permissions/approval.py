@@ -12,7 +12,7 @@ a grant for a prefix: ``git status; rm -rf x`` does not match ``git status``. It
 be approved by a person, for that exact line.
 
 The policy's :mod:`mode <monkey.modes>` says how much runs without asking; deny rules
-decide first in every mode, and :mod:`protected <monkey.agent.protected>` calls need a person's
+decide first in every mode, and :mod:`protected <monkey.permissions.protected>` calls need a person's
 approval of that exact call whatever the mode, rules and grants say.
 """
 
@@ -28,10 +28,10 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from monkey.safe_text import escape_controls, invisible_warnings
-from monkey.agent.read_only import ReadOnly, reads_denied
+from monkey.permissions.read_only import ReadOnly, reads_denied
 from monkey.modes import DESCRIPTIONS, Mode
-from monkey.agent.protected import protected_command, protected_file
-from monkey.agent.shell_parse import ParsedLine, parse_line
+from monkey.permissions.protected import protected_command, protected_file
+from monkey.permissions.shell_parse import ParsedLine, parse_line
 from monkey.tools.command_line import needs_shell, split_command
 from monkey.tools.errors import ToolError
 from monkey.tools.workspace import rule_paths
