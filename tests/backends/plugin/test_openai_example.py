@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.conftest import run_monkey
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.plugins.test_plugin_text import task
+from tests.backends.plugin.test_plugin_text import task
 
 
 def configure(home: Path, url: str, extra: str = "") -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import monkey_env, pids_running
-from tests.plugins.test_plugin_text import task
+from tests.backends.plugin.test_plugin_text import task
 
 FAST = "idle_timeout = 1.0\ngrace = 0.5\n"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pexpect
 
 from tests.conftest import monkey_env
-from tests.plugins.test_plugin_tools import WRITE, results
+from tests.backends.plugin.test_plugin_tools import WRITE, results
 
 
 def spawn(workspace: Path, home: Path, name: str) -> pexpect.spawn:

@@ -11,8 +11,8 @@ import pytest
 
 from tests.conftest import run_monkey
 from tests.fakes.ollama_server import FakeOllama
-from tests.plugins.test_manifest import SEED
-from tests.plugins.test_plugin_text import task
+from tests.backends.plugin.test_manifest import SEED
+from tests.backends.plugin.test_plugin_text import task
 
 OLLAMA = Path(__file__).resolve().parent / "ollama"
 ALIAS = '''

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tools" / "bench.py"
 KEYS = {"name", "value", "unit", "baseline_name", "baseline_value", "ratio", "target", "ok", "lines", "passes",
         "p95_ms", "allowed", "asks", "denied", "spawn_in_a_row_ms", "ratio_to_spawn_in_a_row"}
