@@ -131,6 +131,7 @@ class WriteWatch:
         self._linked: list[int] = []
         """Numbers at which a file with several hard links was written outside the workspace."""
         self._single: set[tuple[bytes, bytes]] = set()
+        self._suspects: dict[tuple[bytes, bytes], int] = {}
         self._folders: dict[bytes, str | None] = {}
         self._windows: dict[int, int] = {}
         self._stopped = False
@@ -254,23 +255,23 @@ class WriteWatch:
 
     def _outside_write(self, handle: bytes, name: bytes) -> None:
         """A file written outside the workspace may be a hard link of one inside it, whose
-        content then changed with no event of its own: note it when it has several links."""
-        if (handle, name) in self._single:
+        content then changed with no event of its own: one with several links is a suspect,
+        looked at again at the next :meth:`sync` (a file that was only linked for a moment,
+        as git links its objects into place, is gone by then)."""
+        key = (handle, name)
+        if key in self._single or key in self._suspects:
             return
-        try:
-            fd = _open_handle(self._mount, handle)
-        except OSError:
-            return
-        try:
-            st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-        except OSError:
-            return
-        finally:
-            os.close(fd)
-        if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
-            self._linked.append(self.seq)
-        elif len(self._single) < _MAX_FOLDERS:
-            self._single.add((handle, name))
+        links = _links(self._mount, handle, name)
+        if links > 1:
+            self._suspects[key] = self.seq
+        elif links == 1 and len(self._single) < _MAX_FOLDERS:
+            self._single.add(key)
+
+    def _judge_suspects(self) -> None:
+        for (handle, name), seq in self._suspects.items():
+            if _links(self._mount, handle, name) > 1:
+                self._linked.append(seq)
+        self._suspects.clear()
 
     def _verdict(self, pid: int) -> str:
         """Decided while the event is read: a live writer's ancestry, or the forks seen."""
@@ -309,6 +310,7 @@ class WriteWatch:
                     self._read_events()
                 except (OSError, ValueError):
                     self._forget()
+                self._judge_suspects()
             return self.seq
 
     def open(self) -> Window:
@@ -361,6 +363,7 @@ class WriteWatch:
         """Look again at every file written outside (after a full snapshot: links may be new)."""
         with self._lock:
             self._single.clear()
+            self._suspects.clear()
 
     def stop(self) -> None:
         """Stop listening (every event queued so far is read first)."""
@@ -446,6 +449,21 @@ class Window:
         if any(verdict != OURS for _, verdict in writes):
             return "written by a process that had ended before monkey could see whose it was"
         return ""
+
+
+def _links(mount_fd: int, handle: bytes, name: bytes) -> int:
+    """How many names the regular file ``name`` in a folder has (0: gone, or not a file)."""
+    try:
+        fd = _open_handle(mount_fd, handle)
+    except OSError:
+        return 0
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 0
 
 
 def _parent(pid: int) -> int | None:
