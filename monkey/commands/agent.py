@@ -264,12 +264,13 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
         raise UsageError(f"context.policies: unknown {', '.join(map(repr, unknown))}; expected some of "
                          f"{', '.join(sorted(POLICIES))}")
     policy = make_policy(config, args)
-    try:
+    if config.hooks:
         from monkey.agent.hooks import parse_hooks
 
-        parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+        try:
+            parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     from monkey.agent.subagent_limits import check_limits
 
     try:  # bad [subagents] limits are a usage error now (the loop is imported after the first frame)

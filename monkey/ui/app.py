@@ -23,7 +23,7 @@ from textual.containers import Horizontal, Vertical
 from monkey.config import UIConfig
 from monkey.events import Event
 from monkey.stop_signals import StopSignals
-from monkey.ui import bridge, memory
+from monkey.ui import memory
 from monkey.ui.agent_setup import AgentSetup
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
 from monkey.ui.subagents import SubagentBlocks
@@ -36,6 +36,7 @@ from monkey.ui.widgets.status_bar import StatusBar
 from monkey.ui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
+    from monkey.ui import bridge
     from monkey.session.stored import SessionHandle
     from monkey.session.session import Session
     from monkey.agent.loop import Agent
@@ -388,6 +389,8 @@ class MonkeyApp(App[int]):
         events go to its block under the ``task`` call)."""
         if self.scrollback is not None:
             self.scrollback.append(event)
+        from monkey.ui import bridge  # imported with the first event, after the first frame
+
         child = self._subagents.route(event)
         for message in bridge.translate_child(event) if child else bridge.translate(event):
             self.post_message(message)
