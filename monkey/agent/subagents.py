@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import msgspec
 
+from monkey.agent import subagent_limits
 from monkey.agent.agent_defs import AgentDef, AgentDefs, stricter_mode
 from monkey.agent.background import Finished
 from monkey.agent.loop import Agent, AgentOptions
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = ["TaskTool", "TaskArgs", "Delegation", "install_task_tool", "handoff_text", "MAX_DEPTH"]
 
-MAX_DEPTH = 5
+MAX_DEPTH = subagent_limits.MAX_DEPTH
 """The deepest ``max_depth`` may be set."""
 OWN_TOOLS = frozenset({"task", "skill", "exit_plan_mode"})  # exit_plan_mode: a child proposes no plan
 """Tools bound to the agent that has them (a child gets its own, not its parent's; the memory tools
@@ -82,10 +83,7 @@ class Delegation:
     """Children started so far, by agent name (numbers them: ``explore#1``, ``explore#2``)."""
 
     def __post_init__(self) -> None:
-        if not 1 <= self.max_depth <= MAX_DEPTH:
-            raise ValueError(f"[subagents] max_depth must be between 1 and {MAX_DEPTH}, got {self.max_depth}")
-        if self.max_parallel < 1 or self.max_per_turn < 1:
-            raise ValueError("[subagents] max_parallel and max_per_turn must be at least 1")
+        subagent_limits.check_limits(self.max_depth, self.max_parallel, self.max_per_turn)
 
 
 def install_task_tool(agent: Agent, delegation: Delegation, *, depth: int = 0,

@@ -7,7 +7,7 @@ agent's run) is everything that changed in the workspace meanwhile, whoever chan
 - a change another monkey call recorded in the shared journal during the same window
   (another session's ``file_write``, say) is that call's: it is dropped from this entry
   when that call's record explains it exactly, and marked not attributable otherwise;
-- where a :class:`~monkey.checkpoints.watch.WriteWatch` ran, a path some other program
+- where a :class:`~monkey.checkpoints.watch.Window` of the write watch covered the call, a path some other program
   wrote (or a process monkey could not identify) is marked not attributable;
 - without one, a path whose inode changed after the command had ended is marked, and so
   is everything when another shell command or external agent ran at the same time (in
@@ -25,7 +25,7 @@ import os
 from pathlib import Path
 
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
-from monkey.checkpoints.watch import WriteWatch
+from monkey.checkpoints.watch import Window
 
 __all__ = ["attribute", "KILLED"]
 
@@ -33,7 +33,7 @@ KILLED = ("monkey was stopped while the command ran and its last moment is unkno
           "cannot be told apart from other programs' changes")
 
 
-def attribute(journal: Journal, workspace: Path, entry: Entry, *, watch: WriteWatch | None, ended: float,
+def attribute(journal: Journal, workspace: Path, entry: Entry, *, watch: Window | None, ended: float,
               killed: bool = False) -> None:
     """Drop or mark the records of ``entry`` that monkey cannot be sure its own call made."""
     if killed:

@@ -57,8 +57,9 @@ def git_executable() -> str:
     return found
 
 
-def git_env(git_dir: Path, work_tree: Path | None) -> dict[str, str]:
-    """The whole environment of a shadow git command (nothing inherited but PATH/TMPDIR)."""
+def git_env(git_dir: Path, work_tree: Path | None, index: Path | None = None) -> dict[str, str]:
+    """The whole environment of a shadow git command (nothing inherited but PATH/TMPDIR);
+    ``index``: another index file than the shadow's own."""
     env = {k: os.environ[k] for k in _KEEP if k in os.environ}
     home = git_dir.parent
     env.update(
@@ -70,7 +71,7 @@ def git_env(git_dir: Path, work_tree: Path | None) -> dict[str, str]:
         GIT_CONFIG_GLOBAL=os.devnull,
         GIT_ATTR_NOSYSTEM="1",
         GIT_DIR=str(git_dir),
-        GIT_INDEX_FILE=str(git_dir / "index"),
+        GIT_INDEX_FILE=str(index or git_dir / "index"),
         GIT_TERMINAL_PROMPT="0",
         GIT_PAGER="cat",
         GIT_EDITOR="true",
@@ -92,6 +93,7 @@ def run_git(
     check: bool = True,
     timeout: float = 600,
     literal: bool = True,
+    index: Path | None = None,
 ) -> bytes:
     """Run one git command on the shadow repository and return its stdout.
 
@@ -108,7 +110,7 @@ def run_git(
             input=input,
             stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True,
-            env=git_env(git_dir, work_tree),
+            env=git_env(git_dir, work_tree, index),
             cwd=cwd,
             timeout=timeout,
             check=False,

@@ -7,7 +7,10 @@ the repository. Shell commands get a whole-tree snapshot before and after (the s
 index and git's stat cache make it cheap when little changed); the difference, minus what
 monkey cannot attribute to the command (``attribution``, with the ``watch`` where the
 platform has one), judged by the ignore rules from before it (``ignore``), is what the
-command changed; what the snapshots could not hold is named (``outside``).
+command changed; what the snapshots could not hold is named (``outside``). Where the write
+watch runs, it lives as long as the guard and the snapshots are brought forward from the
+last one by the paths written since (``live``), so they cost what changed; a full
+snapshot is taken where that cannot be sure to give the same tree.
 
 :meth:`CheckpointGuard.repair` finishes what a killed monkey left ``pending``.
 """
@@ -18,6 +21,7 @@ import fcntl
 import os
 import threading
 import time
+import weakref
 from pathlib import Path
 
 from monkey import children
@@ -29,8 +33,10 @@ from monkey.checkpoints.fsops import (FileState, PathError, missing_dirs, read_s
 from monkey.checkpoints.gitrun import GitError
 from monkey.checkpoints.ignore import reconcile, touches_gitignore
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
+from monkey.checkpoints.live import LiveTree
 from monkey.checkpoints.outside import judge
 from monkey.checkpoints.shadow import Outside, ShadowRepo, git_mode
+from monkey.checkpoints.trees import Trees
 from monkey.db import DatabaseError, db_path
 from monkey.ids import new_id
 
@@ -70,7 +76,12 @@ class CheckpointGuard:
         self._mutex = threading.Lock()
         self._owner = ""
         self._owner_fd: int | None = None
-        self._watches: dict[str, write_watch.WriteWatch] = {}
+        self.trees = Trees(self.shadow)
+        """The shadow's trees, read and written in process."""
+        self._live: LiveTree | None = None
+        self._stoppers: list[write_watch.WriteWatch] = []
+        weakref.finalize(self, _stop_all, self._stoppers)
+        self._windows: dict[str, write_watch.Window] = {}
         self._outside: dict[str, Outside] = {}
         self._beating: set[str] = set()
         self._beat_thread: threading.Thread | None = None
@@ -115,6 +126,28 @@ class CheckpointGuard:
         finally:
             os.close(fd)
         return False
+
+    def _live_tree(self) -> LiveTree | None:
+        """The workspace's tree kept current from the write watch (started on first use), or None
+        where no watch can run."""
+        if self._live is None:
+            watch = write_watch.start(self.workspace)
+            if watch is None:
+                return None
+            self._stoppers.append(watch)
+            self._live = LiveTree(self.trees, watch, self.max_file_size)
+        return self._live
+
+    @property
+    def watching(self) -> bool:
+        """Whether the write watch runs (shell commands' snapshots are then brought forward)."""
+        return self._live is not None
+
+    def close(self) -> None:
+        """Stop the write watch (the guard starts it again if it is used after)."""
+        with self._mutex:
+            self._live = None
+            _stop_all(self._stoppers)
 
     def _heartbeat(self, entry_id: str) -> None:
         """While a whole-tree change is pending, touch the owner lock every ``BEAT`` seconds, so a
@@ -192,28 +225,42 @@ class CheckpointGuard:
         cid = new_id("c")
         entry = Entry(id=cid, workspace=self.key, kind="change", state="pending", tool=tool,
                       session_id=session_id, turn=turn, call_id=call_id, owner=self._own())
-        watch = write_watch.start(self.workspace) if paths is None else None
+        live = self._live_tree() if paths is None else None
+        window = live.watch.open() if live is not None else None
         if paths is None:
             self._heartbeat(cid)
-        if watch is not None:
-            self._watches[cid] = watch
+        if window is not None:
+            self._windows[cid] = window
         try:
-            self._take(entry, paths)
+            self._take(entry, paths, window)
             self.journal.add(entry)
         except BaseException:
             self._outside.pop(cid, None)
             self._beating.discard(cid)
-            if watch is not None:
-                self._watches.pop(cid, None)
-                watch.stop()
+            if window is not None:
+                self._windows.pop(cid, None)
+                window.close()
             raise
         return entry
 
-    def _take(self, entry: Entry, paths: list[str] | None) -> None:
+    def _whole_tree(self, window: write_watch.Window | None) -> tuple[str, Outside, bool]:
+        """The workspace's tree now and what it cannot hold (call it holding the shadow's lock):
+        brought forward from the writes seen where it can be, else a full snapshot. The flag
+        says which (True: brought forward)."""
+        live, seq = self._live, (window.end if window.end is not None else window.start) if window else 0
+        got = live.current(seq) if live is not None and window is not None and not window.lost else None
+        if got is not None:
+            return got[0], got[1], True
+        tree, outside = self.shadow.snapshot(self.max_file_size)
+        if live is not None and window is not None:
+            live.reset(tree, outside, seq)
+        return tree, outside, False
+
+    def _take(self, entry: Entry, paths: list[str] | None, window: write_watch.Window | None = None) -> None:
         tool, cid = entry.tool, entry.id
         with self.shadow.locked():
             if paths is None:
-                tree, outside = self.shadow.snapshot(self.max_file_size)
+                tree, outside, _ = self._whole_tree(window)
                 self._outside[cid] = outside
                 if outside.skipped:
                     entry.note = (f"not in the snapshot (over {human_size(self.max_file_size)}): "
@@ -248,35 +295,35 @@ class CheckpointGuard:
 
     def _complete(self, entry: Entry, *, ok: bool, error: str, unchanged: str = "", ended: float = 0.0,
                   killed: bool = False) -> None:
-        watch = self._watches.pop(entry.id, None)
+        window = self._windows.pop(entry.id, None)
         self._beating.discard(entry.id)
         try:
             self._complete_locked(entry, ok=ok, error=error, unchanged=unchanged, ended=ended or time.time(),
-                                  killed=killed, watch=watch)
+                                  killed=killed, window=window)
         finally:
-            if watch is not None:
-                watch.stop()
+            if window is not None:
+                window.close()
         self.journal.finish(entry)
 
     def _complete_locked(self, entry: Entry, *, ok: bool, error: str, unchanged: str, ended: float,
-                         killed: bool, watch: write_watch.WriteWatch | None) -> None:
+                         killed: bool, window: write_watch.Window | None) -> None:
         with self.shadow.locked():
             if not entry.files and entry.before_tree:  # a whole-tree snapshot: diff it
-                tree, after = self.shadow.snapshot(self.max_file_size)
+                if window is not None:
+                    window.close()  # every write of the command is read
+                tree, after, forward = self._whole_tree(window)
                 skipped = after.skipped
-                entry.files = [
-                    FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
-                    for c in self.shadow.diff_trees(entry.before_tree, tree)
-                ]
+                changes = (self.trees.diff if forward else self.shadow.diff_trees)(entry.before_tree, tree)
+                entry.files = [FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
+                               for c in changes]
                 if touches_gitignore(entry.files):
                     entry.note = "; ".join(x for x in (entry.note, reconcile(self.shadow, entry, self.max_file_size))
                                            if x)
-                if watch is not None:
-                    watch.stop()
                 before = self._outside.pop(entry.id, None)
                 judge(self.workspace, entry, before, after, limit=human_size(self.max_file_size),
-                      tracked=lambda paths: self._in_tree(entry.before_tree, paths))
-                attribute(self.journal, self.workspace, entry, watch=watch, ended=ended, killed=killed)
+                      tracked=lambda paths: {p for p in paths if self.trees.is_file(entry.before_tree, p)},
+                      changed_inside=window.first_change_under if window is not None and not window.lost else None)
+                attribute(self.journal, self.workspace, entry, watch=window, ended=ended, killed=killed)
                 self._note_created_dirs(entry, set(before.empty) if before is not None else set())
                 if skipped:
                     more = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(skipped)
@@ -305,13 +352,6 @@ class CheckpointGuard:
             if error:
                 entry.note = "; ".join(x for x in (entry.note, error) if x)
 
-    def _in_tree(self, tree: str, paths: list[str]) -> set[str]:
-        """Which of ``paths`` a stored tree holds."""
-        if not paths:
-            return set()
-        out = self.shadow.git("ls-tree", "-r", "-z", "--name-only", tree, "--", *paths, work_tree=False)
-        return {os.fsdecode(p) for p in out.split(b"\x00") if p}
-
     def _note_created_dirs(self, entry: Entry, old_empty: set[str]) -> None:
         """For files a shell command created: the folders above them the before-tree lacked
         (an empty folder that was there before does not count)."""
@@ -319,9 +359,7 @@ class CheckpointGuard:
         wanted = {"/".join(r.path.split("/")[:i]) for r in created for i in range(1, r.path.count("/") + 1)}
         if not wanted:
             return
-        out = self.shadow.git("ls-tree", "-d", "-r", "-z", "--name-only", entry.before_tree, "--", *sorted(wanted),
-                              work_tree=False)
-        existing = {os.fsdecode(p) for p in out.split(b"\x00") if p}
+        existing = {d for d in wanted if self.trees.is_dir(entry.before_tree, d)}
         for rec in created:
             parts = rec.path.split("/")[:-1]
             dirs = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
@@ -415,3 +453,9 @@ class CheckpointGuard:
             self.journal.finish_undo(entry)
         tail = f" ({len(left)} file(s) changed meanwhile were left alone: {', '.join(left)})" if left else ""
         return f"repaired undo {entry.id}: monkey was stopped during an undo; it is now complete{tail}"
+
+
+def _stop_all(watches: list[write_watch.WriteWatch]) -> None:
+    """Stop a guard's write watches (when it is closed or collected)."""
+    while watches:
+        watches.pop().stop()

@@ -29,10 +29,12 @@ NESTED_WALK_LIMIT = 20_000
 
 
 def judge(workspace: Path, entry: Entry, before: Outside | None, after: Outside, *, limit: str,
-          tracked: Callable[[list[str]], set[str]]) -> None:
+          tracked: Callable[[list[str]], set[str]], changed_inside: Callable[[str], str] | None = None) -> None:
     """Fill ``entry.unrecorded`` and fix its records (``before`` is None after a kill).
 
-    ``tracked(paths)`` says which of the paths the snapshot before held.
+    ``tracked(paths)`` says which of the paths the snapshot before held; ``changed_inside(folder)``
+    the first path written in a nested repository during the call, where the write watch saw
+    them all (else the files' change times are looked at).
     """
     since = entry.created_at
     out: list[list[str]] = []
@@ -62,7 +64,7 @@ def judge(workspace: Path, entry: Entry, before: Outside | None, after: Outside,
         if old_nested is not None and rel not in old_nested:
             out.append([rel + "/", "created; a nested git repository, whose files monkey does not record"])
             continue
-        changed = _changed_inside(workspace / rel, since)
+        changed = changed_inside(rel) if changed_inside is not None else _changed_inside(workspace / rel, since)
         if changed:
             out.append([rel + "/", f"changed inside ({rel}/{changed}); a nested git repository, whose files "
                                    "monkey does not record"])

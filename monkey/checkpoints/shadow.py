@@ -29,7 +29,8 @@ from typing import Any
 
 from monkey.checkpoints.gitrun import HARDENING, GitError, run_git
 
-__all__ = ["ShadowRepo", "TreeChange", "Outside", "workspace_key", "blob_sha", "git_mode", "EMPTY_TREE"]
+__all__ = ["ShadowRepo", "TreeChange", "Outside", "workspace_key", "blob_sha", "git_mode", "folders_below",
+           "EMPTY_TREE"]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge -export-subst\n"
@@ -174,7 +175,8 @@ class ShadowRepo:
             self._odb = GitDB(str(self.git_dir / "objects"))
         return self._odb
 
-    def _store(self, kind: bytes, data: bytes) -> str:
+    def store_object(self, kind: bytes, data: bytes) -> str:
+        """Store an object (``b"blob"``, ``b"tree"``, ``b"commit"``); returns its id."""
         from gitdb import IStream
 
         return self.odb.store(IStream(kind, len(data), BytesIO(data))).hexsha.decode()
@@ -183,7 +185,7 @@ class ShadowRepo:
         """Store file content; returns its blob id."""
         sha = blob_sha(data)
         if not self.has(sha):
-            self._store(b"blob", data)
+            self.store_object(b"blob", data)
         return sha
 
     def has(self, sha: str) -> bool:
@@ -195,6 +197,10 @@ class ShadowRepo:
 
     def read_blob(self, sha: str) -> bytes:
         """The content of a stored blob (a GitError when it is gone)."""
+        return self.read_object(sha)
+
+    def read_object(self, sha: str) -> bytes:
+        """The content of a stored object (a GitError when it is gone)."""
         try:
             stream = self.odb.stream(bytes.fromhex(sha))
         except Exception as exc:
@@ -224,7 +230,7 @@ class ShadowRepo:
             mode.encode() + b" " + os.fsencode(name) + b"\x00" + bytes.fromhex(sha)
             for _, name, mode, sha in items
         )
-        return self._store(b"tree", body)
+        return self.store_object(b"tree", body)
 
     def commit(self, tree: str, message: str, parent: str | None = None) -> str:
         """Store a commit of ``tree`` (no config read, no hooks, no signing)."""
@@ -232,7 +238,7 @@ class ShadowRepo:
         who = f"monkey <monkey@localhost> {now} +0000"
         lines = [f"tree {tree}"] + ([f"parent {parent}"] if parent else [])
         lines += [f"author {who}", f"committer {who}", "", message.strip() or "checkpoint", ""]
-        return self._store(b"commit", "\n".join(lines).encode("utf-8", "surrogateescape"))
+        return self.store_object(b"commit", "\n".join(lines).encode("utf-8", "surrogateescape"))
 
     def set_ref(self, name: str, sha: str) -> None:
         """Point ``refs/monkey/<name>`` at a commit (keeps it from garbage collection)."""
@@ -279,7 +285,7 @@ class ShadowRepo:
                 outside.nested += [os.fsdecode(raw[:-1]) for raw in found if raw.endswith(b"/")]
                 for r in plain:
                     if not any(f.startswith(r) for f in found):
-                        outside.empty += _folders(self.workspace, os.fsdecode(r[:-1]))
+                        outside.empty += folders_below(self.workspace, os.fsdecode(r[:-1]))
         for raw in dict.fromkeys(out.split(b"\x00")):
             if not raw or raw.endswith(b"/"):
                 continue
@@ -302,6 +308,16 @@ class ShadowRepo:
                      input=b"\x00".join(update) + b"\x00")
         tree = self.git("write-tree").decode().strip()
         return tree, outside
+
+    def untracked(self, paths: list[str], *, folders: bool = False) -> list[str]:
+        """What a snapshot would see of ``paths`` (files, and folders ending with ``/``) if none of
+        them were tracked: the files that the ignore rules leave (nested repositories as ``dir/``),
+        or with ``folders`` the folders they leave, as ``dir/``. The shadow index is not read."""
+        if not paths:
+            return []
+        args = ["ls-files", "-z", "-o", "--exclude-standard"] + (["--directory"] if folders else [])
+        out = run_git(self.git_dir, self.workspace, [*args, "--", *paths], index=self.git_dir / "index.none")
+        return [os.fsdecode(raw) for raw in out.split(b"\x00") if raw]
 
     def diff_trees(self, old: str, new: str) -> list[TreeChange]:
         """Every file that differs between two trees."""
@@ -374,7 +390,7 @@ def _open_by(path: Path) -> list[int]:
     return found
 
 
-def _folders(root: Path, rel: str, limit: int = 1000) -> list[str]:
+def folders_below(root: Path, rel: str, limit: int = 1000) -> list[str]:
     """``rel`` and the folders below it, outermost first (at most ``limit``)."""
     out = [rel]
     for folder, dirs, _ in os.walk(root / rel):

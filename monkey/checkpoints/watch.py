@@ -1,4 +1,4 @@
-"""Who wrote what while a shell command ran: fanotify plus the kernel's process events (Linux).
+"""Who wrote what in the workspace: fanotify plus the kernel's process events (Linux).
 
 A whole-tree snapshot before and after a command tells *what* changed, not *who* changed it:
 a person saving a file in an editor, another program or another monkey writing in the
@@ -7,6 +7,8 @@ can say who wrote, :class:`WriteWatch` records it:
 
 - a fanotify listener on the workspace's filesystem reports every create, delete, rename,
   write and attribute change with the writer's pid and the folder handle + name it touched;
+  the folder is named as a workspace path when the event is read (events elsewhere on the
+  filesystem are dropped);
 - the process connector (netlink) reports every fork, so the processes this monkey starts
   (the command and everything it starts) are known even when they have already exited by
   the time their write is read.
@@ -15,6 +17,11 @@ A write by this monkey process or one of its descendants is the command's; a wri
 live process that is not is someone else's; a write by a process that ended before monkey
 could see whose it was is unknown. Both need root (CAP_SYS_ADMIN, CAP_NET_ADMIN); when
 either is missing, :func:`start` returns None and the guard falls back to time windows.
+
+A watch lives as long as its guard: every write is numbered, :meth:`WriteWatch.sync` says
+how far the writes go so far, :meth:`WriteWatch.changes` which paths were written between
+two numbers (what keeps ``live.LiveTree`` current) and a :class:`Window` (one command's
+numbers) whose they were.
 """
 
 from __future__ import annotations
@@ -25,12 +32,13 @@ import functools
 import os
 import select
 import socket
+import stat
 import struct
 import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["WriteWatch", "start", "DISABLE_ENV"]
+__all__ = ["WriteWatch", "Window", "start", "DISABLE_ENV", "MAX_RECORDS"]
 
 DISABLE_ENV = "MONKEY_NO_WRITE_WATCH"
 """Set to 1 to use time windows only (tests of the fallback; systems where fanotify misbehaves)."""
@@ -43,6 +51,8 @@ _FAN_MOVED_FROM, _FAN_MOVED_TO, _FAN_CREATE, _FAN_DELETE = 0x40, 0x80, 0x100, 0x
 _FAN_Q_OVERFLOW, _FAN_ONDIR = 0x4000, 0x40000000
 _MASK = (_FAN_MODIFY | _FAN_ATTRIB | _FAN_CLOSE_WRITE | _FAN_MOVED_FROM | _FAN_MOVED_TO | _FAN_CREATE
          | _FAN_DELETE | _FAN_ONDIR)
+_DIR_CHANGE = _FAN_CREATE | _FAN_DELETE | _FAN_MOVED_FROM | _FAN_MOVED_TO
+_WRITE = _FAN_MODIFY | _FAN_CLOSE_WRITE | _FAN_ATTRIB
 _INFO_DFID_NAME = 2
 _AT_FDCWD = -100
 _META = struct.Struct("=IBBHQii")
@@ -50,6 +60,12 @@ _NETLINK_CONNECTOR, _CN_IDX_PROC, _CN_VAL_PROC, _PROC_CN_MCAST_LISTEN = 11, 1, 1
 _PROC_EVENT_FORK = 0x1
 
 OURS, FOREIGN, UNKNOWN = "ours", "foreign", "unknown"
+
+MAX_RECORDS = 200_000
+"""Writes in the workspace kept at most; past that the oldest are forgotten (and whatever
+needed them falls back: a full snapshot, "too many writes")."""
+_MAX_FOLDERS = 20_000
+"""Folder handles whose names are kept."""
 
 
 @functools.lru_cache(maxsize=1)
@@ -60,6 +76,7 @@ def _libc() -> ctypes.CDLL | None:
         libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
         libc.name_to_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
                                            ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+        libc.open_by_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
     except (OSError, AttributeError):
         return None
     return libc
@@ -79,23 +96,53 @@ def handle_of(path: Path) -> bytes | None:
     return struct.pack("=i", kind) + buf.raw[8:8 + size]
 
 
-class WriteWatch:
-    """Writes seen on the workspace's filesystem while a command runs, with their writers."""
+def _open_handle(mount_fd: int, handle: bytes) -> int:
+    """An O_PATH descriptor of the folder a handle names (OSError when it is gone)."""
+    libc = _libc()
+    if libc is None:
+        raise OSError("no libc")
+    raw = struct.pack("=Ii", len(handle) - 4, struct.unpack_from("=i", handle)[0]) + handle[4:]
+    fd = libc.open_by_handle_at(mount_fd, raw, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
+    if fd < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, os.strerror(err))
+    return fd
 
-    def __init__(self, fan_fd: int, sock: socket.socket) -> None:
+
+class WriteWatch:
+    """Writes seen in the workspace since the watch started, numbered, with their writers."""
+
+    def __init__(self, fan_fd: int, sock: socket.socket, workspace: Path, mount_fd: int) -> None:
         self._fan = fan_fd
         self._sock = sock
+        self._mount = mount_fd
+        self.workspace = str(workspace)
         self._root = os.getpid()
         self._tree: set[int] = {self._root}
         self._verdicts: dict[int, str] = {}
         self._who: dict[int, str] = {}
-        self.seen: dict[tuple[bytes, bytes], set[int]] = {}
-        """(folder handle, name) -> the pids that wrote there."""
-        self.overflowed = False
+        self._lock = threading.RLock()
+        self._records: list[tuple[str, int, int, str]] = []
+        """(workspace path, fanotify mask, pid, verdict) of each write, in order."""
+        self._first = 0
+        """The number of ``_records[0]``."""
+        self.horizon = 0
+        """Writes numbered below this were forgotten (a queue overflow, too many writes)."""
+        self._linked: list[int] = []
+        """Numbers at which a file with several hard links was written outside the workspace."""
+        self._single: set[tuple[bytes, bytes]] = set()
+        self._suspects: dict[tuple[bytes, bytes], int] = {}
+        self._folders: dict[bytes, str | None] = {}
+        self._windows: dict[int, int] = {}
         self._stopped = False
         self._stop_r, self._stop_w = os.pipe()
         self._thread = threading.Thread(target=self._run, name="monkey-write-watch", daemon=True)
         self._thread.start()
+
+    @property
+    def seq(self) -> int:
+        """The number the next write will get."""
+        return self._first + len(self._records)
 
     # -- reading --------------------------------------------------------------------
 
@@ -103,15 +150,20 @@ class WriteWatch:
         try:
             while True:
                 ready, _, _ = select.select([self._fan, self._sock, self._stop_r], [], [])
-                self._drain_forks()
-                if self._fan in ready:
-                    self._read_events()
-                if self._stop_r in ready:
+                with self._lock:
                     self._drain_forks()
-                    self._read_events()
+                    if self._fan in ready or self._stop_r in ready:
+                        self._read_events()
+                if self._stop_r in ready:
                     return
-        except OSError:
-            self.overflowed = True  # cannot tell any more: everything is unsure
+        except (OSError, ValueError):
+            with self._lock:
+                self._forget()  # cannot tell any more: everything is unsure
+
+    def _forget(self) -> None:
+        self._first += len(self._records)
+        self._records.clear()
+        self.horizon = self._first
 
     def _drain_forks(self) -> None:
         while True:
@@ -146,7 +198,7 @@ class WriteWatch:
                 if fd >= 0:
                     os.close(fd)
                 if mask & _FAN_Q_OVERFLOW:
-                    self.overflowed = True
+                    self._forget()
                 info = offset + meta_len
                 while info + 4 <= offset + length:
                     kind, _, size = struct.unpack_from("=BBH", data, info)
@@ -157,10 +209,69 @@ class WriteWatch:
                         start = info + 4 + 8 + 8
                         handle = struct.pack("=i", htype) + data[start:start + hsize]
                         name = data[start + hsize:info + size].split(b"\x00", 1)[0]
-                        self.seen.setdefault((handle, name), set()).add(pid)
-                        self._verdict(pid)
+                        self._event(handle, name, mask, pid)
                     info += size
                 offset += max(length, _META.size)
+            if len(self._records) > MAX_RECORDS:
+                self._forget()
+
+    def _event(self, handle: bytes, name: bytes, mask: int, pid: int) -> None:
+        if mask & _FAN_ONDIR and mask & (_FAN_DELETE | _FAN_MOVED_FROM | _FAN_MOVED_TO):
+            self._folders.clear()  # folders moved or gone: their names are looked up again
+        folder = self._folder(handle)
+        if folder is None:
+            if mask & _WRITE and not mask & _FAN_ONDIR:
+                self._outside_write(handle, name)
+            return
+        if name == b".":
+            return  # a folder's own attributes: nothing a snapshot holds
+        rel = f"{folder}/{os.fsdecode(name)}" if folder else os.fsdecode(name)
+        verdict = self._verdict(pid) if self._windows else ""
+        self._records.append((rel, mask, pid, verdict))
+
+    def _folder(self, handle: bytes) -> str | None:
+        """The workspace path of a folder handle ("" the root), None outside it or gone."""
+        if handle in self._folders:
+            return self._folders[handle]
+        rel: str | None = None
+        try:
+            fd = _open_handle(self._mount, handle)
+        except OSError:
+            return None  # gone: its removal is an event of the folder above it
+        try:
+            path = os.readlink(f"/proc/self/fd/{fd}")
+        except OSError:
+            path = ""
+        finally:
+            os.close(fd)
+        if path == self.workspace:
+            rel = ""
+        elif path.startswith(self.workspace + "/") and not path.endswith(" (deleted)"):
+            rel = path[len(self.workspace) + 1:]
+        if len(self._folders) > _MAX_FOLDERS:
+            self._folders.clear()
+        self._folders[handle] = rel
+        return rel
+
+    def _outside_write(self, handle: bytes, name: bytes) -> None:
+        """A file written outside the workspace may be a hard link of one inside it, whose
+        content then changed with no event of its own: one with several links is a suspect,
+        looked at again at the next :meth:`sync` (a file that was only linked for a moment,
+        as git links its objects into place, is gone by then)."""
+        key = (handle, name)
+        if key in self._single or key in self._suspects:
+            return
+        links = _links(self._mount, handle, name)
+        if links > 1:
+            self._suspects[key] = self.seq
+        elif links == 1 and len(self._single) < _MAX_FOLDERS:
+            self._single.add(key)
+
+    def _judge_suspects(self) -> None:
+        for (handle, name), seq in self._suspects.items():
+            if _links(self._mount, handle, name) > 1:
+                self._linked.append(seq)
+        self._suspects.clear()
 
     def _verdict(self, pid: int) -> str:
         """Decided while the event is read: a live writer's ancestry, or the forks seen."""
@@ -189,45 +300,170 @@ class WriteWatch:
 
     # -- answers --------------------------------------------------------------------
 
+    def sync(self) -> int:
+        """Read every event queued so far; returns the number the next write will get (every
+        write that had returned before this call has a smaller one)."""
+        with self._lock:
+            if not self._stopped:
+                try:
+                    self._drain_forks()
+                    self._read_events()
+                except (OSError, ValueError):
+                    self._forget()
+                self._judge_suspects()
+            return self.seq
+
+    def open(self) -> Window:
+        """A window on the writes from now on (one command's), closed by :meth:`Window.close`."""
+        with self._lock:
+            if not self._windows:  # pids seen before may have been reused since
+                self._tree = {self._root}
+                self._verdicts.clear()
+                self._who.clear()
+            start = self.sync()
+            window = Window(self, start)
+            self._windows[id(window)] = start
+            return window
+
+    def _close(self, window: Window) -> list[tuple[str, int, int, str]]:
+        with self._lock:
+            end = self.sync()
+            self._windows.pop(id(window), None)
+            window.end = end
+            window.lost = window.start < self.horizon
+            return self._records[max(window.start - self._first, 0):end - self._first]
+
+    def changes(self, start: int, end: int) -> tuple[set[str], set[str]] | None:
+        """The files and the folders written (created, removed, moved) from ``start`` up to
+        ``end``, or None when monkey cannot know them all (writes forgotten, a hard link)."""
+        with self._lock:
+            if start < max(self.horizon, self._first) or any(start <= n <= end for n in self._linked):
+                return None
+            files: set[str] = set()
+            folders: set[str] = set()
+            for rel, mask, _, _ in self._records[start - self._first:end - self._first]:
+                if mask & _FAN_ONDIR:
+                    if mask & _DIR_CHANGE:
+                        folders.add(rel)
+                else:
+                    files.add(rel)
+            return files, folders
+
+    def trim(self, keep: int) -> None:
+        """Forget the writes numbered below ``keep`` (and below every open window)."""
+        with self._lock:
+            keep = min([keep, *self._windows.values()])
+            drop = keep - self._first
+            if drop > 0:
+                del self._records[:drop]
+                self._first = keep
+            self._linked = [n for n in self._linked if n >= keep]
+
+    def forget_links(self) -> None:
+        """Look again at every file written outside (after a full snapshot: links may be new)."""
+        with self._lock:
+            self._single.clear()
+            self._suspects.clear()
+
     def stop(self) -> None:
         """Stop listening (every event queued so far is read first)."""
         if self._stopped:
             return
-        self._stopped = True
         if self._thread.is_alive():
             os.write(self._stop_w, b"x")
             self._thread.join(timeout=10)
-        for fd in (self._fan, self._stop_r, self._stop_w):
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self._sock.close()
+        with self._lock:
+            self._stopped = True
+            for fd in (self._fan, self._stop_r, self._stop_w, self._mount):
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+            self._sock.close()
+
+
+class Window:
+    """The writes of one command's time: from :meth:`WriteWatch.open` to :meth:`close`."""
+
+    def __init__(self, watch: WriteWatch, start: int) -> None:
+        self.watch = watch
+        self.start = start
+        """The number of the first write in the window."""
+        self.end: int | None = None
+        """The number after the last one (set by :meth:`close`)."""
+        self.lost = False
+        """Some writes of the window were forgotten: nothing in it can be told apart."""
+        self._records: list[tuple[str, int, int, str]] = []
+        self._paths: dict[str, set[tuple[int, str]]] = {}
+        self._folders: dict[str, set[tuple[int, str]]] = {}
+        self._others = False
+
+    def close(self) -> None:
+        """Read the writes so far and end the window (once)."""
+        if self.end is not None:
+            return
+        self._records = self.watch._close(self)
+        for rel, mask, pid, verdict in self._records:
+            (self._folders if mask & _FAN_ONDIR else self._paths).setdefault(rel, set()).add((pid, verdict))
+            self._others = self._others or verdict != OURS
+
+    def first_change_under(self, folder: str) -> str:
+        """The first path written below ``folder`` (its own ``.git`` aside), relative to it; ""."""
+        prefix = folder.rstrip("/") + "/"
+        for rel, _, _, _ in self._records:
+            if rel.startswith(prefix) and not rel.startswith(prefix + ".git/") and rel != prefix + ".git":
+                return rel[len(prefix):]
+        return ""
 
     def why_not_ours(self, workspace: Path, rel: str) -> str:
-        """"" when every write seen to ``rel`` was the command's, else why monkey cannot be sure."""
-        if self.overflowed:
+        """"" when every write seen to ``rel`` was the command's, else why monkey cannot be sure.
+
+        A path with no write of its own (a file inside a folder the command moved) is judged
+        by the folder's move, and only when nobody else wrote in the workspace meanwhile.
+        """
+        if self.lost:
             return "too many writes happened at once for monkey to see whose they were"
-        parts = rel.rstrip("/").split("/")
-        for depth in range(len(parts) - 1, -1, -1):  # the path, else the nearest folder still there
-            folder = workspace.joinpath(*parts[:depth])
-            handle = handle_of(folder)
-            if handle is None:
+        rel = rel.rstrip("/")
+        own = self._paths.get(rel, set()) | self._folders.get(rel, set())
+        if own:
+            return self._describe(own)
+        parts = rel.split("/")
+        for depth in range(len(parts) - 1, 0, -1):
+            moved = self._folders.get("/".join(parts[:depth]))
+            if not moved:
                 continue
-            pids = self.seen.get((handle, os.fsencode(parts[depth])))
-            if not pids:
-                return "no write to it by the command was seen"
-            return self._describe(pids)
+            why = self._describe(moved)
+            if not why and self._others:
+                return ("its folder was moved or made by the command while another program wrote in the "
+                        "workspace, so monkey cannot tell whose its content is")
+            return why
         return "no write to it by the command was seen"
 
-    def _describe(self, pids: Iterable[int]) -> str:
-        foreign = sorted(p for p in pids if self._verdicts.get(p) == FOREIGN)
+    def _describe(self, writes: Iterable[tuple[int, str]]) -> str:
+        writes = list(writes)
+        foreign = sorted({pid for pid, verdict in writes if verdict == FOREIGN})
         if foreign:
-            who = ", ".join(f"pid {p}" + (f" ({self._who[p]})" if self._who.get(p) else "") for p in foreign[:3])
+            who = ", ".join(f"pid {p}" + (f" ({self.watch._who[p]})" if self.watch._who.get(p) else "")
+                            for p in foreign[:3])
             return f"written by another program ({who}) while the command ran"
-        if any(self._verdicts.get(p) == UNKNOWN for p in pids):
+        if any(verdict != OURS for _, verdict in writes):
             return "written by a process that had ended before monkey could see whose it was"
         return ""
+
+
+def _links(mount_fd: int, handle: bytes, name: bytes) -> int:
+    """How many names the regular file ``name`` in a folder has (0: gone, or not a file)."""
+    try:
+        fd = _open_handle(mount_fd, handle)
+    except OSError:
+        return 0
+    try:
+        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+    except OSError:
+        return 0
+    finally:
+        os.close(fd)
+    return st.st_nlink if stat.S_ISREG(st.st_mode) else 0
 
 
 def _parent(pid: int) -> int | None:
@@ -258,7 +494,13 @@ def start(workspace: Path) -> WriteWatch | None:
     fan = libc.fanotify_init(flags, os.O_RDONLY)
     if fan < 0:
         return None
+    mount = -1
     try:
+        mount = os.open(workspace, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        own = handle_of(workspace)
+        if own is None:
+            raise OSError("no file handle for the workspace")
+        os.close(_open_handle(mount, own))  # folder handles can be named (CAP_DAC_READ_SEARCH)
         if libc.fanotify_mark(fan, _FAN_MARK_ADD | _FAN_MARK_FILESYSTEM, _MASK, _AT_FDCWD, os.fsencode(workspace)) != 0:
             raise OSError(ctypes.get_errno(), "fanotify_mark")
         sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_CONNECTOR)
@@ -272,5 +514,7 @@ def start(workspace: Path) -> WriteWatch | None:
             raise
     except OSError:
         os.close(fan)
+        if mount >= 0:
+            os.close(mount)
         return None
-    return WriteWatch(fan, sock)
+    return WriteWatch(fan, sock, workspace, mount)

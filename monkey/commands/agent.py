@@ -152,7 +152,6 @@ def _mcp_setup(args: argparse.Namespace, workspace: Path, config: Config) -> Mcp
         UsageError: ``--mcp-config FILE`` cannot be read.
     """
     from monkey.mcp_client.config import McpConfigError, load_servers, parse_servers
-    from monkey.mcp_client.manager import approve_project_servers
 
     try:
         servers = load_servers(workspace, monkey_home(), flag_file=getattr(args, "mcp_config", None))
@@ -166,6 +165,8 @@ def _mcp_setup(args: argparse.Namespace, workspace: Path, config: Config) -> Mcp
     if probe is None:  # nobody to ask: unapproved project servers are not started, and it is said why
         return McpSetup(servers, {})
     probe.close()
+    from monkey.mcp_client.manager import approve_project_servers
+
     refused = approve_project_servers(servers, workspace=workspace, home=monkey_home(),
                                       trusted_folder=config.approvals.trust_project, ask=_ask_server)
     return McpSetup(servers, refused)
@@ -263,13 +264,19 @@ def resolve_setup(args: argparse.Namespace, approver: Approver | None) -> Setup:
         raise UsageError(f"context.policies: unknown {', '.join(map(repr, unknown))}; expected some of "
                          f"{', '.join(sorted(POLICIES))}")
     policy = make_policy(config, args)
-    try:
+    if config.hooks:
         from monkey.extensions.hooks import parse_hooks
 
-        parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
+        try:
+            parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+    from monkey.agent.subagent_limits import check_limits
+
+    try:  # bad [subagents] limits are a usage error now (the loop is imported after the first frame)
+        check_limits(config.subagents.max_depth, config.subagents.max_parallel, config.subagents.max_per_turn)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    _delegation(config)  # bad [subagents] limits are a usage error now
     sandbox, sandbox_notice = _sandbox(config)
     policy.sandboxed = sandbox is not None
     choice = choose_backend(
@@ -586,14 +593,16 @@ def run_agent_command(args: argparse.Namespace) -> int:
         except StoreError as exc:
             return _fail(str(exc), 2)
     if use_app:
-        from monkey.session.stored import session_to_open
-        from monkey.store import StoreError
         from monkey.ui.run import run_app
 
-        try:  # a session that is not there fails here, as with --task, before the app draws
-            resume = session_to_open(setup.workspace, continue_=args.continue_, resume=resume)
-        except StoreError as exc:
-            return _fail(str(exc), 1)
+        if args.continue_ or resume:  # the store is imported and opened only to find a session
+            from monkey.session.stored import session_to_open
+            from monkey.store import StoreError
+
+            try:  # a session that is not there fails here, as with --task, before the app draws
+                resume = session_to_open(setup.workspace, continue_=args.continue_, resume=resume)
+            except StoreError as exc:
+                return _fail(str(exc), 1)
         if getattr(args, "workflow", None):  # --tui: the app runs it as /workflow does
             task = f"/workflow {args.workflow} {task}"
         return run_app(setup, task=task, continue_=False, resume=resume,

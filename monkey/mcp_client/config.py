@@ -19,7 +19,6 @@ A bad file or entry is one line in :attr:`Servers.errors`; the other servers sti
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -76,6 +75,8 @@ class ServerConfig:
     @property
     def definition_hash(self) -> str:
         """A hash of the definition as written: a project server is approved by it."""
+        import hashlib  # imported here: loading OpenSSL is not paid before the app's first frame
+
         text = json.dumps({"name": self.name, **dict(self.raw)}, sort_keys=True, default=str)
         return hashlib.sha256(text.encode()).hexdigest()
 

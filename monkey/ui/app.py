@@ -13,19 +13,20 @@ import time
 from collections import deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 
-from monkey.permissions.approval import ApprovalPolicy, Approver
 from monkey.config import UIConfig
-from monkey.events import Event, SubagentStarted
+from monkey.events import Event
 from monkey.line.stop_signals import StopSignals
-from monkey.ui import bridge, memory
+from monkey.ui import memory
+from monkey.ui.agent_setup import AgentSetup
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
+from monkey.ui.subagents import SubagentBlocks
 from monkey.ui.widgets.app_header import AppHeader
 from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
@@ -35,7 +36,7 @@ from monkey.ui.widgets.status_bar import StatusBar
 from monkey.ui.widgets.transcript import Transcript
 
 if TYPE_CHECKING:
-    from monkey.ui.widgets.subagent_block import SubagentBlock
+    from monkey.ui import bridge
     from monkey.session.stored import SessionHandle
     from monkey.session.session import Session
     from monkey.agent.loop import Agent
@@ -53,27 +54,6 @@ def history_path(workspace: Path) -> Path:
     from monkey.config import history_path as workspace_history
 
     return workspace_history(workspace, "tui-")
-
-
-@runtime_checkable
-class AgentSetup(Protocol):
-    """What the app shows before its agent exists, and how to build the agent.
-
-    :class:`monkey.commands.agent.Setup` is one: every usage error was found before the app
-    started; building (the loop, the tools, the checkpoint guard and its crash repair)
-    happens just after the first frame.
-    """
-
-    workspace: Path
-    backend: Backend
-    approver: Approver | None
-    policy: ApprovalPolicy
-    max_iterations: int
-    switcher: BackendSwitcher
-
-    def build(self) -> tuple[Agent, list[str]]:
-        """The agent, and notices to show (changes repaired after a crash)."""
-        ...
 
 
 class MonkeyApp(App[int]):
@@ -114,7 +94,7 @@ class MonkeyApp(App[int]):
         """Lines to show at start (config warnings, repairs)."""
         self.clock = clock
         """Elapsed-time source for the status bar (frozen in snapshot tests)."""
-        from monkey.ui.screens.approval import GUARD_SECONDS
+        from monkey.ui.screens.guarded import GUARD_SECONDS
 
         self.approval_guard = GUARD_SECONDS if approval_guard is None else approval_guard
         """Seconds a new approval dialog ignores its answer keys (keys typed ahead are not answers)."""
@@ -143,10 +123,8 @@ class MonkeyApp(App[int]):
         self.queue: deque[str] = deque()
         """Messages typed while the agent works, sent in order when the turn ends."""
         self.last_reason = ""
-        self._child_sessions: set[str] = set()
-        """Sessions of sub-agents this session started (and theirs): their events go to their blocks."""
-        self._subagent_blocks: dict[str, SubagentBlock] = {}
-        """The block showing each sub-agent's session (a descendant's: its ancestor's block)."""
+        self._subagents = SubagentBlocks()
+        """Where each sub-agent's events are shown."""
         """How the last turn ended."""
         self.last_result = ""
         """The final answer of the last turn (``--tui --task`` prints it after the app closes)."""
@@ -337,33 +315,8 @@ class MonkeyApp(App[int]):
             self.transcript.add_notice(f"the earlier conversation cannot be shown: {exc}", "warning")
             return
         self.transcript.load_items(history_items(lines))
-        await self._restore_subagents()
+        await self._subagents.restore(self.session.store, self.agent.session_id, self.transcript)
         self.call_after_refresh(memory.settle)
-
-    async def _restore_subagents(self) -> None:
-        """Under each shown ``task`` call of a resumed session, its sub-agent's block as it ended."""
-        from monkey import events as ev
-        from monkey.store import StoreError
-        from monkey.ui.widgets.subagent_block import SubagentBlock
-
-        assert self.session is not None
-        store = self.session.store
-        try:
-            lines = await store.event_lines(self.agent.session_id, ("subagent_started", "subagent_completed"))
-            blocks: dict[str, SubagentBlock] = {}
-            for line in lines:
-                event = ev.decode(line)
-                if isinstance(event, ev.SubagentStarted) and event.call_id in self.transcript.tools:
-                    block = blocks[event.child_session_id] = SubagentBlock(event)
-                    for raw in await store.event_lines(event.child_session_id, ("tool_call", "tool_result")):
-                        block.add(ev.decode(raw))
-                elif isinstance(event, ev.SubagentCompleted) and event.child_session_id in blocks:
-                    blocks[event.child_session_id].finish(event.handoff)
-        except (StoreError, ev.DecodeError):
-            return  # the transcript shows the task calls and their handoffs anyway
-        for block in blocks.values():
-            block.collapsed = True  # earlier work: one line until opened
-            self.transcript.add_subagent(block, block.call_id)
 
     # -- sending ---------------------------------------------------------------------
 
@@ -436,40 +389,26 @@ class MonkeyApp(App[int]):
         events go to its block under the ``task`` call)."""
         if self.scrollback is not None:
             self.scrollback.append(event)
-        child = event.session_id in self._child_sessions
-        if isinstance(event, SubagentStarted):
-            self._child_sessions.add(event.child_session_id)
+        from monkey.ui import bridge  # imported with the first event, after the first frame
+
+        child = self._subagents.route(event)
         for message in bridge.translate_child(event) if child else bridge.translate(event):
             self.post_message(message)
 
     def on_subagent_began(self, message: bridge.SubagentBegan) -> None:
-        from monkey.ui.widgets.subagent_block import SubagentBlock
-
-        block = SubagentBlock(message.event)
-        self._subagent_blocks[message.event.child_session_id] = block
-        self.transcript.add_subagent(block, message.event.call_id)
+        self._subagents.began(message.event, self.transcript)
 
     def on_subagent_activity(self, message: bridge.SubagentActivity) -> None:
-        event = message.event
-        block = self._subagent_blocks.get(event.session_id)
-        if block is None:
-            return
-        if isinstance(event, SubagentStarted):
-            block.nested(event)
-            self._subagent_blocks[event.child_session_id] = block
-        else:
-            block.add(event)
+        self._subagents.activity(message.event)
 
     def on_subagent_ended(self, message: bridge.SubagentEnded) -> None:
-        block = self._subagent_blocks.get(message.event.child_session_id)
-        if block is not None and block.session_id == message.event.child_session_id:
-            block.finish(message.event.handoff)
+        self._subagents.ended(message.event.child_session_id, message.event.handoff)
 
     # -- bridge messages -------------------------------------------------------------
 
     def on_event_logged(self, message: bridge.EventLogged) -> None:
         event = message.event
-        if event.type == "session_started" and event.session_id not in self._child_sessions:
+        if event.type == "session_started" and event.session_id not in self._subagents.children:
             self._events.main_session = event.session_id
         self._events.add(event)
 

@@ -292,9 +292,12 @@ def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_ho
 
     cps = Checkpoints(workspace, home=monkey_home)
     assert cps.guard.shadow.git("fsck", "--no-progress", work_tree=False) is not None
-    indexed = cps.guard.shadow.git("ls-files").decode().split()
-    assert {f"{t}-{i}.txt" for t in "ab" for i in range(14)} <= set(indexed)
+    assert "README.md" in cps.guard.shadow.git("ls-files").decode().split()  # the index reads
     entries = cps.entries()
+    for tag in "ab":  # each process's last shell snapshot holds every file it wrote before
+        last = [e for e in entries if e.session_id == tag and e.tool == "shell_execute"][-1]
+        held = cps.guard.shadow.git("ls-tree", "-r", "--name-only", last.after_tree, work_tree=False).decode().split()
+        assert {f"{tag}-{i}.txt" for i in range(15)} | {f"{tag}-f{i}.txt" for i in range(14)} <= set(held)
     assert len(entries) == 60 and all(e.state == "applied" for e in entries)
     cps.undo(steps=60)
     assert sorted(p.name for p in workspace.iterdir()) == [".git", "README.md"]

@@ -4,8 +4,8 @@
   person runs, scripted backend, a fresh git workspace and monkey home) on a pseudo-terminal
   of 120x36 until the app has painted its whole first screen there (the last row, the
   status bar, is written); the median of interleaved runs. Baseline: ``python -c "import
-  textual.app"`` in the same run, reported beside it to judge machine noise. Target: the
-  first frame at most 0.6 s after the start (an absolute time, not a time over the baseline).
+  textual.app"`` in the same run. Targets: at most 1.2x the baseline (issue 25: no more is
+  imported or read before the first frame than it needs), and at most 0.6 s after the start.
   monkey's modules are byte-compiled first, as a wheel install (or any first run without
   ``PYTHONDONTWRITEBYTECODE``) leaves them; Textual's already are. Compiling monkey's
   sources on every start adds ~0.07 s here (0.50 s instead of 0.43 s), which no installed
@@ -44,6 +44,9 @@ ROOT = Path(__file__).resolve().parent.parent.parent
 
 FIRST_FRAME_TARGET = 0.6
 """Seconds from starting ``monkey agent`` to its first frame."""
+
+FIRST_FRAME_RATIO = 1.2
+"""The first frame over ``import textual.app`` measured in the same run."""
 
 SCREEN = (120, 36)
 """Columns and rows of the pseudo-terminal the app draws on."""
@@ -117,7 +120,8 @@ def _first_frame(tmp: Path, runs: int) -> dict:
     a, b = interleaved(ours, base, runs)
     value, baseline = median(a), median(b)
     return figure("tui_first_frame", value, "s", "python -c 'import textual.app'", baseline,
-                  target=f"value <= {FIRST_FRAME_TARGET} s", ok=value <= FIRST_FRAME_TARGET,
+                  target=f"ratio <= {FIRST_FRAME_RATIO} and value <= {FIRST_FRAME_TARGET} s",
+                  ok=value <= FIRST_FRAME_RATIO * baseline and value <= FIRST_FRAME_TARGET,
                   over_baseline_s=round(value - baseline, 4), runs=runs,
                   command="python -m monkey agent --backend scripted (pty 120x36)")
 

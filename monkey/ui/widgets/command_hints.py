@@ -5,8 +5,6 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from monkey.session.commands import COMMANDS
-
 
 class CommandHints(Static):
     """Shows matching commands; hidden when there are none."""
@@ -26,6 +24,8 @@ class CommandHints(Static):
             return
         self.shown = tuple(matches)
         self.set_class(bool(matches), "-shown")
+        from monkey.session.commands import COMMANDS  # imported once a hint is shown, not before the first frame
+
         text = Text()
         for i, cmd in enumerate(matches):
             if i:

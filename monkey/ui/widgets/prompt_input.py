@@ -9,8 +9,6 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.widgets import TextArea
 
-from monkey.session.commands import COMMANDS
-
 HISTORY_LIMIT = 1000
 """Entries kept in the history file."""
 
@@ -25,6 +23,8 @@ def complete(text: str) -> list[str]:
     """The slash commands that ``text`` (a ``/`` prefix with no space) could become."""
     if not text.startswith("/") or " " in text or "\n" in text:
         return []
+    from monkey.session.commands import COMMANDS  # imported at the first "/", not before the first frame
+
     return [c for c in COMMANDS if c.startswith(text)]
 
 
