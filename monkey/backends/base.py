@@ -4,18 +4,47 @@ A backend turns one :class:`~monkey.messages.ModelRequest` into a stream of even
 ``text_delta`` / ``thinking_delta`` while the model writes, exactly one
 ``message_completed`` carrying the whole message and its tool calls, and usually a
 ``usage`` event. Failures are raised as :class:`BackendError`.
+
+What the agent loop relies on beyond that is declared, never probed: every backend has
+:attr:`Backend.capabilities` (:class:`Capabilities`). A backend that runs its own tools (Claude
+Code, Codex) is an :class:`ExternalAgent`: its ``stream`` takes the gate its own tool calls pass
+that turn. One whose model call may leave a run open (an agent plugin) is :class:`TurnBound`:
+the loop calls :meth:`TurnBound.end_turn` when the turn ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from monkey.events import Event
 from monkey.messages import ModelRequest
 
-__all__ = ["Backend", "BackendError", "ModelCheck"]
+if TYPE_CHECKING:
+    from monkey.backends.gate import ToolGate
+
+__all__ = ["API", "Backend", "BackendError", "Capabilities", "ExternalAgent", "ModelCheck", "TurnBound",
+           "as_external", "as_turn_bound"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend does beyond streaming one model call, declared by the backend."""
+
+    runs_own_tools: bool = False
+    """It runs its own tools (Claude Code, Codex): the loop runs none, checkpoints the whole tree
+    around each call, and hands :meth:`ExternalAgent.stream` the gate its calls pass."""
+    keeps_own_context: bool = False
+    """It is handed the whole conversation as is (no compaction or elision by monkey's context window):
+    an agent that keeps its own context, or one that runs its own tools."""
+    ends_turns: bool = False
+    """A model call may leave a run open across calls (an agent plugin waiting for a tool result):
+    the loop calls :meth:`TurnBound.end_turn` when the turn ends."""
+
+
+API = Capabilities()
+"""A model behind an API or a local model: streams a message; the loop does everything else."""
 
 
 class BackendError(Exception):
@@ -40,6 +69,8 @@ class Backend(Protocol):
     """Short backend name (``scripted``, ``local``, ``anthropic`` ...)."""
     model: str
     """The model this backend talks to, as a person would name it."""
+    capabilities: Capabilities
+    """What it does beyond streaming (see :class:`Capabilities`)."""
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream the events of one model call for ``request``."""
@@ -48,6 +79,32 @@ class Backend(Protocol):
     async def aclose(self) -> None:
         """Release what the backend holds (connections, child processes)."""
         ...
+
+
+class ExternalAgent(Backend, Protocol):
+    """A backend that runs its own tools (``capabilities.runs_own_tools``): Claude Code, Codex."""
+
+    def stream(self, request: ModelRequest, gate: ToolGate | None = None) -> AsyncIterator[Event]:
+        """Stream one run; ``gate`` decides the agent's own tool calls this turn (None: refuse them)."""
+        ...
+
+
+class TurnBound(Backend, Protocol):
+    """A backend whose run may stay open between model calls (``capabilities.ends_turns``): an agent plugin."""
+
+    async def end_turn(self) -> None:
+        """The turn ended: close a run still open (a denial or Esc left it waiting)."""
+        ...
+
+
+def as_external(backend: Backend) -> ExternalAgent | None:
+    """``backend`` as an :class:`ExternalAgent` when it declares it runs its own tools, else None."""
+    return cast("ExternalAgent", backend) if backend.capabilities.runs_own_tools else None
+
+
+def as_turn_bound(backend: Backend) -> TurnBound | None:
+    """``backend`` as a :class:`TurnBound` when it declares it ends turns, else None."""
+    return cast("TurnBound", backend) if backend.capabilities.ends_turns else None
 
 
 @dataclass(frozen=True)
