@@ -62,7 +62,7 @@ def wall_watchdog(budget: Budget) -> asyncio.TimerHandle | None:
 
 
 def check_repeats(calls: list[ToolCallSpec], state: list[tuple[str, int]], max_repeats: int,
-                  drop: Callable[[], None]) -> None:
+                  drop: Callable[[], object]) -> None:
     """Stop the turn when the model asks for the same call ``max_repeats`` times in a row (``drop``
     takes back the assistant message whose calls will not run)."""
     for call in calls:
