@@ -87,6 +87,7 @@ class AnthropicBackend:
     """
 
     capabilities = API
+    context_window = 0
     """A model: streams a message; the loop runs the tools and keeps the context."""
     name = "anthropic"
 

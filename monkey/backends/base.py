@@ -24,8 +24,8 @@ from monkey.messages import ModelRequest
 if TYPE_CHECKING:
     from monkey.backends.gate import ToolGate
 
-__all__ = ["API", "Backend", "BackendError", "Capabilities", "ExternalAgent", "ModelCheck", "TurnBound",
-           "as_external", "as_turn_bound"]
+__all__ = ["API", "Backend", "BackendError", "Capabilities", "CountsTokens", "ExternalAgent", "ModelCheck",
+           "TurnBound", "as_external", "as_token_counter", "as_turn_bound"]
 
 
 @dataclass(frozen=True)
@@ -41,10 +41,13 @@ class Capabilities:
     ends_turns: bool = False
     """A model call may leave a run open across calls (an agent plugin waiting for a tool result):
     the loop calls :meth:`TurnBound.end_turn` when the turn ends."""
+    counts_tokens: bool = False
+    """It has its model's own tokenizer (:meth:`CountsTokens.count_tokens`; the local model, the
+    scripted one); otherwise the context window counts with the BPE encoding of the model's name."""
 
 
 API = Capabilities()
-"""A model behind an API or a local model: streams a message; the loop does everything else."""
+"""A model behind an API: streams a message; the loop does everything else."""
 
 
 class BackendError(Exception):
@@ -71,6 +74,9 @@ class Backend(Protocol):
     """The model this backend talks to, as a person would name it."""
     capabilities: Capabilities
     """What it does beyond streaming (see :class:`Capabilities`)."""
+    context_window: int
+    """Tokens of the model's context window when the backend knows it (the local model's ``n_ctx``);
+    0: not known, taken from the model's name (:func:`monkey.context.tokens.window_for`)."""
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream the events of one model call for ``request``."""
@@ -80,12 +86,24 @@ class Backend(Protocol):
         """Release what the backend holds (connections, child processes)."""
         ...
 
+    async def check_model(self) -> ModelCheck:
+        """Whether it has the model it was built with (``/model NAME`` asks before switching)."""
+        ...
+
 
 class ExternalAgent(Backend, Protocol):
     """A backend that runs its own tools (``capabilities.runs_own_tools``): Claude Code, Codex."""
 
     def stream(self, request: ModelRequest, gate: ToolGate | None = None) -> AsyncIterator[Event]:
         """Stream one run; ``gate`` decides the agent's own tool calls this turn (None: refuse them)."""
+        ...
+
+
+class CountsTokens(Backend, Protocol):
+    """A backend with its model's own tokenizer (``capabilities.counts_tokens``)."""
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` for this model."""
         ...
 
 
@@ -102,6 +120,11 @@ def as_external(backend: Backend) -> ExternalAgent | None:
     return cast("ExternalAgent", backend) if backend.capabilities.runs_own_tools else None
 
 
+def as_token_counter(backend: Backend) -> CountsTokens | None:
+    """``backend`` as a :class:`CountsTokens` when it declares its own tokenizer, else None."""
+    return cast("CountsTokens", backend) if backend.capabilities.counts_tokens else None
+
+
 def as_turn_bound(backend: Backend) -> TurnBound | None:
     """``backend`` as a :class:`TurnBound` when it declares it ends turns, else None."""
     return cast("TurnBound", backend) if backend.capabilities.ends_turns else None
@@ -111,8 +134,8 @@ def as_turn_bound(backend: Backend) -> TurnBound | None:
 class ModelCheck:
     """Whether a backend has the model it was built with (``/model NAME`` asks before switching).
 
-    Backends that can tell have an ``async def check_model(self) -> ModelCheck`` method:
-    the local backend knows its file, a server lists its models. ``exists`` is None when
+    Every backend has ``async def check_model(self) -> ModelCheck``: the local backend knows its
+    file, a server lists its models, one that cannot tell says so. ``exists`` is None when
     the backend could not tell (the server was unreachable, the CLI decides at its next run).
     """
 

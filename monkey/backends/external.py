@@ -84,6 +84,7 @@ class ExternalAgentBackend(ABC):
     label = "the agent"
     version_range: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 0, 0), (999, 0, 0))
     capabilities = Capabilities(runs_own_tools=True, keeps_own_context=True)
+    context_window = 0
     """Tells the loop to checkpoint the whole tree around each call, not to run tools itself, and to
     pass the gate its calls go through to :meth:`stream` (see :class:`~monkey.backends.base.ExternalAgent`)."""
     interactive = False

@@ -40,6 +40,7 @@ class FailoverBackend:
     """
 
     capabilities = API
+    context_window = 0
 
     def __init__(self, backends: Sequence[tuple[str, Factory]], *, first: Backend | None = None) -> None:
         if not backends:

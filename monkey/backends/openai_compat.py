@@ -61,6 +61,7 @@ class OpenAICompatBackend:
     """
 
     capabilities = API
+    context_window = 0
     """A model: streams a message; the loop runs the tools and keeps the context."""
     name = "openai"
 

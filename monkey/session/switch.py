@@ -99,10 +99,7 @@ class BackendSwitcher:
 
 async def _check_model(backend: Backend) -> ModelCheck:
     """Whether ``backend`` has its model, when it can tell (see :class:`ModelCheck`)."""
-    check = getattr(backend, "check_model", None)
-    if check is None:
-        return ModelCheck(None, f"not checked: {backend.name} cannot list its models")
-    return await check()
+    return await backend.check_model()
 
 
 async def _close_quietly(backend: Backend) -> None:
