@@ -21,7 +21,7 @@ from typing import Any
 
 from monkey.agent.background import Background
 from monkey.agent.budget import Budget, Exceeded, Limits
-from monkey.agent.calls import CallOutcome, CallPipeline
+from monkey.agent.calls import CallPipeline
 from monkey.agent.changes import ChangeGuard
 from monkey.agent.client_call import client_turn
 from monkey.agent.hook_glue import run_hooks
@@ -309,7 +309,7 @@ class Agent:
         model with the next message (see :mod:`monkey.agent.person_shell`).
         """
         async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
-            return (await self._run_call(call, turn, emit, by_person=True)).message
+            return (await self.calls().run(call, turn, emit, by_person=True)).message
 
         async for event in self._drive(lambda emit: shell_turn(self, command, emit, run_call)):
             yield event
@@ -321,7 +321,7 @@ class Agent:
         journal, sandbox); no model is called (see :mod:`monkey.agent.client_call`).
         """
         async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
-            return (await self._run_call(call, turn, emit)).message
+            return (await self.calls().run(call, turn, emit)).message
 
         async for event in self._drive(lambda emit: client_turn(self, name, arguments, via, emit, run_call)):
             yield event
@@ -545,10 +545,6 @@ class Agent:
                             shell=self.options.shell, hooks=self.options.hooks,
                             instructions=self.options.instructions, asker=self.asker, shown=self._shown,
                             ran=self._ran)
-
-    async def _run_call(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False) -> CallOutcome:
-        """Run one call through the pipeline (``by_person``: a line the person typed, ``!command``)."""
-        return await self.calls().run(call, turn, emit, by_person=by_person)
 
     async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
                      **payload: Any) -> HookResult | None:
