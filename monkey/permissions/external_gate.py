@@ -1,7 +1,8 @@
 """Claude Code's and Codex's own tool calls through monkey's one permission engine.
 
-The loop hands an external backend one :class:`ExternalGate` per turn (it is the
-:class:`~monkey.backends.gate.ToolGate` the backend asks). A call arrives in monkey's
+The agent passes an external backend one :class:`ExternalGate` per model call, as the ``gate``
+argument of its ``stream`` (it is the :class:`~monkey.backends.gate.ToolGate` the backend asks;
+see :mod:`monkey.agent.model_call`). A call arrives in monkey's
 vocabulary (:class:`~monkey.backends.gate.GateCall`) and goes through the agent's one call
 pipeline (:class:`CallPath`, given to the gate: its pre-hook, then
 :func:`~monkey.permissions.decide.decide` and a person where it asks, then the checkpoint),
