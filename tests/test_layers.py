@@ -329,6 +329,39 @@ def test_no_import_cycles() -> None:
                        + "\n".join(wrong))
 
 
+ENGINE_NEVER_IMPORTS = ("monkey.agent", "monkey.workflow", "monkey.session", "monkey.ui", "monkey.line",
+                        "monkey.commands", "monkey.cli", "monkey.__main__", "monkey.acp", "monkey.mcp_server")
+"""What the permission engine stands below: the loop, the session and every front end."""
+
+
+def engine_reaching_up(imports: list[Import], modules: dict[str, Path]) -> list[str]:
+    """Imports from ``monkey.permissions`` into the loop, the session or a front end."""
+    wrong = []
+    for imp in _internal(imports):
+        target = _owner(imp.target, modules) or imp.target
+        if _package(imp.source) == "monkey.permissions" and _package(target) in ENGINE_NEVER_IMPORTS:
+            wrong.append(f"{imp.where()}  ({imp.source} imports {target})")
+    return wrong
+
+
+def test_the_permission_engine_never_imports_the_loop_the_session_or_a_front_end() -> None:
+    wrong = engine_reaching_up(IMPORTS, MODULES)
+    assert not wrong, (
+        "monkey.permissions decides every call for the loop, the session and the front ends, so it must "
+        "never import them (name what it needs of them as a Protocol, as external_gate.CallPath does):\n"
+        + "\n".join(wrong))
+
+
+def test_an_engine_import_of_the_loop_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "monkey" / "permissions" / "planted.py"
+    path.parent.mkdir(parents=True)
+    path.write_text("from monkey.agent.calls import CallPipeline\n", encoding="utf-8")
+    found = _file_imports("monkey.permissions.planted", path, "monkey/permissions/planted.py", MODULES)
+    assert engine_reaching_up(found, MODULES) == [
+        "monkey/permissions/planted.py:1: from monkey.agent.calls import CallPipeline  "
+        "(monkey.permissions.planted imports monkey.agent.calls)"]
+
+
 # The checks themselves, on a planted module: each kind of import is seen and reported
 # with its file, line and statement.
 

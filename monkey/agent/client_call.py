@@ -1,6 +1,6 @@
 """A tool call a program asked for (an MCP client through ``monkey serve``), run as a turn of its own.
 
-The call runs through the loop's own path (:meth:`Agent._run_call`): deny rules, the
+The call runs through the loop's own path (:meth:`monkey.agent.calls.CallPipeline.run`): deny rules, the
 protected set, the injected approver (the program's front end says what its approval
 stands for), the checkpoint and journal before a change, the sandbox for a shell command,
 and every event recorded. No model is called. The call and its result become a user

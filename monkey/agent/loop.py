@@ -14,70 +14,49 @@ the running turn cleanly (children killed, unanswered tool calls closed, a final
 from __future__ import annotations
 
 import asyncio
-import json
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
-from monkey.permissions.approval import (
-    EXIT_PLAN_MODE,
-    ApprovalPolicy,
-    ApprovalRequest,
-    Approver,
-    Decision,
-    HeadlessApprover,
-    SHELL_TOOL,
-    build_request,
-)
 from monkey.agent.background import Background
 from monkey.agent.budget import Budget, Exceeded, Limits
+from monkey.agent.calls import CallPipeline
+from monkey.agent.changes import ChangeGuard
 from monkey.agent.client_call import client_turn
-from monkey.context.window import ContextManager
-from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
-from monkey.permissions.external_gate import ExternalGate
+from monkey.agent.hook_glue import run_hooks
+from monkey.agent.model_call import stream_model
 from monkey.agent.person_shell import shell_turn
-from monkey.agent.plan_mode import ExitPlanMode, offered, plan_decided, plan_system_prompt
-from monkey.extensions.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
-from monkey.extensions.instructions import Instructions
-from monkey.extensions.skill_tool import SkillTool
-from monkey.extensions.skills import Skill, Skills, tool_rules
-from monkey.prompts import render_system_prompt
-from monkey.agent.changes import ChangeGuard, CheckpointError, PendingChange
-from monkey.backends.base import Backend, BackendError
+from monkey.agent.plan_mode import ExitPlanMode, offered, plan_system_prompt
+from monkey.agent.turn_guard import StopTurn, budget_event, check_budget, check_repeats, wall_over, wall_watchdog
+from monkey.backends.base import Backend, BackendError, as_turn_bound
+from monkey.context.window import ContextManager
 from monkey.events import (
-    ApprovalRequested,
-    ApprovalResolved,
     BackendChanged,
-    BudgetReached,
-    CheckpointCreated,
     EndReason,
     Error,
     Event,
-    HookRan,
     InstructionRef,
-    InstructionsLoaded,
     IterationStarted,
     MessageCompleted,
-    NotUndoable,
     SessionEnded,
     SessionStarted,
-    ToolCallEvent,
     ToolCallSpec,
-    ToolImage,
-    ToolOutput,
-    ToolResult,
-    ToolStarted,
     TurnCompleted,
     TurnStarted,
-    Usage,
 )
+from monkey.extensions.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
+from monkey.extensions.instructions import Instructions
+from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
+from monkey.extensions.skill_tool import SkillTool
+from monkey.extensions.skills import Skill, Skills, tool_rules
 from monkey.ids import new_id
 from monkey.messages import STOPPED_WHILE_RUNNING, Message, ModelRequest
-from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import Approver, HeadlessApprover
+from monkey.permissions.rules import EXIT_PLAN_MODE
+from monkey.prompts import render_system_prompt
+from monkey.tools.base import ShellSettings
 from monkey.tools.registry import ToolRegistry
 
 __all__ = ["Agent", "AgentOptions"]
@@ -110,23 +89,6 @@ class AgentOptions:
     """Offer ``exit_plan_mode`` in plan mode (a sub-agent has no plan to propose to the person: False)."""
     limits: Limits = field(default_factory=Limits)
     """The run's budget (see :mod:`monkey.agent.budget`): model responses, dollars, tokens, seconds."""
-
-
-class _StopTurn(Exception):
-    """Ends the turn early with a reason (control flow, never escapes the loop)."""
-
-    def __init__(self, reason: EndReason, message: str) -> None:
-        super().__init__(message)
-        self.reason = reason
-        self.message = message
-
-
-@dataclass
-class _CallOutcome:
-    message: Message
-    denied: bool = False
-    """Denied by a rule or the headless policy: the task could not do what it meant to."""
-    stop: Decision | None = None
 
 
 class Agent:
@@ -347,7 +309,7 @@ class Agent:
         model with the next message (see :mod:`monkey.agent.person_shell`).
         """
         async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
-            return (await self._run_call(call, turn, emit, by_person=True)).message
+            return (await self.calls().run(call, turn, emit, by_person=True)).message
 
         async for event in self._drive(lambda emit: shell_turn(self, command, emit, run_call)):
             yield event
@@ -359,7 +321,7 @@ class Agent:
         journal, sandbox); no model is called (see :mod:`monkey.agent.client_call`).
         """
         async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
-            return (await self._run_call(call, turn, emit)).message
+            return (await self.calls().run(call, turn, emit)).message
 
         async for event in self._drive(lambda emit: client_turn(self, name, arguments, via, emit, run_call)):
             yield event
@@ -422,17 +384,17 @@ class Agent:
         denial with a reason is steering, not a failure: the turn ends by what the model does next."""
         repeats: list[tuple[str, int]] = [("", 0)]
         self.budget.start()
-        watchdog = self._wall_watchdog()
+        watchdog = wall_watchdog(self.budget)
         try:
             if submitted is not None and submitted.blocked:
-                raise _StopTurn("denied", f"the prompt was blocked by a UserPromptSubmit hook: {submitted.feedback}")
+                raise StopTurn("denied", f"the prompt was blocked by a UserPromptSubmit hook: {submitted.feedback}")
             while True:
                 if iteration >= self.options.max_iterations:
                     reason = "max_iterations"
                     note = f"stopped after {iteration} model calls (--max-iterations {self.options.max_iterations})"
                     break
                 self._deliver_background()
-                self._check_budget(emit, starting=True)
+                check_budget(self.budget, sid, emit, starting=True)
                 iteration += 1
                 emit(IterationStarted(session_id=sid, turn=turn, iteration=iteration,
                                       max_iterations=self.options.max_iterations))
@@ -462,20 +424,21 @@ class Agent:
                                                      f"done yet:\n{stopping.feedback}"))
                         continue
                     break
-                self._check_repeats(message.tool_calls, repeats)
-                self._check_budget(emit)
-                for outcome in await self._run_calls(message.tool_calls, turn, emit):
+                check_repeats(message.tool_calls, repeats, self.options.max_repeats, self.messages.pop)
+                check_budget(self.budget, sid, emit, close=self._close_unanswered)
+                calls = self.calls()
+                for outcome in await calls.run_all(message.tool_calls, turn, emit, lambda: self._budget_spent(emit)):
                     self.messages.append(outcome.message)
                     if outcome.denied:
                         denials.setdefault(outcome.message.content, []).append(outcome.message.name)
                     if outcome.stop is not None:
                         self._close_unanswered()
                         self.stopped_by_person = outcome.stop.reason or "denied by the user"
-                        raise _StopTurn("denied", self.stopped_by_person)
+                        raise StopTurn("denied", self.stopped_by_person)
                 if self._over is not None:
                     self._close_unanswered()
-                    raise _StopTurn("budget", self._over.describe())
-        except _StopTurn as stop:
+                    raise StopTurn("budget", self._over.describe())
+        except StopTurn as stop:
             reason, note = stop.reason, stop.message
 
         except BackendError as exc:
@@ -487,9 +450,9 @@ class Agent:
                 task.uncancel()
             self._close_unanswered()
             reason, note = "cancelled", "cancelled by the user"
-            if (over := self._wall_over()) is not None:  # the wall-clock budget's timer stopped it
+            if (over := wall_over(self.budget)) is not None:  # the wall-clock budget's timer stopped it
                 reason, note = "budget", over.describe()
-                emit(self._budget_event(over))
+                emit(budget_event(sid, over))
         except Exception as exc:  # a bug must end the turn with a message, never a traceback
             self._close_unanswered()
             reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
@@ -500,9 +463,9 @@ class Agent:
             self._over = None
             await self.background.stop()  # the turn ended with sub-agents still running: they end with it
             self.budget.pause()  # the wall clock counts turns, not a person's time between them
-        end_turn = getattr(self.backend, "end_turn", None)
-        if end_turn is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
-            await end_turn()
+        bound = as_turn_bound(self.backend)
+        if bound is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
+            await bound.end_turn()
         if reason == "completed" and denials:
             reason = "denied"
             count = sum(len(names) for names in denials.values())
@@ -518,7 +481,7 @@ class Agent:
             self.messages.append(Message(role="user", content=done.text))
             if done.stopped:
                 self.stopped_by_person = done.stopped
-                raise _StopTurn("denied", done.stopped)
+                raise StopTurn("denied", done.stopped)
 
     async def _shown(self) -> None:
         """Wait until the consumer has handled every event emitted so far.
@@ -542,76 +505,16 @@ class Agent:
         if self._specs_version != self._specs_key():  # an MCP server's tools arrived, a workflow's stage, the mode
             self.tool_specs = offered(self.tools.specs(), self.policy.mode)
             self._specs_version = self._specs_key()
-        # An external agent (Claude Code, Codex) keeps its own context and runs its own tools:
-        # its tool events pass through for display, and the whole tree is checkpointed around it.
-        external = bool(getattr(self.backend, "runs_own_tools", False))
-        whole = external or getattr(self.backend, "keeps_own_context", False)  # an agent plugin is handed it all
+        # An external agent (Claude Code, Codex) keeps its own context and runs its own tools: its tool
+        # events pass through for display, and the whole tree is checkpointed around it (see model_call).
+        caps = self.backend.capabilities
+        whole = caps.runs_own_tools or caps.keeps_own_context  # an agent plugin is handed it all
         messages = (list(self.messages) if self.context is None or whole
                     else await self.context.prepare(self, emit))
-        request = ModelRequest(
-            system=plan_system_prompt(self.system_prompt, self.policy.mode),
-            messages=messages,
-            tools=self.tool_specs,
-            session_id=self.session_id,
-            max_tokens=self.options.max_tokens,
-        )
-        completed: MessageCompleted | None = None
-        pending = None
-        if external and self.checkpoints is not None:
-            call = ToolCallSpec(id=new_id("run"), name=self.backend.name)
-            try:
-                pending = await self._checkpoint(call, None, self.turns, emit)
-            except ToolError as exc:
-                raise BackendError(f"{exc}; {self.backend.name} was not started", kind="checkpoint") from None
-        gate = self._external_gate(emit) if external else None
-        stream = self.backend.stream(request)
-        try:
-            async for event in stream:
-                if isinstance(event, MessageCompleted):
-                    completed = event
-                    self.budget.charge(turns=1)
-                elif isinstance(event, Usage):
-                    self.budget.charge_usage(event)
-                emit(event)
-        finally:
-            aclose = getattr(stream, "aclose", None)
-            if aclose is not None:
-                await aclose()
-            if gate is not None:
-                self.backend.gate = None  # type: ignore[attr-defined]
-                await asyncio.shield(gate.close())  # each call's checkpoint before the run's
-            if pending is not None:
-                await asyncio.shield(self._checkpoint_done(pending, completed is not None, emit))
-        if completed is None:
-            raise BackendError(f"the {self.backend.name} backend ended without a message", kind="invalid_response")
-        return completed
-
-    def _external_gate(self, emit: Emit) -> ExternalGate:
-        """Hand an external agent the gate its own tool calls pass this turn (the loop's own decision)."""
-        gate = ExternalGate(session_id=self.session_id, workspace=self.workspace, policy=self.policy,
-                            tools=self.tools, shell=self.options.shell, turn=self.turns, emit=emit,
-                            approve=self._approve, begin=self._checkpoint if self.checkpoints is not None else None,
-                            finish=self._checkpoint_done,
-                            hooks=(lambda spec: self._hooks("PreToolUse", emit, call=spec)) if self.options.hooks else None)
-        self.backend.gate = gate  # type: ignore[attr-defined]
-        return gate
-
-    def _check_repeats(self, calls: list[ToolCallSpec], state: list[tuple[str, int]]) -> None:
-        for call in calls:
-            key = call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
-            last, count = state[0]
-            count = count + 1 if key == last else 1
-            state[0] = (key, count)
-            if count >= self.options.max_repeats:
-                self.messages.pop()  # the assistant message whose calls will not run
-                args = json.dumps(call.arguments, default=str)
-                if len(args) > 120:
-                    args = args[:117] + "..."
-                raise _StopTurn(
-                    "error",
-                    f"the model asked for the same call {count} times in a row ({call.name} {args}); "
-                    "stopped, it is not making progress",
-                )
+        request = ModelRequest(system=plan_system_prompt(self.system_prompt, self.policy.mode), messages=messages,
+                               tools=self.tool_specs, session_id=self.session_id, max_tokens=self.options.max_tokens)
+        return await stream_model(self.backend, request, calls=self.calls(), turn=self.turns, emit=emit,
+                                  budget=self.budget)
 
     def _close_unanswered(self) -> None:
         """Give every tool call without a result one ('not run', or 'interrupted: may have run' for a
@@ -627,176 +530,27 @@ class Agent:
 
     # -- tool calls ------------------------------------------------------------------
 
-    async def _run_calls(self, calls: list[ToolCallSpec], turn: int, emit: Emit) -> list[_CallOutcome]:
-        """Run calls in order; consecutive read-only calls run concurrently, and so do consecutive
-        calls of a tool that says it may (``concurrent``: the ``task`` tool's sub-agents)."""
-        outcomes: list[_CallOutcome] = []
-        batch: list[ToolCallSpec] = []
-        batch_kind = ""
-
-        async def flush() -> None:
-            if batch and self._budget_spent(emit):
-                batch.clear()
-                return
-            if len(batch) == 1:
-                outcomes.append(await self._run_call(batch[0], turn, emit))
-            elif batch:
-                outcomes.extend(await asyncio.gather(*(self._run_call(c, turn, emit) for c in batch)))
-            batch.clear()
-
-        for call in calls:
-            tool = self.tools.find(call.name)
-            kind = "" if tool is None or tool.dangerous else (
-                "read" if tool.read_only else "concurrent" if getattr(tool, "concurrent", False) else "")
-            if kind and batch and kind != batch_kind:
-                await flush()
-            if kind:
-                batch.append(call)
-                batch_kind = kind
-                continue
-            await flush()
-            if self._budget_spent(emit):
-                return outcomes
-            outcome = await self._run_call(call, turn, emit)
-            outcomes.append(outcome)
-            if outcome.stop is not None:
-                return outcomes
-        await flush()
-        return outcomes
-
-    # -- budget ----------------------------------------------------------------------
-
-    def _budget_event(self, over: Exceeded) -> BudgetReached:
-        return BudgetReached(session_id=self.session_id, budget=over.budget, used=over.used, limit=over.limit,
-                             owner=over.owner, scope=over.scope, earlier=over.earlier)
-
-    def _check_budget(self, emit: Emit, *, starting: bool = False) -> None:
-        """End the turn (reason ``budget``) when a budget here or above is reached."""
-        over = self.budget.check(starting=starting)
-        if over is not None:
-            emit(self._budget_event(over))
-            if not starting:
-                self._close_unanswered()  # the response's calls will not run
-            raise _StopTurn("budget", over.describe())
-
     def _budget_spent(self, emit: Emit) -> bool:
         """Before a tool call: whether a budget is reached (said once; the turn then ends)."""
         if self._over is None and (over := self.budget.check()) is not None:
             self._over = over
-            emit(self._budget_event(over))
+            emit(budget_event(self.session_id, over))
         return self._over is not None
 
-    def _wall_over(self) -> Exceeded | None:
-        over = self.budget.check()
-        return over if over is not None and over.budget == "max_wall" else None
-
-    def _wall_watchdog(self) -> asyncio.TimerHandle | None:
-        """A timer that stops the running turn when a wall-clock budget here or above runs out."""
-        deadline = self.budget.deadline()
-        task = asyncio.current_task()
-        if deadline is None or task is None:
-            return None
-        return asyncio.get_running_loop().call_later(max(0.0, deadline - self.budget.clock()), task.cancel)
-
-    async def _run_call(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False) -> _CallOutcome:
-        """Decide, checkpoint, run and report one call (``by_person``: a line the person typed, ``!command``)."""
-        sid = self.session_id
-        tool = self.tools.find(call.name)
-        emit(ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
-                           dangerous=bool(tool and tool.dangerous)))
-        started = time.perf_counter()
-        waited = 0.0  # seconds a person spent deciding: not part of the call's run time
-
-        def finish(ok: bool, output: str, diff: str = "", denied: bool = False,
-                   stop: Decision | None = None, images: list[ToolImage] | None = None) -> _CallOutcome:
-            ran_ms = max(0.0, time.perf_counter() - started - waited) * 1000
-            emit(ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=ok, output=output,
-                            duration_ms=ran_ms, diff=diff, wait_ms=waited * 1000, images=images or []))
-            msg = Message(role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok,
-                          images=images or [])
-            return _CallOutcome(msg, denied=denied, stop=stop)
-
-        if tool is None:
-            return finish(False, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools.names())}")
-        if call.error:
-            return finish(False, call.error)
-        ctx = ToolContext(
-            workspace=self.workspace,
-            call_id=call.id,
-            emit=emit,
-            shell=self.options.shell,
-            read_denied=self._read_denied(),
-            emit_output=lambda stream, text: emit(
-                ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)  # type: ignore[arg-type]
-            ),
-        )
-        try:
-            args = tool.parse(call.arguments)
-            hook = await self._hooks("PreToolUse", emit, call=call) if self.options.hooks else None
-            if hook is not None and hook.decision == "deny":
-                emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision="denied",
-                                      by="rule", reason=f"denied by a PreToolUse hook: {hook.reason}"))
-                return finish(False, f"denied by a hook: {hook.reason}", denied=True)
-            if hook is not None and hook.updated_input is not None:  # checked again, shown in any question
-                call = msgspec.structs.replace(call, arguments=hook.updated_input)
-                args = tool.parse(call.arguments)
-            hook_says = hook.decision if hook is not None else ""
-            guarded = tool.dangerous and self.checkpoints is not None
-            paths = tool.touched_paths(args, ctx) if guarded else []
-            if not tool.dangerous and (denial := self.policy.denied(call.name, call.arguments, self.workspace)):
-                emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision="denied",
-                                      by=denial.by, reason=denial.reason))  # deny rules cover reads too
-                return finish(False, f"denied: {denial.reason}", denied=True)
-            if tool.dangerous or hook_says == "ask":
-                decision, waited = await self._approve(call, tool, args, ctx, emit, paths, by_person=by_person,
-                                                       hook=hook_says)
-                if not decision.approved:
-                    why = decision.reason or "no reason given"
-                    return finish(False, f"denied: {why}", denied=decision.by != "user",
-                                  stop=decision if decision.stop else None)
-                # Shell syntax runs through a shell only when a person approved this exact line.
-                ctx.shell_line_approved = decision.by == "user" or decision.exact_line
-                ctx.sandboxed = decision.by != "user"  # a call a person approved or typed is theirs: no sandbox
-            tool.check(args, ctx)
-            pending = await self._checkpoint(call, paths, turn, emit) if guarded and paths != [] else None
-            emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))
-            await self._shown()  # intent before effect: the call is stored as started before it runs
-            self._ran.add(call.id)
-            ran = False
-            try:
-                outcome = await tool.run(args, ctx)
-                ran = True
-            finally:
-                if pending is not None:
-                    await self._checkpoint_done(pending, ran, emit)
-        except ToolError as exc:
-            return finish(False, await self._post_hooks(call, False, str(exc), emit))
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:
-            return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
-        if outcome.stopped:  # a person stopped a sub-agent: this turn stops as if they had stopped it
-            return finish(False, outcome.output, outcome.diff,
-                          stop=Decision(approved=False, by="user", reason=outcome.stopped, stop=True))
-        output = self._nested_instructions(call, args, outcome.output, emit)
-        return finish(True, await self._post_hooks(call, True, output, emit), outcome.diff, images=outcome.images)
+    def calls(self) -> CallPipeline:
+        """The call pipeline for this agent's calls, given what it needs as it stands now (the
+        approver, policy, guard and hooks may be swapped between turns)."""
+        return CallPipeline(session_id=self.session_id, workspace=self.workspace, tools=self.tools,
+                            policy=self.policy, approver=self.approver, checkpoints=self.checkpoints,
+                            shell=self.options.shell, hooks=self.options.hooks,
+                            instructions=self.options.instructions, asker=self.asker, shown=self._shown,
+                            ran=self._ran)
 
     async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
                      **payload: Any) -> HookResult | None:
-        """Run the hooks of ``event`` (for ``call``'s tool, or ``target``: a source, trigger or
-        notification type), each run an event; None without hooks."""
-        hooks = self.options.hooks
-        if not hooks:
-            return None
-        data: dict[str, Any] = {"session_id": self.session_id, "cwd": str(self.workspace), **payload}
-        if call is not None:
-            data.update(tool_name=call.name, tool_input=call.arguments)
-        result = await hooks.run(event, data, tool=call.name if call is not None else target)
-        for run in result.runs:
-            emit(HookRan(session_id=self.session_id, hook_event=run.event, command=run.command, outcome=run.outcome,
-                         exit_code=run.exit_code, duration_ms=run.duration_ms, message=run.message,
-                         call_id=call.id if call is not None else ""))
-        return result
+        """Run the hooks of ``event`` (see :func:`monkey.agent.hook_glue.run_hooks`)."""
+        return await run_hooks(self.options.hooks, self.session_id, self.workspace, event, emit, call=call,
+                               target=target, **payload)
 
     async def pre_compact(self, trigger: str, emit: Emit) -> None:
         """``PreCompact`` hooks, before the conversation is compacted (they cannot stop it)."""
@@ -830,134 +584,3 @@ class Agent:
         ran: list[Event] = []
         await self._hooks("SessionEnd", ran.append, reason=reason)
         return ran
-
-    async def _post_hooks(self, call: ToolCallSpec, ok: bool, output: str, emit: Emit) -> str:
-        """``output`` with what ``PostToolUse`` (or ``PostToolUseFailure``) hooks tell the model."""
-        event = "PostToolUse" if ok else "PostToolUseFailure"
-        result = await self._hooks(event, emit, call=call, tool_response={"ok": ok, "output": output})
-        if result is None or not (result.blocked or result.context):
-            return output
-        said = "\n".join([*result.context, *([result.feedback] if result.blocked else [])])
-        return f"{output}\n\n<hook {event}>\n{said}\n</hook>"
-
-    def _nested_instructions(self, call: ToolCallSpec, args: object, output: str, emit: Emit) -> str:
-        """``output`` with the instruction files of the folders below the workspace that this
-        call touched for the first time (see :meth:`Instructions.below`)."""
-        instructions = self.options.instructions
-        path = getattr(args, "path", None)
-        if instructions is None or not isinstance(path, str) or not path:
-            return output
-        found = instructions.below(self.workspace, path)
-        if not found:
-            return output
-        emit(InstructionsLoaded(session_id=self.session_id, call_id=call.id,
-                                files=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size) for f, _ in found]))
-        blocks = "".join(f"\n\n<instructions from {f.shown}; follow them for files in its folder>\n"
-                         f"{text.strip()}\n</instructions>" for f, text in found)
-        return output + blocks
-
-    def _read_denied(self):  # type: ignore[no-untyped-def]  # Callable[[str], bool] | None
-        """Whether a deny rule forbids reading a file (searches skip it); None when no rule can."""
-        if not any(rule.tool == "file_read" for rule in self.policy.deny):
-            return None
-        return lambda rel: self.policy.denied("file_read", {"path": rel}, self.workspace) is not None
-
-    async def _checkpoint(self, call: ToolCallSpec, paths: list[str] | None, turn: int,
-                          emit: Emit) -> PendingChange:
-        """Checkpoint what the call will change; a failure means the call does not run."""
-        assert self.checkpoints is not None
-        try:
-            pending = await asyncio.to_thread(self.checkpoints.begin, tool=call.name, paths=paths,
-                                              session_id=self.session_id, turn=turn, call_id=call.id)
-        except CheckpointError as exc:
-            raise ToolError(str(exc)) from None
-        emit(CheckpointCreated(session_id=self.session_id, checkpoint_id=pending.checkpoint_id, tool=call.name,
-                               paths=list(pending.paths), turn=turn, call_id=call.id))
-        return pending
-
-    async def _checkpoint_done(self, pending: PendingChange, ok: bool, emit: Emit) -> None:
-        assert self.checkpoints is not None
-        warning = await asyncio.to_thread(self.checkpoints.finish, pending, ok=ok,
-                                          error="" if ok else "the tool failed")
-        if items := pending.not_undoable():  # said now, not found out at undo time
-            emit(NotUndoable(session_id=self.session_id, checkpoint_id=pending.checkpoint_id,
-                             tool=getattr(pending, "tool", ""), call_id=getattr(pending, "call_id", ""), items=items))
-        if warning:
-            emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
-
-    def _keep_rules(self, call: ToolCallSpec, emit: Emit) -> None:
-        """"Always allow": save the call's rules to the user's config (a failure is said, not fatal)."""
-        try:
-            self.policy.keep(call.name, call.arguments)
-        except OSError as exc:
-            emit(Error(session_id=self.session_id, kind="config",
-                       message=f"could not save the rule to your config (it holds for this session): {exc}"))
-
-    async def _approve(self, call: ToolCallSpec, tool: Tool, args: object, ctx: ToolContext,
-                       emit: Emit, paths: list[str] | None = None, by_person: bool = False,
-                       person_only: str = "", unsandboxed: bool = False, hook: str = "") -> tuple[Decision, float]:
-        """The decision on a dangerous call, and the seconds spent waiting for a person's answer.
-
-        A call the person typed (``by_person``) is approved by that, unless a rule denies it.
-        ``person_only``: why only a person's approval of this exact call may let it run, besides
-        what the policy finds (an external agent's write that monkey's own tools would refuse).
-        ``unsandboxed``: the command will not run in monkey's sandbox (an external agent's own), so
-        it is decided as where there is none (auto mode then asks too).
-        """
-        sid = self.session_id
-        policy = replace(self.policy, sandboxed=False) if unsandboxed else self.policy
-        decision = policy.check(call.name, call.arguments, self.workspace)
-        if by_person and (decision is None or decision.approved):
-            decision = Decision(approved=True, by="user", reason="typed by the person", exact_line=True)
-        waited = 0.0
-        big = self.checkpoints.oversized(paths) if self.checkpoints is not None and paths else []
-        protected = None if by_person else (self.policy.needs_person(call.name, call.arguments, self.workspace)
-                                            or tool.needs_person(args))
-        person_only = "; ".join([*([protected] if protected else []), *([person_only] if person_only else []), *big])
-        if person_only and decision is not None and decision.approved:
-            decision = None  # a large file, a changed MCP tool, a path monkey's file tools refuse: a person's approval
-        if hook == "ask" and decision is not None and decision.approved and decision.by != "user":
-            decision = None  # a PreToolUse hook wants a person to decide
-        elif hook == "allow" and decision is None and not person_only:  # never over a deny rule or a protected path
-            decision = Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook")
-        if decision is None:
-            request: ApprovalRequest = build_request(call.id, call.name, call.arguments, tool.preview(args, ctx))
-            if call.name == SHELL_TOOL:
-                request = replace(request, unsandboxed=policy.sandboxed,
-                                  no_sandbox=policy.mode == "auto" and not policy.sandboxed)
-            if self.asker:
-                request = replace(request, asker=self.asker)
-            if not person_only and hook != "ask":  # the engine again, for an approver that kept it waiting
-                request = replace(request, recheck=lambda: policy.check(call.name, call.arguments, self.workspace))
-            if person_only:
-                warning = f"only this call can be approved: {person_only}"
-                request = replace(request, warnings=[*request.warnings, warning], grant="", rules=[],
-                                  person_only=person_only)
-            emit(ApprovalRequested(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
-                                   summary=request.summary, warnings=request.warnings))
-            if not isinstance(self.approver, HeadlessApprover):  # somebody is asked: tell the person's tools
-                await self._hooks("Notification", emit, target="permission_prompt",
-                                  notification_type="permission_prompt",
-                                  message=f"monkey needs your permission to use {call.name}")
-            await self._shown()
-            asked = time.perf_counter()
-            decision = await self.approver.decide(request)
-            waited = time.perf_counter() - asked
-            if person_only and decision.approved:
-                decision = replace(decision, scope="once")
-            elif big and not decision.approved:
-                decision = replace(decision, reason=f"{'; '.join(big)}; {decision.reason}")
-            if decision.approved and decision.scope != "once":
-                self.policy.remember(call.name, call.arguments)
-            if decision.approved and decision.scope == "always":
-                self._keep_rules(call, emit)
-        if call.name == EXIT_PLAN_MODE and self.policy.mode == "plan":  # the plan kept; approved, it switches the mode
-            decision = plan_decided(self.policy, self.workspace, sid, call.id, str(call.arguments.get("plan", "")),
-                                    decision, emit)
-        if decision.approved:
-            label = {"once": "approved", "session": "approved_session", "always": "approved_always"}[decision.scope]
-        else:
-            label = "denied"
-        emit(ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision=label,  # type: ignore[arg-type]
-                              by=decision.by, reason=decision.reason))
-        return decision, waited

@@ -1,7 +1,7 @@
 """``!command``: a person runs a shell command themselves, through the same path as the model's.
 
 The command is a turn of its own with no model call, run as a ``shell_execute`` call by
-the loop (:meth:`Agent._run_call`): the permission engine decides (a deny rule still
+the loop (:meth:`monkey.agent.calls.CallPipeline.run`): the permission engine decides (a deny rule still
 refuses it: the person can run it in their own shell, but not through monkey), a
 checkpoint and a journal entry come first (so ``monkey undo`` reverts what it changed),
 and the events are recorded. Typing the line is the person's approval of that exact line,
@@ -44,7 +44,7 @@ def context_message(command: str, output: str, ok: bool) -> str:
 async def shell_turn(agent: ShellHost, command: str, emit: Emit, run_call: RunCall) -> None:
     """Run ``command`` for the person as one turn of ``agent``'s conversation.
 
-    ``run_call`` is the agent's own call path (:meth:`Agent._run_call` with ``by_person``).
+    ``run_call`` is the agent's own call path (:meth:`monkey.agent.calls.CallPipeline.run` with ``by_person``).
     """
     call = ToolCallSpec(id=new_id("sh"), name=SHELL_TOOL, arguments={"command": command})
     await run_one(agent, call, f"{PREFIX}{command}", emit, run_call, stopped="[stopped by the person before it finished]",

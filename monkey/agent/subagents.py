@@ -179,7 +179,7 @@ class TaskTool(Tool[TaskArgs]):
                 return fork(agent.name, number), True
             except Exception as exc:  # noqa: BLE001
                 raise ToolError(str(exc)) from None
-        if getattr(parent, "runs_own_tools", False) and make is not None:  # Claude Code, Codex: a process of its own
+        if parent.capabilities.runs_own_tools and make is not None:  # Claude Code, Codex: a process of its own
             return make(parent.name, parent.model), True
         return parent, False  # an API backend: each request stands alone
 

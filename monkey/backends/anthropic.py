@@ -17,7 +17,7 @@ import json
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from monkey.backends.base import BackendError, ModelCheck
+from monkey.backends.base import API, BackendError, ModelCheck
 from monkey.backends.convert import anthropic_tools, bad_arguments, last_turn_signed, to_anthropic
 from monkey.backends.errors import classify_status, make_error, network_error, parse_retry_after
 from monkey.backends.prices import Price, builtin_prices, cost_usd, find_price
@@ -86,6 +86,9 @@ class AnthropicBackend:
         prices: per-model prices overriding the built-in table.
     """
 
+    capabilities = API
+    context_window = 0
+    """A model: streams a message; the loop runs the tools and keeps the context."""
     name = "anthropic"
 
     def __init__(

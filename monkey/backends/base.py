@@ -4,18 +4,50 @@ A backend turns one :class:`~monkey.messages.ModelRequest` into a stream of even
 ``text_delta`` / ``thinking_delta`` while the model writes, exactly one
 ``message_completed`` carrying the whole message and its tool calls, and usually a
 ``usage`` event. Failures are raised as :class:`BackendError`.
+
+What the agent loop relies on beyond that is declared, never probed: every backend has
+:attr:`Backend.capabilities` (:class:`Capabilities`). A backend that runs its own tools (Claude
+Code, Codex) is an :class:`ExternalAgent`: its ``stream`` takes the gate its own tool calls pass
+that turn. One whose model call may leave a run open (an agent plugin) is :class:`TurnBound`:
+the loop calls :meth:`TurnBound.end_turn` when the turn ends.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, cast, runtime_checkable
 
 from monkey.events import Event
 from monkey.messages import ModelRequest
 
-__all__ = ["Backend", "BackendError", "ModelCheck"]
+if TYPE_CHECKING:
+    from monkey.backends.gate import ToolGate
+
+__all__ = ["API", "Backend", "BackendError", "Capabilities", "CountsTokens", "ExternalAgent", "ModelCheck",
+           "TurnBound", "as_external", "as_token_counter", "as_turn_bound"]
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What a backend does beyond streaming one model call, declared by the backend."""
+
+    runs_own_tools: bool = False
+    """It runs its own tools (Claude Code, Codex): the loop runs none, checkpoints the whole tree
+    around each call, and hands :meth:`ExternalAgent.stream` the gate its calls pass."""
+    keeps_own_context: bool = False
+    """It is handed the whole conversation as is (no compaction or elision by monkey's context window):
+    an agent that keeps its own context, or one that runs its own tools."""
+    ends_turns: bool = False
+    """A model call may leave a run open across calls (an agent plugin waiting for a tool result):
+    the loop calls :meth:`TurnBound.end_turn` when the turn ends."""
+    counts_tokens: bool = False
+    """It has its model's own tokenizer (:meth:`CountsTokens.count_tokens`; the local model, the
+    scripted one); otherwise the context window counts with the BPE encoding of the model's name."""
+
+
+API = Capabilities()
+"""A model behind an API: streams a message; the loop does everything else."""
 
 
 class BackendError(Exception):
@@ -40,6 +72,11 @@ class Backend(Protocol):
     """Short backend name (``scripted``, ``local``, ``anthropic`` ...)."""
     model: str
     """The model this backend talks to, as a person would name it."""
+    capabilities: Capabilities
+    """What it does beyond streaming (see :class:`Capabilities`)."""
+    context_window: int
+    """Tokens of the model's context window when the backend knows it (the local model's ``n_ctx``);
+    0: not known, taken from the model's name (:func:`monkey.context.tokens.window_for`)."""
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream the events of one model call for ``request``."""
@@ -49,13 +86,56 @@ class Backend(Protocol):
         """Release what the backend holds (connections, child processes)."""
         ...
 
+    async def check_model(self) -> ModelCheck:
+        """Whether it has the model it was built with (``/model NAME`` asks before switching)."""
+        ...
+
+
+class ExternalAgent(Backend, Protocol):
+    """A backend that runs its own tools (``capabilities.runs_own_tools``): Claude Code, Codex."""
+
+    def stream(self, request: ModelRequest, gate: ToolGate | None = None) -> AsyncIterator[Event]:
+        """Stream one run; ``gate`` decides the agent's own tool calls this turn (None: refuse them)."""
+        ...
+
+
+class CountsTokens(Backend, Protocol):
+    """A backend with its model's own tokenizer (``capabilities.counts_tokens``)."""
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` for this model."""
+        ...
+
+
+class TurnBound(Backend, Protocol):
+    """A backend whose run may stay open between model calls (``capabilities.ends_turns``): an agent plugin."""
+
+    async def end_turn(self) -> None:
+        """The turn ended: close a run still open (a denial or Esc left it waiting)."""
+        ...
+
+
+def as_external(backend: Backend) -> ExternalAgent | None:
+    """``backend`` as an :class:`ExternalAgent` when it declares it runs its own tools, else None."""
+    return cast("ExternalAgent", backend) if backend.capabilities.runs_own_tools else None
+
+
+def as_token_counter(backend: Backend) -> CountsTokens | None:
+    """``backend`` as a :class:`CountsTokens` when it declares its own tokenizer, else None."""
+    return cast("CountsTokens", backend) if backend.capabilities.counts_tokens else None
+
+
+def as_turn_bound(backend: Backend) -> TurnBound | None:
+    """``backend`` as a :class:`TurnBound` when it declares it ends turns, else None."""
+    return cast("TurnBound", backend) if backend.capabilities.ends_turns else None
+
 
 @dataclass(frozen=True)
 class ModelCheck:
     """Whether a backend has the model it was built with (``/model NAME`` asks before switching).
 
-    Backends that can tell have an ``async def check_model(self) -> ModelCheck`` method:
-    the local backend knows its file, a server lists its models. ``exists`` is None when
+    Every backend has ``async def check_model(self) -> ModelCheck``: the local backend knows its
+    file, a server lists its models, one that cannot tell says so. ``exists`` is None when
     the backend could not tell (the server was unreachable, the CLI decides at its next run).
     """
 

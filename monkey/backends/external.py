@@ -9,8 +9,8 @@ every run in a whole-tree checkpoint (``runs_own_tools``), so ``monkey undo`` re
 
 An agent that asks before its tools run (``interactive``: Claude Code's permission prompts
 on stdio) keeps its stdin open: after each piece of output the backend answers what it
-asked with the decision of the :class:`~monkey.backends.gate.ToolGate` the loop set in
-:attr:`ExternalAgentBackend.gate` for the turn, and tells the gate when an allowed call's
+asked with the decision of the :class:`~monkey.backends.gate.ToolGate` the loop passes to
+:meth:`ExternalAgentBackend.stream` for the run, and tells the gate when an allowed call's
 result came (:meth:`~monkey.backends.gate.ToolGate.done`).
 """
 
@@ -25,7 +25,7 @@ from typing import Any, Protocol
 
 import msgspec
 
-from monkey.backends.base import BackendError, ModelCheck
+from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.backends.gate import ToolGate
 from monkey.backends.jsonl import DEFAULT_MAX_LINE, JsonlParser
 from monkey.backends.supervise import AgentProcess, ChildSpec, check_version, child_env
@@ -83,12 +83,12 @@ class ExternalAgentBackend(ABC):
     name = "external"
     label = "the agent"
     version_range: tuple[tuple[int, int, int], tuple[int, int, int]] = ((0, 0, 0), (999, 0, 0))
-    runs_own_tools = True
-    """Tells the loop to checkpoint the whole tree around each call and not to run tools itself."""
+    capabilities = Capabilities(runs_own_tools=True, keeps_own_context=True)
+    context_window = 0
+    """Tells the loop to checkpoint the whole tree around each call, not to run tools itself, and to
+    pass the gate its calls go through to :meth:`stream` (see :class:`~monkey.backends.base.ExternalAgent`)."""
     interactive = False
     """The agent asks before its tools run: stdin stays open and :meth:`converse` answers."""
-    gate: ToolGate | None = None
-    """Decides the agent's tool calls for the running turn (set by the agent loop; None: refuse them)."""
 
     def __init__(self, *, executable: str, model: str | None, workspace: Path,
                  env: Mapping[str, str] | None = None, base_env: Mapping[str, str] | None = None,
@@ -132,13 +132,14 @@ class ExternalAgentBackend(ABC):
     def finished(self, parser: Any) -> None:
         """Note what the run told (its session id, usage) for the next call."""
 
-    async def converse(self, parser: Any, proc: AgentProcess) -> None:
+    async def converse(self, parser: Any, proc: AgentProcess, gate: ToolGate | None) -> None:
         """Answer what the agent asked in the output fed so far (``interactive`` agents)."""
 
     # -- the call --------------------------------------------------------------------
 
-    async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
-        """Run the agent on the latest user message and stream what it does."""
+    async def stream(self, request: ModelRequest, gate: ToolGate | None = None) -> AsyncIterator[Event]:
+        """Run the agent on the latest user message and stream what it does; ``gate`` decides its
+        own tool calls (None: every one is refused)."""
         prompt = last_prompt(request)
         env = child_env(self.base_env, self.explicit_env)
         if self._check and self.version is None:
@@ -161,13 +162,13 @@ class ExternalAgentBackend(ABC):
                 for event in parser.feed(chunk):
                     if isinstance(event, AgentSession):
                         self.agent_session_id = event.agent_session_id
-                    elif isinstance(event, ToolResult) and self.gate is not None:
-                        await self.gate.done(event.call_id, event.ok)
+                    elif isinstance(event, ToolResult) and gate is not None:
+                        await gate.done(event.call_id, event.ok)
                     yield replace(event, session_id=sid)
                 if getattr(parser, "too_long", False):
                     break  # the child is stopped as the stream closes
                 if self.interactive:
-                    await self.converse(parser, proc)
+                    await self.converse(parser, proc, gate)
         finally:
             await chunks.aclose()
         if getattr(parser, "too_long", False):

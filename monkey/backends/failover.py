@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 
-from monkey.backends.base import Backend, BackendError, ModelCheck
+from monkey.backends.base import API, Backend, BackendError, ModelCheck
 from monkey.events import Event, Fallback, MessageCompleted
 from monkey.messages import ModelRequest
 
@@ -28,6 +28,9 @@ Factory = Callable[[], Backend]
 class FailoverBackend:
     """Backends tried in order; each made only when it is first needed.
 
+    It streams model calls only (:data:`~monkey.backends.base.API`): an external agent behind it is
+    called as a model, as before capabilities were declared.
+
     Args:
         backends: ``(name, factory)`` pairs, the primary first. A factory that raises
             :class:`BackendError` (say a missing API key) counts as that backend failing;
@@ -35,6 +38,9 @@ class FailoverBackend:
             event that says why.
         first: the primary, when it was already built (its factory is then not called).
     """
+
+    capabilities = API
+    context_window = 0
 
     def __init__(self, backends: Sequence[tuple[str, Factory]], *, first: Backend | None = None) -> None:
         if not backends:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from monkey.backends.base import BackendError, ModelCheck
+from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.backends.local_format import RepetitionGuard, ReplyScanner, chat_messages, reply_schema
 from monkey.events import Event, MessageCompleted, TextDelta, ToolCallSpec, Usage
 from monkey.messages import ModelRequest, ToolSpec
@@ -279,6 +279,8 @@ class LocalBackend:
             installed. Both are checked here, without loading anything.
     """
 
+    capabilities = Capabilities(counts_tokens=True)
+    """A model: streams a message; the loop runs the tools and keeps the context."""
     name = "local"
 
     def __init__(

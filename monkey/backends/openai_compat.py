@@ -22,7 +22,7 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from monkey.backends.base import BackendError, ModelCheck
+from monkey.backends.base import API, BackendError, ModelCheck
 from monkey.backends.convert import bad_arguments, openai_tools, to_openai
 from monkey.backends.errors import classify_status, make_error, network_error, parse_retry_after
 from monkey.backends.prices import Price, builtin_prices, cost_usd, find_price
@@ -60,6 +60,9 @@ class OpenAICompatBackend:
         prices: per-model prices overriding the built-in table.
     """
 
+    capabilities = API
+    context_window = 0
+    """A model: streams a message; the loop runs the tools and keeps the context."""
     name = "openai"
 
     def __init__(

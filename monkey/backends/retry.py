@@ -19,7 +19,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from monkey.backends.base import Backend, BackendError
+from monkey.backends.base import API, Backend, BackendError
 from monkey.events import Event, MessageCompleted, Retry, TextDelta, ThinkingDelta
 from monkey.messages import ModelRequest
 
@@ -84,6 +84,9 @@ Sleep = Callable[[float], Awaitable[None]]
 
 class RetryingBackend:
     """A backend whose transient failures are retried."""
+
+    capabilities = API
+    """It retries model calls of an API backend (an external agent is never wrapped)."""
 
     def __init__(self, inner: Backend, policy: RetryPolicy | None = None, *, sleep: Sleep | None = None) -> None:
         self.inner = inner

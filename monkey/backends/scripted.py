@@ -34,7 +34,7 @@ from typing import Any
 
 import msgspec
 
-from monkey.backends.base import BackendError, ModelCheck
+from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.events import Event, MessageCompleted, TextDelta, ThinkingDelta, ToolCallSpec, Usage
 from monkey.messages import ModelRequest
 
@@ -99,6 +99,8 @@ def _chunks(text: str, size: int = 3) -> list[str]:
 class ScriptedBackend:
     """Replays a :class:`Script`, one turn per model call."""
 
+    capabilities = Capabilities(counts_tokens=True)
+    """A model: streams a message; the loop runs the tools and keeps the context."""
     name = "scripted"
 
     def __init__(self, script: Script, *, agents: dict[str, Script] | None = None,

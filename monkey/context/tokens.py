@@ -18,6 +18,7 @@ import json
 from functools import cache
 from typing import Any, Protocol, runtime_checkable
 
+from monkey.backends.base import Backend, as_token_counter
 from monkey.messages import Message
 
 __all__ = [
@@ -99,23 +100,23 @@ def encoding_for_model(model: str) -> str:
     return "o200k_base"
 
 
-def counter_for(backend: object) -> TokenCounter:
-    """The backend's own tokenizer if it has one, else the BPE encoding of its model."""
-    if callable(getattr(backend, "count_tokens", None)):
-        return backend  # type: ignore[return-value]
-    return BpeCounter(encoding_for_model(str(getattr(backend, "model", ""))))
+def counter_for(backend: Backend) -> TokenCounter:
+    """The backend's own tokenizer if it declares one, else the BPE encoding of its model."""
+    own = as_token_counter(backend)
+    if own is not None:
+        return own
+    return BpeCounter(encoding_for_model(str(backend.model)))
 
 
-def window_for(backend: object, override: int = 0) -> int:
+def window_for(backend: Backend, override: int = 0) -> int:
     """The context window: ``override`` if set, else the backend's, else by model name (0: unknown)."""
     if override > 0:
         return override
-    window = getattr(backend, "context_window", None)
-    if isinstance(window, int) and not isinstance(window, bool):
-        return window
-    if getattr(backend, "name", "") == "scripted":
+    if backend.context_window > 0:
+        return backend.context_window
+    if backend.name == "scripted":
         return 0
-    model = str(getattr(backend, "model", "")).lower().rsplit("/", 1)[-1]
+    model = str(backend.model).lower().rsplit("/", 1)[-1]
     for prefix, size in WINDOWS:
         if model.startswith(prefix):
             return size

@@ -1,9 +1,12 @@
 """Claude Code's and Codex's own tool calls through monkey's one permission engine.
 
-The loop hands an external backend one :class:`ExternalGate` per turn (it is the
-:class:`~monkey.backends.gate.ToolGate` the backend asks). A call arrives in monkey's
-vocabulary (:class:`~monkey.backends.gate.GateCall`) and is decided exactly as the loop
-decides its own calls, by the same code (the loop's ``_approve``, given to the gate):
+The agent passes an external backend one :class:`ExternalGate` per model call, as the ``gate``
+argument of its ``stream`` (it is the :class:`~monkey.backends.gate.ToolGate` the backend asks;
+see :mod:`monkey.agent.model_call`). A call arrives in monkey's
+vocabulary (:class:`~monkey.backends.gate.GateCall`) and goes through the agent's one call
+pipeline (:class:`CallPath`, given to the gate: its pre-hook, then
+:func:`~monkey.permissions.decide.decide` and a person where it asks, then the checkpoint),
+exactly as monkey's own calls do; only the run is the agent's:
 
 - a read tool (``file_read``, the searches) runs unless a deny rule covers it, as monkey's own;
 - ``shell_execute`` and the file tools go to :class:`~monkey.permissions.approval.ApprovalPolicy`
@@ -23,89 +26,73 @@ attributed to the agent's call id, and closed when the agent reports the call's 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
-from monkey.permissions.approval import FILE_TOOLS, SHELL_TOOL, ApprovalPolicy, Decision
 from monkey.backends.gate import READ_TOOLS, GateAnswer, GateCall
-from monkey.events import ApprovalResolved, Event, ToolCallSpec
+from monkey.events import Event, ToolCallSpec
+from monkey.permissions.decide import Admitted, HookSays
+from monkey.permissions.rules import FILE_TOOLS, SHELL_TOOL
 from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
 from monkey.tools.workspace import relative, resolve_path
 
-__all__ = ["ExternalGate"]
+__all__ = ["CallPath", "ExternalGate"]
 
 Emit = Callable[[Event], None]
-Approve = Callable[..., Awaitable[tuple[Decision, float]]]
-"""The loop's decision on a dangerous call: ``(call, tool, args, ctx, emit, paths, person_only=..., unsandboxed=...)``."""
-Begin = Callable[[ToolCallSpec, list[str], int, Emit], Awaitable[Any]]
-Finish = Callable[[Any, bool, Emit], Awaitable[None]]
-PreHooks = Callable[[ToolCallSpec], Awaitable[Any]]
-"""The loop's PreToolUse hooks for one call: a :class:`~monkey.extensions.hooks.HookResult` or None."""
 
 
-class _AsAsked:
-    """What the approval asks of a tool, for a call the agent runs itself: monkey's tool's diff when it
-    can tell (its rules for a call it cannot plan are the agent's own), the agent's input otherwise."""
+class CallPath(Protocol):
+    """The stages of the agent's call pipeline a call the agent runs itself passes
+    (:class:`monkey.agent.calls.CallPipeline`, named here by what is used: the engine never imports the loop)."""
 
-    def __init__(self, tool: Tool | None, args: object) -> None:
-        self.tool = tool
-        self.parsed = args
+    session_id: str
+    workspace: Path
+    tools: ToolRegistry
+    shell: ShellSettings
 
-    def preview(self, args: object, ctx: ToolContext) -> str:
-        if self.tool is None or self.parsed is None:
-            return ""
-        try:
-            return self.tool.preview(args, ctx)
-        except ToolError:
-            return ""  # the agent's own edit may still apply: the dialog shows the call
+    async def pre_hook(self, call: ToolCallSpec, emit: Emit) -> HookSays | None:
+        """The ``PreToolUse`` hooks' word on the call (None: no hook)."""
+        ...
 
-    def needs_person(self, args: object) -> str | None:
-        return self.tool.needs_person(args) if self.tool is not None and self.parsed is not None else None
+    async def admit(self, call: ToolCallSpec, emit: Emit, *, dangerous: bool = True, paths: list[str] | None = None,
+                    hook: HookSays | None = None, by_person: bool = False, person_only: str = "",
+                    unsandboxed: bool = False, protects: Callable[[], str | None] | None = None,
+                    preview: Callable[[], str] | None = None) -> Admitted:
+        """The engine's verdict, a person asked where it says so, the approval events."""
+        ...
+
+    async def begin(self, call: ToolCallSpec, paths: list[str] | None, turn: int, emit: Emit) -> Any:
+        """Checkpoint and a pending journal entry before the change (raises ToolError when it cannot)."""
+        ...
+
+    async def finish(self, pending: Any, ok: bool, emit: Emit) -> None:
+        """Complete the journal entry once the change ran."""
+        ...
 
 
 class ExternalGate:
     """Decides an external agent's tool calls for one turn (see the module's docstring)."""
 
-    def __init__(self, *, session_id: str, workspace: Path, policy: ApprovalPolicy, tools: ToolRegistry,
-                 shell: ShellSettings, turn: int, emit: Emit, approve: Approve,
-                 begin: Begin | None = None, finish: Finish | None = None,
-                 hooks: PreHooks | None = None) -> None:
-        self.session_id = session_id
-        self._hooks = hooks
-        """Runs the PreToolUse hooks on a call (named as monkey's tools are: shell_execute, file_write ...)."""
-        self.workspace = workspace
-        self.policy = policy
-        self.tools = tools
-        self.shell = shell
+    def __init__(self, calls: CallPath, *, turn: int, emit: Emit, checkpoints: bool = True) -> None:
+        self.calls = calls
+        """The agent's call pipeline (its policy, approver, hooks and checkpoint guard)."""
         self.turn = turn
         self.emit = emit
-        self._approve = approve
-        self._begin = begin
-        self._finish = finish
+        self.checkpoints = checkpoints
+        """Whether an allowed write gets a checkpoint of its own (False: the session keeps none)."""
         self._open: dict[str, list[Any]] = {}
         """Checkpoints of allowed calls whose result has not come yet, by call id (a Codex patch
         touching several files is decided path by path under one id)."""
 
     async def decide(self, call: GateCall) -> GateAnswer:
         """monkey's decision on one of the agent's calls (a person may be asked)."""
+        calls = self.calls
         spec = ToolCallSpec(id=call.call_id or f"ext-{id(call)}", name=call.tool, arguments=call.arguments)
-        hook = await self._hooks(spec) if self._hooks is not None else None
-        if hook is not None and hook.decision == "deny":
-            self.emit(ApprovalResolved(session_id=self.session_id, call_id=spec.id, name=call.tool, decision="denied",
-                                       by="rule", reason=f"denied by a PreToolUse hook: {hook.reason}"))
-            return GateAnswer(False, f"denied by a hook: {hook.reason}")
-        said = hook.decision if hook is not None else ""
-        if call.tool in READ_TOOLS and said != "ask":
-            denial = self.policy.denied(call.tool, call.arguments, self.workspace)
-            if denial is None:
-                return GateAnswer(True, "a read")
-            self.emit(ApprovalResolved(session_id=self.session_id, call_id=spec.id, name=call.tool,
-                                       decision="denied", by=denial.by, reason=denial.reason))
-            return GateAnswer(False, f"denied by monkey: {denial.reason}")
-        tool = self.tools.find(call.tool) if call.tool == SHELL_TOOL or call.tool in FILE_TOOLS else None
-        ctx = ToolContext(workspace=self.workspace, call_id=spec.id, shell=self.shell)
+        hook = await calls.pre_hook(spec, self.emit)
+        tool = calls.tools.find(call.tool) if call.tool == SHELL_TOOL or call.tool in FILE_TOOLS else None
+        ctx = ToolContext(workspace=calls.workspace, call_id=spec.id, shell=calls.shell)
         args: object = None
         paths: list[str] = []
         refused = ""
@@ -116,18 +103,23 @@ class ExternalGate:
                 args = None  # the agent's own shape (MultiEdit, a notebook): the path is what counts
         if call.tool in FILE_TOOLS:
             try:  # what monkey's own file tools refuse (.git/, .monkey/, outside the workspace) needs a person
-                target = resolve_path(self.workspace, str(call.arguments.get("path") or ""), for_write=True)
-                paths = [relative(self.workspace, target)]
+                target = resolve_path(calls.workspace, str(call.arguments.get("path") or ""), for_write=True)
+                paths = [relative(calls.workspace, target)]
             except ToolError as exc:
                 refused = str(exc)
-
-        decision, _ = await self._approve(spec, _AsAsked(tool, args), args, ctx, self.emit, paths or None,
-                                          person_only=refused, unsandboxed=call.tool == SHELL_TOOL, hook=said)
+        admitted = await calls.admit(spec, self.emit, dangerous=call.tool not in READ_TOOLS, paths=paths or None,
+                                     hook=hook, person_only=refused, unsandboxed=call.tool == SHELL_TOOL,
+                                     protects=_protects(tool, args), preview=_preview(tool, args, ctx))
+        decision = admitted.decision
+        if admitted.route == "hook":
+            return GateAnswer(False, admitted.said)
         if not decision.approved:
             return GateAnswer(False, f"denied by monkey: {decision.reason or 'no reason given'}", stop=decision.stop)
-        if paths and self._begin is not None and call.call_id:
+        if admitted.route == "read":
+            return GateAnswer(True, "a read")
+        if paths and self.checkpoints and call.call_id:
             try:
-                self._open.setdefault(call.call_id, []).append(await self._begin(
+                self._open.setdefault(call.call_id, []).append(await calls.begin(
                     ToolCallSpec(id=call.call_id, name=call.agent_tool, arguments=call.arguments),
                     paths, self.turn, self.emit))
             except ToolError as exc:
@@ -137,11 +129,27 @@ class ExternalGate:
     async def done(self, call_id: str, ok: bool) -> None:
         """The agent reported the call's result: its checkpoint records what changed."""
         for pending in self._open.pop(call_id, []):
-            if self._finish is not None:
-                await asyncio.shield(self._finish(pending, ok, self.emit))
+            await asyncio.shield(self.calls.finish(pending, ok, self.emit))
 
     async def close(self) -> None:
         """The run ended: close the checkpoints of calls whose result never came."""
         while self._open:
             call_id = next(iter(self._open))
             await self.done(call_id, True)  # it may have run: what changed is recorded either way
+
+
+def _protects(tool: Tool | None, args: object) -> Callable[[], str | None]:
+    """Why monkey's own tool needs a person for this call, when it can tell (the agent's shape: it cannot)."""
+    return lambda: tool.needs_person(args) if tool is not None and args is not None else None
+
+
+def _preview(tool: Tool | None, args: object, ctx: ToolContext) -> Callable[[], str]:
+    """What the approval shows: monkey's tool's diff when it can tell, the agent's input otherwise."""
+    def preview() -> str:
+        if tool is None or args is None:
+            return ""
+        try:
+            return tool.preview(args, ctx)
+        except ToolError:
+            return ""  # the agent's own edit may still apply: the dialog shows the call
+    return preview

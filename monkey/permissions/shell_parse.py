@@ -7,6 +7,12 @@ groups and control structures. Each command's argv is given with its wrappers un
 ``command``, ``time``, a full path to a binary), so a rule for ``curl`` sees
 ``env X=1 /usr/bin/curl`` and ``sh -c 'curl ...'`` as ``curl``.
 
+A line that needs no shell (:func:`monkey.tools.command_line.read_line` gives its argv) is
+not parsed again: its commands are built from that argv, the one ``shell_execute`` runs, so
+the grammar and the runner can never read its words differently. Only a line that needs a
+shell (which then runs, approved by a person, through ``/bin/sh -c`` as written) is parsed
+by the grammar.
+
 What the grammar cannot vouch for is *unsafe*, and a person must look: a parse error or a
 node the walk does not know, command or process substitution, ``eval``/``source``/``exec``,
 a command name that is not a plain word, and output redirected to anything but
@@ -24,6 +30,7 @@ from typing import Any
 
 from monkey.permissions.shell_runners import inner_commands
 from monkey.safe_text import has_hidden
+from monkey.tools.command_line import read_line
 
 __all__ = ["Origin", "ParsedLine", "parse_line"]
 
@@ -125,6 +132,10 @@ def _walk_line(line: str, out: ParsedLine, depth: int) -> None:
     if words is not None:
         if words:
             _unwrapped(words, out, depth)
+        return
+    read = read_line(line)
+    if read.argv is not None and read.argv[0] not in _RESERVED and "=" not in read.argv[0]:
+        _unwrapped(list(read.argv), out, depth)  # the very argv shell_execute runs: decided is what runs
         return
     data = line.encode("utf-8", errors="surrogateescape")
     tree = _parser().parse(data)

@@ -85,7 +85,7 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
             agent.messages = list(restored.messages)
             agent.turns = info.turns
             agent.resumed = True
-            if getattr(agent.backend, "runs_own_tools", False):  # Claude Code / Codex: resume their session too
+            if agent.backend.capabilities.runs_own_tools:  # Claude Code / Codex: resume their session too
                 from monkey.backends.external import agent_session_from_events
 
                 agent.backend.agent_session_id = agent_session_from_events(  # type: ignore[attr-defined]

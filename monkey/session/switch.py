@@ -99,10 +99,7 @@ class BackendSwitcher:
 
 async def _check_model(backend: Backend) -> ModelCheck:
     """Whether ``backend`` has its model, when it can tell (see :class:`ModelCheck`)."""
-    check = getattr(backend, "check_model", None)
-    if check is None:
-        return ModelCheck(None, f"not checked: {backend.name} cannot list its models")
-    return await check()
+    return await backend.check_model()
 
 
 async def _close_quietly(backend: Backend) -> None:
@@ -175,7 +172,7 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
     lines = [f"now using {backend.name} · {backend.model or 'default model'}", *note]
     if checked.exists is None and checked.note:
         lines.append(f"({checked.note})")
-    if getattr(backend, "runs_own_tools", False) and agent.messages:  # Claude Code, Codex
+    if backend.capabilities.runs_own_tools and agent.messages:  # Claude Code, Codex
         lines.append(f"{backend.name} keeps its own conversation: it will see only your next messages, "
                      "not the earlier turns")
     return SwitchResult(lines, event)

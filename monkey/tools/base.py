@@ -21,6 +21,7 @@ import msgspec
 
 from monkey.events import ToolImage
 from monkey.messages import ToolSpec
+from monkey.tools.command_line import ShellLine
 from monkey.tools.errors import ToolError
 
 if TYPE_CHECKING:
@@ -78,6 +79,9 @@ class ToolContext:
     (None: no rule forbids reading anything)."""
     emit: Callable[[Any], None] | None = None
     """Hands an event to the loop's stream (the ``task`` tool passes its sub-agent's events on)."""
+    line: ShellLine | None = None
+    """The shell line the permission engine decided on (set by the call pipeline): ``shell_execute``
+    runs its argv, or its text through a shell, and never reads the command again."""
 
 
 @dataclass

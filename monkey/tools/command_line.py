@@ -1,18 +1,23 @@
 """How a command line is read: whether it needs a shell, and its argument vector.
 
-Shared by ``shell_execute`` and the approval code, so what a person is shown and what
-runs are decided by the same functions. Standard library only: approval rules are checked
-before the app draws its first frame.
+A line is read once (:func:`read_line`, cached) into a :class:`ShellLine`: the permission
+engine decides on it (:mod:`monkey.permissions.shell_parse` builds its commands from the
+line's :attr:`~ShellLine.argv` when the line needs no shell), the request carries it, and
+``shell_execute`` runs that same argv (or, for a line that needs a shell and a person
+approved, exactly that text through ``/bin/sh -c``). Standard library only: approval rules
+are checked before the app draws its first frame.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
+from dataclasses import dataclass
+from functools import lru_cache
 
 from monkey.tools.errors import ToolError
 
-__all__ = ["needs_shell", "split_command"]
+__all__ = ["ShellLine", "needs_shell", "read_line", "split_command"]
 
 _OPERATORS = {
     "|": "| (pipe)",
@@ -139,3 +144,30 @@ def split_command(command: str) -> list[str]:
     if not argv or not argv[0]:
         raise ToolError("the command is empty")
     return argv
+
+
+@dataclass(frozen=True)
+class ShellLine:
+    """One command line as read once: what is decided about it is what runs."""
+
+    text: str
+    """The line exactly as given (what a person approves, and what a shell would run)."""
+    construct: str | None
+    """The first shell construct it uses (see :func:`needs_shell`), or None for a plain line."""
+    argv: tuple[str, ...] | None
+    """For a plain line: the argument vector it runs as, with no shell. None when it needs a
+    shell or cannot be split (then :attr:`error` says why)."""
+    error: str = ""
+    """Why a plain line has no argv (unbalanced quotes, nothing to run)."""
+
+
+@lru_cache(maxsize=1024)
+def read_line(text: str) -> ShellLine:
+    """Read ``text`` once: its shell construct, or its argument vector (cached by text)."""
+    construct = needs_shell(text)
+    if construct is not None:
+        return ShellLine(text, construct, None)
+    try:
+        return ShellLine(text, None, tuple(split_command(text)))
+    except ToolError as exc:
+        return ShellLine(text, None, None, str(exc))

@@ -32,7 +32,7 @@ import msgspec
 from monkey.process import Finished, run_supervised, scrub_env, spawn
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.child_env import for_child
-from monkey.tools.command_line import needs_shell, split_command
+from monkey.tools.command_line import needs_shell, read_line, split_command
 from monkey.tools.sandbox_notes import explain
 
 if TYPE_CHECKING:
@@ -77,10 +77,16 @@ class ShellExecute(Tool[ShellArgs]):
         self.argv(args, ctx)
 
     def argv(self, args: ShellArgs, ctx: ToolContext) -> list[str]:
-        """The argument vector the call would run; raises ToolError when it may not run."""
-        construct = needs_shell(args.command)
-        if construct is None:
-            argv = split_command(args.command)
+        """The argument vector the call would run; raises ToolError when it may not run.
+
+        It comes from the line the permission engine decided on (``ctx.line``, read once by
+        :func:`~monkey.tools.command_line.read_line`), never from reading the command again.
+        """
+        line = ctx.line if ctx.line is not None and ctx.line.text == args.command else read_line(args.command)
+        if line.construct is None:
+            if line.argv is None:
+                raise ToolError(line.error)
+            argv = list(line.argv)
             if argv[0] in _BUILTINS:
                 raise ToolError(
                     f"{argv[0]} is a shell builtin and does nothing on its own: every command runs "
@@ -90,12 +96,12 @@ class ShellExecute(Tool[ShellArgs]):
             return argv
         if not ctx.shell_line_approved:
             raise ToolError(
-                f"this command line uses shell syntax: {construct}. Shell syntax runs only when a "
+                f"this command line uses shell syntax: {line.construct}. Shell syntax runs only when a "
                 "person has approved this exact line, which did not happen for this call. Run plain "
                 "commands one at a time instead (a program and its arguments, no pipes, "
                 "redirections, variables, globs or &&), or ask the user to approve the line"
             )
-        return ["/bin/sh", "-c", args.command]
+        return ["/bin/sh", "-c", line.text]
 
     async def run(self, args: ShellArgs, ctx: ToolContext) -> ToolOutcome:
         """Run the command; a non-zero exit, a timeout or a missing program raise ToolError."""

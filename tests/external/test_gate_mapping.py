@@ -9,6 +9,7 @@ from pathlib import Path
 
 from monkey.permissions.approval import ApprovalPolicy
 from monkey.agent.loop import Agent
+from monkey.permissions.external_gate import ExternalGate
 from monkey.backends.claude_code.tools import gate_call
 from monkey.backends.scripted import Script, ScriptedBackend
 from monkey.events import ApprovalRequested, ApprovalResolved, Event
@@ -38,7 +39,7 @@ def _decide(workspace: Path, policy: ApprovalPolicy, request: dict) -> tuple[boo
     events: list[Event] = []
 
     async def go():  # type: ignore[no-untyped-def]
-        gate = agent._external_gate(events.append)
+        gate = ExternalGate(agent.calls(), turn=1, emit=events.append, checkpoints=False)
         return await gate.decide(gate_call(request, workspace))
 
     answer = asyncio.run(go())

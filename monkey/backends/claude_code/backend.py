@@ -20,7 +20,7 @@ from monkey.backends.base import BackendError
 from monkey.backends.claude_code.parser import ClaudeStreamParser
 from monkey.backends.claude_code.tools import error_answer, gate_call, permission_answer, user_message
 from monkey.backends.external import ExternalAgentBackend
-from monkey.backends.gate import REFUSED_WITHOUT_GATE, GateAnswer
+from monkey.backends.gate import REFUSED_WITHOUT_GATE, GateAnswer, ToolGate
 from monkey.backends.supervise import AgentProcess
 
 __all__ = ["ClaudeCodeBackend", "PERMISSION_MODES", "SETTING_SOURCES", "SUPPORTED"]
@@ -86,7 +86,7 @@ class ClaudeCodeBackend(ExternalAgentBackend):
         self.answered.append(line)
         proc.send(line)
 
-    async def converse(self, parser: Any, proc: AgentProcess) -> None:
+    async def converse(self, parser: Any, proc: AgentProcess, gate: ToolGate | None) -> None:
         """Answer every ``control_request`` the CLI printed; end its input after the ``result``."""
         requests = parser.requests
         while requests:
@@ -101,7 +101,7 @@ class ClaudeCodeBackend(ExternalAgentBackend):
             call = gate_call(body, self.workspace)
             proc.waiting += 1
             try:
-                answer = (await self.gate.decide(call) if self.gate is not None
+                answer = (await gate.decide(call) if gate is not None
                           else GateAnswer(False, REFUSED_WITHOUT_GATE))
             except BaseException:  # cancelled (or a bug): the CLI still gets its answer, never silence
                 self._send(proc, permission_answer(rid, GateAnswer(False, STOPPED, stop=True), call.raw))

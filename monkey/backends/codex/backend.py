@@ -18,7 +18,7 @@ from monkey.backends.base import BackendError
 from monkey.backends.codex import rpc
 from monkey.backends.codex.app_parser import INIT_REQUEST, THREAD_REQUEST, TURN_REQUEST, CodexAppParser
 from monkey.backends.external import ExternalAgentBackend
-from monkey.backends.gate import REFUSED_WITHOUT_GATE, GateAnswer, GateCall
+from monkey.backends.gate import REFUSED_WITHOUT_GATE, GateAnswer, GateCall, ToolGate
 from monkey.backends.supervise import AgentProcess
 
 __all__ = ["CodexBackend", "SANDBOXES", "SUPPORTED"]
@@ -73,7 +73,7 @@ class CodexBackend(ExternalAgentBackend):
         self.answered.append(line)
         proc.send(line)
 
-    async def converse(self, parser: Any, proc: AgentProcess) -> None:
+    async def converse(self, parser: Any, proc: AgentProcess, gate: ToolGate | None) -> None:
         """Start the turn once the thread is there; answer every request; end the input after the turn."""
         if parser.thread_id and not parser.turn_sent and not parser.finished:
             parser.turn_sent = True
@@ -94,7 +94,7 @@ class CodexBackend(ExternalAgentBackend):
                 continue
             proc.waiting += 1
             try:
-                answer = await self._decide(calls)
+                answer = await self._decide(calls, gate)
             except BaseException:  # cancelled (or a bug): Codex still gets its answer, never silence
                 self._send(proc, rpc.answer(rid, GateAnswer(False, STOPPED, stop=True)))
                 for rest in requests:
@@ -110,13 +110,13 @@ class CodexBackend(ExternalAgentBackend):
         if parser.finished:
             proc.close_stdin()  # the turn is over (or refused): the server exits
 
-    async def _decide(self, calls: list[GateCall]) -> GateAnswer:
+    async def _decide(self, calls: list[GateCall], gate: ToolGate | None) -> GateAnswer:
         """Allowed only when the gate allows every path of the call (a patch may touch several)."""
-        if self.gate is None:
+        if gate is None:
             return GateAnswer(False, REFUSED_WITHOUT_GATE)
         answer = GateAnswer(False, "nothing to decide")
         for call in calls:
-            answer = await self.gate.decide(call)
+            answer = await gate.decide(call)
             if not answer.allow:
                 return answer
         return answer

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from monkey.backends.base import BackendError
+from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.events import Error, Event, MessageCompleted, Raw, TextDelta, ThinkingDelta, ToolCallSpec, Usage
 from monkey.ids import new_id
 from monkey.messages import ModelRequest
@@ -65,9 +65,10 @@ class _Run:
 class PluginBackend:
     """A plugin as a model backend (see the module's docstring)."""
 
-    runs_own_tools = False
-    keeps_own_context = True
-    """The loop sends the conversation as it is (no elision or compaction): the plugin is handed it whole."""
+    capabilities = Capabilities(keeps_own_context=True, ends_turns=True)
+    """The loop sends the conversation as it is (no elision or compaction): the plugin is handed it whole;
+    a run may wait for a tool's result across model calls, so the loop ends it with :meth:`end_turn`."""
+    context_window = 0
 
     def __init__(self, resolved: Resolved, *, workspace: Path, base_env: Mapping[str, str] | None = None,
                  model: str | None = None, handshake_timeout: float = 60.0) -> None:
@@ -103,6 +104,10 @@ class PluginBackend:
         except BaseException:
             await asyncio.shield(self._close())
             raise
+
+    async def check_model(self) -> ModelCheck:
+        """A plugin cannot list its models."""
+        return ModelCheck(None, f"not checked: {self.name} cannot list its models")
 
     async def end_turn(self) -> None:
         """The loop's turn is over (done, denied, cancelled): a run still open is closed."""

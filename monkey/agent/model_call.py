@@ -1,0 +1,58 @@
+"""One model call: the backend's stream, charged to the budget, and for an external agent
+(Claude Code, Codex: ``capabilities.runs_own_tools``) the whole-tree checkpoint around its run
+and the gate its own tool calls pass (:class:`~monkey.permissions.external_gate.ExternalGate`,
+on the agent's own call pipeline), handed to its ``stream``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from monkey.agent.budget import Budget
+from monkey.agent.calls import CallPipeline
+from monkey.backends.base import Backend, BackendError, as_external
+from monkey.events import Event, MessageCompleted, ToolCallSpec, Usage
+from monkey.ids import new_id
+from monkey.messages import ModelRequest
+from monkey.permissions.external_gate import ExternalGate
+from monkey.tools.base import ToolError
+
+__all__ = ["stream_model"]
+
+Emit = Callable[[Event], None]
+
+
+async def stream_model(backend: Backend, request: ModelRequest, *, calls: CallPipeline, turn: int, emit: Emit,
+                       budget: Budget) -> MessageCompleted:
+    """Stream one model call's events to ``emit``; the completed message (a BackendError without one)."""
+    external = as_external(backend)
+    completed: MessageCompleted | None = None
+    pending = None
+    if external is not None and calls.checkpoints is not None:
+        run = ToolCallSpec(id=new_id("run"), name=backend.name)
+        try:
+            pending = await calls.begin(run, None, turn, emit)
+        except ToolError as exc:
+            raise BackendError(f"{exc}; {backend.name} was not started", kind="checkpoint") from None
+    gate = ExternalGate(calls, turn=turn, emit=emit, checkpoints=calls.checkpoints is not None) if external else None
+    stream = external.stream(request, gate=gate) if external is not None else backend.stream(request)
+    try:
+        async for event in stream:
+            if isinstance(event, MessageCompleted):
+                completed = event
+                budget.charge(turns=1)
+            elif isinstance(event, Usage):
+                budget.charge_usage(event)
+            emit(event)
+    finally:
+        aclose = getattr(stream, "aclose", None)  # an async generator's; a plain iterator has none
+        if aclose is not None:
+            await aclose()
+        if gate is not None:
+            await asyncio.shield(gate.close())  # each call's checkpoint before the run's
+        if pending is not None:
+            await asyncio.shield(calls.finish(pending, completed is not None, emit))
+    if completed is None:
+        raise BackendError(f"the {backend.name} backend ended without a message", kind="invalid_response")
+    return completed
