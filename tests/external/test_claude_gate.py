@@ -52,8 +52,10 @@ def test_cancel_while_the_question_is_pending_answers_the_cli(workspace: Path, f
                                                                tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     env = {"FAKE_REPLAY": str(FIXTURES / "claude_code" / "real_bash_denied.jsonl"), "FAKE_LOG": str(log)}
+    # the fake exits once its stdin closes, after logging the answer: a long grace costs nothing here,
+    # and a short one lets a loaded machine kill it before it has read the answer
     backend = ClaudeCodeBackend(executable=str(fake_agent), model=None, workspace=workspace, env=env,
-                                base_env={"PATH": os.environ["PATH"]}, grace=1.0)
+                                base_env={"PATH": os.environ["PATH"]}, grace=30.0)
     approver = Waits()
     agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
     events = cancel_when_asked(agent, approver, "please run the command")

@@ -105,7 +105,9 @@ def test_cancel_while_the_question_is_pending_answers_codex(workspace: Path, fak
     log = tmp_path / "log.jsonl"
     env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "app_cancel.jsonl"), "FAKE_LOG": str(log)}
     backend = CodexBackend(executable=str(fake_codex), model=None, workspace=workspace, env=env,
-                           base_env={"PATH": os.environ["PATH"]}, grace=1.0, check_version=False)
+                           base_env={"PATH": os.environ["PATH"]}, grace=30.0, check_version=False)
+    # the fake exits once its stdin closes, after logging the answer: a long grace costs nothing here,
+    # and a short one let a loaded machine kill it before it had read the answer
     approver = Waits()
     agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
     events = cancel_when_asked(agent, approver, "please sleep a while")
