@@ -215,7 +215,7 @@ class MonkeyApp(App[int]):
         return self.query_one(MoreBelow)
 
     def on_transcript_more_below(self, message: Transcript.MoreBelow) -> None:
-        self.more_below.set_class(message.below, "-shown")
+        self.query(MoreBelow).set_class(message.below, "-shown")  # none while the screen is taken down
 
     def on_more_below_jump_down(self, _: MoreBelow.JumpDown) -> None:
         self.action_jump_down()
