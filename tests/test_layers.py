@@ -16,9 +16,11 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
 - **agent**: the loop, the call pipeline, budgets, sub-agents, and the workflow beside it;
 - **session**: one running conversation, opening and resuming stored sessions
   (``session/stored.py``), and every command, defined once;
-- **front ends**: the Textual app (``ui``), the line front end (``line``: the REPL, ``--task``
-  output, the person's terminal, signals), the CLI (``cli``, ``commands``), editors (``acp``),
-  MCP clients (``mcp_server``: ``monkey serve``).
+- **front ends**: the Textual app (``ui``), the line front end (``line``: the REPL, the ``--task``
+  driver and its output, the person's terminal, signals), editors (``acp``), MCP clients
+  (``mcp_server``: ``monkey serve``); each starts its sessions through ``session/setup.py``;
+- **the command line**: ``cli``, ``commands`` and ``__main__``, which read flags into the session
+  layer's request and choose a front end; no front end imports them.
 
 A module imports only from its own layer or the ones below; the layers below the front
 ends never import textual, prompt_toolkit or rich; no module imports another package's
@@ -70,14 +72,15 @@ LAYERS: dict[str, int] = {
     "monkey.session": 4,
     # front ends
     "monkey.ui": 5,
-    "monkey.line": 5,  # the line front end: --plain's REPL, --task's output, the terminal, signals
-    "monkey.commands": 5,
-    "monkey.cli": 5,
-    "monkey.__main__": 5,
+    "monkey.line": 5,  # the line front end: --plain's REPL, the --task driver and its output, the terminal, signals
     "monkey.acp": 5,
     "monkey.mcp_server": 5,  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
+    # the command line: flags into a session request, then a front end
+    "monkey.commands": 6,
+    "monkey.cli": 6,
+    "monkey.__main__": 6,
 }
-LAYER_NAMES = ["leaves", "parts", "engine", "agent", "session", "front ends"]
+LAYER_NAMES = ["leaves", "parts", "engine", "agent", "session", "front ends", "command line"]
 FRONT_END = 5
 UI_LIBRARIES = ("textual", "prompt_toolkit", "rich")
 

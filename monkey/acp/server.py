@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -42,16 +41,13 @@ from monkey.acp.approver import AcpApprover
 from monkey.acp.prompt import prompt_text
 from monkey.acp.replies import HIDDEN
 from monkey.acp.session import AcpSession, log, workspace_of
+from monkey.session.setup import Questions, SessionRequest
 
 __all__ = ["MonkeyAcpAgent", "MODES", "available_commands"]
 
 MODES = [SessionMode(id=mode, name=LABELS[mode].capitalize(), description=DESCRIPTIONS[mode])
          for mode in MODE_NAMES]
 """monkey's permission modes (:mod:`monkey.modes`), as the editor offers them."""
-
-Build = Callable[[Path, AcpApprover, dict[str, dict[str, Any]]], tuple[Any, Any, list[str]]]
-"""Makes ``(agent, switcher, notices)`` for a workspace with an approver (raises on bad config)."""
-
 
 def available_commands() -> list[AvailableCommand]:
     """monkey's commands (:data:`monkey.session.commands.REGISTRY`) as the editor offers them."""
@@ -88,8 +84,10 @@ def _folder(cwd: str) -> Path:
 class MonkeyAcpAgent:
     """The ACP ``Agent`` (see :class:`acp.interfaces.Agent`)."""
 
-    def __init__(self, build: Build) -> None:
-        self.build = build
+    def __init__(self, request: SessionRequest, questions: Questions = Questions()) -> None:
+        self.request = request
+        """What every session is built from (the editor names the workspace and its MCP servers)."""
+        self.questions = questions
         self.client: Any = None
         self.sessions: dict[str, AcpSession] = {}
         self._tasks: set[asyncio.Task[None]] = set()
@@ -117,20 +115,23 @@ class MonkeyAcpAgent:
     async def _open(self, cwd: str, mcp_servers: Any, resume: str | None = None) -> AcpSession:
         from monkey.store import StoreError
 
+        from monkey.session.setup import build_agent
+
         workspace = _folder(cwd)
         approver = AcpApprover(self.client, workspace)
         editor = editor_servers(mcp_servers)  # the person's editor names them: started without asking
+        request = self.request.but(workspace=workspace, editor_mcp_servers=editor)
         try:
-            agent, switcher, notices = await asyncio.to_thread(self.build, workspace, approver, editor)
+            setup = await asyncio.to_thread(build_agent, request, approver, self.questions)
         except Exception as exc:  # noqa: BLE001 - bad config or backend: said to the editor, not fatal
             raise RequestError.invalid_params({"message": str(getattr(exc, "message", "") or exc)}) from None
-        for notice in notices:
+        for notice in setup.notices:
             log(notice)
-        session = AcpSession(agent, switcher, self.client)
+        session = AcpSession(setup, self.client)
         try:
             await session.open(resume=resume)
         except StoreError as exc:
-            await agent.backend.aclose()
+            await session.close()
             raise RequestError.invalid_params({"message": str(exc)}) from None
         if resume is not None and session.id != resume:  # a prefix matched: the editor must use exact ids
             await session.close()

@@ -1,10 +1,10 @@
 """One editor thread: the session layer's :class:`~monkey.session.session.Session`, rendered as updates.
 
-The :class:`Session` stores every event before it shows it; showing here means turning the
-event into ``session/update`` payloads (:class:`~monkey.acp.updates.Translator`), which are
-sent as soon as the event is stored. Slash commands typed as a prompt run through
-:meth:`Session.command` and their replies come back as agent message text. A question
-about a dangerous call is written to disk before the editor asks it.
+The :class:`Session`'s pump stores every event before it shows it; showing here means turning
+the event into ``session/update`` payloads (:class:`~monkey.acp.updates.Translator`), which are
+sent as soon as the event is stored (before the loop goes on, so a question about a dangerous
+call reaches the editor after what led to it, and after it is on disk). Slash commands typed as
+a prompt run through :meth:`Session.command` and their replies come back as agent message text.
 """
 
 from __future__ import annotations
@@ -17,11 +17,11 @@ from acp import update_agent_message_text
 
 from monkey.acp.updates import Translator, history_updates, stop_reason
 from monkey.events import Event, TurnCompleted
-from monkey.session.session import Session
 
 if TYPE_CHECKING:
-    from monkey.agent.loop import Agent
-    from monkey.session.switch import BackendSwitcher
+    from collections.abc import AsyncIterator
+
+    from monkey.session.setup import Setup
 
 __all__ = ["AcpSession", "log", "workspace_of"]
 
@@ -45,13 +45,13 @@ def workspace_of(cwd: str) -> Path:
 class AcpSession:
     """One conversation the editor drives (its ACP session id is monkey's session id)."""
 
-    def __init__(self, agent: Agent, switcher: BackendSwitcher, client: Any) -> None:
-        self.agent = agent
+    def __init__(self, setup: Setup, client: Any) -> None:
+        self.core = setup.session(show=self._show, tell=self._tell)
+        self.agent = self.core.agent
         self.client = client
-        self.translator = Translator(agent.workspace)
+        self.translator = Translator(self.agent.workspace)
         self.pending: list[Any] = []
         """Updates of events already stored, waiting to be sent."""
-        self.core = Session(agent, switcher, show=self._show, tell=self._tell)
         self.cancel_asked = False
         """The editor cancelled before the turn's task existed: cancel it as soon as it does."""
         self.closed = False
@@ -97,9 +97,15 @@ class AcpSession:
 
         if typed.startswith("/"):
             return await self.command(typed)
-        self.cancel_asked = False
         command = shell_line(typed)
-        events = self.agent.run_shell(command) if command is not None else self.agent.run(prompt)
+        last = await self._run(self.core.shell(command) if command is not None else self.core.message(prompt))
+        if last is not None and last.reason == "denied" and last.message:
+            await self.say(f"\n\nmonkey: {last.message}\n")
+        return "cancelled" if last is None else stop_reason(last, self.translator.last_message)
+
+    async def _run(self, events: AsyncIterator[Event]) -> TurnCompleted | None:
+        """Send the updates of each event the session's pump stored and showed; the last turn's end."""
+        self.cancel_asked = False
         self.translator.last_message = None
         last: TurnCompleted | None = None
         async for event in events:
@@ -108,28 +114,9 @@ class AcpSession:
                 self.agent.cancel()
             if isinstance(event, TurnCompleted):
                 last = event
-            await self.core.emit(event)  # stored, then shown (into self.pending)
-            if event.type == "approval_requested":
-                await self._write_now()
             await self.drain()
-        if last is None:
-            return "cancelled"
-        if last.reason == "denied" and last.message:
-            await self.say(f"\n\nmonkey: {last.message}\n")
-        return stop_reason(last, self.translator.last_message)
-
-    async def _write_now(self) -> None:
-        """Put what is buffered on disk (a question the person will act on)."""
-        from monkey.store import StoreError
-
-        recorder = self.core.recorder
-        if recorder is None or recorder.failed is not None:
-            return
-        try:
-            await recorder.flush()
-        except StoreError as exc:
-            self._tell(f"{exc}; this session is no longer saved", "error")
-            self.agent.cancel()
+        await self.drain()
+        return last
 
     async def command(self, text: str) -> str:
         """Run one slash command and send its replies as text; always ``end_turn``."""
@@ -164,19 +151,7 @@ class AcpSession:
 
     async def workflow(self, name: str, task: str) -> str:
         """Run workflow ``name`` on ``task`` (its stages as turns, each event stored, then shown); the stop reason."""
-        self.cancel_asked = False
-        self.translator.last_message = None
-        last: TurnCompleted | None = None
-        async for event in self.core.workflow_turn(name, task):
-            if self.cancel_asked:
-                self.cancel_asked = False
-                self.agent.cancel()
-            if isinstance(event, TurnCompleted):
-                last = event
-            if event.type == "approval_requested":
-                await self._write_now()
-            await self.drain()
-        await self.drain()
+        last = await self._run(self.core.workflow_turn(name, task))
         return "cancelled" if last is None else stop_reason(last, self.translator.last_message)
 
     def cancel(self) -> None:
@@ -194,27 +169,18 @@ class AcpSession:
         """Send the stored conversation as updates (``session/load``); how many were sent."""
         from monkey.store.history import HISTORY_TYPES, history_items
 
-        handle = self.core.handle
-        if handle is None:
-            return 0
-        if handle.recorder.failed is None and handle.recorder.pending:
-            await handle.recorder.flush()
-        lines = await handle.store.event_lines(self.id, HISTORY_TYPES)
+        lines = await self.core.stored(HISTORY_TYPES)
         updates = history_updates(self.agent.workspace, history_items(lines))
         for update in updates:
             await self.send(update)
         return len(updates)
 
     async def close(self) -> None:
-        """End the session (``session_ended`` if it started), close its store and backend."""
+        """End the session (``session_ended`` if it started), close its store, MCP servers and backend."""
         if self.closed:
             return
         self.closed = True
         try:
-            self.agent.cancel()
-            await self.core.end()
+            await self.core.close()
         finally:
             self.pending.clear()
-            if self.agent.mcp is not None:
-                await self.agent.mcp.aclose()
-            await self.agent.backend.aclose()

@@ -1,7 +1,7 @@
 """``monkey acp``: serve one editor over the Agent Client Protocol on stdin/stdout.
 
-Each ``session/new`` or ``session/load`` builds an agent for the workspace the editor names,
-the way ``monkey agent`` builds one from its flags and that workspace's config.
+Each ``session/new`` or ``session/load`` builds a session (:mod:`monkey.session.setup`) for the
+workspace the editor names, from the request the flags make and that workspace's config.
 """
 
 from __future__ import annotations
@@ -9,8 +9,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
-from pathlib import Path
-from typing import Any
 
 __all__ = ["run_acp_command", "SDK_VERSION"]
 
@@ -18,24 +16,14 @@ SDK_VERSION = "0.12.1"
 """The version of ``agent-client-protocol`` monkey is written against (pinned in pyproject.toml)."""
 
 
-def _builder(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from monkey.commands.agent import build_agent
-
-    def build(workspace: Path, approver: Any, mcp_servers: dict | None = None) -> tuple[Any, Any, list[str]]:
-        flags = argparse.Namespace(**{**vars(args), "cwd": str(workspace), "continue_": False, "resume": None,
-                                      "compact_at": None, "editor_mcp_servers": mcp_servers or {}})
-        setup = build_agent(flags, approver)
-        return setup.agent, setup.switcher, setup.notices
-
-    return build
-
-
 async def _serve(args: argparse.Namespace) -> None:
     from acp import run_agent
 
     from monkey.acp.server import MonkeyAcpAgent
+    from monkey.commands.flags import session_request
+    from monkey.line.terminal import terminal_questions
 
-    agent = MonkeyAcpAgent(_builder(args))
+    agent = MonkeyAcpAgent(session_request(args), terminal_questions())
     try:
         await run_agent(agent)
     finally:

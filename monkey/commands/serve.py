@@ -1,7 +1,7 @@
 """``monkey serve``: monkey's tools for MCP clients, over stdio (``monkey serve``) or HTTP (``monkey serve http``).
 
-The agent is built for the workspace (``--cwd``) the way ``monkey agent`` builds one, with
-the same config: rules, mode, sandbox, checkpoints. Both transports run the same server
+The session is built for the workspace (``--cwd``) by the session layer, from the request the
+flags make and the same config as ``monkey agent``: rules, mode, sandbox, checkpoints. Both transports run the same server
 (:func:`monkey.mcp_server.server.build_server`). Logs go to stderr; in stdio mode stdout is the
 protocol and nothing else is written there.
 """
@@ -79,27 +79,6 @@ def _port(args: argparse.Namespace) -> int:
     return port
 
 
-def _build(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from monkey.permissions.approval import HeadlessApprover
-    from monkey.commands.agent import build_agent
-    from monkey.mcp_server.approver import ClientApprover
-    from monkey.mcp_server.host import ToolHost
-    from monkey.mcp_server.log import log
-    from monkey.mcp_server.tasks import AgentTasks
-
-    flags = argparse.Namespace(**{**vars(args), "continue_": False, "resume": None, "compact_at": None})
-    setup = build_agent(flags, ClientApprover())
-    for notice in setup.notices:
-        log(notice)
-    assert setup.agent is not None
-
-    def task_agent():  # type: ignore[no-untyped-def]
-        task = build_agent(flags, HeadlessApprover())  # a whole task runs headless (see monkey.mcp_server.tasks)
-        return task.agent, task.switcher
-
-    return ToolHost(setup.agent, setup.switcher, AgentTasks(task_agent))
-
-
 async def _stdio(host: Any) -> None:
     from monkey.mcp_server.server import build_server
     from monkey.mcp_server.stdio import run_stdio
@@ -111,7 +90,11 @@ async def _main(args: argparse.Namespace, settings: Any) -> int:
     import asyncio
     import signal
 
-    host = _build(args)
+    from monkey.commands.flags import session_request
+    from monkey.line.terminal import terminal_questions
+    from monkey.mcp_server.host import build_host
+
+    host = build_host(session_request(args), terminal_questions())
     task = asyncio.current_task()
     loop = asyncio.get_running_loop()
     stopped: list[int] = []
@@ -148,7 +131,7 @@ def run_serve_command(args: argparse.Namespace) -> int:
     import asyncio
 
     from monkey.backends.base import BackendError
-    from monkey.commands.agent import UsageError
+    from monkey.session.setup import SetupError
 
     try:
         import mcp  # noqa: F401
@@ -166,7 +149,7 @@ def run_serve_command(args: argparse.Namespace) -> int:
         return _fail("--port, --host, --token and PORT are for 'monkey serve http'")
     try:
         return asyncio.run(_main(args, settings))
-    except UsageError as exc:
+    except SetupError as exc:
         return _fail(str(exc))
     except BackendError as exc:
         return _fail(exc.message, 1)

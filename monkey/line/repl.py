@@ -10,13 +10,13 @@ from typing import TYPE_CHECKING
 
 from monkey.permissions.approval import ApprovalRequest, Decision, stopped_by_user
 from monkey.agent.loop import Agent
-from monkey.line.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command
+from monkey.line.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command, tell
 from monkey.safe_text import escape_controls
 from monkey.line.stop_signals import StopSignals
 from monkey.line.terminal import Terminal
 
 if TYPE_CHECKING:
-    from monkey.session.switch import BackendSwitcher
+    from monkey.session.setup import Setup
 
 __all__ = ["InlineApprover", "run_repl", "HELP"]
 
@@ -175,17 +175,19 @@ def _between_turns() -> None:
     """SIGINT while no turn runs and no prompt reads keys: nothing to cancel."""
 
 
-async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: BackendSwitcher) -> int:
+async def _repl(setup: Setup, resume: str | None) -> int:
     from monkey.line.output import TextSink
     from monkey.store import StoreError
 
     sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
-    state = ReplState.make(agent, switcher, sink)
+    state = ReplState(setup.session(show=sink, tell=tell), sink)
+    agent = state.agent
     state.turn = lambda text, workflow="": _run_turn(state, text, workflow)  # /init's turn runs as a typed one
     try:
-        stored = await state.session.open(continue_=continue_, resume=resume)
+        stored = await state.session.open(continue_=setup.request.continue_, resume=resume)
     except StoreError as exc:
         sys.stderr.write(f"monkey: {exc}\n")
+        await state.session.close()
         return 1
     for notice in stored.notices:
         sys.stderr.write(f"monkey: {escape_controls(notice)}\n")
@@ -207,11 +209,10 @@ async def _repl(agent: Agent, continue_: bool, resume: str | None, switcher: Bac
         return stops.exit_code or code
     except SessionLost as exc:
         sys.stderr.write(f"monkey: no session could be opened: {exc}\n")
-        await agent.backend.aclose()
         return 1
     finally:
         loop.remove_signal_handler(signal.SIGINT)
-        await state.session.end()
+        await state.session.close()  # the stored session ended, then the MCP servers and the backend closed
         if stops.received == signal.SIGHUP:  # the terminal is gone: nothing more to say on it
             stops.force()
         stops.uninstall()
@@ -280,22 +281,13 @@ async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> i
             await _run_turn(state, text)
         if stops.received is not None:
             break
-    await agent.backend.aclose()
     return 0
 
 
-def run_repl(agent: Agent, *, continue_: bool = False, resume: str | None = None,
-             switcher: BackendSwitcher | None = None) -> int:
-    """Run the plain REPL until the person quits (in a stored session, new or resumed).
-
-    ``switcher`` builds the backends ``/model`` and ``/backend`` switch to (default: from
-    the workspace's config, without command-line flags).
-    """
-    from monkey.session.switch import BackendSwitcher
-
-    if switcher is None:
-        switcher = BackendSwitcher.for_workspace(agent.workspace)
+def run_repl(setup: Setup, *, resume: str | None = None) -> int:
+    """Run the plain REPL on the built ``setup``'s session until the person quits (new, continued or
+    ``resume``d: the id the person picked, else the request's)."""
     try:
-        return asyncio.run(_repl(agent, continue_, resume, switcher))
+        return asyncio.run(_repl(setup, resume if resume is not None else setup.request.resume))
     except KeyboardInterrupt:
         return 130

@@ -17,12 +17,11 @@ from monkey.events import Event, ToolResult
 from monkey.mcp_server.log import log
 
 if TYPE_CHECKING:
-    from monkey.agent.loop import Agent
-    from monkey.session.switch import BackendSwitcher
     from monkey.mcp_server.tasks import AgentTasks
     from monkey.session.replies import Level
+    from monkey.session.setup import Questions, SessionRequest, Setup
 
-__all__ = ["CallResult", "ToolHost", "log"]
+__all__ = ["CallResult", "ToolHost", "build_host", "log"]
 
 
 @dataclass(frozen=True)
@@ -35,13 +34,11 @@ class CallResult:
 class ToolHost:
     """Runs the client's tool calls as turns of one monkey session."""
 
-    def __init__(self, agent: Agent, switcher: BackendSwitcher, tasks: AgentTasks | None = None) -> None:
-        from monkey.session.session import Session
-
-        self.agent = agent
+    def __init__(self, setup: Setup, tasks: AgentTasks | None = None) -> None:
+        self.session = setup.session(show=self._show, tell=self._tell)
+        self.agent = self.session.agent
         self.tasks = tasks
         """Whole monkey tasks (the ``agent`` and ``agent_reply`` tools; None: not offered)."""
-        self.session = Session(agent, switcher, show=self._show, tell=self._tell)
         self._lock = asyncio.Lock()
         self.closed = False
 
@@ -84,8 +81,7 @@ class ToolHost:
                     return CallResult(False, f"the call was not run: the session cannot be stored: {exc}")
             result: ToolResult | None = None
             ended = ""
-            async for event in self.agent.run_tool(name, arguments, via=via):
-                await self.session.emit(event, more=self.agent.backlog > 0)
+            async for event in self.session.tool_call(name, arguments, via=via):  # stored, then answered
                 if isinstance(event, ToolResult):
                     result = event
                 elif event.type == "turn_completed":
@@ -103,12 +99,23 @@ class ToolHost:
         if self.tasks is not None:
             await self.tasks.close()
         async with self._lock:
-            try:
-                await self.session.end()
-            finally:
-                mcp = getattr(self.agent, "mcp", None)  # MCP servers an agent task started (monkey's client)
-                try:
-                    if mcp is not None:
-                        await mcp.aclose()
-                finally:
-                    await self.agent.backend.aclose()
+            await self.session.close()
+
+
+def build_host(request: SessionRequest, questions: Questions) -> ToolHost:
+    """The host of ``monkey serve``: a session built from ``request`` whose calls the client's approver
+    answers, and whole tasks (``agent``, ``agent_reply``) in sessions of their own, run headless.
+
+    Raises:
+        SetupError: a bad request, config or workspace.
+        BackendError: the backend cannot be created.
+    """
+    from monkey.mcp_server.approver import ClientApprover
+    from monkey.mcp_server.tasks import AgentTasks
+    from monkey.permissions.approval import HeadlessApprover
+    from monkey.session.setup import build_agent
+
+    setup = build_agent(request, ClientApprover(), questions)
+    for notice in setup.notices:
+        log(notice)
+    return ToolHost(setup, AgentTasks(lambda: build_agent(request, HeadlessApprover(), questions)))

@@ -14,13 +14,14 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from monkey.events import Event, ToolResult, TurnCompleted
 from monkey.mcp_server.log import log
 
 if TYPE_CHECKING:
     from monkey.session.session import Session
+    from monkey.session.setup import Setup
 
 __all__ = ["AgentTasks", "TaskResult", "AGENT_TOOLS"]
 
@@ -47,24 +48,22 @@ class _Running:
 class AgentTasks:
     """The sessions ``agent`` started, by id; each runs one turn at a time."""
 
-    def __init__(self, build: Callable[[], tuple[Any, Any]]) -> None:
+    def __init__(self, build: Callable[[], Setup]) -> None:
         self.build = build
-        """Builds a fresh ``(agent, switcher)`` (in a thread: it reads config and may create a backend)."""
+        """Builds a fresh session's setup (in a thread: it reads config and may create a backend)."""
         self.sessions: dict[str, _Running] = {}
         self.closed = False
 
     async def _new(self, resume: str | None) -> _Running:
-        from monkey.session.session import Session
-
-        agent, switcher = await asyncio.to_thread(self.build)
-        session = Session(agent, switcher, show=self._show, tell=lambda text, level: log(text))
+        setup = await asyncio.to_thread(self.build)
+        session = setup.session(show=self._show, tell=lambda text, level: log(text))
         try:
             await session.open(resume=resume)
         except BaseException:
-            await agent.backend.aclose()
+            await session.close()
             raise
         running = _Running(session)
-        self.sessions[agent.session_id] = running
+        self.sessions[session.agent.session_id] = running
         return running
 
     @staticmethod
@@ -75,21 +74,21 @@ class AgentTasks:
     async def start(self, prompt: str) -> TaskResult:
         """``agent``: a new session running ``prompt``."""
         from monkey.backends.base import BackendError
-        from monkey.commands.agent import UsageError
+        from monkey.session.setup import SetupError
         from monkey.store import StoreError
 
         if not prompt.strip():
             return TaskResult(False, "the prompt is empty")
         try:
             running = await self._new(None)
-        except (StoreError, UsageError, BackendError) as exc:
+        except (StoreError, SetupError, BackendError) as exc:
             return TaskResult(False, f"the task was not started: {getattr(exc, 'message', '') or exc}")
         return await self._turn(running, prompt)
 
     async def reply(self, session_id: str, prompt: str) -> TaskResult:
         """``agent_reply``: one more turn of ``session_id``."""
         from monkey.backends.base import BackendError
-        from monkey.commands.agent import UsageError
+        from monkey.session.setup import SetupError
         from monkey.store import StoreError
 
         if not prompt.strip():
@@ -98,7 +97,7 @@ class AgentTasks:
         if running is None:
             try:
                 running = await self._new(session_id)
-            except (StoreError, UsageError, BackendError) as exc:
+            except (StoreError, SetupError, BackendError) as exc:
                 return TaskResult(False, f"cannot continue session {session_id}: {getattr(exc, 'message', '') or exc}",
                                   session_id)
         return await self._turn(running, prompt)
@@ -116,11 +115,9 @@ class AgentTasks:
         async with running.lock:
             if self.closed:
                 return TaskResult(False, "monkey serve is shutting down; the task was not run", session.agent.session_id)
-            agent = session.agent
             last: TurnCompleted | None = None
             # the prompt as a message, never as a person's !command or @path: the client is not the person
-            async for event in agent.run(prompt):
-                await session.emit(event, more=agent.backlog > 0)  # stored before anything is answered
+            async for event in session.message(prompt):  # stored before anything is answered
                 if isinstance(event, TurnCompleted):
                     last = event
             sid = session.agent.session_id
@@ -137,18 +134,7 @@ class AgentTasks:
             running.session.agent.cancel()
             async with running.lock:
                 try:
-                    await running.session.end()
+                    await running.session.close()
                 except Exception as exc:  # noqa: BLE001 - close the others anyway
                     log(f"closing session {running.session.agent.session_id} failed: {exc}")
-                finally:
-                    await _close_agent(running.session.agent)
         self.sessions.clear()
-
-
-async def _close_agent(agent: Any) -> None:
-    mcp = getattr(agent, "mcp", None)
-    try:
-        if mcp is not None:
-            await mcp.aclose()
-    finally:
-        await agent.backend.aclose()

@@ -1,17 +1,22 @@
 """One running conversation: the agent, its stored session and the backend switcher.
 
-A front end makes a :class:`Session` with two callbacks — ``show`` (an event, after it is
-stored) and ``tell`` (a line for the person) — and then only parses input and renders:
-:meth:`Session.send` runs a message as a turn (``!command`` and ``@path`` included),
-:meth:`Session.command` a slash command, :meth:`Session.emit` stores an event before it is
-shown, :meth:`Session.open` and :meth:`Session.end` open and close the stored session.
+A front end gets a :class:`Session` from its :class:`~monkey.session.setup.Setup` with two
+callbacks — ``show`` (an event, after it is stored; returning False says nothing more can be
+shown, and the turn is cancelled) and ``tell`` (a line for the person) — and then only parses
+input and renders. Every event goes through one loop, :meth:`Session.pump`: stored first
+(:meth:`~monkey.store.Recorder.keep`, a burst the agent has ready at once in one commit,
+durable types synced), then shown. :meth:`Session.turn` runs what a person typed (``!command``
+and ``@path`` included), :meth:`Session.message`, :meth:`Session.shell` and
+:meth:`Session.tool_call` what a program sent, :meth:`Session.command` a slash command;
+:meth:`Session.open` opens the stored session and :meth:`Session.close` ends it and closes
+the backend and the MCP servers (with the child processes they run).
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
@@ -27,19 +32,21 @@ __all__ = ["Session"]
 class Session:
     """The conversation a front end shows; every command and turn goes through it."""
 
-    def __init__(self, agent: Agent, switcher: BackendSwitcher, *, show: Callable[[Event], None],
+    def __init__(self, agent: Agent, switcher: BackendSwitcher, *, show: Callable[[Event], object],
                  tell: Callable[[str, Level], None], store_path: Path | None = None,
                  working: Callable[[], bool] | None = None) -> None:
         self.agent = agent
         self.switcher = switcher
         self.show = show
-        """Shows one event (called after the event is stored)."""
+        """Shows one event (called after the event is stored); False: nothing more can be shown."""
         self.tell = tell
         """Tells the person one line (a store failure, what a mention attached)."""
         self.store_path = store_path
         self.handle: SessionHandle | None = None
         """The open stored session (None: not open, or sessions are not saved)."""
         self._working = working
+        self.closed = False
+        """Whether :meth:`close` ran (the backend and the MCP servers are closed)."""
 
     # -- what commands see (monkey.session.commands.Host) --------------------------------
 
@@ -68,17 +75,46 @@ class Session:
             await self.emit(agent.session_started())  # an undo or a switch before any turn
         recorder = self.recorder
         if recorder is None or recorder.failed is not None:
-            self.show(event)
+            self._show(event)
             return
         ready = await recorder.keep(event, more=more)  # durable before visible
         if recorder.failed is not None:
             self._lost(recorder.failed)
         for shown in ready:
-            self.show(shown)
+            self._show(shown)
+
+    def _show(self, event: Event) -> None:
+        if self.show(event) is False:  # the renderer cannot show more (stdout's reader went away): stop the turn
+            self.agent.cancel()
 
     def _lost(self, exc: Exception) -> None:
-        self.tell(f"{exc}; this session is no longer saved", "error")
+        self.tell(f"{exc}; stopping the turn: this session is no longer saved (what was saved is kept)", "error")
         self.agent.cancel()
+
+    async def pump(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
+        """The one loop every front end's events go through: each event stored, then shown, then yielded.
+
+        While the agent has more events ready at once (``Agent.backlog``), they are committed together
+        (see :meth:`~monkey.store.Recorder.keep`); an event may then be yielded before it is shown, and is
+        shown, stored, with the ones after it. A stream that ends the session itself (``--task``'s
+        ``session_ended``) leaves nothing for :meth:`end` to add.
+        """
+        agent = self.agent
+        async for event in events:  # emit() opens the stored session with session_started first
+            await self.emit(event, more=agent.backlog > 0)
+            if event.type == "session_ended" and event.session_id == agent.session_id:
+                agent.started = False
+            yield event
+
+    async def stored(self, types: tuple[str, ...] = ()) -> list[bytes]:
+        """The open session's events as stored (only ``types``, when given), what is buffered written first;
+        none when no session is open."""
+        handle = self.handle
+        if handle is None:
+            return []
+        if handle.recorder.failed is None and handle.recorder.pending:
+            await handle.recorder.flush()
+        return await handle.store.event_lines(self.agent.session_id, types)
 
     # -- opening and closing -------------------------------------------------------------
 
@@ -97,12 +133,15 @@ class Session:
             self.agent.mcp.start()
         return self.handle
 
-    async def end(self) -> None:
-        """Store ``session_ended`` (if the session started), show it and close the store."""
+    async def end(self, *, record: bool = True) -> None:
+        """Store ``session_ended`` (if the session started), show it and close the store.
+
+        ``record=False``: close the store with what is stored (a ``--task`` quit at once records no end).
+        """
         handle, self.handle = self.handle, None
         if handle is None:
             return
-        if self.agent.started:
+        if self.agent.started and record:
             recorder = handle.recorder
             ready: list[Event] = []
             for event in [*await self.agent.end_hooks("prompt_input_exit"), self.agent.session_ended("completed")]:
@@ -116,6 +155,23 @@ class Session:
             await handle.close()
         except Exception as exc:  # noqa: BLE001 - told, not fatal on the way out
             self.tell(f"closing the session failed: {exc}", "error")
+
+    async def close(self, *, record: bool = True) -> None:
+        """The one way a session ends: stop a running turn, end the stored session (see :meth:`end`),
+        then close the MCP servers and the backend, and with them the child processes they run. Once."""
+        if self.closed:
+            return
+        self.closed = True
+        agent = self.agent
+        agent.cancel()
+        try:
+            await self.end(record=record)
+        finally:
+            try:
+                if agent.mcp is not None:
+                    await agent.mcp.aclose()
+            finally:
+                await agent.backend.aclose()
 
     # -- input ---------------------------------------------------------------------------
 
@@ -136,32 +192,38 @@ class Session:
             pass
 
     async def workflow_turn(self, name: str, task: str) -> AsyncIterator[Event]:
-        """Like :meth:`run_workflow`, yielding each event once it is stored (see :meth:`turn`)."""
+        """Like :meth:`run_workflow`, yielding each event once it is stored (see :meth:`pump`)."""
         from monkey.config import monkey_home
         from monkey.workflow.runner import Workflow
 
         flow = Workflow(self.agent, task, settings=self.switcher.config.workflow, home=monkey_home())
         self.tell(f"workflow {flow.id} (monkey workflows show {flow.id} prints its trace)", "info")
-        async for event in flow.run():
-            await self.emit(event, more=self.agent.backlog > 0)
+        async for event in self.pump(flow.run()):
             yield event
         self.tell(f"workflow {flow.id} ended: {flow.outcome}" + (f" ({flow.reason})" if flow.reason else ""),
                   "info" if flow.outcome == "done" else "warning")
 
-    async def turn(self, text: str) -> AsyncIterator[Event]:
-        """Like :meth:`send`, yielding each event once it is stored (and shown, or held to be
-        shown with the events ready after it)."""
-        from monkey.session.mentions import expand_mentions
+    def turn(self, text: str) -> AsyncIterator[Event]:
+        """Like :meth:`send`, yielding each event once it is stored (see :meth:`pump`)."""
         from monkey.agent.person_shell import shell_line
+        from monkey.session.mentions import expand_mentions
 
         command = shell_line(text)
         if command is not None:  # !command: the person runs it, recorded and undoable
-            events = self.agent.run_shell(command)
-        else:
-            expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
-            for note in expanded.notes:
-                self.tell(note, "info" if note.startswith("attached ") else "warning")
-            events = self.agent.run(expanded.prompt)
-        async for event in events:  # emit() opens the stored session with session_started first
-            await self.emit(event, more=self.agent.backlog > 0)
-            yield event
+            return self.shell(command)
+        expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
+        for note in expanded.notes:
+            self.tell(note, "info" if note.startswith("attached ") else "warning")
+        return self.message(expanded.prompt)
+
+    def message(self, prompt: str) -> AsyncIterator[Event]:
+        """``prompt`` as one turn of the model, as it is (no ``!command``, no ``@path``)."""
+        return self.pump(self.agent.run(prompt))
+
+    def shell(self, command: str) -> AsyncIterator[Event]:
+        """A shell command the person typed, as a turn of its own (decided, checkpointed, recorded)."""
+        return self.pump(self.agent.run_shell(command))
+
+    def tool_call(self, name: str, arguments: dict[str, Any], *, via: str) -> AsyncIterator[Event]:
+        """One tool call a program asked for (``via``: who), as a turn without a model."""
+        return self.pump(self.agent.run_tool(name, arguments, via=via))

@@ -4,7 +4,7 @@
 store, loads the session to resume (checking its chains), gives the agent its messages,
 turn count and id (and, with ``--budget-scope session``, its budget what the session spent
 before), and returns the :class:`Recorder` the driver feeds every event to.
-The line-mode picker of ``--resume`` without an id is :func:`monkey.commands.pick.pick_session`.
+The command line picks the session of ``--resume`` without an id (``monkey agent --resume``).
 """
 
 from __future__ import annotations

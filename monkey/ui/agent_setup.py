@@ -18,7 +18,7 @@ __all__ = ["AgentSetup"]
 class AgentSetup(Protocol):
     """What the app shows before its agent exists, and how to build the agent.
 
-    :class:`monkey.commands.agent.Setup` is one: every usage error was found before the app
+    :class:`monkey.session.setup.Setup` is one: every usage error was found before the app
     started; building (the loop, the tools, the checkpoint guard and its crash repair)
     happens just after the first frame.
     """

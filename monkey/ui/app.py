@@ -131,7 +131,8 @@ class MonkeyApp(App[int]):
         self.last_message = ""
         """Why the last turn ended, when it did not simply complete."""
         self._ctrl_c_at = -1e9
-        self._closed = False
+        self._session_closed = False
+        """Whether the session was ended and what it runs closed (``_closed`` is Textual's own)."""
         from monkey.ui.approvals import ApprovalQueue
 
         self._approvals = ApprovalQueue(self)
@@ -147,7 +148,8 @@ class MonkeyApp(App[int]):
         if self._live is None:
             from monkey.session.session import Session
 
-            self._live = Session(self.agent, self.switcher, show=self._show_event, tell=self.transcript.add_notice,
+            self._live = Session(self.agent, self.switcher, show=self._show_event,
+                                 tell=lambda text, level: self.transcript.add_notice(text, level),
                                  store_path=self.store_path, working=lambda: self.working)
         return self._live
 
@@ -191,7 +193,7 @@ class MonkeyApp(App[int]):
         return self.query_one(MoreBelow)
 
     def on_transcript_more_below(self, message: Transcript.MoreBelow) -> None:
-        self.more_below.set_class(message.below, "-shown")
+        self.query(MoreBelow).set_class(message.below, "-shown")  # none while the screen is taken down
 
     def on_more_below_jump_down(self, _: MoreBelow.JumpDown) -> None:
         self.action_jump_down()
@@ -566,24 +568,26 @@ class MonkeyApp(App[int]):
         with contextlib.suppress(asyncio.TimeoutError):  # the command is stopped, the turn's end stored
             await asyncio.wait_for(self.workers.wait_for_complete(turn), self.stop_signals.grace / 2)
         self.workers.cancel_group(self, "turn")
-        await self._end_session()
         if code == 128 + signal.SIGHUP:  # the terminal may be gone: drawing on it could hang
             with contextlib.suppress(Exception):
-                await (self._agent.backend if self._agent is not None else self._backend).aclose()
+                await self._end_session()
             self.stop_signals.force()
+        await self._end_session()
         self.exit(code)
 
     async def _end_session(self) -> None:
-        if self._live is not None:
-            await self._live.end()
+        """End the session and close what it runs (:meth:`Session.close`); a backend whose agent was
+        never built (the app quit before its first frame) is closed alone."""
+        if self._session_closed:
+            return
+        self._session_closed = True
+        if self._agent is not None:
+            await self.live.close()
+        else:
+            await self._backend.aclose()
 
     async def on_unmount(self) -> None:
         self.stop_signals.uninstall()
         self.attention.close()
-        await self._end_session()
-        if not self._closed:
-            self._closed = True
-            try:
-                await (self._agent.backend if self._agent is not None else self._backend).aclose()
-            except Exception:  # noqa: BLE001
-                pass
+        with contextlib.suppress(Exception):  # a backend that fails to close: nothing to show it on any more
+            await self._end_session()

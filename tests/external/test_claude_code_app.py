@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 from monkey.cli import build_parser
-from monkey.commands.agent import resolve_setup
+from monkey.commands.flags import session_request
+from monkey.session.setup import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 from monkey.ui.screens.approval import ApprovalScreen
@@ -39,7 +40,7 @@ async def _turn(app: MonkeyApp, keys: tuple[str, ...], prompt: str) -> ApprovalS
 
 def _app(workspace: Path) -> MonkeyApp:
     args = build_parser().parse_args(["agent", "--backend", "claude-code", "--cwd", str(workspace)])
-    setup = resolve_setup(args, TuiApprover())
+    setup = resolve_setup(session_request(args), TuiApprover())
     return MonkeyApp(setup, notices=setup.notices, clock=lambda: 0.0, approval_guard=0.0)
 
 

@@ -13,7 +13,8 @@ from monkey.permissions.approval import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
 from monkey.cli import build_parser
-from monkey.commands.agent import resolve_setup
+from monkey.commands.flags import session_request
+from monkey.session.setup import resolve_setup
 from monkey.events import ApprovalRequested
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
@@ -27,7 +28,7 @@ COMMAND = "printf 'hi there\\n' > hello.txt && echo wrote hello.txt"
 
 def _app(workspace: Path) -> MonkeyApp:
     args = build_parser().parse_args(["agent", "--backend", "codex", "--cwd", str(workspace)])
-    setup = resolve_setup(args, TuiApprover())
+    setup = resolve_setup(session_request(args), TuiApprover())
     return MonkeyApp(setup, notices=setup.notices, clock=lambda: 0.0, approval_guard=0.0)
 
 

@@ -1,5 +1,5 @@
 """Helpers of the session-store tests: a backend that keeps the requests it was sent, and
-running a turn through the real ``monkey agent`` driver in-process."""
+running a task through the real ``--task`` driver in-process."""
 
 from __future__ import annotations
 
@@ -44,11 +44,13 @@ def make_agent(workspace: Path, turns: list[ScriptTurn], *, window: int = 0, com
 
 
 async def drive(agent: Agent, prompt: str, **kw) -> ListSink:
-    """One task through the real CLI driver (store included), in this process."""
-    from monkey.commands.agent import _drive
+    """One task through the real ``--task`` driver (a session, store included), in this process."""
+    from monkey.line.task import drive_task
+    from monkey.session.session import Session
 
     sink = ListSink()
-    await _drive(agent, prompt, sink, **kw)
+    session = Session(agent, switcher=None, show=sink, tell=lambda text, level: None)  # type: ignore[arg-type]
+    await drive_task(session, prompt, **kw)
     return sink
 
 

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 
 from monkey.cli import build_parser
-from monkey.commands.agent import resolve_setup
+from monkey.commands.flags import session_request
+from monkey.session.setup import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 from monkey.ui.widgets.prompt_input import PromptInput
@@ -20,7 +21,7 @@ def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags:
     script.write_text(json.dumps({"turns": turns, "agents": kw.pop("agents", {})}))
     args = build_parser().parse_args(
         ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags])
-    setup = resolve_setup(args, TuiApprover())
+    setup = resolve_setup(session_request(args), TuiApprover())
     kw.setdefault("clock", lambda: 0.0)
     kw.setdefault("approval_guard", 0.0)  # the guard's own tests set it
     return MonkeyApp(setup, notices=setup.notices, **kw)

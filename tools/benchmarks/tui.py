@@ -129,14 +129,15 @@ def _first_frame(tmp: Path, runs: int) -> dict:
 def _app(tmp: Path):  # type: ignore[no-untyped-def]
     sys.path.insert(0, str(ROOT))
     from monkey.cli import build_parser
-    from monkey.commands.agent import build_agent
+    from monkey.commands.flags import session_request
+    from monkey.session.setup import build_agent
     from monkey.ui.app import MonkeyApp
     from monkey.ui.approver import TuiApprover
 
     ws, script, env = _workspace(tmp)
     os.environ["MONKEY_HOME"] = env["MONKEY_HOME"]
     args = build_parser().parse_args(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws)])
-    return MonkeyApp(build_agent(args, TuiApprover()).agent)  # type: ignore[arg-type]
+    return MonkeyApp(build_agent(session_request(args), TuiApprover()).agent)  # type: ignore[arg-type]
 
 
 LONG_PARAGRAPH_WORDS = ("the", "**bold**", "answer", "and", "`code`", "keeps", "going,", "word")

@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.cli import build_parser
-from monkey.commands.agent import resolve_setup
+from monkey.commands.flags import session_request
+from monkey.session.setup import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 from monkey.ui.screens.approval import ApprovalScreen
@@ -18,7 +19,7 @@ SIZE = (120, 36)
 
 def plugin_app(workspace: Path, name: str) -> MonkeyApp:
     args = build_parser().parse_args(["agent", "--backend", f"plugin:{name}", "--cwd", str(workspace)])
-    setup = resolve_setup(args, TuiApprover())
+    setup = resolve_setup(session_request(args), TuiApprover())
     return MonkeyApp(setup, notices=setup.notices, clock=lambda: 0.0, approval_guard=0.0)
 
 

@@ -1,0 +1,390 @@
+"""One way to start a session: a typed :class:`SessionRequest` in, a checked :class:`Setup` out.
+
+Every front end starts its sessions here — the app, the line REPL and ``--task`` (from the
+command line's flags), ACP (a request per editor session, the editor naming the workspace
+and its MCP servers) and ``monkey serve`` (one request for the server's life). The
+questions only a person can answer (trust this folder's ``.monkey/``? may this project MCP
+server start?) are passed in as functions (:class:`Questions`): the terminal asks them in
+line mode, nobody asks them headless.
+
+:func:`resolve_setup` is cheap (no loop, no tools, no checkpoint database), so the app can
+find every usage error before it draws and build the agent (:meth:`Setup.build`) just after
+its first frame; :func:`build_agent` does both at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from monkey.agent.budget import Limits
+from monkey.backends.base import Backend
+from monkey.config import Config, ConfigError, load_config, monkey_home
+from monkey.permissions.approval import ApprovalPolicy, Approver, RuleError
+from monkey.session.switch import BackendSwitcher
+
+if TYPE_CHECKING:
+    from monkey.agent.loop import Agent
+    from monkey.events import Event
+    from monkey.mcp_client.config import ServerConfig, Servers
+    from monkey.session.replies import Level
+    from monkey.session.session import Session
+    from monkey.tools.sandbox import Sandbox
+
+__all__ = ["SessionRequest", "Questions", "Setup", "SetupError", "McpSetup", "resolve_setup", "build_agent",
+           "make_policy", "budget_limits"]
+
+
+class SetupError(Exception):
+    """A bad request, config or workspace: the front end says it (the command line exits 2)."""
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """What a front end asks for: the workspace, the backend and model, the mode, the budgets.
+
+    ``None`` leaves a setting to the workspace's config (and its defaults).
+    """
+
+    workspace: Path | None = None
+    """The folder monkey works in (None: the current directory)."""
+    backend: str | None = None
+    """``anthropic``, ``openai``, ``local``, ``scripted``, ``claude-code``, ``codex``, ``plugin:NAME``."""
+    model: str | None = None
+    local: bool = False
+    """The embedded local model, no network (``--local``)."""
+    base_url: str | None = None
+    api_key: str | None = None
+    script: str | None = None
+    """What the scripted backend replays."""
+    mode: str | None = None
+    """The permission mode to start in (``--mode``), pinned over the one a resumed session was left in."""
+    no_approval: bool = False
+    """``--no-approval``: the auto mode (protected paths still need a person)."""
+    approve_plan: str = ""
+    """With nobody to ask: approve a plan and go on in this mode (``default``, ``accept-edits``); '': record it."""
+    max_iterations: int | None = None
+    compact_at: float | None = None
+    """Compact when the conversation fills this fraction of the context window."""
+    budgets: Mapping[str, float | int | None] = field(default_factory=dict)
+    """``max_turns``, ``max_budget_usd``, ``max_tokens``, ``max_wall`` given over ``[budget]``."""
+    budget_scope: str | None = None
+    """``session`` or ``run`` over ``[budget] scope``."""
+    mcp_config: str | None = None
+    """A JSON file of more MCP servers (``--mcp-config``)."""
+    editor_mcp_servers: Mapping[str, Any] = field(default_factory=dict)
+    """MCP servers an editor names (``mcpServers`` shape): started without asking."""
+    continue_: bool = False
+    """Open the workspace's latest session."""
+    resume: str | None = None
+    """Open this stored session ('': the front end lets the person pick one)."""
+
+    def but(self, **changes: Any) -> SessionRequest:
+        """This request with ``changes`` (an editor's workspace, its MCP servers ...)."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class Questions:
+    """The questions only a person can answer, asked by the front end (None: nobody to ask)."""
+
+    trust: Callable[[Path, list[str]], bool] | None = None
+    """Trust the workspace's ``.monkey/`` (it sets these keys)? True once trusted. None: it stays untrusted."""
+    mcp_server: Callable[[ServerConfig], bool] | None = None
+    """May this project MCP server start? None: unapproved project servers do not start, and say why."""
+
+
+@dataclass
+class McpSetup:
+    """The MCP servers a session will start (see :mod:`monkey.mcp_client`)."""
+
+    servers: Servers
+    refused: dict[str, str]
+
+
+@dataclass
+class Setup:
+    """Everything resolved and checked from a request and config; :meth:`build` makes the agent."""
+
+    workspace: Path
+    config: Config
+    backend: Backend
+    policy: ApprovalPolicy
+    approver: Approver | None
+    max_iterations: int
+    compact_at: float
+    notices: list[str]
+    switcher: BackendSwitcher
+    """Builds other backends for ``/model`` and ``/backend`` the way this one was built."""
+    agent: Agent | None = None
+    """The agent, once :meth:`build` has run."""
+    sandbox: Sandbox | None = None
+    """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False)."""
+    mcp: McpSetup | None = None
+    """The MCP servers configured, and which project servers the person refused."""
+    limits: Limits = field(default_factory=Limits)
+    """The run's budget: the request's budgets over ``[budget]``."""
+    request: SessionRequest = field(default_factory=SessionRequest)
+    """What was asked for (which session to open, among the rest)."""
+
+    def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
+        """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
+
+        Returns the agent and one message per interrupted change that the guard repaired.
+        """
+        from monkey.agent.loop import Agent, AgentOptions
+        from monkey.extensions.hooks import Hooks, parse_hooks
+        from monkey.extensions.instructions import load_instructions
+        from monkey.extensions.skills import discover
+        from monkey.tools.base import ShellSettings
+
+        config = self.config
+        instructions = load_instructions(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project,
+                                         names=tuple(config.instructions.files),
+                                         max_bytes=config.instructions.max_bytes)
+        self.notices += instructions.notices
+        skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
+        self.notices += skills.warnings
+        try:
+            hooks = Hooks(parse_hooks(config.hooks), self.workspace)
+        except ValueError as exc:
+            raise SetupError(str(exc)) from None
+        shell = ShellSettings(timeout=config.shell.timeout, max_timeout=config.shell.max_timeout,
+                              output_limit=config.shell.output_limit, sandbox=self.sandbox)
+        options = AgentOptions(instructions=instructions, skills=skills, hooks=hooks,
+                               max_iterations=self.max_iterations, max_repeats=config.agent.max_repeats,
+                               limits=self.limits, shell=shell)
+        guard, repaired = _checkpoint_guard(self.workspace, config) if checkpoints else (None, [])
+        self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
+                           policy=self.policy, options=options, checkpoints=guard,
+                           context=_context_manager(self.backend, config, self.compact_at))
+        self.notices += _offer_subagents(self.agent, self.workspace, config, self.switcher)
+        if self.mcp is not None and (self.mcp.servers.servers or self.mcp.servers.errors):
+            from monkey.mcp_client.manager import McpManager
+
+            self.agent.mcp = McpManager(self.mcp.servers, workspace=self.workspace, home=monkey_home(),  # type: ignore[assignment]
+                                        registry=self.agent.tools, trusted_folder=config.approvals.trust_project,
+                                        refused=self.mcp.refused, result_limit=config.mcp.result_limit)
+            self.notices += self.agent.mcp.notices  # type: ignore[attr-defined]
+        return self.agent, repaired
+
+    def session(self, *, show: Callable[[Event], object], tell: Callable[[str, Level], None],
+                **kw: Any) -> Session:
+        """The :class:`~monkey.session.session.Session` of the built agent, rendered by ``show`` and ``tell``."""
+        from monkey.session.session import Session
+
+        if self.agent is None:
+            raise RuntimeError("build the agent first (Setup.build)")
+        return Session(self.agent, self.switcher, show=show, tell=tell, **kw)
+
+
+def resolve_setup(request: SessionRequest, approver: Approver | None, questions: Questions = Questions()) -> Setup:
+    """Resolve workspace, config, backend and approval rules; raise on any usage error.
+
+    Raises:
+        SetupError: a bad request, config, rules or workspace.
+        BackendError: the backend cannot be created.
+    """
+    from monkey.backends.select import choose_backend, create_backend
+    from monkey.context.policies import POLICIES
+
+    workspace = _workspace(request.workspace)
+    try:
+        config = load_config(workspace)
+        if config.untrusted and questions.trust is not None and questions.trust(workspace, config.untrusted):
+            config = load_config(workspace)
+    except ConfigError as exc:
+        raise SetupError(str(exc)) from None
+    if request.continue_ and request.resume is not None:
+        raise SetupError("--continue and --resume contradict each other; give one")
+    compact_at = request.compact_at or config.context.compact_at
+    if not 0 < compact_at <= 1:
+        raise SetupError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
+    unknown = [p for p in config.context.policies if p not in POLICIES]
+    if unknown:
+        raise SetupError(f"context.policies: unknown {', '.join(map(repr, unknown))}; expected some of "
+                         f"{', '.join(sorted(POLICIES))}")
+    policy = make_policy(config, request)
+    if config.hooks:
+        from monkey.extensions.hooks import parse_hooks
+
+        try:
+            parse_hooks(config.hooks)  # a bad [hooks] table is a usage error now, not in the app later
+        except ValueError as exc:
+            raise SetupError(str(exc)) from None
+    from monkey.agent.subagent_limits import check_limits
+
+    try:  # bad [subagents] limits are a usage error now (the loop is imported after the app's first frame)
+        check_limits(config.subagents.max_depth, config.subagents.max_parallel, config.subagents.max_per_turn)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
+    sandbox, sandbox_notice = _sandbox(config)
+    policy.sandboxed = sandbox is not None
+    r = request
+    choice = choose_backend(flag=r.backend, local=r.local, script=r.script, base_url=r.base_url,
+                            api_key=r.api_key, config=config)
+    backend = create_backend(choice.name, config=config, model=r.model, script=r.script,
+                             api_key=r.api_key, base_url=r.base_url, workspace=workspace)
+    switcher = BackendSwitcher(config, workspace, script=r.script, flagged=choice.name,
+                               api_key=r.api_key, base_url=r.base_url)
+    return Setup(workspace, config, backend, policy, approver,
+                 max_iterations=r.max_iterations or config.agent.max_iterations,
+                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice,
+                 switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(request, workspace, config, questions),
+                 limits=budget_limits(request, config), request=request)
+
+
+def build_agent(request: SessionRequest, approver: Approver | None, questions: Questions = Questions()) -> Setup:
+    """:func:`resolve_setup`, then :meth:`Setup.build`: the agent with its checkpoint guard.
+
+    The checkpoint repair's messages are added to :attr:`Setup.notices`.
+    """
+    setup = resolve_setup(request, approver, questions)
+    _, repaired = setup.build()
+    setup.notices += repaired
+    return setup
+
+
+def make_policy(config: Config, request: SessionRequest) -> ApprovalPolicy:
+    """The permission engine a session starts with: rules, the mode, and what it protects.
+
+    Raises:
+        SetupError: a bad rule, or a mode that contradicts ``--no-approval``.
+    """
+    from monkey.modes import ModeError, parse_mode
+    from monkey.permissions.user_rules import add_rules
+
+    try:
+        flagged = parse_mode(request.mode) if request.mode else None
+    except ModeError as exc:
+        raise SetupError(str(exc)) from None
+    if flagged not in (None, "auto") and request.no_approval:
+        raise SetupError(f"--no-approval is --mode auto; it contradicts --mode {flagged}")
+    mode = flagged or ("auto" if request.no_approval else None) or parse_mode(config.approvals.mode or "default")
+    try:
+        policy = ApprovalPolicy.from_strings(
+            config.approvals.allow, config.approvals.deny, mode=mode,
+            read_only=config.approvals.read_only, read_only_extra=config.approvals.read_only_extra,
+        )
+    except RuleError as exc:
+        raise SetupError(str(exc)) from None
+    policy.mode_pinned = bool(flagged or request.no_approval)  # resuming keeps the mode the request chose
+    home = monkey_home()
+    policy.protected_roots = (home.resolve(),)
+
+    def save(rules: list[str]) -> None:
+        add_rules(home, rules)
+
+    policy.save_rules = save
+    return policy
+
+
+def budget_limits(request: SessionRequest, config: Config) -> Limits:
+    """The run's budget: each one the request gives over ``[budget]`` (its scope over ``scope``).
+
+    Raises:
+        SetupError: a negative or non-numeric limit in config, or an unknown scope.
+    """
+    from monkey.agent.budget import BUDGETS, parse_limits, parse_scope
+
+    values: dict[str, object] = {name: getattr(config.budget, name) for name in BUDGETS}
+    values.update({name: value for name, value in request.budgets.items() if name in BUDGETS and value is not None})
+    try:
+        given = ((request.budget_scope, "--budget-scope") if request.budget_scope is not None
+                 else (config.budget.scope, "[budget] scope"))
+        return replace(parse_limits(values, "[budget]"), scope=parse_scope(*given))
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def _workspace(path: Path | None) -> Path:
+    path = Path(path).expanduser() if path else Path.cwd()
+    if not path.is_dir():
+        raise SetupError(f"workspace {path} is not a directory")
+    return path.resolve()
+
+
+def _delegation(config: Config, defs=None):  # type: ignore[no-untyped-def]
+    """The ``[subagents]`` limits as a :class:`~monkey.agent.subagents.Delegation` (raises SetupError)."""
+    from monkey.agent.agent_defs import AgentDefs
+    from monkey.agent.subagents import Delegation
+
+    sub = config.subagents
+    try:
+        return Delegation(defs if defs is not None else AgentDefs(), max_depth=sub.max_depth,
+                          max_parallel=sub.max_parallel, max_per_turn=sub.max_per_turn)
+    except ValueError as exc:
+        raise SetupError(str(exc)) from None
+
+
+def _offer_subagents(agent: Agent, workspace: Path, config: Config, switcher: BackendSwitcher) -> list[str]:
+    """Give ``agent`` the ``task`` tool with the agents defined here; the warnings about definitions."""
+    from monkey.agent.agent_defs import discover_agents
+    from monkey.agent.subagents import install_task_tool
+
+    defs = discover_agents(workspace, home=monkey_home(), trusted=config.approvals.trust_project)
+    delegation = _delegation(config, defs)
+    delegation.make_backend = switcher.create
+    install_task_tool(agent, delegation)
+    return defs.warnings
+
+
+def _mcp_setup(request: SessionRequest, workspace: Path, config: Config, questions: Questions) -> McpSetup:
+    """Read the MCP server definitions and ask about project servers not approved yet (when someone can answer).
+
+    Raises:
+        SetupError: the request's MCP config file cannot be read.
+    """
+    from monkey.mcp_client.config import McpConfigError, load_servers, parse_servers
+
+    try:
+        servers = load_servers(workspace, monkey_home(), flag_file=request.mcp_config)
+    except McpConfigError as exc:
+        raise SetupError(str(exc)) from None
+    if request.editor_mcp_servers:  # the servers the person's editor names
+        parse_servers(dict(request.editor_mcp_servers), origin="editor", source="the editor", into=servers)
+    ask = questions.mcp_server
+    if ask is None or not any(s.origin == "project" for s in servers.servers.values()):
+        return McpSetup(servers, {})  # nobody to ask: unapproved project servers are not started, and it is said why
+    from monkey.mcp_client.manager import approve_project_servers
+
+    refused = approve_project_servers(servers, workspace=workspace, home=monkey_home(),
+                                      trusted_folder=config.approvals.trust_project, ask=ask)
+    return McpSetup(servers, refused)
+
+
+def _sandbox(config: Config) -> tuple[Sandbox | None, list[str]]:
+    """The sandbox ``[shell] sandbox`` gives here (probed once per process), and the line to say about it."""
+    from monkey.tools.sandbox import probe
+
+    found = probe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
+    return found.sandbox, [found.notice] if found.notice else []
+
+
+def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyped-def]
+    """The workspace's checkpoint guard, and one message per interrupted change it repaired."""
+    from monkey.checkpoints.guard import CheckpointGuard
+    from monkey.db import DatabaseError, os_error_text
+
+    guard = CheckpointGuard(workspace, home=monkey_home(), max_file_size=config.checkpoints.max_file_size)
+    try:
+        return guard, guard.repair()
+    except DatabaseError as exc:
+        return guard, [f"checkpoints cannot be used, so every change will be refused: {exc}"]
+    except OSError as exc:  # a full or read-only monkey home
+        return guard, [f"checkpoints cannot be used, so every change will be refused: {os_error_text(exc, workspace)}"]
+
+
+def _context_manager(backend: Backend, config: Config, compact_at: float):  # type: ignore[no-untyped-def]
+    """Counting, eliding and compaction settings from ``[context]`` and the request's ``compact_at``."""
+    from monkey.context.policies import PolicySettings
+    from monkey.context.window import ContextManager, ContextSettings
+
+    c = config.context
+    settings = ContextSettings(window=c.window, compact_at=compact_at, keep_tool_results=c.keep_tool_results,
+                               policies=tuple(dict.fromkeys(c.policies)),
+                               policy=PolicySettings(keep=c.keep_tool_calls, max_tokens=c.keep_tool_tokens,
+                                                     step=c.policy_step))
+    return ContextManager(backend, settings=settings)

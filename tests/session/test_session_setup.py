@@ -1,0 +1,106 @@
+"""Starting a session one way (:mod:`monkey.session.setup`) and ending it one way (``Session.close``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
+from monkey.config import monkey_home
+from monkey.permissions.approval import HeadlessApprover
+from monkey.session.setup import Questions, SessionRequest, SetupError, build_agent, resolve_setup
+from monkey.trust import trust
+from tests.conftest import write_script
+
+
+def _request(workspace: Path, script: Path, **kw: object) -> SessionRequest:
+    return SessionRequest(workspace=workspace, backend="scripted", script=str(script), **kw)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(("changes", "said"), [
+    ({"continue_": True, "resume": "abc"}, "contradict"),
+    ({"mode": "bogus"}, "unknown mode"),
+    ({"mode": "plan", "no_approval": True}, "contradicts --mode plan"),
+    ({"budget_scope": "forever"}, "session or run"),
+    ({"mcp_config": "/nonexistent/mcp.json"}, "no such file"),
+    ({"compact_at": 1.5}, "between 0 and 1"),
+])
+def test_a_bad_request_is_a_setup_error(workspace: Path, tmp_path: Path, changes: dict, said: str) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    with pytest.raises(SetupError, match=said):
+        resolve_setup(_request(workspace, script, **changes), HeadlessApprover())
+
+
+def test_a_missing_workspace_is_a_setup_error(tmp_path: Path) -> None:
+    with pytest.raises(SetupError, match="is not a directory"):
+        resolve_setup(_request(tmp_path / "nope", tmp_path / "s.json"), None)
+
+
+def test_the_trust_question_is_asked_only_when_someone_can_answer(workspace: Path, tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    (workspace / ".monkey").mkdir()
+    (workspace / ".monkey" / "config.toml").write_text("[agent]\nmax_iterations = 3\n")
+    asked: list[list[str]] = []
+
+    def refuse(folder: Path, keys: list[str]) -> bool:
+        asked.append(keys)
+        return False
+
+    def accept(folder: Path, keys: list[str]) -> bool:
+        trust(folder, monkey_home())
+        return True
+
+    assert resolve_setup(_request(workspace, script), None).max_iterations == 20  # nobody asked: untrusted
+    assert resolve_setup(_request(workspace, script), None, Questions(trust=refuse)).max_iterations == 20
+    assert asked and any("max_iterations" in key for key in asked[0])
+    assert resolve_setup(_request(workspace, script), None, Questions(trust=accept)).max_iterations == 3
+    assert resolve_setup(_request(workspace, script, max_iterations=7), None).max_iterations == 7  # the request wins
+
+
+class _Closing(ScriptedBackend):
+    closed = 0
+
+    async def aclose(self) -> None:
+        self.closed += 1
+
+
+async def test_close_ends_the_session_and_closes_the_backend_once(workspace: Path, tmp_path: Path) -> None:
+    from monkey.store import SessionStore
+
+    script = write_script(tmp_path / "s.json", [{"text": "hello"}])
+    setup = build_agent(_request(workspace, script, no_approval=True), HeadlessApprover())
+    backend = _Closing(Script(turns=[ScriptTurn(text="hello")]))
+    assert setup.agent is not None
+    setup.agent.backend = backend
+    shown: list[str] = []
+    session = setup.session(show=lambda event: shown.append(event.type), tell=lambda text, level: None)
+    await session.open()
+    await session.send("hi")
+    await session.close()
+    await session.close()
+    assert backend.closed == 1 and session.handle is None
+    assert shown[0] == "session_started" and shown[-1] == "session_ended"
+    async with await SessionStore.open() as store:
+        info = await store.get(setup.agent.session_id)
+    assert info is not None and info.status == "completed"
+
+
+async def test_a_renderer_that_cannot_show_more_stops_the_turn(workspace: Path, tmp_path: Path) -> None:
+    """``show`` returning False (stdout's reader went away) cancels the turn; what was stored is kept."""
+    turns = [{"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 30"}}]},
+             {"text": "done"}]
+    script = write_script(tmp_path / "s.json", turns)
+    setup = build_agent(_request(workspace, script, no_approval=True), HeadlessApprover())
+    ended: list[str] = []
+
+    def show(event) -> bool:  # type: ignore[no-untyped-def]
+        if event.type == "turn_completed":
+            ended.append(event.reason)
+        return event.type != "tool_started"
+
+    session = setup.session(show=show, tell=lambda text, level: None)
+    await session.open()
+    await session.send("go")
+    await session.close()
+    assert ended == ["cancelled"]
