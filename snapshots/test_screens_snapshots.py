@@ -114,7 +114,7 @@ def test_picker(snap_compare, workspace: Path) -> None:
 
 
 def plan_request():  # type: ignore[no-untyped-def]
-    from monkey.permissions.approval import build_request
+    from monkey.permissions.requests import build_request
 
     plan = ("# Plan: greet\n\n1. Write `hello.py` that prints a greeting.\n2. Add `tests/test_hello.py`.\n"
             "3. Run `pytest -q` to check it.\n\n[bold red]not markup[/]")

@@ -8,7 +8,7 @@ import unicodedata
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from monkey.permissions.approval import build_request
+from monkey.permissions.requests import build_request
 from monkey.safe_text import escape_controls, invisible_warnings
 
 HIDDEN = {"Cc", "Cf", "Co", "Cs", "Zl", "Zp"}

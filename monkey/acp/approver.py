@@ -1,4 +1,4 @@
-"""The editor's :class:`~monkey.permissions.approval.Approver`: asks through ``session/request_permission``.
+"""The editor's :class:`~monkey.permissions.requests.Approver`: asks through ``session/request_permission``.
 
 The loop asks only about calls no rule, grant or mode decided, and it still takes the
 checkpoint and writes the journal after a yes. Four options: allow once, allow always
@@ -21,7 +21,8 @@ from typing import Any
 from acp.schema import AllowedOutcome, PermissionOption, ToolCallUpdate
 
 from monkey.acp.updates import diff_contents, tool_kind, tool_title
-from monkey.permissions.approval import ApprovalRequest, Decision, grant_for
+from monkey.permissions.requests import ApprovalRequest, Decision
+from monkey.permissions.rules import grant_for
 
 __all__ = ["AcpApprover", "OPTIONS"]
 

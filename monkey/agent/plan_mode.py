@@ -1,6 +1,6 @@
 """Plan mode's side of the loop: the ``exit_plan_mode`` tool, what the model is told, and the decision.
 
-In ``plan`` mode the permission engine refuses every change (:mod:`monkey.permissions.approval`);
+In ``plan`` mode the permission engine refuses every change (:mod:`monkey.permissions.policy`);
 the model reads, then proposes its plan (Markdown) with ``exit_plan_mode``, which is offered
 only in plan mode. The call is a question for a person, asked through the loop's one approval
 path (the app's plan dialog, the terminal's inline question; headless runs record it): approve
@@ -20,7 +20,9 @@ from typing import Annotated
 
 import msgspec
 
-from monkey.permissions.approval import EXIT_PLAN_MODE, ApprovalPolicy, Decision
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import Decision
+from monkey.permissions.rules import EXIT_PLAN_MODE
 from monkey.prompts import load_prompt
 from monkey.events import Event, ModeChanged, PlanSaved
 from monkey.messages import ToolSpec

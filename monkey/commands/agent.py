@@ -15,7 +15,7 @@ from monkey.backends.base import BackendError
 from monkey.commands.flags import session_request
 from monkey.line.output import EXIT_CODES
 from monkey.line.terminal import Terminal, terminal_questions
-from monkey.permissions.approval import Approver, HeadlessApprover
+from monkey.permissions.requests import Approver, HeadlessApprover
 from monkey.session.setup import SessionRequest, Setup, SetupError, build_agent, resolve_setup
 
 __all__ = ["run_agent_command", "EXIT_CODES"]

@@ -8,7 +8,7 @@ import signal
 import sys
 from typing import TYPE_CHECKING
 
-from monkey.permissions.approval import ApprovalRequest, Decision, stopped_by_user
+from monkey.permissions.requests import ApprovalRequest, Decision, stopped_by_user
 from monkey.agent.loop import Agent
 from monkey.line.repl_commands import HELP, EventEcho, ReplState, SessionLost, run_command, tell
 from monkey.safe_text import escape_controls

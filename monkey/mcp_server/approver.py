@@ -16,7 +16,7 @@ from __future__ import annotations
 from contextvars import ContextVar
 from typing import Any
 
-from monkey.permissions.approval import ApprovalRequest, Decision
+from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.mcp_server.log import log
 
 __all__ = ["ClientApprover", "REQUEST", "APPROVE_SCHEMA", "client_name"]
@@ -53,7 +53,7 @@ def _can_ask(ctx: Any) -> bool:
 
 
 class ClientApprover:
-    """The :class:`~monkey.permissions.approval.Approver` of ``monkey serve``."""
+    """The :class:`~monkey.permissions.requests.Approver` of ``monkey serve``."""
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         ctx = REQUEST.get()

@@ -112,7 +112,7 @@ def build_host(request: SessionRequest, questions: Questions) -> ToolHost:
     """
     from monkey.mcp_server.approver import ClientApprover
     from monkey.mcp_server.tasks import AgentTasks
-    from monkey.permissions.approval import HeadlessApprover
+    from monkey.permissions.requests import HeadlessApprover
     from monkey.session.setup import build_agent
 
     setup = build_agent(request, ClientApprover(), questions)

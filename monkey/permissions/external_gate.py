@@ -9,9 +9,9 @@ pipeline (:class:`CallPath`, given to the gate: its pre-hook, then
 exactly as monkey's own calls do; only the run is the agent's:
 
 - a read tool (``file_read``, the searches) runs unless a deny rule covers it, as monkey's own;
-- ``shell_execute`` and the file tools go to :class:`~monkey.permissions.approval.ApprovalPolicy`
+- ``shell_execute`` and the file tools go to :class:`~monkey.permissions.policy.ApprovalPolicy`
   (deny rules, mode, grants, allow rules, the protected set) and, when nothing decides, to
-  the :class:`~monkey.permissions.approval.Approver` of this session (the app's dialog, the
+  the :class:`~monkey.permissions.requests.Approver` of this session (the app's dialog, the
   terminal's prompt, the headless refusal), with ``approval_requested`` /
   ``approval_resolved`` events stored before they are shown;
 - a file path monkey's own file tools would refuse (``.git/``, ``.monkey/``, outside the

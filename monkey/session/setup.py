@@ -22,7 +22,9 @@ from typing import TYPE_CHECKING, Any
 from monkey.agent.budget import Limits
 from monkey.backends.base import Backend
 from monkey.config import Config, ConfigError, load_config, monkey_home
-from monkey.permissions.approval import ApprovalPolicy, Approver, RuleError
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import Approver
+from monkey.permissions.rules import RuleError
 from monkey.session.switch import BackendSwitcher
 
 if TYPE_CHECKING:

@@ -6,7 +6,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from monkey.permissions.approval import ApprovalPolicy, Approver
+    from monkey.permissions.policy import ApprovalPolicy
+    from monkey.permissions.requests import Approver
     from monkey.agent.loop import Agent
     from monkey.session.switch import BackendSwitcher
     from monkey.backends.base import Backend

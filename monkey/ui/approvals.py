@@ -7,7 +7,7 @@ dialog, which says who asks and how many more wait, and the next when it is answ
 answer resolves the future of the call that asked, and nothing else.
 
 Before a request's dialog is shown, the permission engine looks at it again when it offers
-that (:attr:`~monkey.permissions.approval.ApprovalRequest.recheck`): a session grant the person gave
+that (:attr:`~monkey.permissions.requests.ApprovalRequest.recheck`): a session grant the person gave
 on an earlier dialog may cover it, and then the engine's decision answers it, not a dialog.
 
 A request withdrawn by its call (the call was cancelled) leaves the line, or closes its
@@ -21,7 +21,7 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from monkey.permissions.approval import Decision, stopped_by_user
+from monkey.permissions.requests import Decision, stopped_by_user
 from monkey.ui.approver import ApprovalNeeded
 
 if TYPE_CHECKING:

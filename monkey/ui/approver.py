@@ -1,4 +1,4 @@
-"""The app's :class:`~monkey.permissions.approval.Approver`: asks the person with a modal dialog.
+"""The app's :class:`~monkey.permissions.requests.Approver`: asks the person with a modal dialog.
 
 ``decide()`` posts an :class:`ApprovalNeeded` carrying a future to the app and awaits it;
 the app shows the requests one at a time, in the order asked (:mod:`monkey.ui.approvals`:
@@ -12,7 +12,7 @@ import asyncio
 from textual.app import App
 from textual.message import Message
 
-from monkey.permissions.approval import ApprovalRequest, Decision
+from monkey.permissions.requests import ApprovalRequest, Decision
 
 __all__ = ["TuiApprover", "ApprovalNeeded"]
 

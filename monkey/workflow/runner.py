@@ -21,7 +21,7 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from monkey.permissions.approval import EXIT_PLAN_MODE
+from monkey.permissions.rules import EXIT_PLAN_MODE
 from monkey.agent.plan_mode import ExitPlanMode
 from monkey.config import WorkflowConfig
 from monkey.events import (

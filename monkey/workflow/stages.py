@@ -14,7 +14,7 @@ from functools import cache
 from importlib import resources
 from typing import Literal
 
-from monkey.permissions.approval import EXIT_PLAN_MODE, SHELL_TOOL
+from monkey.permissions.rules import EXIT_PLAN_MODE, SHELL_TOOL
 from monkey.tools.registry import ToolRegistry
 
 __all__ = ["Stage", "STAGES", "stage_tools", "stage_prompt", "parse_verdict"]

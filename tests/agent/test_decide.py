@@ -6,7 +6,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from monkey.permissions.approval import ApprovalPolicy, Call, Decision, decide, settle
+from monkey.permissions.decide import Call, decide, settle
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import Decision
 
 
 @dataclass

@@ -18,7 +18,8 @@ import pytest
 from monkey.agent.loop import Agent
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import ApprovalResolved, Event, ToolResult
-from monkey.permissions.approval import ApprovalPolicy, Call, decide
+from monkey.permissions.decide import Call, decide
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.shell_parse import parse_line
 from monkey.tools.base import ToolContext
 from monkey.tools.command_line import read_line

@@ -7,7 +7,8 @@ import asyncio
 import sys
 from pathlib import Path
 
-from monkey.permissions.approval import ApprovalPolicy, Decision
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import Decision
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.agent.person_shell import shell_line
 from monkey.backends.external import last_prompt

@@ -9,7 +9,8 @@ from typing import Any
 
 import msgspec
 
-from monkey.permissions.approval import ApprovalPolicy, Decision, HeadlessApprover
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import Decision, HeadlessApprover
 from monkey.agent.loop import Agent
 from monkey.agent.plan_mode import approve_plan, reject_plan, send_back
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn

@@ -10,7 +10,7 @@ from typing import Any
 import msgspec
 
 from monkey.agent.agent_defs import discover_agents
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.budget import Limits
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.agent.subagents import Delegation, TaskTool, install_task_tool
@@ -270,7 +270,7 @@ async def test_a_child_with_children_does_not_wait_for_its_own_slot(workspace: P
 
 
 async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
-    from monkey.permissions.approval import Decision
+    from monkey.permissions.requests import Decision
     from tests.fakes.approvers import AnsweringApprover
 
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
@@ -291,7 +291,7 @@ async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monke
 
 async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspace: Path,
                                                                                monkey_home: Path) -> None:
-    from monkey.permissions.approval import Decision
+    from monkey.permissions.requests import Decision
     from tests.fakes.approvers import AnsweringApprover
 
     def write(path: str) -> dict[str, Any]:

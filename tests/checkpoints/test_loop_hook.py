@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.permissions.approval import ApprovalPolicy, ApprovalRequest, Decision
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.checkpoints.api import Checkpoints

@@ -166,7 +166,7 @@ async def _open_session(agent):  # type: ignore[no-untyped-def]
 
 
 async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
-    from monkey.permissions.approval import ApprovalRequest, Decision
+    from monkey.permissions.requests import ApprovalRequest, Decision
     from monkey.extensions.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptCall, ScriptTurn
     from tests.store.conftest import make_agent

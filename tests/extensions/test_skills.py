@@ -81,7 +81,7 @@ def test_the_prompt_lists_names_and_descriptions_within_its_budget(tmp_path: Pat
 
 @given(st.text(max_size=200))
 def test_tool_rules_never_crash_and_name_only_known_tools(line: str) -> None:
-    from monkey.permissions.approval import Rule
+    from monkey.permissions.rules import Rule
     from monkey.extensions.skills import Skill
 
     rules, _ = tool_rules(Skill("x", "d", Path("."), "user", (line,)))

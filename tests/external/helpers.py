@@ -9,7 +9,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-from monkey.permissions.approval import ApprovalRequest, Decision
+from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.events import Event
 from tests.conftest import Run, run_monkey

@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.claude_code.backend import ClaudeCodeBackend
 from monkey.events import ApprovalRequested

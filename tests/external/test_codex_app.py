@@ -9,7 +9,7 @@ import json
 import os
 from pathlib import Path
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
 from monkey.cli import build_parser

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
 from monkey.events import ApprovalRequested

@@ -7,7 +7,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.permissions.external_gate import ExternalGate
 from monkey.backends.claude_code.tools import gate_call

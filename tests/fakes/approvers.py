@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from monkey.permissions.approval import ApprovalRequest, Decision
+from monkey.permissions.requests import ApprovalRequest, Decision
 
 __all__ = ["AnsweringApprover"]
 

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monkey.permissions.approval import ApprovalPolicy, Rule, RuleError
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.rules import Rule, RuleError
 from monkey.mcp_client.config import McpConfigError, load_servers, parse_server
 from monkey.mcp_client.names import MAX_LEN, assign_names, server_of, tool_name
 

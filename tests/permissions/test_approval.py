@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from monkey.permissions.approval import ApprovalPolicy, Rule, RuleError, build_request, grant_for
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import build_request
+from monkey.permissions.rules import grant_for, Rule, RuleError
 
 
 def shell(command: str) -> dict:

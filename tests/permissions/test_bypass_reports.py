@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import pytest
 
-from monkey.permissions.approval import ApprovalPolicy, Decision
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import Decision
 
 
 def DENY(line: str) -> Decision | None:  # noqa: N802 - named like the policy it stands for

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from monkey.permissions.approval import PLAN_REFUSAL, ApprovalPolicy, rules_for
+from monkey.permissions.policy import PLAN_REFUSAL, ApprovalPolicy
+from monkey.permissions.rules import rules_for
 from monkey.modes import ModeError, next_mode, parse_mode
 from tests.conftest import run_monkey, write_script
 

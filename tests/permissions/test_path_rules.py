@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import ApprovalResolved, ToolResult

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from monkey.permissions.approval import ApprovalPolicy, RuleError
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.rules import RuleError
 from monkey.permissions.read_only import ReadOnly
 from monkey.config import load_config
 from tests.conftest import write_script, run_monkey
@@ -114,7 +115,7 @@ def test_covers_line_for_a_whole_line() -> None:
     assert not table.covers_line("git status && touch x")
     assert not table.covers_line("cat $(ls)")
     assert not table.covers_line("")
-    from monkey.permissions.approval import Rule
+    from monkey.permissions.rules import Rule
 
     assert not table.covers_line("ls && cat .env", read_denied=[Rule.parse("file_read(.env)")])
     assert table.covers_line("ls && cat README.md", read_denied=[Rule.parse("file_read(.env)")])

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.shell_parse import parse_line
 
 
@@ -76,7 +76,7 @@ def test_no_line_that_runs_a_denied_command_is_ever_allowed(line: str) -> None:
 
 
 def test_a_line_with_hidden_characters_is_granted_only_exactly() -> None:
-    from monkey.permissions.approval import grant_for
+    from monkey.permissions.rules import grant_for
 
     command = "echo hi\u202e; rm -rf x"
     assert "hidden characters" in " ".join(parse_line(command).unsafe)

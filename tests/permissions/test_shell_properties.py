@@ -22,7 +22,7 @@ import shlex
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 
 SETTINGS = settings(max_examples=100, deadline=None, derandomize=True)
 

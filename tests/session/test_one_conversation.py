@@ -28,7 +28,7 @@ from typing import Any
 
 import pexpect
 
-from monkey.permissions.approval import HeadlessApprover
+from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import Questions, SessionRequest, build_agent
 from monkey.store import SessionStore
 from tests.conftest import init_git_workspace, spawn_repl, write_script

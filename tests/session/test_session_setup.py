@@ -8,7 +8,7 @@ import pytest
 
 from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
 from monkey.config import monkey_home
-from monkey.permissions.approval import HeadlessApprover
+from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import Questions, SessionRequest, SetupError, build_agent, resolve_setup
 from monkey.trust import trust
 from tests.conftest import write_script

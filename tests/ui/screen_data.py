@@ -11,7 +11,8 @@ from textual.app import App
 from textual.screen import Screen
 from textual.widget import Widget
 
-from monkey.permissions.approval import ApprovalPolicy, ApprovalRequest, build_request
+from monkey.permissions.policy import ApprovalPolicy
+from monkey.permissions.requests import ApprovalRequest, build_request
 from monkey.agent.loop import Agent
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.checkpoints.api import Checkpoints

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from textual.widgets import Input, Static
 
-from monkey.permissions.approval import Decision
+from monkey.permissions.requests import Decision
 from monkey.ui.screens.approval import STOP_REASON, ApprovalScreen
 from tests.ui.screen_data import HIDDEN_SHELL_LINE, ScreenApp, edit_request, shell_request, shown_text
 

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from monkey.permissions.approval import ApprovalPolicy
+from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.agent.plan_mode import reject_plan
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn

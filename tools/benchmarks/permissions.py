@@ -76,7 +76,7 @@ def bench_permissions(argv: list[str] | None = None) -> list[dict]:
     args = parser.parse_args(argv or [])
     if args.sample < 0 or args.passes < 1:
         parser.error("--sample must be >= 0 and --passes >= 1")
-    from monkey.permissions.approval import ApprovalPolicy
+    from monkey.permissions.policy import ApprovalPolicy
 
     lines = load_corpus()
     if args.sample:

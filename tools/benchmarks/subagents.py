@@ -36,7 +36,7 @@ def _task(prompt: str) -> dict[str, Any]:
 async def _run(workspace: Path, db: Path, turns: list[dict[str, Any]], agents: dict[str, Any]) -> float:
     """Seconds for one task run through the loop and the store (each event kept before the next)."""
     from monkey.agent.agent_defs import discover_agents
-    from monkey.permissions.approval import ApprovalPolicy
+    from monkey.permissions.policy import ApprovalPolicy
     from monkey.agent.loop import Agent, AgentOptions
     from monkey.agent.subagents import Delegation, install_task_tool
     from monkey.backends.scripted import ScriptedBackend

@@ -1,7 +1,7 @@
 """The approval dialog: one dangerous tool call, what it would do, and the person's answer.
 
-The agent asks its :class:`~monkey.permissions.approval.Approver`; the app's approver pushes an
-:class:`ApprovalScreen` and awaits the :class:`~monkey.permissions.approval.Decision` it is
+The agent asks its :class:`~monkey.permissions.requests.Approver`; the app's approver pushes an
+:class:`ApprovalScreen` and awaits the :class:`~monkey.permissions.requests.Decision` it is
 dismissed with. Every piece of text here came from the model or the workspace, so it is
 rendered as plain :class:`~rich.text.Text` (never Rich markup) and already escaped.
 """
@@ -16,7 +16,8 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Static
 
-from monkey.permissions.approval import SHELL_TOOL, STOP_REASON, Decision, stopped_by_user
+from monkey.permissions.requests import STOP_REASON, Decision, stopped_by_user
+from monkey.permissions.rules import SHELL_TOOL
 from monkey.safe_text import escape_controls
 from monkey.ui.screens.diff_text import diff_text
 from monkey.ui.screens.guarded import GUARD_SECONDS, GuardedDialog

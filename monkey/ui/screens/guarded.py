@@ -20,7 +20,7 @@ from rich.text import Text
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from monkey.permissions.approval import ApprovalRequest, Decision
+from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.safe_text import escape_controls
 
 __all__ = ["GuardedDialog", "GUARD_SECONDS"]

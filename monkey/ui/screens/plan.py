@@ -1,7 +1,7 @@
 """The plan dialog: the plan a model proposed with ``exit_plan_mode``, and the person's answer.
 
 The app's approver pushes a :class:`PlanScreen` for a request that carries a plan (see
-:mod:`monkey.agent.plan_mode`) and awaits the :class:`~monkey.permissions.approval.Decision` it is
+:mod:`monkey.agent.plan_mode`) and awaits the :class:`~monkey.permissions.requests.Decision` it is
 dismissed with: approve and go on in ``accept-edits`` (``a``) or ``default`` (``d``), send it
 back with feedback (``f``, then the feedback and Enter), or reject it (``r`` or Esc: the turn
 stops, the session stays in plan mode). ``s`` also keeps an approved plan in ``.monkey/plans/``.
@@ -19,7 +19,7 @@ from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Input, Markdown, Static
 
-from monkey.permissions.approval import ApprovalRequest
+from monkey.permissions.requests import ApprovalRequest
 from monkey.agent.plan_mode import PLANS_DIR, approve_plan, reject_plan, send_back
 from monkey.ui.screens.guarded import GUARD_SECONDS, GuardedDialog
 
