@@ -84,8 +84,8 @@ async def drive_task(session: Session, task: str, *, continue_: bool = False, re
         try:
             loop.add_signal_handler(sig, on_sigint)
             installed.append(sig)
-        except (NotImplementedError, RuntimeError):
-            pass
+        except (NotImplementedError, RuntimeError):  # no signal handlers here (not the main thread, or no Unix)
+            pass  # Python's own KeyboardInterrupt then ends the task, as caught by the caller
     last: TurnCompleted | None = None
     try:
         if agent.mcp is not None:  # a headless task waits for its MCP servers before the first model call

@@ -74,11 +74,9 @@ class Session:
         if not agent.started and event.type != "session_started":
             await self.emit(agent.session_started())  # an undo or a switch before any turn
         recorder = self.recorder
-        if recorder is None or recorder.failed is not None:
-            self._show(event)
-            return
-        ready = await recorder.keep(event, more=more)  # durable before visible
-        if recorder.failed is not None:
+        saving = recorder is not None and recorder.failed is None
+        ready = await _kept(recorder, event, more=more)
+        if saving and recorder is not None and recorder.failed is not None:
             self._lost(recorder.failed)
         for shown in ready:
             self._show(shown)
@@ -145,7 +143,7 @@ class Session:
             recorder = handle.recorder
             ready: list[Event] = []
             for event in [*await self.agent.end_hooks("prompt_input_exit"), self.agent.session_ended("completed")]:
-                ready += [event] if recorder.failed is not None else await recorder.keep(event)  # durable before visible
+                ready += await _kept(recorder, event)
             self.agent.started = False
             if recorder.failed is not None:
                 self.tell(f"{recorder.failed}; the end of the session was not saved", "error")
@@ -227,3 +225,11 @@ class Session:
     def tool_call(self, name: str, arguments: dict[str, Any], *, via: str) -> AsyncIterator[Event]:
         """One tool call a program asked for (``via``: who), as a turn without a model."""
         return self.pump(self.agent.run_tool(name, arguments, via=via))
+
+
+async def _kept(recorder: Recorder | None, event: Event, *, more: bool = False) -> list[Event]:
+    """Store ``event`` (durable before visible) and return the events now ready to be shown: ``event`` alone,
+    unstored, when there is no store or its writes have failed (see :meth:`~monkey.store.Recorder.keep`)."""
+    if recorder is None or recorder.failed is not None:
+        return [event]
+    return await recorder.keep(event, more=more)
