@@ -61,7 +61,7 @@ class InlineApprover:
                 choices.append(f"[f] allow for good (saved to your config): {escape_controls(', '.join(request.rules))}")
             lines += [f"  {choice}" for choice in [*choices, "[n] deny"]]
             if request.unsandboxed:
-                lines.append("  (approved here, this call runs as your own command: outside the sandbox)")
+                lines.append("  (approved here, this command runs again OUTSIDE the sandbox)")
             keys = "/".join(["y", *(["a"] if request.grant else []), *(["f"] if request.grant and request.rules else []),
                              "n"])
             term.write("\n".join(lines) + "\n")

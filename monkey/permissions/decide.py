@@ -30,7 +30,7 @@ from monkey.permissions.requests import ApprovalRequest, Decision, build_request
 from monkey.permissions.rules import SHELL_TOOL
 from monkey.tools.command_line import ShellLine, read_line
 
-__all__ = ["Admitted", "Call", "HookSays", "Verdict", "decide", "settle"]
+__all__ = ["Admitted", "Call", "HookSays", "Verdict", "decide", "outside_sandbox", "settle"]
 
 
 class HookSays(Protocol):
@@ -132,8 +132,8 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
     if decision is not None:
         return Verdict(decision, line=line)
     request = build_request(call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "")
-    if call.tool == SHELL_TOOL:
-        request = replace(request, unsandboxed=engine.sandboxed, no_sandbox=engine.mode == "auto" and not engine.sandboxed)
+    if call.tool == SHELL_TOOL:  # approved, it still runs in the sandbox (see outside_sandbox)
+        request = replace(request, no_sandbox=engine.mode == "auto" and not engine.sandboxed)
     if call.asker:
         request = replace(request, asker=call.asker)
     if not person_only and said != "ask":  # the engine again, for an approver that kept it waiting
@@ -142,6 +142,21 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
         request = replace(request, warnings=[*request.warnings, f"only this call can be approved: {person_only}"],
                           grant="", rules=[], person_only=person_only)
     return Verdict(None, request, line=line, person_only=person_only, oversized=call.oversized)
+
+
+def outside_sandbox(call: Call, blocked: str) -> Verdict:
+    """The second question for a command a person approved and the sandbox then blocked: run it
+    again outside the sandbox? Only a person answers it, for this call once (no grant, no rule);
+    nobody there (headless) means no."""
+    line = read_line(str(call.arguments.get("command", "")))
+    why = f"the sandbox blocked it: {blocked}"
+    request = build_request(call.id, call.tool, call.arguments, "")
+    request = replace(request, warnings=[*request.warnings, why,
+                                         "run again OUTSIDE the sandbox: with the network and write access to "
+                                         "every file you can write"],
+                      grant="", rules=[], person_only=f"a run outside the sandbox ({why})", unsandboxed=True,
+                      asker=call.asker)
+    return Verdict(None, request, line=line, person_only=request.person_only)
 
 
 def settle(policy: ApprovalPolicy, verdict: Verdict, answer: Decision) -> Decision:

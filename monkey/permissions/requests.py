@@ -37,7 +37,8 @@ class ApprovalRequest:
     person_only: str = ""
     """Why only a person's approval of this exact call can let it run (a protected path, a huge file)."""
     unsandboxed: bool = False
-    """A command that, approved by a person, runs as theirs: outside the sandbox (the dialog says so)."""
+    """The second question about a command the sandbox blocked: approved, it runs again outside the
+    sandbox (the dialog says so). An approved command otherwise runs in the sandbox."""
     no_sandbox: bool = False
     """In auto mode, asked only because no sandbox can hold commands here."""
     plan: str = ""

@@ -70,8 +70,8 @@ class ToolContext:
     shell_line_approved: bool = False
     """A person approved this exact shell line, so shell syntax may run through a shell."""
     sandboxed: bool = True
-    """Run a command in :attr:`ShellSettings.sandbox`; False when a person approved this exact
-    call (or typed it: ``!command``), which then runs as the person's own."""
+    """Run a command in :attr:`ShellSettings.sandbox`; False only for a line the person typed
+    (``!command``) and a rerun a person approved after the sandbox blocked the command."""
     read_limit: int = 100_000
     """Characters of file content given back by one read."""
     read_denied: Callable[[str], bool] | None = None

@@ -218,7 +218,7 @@ def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: P
     assert (workspace / "README.md").read_text() == "# proj\nedited before\n"
 
 
-def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sandbox(
+def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_approved_again(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
 
@@ -233,13 +233,18 @@ def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sand
     child.expect(pexpect.EOF)
     child.close()
     assert (workspace / ".git" / "hooks" / "by-hand").read_text() == "mine"
-    # the model's call, approved by the person in the inline question: that exact call is theirs too
+    # the model's call, approved by the person in the inline question, still runs in the sandbox; blocked,
+    # it runs outside only when the person says so to a second question
     script = write_script(tmp_path / "t.json", [
         {"tool_calls": [py("open('.git/hooks/approved', 'w').write('approved')")]}, {"text": "done"}])
     task = pexpect.spawn(PY, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                               "--cwd", str(workspace), "--task", "do it"],
                          env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 120))
     task.expect_exact("allow? [y/a/")
+    task.sendline("y")
+    task.expect_exact("this command runs again OUTSIDE the sandbox")
+    task.expect_exact("allow? [y/n]")
+    assert not (workspace / ".git" / "hooks" / "approved").exists()  # the sandboxed run could not write it
     task.sendline("y")
     task.expect(pexpect.EOF)
     task.close()

@@ -114,8 +114,8 @@ class ApprovalScreen(GuardedDialog):
                 grant.append_text(Text.assemble("\n", ("f", "bold"), " approves for good, saving to your config: ",
                                                 rules))
             if request.unsandboxed:
-                grant.append_text(Text("\napproved here, this call runs as your own command: outside the sandbox",
-                                       style="italic"))
+                grant.append_text(Text("\napproved here, this command runs again OUTSIDE the sandbox",
+                                       style="bold"))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
             yield self.keys_line()
