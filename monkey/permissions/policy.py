@@ -8,13 +8,14 @@ leaves open a person decides: :func:`monkey.permissions.decide.decide` puts it t
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from monkey.modes import DESCRIPTIONS, Mode
+from monkey.modes import DESCRIPTIONS, Mode, stricter_mode
 from monkey.permissions.protected import protected_command, protected_file
 from monkey.permissions.read_only import ReadOnly, reads_denied
 from monkey.permissions.requests import Decision
@@ -92,6 +93,9 @@ class ApprovalPolicy:
     sandboxed: bool = True
     """Shell commands run in a sandbox (:mod:`monkey.tools.sandbox`); without one, ``--no-approval``
     approves no shell command: each goes to a person (so headless refuses them)."""
+    _led: list[tuple[weakref.ref[ApprovalPolicy], Mode]] = field(default_factory=list, init=False, repr=False,
+                                                                  compare=False)
+    """The policies of running sub-agents (:meth:`lead`), with the mode each started in."""
 
     @classmethod
     def from_strings(
@@ -113,11 +117,26 @@ class ApprovalPolicy:
         return self.mode == "auto"
 
     def set_mode(self, mode: Mode) -> str:
-        """Switch mode; returns a line saying what the new mode lets run."""
+        """Switch mode, at once for the sub-agents this policy leads too; returns a line saying what the
+        new mode lets run."""
         if mode == "auto":
             self.auto_allowed = True
         self.mode = mode
+        led = []
+        for ref, started in self._led:
+            child = ref()
+            if child is not None:
+                child.set_mode(stricter_mode(mode, started))  # type: ignore[arg-type]
+                led.append((ref, started))
+        self._led[:] = led
         return f"mode: {mode} — {DESCRIPTIONS[mode]}"
+
+    def lead(self, child: ApprovalPolicy, wanted: str = "") -> None:
+        """Make ``child`` (a sub-agent's policy, running or in the background) follow this policy's mode:
+        it starts in ``wanted`` when that is stricter than this one's, and from then on is never more
+        permissive than this policy nor than the mode it started in, whatever either switches to."""
+        child.mode = stricter_mode(self.mode, wanted)  # type: ignore[assignment]
+        self._led.append((weakref.ref(child), child.mode))
 
     def denied(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
         """The denial of the first deny rule that covers a call (any tool, reads included), or None."""

@@ -212,3 +212,20 @@ def test_a_rule_that_cannot_be_saved_still_holds_for_the_session(tmp_path: Path)
         policy.keep("shell_execute", shell("npm run test"))
     assert decide(policy, "shell_execute", shell("npm run test -- -k x")) == "allow"
     assert (tmp_path / "config.toml").read_text() == "[approvals\nallow = [\n"  # the person's file untouched
+
+
+def test_a_sub_agents_policy_follows_its_parents_mode_changes_never_above_where_it_started() -> None:
+    from dataclasses import replace
+
+    parent = ApprovalPolicy(mode="accept-edits")
+    child = replace(parent, allow=[])
+    parent.lead(child, "default")  # the agent's definition asks for default: stricter, so it starts there
+    grandchild = replace(child)
+    child.lead(grandchild)
+    assert (child.mode, grandchild.mode) == ("default", "default")
+    parent.set_mode("plan")
+    assert (child.mode, grandchild.mode) == ("plan", "plan")  # at once, down the whole tree
+    parent.set_mode("auto")
+    assert (child.mode, grandchild.mode) == ("default", "default")  # back, but never above where they started
+    child.set_mode("plan")
+    assert (parent.mode, child.mode, grandchild.mode) == ("auto", "plan", "plan")  # a child never leads its parent
