@@ -92,6 +92,9 @@ class ShellConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """``auto``, ``bubblewrap``, ``landlock`` or ``off`` (:mod:`monkey.tools.sandbox`); the user's file only."""
     sandbox_network: bool = False
     """Whether sandboxed commands may use the network; the user's file only."""
+    trusted_commands: str = "sandbox"
+    """Where the commands monkey runs for the person (hooks, ``[workflow] verify``) run: ``sandbox``, like
+    the model's (their inputs are in the workspace the model writes), or ``outside``; the user's file only."""
 
 
 class ApprovalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -388,7 +391,7 @@ def _validate(data: dict[str, Any], origin: str) -> None:
 SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
 """The values of ``shell.sandbox`` (see :mod:`monkey.tools.sandbox`)."""
 
-USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network"), "logging": ("file", "max_bytes", "backups", "handlers")}
+USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"), "logging": ("file", "max_bytes", "backups", "handlers")}
 """What only the user's own file may set, trusted folder or not: a repository never loosens
 the sandbox its own commands run in."""
 
@@ -480,6 +483,9 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     if config.shell.sandbox not in SANDBOX_MODES:
         raise ConfigError(f"{user_path}: shell.sandbox must be one of {', '.join(SANDBOX_MODES)}, "
                           f"got {config.shell.sandbox!r}")
+    if config.shell.trusted_commands not in ("sandbox", "outside"):
+        raise ConfigError(f"{user_path}: shell.trusted_commands must be \"sandbox\" or \"outside\", "
+                          f"got {config.shell.trusted_commands!r}")
     config.notices = notices
     config.untrusted = ignored
     return config

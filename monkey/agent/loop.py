@@ -302,14 +302,18 @@ class Agent:
         async for event in self._drive(lambda emit: self._turn(prompt, emit)):
             yield event
 
-    async def run_shell(self, command: str) -> AsyncIterator[Event]:
+    async def run_shell(self, command: str, *, typed: bool = True) -> AsyncIterator[Event]:
         """Run a shell command the person typed (``!command``) as a turn of its own.
 
         Decided by the rules, checkpointed, recorded; the command and its output go to the
-        model with the next message (see :mod:`monkey.agent.person_shell`).
+        model with the next message (see :mod:`monkey.agent.person_shell`). Typed, it runs outside
+        the sandbox; ``typed=False``: a command monkey runs for the person from their config
+        (``[workflow] verify``), in the sandbox unless ``[shell] trusted_commands = "outside"``.
         """
+        sandboxed = None if typed else not self.options.shell.trusted_outside
+
         async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
-            return (await self.calls().run(call, turn, emit, by_person=True)).message
+            return (await self.calls().run(call, turn, emit, by_person=True, sandboxed=sandboxed)).message
 
         async for event in self._drive(lambda emit: shell_turn(self, command, emit, run_call)):
             yield event

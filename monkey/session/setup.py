@@ -150,11 +150,13 @@ class Setup:
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
         self.notices += skills.warnings
         try:
-            hooks = Hooks(parse_hooks(config.hooks), self.workspace)
+            trusted_outside = config.shell.trusted_commands == "outside"  # the user's own file says so, or not
+            hooks = Hooks(parse_hooks(config.hooks), self.workspace, sandbox=None if trusted_outside else self.sandbox)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
         shell = ShellSettings(timeout=config.shell.timeout, max_timeout=config.shell.max_timeout,
-                              output_limit=config.shell.output_limit, sandbox=self.sandbox)
+                              output_limit=config.shell.output_limit, sandbox=self.sandbox,
+                              trusted_outside=trusted_outside)
         options = AgentOptions(instructions=instructions, skills=skills, hooks=hooks,
                                max_iterations=self.max_iterations, max_repeats=config.agent.max_repeats,
                                limits=self.limits, shell=shell)

@@ -55,6 +55,9 @@ class ShellSettings:
     sandbox: Sandbox | None = None
     """The sandbox commands run in (:mod:`monkey.tools.sandbox`); None: none (the front ends
     probe for one, and without it the permission engine has a person approve every command)."""
+    trusted_outside: bool = False
+    """The commands monkey runs for the person (hooks, ``[workflow] verify``) run outside the sandbox:
+    only the person's own ``[shell] trusted_commands = "outside"`` says so."""
 
 
 @dataclass
