@@ -253,6 +253,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"monkey {__version__}\n")
         return EXIT_OK
     undumpable()
+    from monkey.process import hide_secrets
+
+    hide_secrets()  # root's children pass PR_SET_DUMPABLE: keys blanked where /proc/<pid>/environ shows them
     if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
         args_list = ["agent"]  # bare `monkey` on a terminal opens the app, as claude, codex and aider do
     parser = build_parser()

@@ -14,9 +14,12 @@ out of the parser's sight (a ``Makefile``, a ``conftest.py``, a test that writes
 - **Landlock**, where bubblewrap cannot run (no user namespaces): writes only inside the
   workspace (never into ``.git``/``.monkey``/monkey's home, and not new entries directly
   in the workspace root, which Landlock cannot grant without granting ``.git`` too), a
-  private temporary folder (``TMPDIR``) and ``/dev``; TCP off unless allowed; no signals to
-  processes outside. Reads stay open, so monkey's own ``/proc`` entries are closed only by
-  ``PR_SET_DUMPABLE`` (which root's children pass).
+  private temporary folder (``TMPDIR``) and ``/dev``; no signals to processes outside; no
+  network unless allowed: a network namespace of its own where the kernel lets monkey make one
+  (as root, with ``CAP_SYS_ADMIN``), else only TCP is cut (Landlock handles nothing else: UDP,
+  DNS included, stays open, and the probe's notice says so). Reads stay open, so monkey's own
+  ``/proc`` entries are closed only by ``PR_SET_DUMPABLE`` (which root's children pass) and
+  by the credentials blanked in its environment block (:func:`monkey.process.hide_secrets`).
 
 :func:`probe` finds which one works (once per process) for ``shell.sandbox`` = ``auto``,
 ``bubblewrap``, ``landlock`` or ``off``; without one, the permission engine makes every
@@ -88,6 +91,9 @@ class Sandbox:
     home: Path | None = None
     """monkey's home: never writable (it matters when it lies inside the workspace)."""
     executable: str = "bwrap"
+    net_namespace: bool = False
+    """Landlock: each command gets a network namespace of its own (no network at all, UDP included)
+    when ``network`` is off; False where the kernel refuses one (then only TCP is cut)."""
 
     def protected(self, workspace: Path) -> list[Path]:
         """The existing paths inside ``workspace`` kept read-only (symlinks resolved)."""
@@ -130,7 +136,39 @@ class Sandbox:
             ruleset.close()
             shutil.rmtree(tmp, ignore_errors=True)
 
-        return Prepared(list(argv), {**env, "TMPDIR": tmp}, preexec_fn=ruleset.restrict, cleanup=cleanup)
+        restrict = ruleset.restrict
+        if self.net_namespace and not self.network:
+            def restrict() -> None:
+                _unshare_net()  # no network at all, not only TCP (raises: the command does not run)
+                ruleset.restrict()
+
+        return Prepared(list(argv), {**env, "TMPDIR": tmp}, preexec_fn=restrict, cleanup=cleanup)
+
+
+_CLONE_NEWNET = 0x40000000
+
+
+def _unshare_net() -> None:
+    """Move the calling process into a new network namespace (only a loopback, down); raises OSError."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.unshare(_CLONE_NEWNET) != 0:
+        errno = ctypes.get_errno()
+        raise OSError(errno, os.strerror(errno))
+
+
+@functools.cache
+def net_namespace_problem() -> str:
+    """Why a command cannot get a network namespace of its own here (Landlock's sandbox); empty when it can."""
+    if not sys.platform.startswith("linux"):
+        return "network namespaces are a Linux feature"
+    try:
+        done = subprocess.run(["true"], preexec_fn=_unshare_net, stdin=subprocess.DEVNULL, capture_output=True,
+                              timeout=_PROBE_TIMEOUT)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return f"no network namespace ({exc})"
+    return "" if done.returncode == 0 else f"no network namespace (exit {done.returncode})"
 
 
 def _writable(workspace: Path, protected: list[Path]) -> list[Path]:
@@ -252,12 +290,19 @@ def probe(mode: str = "auto", *, network: bool = False, home: Path | None = None
         problem = bubblewrap_problem() if kind == "bubblewrap" else landlock_problem()
         if not problem:
             executable = (shutil.which("bwrap") or "bwrap") if kind == "bubblewrap" else ""
-            sandbox = Sandbox(kind, network=network, home=home, executable=executable)  # type: ignore[arg-type]
+            netns = kind == "landlock" and not network and not net_namespace_problem()
+            sandbox = Sandbox(kind, network=network, home=home, executable=executable,  # type: ignore[arg-type]
+                              net_namespace=netns)
             notice = ""
-            if problems:  # auto fell back to Landlock
-                notice = (f"shell commands run under Landlock ({problems['bubblewrap']}): files are protected, "
-                          "but new entries in the workspace root cannot be made by a command, and the "
-                          "network is limited to TCP")
+            if kind == "landlock":
+                said = []
+                if problems:  # auto fell back to Landlock
+                    said.append(f"shell commands run under Landlock ({problems['bubblewrap']}): files are "
+                                "protected, but new entries in the workspace root cannot be made by a command")
+                if not network and not netns:
+                    said.append(f"Landlock cuts only TCP here ({net_namespace_problem()}): UDP, DNS included, "
+                                "stays open to sandboxed commands")
+                notice = "; ".join(said)
             return Probe(sandbox, notice, problems)
         problems[kind] = problem
     why = "; ".join(problems.values())

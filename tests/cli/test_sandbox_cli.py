@@ -97,12 +97,18 @@ def test_a_child_cannot_read_monkeys_environment(scripted, workspace: Path, monk
     run = scripted([{"tool_calls": [scan]}, {"text": "done"}], "--no-approval", MONKEY_TEST_SECRET="sandbox-secret-value")
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["output"] == "NOT FOUND\n[exit code 0]"
-    # the control: unsandboxed (and allowed by the user's own rule), root's child reads it
+    # unsandboxed (allowed by the user's own rule): root's child passes PR_SET_DUMPABLE and reads monkey's
+    # /proc/<pid>/environ, where monkey blanked the credential at start; the key still works (below)
     (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
     bare = scripted([{"tool_calls": [scan]}, {"text": "done"}], MONKEY_TEST_SECRET="sandbox-secret-value")
     assert bare.returncode == 0, bare.stderr
-    expected = "FOUND" if os.geteuid() == 0 else "NOT FOUND"  # not root: monkey is undumpable to its children
-    assert results(bare)[0]["output"] == f"{expected}\n[exit code 0]"
+    assert results(bare)[0]["output"] == "NOT FOUND\n[exit code 0]"
+    # nor an --api-key given on the command line, in /proc/<pid>/cmdline (anyone's to read)
+    (workspace / "scan_argv.py").write_text(_SCAN.replace("environ", "cmdline"))
+    argv_scan = call("shell_execute", command=f"{PY} scan_argv.py")
+    keyed = scripted([{"tool_calls": [argv_scan]}, {"text": "done"}], "--api-key", "sandbox-secret-value")
+    assert keyed.returncode == 0, keyed.stderr
+    assert results(keyed)[0]["output"] == "NOT FOUND\n[exit code 0]"
 
 
 @pytest.fixture
