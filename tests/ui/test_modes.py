@@ -104,3 +104,33 @@ async def test_the_dialog_does_not_say_an_approved_command_leaves_the_sandbox(ap
         assert "outside the sandbox" not in said.lower()  # approved, it still runs in the sandbox
         await pilot.press("escape")
         await settle(pilot, app)
+
+
+async def test_a_blocked_approved_command_is_put_to_the_person_again_to_run_outside(app_for, tmp_path: Path) -> None:
+    import pytest
+
+    from monkey.tools.sandbox import bubblewrap_problem
+    from monkey.ui.screens.approval import ApprovalScreen
+    from tests.ui.test_app import wait_for_screen
+
+    if bubblewrap_problem():  # the app probes auto: bubblewrap here (the sandbox tests need it)
+        pytest.skip(bubblewrap_problem())
+    target = tmp_path / "outside.txt"
+    app = app_for([{"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {
+        "command": f"python3 -c \"open('{target}', 'w').write('x')\""}}]}, {"text": "Tried."}])
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "write it")
+        await wait_for_screen(pilot, app, ApprovalScreen)
+        first = app.screen
+        await pilot.press("y")
+        for _ in range(200):
+            if isinstance(app.screen, ApprovalScreen) and app.screen is not first:
+                break
+            await pilot.pause(0.05)
+        assert isinstance(app.screen, ApprovalScreen) and app.screen is not first
+        assert not target.exists()  # the approved run stayed in the sandbox
+        said = str(app.screen.query_one("#grant").render())
+        assert "runs again OUTSIDE the sandbox" in said and "no session grant possible" in said
+        await pilot.press("escape")
+        await settle(pilot, app)
+    assert not target.exists()
