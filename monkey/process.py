@@ -448,8 +448,9 @@ def hide_secrets() -> list[str]:
         arg_start, arg_end, env_start, env_end = (int(fields[i]) for i in (45, 46, 47, 48))  # fields 48-51
     except (OSError, ValueError, IndexError):
         return []
-    blanked = _blank(env_start, env_end, lambda name, value: _is_secret(name.decode(errors="replace"),
-                                                                         value.decode(errors="replace")))
+    tag = children.TAG_VAR.encode()  # no credential: how a monkey above this one finds it (/proc/<pid>/environ)
+    blanked = _blank(env_start, env_end, lambda name, value: name != tag and _is_secret(
+        name.decode(errors="replace"), value.decode(errors="replace")))
     for name in blanked:
         if name in os.environ:
             os.putenv(name, os.environ[name])  # a fresh copy for getenv, outside the block the kernel shows

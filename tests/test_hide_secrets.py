@@ -37,17 +37,19 @@ print(json.dumps({
 def test_credentials_are_blanked_where_children_could_read_them_and_still_work(tmp_path: Path) -> None:
     env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
            "ANTHROPIC_API_KEY": "sk-ant-hidden-0123456789abcdef", "OPENAI_API_KEY": "sk-openai-hidden-key",
-           "PLAIN": "visible-value"}
-    done = subprocess.run([sys.executable, "-c", PROBE, "--model", "x", "--api-key", "argv-hidden-key"],
+           "PLAIN": "visible-value", "MONKEY_CHILD": "outer.7"}  # the tag an outer monkey finds it by
+    done = subprocess.run([sys.executable, "-c", PROBE, "--model", "x", "--api-key", "argv-hidden-key",
+                           "--api-key=argv-hidden-two"],
                           env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "--api-key"} <= set(seen["blanked"])
     # gone from what the kernel shows other processes
-    for secret in ("sk-ant-hidden", "sk-openai-hidden", "argv-hidden-key"):
+    for secret in ("sk-ant-hidden", "sk-openai-hidden", "argv-hidden-key", "argv-hidden-two"):
         assert secret not in seen["proc_environ"] and secret not in seen["proc_cmdline"]
-    assert "PLAIN=visible-value" in seen["proc_environ"] and "--model" in seen["proc_cmdline"]
+    assert "PLAIN=visible-value" in seen["proc_environ"] and "MONKEY_CHILD=outer.7" in seen["proc_environ"]
+    assert "--model" in seen["proc_cmdline"]
     # still monkey's own, for the backends to hand on explicitly
     assert seen["os_environ"] == ["sk-ant-hidden-0123456789abcdef", "sk-openai-hidden-key", "visible-value"]
     assert seen["getenv"] == "sk-ant-hidden-0123456789abcdef" == seen["inherited"]
-    assert seen["argv"] == ["--model", "x", "--api-key", "argv-hidden-key"]
+    assert seen["argv"] == ["--model", "x", "--api-key", "argv-hidden-key", "--api-key=argv-hidden-two"]
