@@ -139,7 +139,8 @@ class ShellExecute(Tool[ShellArgs]):
             raise ToolError(f"{output}[killed by {name}]")
         if code != 0:
             if note:  # the sandbox refused it something: the pipeline may ask to run it outside
-                raise SandboxBlocked(f"{output}{note}[exit code {code}]", note.strip())
+                said = "; ".join(line.removeprefix("[sandbox: ").removesuffix("]") for line in note.splitlines())
+                raise SandboxBlocked(f"{output}{note}[exit code {code}]", said)
             raise ToolError(f"{output}{note}[exit code {code}]")
         return ToolOutcome(output=f"{output}{note}[exit code 0]")
 

@@ -75,7 +75,9 @@ async def test_an_approved_command_runs_in_the_sandbox_and_is_rerun_outside_only
     first, second = person.requests
     assert not first.unsandboxed and second.unsandboxed
     assert second.grant == "" and second.rules == []  # once, never for the session or for good
-    assert any("the sandbox blocked it" in w and str(target) in w for w in second.warnings)
+    [blocked] = [w for w in second.warnings if w.startswith("the sandbox blocked it: ")]
+    assert str(target) in blocked and "outside the workspace" in blocked and "\n" not in blocked
+    assert not blocked.removeprefix("the sandbox blocked it: ").startswith("[")
     assert any("OUTSIDE the sandbox" in w for w in second.warnings)
     assert target.read_text() == "out"  # the rerun the person approved ran outside
     done = result(events)
