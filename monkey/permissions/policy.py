@@ -185,9 +185,11 @@ class ApprovalPolicy:
             return None if self.mode == "plan" else _refuse("exit_plan_mode is for plan mode only; this session "
                                                             f"is in {self.mode} mode")
         if tool == SHELL_TOOL:
-            decision = self._check_line(str(arguments.get("command", "")), workspace)
-            if decision is not None and decision.approved and self.needs_person(tool, arguments, workspace):
-                return None  # a protected call: only a person's approval of it (asked only when it would run)
+            command = str(arguments.get("command", ""))
+            decision = self._check_line(command, workspace)
+            if decision is not None and decision.approved and (self.needs_person(tool, arguments, workspace)
+                                                               or self.line_reads_denied(command, workspace)):
+                return None  # a protected call or a denied read: a person (asked only when it would run)
             return decision
         if self.needs_person(tool, arguments, workspace) is not None:
             return _refuse(PLAN_REFUSAL) if self.mode == "plan" else None
@@ -245,6 +247,27 @@ class ApprovalPolicy:
         reasons = list(dict.fromkeys(d.reason for d in decisions))
         by = "session" if all(d.by == "session" for d in decisions) else "rule"
         return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
+
+    def line_reads_denied(self, command: str, workspace: Path | None = None) -> bool:
+        """Whether a shell line may read what a ``file_read`` deny rule protects, so that no mode,
+        rule or grant lets it run without a person (a grant of that exact line aside: a person saw it).
+
+        Every command of the line is checked as :func:`reads_denied` checks a read-only one, its
+        input redirections too, and each path also from every folder the line ``cd``s into."""
+        denials = self._read_denials()
+        if not denials or (self.grants and f"{SHELL_TOOL}\0line\0{command}" in self.grants):
+            return False
+        parsed = parse_line(command)
+        folders = [argv[1] if len(argv) > 1 else "\0home" for argv in parsed.commands if argv[0] in ("cd", "pushd")]
+        if any("\0" in f or f.startswith(("~", "-")) for f in folders):
+            return True
+        for argv, origin in [*zip(parsed.commands, parsed.origins), *((["<", r], None) for r in parsed.reads)]:
+            for folder in ["", *folders]:
+                moved = [argv[0], *(a if not folder or a.startswith(("-", "/")) else f"{folder}/{a}"
+                                    for a in argv[1:])]
+                if reads_denied(moved, origin, denials, workspace):
+                    return True
+        return False
 
     def _read_denials(self) -> list[Rule]:
         return [r for r in self.deny if r.tool == "file_read"]

@@ -61,6 +61,8 @@ class ParsedLine:
     """How each command of :attr:`commands` was named and run (the same order)."""
     writes: list[str] = field(default_factory=list)
     """The files output is redirected to, as written (``/dev/null`` left out)."""
+    reads: list[str] = field(default_factory=list)
+    """The files input is redirected from (``< FILE``), as written (``"\\0dynamic"``: known at run time)."""
 
 
 @lru_cache(maxsize=1)
@@ -194,6 +196,8 @@ def _redirect(node: Any, out: ParsedLine, depth: int) -> None:
     target = node.child_by_field_name("destination") or (node.children[-1] if node.children else None)
     text = _word(target, out, depth) if target is not None else None
     if operator in ("<", "<&", "<<<"):
+        if operator == "<":
+            out.reads.append(text if text is not None else "\0dynamic")
         return
     if operator in (">&", "<&") and text is not None and (text.isdigit() or text == "-"):
         return  # 2>&1: a descriptor, not a file

@@ -3,6 +3,7 @@ read, still go to a person; a deny rule still beats them; the config turns them 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -188,3 +189,35 @@ def test_headless_cat_of_a_denied_file_is_refused(scripted, workspace: Path, mon
     result = run.of_type("tool_result")[0]
     assert not result["ok"] and "no terminal" in result["output"]
     assert "s3cret" not in run.stdout
+
+
+def test_a_file_read_deny_rule_makes_a_shell_read_ask_in_every_mode(tmp_path: Path) -> None:
+    """Auto mode, an allow rule, a session grant and a hook's allow all ask for a line that may read a
+    denied file; the person's own line and lines that read nothing denied still run."""
+    from monkey.permissions.decide import Call, decide
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "secret").write_text("TOKEN=s3cret\n")
+    (tmp_path / "link-to-denied").symlink_to(tmp_path / "sub" / "secret")
+    reading = ("cat link-to-denied", "grep -r TOKEN .", "cat $(echo sub/secret)", "cat < sub/secret",
+               "cd sub && cat secret", "tac sub/secret | head", "python3 -c 'print(1)' sub/secret", "cat sub/*")
+    harmless = ("cat README.md", "ls -la", "grep TOKEN README.md", "echo hi | wc -c")
+
+    @dataclass
+    class Allow:
+        decision: str = "allow"
+        reason: str = "hook"
+
+    for mode in ("auto", "default", "accept-edits"):
+        policy = ApprovalPolicy.from_strings(allow=["shell_execute(cat)", "shell_execute(grep)"],
+                                             deny=["file_read(sub/secret)"], mode=mode)
+        policy.remember("shell_execute", {"command": "tac x"})  # a session grant for tac
+        for command in reading:
+            for hook in (None, Allow()):
+                verdict = decide(policy, Call("c1", "shell_execute", {"command": command}, tmp_path, hook=hook))
+                assert verdict.decision is None and verdict.question is not None, (mode, command, hook)
+            typed = decide(policy, Call("c1", "shell_execute", {"command": command}, tmp_path, by_person=True))
+            assert typed.decision is not None and typed.decision.approved
+        for command in harmless:
+            verdict = decide(policy, Call("c1", "shell_execute", {"command": command}, tmp_path))
+            assert verdict.decision is not None and verdict.decision.approved, (mode, command)
