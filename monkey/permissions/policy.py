@@ -16,7 +16,7 @@ from typing import Any, Literal
 
 from monkey.modes import DESCRIPTIONS, Mode
 from monkey.permissions.protected import protected_command, protected_file
-from monkey.permissions.read_only import ReadOnly, reads_denied
+from monkey.permissions.read_only import ReadOnly, reads_denied, rule_covers
 from monkey.permissions.requests import Decision
 from monkey.permissions.rules import (
     EXIT_PLAN_MODE,
@@ -240,7 +240,8 @@ class ApprovalPolicy:
         for argv, origin in zip(parsed.commands, parsed.origins):
             first = argv[0] if argv else ""
             found = next((d for prefix, d in covering
-                          if not prefix or (prefix[0] == first and starts_with(argv, prefix))), None)
+                          if not prefix or (prefix[0] == first and starts_with(argv, prefix)
+                                            and rule_covers(prefix, argv, origin))), None)
             if found is None and self._reads(argv, origin, workspace):
                 found = _READ_ONLY
             if found is None:

@@ -75,8 +75,17 @@ class Rule:
         return f"{self.tool}({self.pattern})" if self.pattern else self.tool
 
     def prefix(self) -> list[str]:
-        """A command rule's words, its program named as a command would be (``/usr/bin/curl`` -> ``curl``)."""
+        """A command rule's words, its program named as a command would be (``/usr/bin/curl`` -> ``curl``).
+
+        A prefix already covers any further arguments, so a last word ``*`` (``find *``) or a
+        ``:*`` ending (``git:*``, ``git log:*``, as other agents write it) only says so again."""
         words = _words(self.pattern)
+        if words and words[-1] == "*":
+            words.pop()
+        elif words and words[-1].endswith(":*"):
+            words[-1] = words[-1][:-2]
+            if not words[-1]:
+                words.pop()
         if words and "/" in words[0]:
             words[0] = words[0].rsplit("/", 1)[1]
         return words

@@ -221,3 +221,50 @@ def test_a_file_read_deny_rule_makes_a_shell_read_ask_in_every_mode(tmp_path: Pa
         for command in harmless:
             verdict = decide(policy, Call("c1", "shell_execute", {"command": command}, tmp_path))
             assert verdict.decision is not None and verdict.decision.approved, (mode, command)
+
+
+@pytest.mark.parametrize(("rules", "line", "covered"), [
+    (["find *"], "find . -name '*.py'", True),
+    (["find *"], "find . -exec rm {} +", False),  # rm needs a rule of its own
+    (["find *", "wc"], "find . -exec wc -l {} +", True),  # and wc has one
+    (["find"], "find . -delete", False),
+    (["find"], "find . -fprintf out %p", False),
+    (["find . -delete"], "find . -delete", True),
+    (["sed"], "sed -n 1p f", True),
+    (["sed"], "sed -i s/a/b/ f", False),
+    (["sed"], "sed '1e touch x' f", False),
+    (["sed -n"], "sed -n 'w out' f", False),
+    (["sed -i"], "sed -i s/a/b/ f", True),
+    (["sort"], "sort -u f", True),
+    (["sort"], "sort -o out f", False),
+    (["sort"], "sort --out=out f", False),
+    (["sort -o"], "sort -o out f", True),
+    (["git:*"], "git log -p", True),
+    (["git:*"], "git -c core.pager=sh log", False),
+    (["git:*"], "git --exec-path=/tmp status", False),
+    (["git:*"], "git push", False),
+    (["git"], "git diff --ext-diff", False),
+    (["git diff"], "git diff --textconv", False),
+    (["rg --pre"], "rg --pre ./helper TODO", True),
+    (["git"], "xargs git log", False),  # xargs may add --output=FILE
+    (["git", "find"], "find . -name '*.py' -exec git log -- {} +", True),
+    (["rg"], "rg TODO src", True),
+    (["rg"], "rg --pre ./helper TODO", False),
+    (["rg:*"], "rg -z TODO", False),
+    (["sort"], "ls | xargs sort", False),  # xargs may add -o
+])
+def test_a_rule_for_a_program_with_a_table_covers_only_its_read_only_forms(rules: list[str], line: str,
+                                                                         covered: bool) -> None:
+    for read_only in (True, False):
+        for mode in ("default", "accept-edits"):
+            policy = ApprovalPolicy.from_strings(allow=[f"shell_execute({r})" for r in rules], read_only=read_only,
+                                                 mode=mode)
+            decision = policy.check("shell_execute", {"command": line})
+            assert (decision is not None and decision.approved) is covered, (rules, line, read_only, mode)
+
+
+def test_a_session_grant_for_a_program_with_a_table_covers_only_its_read_only_forms() -> None:
+    policy = ApprovalPolicy.from_strings(read_only=False)
+    policy.remember("shell_execute", {"command": "find . -name x"})  # grants `find .`
+    assert policy.check("shell_execute", {"command": "find . -type f"}) is not None
+    assert policy.check("shell_execute", {"command": "find . -delete"}) is None
