@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from monkey.modes import DESCRIPTIONS, Mode
+from monkey.permissions.git_repo import git_line_runs_code
 from monkey.permissions.protected import protected_command, protected_file
 from monkey.permissions.read_only import ReadOnly, reads_denied, rule_covers
 from monkey.permissions.requests import Decision
@@ -215,7 +216,8 @@ class ApprovalPolicy:
         """
         if self.mode == "plan":
             if self.read_only is not None and self.read_only.covers_line(
-                    command, read_denied=self._read_denials(), workspace=workspace):
+                    command, read_denied=self._read_denials(), workspace=workspace) and not git_line_runs_code(
+                    parse_line(command).commands, workspace or Path.cwd()):
                 return _READ_ONLY
             return _refuse(PLAN_REFUSAL)
         exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}") if self.grants else None
@@ -242,7 +244,8 @@ class ApprovalPolicy:
             found = next((d for prefix, d in covering
                           if not prefix or (prefix[0] == first and starts_with(argv, prefix)
                                             and rule_covers(prefix, argv, origin))), None)
-            if found is None and self._reads(argv, origin, workspace):
+            if found is None and self._reads(argv, origin, workspace) and not (
+                    first == "git" and git_line_runs_code(parsed.commands, workspace or Path.cwd())):
                 found = _READ_ONLY
             if found is None:
                 return None
