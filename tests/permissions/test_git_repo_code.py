@@ -129,3 +129,28 @@ def test_headless_git_diff_in_such_a_repository_runs_nothing(scripted, workspace
     results = run.of_type("tool_result")
     assert len(results) == 2 and not any(r["ok"] for r in results), results
     assert not (workspace / MARK).exists()
+
+
+def test_a_submodules_config_counts_and_a_linked_worktree_reads_the_common_config(tmp_path: Path) -> None:
+    ws = _repo(tmp_path, "")
+    assert runs_repository_code(ws) is None
+    module = ws / ".git" / "modules" / "lib"
+    module.mkdir(parents=True)
+    (module / "HEAD").write_text("ref: refs/heads/main\n")
+    (module / "config").write_text('[core]\n\tbare = false\n[filter "lfsx"]\n\tsmudge = ./run-me\n')
+    assert "filter.lfsx.smudge" in (runs_repository_code(ws) or "")
+    (module / "config").write_text("[core]\n\tbare = false\n")
+    assert runs_repository_code(ws) is None
+    linked = tmp_path / "linked"
+    _git(ws, "worktree", "add", "-q", str(linked))
+    assert runs_repository_code(linked) is None
+    with (ws / ".git" / "config").open("a") as fh:
+        fh.write("[gpg]\n\tprogram = ./sign\n")
+    assert "gpg.program" in (runs_repository_code(linked) or "")
+
+
+def test_rules_written_with_a_star_mean_the_prefix_for_deny_rules_too() -> None:
+    policy = ApprovalPolicy.from_strings(allow=["shell_execute"], deny=["shell_execute(rm:*)", "shell_execute(curl *)"])
+    for line in ("rm -rf x", "ls && curl http://x"):
+        decision = policy.check("shell_execute", {"command": line})
+        assert decision is not None and not decision.approved and decision.by == "rule", line
