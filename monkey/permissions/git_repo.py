@@ -12,8 +12,9 @@ repository runs git with its own config and no global or system one).
 
 The configuration is the repository's own: ``config`` (of the common directory for a linked
 worktree), ``config.worktree``, every file they include (``include.path``, ``includeIf.*.path``,
-followed whatever the condition), and the configs of its submodules (``modules/*/config``: git
-status looks into them). The user's own global and system configuration is theirs, not the
+followed whatever the condition), and the configs of its submodules (``modules/*/config``, and the
+``.git`` of each path ``.gitmodules`` names: git status looks into them; a repository embedded as a
+bare gitlink that ``.gitmodules`` does not name is beyond this check). The user's own global and system configuration is theirs, not the
 repository's, and is trusted. Read from the files, never by running git; cached by the files'
 size and time, so a decision costs a few ``stat`` calls.
 """
@@ -144,9 +145,17 @@ def _why(files: list[Path], modules: list[Path], root: Path, git_dir: Path) -> t
     return None, seen
 
 
-def _modules(common: Path) -> list[Path]:
-    """The config files of the submodules' repositories (``modules/NAME/config``, nested too)."""
+def _modules(common: Path, root: Path) -> list[Path]:
+    """The config files of the submodules' repositories (``modules/NAME/config``, nested too, and the
+    ``.git`` folders of the paths ``.gitmodules`` names, a submodule of the old layout)."""
     found: list[Path] = []
+    try:
+        listed = _entries((root / ".gitmodules").read_text(encoding="utf-8", errors="replace"))
+    except OSError:
+        listed = []
+    for name, value in listed:
+        if name.startswith("submodule.") and name.endswith(".path") and (root / value / ".git").is_dir():
+            found.append(root / value / ".git" / "config")
     modules = common / "modules"
     if not modules.is_dir():
         return found
@@ -173,8 +182,8 @@ def runs_repository_code(folder: Path) -> str | None:
         why: str | None = "its .git names no repository monkey can read"
         looked: list[Path] = [git_dir]
     else:
-        why, looked = _why([common / "config", git_dir / "config.worktree"], _modules(common), root, git_dir)
-        looked.append(common / "modules")
+        why, looked = _why([common / "config", git_dir / "config.worktree"], _modules(common, root), root, git_dir)
+        looked += [common / "modules", root / ".gitmodules"]
     between = [f / ".git" for f in (folder, *folder.parents) if f != root and root in f.parents]
     signature = tuple(_stat(str(p)) for p in [root / ".git", *between, *looked])
     if len(_cache) > 256:

@@ -154,3 +154,15 @@ def test_rules_written_with_a_star_mean_the_prefix_for_deny_rules_too() -> None:
     for line in ("rm -rf x", "ls && curl http://x"):
         decision = policy.check("shell_execute", {"command": line})
         assert decision is not None and not decision.approved and decision.by == "rule", line
+
+
+def test_a_submodule_of_the_old_layout_named_in_gitmodules_counts(tmp_path: Path) -> None:
+    ws = _repo(tmp_path, "")
+    inner = ws / "lib"
+    inner.mkdir()
+    _git(inner, "init", "-q")
+    with (inner / ".git" / "config").open("a") as fh:
+        fh.write("[core]\n\tfsmonitor = ./watch\n")
+    assert runs_repository_code(ws) is None
+    (ws / ".gitmodules").write_text('[submodule "lib"]\n\tpath = lib\n\turl = ./lib\n')
+    assert "core.fsmonitor" in (runs_repository_code(ws) or "")
