@@ -268,3 +268,19 @@ def test_a_session_grant_for_a_program_with_a_table_covers_only_its_read_only_fo
     policy.remember("shell_execute", {"command": "find . -name x"})  # grants `find .`
     assert policy.check("shell_execute", {"command": "find . -type f"}) is not None
     assert policy.check("shell_execute", {"command": "find . -delete"}) is None
+
+
+def test_a_grant_or_kept_rule_for_an_unsafe_form_names_that_form() -> None:
+    """Approving ``sed -i ...`` for the session grants ``sed -i`` (a grant of ``sed`` would no longer
+    cover it), and "always allow" saves that rule."""
+    from monkey.permissions.rules import rules_for
+
+    policy = ApprovalPolicy.from_strings(read_only=False)
+    policy.remember("shell_execute", {"command": "sed -i s/a/b/ f.txt"})
+    policy.remember("shell_execute", {"command": "find . -delete"})
+    for line in ("sed -i s/c/d/ g.txt", "find . -delete"):
+        decision = policy.check("shell_execute", {"command": line})
+        assert decision is not None and decision.approved, line
+    assert policy.check("shell_execute", {"command": "find src -delete"}) is None
+    assert rules_for("shell_execute", {"command": "sort -o out names"}) == ["shell_execute(sort -o)"]
+    assert rules_for("shell_execute", {"command": "git status"}) == ["shell_execute(git status)"]
