@@ -3,9 +3,9 @@ see (arithmetic on a variable's value, ``${x@P}``, ``${!x}``, subscripts, ``[[ -
 that take variable names, a command named by a variable), at any depth of ``sh -c`` / ``bash -c``,
 is neither read-only nor run by ``auto`` mode without a person.
 
-The classification is checked against what bash really does: each line runs under bash with
-``sh`` being bash too, and whenever its hidden ``touch`` made the marker, the policy must not have
-allowed the line in any mode.
+The classification is checked against what the shells really do: each line runs under bash with
+``sh`` being bash too (and under dash with ``sh`` being dash), and whenever its hidden ``touch``
+made the marker, the policy must not have allowed the line in any mode.
 """
 
 from __future__ import annotations
@@ -46,16 +46,20 @@ def _nest(line: str, shells: list[str]) -> str:
     return line
 
 
-def _bash_runs_it(line: str, where: Path) -> bool:
-    """Whether ``line``, run by bash with ``sh`` being bash too, runs its hidden ``touch``."""
-    bin_dir = where / "bin"
+SHELLS = [name for name in ("bash", "dash") if shutil.which(name)]
+"""What ``/bin/sh`` may be: bash (some systems), dash (Debian's)."""
+
+
+def _bash_runs_it(line: str, where: Path, shell: str = "bash") -> bool:
+    """Whether ``line``, run by ``shell`` with ``sh`` being that shell too, runs its hidden ``touch``."""
+    bin_dir = where / f"bin-{shell}"
     bin_dir.mkdir(exist_ok=True)
     if not (bin_dir / "sh").exists():
-        (bin_dir / "sh").symlink_to(shutil.which("bash"))
+        (bin_dir / "sh").symlink_to(shutil.which(shell))
     marker = where / "MARK"
     marker.unlink(missing_ok=True)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(where)}
-    subprocess.run(["bash", "-c", line], cwd=where, env=env, stdin=subprocess.DEVNULL,
+    subprocess.run([shell, "-c", line], cwd=where, env=env, stdin=subprocess.DEVNULL,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10, check=False)
     return marker.exists()
 
@@ -82,8 +86,9 @@ def _allowed_anywhere(line: str, where: Path) -> list[str]:
 def test_a_line_bash_runs_hidden_code_in_is_never_allowed(payload: str, use: str, shells: list[str],
                                                            tmp_path: Path) -> None:
     line = _nest(f"{PAYLOADS[payload]}; {use}".replace("MARK", str(tmp_path / "MARK")), shells)
-    if _bash_runs_it(line, tmp_path):
-        assert _allowed_anywhere(line, tmp_path) == [], line
+    for shell in SHELLS:
+        if _bash_runs_it(line, tmp_path, shell):
+            assert _allowed_anywhere(line, tmp_path) == [], (shell, line)
 
 
 @pytest.mark.parametrize("line", [
