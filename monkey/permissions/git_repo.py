@@ -199,8 +199,10 @@ def _folders(commands: Sequence[Sequence[str]], base: Path) -> list[Path] | None
     here = base
     for argv in commands:
         if argv and argv[0] in ("cd", "pushd"):
-            target = argv[1] if len(argv) > 1 else ""
-            if not target or "\0" in target or target.startswith(("~", "-")):
+            target = argv[1] if len(argv) > 1 else "~"
+            if target == "~" or target.startswith("~/"):
+                target = os.path.expanduser(target)  # the command's HOME is monkey's
+            if "\0" in target or target.startswith(("~", "-")):
                 return None
             here = Path(os.path.normpath(here / target))
             folders += [here, Path(os.path.normpath(base / target))]

@@ -113,6 +113,12 @@ def test_a_change_to_the_config_is_seen_at_the_next_decision(tmp_path: Path) -> 
     assert policy.check("shell_execute", {"command": "cd vendor/lib && git log"}, ws) is None
     assert policy.check("shell_execute", {"command": "git -C vendor/lib log"}, ws) is None
     assert policy.check("shell_execute", {"command": "cd $D && git log"}, ws) is None
+    assert policy.check("shell_execute", {"command": "cd ~otheruser && git log"}, ws) is None
+    plain = tmp_path / "plain"  # no repository: only where the line goes counts
+    plain.mkdir()
+    if runs_repository_code(Path(os.path.expanduser("~"))) is None:
+        assert policy.check("shell_execute", {"command": "cd ~ && git log"}, plain) is not None
+    assert policy.check("shell_execute", {"command": f"cd {ws} && git log"}, plain) is None
 
 
 def test_headless_git_diff_in_such_a_repository_runs_nothing(scripted, workspace: Path) -> None:
