@@ -386,7 +386,7 @@ class Agent:
         denials: dict[str, list[str]] = {}
         """Why calls were denied by a rule or policy -> the tools denied for that reason. A person's
         denial with a reason is steering, not a failure: the turn ends by what the model does next."""
-        repeats: list[tuple[str, int]] = [("", 0)]
+        repeats: list[str] = []
         self.budget.start()
         watchdog = wall_watchdog(self.budget)
         try:

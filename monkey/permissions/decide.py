@@ -127,7 +127,8 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
         decision = None  # a large file, a changed MCP tool, a path monkey's file tools refuse: a person's approval
     if said == "ask" and decision is not None and decision.approved and decision.by != "user":
         decision = None  # a PreToolUse hook wants a person to decide
-    elif said == "allow" and decision is None and not person_only:  # never over a deny rule or a protected path
+    elif (said == "allow" and decision is None and not person_only  # never over a deny rule or a protected path,
+          and not (line is not None and policy.line_reads_denied(line.text, ws))):  # nor a denied read
         decision = Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook")
     if decision is not None:
         return Verdict(decision, line=line)

@@ -16,8 +16,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from monkey.modes import DESCRIPTIONS, Mode, stricter_mode
+from monkey.permissions.git_repo import git_line_runs_code
 from monkey.permissions.protected import protected_command, protected_file
-from monkey.permissions.read_only import ReadOnly, reads_denied
+from monkey.permissions.read_only import ReadOnly, reads_denied, rule_covers
 from monkey.permissions.requests import Decision
 from monkey.permissions.rules import (
     EXIT_PLAN_MODE,
@@ -204,9 +205,11 @@ class ApprovalPolicy:
             return None if self.mode == "plan" else _refuse("exit_plan_mode is for plan mode only; this session "
                                                             f"is in {self.mode} mode")
         if tool == SHELL_TOOL:
-            decision = self._check_line(str(arguments.get("command", "")), workspace)
-            if decision is not None and decision.approved and self.needs_person(tool, arguments, workspace):
-                return None  # a protected call: only a person's approval of it (asked only when it would run)
+            command = str(arguments.get("command", ""))
+            decision = self._check_line(command, workspace)
+            if decision is not None and decision.approved and (self.needs_person(tool, arguments, workspace)
+                                                               or self.line_reads_denied(command, workspace)):
+                return None  # a protected call or a denied read: a person (asked only when it would run)
             return decision
         if self.needs_person(tool, arguments, workspace) is not None:
             return _refuse(PLAN_REFUSAL) if self.mode == "plan" else None
@@ -232,7 +235,8 @@ class ApprovalPolicy:
         """
         if self.mode == "plan":
             if self.read_only is not None and self.read_only.covers_line(
-                    command, read_denied=self._read_denials(), workspace=workspace):
+                    command, read_denied=self._read_denials(), workspace=workspace) and not git_line_runs_code(
+                    parse_line(command).commands, workspace or Path.cwd()):
                 return _READ_ONLY
             return _refuse(PLAN_REFUSAL)
         exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}") if self.grants else None
@@ -243,6 +247,8 @@ class ApprovalPolicy:
         if SHELL_TOOL in self.grants and safe:
             return _approve("session", f"session grant: {self.grants[SHELL_TOOL]}", exact_line=True)
         if self.mode == "auto" and self.sandboxed:
+            if parsed.blind:  # it may run code no rule saw (``$cmd``, bash's arithmetic, ``${x@P}``)
+                return None
             return _approve("policy", "auto mode (--no-approval)", exact_line=safe)
         if not safe:
             return None
@@ -255,8 +261,10 @@ class ApprovalPolicy:
         for argv, origin in zip(parsed.commands, parsed.origins):
             first = argv[0] if argv else ""
             found = next((d for prefix, d in covering
-                          if not prefix or (prefix[0] == first and starts_with(argv, prefix))), None)
-            if found is None and self._reads(argv, origin, workspace):
+                          if not prefix or (prefix[0] == first and starts_with(argv, prefix)
+                                            and rule_covers(prefix, argv, origin))), None)
+            if found is None and self._reads(argv, origin, workspace) and not (
+                    first == "git" and git_line_runs_code(parsed.commands, workspace or Path.cwd())):
                 found = _READ_ONLY
             if found is None:
                 return None
@@ -264,6 +272,27 @@ class ApprovalPolicy:
         reasons = list(dict.fromkeys(d.reason for d in decisions))
         by = "session" if all(d.by == "session" for d in decisions) else "rule"
         return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
+
+    def line_reads_denied(self, command: str, workspace: Path | None = None) -> bool:
+        """Whether a shell line may read what a ``file_read`` deny rule protects, so that no mode,
+        rule or grant lets it run without a person (a grant of that exact line aside: a person saw it).
+
+        Every command of the line is checked as :func:`reads_denied` checks a read-only one, its
+        input redirections too, and each path also from every folder the line ``cd``s into."""
+        denials = self._read_denials()
+        if not denials or (self.grants and f"{SHELL_TOOL}\0line\0{command}" in self.grants):
+            return False
+        parsed = parse_line(command)
+        folders = [argv[1] if len(argv) > 1 else "\0home" for argv in parsed.commands if argv[0] in ("cd", "pushd")]
+        if any("\0" in f or f.startswith(("~", "-")) for f in folders):
+            return True
+        for argv, origin in [*zip(parsed.commands, parsed.origins), *((["<", r], None) for r in parsed.reads)]:
+            for folder in ["", *folders]:
+                moved = [argv[0], *(a if not folder or a.startswith(("-", "/")) else f"{folder}/{a}"
+                                    for a in argv[1:])]
+                if reads_denied(moved, origin, denials, workspace):
+                    return True
+        return False
 
     def _read_denials(self) -> list[Rule]:
         return [r for r in self.deny if r.tool == "file_read"]

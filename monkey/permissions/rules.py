@@ -19,7 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from monkey.permissions.shell_parse import ParsedLine, parse_line
+from monkey.permissions.read_only import names_unsafe_form, rule_covers
+from monkey.permissions.shell_parse import Origin, ParsedLine, parse_line
 from monkey.safe_text import escape_controls
 from monkey.tools.command_line import split_command
 from monkey.tools.errors import ToolError
@@ -75,8 +76,17 @@ class Rule:
         return f"{self.tool}({self.pattern})" if self.pattern else self.tool
 
     def prefix(self) -> list[str]:
-        """A command rule's words, its program named as a command would be (``/usr/bin/curl`` -> ``curl``)."""
+        """A command rule's words, its program named as a command would be (``/usr/bin/curl`` -> ``curl``).
+
+        A prefix already covers any further arguments, so a last word ``*`` (``find *``) or a
+        ``:*`` ending (``git:*``, ``git log:*``, as other agents write it) only says so again."""
         words = _words(self.pattern)
+        if words and words[-1] == "*":
+            words.pop()
+        elif words and words[-1].endswith(":*"):
+            words[-1] = words[-1][:-2]
+            if not words[-1]:
+                words.pop()
         if words and "/" in words[0]:
             words[0] = words[0].rsplit("/", 1)[1]
         return words
@@ -175,7 +185,18 @@ def _line_prefixes(command: str) -> list[str]:
     parsed = parse_line(command)
     if parsed.unsafe or not parsed.commands:
         return []
-    return list(dict.fromkeys(shlex.join(_arity_prefix(argv)) for argv in parsed.commands))
+    return list(dict.fromkeys(shlex.join(_covering_prefix(argv, origin))
+                              for argv, origin in zip(parsed.commands, parsed.origins)))
+
+
+def _covering_prefix(argv: list[str], origin: Origin) -> list[str]:
+    """The prefix a grant or rule for ``argv`` gets: its arity prefix, or, where that would name
+    only the read-only forms of a program with a read-only table (``sed`` for ``sed -i ...``), the
+    shortest prefix naming the unsafe form (``sed -i``, ``find . -delete``; the whole command if none)."""
+    prefix = _arity_prefix(argv)
+    if rule_covers(prefix, argv, origin):
+        return prefix
+    return next((argv[:k] for k in range(2, len(argv)) if names_unsafe_form(argv[:k])), argv)
 
 
 def rules_for(tool: str, arguments: dict[str, Any]) -> list[str]:

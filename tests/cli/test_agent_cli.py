@@ -171,6 +171,15 @@ def test_repeated_call_stops(scripted, workspace: Path) -> None:
     assert "same call 3 times" in run.stderr
 
 
+def test_alternating_calls_stop_like_a_repeated_call(scripted, workspace: Path) -> None:
+    a, b = call("file_read", path="README.md"), call("file_read", path="README.md", offset=2)
+    run = scripted([*[{"tool_calls": [c]} for c in (a, b) * 4], {"text": "never"}])
+    assert run.returncode == 1
+    assert len(run.of_type("tool_result")) == 5  # the sixth call, closing the third A, B, is not run
+    ended = run.of_type("session_ended")[0]
+    assert ended["reason"] == "error" and "the same 2 calls in turn 3 times" in ended["message"]
+
+
 def test_max_iterations(scripted, workspace: Path) -> None:
     turns = [{"tool_calls": [call("file_read", path="README.md", offset=i + 1)]} for i in range(5)]
     run = scripted(turns, "--max-iterations", "2")
