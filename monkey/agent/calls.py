@@ -20,6 +20,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -49,7 +50,7 @@ from monkey.permissions.decide import Admitted, Call, HookSays, Verdict, decide,
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import Approver, Decision, HeadlessApprover
 from monkey.permissions.rules import EXIT_PLAN_MODE
-from monkey.tools.base import ShellSettings, ToolContext, ToolError
+from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.errors import SandboxBlocked
 from monkey.tools.registry import ToolRegistry
 
@@ -219,8 +220,8 @@ class CallPipeline:
         output = self.nested_instructions(call, args, outcome.output, emit)
         return finish(True, await self.post_hooks(call, True, output, emit), outcome.diff, images=outcome.images)
 
-    async def _execute(self, tool, args, ctx: ToolContext, call: ToolCallSpec,  # type: ignore[no-untyped-def]
-                       paths: list[str] | None, turn: int, emit: Emit, *, announce: bool = False):
+    async def _execute(self, tool: Tool[Any], args: Any, ctx: ToolContext, call: ToolCallSpec,
+                       paths: list[str] | None, turn: int, emit: Emit, *, announce: bool = False) -> ToolOutcome:
         """Checkpoint (unless ``paths == []``), run the tool once (``announce``: say it started, the first
         time), and finish the journal entry."""
         pending = await self.begin(call, paths, turn, emit) if paths != [] else None
