@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from monkey.modes import DESCRIPTIONS, Mode
-from monkey.permissions.protected import protected_command, protected_file
+from monkey.permissions.protected import Guarded, protected_command, protected_file
 from monkey.permissions.read_only import ReadOnly, reads_denied
 from monkey.permissions.requests import Decision
 from monkey.permissions.rules import (
@@ -78,6 +78,8 @@ class ApprovalPolicy:
     """Session grants: key -> description."""
     protected_roots: tuple[Path, ...] = ()
     """Folders outside the workspace's ``.git/`` and ``.monkey/`` that need a person (monkey's home)."""
+    guarded: Guarded = field(default_factory=Guarded)
+    """Config or code monkey runs, in the workspace (and a home or ``/`` it holds): a person's approval each time."""
     auto_allowed: bool = False
     """Whether the person may switch this session into ``auto`` (it started in it, or the config allows it)."""
     save_rules: Callable[[list[str]], None] | None = None
@@ -157,19 +159,17 @@ class ApprovalPolicy:
             parsed = parse_line(str(arguments.get("command", "")))
             ws = _resolved(workspace) if workspace is not None else _NO_WORKSPACE
             for argv, origin in zip(parsed.commands, parsed.origins):
-                why = protected_command(argv, ws, self.protected_roots)
+                why = protected_command(argv, ws, self.protected_roots, self.guarded)
                 if why is not None and not _BUILTIN_READS.covers(argv, origin):  # reading it is no harm
                     return why
             for target in parsed.writes:
-                why = protected_command(["\0write", target], ws, self.protected_roots)
+                why = protected_command(["\0write", target], ws, self.protected_roots, self.guarded)
                 if why is not None:
                     return why
             return None
-        if tool in FILE_TOOLS and workspace is not None and self.protected_roots:
-            canonical, _ = rule_paths(workspace, str(arguments.get("path", "") or "."))
-            if not canonical.startswith("/"):
-                canonical = str(workspace.resolve() / canonical)
-            return protected_file(canonical, self.protected_roots)
+        if tool in FILE_TOOLS and workspace is not None:
+            canonical, lexical = rule_paths(workspace, str(arguments.get("path", "") or "."))
+            return protected_file(canonical, self.protected_roots, self.guarded, _resolved(workspace), lexical)
         return None
 
     def check(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
