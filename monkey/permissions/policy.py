@@ -262,13 +262,14 @@ class ApprovalPolicy:
         self.grants[key] = what
         return what
 
-    def keep(self, tool: str, arguments: dict[str, Any]) -> list[str]:
-        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules`.
+    def keep(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> list[str]:
+        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules` (a file
+        tool's: the path's folder in ``workspace``, as the request showed).
 
         Returns the rules saved; raises ``OSError`` when the user's config cannot be written
         (the rules then still hold for this session).
         """
-        rules = [r for r in rules_for(tool, arguments) if Rule.parse(r) not in self.allow]
+        rules = [r for r in rules_for(tool, arguments, workspace) if Rule.parse(r) not in self.allow]
         self.allow.extend(Rule.parse(r) for r in rules)
         if rules and self.save_rules is not None:
             self.save_rules(rules)
