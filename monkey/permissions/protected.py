@@ -228,7 +228,7 @@ def protected_command(argv: list[str], workspace: Path, roots: Iterable[Path],
                 return f"it names {word}, inside {word.rstrip('. ')}/"
             if guarded is not None and (_name(word) in CONFIG_DIRS or _name(word) in guarded.lowered):
                 return f"it names {word}, which monkey reads as configuration"
-            if guarded is None or not guarded.scripts:
+            if guarded is None or not guarded.scripts and guarded.home is None:
                 continue  # a plain name in the workspace
         parts = word.split("/")
         hit = next((p for p in parts if is_protected_name(p)), None)
