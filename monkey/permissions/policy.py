@@ -88,6 +88,9 @@ class ApprovalPolicy:
     """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
     turn_rules: list[Rule] = field(default_factory=list)
     """Allow rules that hold for the running turn only (see :meth:`allow_for_turn`)."""
+    kept: list[Rule] = field(default_factory=list)
+    """Rules a person kept "for good" during this session (:meth:`keep`); the list is shared with
+    sub-agents' policies (as :attr:`grants` is), so one child's answer holds for the whole tree."""
     mode_pinned: bool = False
     """The mode was chosen on the command line (``--mode``, ``--no-approval``): resuming keeps it
     instead of going back to the mode the stored session was left in."""
@@ -199,7 +202,7 @@ class ApprovalPolicy:
             return _approve("policy", "auto mode (--no-approval)")
         if self.mode == "accept-edits" and tool in FILE_TOOLS:
             return _approve("policy", "accept-edits mode")
-        for rule in self.allow:
+        for rule in (*self.allow, *self.kept) if self.kept else self.allow:
             if rule.matches(tool, arguments, for_deny=False, workspace=workspace):
                 return _approve("rule", f"allowed by rule {rule}")
         return None
@@ -271,6 +274,7 @@ class ApprovalPolicy:
         """
         rules = [r for r in rules_for(tool, arguments, workspace) if Rule.parse(r) not in self.allow]
         self.allow.extend(Rule.parse(r) for r in rules)
+        self.kept.extend(Rule.parse(r) for r in rules)
         if rules and self.save_rules is not None:
             self.save_rules(rules)
         return rules
@@ -279,6 +283,7 @@ class ApprovalPolicy:
         """Drop an allow rule from this session (the caller removes it from the config file)."""
         parsed = Rule.parse(rule)
         self.allow = [r for r in self.allow if r != parsed]
+        self.kept[:] = [r for r in self.kept if r != parsed]
 
     def revoke(self, key: str) -> None:
         """Forget one session grant."""
