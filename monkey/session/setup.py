@@ -132,6 +132,9 @@ class Setup:
     """The run's budget: the request's budgets over ``[budget]``."""
     request: SessionRequest = field(default_factory=SessionRequest)
     """What was asked for (which session to open, among the rest)."""
+    alerts: list[str] = field(default_factory=list)
+    """Notices a person must read even where notices are only logged (an editor shows them as a message):
+    a workspace that holds their home or ``/``."""
 
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
@@ -230,11 +233,12 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
     policy.sandboxed = sandbox is not None
     if sandbox is not None:
         sandbox = replace(sandbox, keep=lambda ws: policy.guarded.sandbox_paths(ws))
+    alerts: list[str] = []
     if policy.guarded.home is not None or policy.guarded.system:
         held = "/ (the whole system)" if policy.guarded.system else f"your home folder {policy.guarded.home}"
-        sandbox_notice = [*sandbox_notice, f"the workspace {workspace} holds {held}: your home's dotfiles (shell "
-                          "rc files, .ssh/, .gitconfig, .config/, .local/ ...) and the system's folders stay "
-                          "protected, so changing one needs your approval of that exact call"]
+        alerts.append(f"the workspace {workspace} holds {held}: your home's dotfiles (shell rc files, .ssh/, "
+                      ".gitconfig, .config/, .local/ ...) and the system's folders stay protected, so changing "
+                      "one needs your approval of that exact call")
     r = request
     choice = choose_backend(flag=r.backend, local=r.local, script=r.script, base_url=r.base_url,
                             api_key=r.api_key, config=config)
@@ -244,9 +248,9 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
                                api_key=r.api_key, base_url=r.base_url)
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=r.max_iterations or config.agent.max_iterations,
-                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice,
+                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice + alerts,
                  switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(request, workspace, config, questions),
-                 limits=budget_limits(request, config), request=request)
+                 limits=budget_limits(request, config), request=request, alerts=alerts)
 
 
 def build_agent(request: SessionRequest, approver: Approver | None, questions: Questions = Questions()) -> Setup:

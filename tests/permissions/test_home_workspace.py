@@ -93,3 +93,17 @@ def test_the_sandbox_keeps_a_home_workspaces_dotfiles_read_only(kind: str, home:
     assert run("open('proj/a.py', 'w').write('x')")
     assert (home / ".bashrc").read_text() == "# mine\n" and "theirs" not in (home / ".ssh" / "authorized_keys").read_text()
     assert sorted(p.name for p in home.iterdir()) == [".bashrc", ".ssh", "proj"]  # the placeholders are gone
+
+
+async def test_an_editor_opening_the_home_folder_is_told_in_the_session(home: Path, monkey_home: Path,
+                                                                        tmp_path: Path) -> None:
+    from tests.acp.client import start_monkey
+
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
+        session = await conn.new_session(cwd=str(home), mcp_servers=[])
+        said = await client.wait_for(lambda u: u.session_update == "agent_message_chunk"
+                                     and "holds your home folder" in u.content.text)
+        other = await conn.new_session(cwd=str(home / "proj"), mcp_servers=[])
+    assert f"the workspace {home} holds your home folder" in said.content.text and "dotfiles" in said.content.text
+    assert session.session_id != other.session_id
