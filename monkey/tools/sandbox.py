@@ -116,6 +116,8 @@ class Sandbox:
         are only another running command's placeholder: a command must not create them."""
         found: list[Path] = []
         for path in self.keep(workspace) if self.keep is not None else []:
+            if os.path.islink(path) and not os.path.exists(path):  # a dangling link: keep where it points
+                path = Path(os.path.realpath(path))
             if not _inside(path, workspace) or path == workspace:
                 continue
             while not os.path.lexists(path.parent) and path.parent != workspace:

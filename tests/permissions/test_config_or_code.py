@@ -114,13 +114,15 @@ def test_the_sandbox_keeps_config_read_only_also_before_it_exists(kind: str, tmp
     (ws / "ci").mkdir()
     (ws / "ci" / "old.sh").write_text("")
     (ws / "CLAUDE.md").write_text("rules\n")
+    (ws / "GEMINI.md").symlink_to("ci/gemini-rules.md")  # a link to a file not there yet
     guarded = Guarded(scripts=named_scripts(["bash ci/verify.sh", "./hooks/pre.py"], ws))
     sandbox = Sandbox(kind, executable="bwrap", keep=guarded.sandbox_paths)  # type: ignore[arg-type]
     for code in ("import os; os.makedirs('.monkey/plans')", "import os; os.mkdir('.claude')",
                  "import os; os.makedirs('.agents/skills/x')", "open('.mcp.json', 'w').write('{}')",
                  "open('AGENTS.md', 'w').write('x')", "open('CLAUDE.md', 'a').write('x')",
                  "open('ci/verify.sh', 'w').write('x')", "import os; os.makedirs('hooks', exist_ok=True); "
-                 "open('hooks/pre.py', 'w').write('x')"):
+                 "open('hooks/pre.py', 'w').write('x')", "open('ci/gemini-rules.md', 'w').write('x')",
+                 "open('GEMINI.md', 'w').write('x')"):
         ok, out = _run(sandbox, ws, code)
         assert not ok, (kind, code, out)
     assert _run(sandbox, ws, "open('src/ok.py', 'w').write('x')")[0]
@@ -128,7 +130,8 @@ def test_the_sandbox_keeps_config_read_only_also_before_it_exists(kind: str, tmp
     # (Landlock cannot let a command make new entries beside a kept path; bubblewrap can)
     assert _run(sandbox, ws, "open('ci/new.sh', 'w').write('x')")[0] == (kind == "bubblewrap")
     # nothing was made, and the placeholders that held the missing paths are gone again
-    assert sorted(p.name for p in ws.iterdir()) == ["CLAUDE.md", "ci", "src"]
+    assert sorted(p.name for p in ws.iterdir()) == ["CLAUDE.md", "GEMINI.md", "ci", "src"]
+    assert not (ws / "ci" / "gemini-rules.md").exists()
     assert {p.name for p in (ws / "ci").iterdir()} <= {"old.sh", "new.sh"}
     assert (ws / "CLAUDE.md").read_text() == "rules\n"
 
