@@ -139,7 +139,8 @@ def named_scripts(commands: Iterable[str], workspace: Path) -> frozenset[Path]:
 
     Every word of a command that has a ``/`` or names an existing file of the workspace counts:
     ``./scripts/check.sh``, ``python tools/lint.py``, ``bash -c 'ci/run'`` (a word of the inner line
-    too), whether it exists yet or not (a script a command later creates would then run).
+    too), whether it exists yet or not (a script a command later creates would then run); a folder
+    (``pytest tests/unit``) does not.
     """
     root = workspace.resolve()
     found: set[Path] = set()
@@ -170,8 +171,8 @@ def named_scripts(commands: Iterable[str], workspace: Path) -> frozenset[Path]:
                 path = path.resolve()
             except (OSError, RuntimeError):
                 pass
-            if path != root and _inside(path, root):
-                found.add(path)
+            if path != root and _inside(path, root) and not path.is_dir() and not word.endswith("/"):
+                found.add(path)  # a folder a command names (pytest tests/) is not a script
     return frozenset(found)
 
 

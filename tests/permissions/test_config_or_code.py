@@ -75,8 +75,10 @@ def test_reading_or_running_them_is_not_writing(command: str, tmp_path: Path) ->
 
 def test_the_scripts_configured_commands_name_are_found(tmp_path: Path) -> None:
     (tmp_path / "Makefile").write_text("all:\n")
+    (tmp_path / "tests" / "unit").mkdir(parents=True)
     found = named_scripts(["./scripts/check.sh", "sh -c 'ci/run.sh --x'", "make -f Makefile", "pytest -q",
-                           "python -m tool --config=conf/tool.toml", "/usr/bin/env true"], tmp_path)
+                           "python -m tool --config=conf/tool.toml", "/usr/bin/env true", "pytest tests/unit",
+                           "ls docs/"], tmp_path)
     root = tmp_path.resolve()
     assert found == {root / "scripts" / "check.sh", root / "ci" / "run.sh", root / "Makefile",
                      root / "conf" / "tool.toml"}
