@@ -118,10 +118,11 @@ class Guarded:
         wanted = {_name(n): n for n in [*sorted(CONFIG_DIRS - {".git"}), *sorted(self.names)]}
         try:
             for entry in sorted(os.listdir(workspace)):  # as they are spelt here (.Claude, agents.md)
-                wanted[_name(entry)] = entry if _name(entry) in wanted else wanted.get(_name(entry), "")
+                if _name(entry) in wanted:
+                    wanted[_name(entry)] = entry
         except OSError:
             pass
-        found = [workspace / name for name in wanted.values() if name]
+        found = [workspace / name for name in wanted.values()]
         found += sorted(p for p in self.scripts if _inside(p, workspace))
         if self.home is not None and _inside(self.home, workspace):
             try:

@@ -7,7 +7,8 @@ out of the parser's sight (a ``Makefile``, a ``conftest.py``, a test that writes
 - **bubblewrap** (``bwrap``), when it works here: the root filesystem read-only, the
   workspace writable but its ``.git`` and ``.monkey`` (and monkey's home, were it inside, and
   what the permission engine protects: :attr:`Sandbox.keep`) read-only again, those not there
-  yet held by an empty read-only placeholder for the command's run (so it cannot create them), a private temporary folder (``TMPDIR``, an empty tmpfs on ``/var/tmp``;
+  yet held by an empty read-only placeholder for the command's run (so it cannot create them),
+  a private temporary folder (``TMPDIR``, an empty tmpfs on ``/var/tmp``;
   ``/tmp`` is read-only like the rest), a fresh ``/dev`` and ``/proc`` in a PID
   namespace of its own (monkey's ``/proc/<pid>/environ`` is not even there), no network
   unless ``shell.sandbox_network``, no capabilities (as root too), a session of its own, and
