@@ -308,7 +308,7 @@ class CallPipeline:
     def keep_rules(self, call: ToolCallSpec, emit: Emit) -> None:
         """"Always allow": save the call's rules to the user's config (a failure is said, not fatal)."""
         try:
-            self.policy.keep(call.name, call.arguments)
+            self.policy.keep(call.name, call.arguments, self.workspace)
         except OSError as exc:
             emit(Error(session_id=self.session_id, kind="config",
                        message=f"could not save the rule to your config (it holds for this session): {exc}"))

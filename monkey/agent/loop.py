@@ -49,7 +49,7 @@ from monkey.extensions.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
 from monkey.extensions.instructions import Instructions
 from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
 from monkey.extensions.skill_tool import SkillTool
-from monkey.extensions.skills import Skill, Skills, tool_rules
+from monkey.extensions.skills import Skill, Skills, granted
 from monkey.ids import new_id
 from monkey.messages import STOPPED_WHILE_RUNNING, Message, ModelRequest
 from monkey.permissions.policy import ApprovalPolicy
@@ -219,8 +219,9 @@ class Agent:
 
     def use_skill(self, skill: Skill) -> list[str]:
         """A skill's instructions were loaded: its ``allowed-tools`` are allowed for the rest of
-        the turn (deny rules, the protected set and plan mode still come first)."""
-        rules, _ = tool_rules(skill)
+        the turn (deny rules, the protected set and plan mode still come first), unless its
+        ``SKILL.md`` changed since the session found it."""
+        rules, _ = granted(skill)  # nothing from a SKILL.md changed since the session started
         return self.policy.allow_for_turn(rules)
 
     # -- session framing -------------------------------------------------------------

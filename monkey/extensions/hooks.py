@@ -1,4 +1,4 @@
-"""Hooks: the person's (or a trusted project's) commands run at points of a session, in Claude
+"""Hooks: the person's commands (their own config's; never a project's) run at points of a session, in Claude
 Code's schema and event names, so existing hook scripts work.
 
 Configured per event name (``PreToolUse``, ``PostToolUse``, ``PostToolUseFailure``,

@@ -27,7 +27,7 @@ from typing import Any, Literal, Protocol
 
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import ApprovalRequest, Decision, build_request
-from monkey.permissions.rules import SHELL_TOOL
+from monkey.permissions.rules import FILE_TOOLS, SHELL_TOOL
 from monkey.tools.command_line import ShellLine, read_line
 
 __all__ = ["Admitted", "Call", "HookSays", "Verdict", "decide", "outside_sandbox", "settle"]
@@ -132,7 +132,8 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
         decision = Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook")
     if decision is not None:
         return Verdict(decision, line=line)
-    request = build_request(call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "")
+    request = build_request(call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "",
+                            call.workspace)
     if call.tool == SHELL_TOOL:  # approved, it still runs in the sandbox (see outside_sandbox)
         request = replace(request, no_sandbox=engine.mode == "auto" and not engine.sandboxed)
     if call.asker:
@@ -162,14 +163,16 @@ def outside_sandbox(call: Call, blocked: str) -> Verdict:
 
 def settle(policy: ApprovalPolicy, verdict: Verdict, answer: Decision) -> Decision:
     """A person's ``answer`` to the verdict's question, as it holds: once for a protected call, with
-    the large files named in a refusal; "for the session" (or "always") becomes a session grant."""
+    the large files named in a refusal; "for the session" (or "always", but for a file tool, whose
+    "always" holds only for the folder its saved rule names) becomes a session grant."""
     assert verdict.question is not None
     if verdict.person_only and answer.approved:
         answer = replace(answer, scope="once")
     elif verdict.oversized and not answer.approved:
         answer = replace(answer, reason=f"{'; '.join(verdict.oversized)}; {answer.reason}")
-    if answer.approved and answer.scope != "once":
-        policy.remember(verdict.question.tool, verdict.question.arguments)
+    tool = verdict.question.tool
+    if answer.approved and (answer.scope == "session" or answer.scope == "always" and tool not in FILE_TOOLS):
+        policy.remember(tool, verdict.question.arguments)  # a file tool's "for good": its folder's rule only
     return answer
 
 

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from monkey.modes import DESCRIPTIONS, Mode, stricter_mode
 from monkey.permissions.git_repo import git_line_runs_code
-from monkey.permissions.protected import protected_command, protected_file
+from monkey.permissions.protected import Guarded, protected_command, protected_file
 from monkey.permissions.read_only import ReadOnly, reads_denied, rule_covers
 from monkey.permissions.requests import Decision
 from monkey.permissions.rules import (
@@ -80,6 +80,8 @@ class ApprovalPolicy:
     """Session grants: key -> description."""
     protected_roots: tuple[Path, ...] = ()
     """Folders outside the workspace's ``.git/`` and ``.monkey/`` that need a person (monkey's home)."""
+    guarded: Guarded = field(default_factory=Guarded)
+    """Config or code monkey runs, in the workspace (and a home or ``/`` it holds): a person's approval each time."""
     auto_allowed: bool = False
     """Whether the person may switch this session into ``auto`` (it started in it, or the config allows it)."""
     save_rules: Callable[[list[str]], None] | None = None
@@ -88,6 +90,9 @@ class ApprovalPolicy:
     """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
     turn_rules: list[Rule] = field(default_factory=list)
     """Allow rules that hold for the running turn only (see :meth:`allow_for_turn`)."""
+    kept: list[Rule] = field(default_factory=list)
+    """Rules a person kept "for good" during this session (:meth:`keep`); the list is shared with
+    sub-agents' policies (as :attr:`grants` is), so one child's answer holds for the whole tree."""
     mode_pinned: bool = False
     """The mode was chosen on the command line (``--mode``, ``--no-approval``): resuming keeps it
     instead of going back to the mode the stored session was left in."""
@@ -177,19 +182,17 @@ class ApprovalPolicy:
             parsed = parse_line(str(arguments.get("command", "")))
             ws = _resolved(workspace) if workspace is not None else _NO_WORKSPACE
             for argv, origin in zip(parsed.commands, parsed.origins):
-                why = protected_command(argv, ws, self.protected_roots)
+                why = protected_command(argv, ws, self.protected_roots, self.guarded)
                 if why is not None and not _BUILTIN_READS.covers(argv, origin):  # reading it is no harm
                     return why
             for target in parsed.writes:
-                why = protected_command(["\0write", target], ws, self.protected_roots)
+                why = protected_command(["\0write", target], ws, self.protected_roots, self.guarded)
                 if why is not None:
                     return why
             return None
-        if tool in FILE_TOOLS and workspace is not None and self.protected_roots:
-            canonical, _ = rule_paths(workspace, str(arguments.get("path", "") or "."))
-            if not canonical.startswith("/"):
-                canonical = str(workspace.resolve() / canonical)
-            return protected_file(canonical, self.protected_roots)
+        if tool in FILE_TOOLS and workspace is not None:
+            canonical, lexical = rule_paths(workspace, str(arguments.get("path", "") or "."))
+            return protected_file(canonical, self.protected_roots, self.guarded, _resolved(workspace), lexical)
         return None
 
     def check(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
@@ -221,7 +224,7 @@ class ApprovalPolicy:
             return _approve("policy", "auto mode (--no-approval)")
         if self.mode == "accept-edits" and tool in FILE_TOOLS:
             return _approve("policy", "accept-edits mode")
-        for rule in self.allow:
+        for rule in (*self.allow, *self.kept) if self.kept else self.allow:
             if rule.matches(tool, arguments, for_deny=False, workspace=workspace):
                 return _approve("rule", f"allowed by rule {rule}")
         return None
@@ -310,14 +313,16 @@ class ApprovalPolicy:
         self.grants[key] = what
         return what
 
-    def keep(self, tool: str, arguments: dict[str, Any]) -> list[str]:
-        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules`.
+    def keep(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> list[str]:
+        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules` (a file
+        tool's: the path's folder in ``workspace``, as the request showed).
 
         Returns the rules saved; raises ``OSError`` when the user's config cannot be written
         (the rules then still hold for this session).
         """
-        rules = [r for r in rules_for(tool, arguments) if Rule.parse(r) not in self.allow]
+        rules = [r for r in rules_for(tool, arguments, workspace) if Rule.parse(r) not in self.allow]
         self.allow.extend(Rule.parse(r) for r in rules)
+        self.kept.extend(Rule.parse(r) for r in rules)
         if rules and self.save_rules is not None:
             self.save_rules(rules)
         return rules
@@ -326,6 +331,7 @@ class ApprovalPolicy:
         """Drop an allow rule from this session (the caller removes it from the config file)."""
         parsed = Rule.parse(rule)
         self.allow = [r for r in self.allow if r != parsed]
+        self.kept[:] = [r for r in self.kept if r != parsed]
 
     def revoke(self, key: str) -> None:
         """Forget one session grant."""

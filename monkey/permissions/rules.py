@@ -2,7 +2,8 @@
 "always" would grant.
 
 Rules are strings: ``"file_edit"`` (every call of that tool), ``"file_write(docs/**)"``
-(a path glob for file tools), ``"shell_execute(git status)"`` (a command prefix,
+(a path glob for file tools, relative to the workspace; ``"file_write(/abs/project/src/**)"``, an
+absolute one, covers that folder of that workspace only), ``"shell_execute(git status)"`` (a command prefix,
 compared word by word), ``"task(explore)"`` (a sub-agent), ``"mcp__server__*"`` (MCP tools).
 A command that needs shell syntax is never allowed by a rule or a grant for a prefix:
 ``git status; rm -rf x`` does not match ``git status``. It can only be approved by a
@@ -114,9 +115,26 @@ class Rule:
         if workspace is None:
             return _glob(path.removeprefix("./"), self.pattern)
         canonical, lexical = rule_paths(workspace, path)
+        if self.pattern.startswith("/"):  # an absolute pattern: the path as it is on the disk
+            root = str(_root(workspace))
+            canonical, lexical = (p if p.startswith("/") else root + ("" if p == "." else "/" + p)
+                                  for p in (canonical, lexical))
+            inside = canonical.startswith(root + "/") or canonical == root
+        else:
+            inside = not canonical.startswith("/")
         if for_deny:
             return _glob(canonical, self.pattern) or _glob(lexical, self.pattern)
-        return not canonical.startswith("/") and _glob(canonical, self.pattern)
+        return inside and _glob(canonical, self.pattern)
+
+
+@lru_cache(maxsize=16)
+def _root(workspace: Path) -> Path:
+    return workspace.resolve()
+
+
+def _escape_glob(text: str) -> str:
+    """``text`` matched literally by :func:`_glob` (a folder named ``a[1]`` or ``*``)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _glob(path: str, pattern: str) -> bool:
@@ -199,11 +217,21 @@ def _covering_prefix(argv: list[str], origin: Origin) -> list[str]:
     return next((argv[:k] for k in range(2, len(argv)) if names_unsafe_form(argv[:k])), argv)
 
 
-def rules_for(tool: str, arguments: dict[str, Any]) -> list[str]:
+def rules_for(tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> list[str]:
     """The rules "always allow" saves for a call: one argv-prefix rule per simple command of a
-    shell line (none for a line the parser cannot vouch for), the tool itself otherwise."""
+    shell line (none for a line the parser cannot vouch for); for a file tool, the path's folder in
+    this workspace, absolute (``file_write(/home/me/proj/src/**)``; none without a workspace, or for a
+    path outside it); the tool itself otherwise."""
     if tool == SHELL_TOOL:
         return [f"{tool}({prefix})" for prefix in _line_prefixes(str(arguments.get("command", "")))]
+    if tool in FILE_TOOLS:
+        if workspace is None:
+            return []
+        canonical, _ = rule_paths(workspace, str(arguments.get("path", "") or "."))
+        if canonical.startswith("/") or canonical == ".":
+            return []
+        folder = _root(workspace) / canonical.rpartition("/")[0] if "/" in canonical else _root(workspace)
+        return [f"{tool}({_escape_glob(str(folder))}/**)"]
     return [tool]
 
 

@@ -254,9 +254,12 @@ async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
         text = skill_text(skill, rest)
     except SkillError as exc:
         return [Note(str(exc), "error")]
+    from monkey.extensions.skills import granted as skill_grants
+
     granted = host.agent.use_skill(skill)
+    _, why = skill_grants(skill)
     shown = f"/{skill.name}: running skill {skill.name}" + (f" (allowed for this turn: {', '.join(granted)})"
-                                                          if granted else "")
+                                                          if granted else f" ({why})" if why else "")
     return [SendPrompt(f"Use this skill for the task.\n\n{text}", shown)]
 
 

@@ -14,6 +14,7 @@ its first frame; :func:`build_agent` does both at once.
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,12 +32,13 @@ if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.events import Event
     from monkey.mcp_client.config import ServerConfig, Servers
+    from monkey.permissions.protected import Guarded
     from monkey.session.replies import Level
     from monkey.session.session import Session
     from monkey.tools.sandbox import Sandbox
 
 __all__ = ["SessionRequest", "Questions", "Setup", "SetupError", "McpSetup", "resolve_setup", "build_agent",
-           "make_policy", "budget_limits"]
+           "make_policy", "guarded_for", "budget_limits"]
 
 
 class SetupError(Exception):
@@ -130,6 +132,9 @@ class Setup:
     """The run's budget: the request's budgets over ``[budget]``."""
     request: SessionRequest = field(default_factory=SessionRequest)
     """What was asked for (which session to open, among the rest)."""
+    alerts: list[str] = field(default_factory=list)
+    """Notices a person must read even where notices are only logged (an editor shows them as a message):
+    a workspace that holds their home or ``/``."""
 
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
@@ -147,6 +152,8 @@ class Setup:
                                          names=tuple(config.instructions.files),
                                          max_bytes=config.instructions.max_bytes)
         self.notices += instructions.notices
+        read = {f.path.resolve() for f in instructions.files}  # the files their @imports name are instructions too
+        self.policy.guarded = replace(self.policy.guarded, scripts=self.policy.guarded.scripts | read)
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
         self.notices += skills.warnings
         try:
@@ -226,6 +233,14 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
         raise SetupError(str(exc)) from None
     sandbox, sandbox_notice = _sandbox(config)
     policy.sandboxed = sandbox is not None
+    if sandbox is not None:
+        sandbox = replace(sandbox, keep=lambda ws: policy.guarded.sandbox_paths(ws))
+    alerts: list[str] = []
+    if policy.guarded.home is not None or policy.guarded.system:
+        held = "/ (the whole system)" if policy.guarded.system else f"your home folder {policy.guarded.home}"
+        alerts.append(f"the workspace {workspace} holds {held}: your home's dotfiles (shell rc files, .ssh/, "
+                      ".gitconfig, .config/, .local/ ...) and the system's folders stay protected, so changing "
+                      "one needs your approval of that exact call")
     r = request
     choice = choose_backend(flag=r.backend, local=r.local, script=r.script, base_url=r.base_url,
                             api_key=r.api_key, config=config)
@@ -235,9 +250,9 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
                                api_key=r.api_key, base_url=r.base_url)
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=r.max_iterations or config.agent.max_iterations,
-                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice,
+                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice + alerts,
                  switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(request, workspace, config, questions),
-                 limits=budget_limits(request, config), request=request)
+                 limits=budget_limits(request, config), request=request, alerts=alerts)
 
 
 def build_agent(request: SessionRequest, approver: Approver | None, questions: Questions = Questions()) -> Setup:
@@ -277,12 +292,43 @@ def make_policy(config: Config, request: SessionRequest) -> ApprovalPolicy:
     policy.mode_pinned = bool(flagged or request.no_approval)  # resuming keeps the mode the request chose
     home = monkey_home()
     policy.protected_roots = (home.resolve(),)
+    policy.guarded = guarded_for(config, _workspace(request.workspace))
 
     def save(rules: list[str]) -> None:
         add_rules(home, rules)
 
     policy.save_rules = save
     return policy
+
+
+def _configured_commands(config: Config) -> list[str]:
+    """Every command line the config has monkey run: hooks, ``[workflow] verify``, MCP servers, agent CLIs."""
+    lines: list[str] = []
+    for groups in config.hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            for hook in (group.get("hooks", []) if isinstance(group, dict) else []):
+                if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                    lines.append(hook["command"])
+    lines.append(config.workflow.verify)
+    for server in config.mcp_servers.values():
+        if isinstance(server, dict) and isinstance(server.get("command"), str):
+            args = [a for a in server.get("args", []) if isinstance(a, str)]
+            lines.append(shlex.join([server["command"], *args]))
+    lines += [shlex.quote(config.claude_code.executable), shlex.quote(config.codex.executable)]
+    return [line for line in lines if line.strip()]
+
+
+def guarded_for(config: Config, workspace: Path) -> Guarded:
+    """What the permission engine protects in ``workspace`` as config or code monkey runs
+    (:mod:`monkey.permissions.protected`): the instruction files' names, the scripts configured
+    commands name, and the person's home or ``/`` when the workspace holds it."""
+    from monkey.permissions.protected import CONFIG_FILES, Guarded, named_scripts
+
+    home = Path.home().resolve()
+    names = CONFIG_FILES | set(config.instructions.files)
+    return Guarded(names=frozenset(names), scripts=named_scripts(_configured_commands(config), workspace),
+                   home=home if home == workspace or workspace in home.parents else None,
+                   system=workspace == Path("/"))
 
 
 def budget_limits(request: SessionRequest, config: Config) -> Limits:

@@ -5,8 +5,10 @@ out of the parser's sight (a ``Makefile``, a ``conftest.py``, a test that writes
 ``.git/hooks``). The sandbox bounds it, on Linux:
 
 - **bubblewrap** (``bwrap``), when it works here: the root filesystem read-only, the
-  workspace writable but its ``.git`` and ``.monkey`` (and monkey's home, were it inside)
-  read-only again, a private temporary folder (``TMPDIR``, an empty tmpfs on ``/var/tmp``;
+  workspace writable but its ``.git`` and ``.monkey`` (and monkey's home, were it inside, and
+  what the permission engine protects: :attr:`Sandbox.keep`) read-only again, those not there
+  yet held by an empty read-only placeholder for the command's run (so it cannot create them),
+  a private temporary folder (``TMPDIR``, an empty tmpfs on ``/var/tmp``;
   ``/tmp`` is read-only like the rest), a fresh ``/dev`` and ``/proc`` in a PID
   namespace of its own (monkey's ``/proc/<pid>/environ`` is not even there), no network
   unless ``shell.sandbox_network``, no capabilities (as root too), a session of its own, and
@@ -35,6 +37,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,19 +97,40 @@ class Sandbox:
     net_namespace: bool = False
     """Landlock: each command gets a network namespace of its own (no network at all, UDP included)
     when ``network`` is off; False where the kernel refuses one (then only TCP is cut)."""
+    keep: Callable[[Path], list[Path]] | None = field(default=None, compare=False)
+    """More paths of a workspace to keep read-only, existing or not (the permission engine's
+    :meth:`~monkey.permissions.protected.Guarded.sandbox_paths`: config or code monkey runs)."""
+
+    def _candidates(self, workspace: Path) -> list[Path]:
+        candidates = [workspace / name for name in PROTECTED]
+        if self.home is not None:
+            candidates.append(self.home)
+        return candidates + (self.keep(workspace) if self.keep is not None else [])
 
     def protected(self, workspace: Path) -> list[Path]:
         """The existing paths inside ``workspace`` kept read-only (symlinks resolved)."""
         found: list[Path] = []
-        candidates = [workspace / name for name in PROTECTED]
-        if self.home is not None:
-            candidates.append(self.home)
-        for path in candidates:
-            if not os.path.lexists(path):
+        for path in self._candidates(workspace):
+            if not os.path.lexists(path) or str(path) in _PLACEHOLDERS:
                 continue
             real = Path(os.path.realpath(path))
             if _inside(real, workspace) and real != workspace and real.exists() and real not in found:
                 found.append(real)
+        return found
+
+    def missing(self, workspace: Path) -> list[Path]:
+        """The paths to keep that are not there yet (each the first missing folder on its way), or
+        are only another running command's placeholder: a command must not create them."""
+        found: list[Path] = []
+        for path in self.keep(workspace) if self.keep is not None else []:
+            if os.path.islink(path) and not os.path.exists(path):  # a dangling link: keep where it points
+                path = Path(os.path.realpath(path))
+            if not _inside(path, workspace) or path == workspace:
+                continue
+            while not os.path.lexists(path.parent) and path.parent != workspace:
+                path = path.parent
+            if (not os.path.lexists(path) or str(path) in _PLACEHOLDERS) and path not in found:
+                found.append(path)
         return found
 
     def prepare(self, argv: list[str], workspace: Path, env: Mapping[str, str]) -> Prepared:
@@ -121,13 +145,32 @@ class Sandbox:
         args += ["--bind", ws, ws]
         for path in self.protected(workspace):
             args += ["--ro-bind", str(path), str(path)]
+        missing = self.missing(workspace)
+        empty = tempfile.mkdtemp(prefix="monkey-keep-") if missing else ""
+        if missing:
+            (Path(empty) / "file").touch(mode=0o444)
+            (Path(empty) / "dir").mkdir(mode=0o555)
+        for path in missing:
+            source = "file" if path.suffix else "dir"  # AGENTS.md, .mcp.json, run.sh; .monkey, .claude, scripts
+            args += ["--ro-bind", str(Path(empty) / source), str(path)]
+        if workspace == Path("/"):  # the workspace's bind covered them
+            args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP]
         args += ["--chdir", ws, "--", *argv]
-        return Prepared(args, {**env, "TMPDIR": PRIVATE_TMP})
+        taken = _take(missing)
+
+        def cleanup() -> None:
+            _give_back(taken)
+            if empty:
+                os.chmod(Path(empty) / "dir", 0o755)
+                shutil.rmtree(empty, ignore_errors=True)
+
+        return Prepared(args, {**env, "TMPDIR": PRIVATE_TMP}, cleanup=cleanup)
 
     def _landlock(self, argv: list[str], workspace: Path, env: Mapping[str, str]) -> Prepared:
         tmp = tempfile.mkdtemp(prefix="monkey-sandbox-")
         try:
-            ruleset = _landlock_ruleset(workspace, self.protected(workspace), Path(tmp), self.network)
+            kept = self.protected(workspace) + self.missing(workspace)  # Landlock grants no new entry beside them
+            ruleset = _landlock_ruleset(workspace, kept, Path(tmp), self.network)
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
@@ -169,6 +212,36 @@ def net_namespace_problem() -> str:
     except (OSError, subprocess.SubprocessError) as exc:
         return f"no network namespace ({exc})"
     return "" if done.returncode == 0 else f"no network namespace (exit {done.returncode})"
+
+
+_PLACEHOLDERS: dict[str, int] = {}
+"""Mount points bubblewrap made for paths to keep that were not there, by how many running commands use them."""
+_PLACEHOLDERS_LOCK = threading.Lock()
+
+
+def _take(paths: list[Path]) -> list[Path]:
+    with _PLACEHOLDERS_LOCK:
+        for path in paths:
+            _PLACEHOLDERS[str(path)] = _PLACEHOLDERS.get(str(path), 0) + 1
+    return paths
+
+
+def _give_back(paths: list[Path]) -> None:
+    """The last command using a placeholder's mount point removes it, if it is still empty."""
+    with _PLACEHOLDERS_LOCK:
+        for path in paths:
+            left = _PLACEHOLDERS.get(str(path), 1) - 1
+            if left > 0:
+                _PLACEHOLDERS[str(path)] = left
+                continue
+            _PLACEHOLDERS.pop(str(path), None)
+            try:
+                if path.is_dir() and not path.is_symlink():
+                    path.rmdir()  # fails (and stays) when something outside the sandbox wrote into it
+                elif path.is_file() and not path.is_symlink() and path.stat().st_size == 0:
+                    path.unlink()
+            except OSError:
+                pass
 
 
 def _writable(workspace: Path, protected: list[Path]) -> list[Path]:

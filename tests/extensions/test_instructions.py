@@ -152,6 +152,10 @@ def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monk
     child.expect_exact("Type a task")
     child.sendline("/init")
     child.expect_exact("asking the model to write AGENTS.md")
+    # an instruction file is config: even with --no-approval, a person approves this exact write
+    child.expect_exact("only this call can be approved")
+    child.expect_exact("allow? [y/n]")
+    child.sendline("y")
     child.expect_exact("Wrote AGENTS.md.")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
@@ -162,14 +166,17 @@ def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monk
 
 
 async def test_init_in_the_app_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
+    from monkey.ui.screens.approval import ApprovalScreen
     from tests.ui.conftest import make_app, settle, type_and_send
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     app = make_app(ws, tmp_path / "script.json", _INIT_TURNS, "--no-approval")
     async with app.run_test(size=(120, 40)) as pilot:
         await type_and_send(pilot, app, "/init")
-        await settle(pilot, app)
         for _ in range(600):  # the turn starts from the command's worker: wait (30 s at most) for it to end
+            if isinstance(app.screen, ApprovalScreen):  # an instruction file: a person approves this exact write
+                assert app.screen.request.person_only and app.screen.request.arguments["path"] == "AGENTS.md"
+                await pilot.press("y")
             if (ws / "AGENTS.md").exists() and not app.working:
                 break
             await pilot.pause(0.05)

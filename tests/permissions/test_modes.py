@@ -112,7 +112,8 @@ def test_always_allow_saves_one_prefix_rule_per_command() -> None:
     assert rules_for("shell_execute", shell("docker compose up -d; python -m pytest -q; ls -la")) == [
         "shell_execute(docker compose up)", "shell_execute(python -m pytest)", "shell_execute(ls)"]
     assert rules_for("shell_execute", shell("echo $(id)")) == []  # the parser cannot vouch for it
-    assert rules_for("file_edit", {"path": "a"}) == ["file_edit"]
+    assert rules_for("file_edit", {"path": "a"}) == []  # a file tool's rule names a workspace's folder
+    assert rules_for("task", {"agent": "explore"}) == ["task"]
     saved: list[list[str]] = []
     policy = ApprovalPolicy()
     policy.save_rules = saved.append

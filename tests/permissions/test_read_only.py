@@ -126,9 +126,9 @@ def test_config_reads_read_only_settings(workspace: Path, monkey_home: Path) -> 
     assert load_config(workspace).approvals.read_only is True
     (monkey_home / "config.toml").write_text('[approvals]\nread_only = false\nread_only_extra = ["make -n"]\n')
     (workspace / ".monkey").mkdir()
-    (workspace / ".monkey/config.toml").write_text('[approvals]\nread_only_extra = ["just --list"]\n')
+    (workspace / ".monkey/config.toml").write_text('[approvals]\nread_only_extra = ["tokei"]\n')
     trusted = load_config(workspace, trusted=True).approvals
-    assert trusted.read_only is False and trusted.read_only_extra == ["make -n", "just --list"]
+    assert trusted.read_only is False and trusted.read_only_extra == ["make -n", "tokei"]
     untrusted = load_config(workspace, trusted=False)
     assert untrusted.approvals.read_only_extra == ["make -n"]  # an untrusted folder adds none
     assert "approvals.read_only_extra" in untrusted.untrusted

@@ -74,20 +74,21 @@ async def test_approve_for_good_in_the_dialog_then_revoke_it(app_for, workspace:
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "write plan.txt")
         await wait_for_screen(pilot, app, ApprovalScreen)
-        assert "f approves for good, saving to your config: file_write" in str(
-            app.screen.query_one("#grant").render())
+        rule = f"file_write({workspace.resolve()}/**)"  # this workspace only, the written file's folder
+        shown = "".join(str(app.screen.query_one("#grant").render()).split())
+        assert "".join(f"f approves for good, saving to your config: {rule}".split()) in shown
         await pilot.press("f")
         await settle(pilot, app)
         assert (workspace / "plan.txt").exists()
-        assert '"file_write"' in (monkey_home / "config.toml").read_text()
+        assert f'"{rule}"' in (monkey_home / "config.toml").read_text()
         await type_and_send(pilot, app, "/approvals")
         await settle(pilot, app)
-        listing = str(app.transcript.children[-1].render())
-        assert "1. every file_write call inside the workspace" in listing
-        assert "2. file_write" in listing and "for good, in" in listing
-        await type_and_send(pilot, app, "/approvals revoke 2")
+        listing = "".join(str(app.transcript.children[-1].render()).split())
+        assert "everyfile_writecall" not in listing, "for good is the folder's rule, for the session too"
+        assert f"1.{rule}" in listing and "forgood,in" in listing
+        await type_and_send(pilot, app, "/approvals revoke 1")
         await settle(pilot, app)
-        assert "removed file_write from" in str(app.transcript.children[-1].render())
+        assert "".join(f"removed {rule} from".split()) in "".join(str(app.transcript.children[-1].render()).split())
         assert "file_write" not in (monkey_home / "config.toml").read_text()
         assert all(str(rule) != "file_write" for rule in app.agent.policy.allow)
 
