@@ -282,6 +282,13 @@ class CheckpointGuard:
             entry.checkpoint = self.shadow.commit(tree, f"before {tool} {cid}")
             self.shadow.set_ref(cid, entry.checkpoint)
 
+    def claim(self, pending: Entry, pid: int) -> None:
+        """A process the change's call started (a shell command): its writes, and its
+        descendants', are that call's and no other's (two commands at once in one monkey)."""
+        window = self._windows.get(pending.id)
+        if window is not None:
+            window.claim(pid)
+
     def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:  # type: ignore[override]
         """Record the change's result; returns a warning when it could not be recorded."""
         ended = time.time()
