@@ -2,11 +2,18 @@
 
 500 scripted ``file_read`` iterations through :class:`monkey.agent.loop.Agent` against
 calling the same tool function directly for the same 500 reads, in the same run.
+
+``loop_long_conversation``: one stored session (:class:`monkey.session.session.Session`, as
+every front end drives it) of 300 turns, each a ``file_read`` and an answer; the median time of
+turns 290-300 against turns 10-20 of the same run. Target: flat, at most 1.5x (nothing is
+recomputed over the whole history each turn).
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import tempfile
 import time
 from pathlib import Path
@@ -14,6 +21,8 @@ from pathlib import Path
 from benchmarks.common import figure, median
 
 ITERATIONS = 500
+LONG_TURNS = 300
+EARLY, LATE = (10, 20), (LONG_TURNS - 10, LONG_TURNS)
 
 
 def _script(n: int):
@@ -74,6 +83,7 @@ def bench_loop(runs: int = 5) -> list[dict]:
     loop_t, direct_t = median(loops), median(directs)
     overhead_ms = (loop_t - direct_t) / ITERATIONS * 1000
     return [
+        bench_long_conversation(),
         figure(
             "loop_overhead_per_iteration",
             overhead_ms,
@@ -88,3 +98,62 @@ def bench_loop(runs: int = 5) -> list[dict]:
             direct_total_s=round(direct_t, 4),
         )
     ]
+
+
+async def _long_conversation(workspace: Path, script: Path, turns: int) -> list[float]:
+    """Seconds of each turn of one stored session of ``turns`` turns."""
+    from monkey.permissions.requests import HeadlessApprover
+    from monkey.session.setup import SessionRequest, build_agent
+
+    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
+                                       no_approval=True, max_iterations=4), HeadlessApprover())
+    session = setup.session(show=lambda event: None, tell=lambda text, level: None)
+    await session.open()
+    times = []
+    try:
+        for i in range(turns):
+            start = time.perf_counter()
+            await session.send(f"read file {i % 7} and say what it holds")
+            times.append(time.perf_counter() - start)
+    finally:
+        await session.close()
+    return times
+
+
+def bench_long_conversation(turns: int = LONG_TURNS) -> dict:
+    """Per-turn cost late in a long session against early in it, in the same run."""
+    saved = os.environ.get("MONKEY_HOME")
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        ws, home = root / "ws", root / "home"
+        ws.mkdir()
+        home.mkdir()
+        for i in range(7):
+            (ws / f"f{i}.txt").write_text(f"line {i} of a file the model reads again and again\n" * 150)
+        script = root / "script.json"
+        steps = []
+        for i in range(turns):
+            steps.append({"tool_calls": [{"name": "file_read", "arguments": {"path": f"f{i % 7}.txt"}}]})
+            steps.append({"text": f"f{i % 7}.txt holds 150 lines."})
+        script.write_text(json.dumps({"turns": steps}))
+        os.environ["MONKEY_HOME"] = str(home)
+        try:
+            times = asyncio.run(_long_conversation(ws, script, turns))
+        finally:
+            if saved is None:
+                os.environ.pop("MONKEY_HOME", None)
+            else:
+                os.environ["MONKEY_HOME"] = saved
+    early = median(times[EARLY[0]:EARLY[1]]) * 1000
+    late = median(times[-(LATE[1] - LATE[0]):]) * 1000
+    return figure(
+        "loop_long_conversation_turn",
+        late,
+        "ms",
+        f"turns {EARLY[0]}-{EARLY[1]} of the same session",
+        early,
+        ratio=late / early,
+        target=f"<= 1.5x (turns {LATE[0]}-{LATE[1]} against {EARLY[0]}-{EARLY[1]})",
+        ok=late / early <= 1.5,
+        turns=turns,
+    )
