@@ -143,6 +143,11 @@ class CheckpointGuard:
         """Whether the write watch runs (shell commands' snapshots are then brought forward)."""
         return self._live is not None
 
+    def watch_missing(self) -> str:
+        """Why the write watch cannot run here ("" when it runs or can): without it, a person's
+        write during a shell command counts as the command's (see :mod:`~monkey.checkpoints.attribution`)."""
+        return "" if self._live is not None else write_watch.missing(self.workspace)
+
     def close(self) -> None:
         """Stop the write watch (the guard starts it again if it is used after)."""
         with self._mutex:

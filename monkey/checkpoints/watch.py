@@ -43,7 +43,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["WriteWatch", "Window", "start", "DISABLE_ENV", "MAX_RECORDS"]
+__all__ = ["WriteWatch", "Window", "start", "missing", "DISABLE_ENV", "MAX_RECORDS"]
 
 DISABLE_ENV = "MONKEY_NO_WRITE_WATCH"
 """Set to 1 to use time windows only (tests of the fallback; systems where fanotify misbehaves)."""
@@ -580,3 +580,14 @@ def start(workspace: Path) -> WriteWatch | None:
             os.close(mount)
         return None
     return WriteWatch(fan, sock, workspace, mount)
+
+
+def missing(workspace: Path) -> str:
+    """Why no watch can run on the workspace ("" when one can): a watch is started and stopped."""
+    if os.environ.get(DISABLE_ENV) == "1":
+        return f"{DISABLE_ENV} is set"
+    watch = start(workspace)
+    if watch is not None:
+        watch.stop()
+        return ""
+    return "it needs Linux and root: fanotify and the kernel's process events"
