@@ -57,8 +57,10 @@ def test_parsers_drop_an_oversized_line_at_once() -> None:
         assert parser.feed(b"more\n") == [] and parser.close() == []
 
 
-def test_a_line_over_the_cap_in_the_repl_ends_cleanly(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
-    """The REPL says why the run was stopped and exits with no "Event loop is closed" traceback
+def test_a_line_over_the_cap_ends_a_task_from_stdin_cleanly(monkey_home: Path, workspace: Path,
+                                                            fake_agent: Path) -> None:
+    """A task read from standard input: monkey says why the run was stopped and exits with no
+    "Event loop is closed" traceback
     (the stopped child's stdout, left unread, kept its transport open past the loop's end)."""
     (monkey_home / "config.toml").write_text(
         f"[claude_code]\nexecutable = {json.dumps(str(fake_agent))}\nmax_line_bytes = 1048576\n"

@@ -177,9 +177,10 @@ async def test_cancelling_a_plugin_that_ignores_eof_and_sigterm_kills_it(install
     assert asyncio.get_running_loop().time() - started < 10
 
 
-def test_a_line_over_the_cap_in_the_repl_ends_cleanly(install, workspace: Path, monkey_home: Path):
-    """The REPL says why the plugin was stopped and exits with no "Event loop is closed"
-    traceback (the stopped plugin's stdout, left unread, kept its transport open past the loop's end)."""
+def test_a_line_over_the_cap_ends_a_task_from_stdin_cleanly(install, workspace: Path, monkey_home: Path):
+    """A task read from standard input: monkey says why the plugin was stopped and exits with no
+    "Event loop is closed" traceback (the stopped plugin's stdout, left unread, kept its transport
+    open past the loop's end)."""
     install("bigline", [{"text": "start"}, {"big": 10_000_000}])
     run = run_monkey(["agent", "--backend", "plugin:bigline", "--plain", "--cwd", str(workspace)], home=monkey_home,
                      input="hi\n", timeout=120)
