@@ -130,7 +130,9 @@ class WriteWatch:
         """monkey and its descendants seen: each one's parent (monkey's: 0)."""
         self._verdicts: dict[int, tuple[str, tuple[int, ...]]] = {}
         self._claims: dict[int, int] = {}
-        """Pids a command's window claimed (the processes it started): the window's id."""
+        """Pids a command's window claimed (the processes it started): the window's key."""
+        self._opened = 0
+        """Windows opened so far (each one's key: never reused, unlike an object's id)."""
         self._who: dict[int, str] = {}
         self._lock = threading.RLock()
         self._records: list[_Record] = []
@@ -343,13 +345,14 @@ class WriteWatch:
                 self._who.clear()
                 self._claims.clear()
             start = self.sync()
-            window = Window(self, start)
+            self._opened += 1
+            window = Window(self, start, self._opened)
             self._windows[id(window)] = start
             return window
 
     def _claim(self, window: Window, pid: int) -> None:
         with self._lock:
-            self._claims[pid] = id(window)
+            self._claims[pid] = window.key
 
     def _close(self, window: Window) -> list[tuple[str, int, int, str]]:
         """The window's writes, each with its verdict for this window."""
@@ -358,12 +361,12 @@ class WriteWatch:
             self._windows.pop(id(window), None)
             window.end = end
             window.lost = window.start < self.horizon
-            mine = {pid for pid, owner in self._claims.items() if owner == id(window)}
+            mine = {pid for pid, owner in self._claims.items() if owner == window.key}
             out = []
             for rel, mask, pid, verdict, chain in self._records[max(window.start - self._first, 0):end - self._first]:
                 if verdict == OURS:
                     owner = next((self._claims[p] for p in chain if p in self._claims), None)
-                    if owner is not None and owner != id(window):
+                    if owner is not None and owner != window.key:
                         verdict = OTHER
                     elif owner is None and mine:
                         verdict = MONKEY
@@ -425,8 +428,10 @@ _Record = tuple[str, int, int, str, tuple[int, ...]]
 class Window:
     """The writes of one command's time: from :meth:`WriteWatch.open` to :meth:`close`."""
 
-    def __init__(self, watch: WriteWatch, start: int) -> None:
+    def __init__(self, watch: WriteWatch, start: int, key: int = 0) -> None:
         self.watch = watch
+        self.key = key
+        """Which window this is (what its claims are kept under)."""
         self.start = start
         """The number of the first write in the window."""
         self.end: int | None = None
