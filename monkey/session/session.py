@@ -49,6 +49,8 @@ class Session:
         """Whether :meth:`close` ran (the backend and the MCP servers are closed)."""
         self._quiet = False
         """A write of the store failed in this stream: nothing more of it is shown (it was not stored)."""
+        self.told: Exception | None = None
+        """The store's failure the person was told of (a front end need not say it again)."""
 
     # -- what commands see (monkey.session.commands.Host) --------------------------------
 
@@ -94,6 +96,7 @@ class Session:
 
     def _lost(self, exc: Exception) -> None:
         said = f"{exc}; the turn was stopped there: this session is no longer saved (what was saved is kept)"
+        self.told = exc
         self.tell(said, "error")
         self.agent.cancel(why=said)
 

@@ -125,6 +125,7 @@ def test_a_failing_write_stops_the_turn(scripted, monkey_home: Path, workspace: 
     run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
                       "--output-format", "stream-json", "--task", "fill the disk"], home=monkey_home)
     assert run.returncode == 1 and "disk is full" in run.stderr and "the turn was stopped there" in run.stderr
+    assert run.stderr.count("cannot save the session") == 1, run.stderr  # said once
     assert "Traceback" not in run.stderr and "cancelled by the user" not in run.stderr + run.stdout
     sid = run.events[0]["session_id"]
     assert not run.of_type("turn_completed"), "nothing is printed that was not stored"
