@@ -110,11 +110,14 @@ class Session:
         """
         agent = self.agent
         self._quiet = False  # a write that failed in an earlier stream was told: this one goes on unsaved
-        async for event in events:  # emit() opens the stored session with session_started first
-            await self.emit(event, more=agent.backlog > 0)
-            if event.type == "session_ended" and event.session_id == agent.session_id:
-                agent.started = False
-            yield event
+        try:
+            async for event in events:  # emit() opens the stored session with session_started first
+                await self.emit(event, more=agent.backlog > 0)
+                if event.type == "session_ended" and event.session_id == agent.session_id:
+                    agent.started = False
+                yield event
+        finally:
+            self._quiet = False  # what comes after the stream (a command's reply, /undo) is shown, unsaved
 
     async def stored(self, types: tuple[str, ...] = ()) -> list[bytes]:
         """The open session's events as stored (only ``types``, when given), what is buffered written first;
