@@ -22,12 +22,14 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
+import contextvars
 import os
 import re
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,8 +37,23 @@ from monkey import children
 
 __all__ = [
     "Finished", "OutputBuffer", "group_alive", "hide_secrets", "run_supervised", "scrub_env", "signal_group",
-    "spawn", "stop_group", "wait_exited",
+    "spawn", "spawns_go_to", "stop_group", "wait_exited",
 ]
+
+_on_spawn: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar("monkey_on_spawn",
+                                                                                         default=None)
+
+
+@contextlib.contextmanager
+def spawns_go_to(claim: Callable[[int], None]) -> Iterator[None]:
+    """Within the block (this task and the tasks it starts), every child :func:`spawn` starts is
+    handed to ``claim`` by pid as soon as it exists: the checkpoint of the call that runs it
+    knows which process tree is that call's (two commands at once in one monkey)."""
+    token = _on_spawn.set(claim)
+    try:
+        yield
+    finally:
+        _on_spawn.reset(token)
 
 _CHUNK = 65536
 _DRAIN_WAIT = 2.0
@@ -180,6 +197,9 @@ async def spawn(argv: list[str], *, env: Mapping[str, str], before_exec: Callabl
         *argv, env={**env, children.TAG_VAR: tag}, start_new_session=True, preexec_fn=setup, **kwargs
     )
     children.register(proc.pid, tag)
+    claim = _on_spawn.get()
+    if claim is not None:
+        claim(proc.pid)
     return proc
 
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,6 +51,7 @@ from monkey.permissions.decide import Admitted, Call, HookSays, Verdict, decide,
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import Approver, Decision, HeadlessApprover
 from monkey.permissions.rules import EXIT_PLAN_MODE
+from monkey.process import spawns_go_to
 from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.errors import SandboxBlocked
 from monkey.tools.registry import ToolRegistry
@@ -231,7 +233,8 @@ class CallPipeline:
         self.ran.add(call.id)
         ran = False
         try:
-            outcome = await tool.run(args, ctx)
+            with self.spawns(pending):
+                outcome = await tool.run(args, ctx)
             ran = True
         finally:
             if pending is not None:
@@ -326,6 +329,14 @@ class CallPipeline:
         emit(CheckpointCreated(session_id=self.session_id, checkpoint_id=pending.checkpoint_id, tool=call.name,
                                paths=list(pending.paths), turn=turn, call_id=call.id))
         return pending
+
+    def spawns(self, pending: PendingChange | None) -> AbstractContextManager[None]:
+        """Around a call's run: the processes it starts are handed to its checkpoint, so the write
+        watch tells its writes from those of another command running at the same time."""
+        if pending is None or self.checkpoints is None:
+            return nullcontext()
+        guard = self.checkpoints
+        return spawns_go_to(lambda pid: guard.claim(pending, pid))
 
     async def finish(self, pending: PendingChange, ok: bool, emit: Emit) -> None:
         """Complete the journal entry of a change that ran (or failed)."""

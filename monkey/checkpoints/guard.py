@@ -143,6 +143,11 @@ class CheckpointGuard:
         """Whether the write watch runs (shell commands' snapshots are then brought forward)."""
         return self._live is not None
 
+    def watch_missing(self) -> str:
+        """Why the write watch cannot run here ("" when it runs or can): without it, a person's
+        write during a shell command counts as the command's (see :mod:`~monkey.checkpoints.attribution`)."""
+        return "" if self._live is not None else write_watch.missing(self.workspace)
+
     def close(self) -> None:
         """Stop the write watch (the guard starts it again if it is used after)."""
         with self._mutex:
@@ -281,6 +286,13 @@ class CheckpointGuard:
             entry.before_tree = tree
             entry.checkpoint = self.shadow.commit(tree, f"before {tool} {cid}")
             self.shadow.set_ref(cid, entry.checkpoint)
+
+    def claim(self, pending: Entry, pid: int) -> None:
+        """A process the change's call started (a shell command): its writes, and its
+        descendants', are that call's and no other's (two commands at once in one monkey)."""
+        window = self._windows.get(pending.id)
+        if window is not None:
+            window.claim(pid)
 
     def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:  # type: ignore[override]
         """Record the change's result; returns a warning when it could not be recorded."""

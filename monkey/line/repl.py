@@ -191,6 +191,8 @@ async def _repl(setup: Setup, resume: str | None) -> int:
         return 1
     for notice in stored.notices:
         sys.stderr.write(f"monkey: {escape_controls(notice)}\n")
+    if watch := setup.watch_notice():  # said once: undo cannot tell a person's edits from a command's
+        sys.stderr.write(f"monkey: {escape_controls(watch)}\n")
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, _between_turns)
     prompts: list = []  # type: ignore[type-arg]

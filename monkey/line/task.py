@@ -173,7 +173,7 @@ def run_task(setup: Setup, task: str, *, output_format: str = "text", workflow: 
         return output.EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
     except StoreError as exc:
         sink.close()
-        return _fail(str(exc), 1)
+        return 1 if session.told is exc else _fail(str(exc), 1)  # a failure told during the turn: said once
     changed = changed_files(setup.agent, taken)
     if isinstance(getattr(sink.sink, "extra", None), dict):  # the json object names them too
         sink.sink.extra.update(workspace=str(setup.workspace), changed=changed)  # type: ignore[union-attr]

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from monkey.tools.sandbox import Sandbox
 
 __all__ = ["SessionRequest", "Questions", "Setup", "SetupError", "McpSetup", "resolve_setup", "build_agent",
-           "make_policy", "guarded_for", "budget_limits"]
+           "make_policy", "guarded_for", "budget_limits", "WATCH_NOTICE"]
 
 
 class SetupError(Exception):
@@ -181,6 +181,13 @@ class Setup:
             self.notices += self.agent.mcp.notices  # type: ignore[attr-defined]
         return self.agent, repaired
 
+    def watch_notice(self) -> str:
+        """What a person at the app or the REPL is told once when the write watch cannot run
+        (:data:`WATCH_NOTICE`), or "" (it runs, or nothing is checkpointed)."""
+        guard = self.agent.checkpoints if self.agent is not None else None
+        why = guard.watch_missing() if guard is not None else ""
+        return WATCH_NOTICE.format(why=why) if why else ""
+
     def session(self, *, show: Callable[[Event], object], tell: Callable[[str, Level], None],
                 **kw: Any) -> Session:
         """The :class:`~monkey.session.session.Session` of the built agent, rendered by ``show`` and ``tell``."""
@@ -253,6 +260,11 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
                  compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice + alerts,
                  switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(request, workspace, config, questions),
                  limits=budget_limits(request, config), request=request, alerts=alerts)
+
+
+WATCH_NOTICE = ("undo cannot tell your edits from a command's here ({why}): a file you change in the workspace "
+                "while a shell command runs counts as the command's change, and undoing the command reverts it")
+"""Said once by the app and the REPL when the write watch cannot run (see ``Setup.watch_notice``)."""
 
 
 def build_agent(request: SessionRequest, approver: Approver | None, questions: Questions = Questions()) -> Setup:

@@ -188,8 +188,9 @@ class Recorder:
         committed is held (and so is what follows it) and the burst is written in one
         transaction of at most :data:`GROUP` events, in the background while the next batch
         is taken in; the held events come back, committed, from a later call (at the latest
-        the first one without ``more``). A failed write sets :attr:`failed` and returns the
-        events anyway (the driver tells it and stops the turn).
+        the first one without ``more``). A failed write sets :attr:`failed` and returns no
+        event (none may be shown that was not stored; the driver tells it and stops the turn);
+        once failed, each event comes back at once, unsaved.
         """
         if self.failed is not None:
             return [event]
@@ -198,7 +199,7 @@ class Recorder:
         if kind in STREAMING and not self._held and not self._writing:  # nothing waits before it
             if len(self._rows) >= BATCH or time.monotonic() - self._last_flush >= MAX_DELAY:
                 await self._flush_quietly(wait=False)
-            return [event]
+            return [event] if self.failed is None else []
         self._held.append(event)
         if kind in DURABLE:
             self._sync = True
@@ -209,11 +210,11 @@ class Recorder:
         if more:  # a full batch: write it while the next one comes in; show the one written before
             await self._flush_quietly(wait=False, sync=sync)  # waits for the previous write first
             self._writing, self._held = self._held, []
-            return ready
+            return ready if self.failed is None else []
         ready += self._held
         self._held = []
         await self._flush_quietly(sync=sync)
-        return ready
+        return ready if self.failed is None else []
 
     async def _flush_quietly(self, *, wait: bool = True, sync: bool = False) -> None:
         try:

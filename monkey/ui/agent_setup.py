@@ -34,3 +34,7 @@ class AgentSetup(Protocol):
     def build(self) -> tuple[Agent, list[str]]:
         """The agent, and notices to show (changes repaired after a crash)."""
         ...
+
+    def watch_notice(self) -> str:
+        """What to tell once when undo cannot tell a person's edits from a command's ("" when it can)."""
+        ...

@@ -254,6 +254,8 @@ class MonkeyApp(App[int]):
             self._agent, self.prepare_notices = setup.build()
             for notice in self.prepare_notices:
                 self.transcript.add_notice(notice, "warning")
+            if watch := setup.watch_notice():  # said once: undo cannot tell a person's edits from a command's
+                self.transcript.add_notice(watch, "warning")
             if self._agent.mcp is not None:  # the status bar follows the MCP servers
                 self._agent.mcp.listeners.append(self._show_mcp)
                 self._show_mcp()
