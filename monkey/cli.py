@@ -149,8 +149,9 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
                         "included (session, the default), or this run only (run)")
 
 
-def build_parser():  # type: ignore[no-untyped-def]
-    """The argument parser of every subcommand."""
+def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
+    """The argument parser of every subcommand (``only="agent"``: of ``monkey agent`` alone, which
+    is all that command parses; the app's first frame does not wait for the others)."""
     import argparse
 
     from monkey import __version__
@@ -196,6 +197,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     log_flags(agent)
     agent.add_argument("--mcp-config", metavar="FILE",
                        help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")
+    if only == "agent":
+        return parser
     _sessions_parser(sub)
     _acp_parser(sub)
     from monkey.commands.serve import add_parser as add_serve_parser
@@ -255,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     undumpable()
     if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
         args_list = ["agent"]  # bare `monkey` on a terminal opens the app, as claude, codex and aider do
-    parser = build_parser()
+    parser = build_parser(only="agent" if args_list[:1] == ["agent"] else None)
     unknown = _unknown_command(parser, args_list)
     if unknown:
         sys.stderr.write(f"monkey: {unknown}\n")

@@ -115,10 +115,10 @@ class MonkeyApp(App[int]):
         self.scrollback: list[Event] | None = [] if inline else None
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
         self.prepare_notices: list[str] = []
-        self.stop_signals = StopSignals(self._stop_for_signal)
-        self.stop_signals.save_terminal()  # before the app makes the tty raw
-        """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
         """What building the agent reported (the CLI repeats it on stderr after the app exits)."""
+        self.stop_signals = StopSignals(self._stop_for_signal)
+        """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
+        self.stop_signals.save_terminal()  # before the app makes the tty raw
         self._live: Session | None = None
         self.queue: deque[str] = deque()
         """Messages typed while the agent works, sent in order when the turn ends."""
