@@ -264,6 +264,10 @@ def main(argv: list[str] | None = None) -> int:
         sys.stderr.write(f"monkey: {unknown}\n")
         return EXIT_USAGE
     args = parser.parse_args(args_list)
+    if args.command == "agent":  # no collections until the app's first frame (the line front ends: at once)
+        from monkey.ui.memory import hold_collector
+
+        hold_collector()
     if args.command in ("agent", "acp", "serve"):
         _supervise_children()
         if hasattr(args, "verbose") and (problem := _logging(args)):

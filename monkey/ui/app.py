@@ -237,7 +237,6 @@ class MonkeyApp(App[int]):
         status.max_budget_usd, status.max_tokens = limits.max_budget_usd, limits.max_tokens
         status.show()
         self._prompt.focus()
-        memory.tune_collector()
         for notice in self.notices:
             self.transcript.add_notice(notice, "warning")
         # SIGTERM, SIGHUP, SIGQUIT, SIGINT: stop the turn, end the session, restore the terminal.
@@ -249,6 +248,7 @@ class MonkeyApp(App[int]):
     @work(exclusive=True, group="session")
     async def open_session(self, resume: str | None = None) -> None:
         """Open (or switch to) the stored session, then send the first task if any."""
+        memory.tune_collector()  # the first frame is drawn: the collector runs again, less often
         if self._setup is not None:  # if it fails, the worker's error ends the app and no turn runs
             setup, self._setup = self._setup, None
             self._agent, self.prepare_notices = setup.build()
