@@ -149,8 +149,9 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
                         "included (session, the default), or this run only (run)")
 
 
-def build_parser():  # type: ignore[no-untyped-def]
-    """The argument parser of every subcommand."""
+def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
+    """The argument parser of every subcommand (``only="agent"``: of ``monkey agent`` alone, which
+    is all that command parses; the app's first frame does not wait for the others)."""
     import argparse
 
     from monkey import __version__
@@ -196,6 +197,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     log_flags(agent)
     agent.add_argument("--mcp-config", metavar="FILE",
                        help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")
+    if only == "agent":
+        return parser
     _sessions_parser(sub)
     _acp_parser(sub)
     from monkey.commands.serve import add_parser as add_serve_parser
@@ -258,12 +261,16 @@ def main(argv: list[str] | None = None) -> int:
     hide_secrets()  # root's children pass PR_SET_DUMPABLE: keys blanked where /proc/<pid>/environ shows them
     if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
         args_list = ["agent"]  # bare `monkey` on a terminal opens the app, as claude, codex and aider do
-    parser = build_parser()
+    parser = build_parser(only="agent" if args_list[:1] == ["agent"] else None)
     unknown = _unknown_command(parser, args_list)
     if unknown:
         sys.stderr.write(f"monkey: {unknown}\n")
         return EXIT_USAGE
     args = parser.parse_args(args_list)
+    if args.command == "agent":  # no collections until the app's first frame (the line front ends: at once)
+        from monkey.ui.memory import hold_collector
+
+        hold_collector()
     if args.command in ("agent", "acp", "serve"):
         _supervise_children()
         if hasattr(args, "verbose") and (problem := _logging(args)):

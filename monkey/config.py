@@ -11,7 +11,6 @@ A project file comes with the repository, so it may be written by someone else: 
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,6 +36,7 @@ __all__ = [
     "monkey_home",
     "history_path",
     "load_config",
+    "toml_file",
 ]
 
 
@@ -351,14 +351,29 @@ def history_path(workspace: Path, prefix: str = "") -> Path:
     return monkey_home() / "history" / f"{prefix}{digest}.txt"
 
 
+def toml_file(path: Path) -> dict[str, Any] | None:
+    """The TOML file at ``path``; None when there is none (``tomllib`` is imported only for a file).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: it is not TOML, or not UTF-8 (:class:`UnicodeDecodeError`).
+    """
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with fh:
+        import tomllib
+
+        return tomllib.load(fh)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = toml_file(path)
+    except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    return data if data is not None else {}
 
 
 def user_logging(home: Path | None = None) -> LoggingConfig:

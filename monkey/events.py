@@ -14,6 +14,7 @@ object, so a newer producer never breaks an older reader.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any, Literal, Union
 
@@ -595,8 +596,14 @@ class DecodeError(ValueError):
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(AnyEvent)
 _loose = msgspec.json.Decoder()
+
+
+@functools.cache
+def _decoder() -> msgspec.json.Decoder[Any]:
+    """The typed decoder, made at the first decode: making it reads every event's annotations,
+    which would cost each ``import monkey.events`` (the app's first frame) about 15 ms."""
+    return msgspec.json.Decoder(AnyEvent)
 
 
 def encode(event: Event) -> bytes:
@@ -619,7 +626,7 @@ def decode(data: bytes | str, *, source: str = "") -> Event:
     Raises :class:`DecodeError` only when ``data`` is not a JSON object at all.
     """
     try:
-        return _decoder.decode(data)
+        return _decoder().decode(data)
     except msgspec.ValidationError:
         pass
     except msgspec.DecodeError as exc:

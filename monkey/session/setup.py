@@ -7,9 +7,9 @@ questions only a person can answer (trust this folder's ``.monkey/``? may this p
 server start?) are passed in as functions (:class:`Questions`): the terminal asks them in
 line mode, nobody asks them headless.
 
-:func:`resolve_setup` is cheap (no loop, no tools, no checkpoint database), so the app can
-find every usage error before it draws and build the agent (:meth:`Setup.build`) just after
-its first frame; :func:`build_agent` does both at once.
+:func:`resolve_setup` is cheap (no loop, no tools, no checkpoint database; the sandbox is
+probed in a thread), so the app can find every usage error before it draws and build the
+agent (:meth:`Setup.build`) just after its first frame; :func:`build_agent` does both at once.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from monkey.permissions.protected import Guarded
     from monkey.session.replies import Level
     from monkey.session.session import Session
-    from monkey.tools.sandbox import Sandbox
+    from monkey.tools.sandbox import PendingProbe, Sandbox
 
 __all__ = ["SessionRequest", "Questions", "Setup", "SetupError", "McpSetup", "resolve_setup", "build_agent",
            "make_policy", "guarded_for", "budget_limits", "WATCH_NOTICE"]
@@ -125,7 +125,11 @@ class Setup:
     agent: Agent | None = None
     """The agent, once :meth:`build` has run."""
     sandbox: Sandbox | None = None
-    """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False)."""
+    """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False), once
+    :meth:`build` has waited for the probe."""
+    probing: PendingProbe | None = None
+    """The sandbox probe :func:`resolve_setup` began in a thread (``bwrap`` takes a while: the app
+    draws meanwhile); :meth:`build` waits for it."""
     mcp: McpSetup | None = None
     """The MCP servers configured, and which project servers the person refused."""
     limits: Limits = field(default_factory=Limits)
@@ -139,7 +143,9 @@ class Setup:
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
 
-        Returns the agent and one message per interrupted change that the guard repaired.
+        Returns the agent and what building found to say, also added to :attr:`notices`: the
+        sandbox's line, the instruction files', skills' and agent definitions' warnings, the MCP
+        servers' notices, and one message per interrupted change that the guard repaired.
         """
         from monkey.agent.loop import Agent, AgentOptions
         from monkey.extensions.hooks import Hooks, parse_hooks
@@ -148,14 +154,22 @@ class Setup:
         from monkey.tools.base import ShellSettings
 
         config = self.config
+        found: list[str] = []
+        if self.probing is not None:
+            probed, self.probing = self.probing.result(), None
+            policy = self.policy
+            self.sandbox = probed.sandbox if probed.sandbox is None else replace(
+                probed.sandbox, keep=lambda ws: policy.guarded.sandbox_paths(ws))  # config or code monkey runs
+            self.policy.sandboxed = probed.sandbox is not None
+            found += [probed.notice] if probed.notice else []
         instructions = load_instructions(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project,
                                          names=tuple(config.instructions.files),
                                          max_bytes=config.instructions.max_bytes)
-        self.notices += instructions.notices
+        found += instructions.notices
         read = {f.path.resolve() for f in instructions.files}  # the files their @imports name are instructions too
         self.policy.guarded = replace(self.policy.guarded, scripts=self.policy.guarded.scripts | read)
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
-        self.notices += skills.warnings
+        found += skills.warnings
         try:
             trusted_outside = config.shell.trusted_commands == "outside"  # the user's own file says so, or not
             hooks = Hooks(parse_hooks(config.hooks), self.workspace, sandbox=None if trusted_outside else self.sandbox)
@@ -171,15 +185,17 @@ class Setup:
         self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
                            policy=self.policy, options=options, checkpoints=guard,
                            context=_context_manager(self.backend, config, self.compact_at))
-        self.notices += _offer_subagents(self.agent, self.workspace, config, self.switcher)
+        found += _offer_subagents(self.agent, self.workspace, config, self.switcher)
         if self.mcp is not None and (self.mcp.servers.servers or self.mcp.servers.errors):
             from monkey.mcp_client.manager import McpManager
 
             self.agent.mcp = McpManager(self.mcp.servers, workspace=self.workspace, home=monkey_home(),  # type: ignore[assignment]
                                         registry=self.agent.tools, trusted_folder=config.approvals.trust_project,
                                         refused=self.mcp.refused, result_limit=config.mcp.result_limit)
-            self.notices += self.agent.mcp.notices  # type: ignore[attr-defined]
-        return self.agent, repaired
+            found += self.agent.mcp.notices  # type: ignore[attr-defined]
+        found += repaired
+        self.notices += found
+        return self.agent, found
 
     def watch_notice(self) -> str:
         """What a person at the app or the REPL is told once when the write watch cannot run
@@ -238,10 +254,6 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
         check_limits(config.subagents.max_depth, config.subagents.max_parallel, config.subagents.max_per_turn)
     except ValueError as exc:
         raise SetupError(str(exc)) from None
-    sandbox, sandbox_notice = _sandbox(config)
-    policy.sandboxed = sandbox is not None
-    if sandbox is not None:
-        sandbox = replace(sandbox, keep=lambda ws: policy.guarded.sandbox_paths(ws))
     alerts: list[str] = []
     if policy.guarded.home is not None or policy.guarded.system:
         held = "/ (the whole system)" if policy.guarded.system else f"your home folder {policy.guarded.home}"
@@ -255,11 +267,13 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
                              api_key=r.api_key, base_url=r.base_url, workspace=workspace)
     switcher = BackendSwitcher(config, workspace, script=r.script, flagged=choice.name,
                                api_key=r.api_key, base_url=r.base_url)
+    limits = budget_limits(request, config)
+    mcp = _mcp_setup(request, workspace, config, questions)
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=r.max_iterations or config.agent.max_iterations,
-                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice + alerts,
-                 switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(request, workspace, config, questions),
-                 limits=budget_limits(request, config), request=request, alerts=alerts)
+                 compact_at=compact_at, notices=config.notices + choice.notices + alerts, switcher=switcher,
+                 probing=_probe_sandbox(config),  # every usage error is found by now
+                 mcp=mcp, limits=limits, request=request, alerts=alerts)
 
 
 WATCH_NOTICE = ("undo cannot tell your edits from a command's here ({why}): a file you change in the workspace "
@@ -270,11 +284,10 @@ WATCH_NOTICE = ("undo cannot tell your edits from a command's here ({why}): a fi
 def build_agent(request: SessionRequest, approver: Approver | None, questions: Questions = Questions()) -> Setup:
     """:func:`resolve_setup`, then :meth:`Setup.build`: the agent with its checkpoint guard.
 
-    The checkpoint repair's messages are added to :attr:`Setup.notices`.
+    What building found to say (the checkpoint repair's messages too) is in :attr:`Setup.notices`.
     """
     setup = resolve_setup(request, approver, questions)
-    _, repaired = setup.build()
-    setup.notices += repaired
+    setup.build()
     return setup
 
 
@@ -417,12 +430,11 @@ def _mcp_setup(request: SessionRequest, workspace: Path, config: Config, questio
     return McpSetup(servers, refused)
 
 
-def _sandbox(config: Config) -> tuple[Sandbox | None, list[str]]:
-    """The sandbox ``[shell] sandbox`` gives here (probed once per process), and the line to say about it."""
-    from monkey.tools.sandbox import probe
+def _probe_sandbox(config: Config) -> PendingProbe:
+    """Begin finding the sandbox ``[shell] sandbox`` gives here (probed once per process) in a thread."""
+    from monkey.tools.sandbox import PendingProbe
 
-    found = probe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
-    return found.sandbox, [found.notice] if found.notice else []
+    return PendingProbe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
 
 
 def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyped-def]

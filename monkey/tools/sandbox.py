@@ -45,7 +45,7 @@ from typing import Any, Literal
 
 from monkey.config import SANDBOX_MODES
 
-__all__ = ["MODES", "Probe", "Prepared", "Sandbox", "probe"]
+__all__ = ["MODES", "Probe", "PendingProbe", "Prepared", "Sandbox", "probe"]
 
 MODES = SANDBOX_MODES
 """The values of ``shell.sandbox``."""
@@ -380,3 +380,32 @@ def probe(mode: str = "auto", *, network: bool = False, home: Path | None = None
         problems[kind] = problem
     why = "; ".join(problems.values())
     return Probe(None, f"no sandbox for shell commands here ({why}): {_WITHOUT}", problems)
+
+
+class PendingProbe:
+    """:func:`probe` run in a thread of its own, begun at once; :meth:`result` waits for it.
+
+    Trying ``bwrap`` takes a while (a process in new namespaces); the session layer begins it
+    while it resolves a setup, so the app draws its first frame meanwhile.
+    """
+
+    def __init__(self, mode: str = "auto", *, network: bool = False, home: Path | None = None) -> None:
+        self._found: Probe | None = None
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._run, args=(mode, network, home), name="monkey-sandbox-probe",
+                                        daemon=True)
+        self._thread.start()
+
+    def _run(self, mode: str, network: bool, home: Path | None) -> None:
+        try:
+            self._found = probe(mode, network=network, home=home)
+        except BaseException as exc:  # noqa: BLE001 - raised again in the thread that waits
+            self._error = exc
+
+    def result(self) -> Probe:
+        """What :func:`probe` found (its error, if it raised one)."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        assert self._found is not None
+        return self._found

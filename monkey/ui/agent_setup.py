@@ -32,7 +32,8 @@ class AgentSetup(Protocol):
     switcher: BackendSwitcher
 
     def build(self) -> tuple[Agent, list[str]]:
-        """The agent, and notices to show (changes repaired after a crash)."""
+        """The agent, and what building found to show (the sandbox's line, instruction files and
+        skills left out, changes repaired after a crash ...)."""
         ...
 
     def watch_notice(self) -> str:

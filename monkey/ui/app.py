@@ -115,10 +115,10 @@ class MonkeyApp(App[int]):
         self.scrollback: list[Event] | None = [] if inline else None
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
         self.prepare_notices: list[str] = []
-        self.stop_signals = StopSignals(self._stop_for_signal)
-        self.stop_signals.save_terminal()  # before the app makes the tty raw
-        """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
         """What building the agent reported (the CLI repeats it on stderr after the app exits)."""
+        self.stop_signals = StopSignals(self._stop_for_signal)
+        """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
+        self.stop_signals.save_terminal()  # before the app makes the tty raw
         self._live: Session | None = None
         self.queue: deque[str] = deque()
         """Messages typed while the agent works, sent in order when the turn ends."""
@@ -237,7 +237,6 @@ class MonkeyApp(App[int]):
         status.max_budget_usd, status.max_tokens = limits.max_budget_usd, limits.max_tokens
         status.show()
         self._prompt.focus()
-        memory.tune_collector()
         for notice in self.notices:
             self.transcript.add_notice(notice, "warning")
         # SIGTERM, SIGHUP, SIGQUIT, SIGINT: stop the turn, end the session, restore the terminal.
@@ -249,6 +248,7 @@ class MonkeyApp(App[int]):
     @work(exclusive=True, group="session")
     async def open_session(self, resume: str | None = None) -> None:
         """Open (or switch to) the stored session, then send the first task if any."""
+        memory.tune_collector()  # the first frame is drawn: the collector runs again, less often
         if self._setup is not None:  # if it fails, the worker's error ends the app and no turn runs
             setup, self._setup = self._setup, None
             self._agent, self.prepare_notices = setup.build()

@@ -29,7 +29,7 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
         app.run(inline=inline)
     except KeyboardInterrupt:
         return 130
-    finally:  # as before the app drew first: repair messages stay in the terminal's scrollback
+    finally:  # what building the agent found (the sandbox's line, repairs...) stays in the terminal's scrollback
         with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no more lines
             for notice in app.prepare_notices:
                 sys.stderr.write(f"monkey: {notice}\n")

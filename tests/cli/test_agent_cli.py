@@ -312,3 +312,23 @@ def test_a_deny_rule_protects_a_read_however_the_model_spells_the_path(scripted,
     assert run.returncode == 4, run.stderr  # every read was denied by a rule: the task could not do it
     assert "sk-do-not-leak" not in run.stdout
     assert [r["ok"] for r in run.of_type("tool_result")] == [False, False, False]
+
+
+def test_a_line_front_end_collects_again_before_its_session(workspace: Path, tmp_path: Path) -> None:
+    """``monkey agent`` holds the garbage collector while it starts; only the app keeps it held
+    until its first frame: ``--task`` (and ``--plain``) let it go before the session starts."""
+    import gc
+
+    from monkey.cli import build_parser
+    from monkey.commands.agent import run_agent_command
+    from monkey.ui.memory import hold_collector
+
+    script = write_script(tmp_path / "s.json", [{"text": "hello"}])
+    args = build_parser(only="agent").parse_args(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"])
+    hold_collector()
+    try:
+        assert run_agent_command(args) == 0
+        assert gc.isenabled()
+    finally:
+        gc.enable()
