@@ -382,6 +382,8 @@ class CheckpointGuard:
     def repair(self) -> list[str]:
         """Finish entries left pending by a monkey process that is gone; one message each."""
         messages: list[str] = []
+        # a killed monkey's sandbox mount points, were its guardian killed too: monkey's, never a change
+        children.remove_dead_placeholders(self.home / "children")
         if self.shadow.exists():
             try:
                 with self._mutex, self.shadow.locked():
