@@ -49,7 +49,7 @@ from pathlib import Path
 __all__ = [
     "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
     "start_time", "clean_dead_owners", "tagged", "kill", "kill_everything", "mark_on_death", "death_mark",
-    "hold_placeholder", "drop_placeholder", "remove_dead_placeholders",
+    "hold_placeholder", "drop_placeholder", "remove_dead_placeholders", "placeholders",
 ]
 
 TAG_VAR = "MONKEY_CHILD"
@@ -73,6 +73,8 @@ _started: list[tuple[int, int]] = []
 _record_lock = threading.Lock()
 _placeholders: dict[str, str] = {}
 """Empty files or folders made on the host as a sandbox's mount points, by path: their kind."""
+_ever_held: set[str] = set()
+"""Every placeholder this monkey held (a snapshot may have caught one since removed)."""
 
 
 def _libc_prctl() -> Callable[..., int] | None:
@@ -282,6 +284,7 @@ def hold_placeholder(path: Path, kind: str) -> None:
     a sandboxed child needs as a mount point: were monkey killed before :func:`drop_placeholder`,
     the guardian (or the next monkey, :func:`remove_dead_placeholders`) removes it, still empty."""
     _placeholders[str(path)] = kind
+    _ever_held.add(str(path))
     _write_record()
 
 
@@ -289,6 +292,20 @@ def drop_placeholder(path: Path) -> None:
     """The placeholder at ``path`` is gone (or no longer monkey's): forget it."""
     if _placeholders.pop(str(path), None) is not None:
         _write_record()
+
+
+def placeholders(folder: Path | None = None) -> set[str]:
+    """The placeholders this monkey holds or held and those the records in ``folder`` name (other
+    monkeys', running or dead), as absolute paths: monkey's own, never a command's change."""
+    found = set(_placeholders) | _ever_held
+    try:
+        paths = sorted(folder.glob("*.json")) if folder is not None else []
+    except OSError:
+        paths = []
+    for path in paths:
+        with contextlib.suppress(OSError, ValueError, TypeError, IndexError, AttributeError):
+            found.update(str(item[0]) for item in json.loads(path.read_text()).get("placeholders", []))
+    return found
 
 
 def _remove_placeholders(record: dict) -> None:  # type: ignore[type-arg]
