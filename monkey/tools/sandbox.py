@@ -7,7 +7,10 @@ out of the parser's sight (a ``Makefile``, a ``conftest.py``, a test that writes
 - **bubblewrap** (``bwrap``), when it works here: the root filesystem read-only, the
   workspace writable but its ``.git`` and ``.monkey`` (and monkey's home, were it inside, and
   what the permission engine protects: :attr:`Sandbox.keep`) read-only again, those not there
-  yet held by an empty read-only placeholder for the command's run (so it cannot create them),
+  yet held by an empty read-only placeholder for the command's run (so it cannot create them;
+  bubblewrap 0.8 has no overlay and a mount needs a host entry to sit on: recorded with the
+  children's record before it is made, so were monkey killed its guardian, or the next monkey,
+  removes it, :func:`monkey.children.hold_placeholder`),
   a private temporary folder (``TMPDIR``, an empty tmpfs on ``/var/tmp``;
   ``/tmp`` is read-only like the rest), a fresh ``/dev`` and ``/proc`` in a PID
   namespace of its own (monkey's ``/proc/<pid>/environ`` is not even there), no network
@@ -43,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from monkey import children
 from monkey.config import SANDBOX_MODES
 
 __all__ = ["MODES", "Probe", "PendingProbe", "Prepared", "Sandbox", "probe"]
@@ -156,7 +160,7 @@ class Sandbox:
         if workspace == Path("/"):  # the workspace's bind covered them
             args += ["--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP]
         args += ["--chdir", ws, "--", *argv]
-        taken = _take(missing)
+        taken = _take(missing)  # recorded before bwrap makes them, so a kill -9 of monkey leaves none
 
         def cleanup() -> None:
             _give_back(taken)
@@ -220,8 +224,12 @@ _PLACEHOLDERS_LOCK = threading.Lock()
 
 
 def _take(paths: list[Path]) -> list[Path]:
+    """Count the commands using each placeholder; the first records it with the children's record
+    before bubblewrap makes it (the guardian, or the next monkey, removes it were monkey killed)."""
     with _PLACEHOLDERS_LOCK:
         for path in paths:
+            if str(path) not in _PLACEHOLDERS:
+                children.hold_placeholder(path, "file" if path.suffix else "dir")
             _PLACEHOLDERS[str(path)] = _PLACEHOLDERS.get(str(path), 0) + 1
     return paths
 
@@ -242,6 +250,7 @@ def _give_back(paths: list[Path]) -> None:
                     path.unlink()
             except OSError:
                 pass
+            children.drop_placeholder(path)
 
 
 def _writable(workspace: Path, protected: list[Path]) -> list[Path]:
