@@ -28,7 +28,8 @@ from monkey.userfiles import write_atomic
 
 __all__ = ["PinStore", "Pin", "PinState", "tool_hash", "definition_diff"]
 
-PinState = Literal["pinned", "new", "changed"]
+PinState = Literal["pinned", "new", "changed", "reconfirm"]
+"""``reconfirm``: pinned, but its server's set of tools changed since (see the manager)."""
 
 
 def tool_hash(name: str, description: str, schema: Any) -> str:
