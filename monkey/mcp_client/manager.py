@@ -110,7 +110,8 @@ class McpManager:
         """Called when a server's status or tools changed (the app redraws its status bar)."""
         for config in servers.servers.values():
             log = home / "mcp" / "logs" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', config.name)}.log"
-            server = McpServer(config, workspace=workspace, log=log, on_tools=self._tools_listed)
+            server = McpServer(config, workspace=workspace, log=log, on_tools=self._tools_listed,
+                               cap=(result_limit, lambda: self.result_file("cut")))
             self.servers[config.name] = server
             why = (refused or {}).get(config.name) or _may_start(self.pins, workspace, config, trusted_folder, None)
             if why:

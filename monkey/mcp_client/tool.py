@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from monkey.messages import ToolSpec
-from monkey.mcp_client.results import cap_output, render_result
+from monkey.mcp_client.results import cap_output, cuts_of, render_result
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
 
 if TYPE_CHECKING:
@@ -130,7 +130,8 @@ class McpTool(Tool[Any]):  # type: ignore[type-var]
         except Exception as exc:  # noqa: BLE001 - a result that does not fit the protocol
             raise ToolError(f"the MCP server {self.server.name} gave a malformed result for "
                             f"{self.definition.name}: {type(exc).__name__}: {exc}") from None
-        text = cap_output(text, self.manager.result_limit, self.manager.result_file(ctx.call_id or self.name))
+        text = cap_output(text, self.manager.result_limit, self.manager.result_file(ctx.call_id or self.name),
+                          cuts_of(result))
         if is_error:
             raise ToolError(text or f"{self.definition.name} failed (the server gave no message)")
         return ToolOutcome(output=text, images=images)
