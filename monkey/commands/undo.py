@@ -128,6 +128,8 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
         return _fail(str(exc), 1)
     except sqlite3.Error as exc:  # a failure the journal did not name itself
         return _fail(explain(exc, db_path(monkey_home())), 1)
+    except BrokenPipeError:
+        raise  # stdout's reader went away: the command line ends quietly
     except OSError as exc:
         return _fail(os_error_text(exc, workspace), 1)
     from monkey.checkpoints.api import undo_event
