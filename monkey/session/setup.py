@@ -243,7 +243,10 @@ def build_agent(request: SessionRequest, approver: Approver | None, questions: Q
 
     The checkpoint repair's messages are added to :attr:`Setup.notices`.
     """
+    from monkey.db import db_path, empty_notice
+
     setup = resolve_setup(request, approver, questions)
+    setup.notices += empty_notice(db_path(monkey_home()))  # before anything opens (and so fills) it
     _, repaired = setup.build()
     setup.notices += repaired
     return setup
