@@ -241,9 +241,10 @@ class McpServer:
         """Call ``tool``; raises ToolError when the server is not there, fails or takes too long."""
         import anyio
 
-        if self.status in ("starting", "ready") and self._task is not None and not self._task.done():
-            with contextlib.suppress(asyncio.TimeoutError):  # started again after a crash: wait, bounded
-                await asyncio.wait_for(self._settled.wait(), self.config.startup_timeout)
+        if (not self._settled.is_set() and self.status in ("starting", "ready")
+                and self._task is not None and not self._task.done()):
+            with anyio.move_on_after(self.config.startup_timeout):  # started again after a crash: wait, bounded
+                await self._settled.wait()
         client = self._client
         if client is None or self.status != "ready":
             raise ToolError(f"the MCP server {self.name} is {self.status}" + (f": {self.error}" if self.error else ""))
