@@ -247,8 +247,34 @@ def _supervise_children() -> None:
     install(monkey_home() / "children")
 
 
+EXIT_PIPE_CLOSED = 141
+"""Exit status when stdout's reader went away (``monkey ... | head``): 128 + SIGPIPE, as a shell says."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``monkey`` command."""
+    """Entry point of the ``monkey`` command: every command ends quietly (141) when stdout's reader went away."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # what is left in the buffer, while a closed pipe can still be caught here
+        return code
+    except BrokenPipeError:
+        _stdout_to_null()
+        return EXIT_PIPE_CLOSED
+
+
+def _stdout_to_null() -> None:
+    """Point stdout at the null device, so Python's last flush at exit writes nowhere instead of failing."""
+    import os
+
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass
+
+
+def _main(argv: list[str] | None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     if args_list == ["--version"]:  # the fast path: no argparse, no package imports
         from monkey import __version__

@@ -209,4 +209,4 @@ def run_sessions_command(args: argparse.Namespace) -> int:
         sys.stderr.write(f"monkey: {exc}\n")
         return 1
     except BrokenPipeError:
-        return 0
+        raise  # stdout's reader went away: the command line ends quietly (141)

@@ -286,7 +286,10 @@ def build_agent(request: SessionRequest, approver: Approver | None, questions: Q
 
     What building found to say (the checkpoint repair's messages too) is in :attr:`Setup.notices`.
     """
+    from monkey.db import db_path, empty_notice
+
     setup = resolve_setup(request, approver, questions)
+    setup.notices += empty_notice(db_path(monkey_home()))  # before anything opens (and so fills) it
     setup.build()
     return setup
 

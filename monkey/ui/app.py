@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical
 
 from monkey.config import UIConfig
 from monkey.events import Event
-from monkey.line.stop_signals import StopSignals
+from monkey.line.stop_signals import StopSignals, terminal_there
 from monkey.ui import memory
 from monkey.ui.agent_setup import AgentSetup
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
@@ -119,6 +119,7 @@ class MonkeyApp(App[int]):
         self.stop_signals = StopSignals(self._stop_for_signal)
         """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
         self.stop_signals.save_terminal()  # before the app makes the tty raw
+        self.stop_signals.last_words = self._title_back
         self._live: Session | None = None
         self.queue: deque[str] = deque()
         """Messages typed while the agent works, sent in order when the turn ends."""
@@ -558,6 +559,12 @@ class MonkeyApp(App[int]):
         await self._end_session()
         self.exit(0 if self.last_reason in ("", "completed") else 1)
 
+    def _title_back(self) -> str:
+        """A forced exit: the terminal's own title back (what the app queued may not have been written)."""
+        from monkey.ui.attention import POP_TITLE
+
+        return POP_TITLE if self.attention.changed_title else ""
+
     def _stop_for_signal(self, sig: int) -> None:
         """A stop signal: the running turn (and its command) is cancelled and waited for, then the app quits."""
         asyncio.get_running_loop().create_task(self._quit_for_signal(128 + sig))
@@ -570,7 +577,7 @@ class MonkeyApp(App[int]):
         with contextlib.suppress(asyncio.TimeoutError):  # the command is stopped, the turn's end stored
             await asyncio.wait_for(self.workers.wait_for_complete(turn), self.stop_signals.grace / 2)
         self.workers.cancel_group(self, "turn")
-        if code == 128 + signal.SIGHUP:  # the terminal may be gone: drawing on it could hang
+        if code == 128 + signal.SIGHUP and not terminal_there():  # the terminal is gone: drawing on it could hang
             with contextlib.suppress(Exception):
                 await self._end_session()
             self.stop_signals.force()
