@@ -4,8 +4,8 @@ A person typing while the agent works does not see a dialog appear between two k
 they type in the next moments must not answer it. A :class:`GuardedDialog` ignores its answer
 keys until the keyboard has been quiet for ``guard`` seconds since it opened (every key pressed
 meanwhile starts the wait again, so someone typing steadily never answers it by accident) and
-says so on its key line (``#keys``) until they work; the key that only refuses (Esc) works at once. While a text box of the dialog is open
-(:attr:`GuardedDialog.typing`: a reason, feedback) the answer keys type into it instead.
+says so on its key line (``#keys``) until they work; the key that only refuses (Esc) works at
+once. While a text box of the dialog is open (:attr:`GuardedDialog.typing`: a reason, feedback) the answer keys type into it instead.
 
 Its title (``#title``) also says who asks when a sub-agent does, and how many more requests
 wait behind it (the app shows one dialog at a time: :mod:`monkey.ui.approvals`).
@@ -27,8 +27,8 @@ from monkey.safe_text import escape_controls
 __all__ = ["GuardedDialog", "GUARD_SECONDS"]
 
 GUARD_SECONDS = 0.4
-"""How long the keyboard must be quiet after a new dialog opens before its answer keys work. A person typing while the agent works
-does not see the dialog appear between two keys; what they type next must not answer it."""
+"""How long the keyboard must be quiet after a new dialog opens before its answer keys work.
+A person typing while the agent works does not see the dialog appear between two keys; what they type next must not answer it."""
 
 
 class GuardedDialog(ModalScreen[Decision]):
