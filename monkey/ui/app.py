@@ -455,6 +455,8 @@ class MonkeyApp(App[int]):
         if message.reason != "completed":
             self.transcript.add_notice(f"turn ended: {message.message or message.reason}",
                                        "warning" if message.reason == "cancelled" else "error")
+        elif message.message:  # completed, but the answer was cut off (the stop reason says why)
+            self.transcript.add_notice(message.message, "warning")
 
     async def on_timeline_screen_undone(self, message) -> None:  # type: ignore[no-untyped-def]
         """An undo or restore from the checkpoint timeline: record and show it."""
