@@ -129,7 +129,8 @@ class PromptInput(TextArea):
     def send(self) -> None:
         """Send the text (if any) and remember it."""
         text = self.text.strip()
-        if not text:
+        if not text:  # the app may have messages queued for the person to send
+            self.post_message(self.Submitted(""))
             return
         if not self.sent or self.sent[-1] != text:
             self.sent.append(text)
