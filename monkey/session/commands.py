@@ -237,6 +237,17 @@ async def _skills(host: Host, rest: str) -> list[Reply]:
     return [Note("\n".join(lines))]
 
 
+def _unknown(host: Host, name: str) -> str:
+    """What an unknown ``/NAME`` says: that it is a skill of this untrusted project, when it is one."""
+    from monkey.session.untrusted import untrusted_skill
+
+    instructions = host.agent.options.instructions
+    if (instructions is None or not instructions.trusted) and untrusted_skill(host.agent.workspace, name):
+        return (f"{name} is a skill of this project, which is not trusted, so its skills are not used: "
+                f"`monkey trust {host.agent.workspace}` turns them on (and what else it does: `monkey trust --help`)")
+    return f"unknown command {name}; /help lists them"
+
+
 async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
     """``/NAME ARGUMENTS`` for a skill the person may invoke: a turn with its instructions."""
     from monkey.extensions.skill_tool import skill_text
@@ -540,5 +551,7 @@ async def run_command(host: Host, text: str) -> list[Reply]:
     command = _BY_NAME.get(name)
     if command is None:
         skill = await _run_skill(host, name, rest.strip())
-        return skill if skill is not None else [Note(f"unknown command {name}; /help lists them", "warning")]
+        if skill is not None:
+            return skill
+        return [Note(_unknown(host, name), "warning")]
     return await command.run(host, rest.strip())

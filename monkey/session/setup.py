@@ -147,6 +147,12 @@ class Setup:
                                          names=tuple(config.instructions.files),
                                          max_bytes=config.instructions.max_bytes)
         self.notices += instructions.notices
+        if not config.approvals.trust_project:
+            from monkey.session.untrusted import untrusted_notice, unused_here
+
+            unused = unused_here(self.workspace, instructions=instructions.not_read)  # config keys: said by config
+            if unused:
+                self.notices.append(untrusted_notice(self.workspace, unused))
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
         self.notices += skills.warnings
         try:

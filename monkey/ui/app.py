@@ -254,8 +254,9 @@ class MonkeyApp(App[int]):
         """Open (or switch to) the stored session, then send the first task if any."""
         if self._setup is not None:  # if it fails, the worker's error ends the app and no turn runs
             setup, self._setup = self._setup, None
+            said = len(setup.notices)
             self._agent, self.prepare_notices = setup.build()
-            for notice in self.prepare_notices:
+            for notice in setup.notices[said:] + self.prepare_notices:  # the build's own (an untrusted folder's)
                 self.transcript.add_notice(notice, "warning")
             if self._agent.mcp is not None:  # the status bar follows the MCP servers
                 self._agent.mcp.listeners.append(self._show_mcp)
