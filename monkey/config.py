@@ -208,6 +208,9 @@ class AnthropicConfig(ApiConfig, kw_only=True, forbid_unknown_fields=True):
     DEFAULT_KEY_ENV: ClassVar[str] = "ANTHROPIC_API_KEY"
 
     api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key: str = ""
+    """The key itself, as ``/login`` stores it in the user's own ``config.toml`` (mode 0600); the
+    variable wins when it is set. Only the user's file may set it."""
     max_tokens: int = 8192
     thinking_budget: int = 0
     """Tokens of extended thinking per call; 0 turns thinking off."""
@@ -388,7 +391,8 @@ def _validate(data: dict[str, Any], origin: str) -> None:
 SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
 """The values of ``shell.sandbox`` (see :mod:`monkey.tools.sandbox`)."""
 
-USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network"), "logging": ("file", "max_bytes", "backups", "handlers")}
+USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network"), "logging": ("file", "max_bytes", "backups", "handlers"),
+                  "anthropic": ("api_key",)}
 """What only the user's own file may set, trusted folder or not: a repository never loosens
 the sandbox its own commands run in."""
 

@@ -450,6 +450,26 @@ async def _backend(host: Host, rest: str) -> list[Reply]:
     return await _switch(host, "/backend", rest)
 
 
+async def _login(host: Host, rest: str) -> list[Reply]:
+    """``/login KEY`` keeps an Anthropic API key in the user's config.toml; ``/login`` says how."""
+    from monkey.config import monkey_home
+    from monkey.session.login import login_help, store_key
+
+    config = host.switcher.config
+    key_env = config.anthropic.key_env
+    if not rest:
+        return [Note(login_help(monkey_home(), key_env))]
+    try:
+        path = await asyncio.to_thread(store_key, monkey_home(), rest.strip())
+    except (ValueError, OSError) as exc:
+        return [Note(f"the key was not stored: {exc}", "error")]
+    config.anthropic.api_key = rest.strip()  # the switcher builds the next Anthropic backend with it
+    said = f"key stored in {path} (readable only by you)"
+    if host.switcher.env.get(key_env):
+        said += f"; {key_env} is set and wins over it"
+    return [Note(said + "; /backend anthropic uses it now, and new sessions do")]
+
+
 def last_answer(messages) -> str:  # type: ignore[no-untyped-def]  # list[Message]
     """The text of the model's latest answer in ``messages`` (``""`` when there is none yet)."""
     for message in reversed(messages):
@@ -526,6 +546,7 @@ REGISTRY: list[Command] = [
     Command("/resume", "resume a stored session", _resume, "[N|ID]"),
     Command("/model", "show or switch the model (/model NAME)", _model, "[NAME]"),
     Command("/backend", "list or switch backends (/backend NAME [MODEL])", _backend, "[NAME [MODEL]]"),
+    Command("/login", "keep an Anthropic API key in your config.toml (or say how to set one)", _login, "[KEY]"),
     Command("/compact", "summarise older messages to free context", _compact),
     Command("/clear", "start a new conversation", _clear),
     Command("/events", "show or hide the events (the app's pane, the REPL's event lines)", _events),
