@@ -99,8 +99,12 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
             app.transcript.clear()
             app.open_session(session_id)
         case r.SendPrompt(prompt=prompt, shown=shown):
-            show(shown)
-            app.submit(prompt)
+            show(shown)  # says what runs; the prompt itself is monkey's, not something the person typed
+            if app.working:
+                app.submit(prompt)
+            else:
+                app.status.set_working(True)
+                app.run_turn(prompt)
         case r.StartWorkflow(name=name, task=task, shown=shown):
             show(shown)
             app.transcript.add_user(task)

@@ -213,7 +213,8 @@ class Transcript(VerticalScroll):
 
     def _show_earlier(self) -> None:
         """Say at the top how much is not on screen, and where to read it all."""
-        parts = [f"{n} earlier {what}" for n, what in ((self.hidden_turns, "turns"), (self.dropped, "blocks")) if n]
+        parts = [f"{n} earlier {what}{'' if n == 1 else 's'}" for n, what in ((self.hidden_turns, "turn"),
+                                                                             (self.dropped, "block")) if n]
         if not parts:
             return
         text = Text(f"… {' and '.join(parts)} not shown", style="dim")
