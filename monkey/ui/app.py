@@ -465,7 +465,9 @@ class MonkeyApp(App[int]):
         self.attention.turn_ended(message.reason)
         self.transcript.end_stream()
         self.transcript.end_tools("cancelled" if message.reason == "cancelled" else "stopped")
-        if message.reason != "completed":
+        if message.reason == "denied" and self.transcript.shows(message.message):  # the call's block says why
+            self.transcript.add_notice("turn ended", "warning")
+        elif message.reason != "completed":
             self.transcript.add_notice(f"turn ended: {message.message or message.reason}",
                                        "warning" if message.reason == "cancelled" else "error")
         elif message.message:  # completed, but the answer was cut off (the stop reason says why)

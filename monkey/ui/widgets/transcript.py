@@ -142,6 +142,10 @@ class Transcript(VerticalScroll):
             if block is not None:
                 block.complete()
 
+    def shows(self, text: str) -> bool:
+        """Whether a tool block of the conversation already says ``text`` (a denial's reason)."""
+        return bool(text) and any(text in block.shown for block in self.tools.values())
+
     def end_tools(self, state: str) -> None:
         """Give every tool block that never got a result the state word ``state`` (the turn ended)."""
         for block in self.tools.values():
