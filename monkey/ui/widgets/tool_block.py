@@ -23,10 +23,18 @@ def _args_line(name: str, arguments: dict) -> str:
         return str(arguments["path"])
     if name == "task" and "description" in arguments:
         return f"{arguments.get('agent', 'general')}: {arguments['description']}"
-    try:
-        return json.dumps(arguments, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(arguments)
+    if isinstance(arguments.get("plan"), str):  # exit_plan_mode: the plan's first line, not its JSON
+        lines = [line.strip().lstrip("#").strip() for line in arguments["plan"].splitlines()]
+        return "plan: " + next((line for line in lines if line), "(empty)")
+    shown = []
+    for key, value in arguments.items():  # name: value, as a person reads it
+        if not isinstance(value, str):
+            try:
+                value = json.dumps(value, ensure_ascii=False)
+            except (TypeError, ValueError):
+                value = repr(value)
+        shown.append(f"{key}: {' '.join(value.split())}")
+    return ", ".join(shown)
 
 
 class ToolBlock(QuietCollapsible):
