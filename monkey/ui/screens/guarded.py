@@ -1,11 +1,12 @@
 """What the approval and plan dialogs share: a guard against keys typed ahead, and who asks.
 
-A person typing while the agent works does not see a dialog appear between two keys; what
-they type in the next moments must not answer it. A :class:`GuardedDialog` ignores its answer
-keys until the keyboard has been quiet for ``guard`` seconds since it opened (every key pressed
-meanwhile starts the wait again, so someone typing steadily never answers it by accident) and
-says so on its key line (``#keys``) until they work; the key that only refuses (Esc) works at
-once. While a text box of the dialog is open (:attr:`GuardedDialog.typing`: a reason, feedback) the answer keys type into it instead.
+A person typing while the agent works does not see a dialog appear between two keys; what they type
+in the next moments must not answer it. A :class:`GuardedDialog` ignores its answer keys until the
+keyboard has been quiet for ``guard`` seconds since it opened (every key pressed meanwhile starts
+the wait again, so someone typing steadily never answers it by accident) and says so on its key line
+(``#keys``) until they work; the key that only refuses (Esc) works at once. While a text box of the
+dialog is open (:attr:`GuardedDialog.typing`: a reason, feedback) the answer keys type into it
+instead.
 
 Its title (``#title``) also says who asks when a sub-agent does, and how many more requests
 wait behind it (the app shows one dialog at a time: :mod:`monkey.ui.approvals`).

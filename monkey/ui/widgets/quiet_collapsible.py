@@ -1,11 +1,11 @@
 """A collapsible block the program opens and closes without moving the person's view.
 
-Textual's :class:`~textual.widgets.Collapsible` scrolls itself into view after every change
-of ``collapsed`` (``scroll_visible`` after the next refresh). When a person clicks its title that is
-what they want; when the program opens a finished edit's diff, it scrolls the transcript away from its end and releases the anchor that keeps it
-following, so what arrives next (the final answer) is left below "more below". Whether it
-happened depended on whether more content was laid out before that refresh: about half of the
-turns with a diff taller than the view.
+Textual's :class:`~textual.widgets.Collapsible` scrolls itself into view after every change of
+``collapsed`` (``scroll_visible`` after the next refresh). When a person clicks its title that is
+what they want; when the program opens a finished edit's diff, it scrolls the transcript away from
+its end and releases the anchor that keeps it following, so what arrives next (the final answer) is
+left below "more below". Whether it happened depended on whether more content was laid out before
+that refresh: about half of the turns with a diff taller than the view.
 """
 
 from __future__ import annotations
