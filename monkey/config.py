@@ -455,9 +455,7 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     ignored: list[str] = []
     if not trusted:
         project, ignored = _untrusted_part(project)
-        if ignored:
-            notices.append(f"ignored {', '.join(ignored)} in {project_path}: this folder is not trusted "
-                           f"(`monkey trust {workspace}` trusts it; its deny rules apply anyway)")
+        # what was ignored (Config.untrusted) is said by the session with the rest the folder holds
     user_approvals = user.get("approvals", {})
     project_approvals = project.get("approvals", {})
     allow = list(user_approvals.get("allow", [])) + list(project_approvals.get("allow", []))

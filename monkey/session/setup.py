@@ -150,7 +150,7 @@ class Setup:
         if not config.approvals.trust_project:
             from monkey.session.untrusted import untrusted_notice, unused_here
 
-            unused = unused_here(self.workspace, instructions=instructions.not_read)  # config keys: said by config
+            unused = unused_here(self.workspace, instructions=instructions.not_read, config_keys=config.untrusted)
             if unused:
                 self.notices.append(untrusted_notice(self.workspace, unused))
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)

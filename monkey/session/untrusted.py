@@ -36,11 +36,13 @@ def untrusted_skill(workspace: Path, name: str) -> bool:
     return name.removeprefix("/") in _skills(workspace)
 
 
-def unused_here(workspace: Path, *, instructions: list[str]) -> list[str]:
+def unused_here(workspace: Path, *, instructions: list[str], config_keys: list[str]) -> list[str]:
     """What this folder holds that an untrusted session does not use, one item each: the
-    instruction files not read, skills, sub-agents, plugins, ``.mcp.json`` (the config's keys left
-    out are said by :func:`monkey.config.load_config`, which leaves them out)."""
+    instruction files not read, the settings of its config left out, skills, sub-agents, plugins,
+    ``.mcp.json``."""
     found = list(instructions)
+    if config_keys:
+        found.append(f"the settings {', '.join(config_keys)} of .monkey/config.toml (its deny rules apply anyway)")
     skills = _skills(workspace)
     if skills:
         found.append(f"{'skill' if len(skills) == 1 else 'skills'} {', '.join('/' + s for s in skills)}")

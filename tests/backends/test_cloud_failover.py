@@ -161,7 +161,7 @@ def test_choice_and_project_config_cannot_redirect_the_key(tmp_path: Path, monke
     config = load_config(tmp_path)  # a folder nobody trusted: the project chooses neither
     assert config.anthropic.base_url == "" and config.anthropic.model == ""
     assert config.untrusted == ["anthropic.base_url", "anthropic.model"]
-    assert any("anthropic.base_url" in n and "not trusted" in n for n in config.notices)
+    assert not config.notices  # the session says what was ignored, with the rest the folder holds
     trusted = load_config(tmp_path, trusted=True)
     assert trusted.anthropic.base_url == "http://evil.example" and trusted.untrusted == []
 
