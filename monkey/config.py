@@ -211,6 +211,9 @@ class AnthropicConfig(ApiConfig, kw_only=True, forbid_unknown_fields=True):
     DEFAULT_KEY_ENV: ClassVar[str] = "ANTHROPIC_API_KEY"
 
     api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key: str = ""
+    """The key itself, as ``/login`` stores it in the user's own ``config.toml`` (mode 0600); the
+    variable wins when it is set. Only the user's file may set it."""
     max_tokens: int = 8192
     thinking_budget: int = 0
     """Tokens of extended thinking per call; 0 turns thinking off."""
@@ -407,7 +410,7 @@ SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
 """The values of ``shell.sandbox`` (see :mod:`monkey.tools.sandbox`)."""
 
 USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"), "logging": ("file", "max_bytes", "backups", "handlers"),
-                  "anthropic": ("base_url", "api_key_env"), "openai": ("base_url", "api_key_env"),
+                  "anthropic": ("base_url", "api_key_env", "api_key"), "openai": ("base_url", "api_key_env"),
                   "claude_code": ("executable", "env", "extra_args", "mcp_config"),
                   "codex": ("executable", "env", "extra_args"), "workflow": ("verify",)}
 """What only the user's own file may set, trusted folder or not: a repository never loosens
@@ -525,9 +528,7 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     ignored: list[str] = []
     if not trusted:
         project, ignored = _untrusted_part(project)
-        if ignored:
-            notices.append(f"ignored {', '.join(ignored)} in {project_path}: this folder is not trusted "
-                           f"(`monkey trust {workspace}` trusts it; its deny rules apply anyway)")
+        # what was ignored (Config.untrusted) is said by the session with the rest the folder holds
     user_approvals = user.get("approvals", {})
     project_approvals = project.get("approvals", {})
     allow = list(user_approvals.get("allow", [])) + list(project_approvals.get("allow", []))

@@ -359,7 +359,11 @@ class TurnCompleted(Event, frozen=True, kw_only=True, tag="turn_completed"):
     result: str = ""
     iterations: int = 0
     message: str = ""
-    """Why the turn ended, for a person, when it did not simply complete."""
+    """Why the turn ended, for a person, when it did not simply complete (or that its answer was
+    cut off)."""
+    stop_reason: str = ""
+    """How the final answer ended when it did not end on its own (``max_tokens``: cut off by the
+    output token limit; ``refusal``, ``repetition``); empty otherwise. The turn is ``completed``."""
 
 
 class SessionEnded(Event, frozen=True, kw_only=True, tag="session_ended"):

@@ -15,9 +15,20 @@ from pathlib import Path
 
 from monkey.userfiles import locked, write_atomic
 
-__all__ = ["TRUST_FILE", "trusted_folders", "is_trusted", "trust", "untrust"]
+__all__ = ["TRUST_TURNS_ON", "TRUST_FILE", "trusted_folders", "is_trusted", "trust", "untrust"]
 
 TRUST_FILE = "trusted_folders.json"
+
+TRUST_TURNS_ON = (
+    "its .monkey/config.toml in full (backend, model, limits, approvals, hooks, MCP servers), not only deny rules",
+    "its instruction files (AGENTS.md, CLAUDE.md ... from the repository root down) and .monkey/memory.md",
+    "its skills (.monkey/skills, .agents/skills, .claude/skills) and their /commands",
+    "its sub-agents (.monkey/agents, .claude/agents)",
+    "its agent plugins (.monkey/plugins)",
+    "its MCP servers (.mcp.json; each is still asked about before it first starts)",
+)
+"""What trusting a folder turns on, one item each: said by ``monkey trust --help`` and when a
+session starts in a folder nobody trusted that holds any of it."""
 
 
 def trusted_folders(home: Path) -> list[str]:

@@ -28,7 +28,7 @@ from monkey.agent.hook_glue import run_hooks
 from monkey.agent.model_call import stream_model
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.plan_mode import ExitPlanMode, offered, plan_system_prompt
-from monkey.agent.turn_guard import StopTurn, budget_event, check_budget, check_repeats, wall_over, wall_watchdog
+from monkey.agent.turn_guard import StopTurn, budget_event, cut_off, check_budget, check_repeats, wall_over, wall_watchdog
 from monkey.backends.base import Backend, BackendError, as_turn_bound
 from monkey.context.window import ContextManager
 from monkey.events import (
@@ -388,7 +388,7 @@ class Agent:
         iteration = 0
         result = ""
         reason: EndReason = "completed"
-        note = ""
+        note = stop_reason = ""
         denials: dict[str, list[str]] = {}
         """Why calls were denied by a rule or policy -> the tools denied for that reason. A person's
         denial with a reason is steering, not a failure: the turn ends by what the model does next."""
@@ -415,7 +415,7 @@ class Agent:
                             tool_calls=list(message.tool_calls))
                 )
                 if not message.tool_calls:
-                    result = message.text
+                    result, stop_reason = message.text, message.stop_reason
                     if self.background.waiting:  # sub-agents at work, or done and not yet heard: their results first
                         if iteration >= self.options.max_iterations:
                             reason = "max_iterations"
@@ -482,8 +482,10 @@ class Agent:
             note = f"{count} tool call(s) denied: " + "; ".join(
                 f"{', '.join(dict.fromkeys(names))}: {why}" for why, names in denials.items()
             )
-        emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result,
-                           iterations=iteration, message=note))
+        if reason != "completed" or not cut_off(stop_reason):
+            stop_reason = ""
+        emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result, iterations=iteration,
+                           message=cut_off(stop_reason) or note, stop_reason=stop_reason))
 
     def _deliver_background(self) -> None:
         """Give the model what background sub-agents finished (a person's stop of one stops the turn)."""

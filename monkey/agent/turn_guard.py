@@ -15,7 +15,7 @@ from collections.abc import Callable
 from monkey.agent.budget import Budget, Exceeded
 from monkey.events import BudgetReached, EndReason, Event, ToolCallSpec
 
-__all__ = ["StopTurn", "budget_event", "check_budget", "check_repeats", "wall_over", "wall_watchdog"]
+__all__ = ["StopTurn", "cut_off", "budget_event", "check_budget", "check_repeats", "wall_over", "wall_watchdog"]
 
 Emit = Callable[[Event], None]
 
@@ -98,3 +98,18 @@ def _cycle(keys: list[str], times: int) -> int:
         if all(tail[i] == tail[i % period] for i in range(period, span)):
             return period
     return 0
+
+
+_CUT_OFF = {"max_tokens": "the model reached its output token limit",
+            "refusal": "the model refused to go on",
+            "repetition": "the model repeated itself and was stopped"}
+"""Stop reasons of a final answer that did not end on its own, and what they mean."""
+
+
+def cut_off(stop_reason: str) -> str:
+    """What a person is told when the turn's final answer ended by ``stop_reason`` ("" when it ended
+    on its own: ``end_turn``, a stop sequence)."""
+    if stop_reason in ("", "end_turn", "tool_use", "stop_sequence"):
+        return ""
+    why = _CUT_OFF.get(stop_reason, "the model stopped early")
+    return f"the answer was cut off: {why} (stop reason {stop_reason})"

@@ -42,6 +42,8 @@ class Totals:
         self.session_id = ""
         self.result = ""
         self.reason = ""
+        self.stop_reason = ""
+        """How the last answer ended when it was cut off (``max_tokens`` ...), else empty."""
         self.message = ""
         self.children: set[str] = set()
         """Sessions of the sub-agents started in the stream (their events name them)."""
@@ -69,6 +71,7 @@ class Totals:
                 self.tool_calls += 1
             case ev.TurnCompleted():
                 self.result, self.reason, self.message = event.result, event.reason, event.message
+                self.stop_reason = event.stop_reason
                 self.iterations += event.iterations
             case ev.SessionEnded():
                 self.reason, self.message = event.reason, event.message or self.message
@@ -134,6 +137,7 @@ class JsonSink:
             "is_error": t.reason != "completed",
             "result": t.result,
             "message": t.message,
+            "stop_reason": t.stop_reason,
             "iterations": t.iterations,
             "tool_calls": t.tool_calls,
             "events": t.events,
@@ -330,6 +334,8 @@ class TextSink:
             case ev.TurnCompleted():
                 if not self._at_line_start:
                     self._write("\n")
+                if event.stop_reason and self.show_fatal_errors:  # --task says it on stderr instead
+                    self._line(escape_controls(event.message), "yellow")
             case _:
                 pass
 

@@ -255,7 +255,14 @@ async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> i
 
     agent = state.agent
     kept: list[str] = [""]
-    session: PromptSession[str] = PromptSession(history=FileHistory(str(_history_path(agent))),
+    class History(FileHistory):
+        """The history file, without the lines that hold a secret (``/login KEY``)."""
+
+        def store_string(self, string: str) -> None:
+            if not (string.split(maxsplit=1)[:1] == ["/login"] and len(string.split()) > 1):
+                super().store_string(string)
+
+    session: PromptSession[str] = PromptSession(history=History(str(_history_path(agent))),
                                                 key_bindings=_mode_keys(kept))
     prompts.append(session)
     print(escape_controls(f"monkey · {agent.backend.name} · {agent.backend.model} · {agent.workspace}"))

@@ -199,6 +199,6 @@ def _turn_ended(last: TurnCompleted | None) -> int:
     if last is None:
         return _fail("the task ended without a result", 1)
     code = output.EXIT_CODES.get(last.reason, 1)
-    if code:
+    if code or last.stop_reason:  # a cut-off answer is the result, and is said to be one
         _fail(last.message or last.reason, code)
     return code

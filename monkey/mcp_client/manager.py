@@ -118,7 +118,8 @@ class McpManager:
                 server.status, server.error = "not started", why
                 server.ready.set()
                 self._blocked[config.name] = why
-                self.notices.append(f"MCP server {config.name} not started: {why}")
+                if trusted_folder or config.origin != "project":  # else the session says it with the rest
+                    self.notices.append(f"MCP server {config.name} not started: {why}")
 
     # -- lifecycle ---------------------------------------------------------------------
 

@@ -194,8 +194,12 @@ class Session:
     async def command(self, text: str) -> list[Reply]:
         """Run the slash command ``text``."""
         from monkey.session.commands import run_command
+        from monkey.session.replies import SendPrompt
 
-        return await run_command(self, text)
+        replies = await run_command(self, text)
+        if self.recorder is not None and any(isinstance(r, SendPrompt) for r in replies):
+            self.recorder.name(text)  # "/release-notes", not the skill's instructions
+        return replies
 
     async def send(self, text: str) -> None:
         """Run ``text`` as one turn: a ``!command`` the person runs, or a message (``@path`` attached)."""
@@ -227,6 +231,8 @@ class Session:
         command = shell_line(text)
         if command is not None:  # !command: the person runs it, recorded and undoable
             return self.shell(command)
+        if self.recorder is not None:  # the title is what the person typed, not the attached files
+            self.recorder.name(text)
         expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
         for note in expanded.notes:
             self.tell(note, "info" if note.startswith("attached ") else "warning")

@@ -168,6 +168,12 @@ class Setup:
         found += instructions.notices
         read = {f.path.resolve() for f in instructions.files}  # the files their @imports name are instructions too
         self.policy.guarded = replace(self.policy.guarded, scripts=self.policy.guarded.scripts | read)
+        if not config.approvals.trust_project:
+            from monkey.session.untrusted import untrusted_notice, unused_here
+
+            unused = unused_here(self.workspace, instructions=instructions.not_read, config_keys=config.untrusted)
+            if unused:
+                found.append(untrusted_notice(self.workspace, unused))
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
         found += skills.warnings
         try:

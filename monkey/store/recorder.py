@@ -172,6 +172,13 @@ class Recorder:
         child.parent = started.session_id
         self.children[started.child_session_id] = child
 
+    def name(self, text: str) -> None:
+        """Title the session from ``text`` unless it has a title already: what the person typed
+        (``@path`` unexpanded, ``/command`` rather than the prompt it sent) when the front end
+        says it before the turn starts, else the first turn's prompt."""
+        if not self._title:
+            self._title = " ".join(text.split())[:100]
+
     async def keep(self, event: ev.Event, *, more: bool = False) -> list[ev.Event]:
         """Add ``event`` and return the events a sink may show now (see :meth:`_keep`); each is
         logged as it is handed back (:func:`monkey.logs.log_events`)."""
@@ -230,8 +237,7 @@ class Recorder:
                 self._status = "active"
             case ev.TurnStarted():
                 self._turns = max(self._turns, event.turn)
-                if not self._title:
-                    self._title = " ".join(event.prompt.split())[:100]
+                self.name(event.prompt)
             case ev.Usage():
                 self._usage[0] += event.input_tokens
                 self._usage[1] += event.output_tokens

@@ -122,6 +122,9 @@ class MonkeyApp(App[int]):
         self.stop_signals.last_words = self._title_back
         self._live: Session | None = None
         self.queue: deque[str] = deque()
+        self.queue_held = False
+        """Whether the queue waits for the person: the turn was cancelled (Enter on an empty box sends
+        the next message, Esc clears them)."""
         """Messages typed while the agent works, sent in order when the turn ends."""
         self.last_reason = ""
         self._subagents = SubagentBlocks()
@@ -252,7 +255,7 @@ class MonkeyApp(App[int]):
         memory.tune_collector()  # the first frame is drawn: the collector runs again, less often
         if self._setup is not None:  # if it fails, the worker's error ends the app and no turn runs
             setup, self._setup = self._setup, None
-            self._agent, self.prepare_notices = setup.build()
+            self._agent, self.prepare_notices = setup.build()  # what building found (an untrusted folder's too)
             for notice in self.prepare_notices:
                 self.transcript.add_notice(notice, "warning")
             if watch := setup.watch_notice():  # said once: undo cannot tell a person's edits from a command's
@@ -326,7 +329,13 @@ class MonkeyApp(App[int]):
     # -- sending ---------------------------------------------------------------------
 
     def submit(self, text: str) -> None:
-        """Send a message, or queue it while a turn runs; slash commands run at once."""
+        """Send a message, or queue it while a turn runs; slash commands run at once; nothing (Enter on
+        an empty box) sends the next message a cancelled turn left queued."""
+        if not text:
+            if self.queue and not self.working:
+                self.queue_held = False
+                self._send_queued()
+            return
         if text.startswith("/"):
             self.run_worker(self._run_command(text), group="command")
             return
@@ -373,6 +382,9 @@ class MonkeyApp(App[int]):
             self.status.set_working(False)
             if self.exit_when_done and not self.queue:
                 self.call_later(self.action_quit)
+            elif self.queue and self.queue_held:  # cancelled: the person sends or clears what waits
+                self.transcript.add_notice(f"{len(self.queue)} queued message(s) kept: Enter on an empty message box "
+                                           "sends the next, Esc clears them", "warning")
             elif self.queue:  # popped only when sent, so the queue shows until the next turn starts
                 self.call_later(self._send_queued)
 
@@ -455,9 +467,13 @@ class MonkeyApp(App[int]):
         self.attention.turn_ended(message.reason)
         self.transcript.end_stream()
         self.transcript.end_tools("cancelled" if message.reason == "cancelled" else "stopped")
-        if message.reason != "completed":
+        if message.reason == "denied" and self.transcript.shows(message.message):  # the call's block says why
+            self.transcript.add_notice("turn ended", "warning")
+        elif message.reason != "completed":
             self.transcript.add_notice(f"turn ended: {message.message or message.reason}",
                                        "warning" if message.reason == "cancelled" else "error")
+        elif message.message:  # completed, but the answer was cut off (the stop reason says why)
+            self.transcript.add_notice(message.message, "warning")
 
     async def on_timeline_screen_undone(self, message) -> None:  # type: ignore[no-untyped-def]
         """An undo or restore from the checkpoint timeline: record and show it."""
@@ -476,8 +492,15 @@ class MonkeyApp(App[int]):
     def action_cancel_turn(self) -> None:
         """Cancel the running turn (the app stays)."""
         if self._agent is not None and self._agent.cancel():
+            self.queue_held = bool(self.queue)
             self._approvals.stop_all()
             self.transcript.add_notice("cancelling…", "warning")
+        elif self.queue and not self.working:
+            self.transcript.add_notice(f"queue cleared: {len(self.queue)} message(s) not sent", "warning")
+            self.queue.clear()
+            self.queue_held = False
+            self.status.queued = 0
+            self.status.show()
 
     def action_interrupt(self) -> None:
         """Ctrl-C: copy the selected text if there is some; else cancel the turn, and a second press within two
@@ -495,6 +518,7 @@ class MonkeyApp(App[int]):
             return
         self._ctrl_c_at = now
         if self._agent is not None and self._agent.cancel():
+            self.queue_held = bool(self.queue)
             self._approvals.stop_all()
             self.transcript.add_notice("cancelling… (Ctrl-C again to quit)", "warning")
         else:

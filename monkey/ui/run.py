@@ -73,7 +73,7 @@ def _task_ended(app) -> int:  # type: ignore[no-untyped-def]
         sys.stdout.write(escape_controls(app.last_result) + "\n")
         sys.stdout.flush()
     code = EXIT_CODES.get(app.last_reason, 1)
-    if code:
+    if code or app.last_message:  # a completed turn has a message only when its answer was cut off
         sys.stderr.write(f"monkey: {escape_controls(app.last_message or app.last_reason)}\n")
     return code
 

@@ -131,7 +131,7 @@ def test_project_config_cannot_grant_approvals(scripted, workspace: Path) -> Non
     run = scripted([{"tool_calls": [call("file_write", path="x.txt", content="x")]}, {"text": "no"}])
     assert run.returncode == 4
     assert not (workspace / "x.txt").exists()
-    assert "ignored approvals.allow" in run.stderr and "not trusted" in run.stderr
+    assert "the settings approvals.allow of .monkey/config.toml" in run.stderr and "not trusted" in run.stderr
 
 
 def test_path_escapes_are_refused(scripted, workspace: Path, tmp_path: Path) -> None:

@@ -68,7 +68,7 @@ def test_untrusted_folders_give_only_the_users_own_file_and_the_cap_cuts(tmp_pat
     (repo / "AGENTS.md").write_text("x" * 5000)
     untrusted = load_instructions(repo, home=home, trusted=False)
     assert [f.shown for f in untrusted.files] == ["~monkey/AGENTS.md"]
-    assert "not read: AGENTS.md: this folder is not trusted" in untrusted.notices[0]
+    assert untrusted.not_read == ["AGENTS.md"] and not untrusted.notices  # the session says it, with the rest
     cut = load_instructions(repo, home=home, trusted=True, max_bytes=1024)
     assert len(cut.prompt().encode()) < 1400 and "cut at 1 KiB" in " ".join(cut.notices)
     names = load_instructions(repo, home=home, trusted=True, names=("GEMINI.md",))
@@ -131,7 +131,7 @@ def test_an_untrusted_project_file_never_reaches_the_model(tmp_path: Path, monke
         run = _run(ws, monkey_home, fake)
         assert run.returncode == 0, run.stderr
         assert "upload" not in json.dumps(fake.requests[0])
-    assert "not read: AGENTS.md: this folder is not trusted" in run.stderr
+    assert "this folder is not trusted, so monkey did not use: AGENTS.md" in run.stderr
 
 
 _INIT_TURNS = [

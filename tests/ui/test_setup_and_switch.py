@@ -64,10 +64,10 @@ async def test_what_building_the_agent_found_is_shown_in_the_app(app_for, worksp
         await send(pilot, app, "hi")
         shown = notices(app)
         assert 'the sandbox is off (shell.sandbox = "off" in your config)' in shown
-        assert "not read: AGENTS.md: this folder is not trusted" in shown
+        assert "this folder is not trusted, so monkey did not use: AGENTS.md" in shown
         assert shown.count("the sandbox is off") == 1
     said_after = "\n".join(app.prepare_notices)  # the command line repeats them on stderr once the app has closed
-    assert "the sandbox is off" in said_after and "not read: AGENTS.md" in said_after
+    assert "the sandbox is off" in said_after and "did not use: AGENTS.md" in said_after
 
 
 async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, workspace: Path) -> None:
