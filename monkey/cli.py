@@ -263,15 +263,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _stdout_to_null() -> None:
-    """Point stdout at the null device, so Python's last flush at exit writes nowhere instead of failing."""
-    import os
+    from monkey.line.output import stdout_to_null
 
-    try:
-        null = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(null, sys.stdout.fileno())
-        os.close(null)
-    except (OSError, ValueError):
-        pass
+    stdout_to_null()
 
 
 def _main(argv: list[str] | None) -> int:

@@ -15,8 +15,9 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-__all__ = ["locked", "write_atomic"]
+__all__ = ["locked", "toml_document", "write_atomic"]
 
 
 @contextlib.contextmanager
@@ -31,8 +32,25 @@ def locked(path: Path) -> Iterator[None]:
         os.close(fd)  # closing the descriptor lets the lock go
 
 
-def write_atomic(path: Path, text: str) -> None:
-    """Replace ``path`` with ``text`` (UTF-8): temporary file, fsync, rename, fsync of the folder."""
+def toml_document(path: Path) -> Any:
+    """``path`` read with ``tomlkit`` (comments and order kept; an empty document when there is no
+    file). Raises ``OSError`` when it is not valid TOML."""
+    import tomlkit
+
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        text = ""
+    try:
+        return tomlkit.parse(text)
+    except Exception as exc:  # noqa: BLE001 - tomlkit raises its own ParseError family
+        raise OSError(f"cannot update {path}: it is not valid TOML ({exc})") from None
+
+
+def write_atomic(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Replace ``path`` with ``text`` (UTF-8): temporary file, fsync, rename, fsync of the folder.
+    The file keeps the person's mode, or gets ``mode`` (a key's file: 0600, never readable by others
+    at any moment)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
@@ -40,8 +58,11 @@ def write_atomic(path: Path, text: str) -> None:
             fh.write(text)
             fh.flush()
             os.fsync(fh.fileno())
-        with contextlib.suppress(OSError):
-            os.chmod(tmp, os.stat(path).st_mode & 0o7777)  # keep the person's mode on the file
+        if mode is not None:
+            os.chmod(tmp, mode)
+        else:
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, os.stat(path).st_mode & 0o7777)  # keep the person's mode on the file
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -21,7 +21,7 @@ from monkey import events as ev
 from monkey.agent.budget import Exceeded
 from monkey.safe_text import escape_controls
 
-__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED"]
+__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED", "stdout_to_null"]
 
 EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "budget": 5, "cancelled": 130}
 """Exit status of ``monkey agent --task`` (and ``--tui --task``) by how the task ended."""
@@ -418,9 +418,15 @@ class StdoutGuard:
 
     def _lost(self) -> None:
         self.closed = True
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, sys.stdout.fileno())
-            os.close(null)
-        except (OSError, ValueError):
-            pass
+        stdout_to_null()
+
+
+def stdout_to_null() -> None:
+    """Point stdout at the null device, so Python's last flush at exit writes nowhere instead of
+    failing (a reader that closed the pipe: ``monkey ... | head``)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass

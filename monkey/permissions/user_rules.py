@@ -12,7 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from monkey.userfiles import locked, write_atomic
+from monkey.userfiles import locked, toml_document, write_atomic
 
 __all__ = ["CONFIG_FILE", "saved_rules", "add_rules", "remove_rule"]
 
@@ -20,17 +20,7 @@ CONFIG_FILE = "config.toml"
 
 
 def _load(home: Path) -> Any:
-    import tomlkit
-
-    path = home / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    try:
-        return tomlkit.parse(text)
-    except Exception as exc:  # noqa: BLE001 - tomlkit raises its own ParseError family
-        raise OSError(f"cannot update {path}: it is not valid TOML ({exc})") from None
+    return toml_document(home / CONFIG_FILE)
 
 
 def _write(home: Path, doc: Any) -> None:

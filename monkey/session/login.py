@@ -1,16 +1,17 @@
 """``/login``: keep an Anthropic API key in the person's own ``config.toml``, or say how to set one.
 
 The key goes to ``[anthropic] api_key`` of the user's config (never a project's: only the user's
-file may set it). The file is edited with ``tomlkit`` (comments and order stay), written to a new
-file created with mode 0600 beside it, synced, and renamed over it, so a crash leaves the old file
-or the new one, and nobody else can read the key at any moment. ``ANTHROPIC_API_KEY`` (the
+file may set it). The file is edited with ``tomlkit`` (comments and order stay), written under the user
+files' lock to a new file of mode 0600 beside it, synced, and renamed over it, so a crash leaves the
+old file or the new one, and nobody else can read the key at any moment. ``ANTHROPIC_API_KEY`` (the
 configured variable) still wins when it is set.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from monkey.userfiles import locked, toml_document, write_atomic
 
 __all__ = ["store_key", "login_help", "key_missing"]
 
@@ -18,7 +19,8 @@ CONFIG_FILE = "config.toml"
 
 
 def store_key(home: Path, key: str) -> Path:
-    """Write ``key`` as ``[anthropic] api_key`` in ``home``'s config.toml (atomically, mode 0600).
+    """Write ``key`` as ``[anthropic] api_key`` in ``home``'s config.toml (under the user files'
+    lock, atomically, mode 0600).
 
     Raises ``ValueError`` for a key with spaces or control characters, ``OSError`` when the file
     cannot be read as TOML or written.
@@ -28,31 +30,14 @@ def store_key(home: Path, key: str) -> Path:
     if not key or any(c.isspace() or ord(c) < 32 for c in key):
         raise ValueError("an API key is one word, with no spaces")
     path = home / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    try:
-        doc = tomlkit.parse(text)
-    except Exception as exc:  # noqa: BLE001 - tomlkit raises its own ParseError family
-        raise OSError(f"cannot update {path}: it is not valid TOML ({exc})") from None
-    section = doc.get("anthropic")
-    if section is None:
-        section = tomlkit.table()
-        doc["anthropic"] = section
-    section["api_key"] = key
-    home.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    try:
-        os.fchmod(fd, 0o600)  # whatever the umask, and a leftover temporary file's mode
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(tomlkit.dumps(doc))
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    with locked(path):  # "approve for good" and revoke write the same file
+        doc = toml_document(path)
+        section = doc.get("anthropic")
+        if section is None:
+            section = tomlkit.table()
+            doc["anthropic"] = section
+        section["api_key"] = key
+        write_atomic(path, tomlkit.dumps(doc), mode=0o600)
     return path
 
 

@@ -45,7 +45,8 @@ def test_store_key_keeps_the_rest_of_the_file_and_writes_it_0600(tmp_path: Path)
     text = path.read_text()
     assert text.startswith("# my settings") and tomllib.loads(text)["anthropic"]["api_key"] == "sk-two"
     assert tomllib.loads(text)["approvals"]["allow"] == ["git status"]
-    assert [p.name for p in tmp_path.iterdir()] == ["config.toml"], "no temporary file left"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".config.toml.lock", "config.toml"], \
+        "no temporary file left (the lock file is the user files' own, shared with approve-for-good and revoke)"
     with pytest.raises(ValueError):
         store_key(tmp_path, "two words")
 
