@@ -250,7 +250,8 @@ class ClaudeCodeConfig(ExternalAgentConfig, kw_only=True, forbid_unknown_fields=
 
     executable: str = "claude"
     permission_mode: str = ""
-    """Empty: ``bypassPermissions``, or ``acceptEdits`` when running as root."""
+    """Empty: ``default`` (Claude Code asks, and monkey's permission engine answers); ``plan`` also
+    works. Modes that let Claude Code run tools without asking are refused."""
     append_system_prompt: str = ""
     max_turns: int = 0
     mcp_config: str = ""

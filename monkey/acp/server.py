@@ -1,9 +1,9 @@
 """monkey as an ACP agent: the methods an editor calls (``initialize``, ``session/*``).
 
 Sessions are keyed by monkey's own session id, so ``session/list`` and ``session/load``
-name the sessions ``monkey sessions list`` shows. Modes are the approval modes monkey has:
-``default`` (ask before dangerous calls) and ``no-approval`` (``--no-approval``: rules and
-protected paths still apply). The client's ``fs/*`` and ``terminal/*`` methods are not used:
+name the sessions ``monkey sessions list`` shows. Modes are monkey's permission modes
+(:mod:`monkey.modes`: ``default``, ``accept-edits``, ``plan``, ``auto``; rules and protected
+paths apply in every one). The client's ``fs/*`` and ``terminal/*`` methods are not used:
 monkey's tools run locally, with checkpoints.
 """
 

@@ -5,7 +5,7 @@ manifest's ``name``) in:
 
 - the plugins shipped with monkey (``monkey/backends/plugin/examples/``: the OpenAI-compatible agent);
 - ``plugins/`` in the monkey home;
-- ``.monkey/backends/plugin/`` of the project, in a trusted folder only (a repository's plugin is a
+- ``.monkey/plugins/`` of the project, in a trusted folder only (a repository's plugin is a
   program someone else wrote: it runs only once the person trusts the folder).
 
 monkey's config adds, per plugin, ``[plugins.NAME]`` (``env``, ``config`` sent with
