@@ -24,6 +24,7 @@ from acp.schema import (
     InitializeResponse,
     ListSessionsResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
@@ -66,6 +67,8 @@ def editor_servers(servers: Any) -> dict[str, dict[str, Any]]:
         pairs = lambda items: {str(i.name): str(i.value) for i in items or []}  # noqa: E731
         if getattr(server, "command", None):
             found[name] = {"command": server.command, "args": list(server.args or []), "env": pairs(server.env)}
+        elif type(server).__name__ == "SseMcpServer":  # the old SSE transport: monkey speaks streamable HTTP
+            log(f"MCP server {name!r} from the editor uses the SSE transport, which monkey does not speak; left out")
         elif getattr(server, "url", None):
             found[name] = {"url": server.url, "headers": pairs(server.headers)}
         else:
@@ -103,6 +106,7 @@ class MonkeyAcpAgent:
             protocol_version=min(protocol_version, PROTOCOL_VERSION),
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=True, sse=False),
                 prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),

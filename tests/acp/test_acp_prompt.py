@@ -27,7 +27,24 @@ async def test_initialize_says_what_monkey_supports(monkey_home: Path, tmp_path:
     assert caps.prompt_capabilities.embedded_context is True
     assert caps.prompt_capabilities.image is False
     assert caps.session_capabilities.list is not None
+    assert caps.mcp_capabilities.http is True  # the editor's HTTP MCP servers are started
+    assert caps.mcp_capabilities.sse is False  # the old SSE transport is not spoken
     assert reply.agent_info.name == "monkey"
+
+
+def test_an_editors_sse_mcp_server_is_left_out_and_its_http_one_kept() -> None:
+    from acp.schema import NewSessionRequest
+
+    from monkey.acp.server import editor_servers
+
+    request = NewSessionRequest.model_validate({"cwd": "/w", "mcpServers": [
+        {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []},
+        {"type": "http", "name": "new", "url": "http://127.0.0.1:9/mcp",
+         "headers": [{"name": "X-Key", "value": "v"}]},
+        {"name": "local", "command": "server", "args": ["-q"], "env": []}]})
+    assert editor_servers(request.mcp_servers) == {
+        "new": {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "v"}},
+        "local": {"command": "server", "args": ["-q"], "env": {}}}
 
 
 async def test_prompt_streams_and_an_approved_write_is_checkpointed(
