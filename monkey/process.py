@@ -36,8 +36,8 @@ from typing import Any
 from monkey import children
 
 __all__ = [
-    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "run_supervised", "scrub_env", "signal_group",
-    "spawn", "spawns_go_to", "stop_group", "wait_exited",
+    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "holds_credential", "run_supervised", "scrub_env",
+    "secret_values", "signal_group", "spawn", "spawns_go_to", "stop_group", "wait_exited",
 ]
 
 _on_spawn: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar("monkey_on_spawn",
@@ -402,6 +402,18 @@ _URL_PASSWORD_ANYWHERE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@
 def _secret_value(value: str) -> bool:
     """Whether a value holds a credential whatever its variable is called."""
     return bool(_TOKEN_VALUE.search(value) or _PRIVATE_KEY.search(value) or _URL_PASSWORD_ANYWHERE.search(value))
+
+
+def holds_credential(text: str) -> bool:
+    """Whether ``text`` holds what looks like a credential whatever surrounds it: a token with a
+    provider's well-known prefix, a private-key block, a URL with a password."""
+    return _secret_value(text)
+
+
+def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
+    """The values :func:`scrub_env` would drop from ``env`` (``os.environ`` by default)."""
+    env = os.environ if env is None else env
+    return [v for k, v in env.items() if v and _is_secret(k, v)]
 
 
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:

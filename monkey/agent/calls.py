@@ -168,7 +168,7 @@ class CallPipeline:
         if call.error:
             return finish(False, call.error)
         ctx = ToolContext(workspace=self.workspace, call_id=call.id, emit=emit, shell=self.shell,
-                          read_denied=self.read_denied(),
+                          read_denied=self.read_denied(), net_named=self.policy.names_host,
                           emit_output=lambda stream, text: emit(
                               ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)))  # type: ignore[arg-type]
         try:

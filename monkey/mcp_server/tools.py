@@ -7,17 +7,19 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from monkey.tools.base import Tool
 
-__all__ = ["IDEMPOTENT", "OPEN_WORLD", "annotations", "definitions", "agent_definitions"]
+__all__ = ["ASKED_READS", "IDEMPOTENT", "OPEN_WORLD", "annotations", "definitions", "agent_definitions"]
 
 IDEMPOTENT = frozenset({"file_write", "file_delete"})
 """Changing tools whose second identical call changes nothing more (read-only tools all are)."""
-OPEN_WORLD = frozenset({"shell_execute"})
+OPEN_WORLD = frozenset({"shell_execute", "web_fetch"})
 """Tools that may reach beyond the workspace's files (a command may use the network)."""
+ASKED_READS = frozenset({"web_fetch"})
+"""Tools that change nothing but are asked for (they reach the network)."""
 
 
 def annotations(tool: Tool) -> dict[str, Any]:
     """The MCP hints of ``tool``, from its ``read_only`` and ``dangerous``."""
-    read_only = bool(tool.read_only and not tool.dangerous)
+    read_only = bool(tool.read_only and (not tool.dangerous or tool.name in ASKED_READS))
     return {
         "readOnlyHint": read_only,
         "destructiveHint": not read_only,

@@ -24,8 +24,10 @@ from monkey.permissions.rules import (
     EXIT_PLAN_MODE,
     FILE_TOOLS,
     SHELL_TOOL,
+    WEB_FETCH,
     Rule,
     RuleError,
+    fetch_host,
     grant_for,
     grant_prefixes,
     names_in_line,
@@ -216,6 +218,8 @@ class ApprovalPolicy:
             return decision
         if self.needs_person(tool, arguments, workspace) is not None:
             return _refuse(PLAN_REFUSAL) if self.mode == "plan" else None
+        if tool == WEB_FETCH:
+            return self._check_fetch(arguments)
         if self.mode == "plan":
             return _refuse(PLAN_REFUSAL)
         if tool in self.grants:
@@ -228,6 +232,23 @@ class ApprovalPolicy:
             if rule.matches(tool, arguments, for_deny=False, workspace=workspace):
                 return _approve("rule", f"allowed by rule {rule}")
         return None
+
+    def _check_fetch(self, arguments: dict[str, Any]) -> Decision | None:
+        """A page fetch: reads nothing of the workspace, so plan mode may ask for it; but it reaches the
+        network, which no mode opens by itself (``auto``'s sandbox has none): a grant for its host or an
+        allow rule lets it run, otherwise a person is asked."""
+        host = fetch_host(arguments)
+        grant = self.grants.get(f"{WEB_FETCH}\0domain\0{host}") if host and self.grants else None
+        if grant is not None:
+            return _approve("session", f"session grant: {grant}")
+        for rule in (*self.allow, *self.kept) if self.kept else self.allow:
+            if rule.matches(WEB_FETCH, arguments, for_deny=False):
+                return _approve("rule", f"allowed by rule {rule}")
+        return None
+
+    def names_host(self, host: str) -> bool:
+        """Whether an allow rule names ``host`` for ``web_fetch`` (only then may it reach a private address)."""
+        return any(rule.tool == WEB_FETCH and rule.names_host(host) for rule in (*self.allow, *self.kept))
 
     def _check_line(self, command: str, workspace: Path | None = None) -> Decision | None:
         """A shell line no deny rule covers: allowed only when every simple command in it is.

@@ -4,7 +4,8 @@
 Rules are strings: ``"file_edit"`` (every call of that tool), ``"file_write(docs/**)"``
 (a path glob for file tools, relative to the workspace; ``"file_write(/abs/project/src/**)"``, an
 absolute one, covers that folder of that workspace only), ``"shell_execute(git status)"`` (a command prefix,
-compared word by word), ``"task(explore)"`` (a sub-agent), ``"mcp__server__*"`` (MCP tools).
+compared word by word), ``"task(explore)"`` (a sub-agent), ``"mcp__server__*"`` (MCP tools),
+``"web_fetch(domain:docs.python.org)"`` (a host; ``domain:*.python.org`` also its subdomains).
 A command that needs shell syntax is never allowed by a rule or a grant for a prefix:
 ``git status; rm -rf x`` does not match ``git status``. It can only be approved by a
 person, for that exact line.
@@ -27,10 +28,11 @@ from monkey.tools.command_line import split_command
 from monkey.tools.errors import ToolError
 from monkey.tools.workspace import rule_paths
 
-__all__ = ["EXIT_PLAN_MODE", "FILE_TOOLS", "MCP_PREFIX", "Rule", "RuleError", "SHELL_TOOL", "grant_for",
-           "grant_prefixes", "names_in_line", "rules_for", "starts_with"]
+__all__ = ["EXIT_PLAN_MODE", "FILE_TOOLS", "MCP_PREFIX", "Rule", "RuleError", "SHELL_TOOL", "WEB_FETCH",
+           "fetch_host", "grant_for", "grant_prefixes", "names_in_line", "rules_for", "starts_with"]
 
 SHELL_TOOL = "shell_execute"
+WEB_FETCH = "web_fetch"
 EXIT_PLAN_MODE = "exit_plan_mode"
 """The tool a model in plan mode proposes its plan with (see :mod:`monkey.agent.plan_mode`)."""
 FILE_TOOLS = frozenset({"file_write", "file_edit", "file_delete"})
@@ -92,6 +94,16 @@ class Rule:
             words[0] = words[0].rsplit("/", 1)[1]
         return words
 
+    def names_host(self, host: str) -> bool:
+        """Whether a ``web_fetch(domain:HOST)`` rule covers ``host`` (``domain:*.example.com``: its
+        subdomains and itself); a rule without ``domain:`` names no host."""
+        if not self.pattern.lower().startswith("domain:") or not host:
+            return False
+        wanted = self.pattern[len("domain:"):].strip().rstrip(".").lower()
+        if wanted.startswith("*."):
+            return host == wanted[2:] or host.endswith(wanted[1:])
+        return host == wanted
+
     def matches(self, tool: str, arguments: dict[str, Any], *, for_deny: bool, workspace: Path | None = None) -> bool:
         """Whether the rule covers a call (for a shell line: a deny rule, any command inside it).
 
@@ -111,6 +123,8 @@ class Rule:
             return for_deny and names_in_line(parse_line(str(arguments.get("command", ""))), self.prefix())
         if tool == "task":  # a sub-agent's rule names the agent: task(explore), task(*)
             return _glob(str(arguments.get("agent") or "general"), self.pattern)
+        if tool == WEB_FETCH:
+            return self.names_host(fetch_host(arguments))
         path = str(arguments.get("path", "") or ".")
         if workspace is None:
             return _glob(path.removeprefix("./"), self.pattern)
@@ -195,6 +209,9 @@ def grant_for(tool: str, arguments: dict[str, Any]) -> tuple[str, str]:
             return f"{tool}\0line\0{command}", f"this exact command line only ({why})"
         shown = ", ".join(f"`{escape_controls(p)}`" for p in prefixes)
         return f"{tool}\0prefix\0" + "\n".join(prefixes), f"commands starting with {shown}"
+    if tool == WEB_FETCH:
+        host = fetch_host(arguments)
+        return f"{tool}\0domain\0{host}", f"fetching pages from {escape_controls(host) or 'this URL'}"
     return tool, f"every {tool} call inside the workspace"
 
 
@@ -224,6 +241,9 @@ def rules_for(tool: str, arguments: dict[str, Any], workspace: Path | None = Non
     path outside it); the tool itself otherwise."""
     if tool == SHELL_TOOL:
         return [f"{tool}({prefix})" for prefix in _line_prefixes(str(arguments.get("command", "")))]
+    if tool == WEB_FETCH:
+        host = fetch_host(arguments)
+        return [f"{tool}(domain:{host})"] if host and re.fullmatch(r"[a-z0-9.:-]+", host) else []
     if tool in FILE_TOOLS:
         if workspace is None:
             return []
@@ -233,6 +253,16 @@ def rules_for(tool: str, arguments: dict[str, Any], workspace: Path | None = Non
         folder = _root(workspace) / canonical.rpartition("/")[0] if "/" in canonical else _root(workspace)
         return [f"{tool}({_escape_glob(str(folder))}/**)"]
     return [tool]
+
+
+def fetch_host(arguments: dict[str, Any]) -> str:
+    """The host a ``web_fetch`` call's URL names, lower case (``""`` for none)."""
+    from urllib.parse import urlsplit
+
+    try:
+        return (urlsplit(str(arguments.get("url", "")).strip()).hostname or "").rstrip(".").lower()
+    except ValueError:
+        return ""
 
 
 def grant_prefixes(key: str, tool: str) -> list[list[str]]:

@@ -82,6 +82,9 @@ class ToolContext:
     (None: no rule forbids reading anything)."""
     emit: Callable[[Any], None] | None = None
     """Hands an event to the loop's stream (the ``task`` tool passes its sub-agent's events on)."""
+    net_named: Callable[[str], bool] | None = None
+    """Whether an allow rule names a host (``web_fetch(domain:localhost)``): only then may ``web_fetch``
+    reach a private or loopback address there (None: no rule names any)."""
     line: ShellLine | None = None
     """The shell line the permission engine decided on (set by the call pipeline): ``shell_execute``
     runs its argv, or its text through a shell, and never reads the command again."""

@@ -9,6 +9,7 @@ from monkey.tools.base import Tool, ToolError
 from monkey.tools.files import FileDelete, FileEdit, FileRead, FileWrite, ListDirectory
 from monkey.tools.search import GlobSearch, GrepSearch
 from monkey.tools.shell import ShellExecute
+from monkey.tools.web_fetch import WebFetch
 
 __all__ = ["ToolRegistry", "default_tools"]
 
@@ -24,6 +25,7 @@ def default_tools() -> list[Tool]:
         ListDirectory(),
         GlobSearch(),
         GrepSearch(),
+        WebFetch(),
     ]
 
 

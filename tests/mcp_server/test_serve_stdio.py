@@ -16,7 +16,7 @@ from tests.conftest import monkey_env, run_monkey
 from tests.mcp_server.client import stdio_session, text
 
 TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "list_directory",
-         "glob_search", "grep_search", "agent", "agent_reply"]
+         "glob_search", "grep_search", "web_fetch", "agent", "agent_reply"]
 
 
 async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path, monkey_home: Path) -> None:
@@ -30,6 +30,8 @@ async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path,
     assert (read.read_only_hint, read.destructive_hint, read.idempotent_hint, read.open_world_hint) == (True, False, True, False)
     assert (write.read_only_hint, write.destructive_hint, write.idempotent_hint) == (False, True, True)
     assert (shell.read_only_hint, shell.destructive_hint, shell.idempotent_hint, shell.open_world_hint) == (False, True, False, True)
+    fetch = by["web_fetch"].annotations  # changes nothing, but reaches the network
+    assert (fetch.read_only_hint, fetch.destructive_hint, fetch.idempotent_hint, fetch.open_world_hint) == (True, False, True, True)
 
 
 async def test_every_tool_runs_and_changes_are_recorded_and_undoable(workspace: Path, monkey_home: Path) -> None:

@@ -27,6 +27,7 @@ ORDER = [
     "list_directory",
     "glob_search",
     "grep_search",
+    "web_fetch",
 ]
 
 
@@ -38,7 +39,7 @@ def test_default_tools_in_order() -> None:
 def test_lookup() -> None:
     registry = ToolRegistry()
     assert registry.get("file_read").name == "file_read"
-    assert registry.find("nope") is None and "grep_search" in registry and len(registry) == 8
+    assert registry.find("nope") is None and "grep_search" in registry and len(registry) == 9
     with pytest.raises(ToolError, match="unknown tool nope; available: file_read, file_write"):
         registry.get("nope")
     with pytest.raises(ValueError, match="two tools"):
@@ -51,6 +52,7 @@ def test_safety_flags() -> None:
         assert flags[name] == (True, False), name
     for name in ("file_read", "list_directory", "glob_search", "grep_search"):
         assert flags[name] == (False, True), name
+    assert flags["web_fetch"] == (True, True)  # asked (the network), but changes nothing: runs beside reads
 
 
 def test_descriptions_are_packaged_and_short() -> None:
