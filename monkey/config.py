@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import msgspec
 
@@ -153,6 +153,24 @@ class UIConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Say it in the terminal's title too (``monkey · approval needed · proj``)."""
     long_turn: float = 10.0
     """Seconds: a turn at least this long rings when it ends."""
+
+
+class NotifyConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """``[notify]``: notifications off the terminal when an approval waits or a long turn ends
+    (see :mod:`monkey.notify`)."""
+
+    terminal: Literal["auto", "osc9", "osc777", "off"] = "auto"
+    """The terminal's own notification: ``auto`` where the terminal is known to show one."""
+    desktop: Literal["auto", "on", "off"] = "auto"
+    """``notify-send``: ``auto`` where no terminal notification is known and a display is there."""
+    url: str = ""
+    """A webhook (an ntfy topic URL, or an endpoint taking JSON); empty: none. Your own config only."""
+    format: Literal["ntfy", "json"] = "ntfy"
+    """How the webhook is sent: ntfy's (the line as the body, a ``Title`` header) or one JSON object."""
+    headers: dict[str, str] = {}
+    """Headers of the webhook request (``Authorization`` for a protected topic). Your own config only."""
+    on: list[Literal["approval", "turn_done"]] = msgspec.field(default_factory=lambda: ["approval", "turn_done"])
+    """What notifies: an approval waiting, a long turn ending (``[ui] long_turn`` says how long)."""
 
 
 class WorkflowConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -318,6 +336,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     claude_code: ClaudeCodeConfig = msgspec.field(default_factory=ClaudeCodeConfig)
     codex: CodexConfig = msgspec.field(default_factory=CodexConfig)
     ui: UIConfig = msgspec.field(default_factory=UIConfig)
+    notify: NotifyConfig = msgspec.field(default_factory=NotifyConfig)
     workflow: WorkflowConfig = msgspec.field(default_factory=WorkflowConfig)
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
@@ -413,10 +432,11 @@ SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
 USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"), "logging": ("file", "max_bytes", "backups", "handlers"),
                   "anthropic": ("base_url", "api_key_env", "api_key"), "openai": ("base_url", "api_key_env"),
                   "claude_code": ("executable", "env", "extra_args", "mcp_config"),
-                  "codex": ("executable", "env", "extra_args"), "workflow": ("verify",)}
+                  "codex": ("executable", "env", "extra_args"), "workflow": ("verify",),
+                  "notify": ("url", "headers")}
 """What only the user's own file may set, trusted folder or not: a repository never loosens
 the sandbox its own commands run in, never chooses where a credential goes (an endpoint, the
-variable a key is read from, a program's environment) nor which program runs (an agent CLI and
+variable a key is read from, a program's environment, where notifications go) nor which program runs (an agent CLI and
 its arguments, a verify command)."""
 USER_ONLY_SECTIONS = ("hooks", "plugins", "agents")
 """Whole tables only the user's own file sets: hooks' commands, plugins' and aliases' settings

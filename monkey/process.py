@@ -385,7 +385,7 @@ def _random_looking(value: str) -> bool:
 
 
 _TOKEN_VALUE = re.compile(
-    r"(?:^|[\s=:,;\"'])(?:"
+    r"(?:^|[^A-Za-z0-9_-])(?:"
     r"sk-ant-[A-Za-z0-9_-]{16,}|sk-(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}|"  # Anthropic, OpenAI
     r"gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,}|glpat-[A-Za-z0-9_-]{20,}|"  # GitHub, GitLab
     r"xox[abpors]-[A-Za-z0-9-]{10,}|"  # Slack

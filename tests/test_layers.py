@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     "monkey.modes": 0,  # the permission modes' names (config checks them)
     "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path
+    "monkey.notify": 0,  # notifications off the terminal: OSC 9/777, notify-send, a webhook
     "monkey.prompts": 0,  # the system, compaction, plan-mode and /init prompts (text only)
     # parts the loop uses
     "monkey.tools": 1,

@@ -104,12 +104,19 @@ class MonkeyApp(Stopping, App[int]):
         """Quit after the first task's turn (``--task --tui`` scripts)."""
         from monkey.ui.attention import Attention
 
+        config = getattr(pending, "config", None)
         if ui is None:
-            config = getattr(pending, "config", None)
             ui = config.ui if config is not None else UIConfig()
         self._terminal_write = terminal_write
+        notify = getattr(config, "notify", None)
+        notifier = None
+        if notify is not None:
+            from monkey.notify import Notifier
+
+            notifier = Notifier(notify, write=self.write_to_terminal)
         self.attention = Attention(self.write_to_terminal, place=self.workspace.name, bell=ui.bell,
-                                   title=ui.title, long_turn=ui.long_turn)
+                                   title=ui.title, long_turn=ui.long_turn, notifier=notifier,
+                                   session=lambda: str(getattr(self.agent, "session_id", "") or ""))
         """Bell and terminal title when an approval waits or a long turn ends (``[ui]``)."""
         self.scrollback: list[Event] | None = [] if inline else None
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""

@@ -103,7 +103,7 @@ class ApprovalQueue:
                           waiting=self._waiting())
             self.shown = (message, screen)
             self.app.push_screen(screen, lambda decision, message=message: self._answered(message, decision))
-            self.app.attention.approval_waiting()
+            self.app.attention.approval_waiting(message.request.tool, message.request.arguments)
             return
 
     def _answered(self, message: ApprovalNeeded, decision: Decision | None) -> None:

@@ -5,7 +5,8 @@ when an approval waits for them, and when a long turn is over. The title says it
 (``monkey · approval needed · proj``) in the terminal's tab and window list, and goes
 back to ``monkey · proj`` once the person is back (they typed or answered). The title
 the terminal had before is saved on the first change (XTWINOPS push) and given back
-when the app closes (pop). ``[ui] bell``, ``[ui] title`` and ``[ui] long_turn`` set it.
+when the app closes (pop). ``[ui] bell``, ``[ui] title`` and ``[ui] long_turn`` set it. The same
+moments go out as notifications off the terminal (:mod:`monkey.notify`, ``[notify]``).
 """
 
 from __future__ import annotations
@@ -13,7 +14,12 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from typing import TYPE_CHECKING, Any
+
 from monkey.safe_text import escape_controls
+
+if TYPE_CHECKING:
+    from monkey.notify import Notifier
 
 __all__ = ["Attention"]
 
@@ -32,8 +38,12 @@ class Attention:
     """Rings and retitles through ``write`` (the app's terminal), as the settings allow."""
 
     def __init__(self, write: Callable[[str], None], *, place: str, bell: bool = True, title: bool = True,
-                 long_turn: float = 10.0, clock: Callable[[], float] = time.monotonic) -> None:
+                 long_turn: float = 10.0, clock: Callable[[], float] = time.monotonic,
+                 notifier: Notifier | None = None, session: Callable[[], str] = lambda: "") -> None:
         self.write = write
+        self.notifier = notifier
+        """Notifications off the terminal for the same moments (None: none)."""
+        self.session = session
         self.place = place
         """What the title names (the workspace folder's name)."""
         self.bell = bell
@@ -65,10 +75,18 @@ class Attention:
         self._turn_started = self.clock()
         self._set("working")
 
-    def approval_waiting(self) -> None:
+    def approval_waiting(self, tool: str = "", arguments: dict[str, Any] | None = None) -> None:
         """An approval dialog opened: nothing goes on until the person answers."""
         self._ring()
         self._set("approval needed")
+        if self.notifier is not None and tool:
+            from monkey.notify import Notice, question_line
+
+            self.notifier.send(Notice("approval", self._title("approval needed"), question_line(tool, arguments or {}),
+                                      session=self.session(), workspace=self.place))
+
+    def _title(self, state: str) -> str:
+        return " · ".join(part for part in ("monkey", state, self.place) if part)
 
     def answered(self) -> None:
         """The person answered the dialog."""
@@ -77,9 +95,16 @@ class Attention:
     def turn_ended(self, reason: str) -> None:
         """The turn ended: a long one calls the person back; the title says how it ended."""
         started, self._turn_started = self._turn_started, None
-        long = started is not None and self.clock() - started >= self.long_turn
+        took = self.clock() - started if started is not None else 0.0
+        long = started is not None and took >= self.long_turn
         if long:
             self._ring()
+            if self.notifier is not None:
+                from monkey.notify import Notice
+
+                said = "done" if reason == "completed" else f"stopped: {reason}"
+                self.notifier.send(Notice("turn_done", self._title(said), f"the turn took {took:.0f} s",
+                                          session=self.session(), workspace=self.place))
         if reason == "completed":
             self._set("done" if long else "")
         elif reason == "cancelled":
