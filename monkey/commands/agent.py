@@ -126,6 +126,8 @@ def run_agent_command(args: argparse.Namespace) -> int:
         return _fail(exc.message, 2 if exc.kind == "invalid_request" else 1)
     for notice in setup.notices:
         sys.stderr.write(f"monkey: {notice}\n")
+    if not use_app and hasattr(approver, "notify_with"):  # a line front end asking on its terminal
+        approver.notify_with(setup.config.notify, setup.workspace.name)
     resume = request.resume
     if resume == "":
         from monkey.store import StoreError

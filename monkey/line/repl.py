@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import signal
 import sys
+import time
 from typing import TYPE_CHECKING
 
 from monkey.permissions.requests import ApprovalRequest, Decision, stopped_by_user
@@ -16,6 +17,8 @@ from monkey.line.stop_signals import StopSignals
 from monkey.line.terminal import Terminal
 
 if TYPE_CHECKING:
+    from monkey.config import NotifyConfig
+    from monkey.notify import Notifier
     from monkey.session.setup import Setup
 
 __all__ = ["InlineApprover", "run_repl", "HELP"]
@@ -34,6 +37,16 @@ class InlineApprover:
         self._lock = asyncio.Lock()
         self.terminal = terminal
         """Where questions are asked."""
+        self.notifier: Notifier | None = None
+        """Notifications off the terminal when a question waits (``[notify]``; None: none)."""
+        self.place = ""
+
+    def notify_with(self, config: NotifyConfig, place: str) -> None:
+        """Notify as ``config`` says (the terminal's own notification goes to this terminal)."""
+        from monkey.notify import Notifier
+
+        self.notifier = Notifier(config, write=self.terminal.write)
+        self.place = place
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Show the request and wait for the person's answer."""
@@ -49,6 +62,11 @@ class InlineApprover:
             decided = request.decided_now()
             if decided is not None:  # a grant given while it waited covers it: the engine decided
                 return decided
+            if self.notifier is not None:
+                from monkey.notify import Notice, question_line
+
+                self.notifier.send(Notice("approval", f"monkey · approval needed · {self.place}",
+                                          question_line(request.tool, request.arguments), workspace=self.place))
             lines = ["", term.style(f"? {request.tool} needs approval", "1;33")]
             if request.asker:  # a sub-agent's call
                 lines.append(term.style(f"  asked by {escape_controls(request.asker, keep_newlines=False)}", "2"))
@@ -163,12 +181,20 @@ async def _run_turn(state: ReplState, text: str, workflow: str = "") -> None:
             sys.stderr.write("\n(cancelling)\n")
 
     loop.add_signal_handler(signal.SIGINT, on_sigint)
+    started = time.monotonic()
     try:
         # each event stored, then shown
         await (state.session.run_workflow(workflow, text) if workflow else state.session.send(text))
     finally:  # between turns a stray Ctrl-C (before the prompt reads keys) is ignored, not fatal
         loop.add_signal_handler(signal.SIGINT, _between_turns)
     state.sink.close()
+    approver = agent.approver
+    took = time.monotonic() - started
+    if isinstance(approver, InlineApprover) and approver.notifier is not None and took >= state.long_turn:
+        from monkey.notify import Notice
+
+        approver.notifier.send(Notice("turn_done", f"monkey · done · {approver.place}", f"the turn took {took:.0f} s",
+                                      session=agent.session_id, workspace=approver.place))
 
 
 def _between_turns() -> None:
@@ -180,7 +206,7 @@ async def _repl(setup: Setup, resume: str | None) -> int:
     from monkey.store import StoreError
 
     sink = EventEcho(sys.stdout, lambda out: TextSink(out, color=sys.stdout.isatty()))
-    state = ReplState(setup.session(show=sink, tell=tell), sink)
+    state = ReplState(setup.session(show=sink, tell=tell), sink, long_turn=setup.config.ui.long_turn)
     agent = state.agent
     state.turn = lambda text, workflow="": _run_turn(state, text, workflow)  # /init's turn runs as a typed one
     try:

@@ -131,6 +131,8 @@ class ReplState:
     sink: EventEcho
     turn: Callable[[str, str], Awaitable[None]] | None = None
     """Runs a turn as a typed message does (Ctrl-C cancelling it), or a workflow on it; set by the REPL."""
+    long_turn: float = 10.0
+    """Seconds: a turn at least this long notifies when it ends (``[ui] long_turn``)."""
 
     async def run_turn(self, text: str, workflow: str = "") -> None:
         """Run ``text`` as a turn (or ``workflow`` on it), the way the REPL runs what the person types."""

@@ -153,3 +153,25 @@ def test_two_sub_agents_asking_at_once_are_asked_in_turn(workspace: Path, monkey
     assert "both written" in term.before
     assert "needs approval" not in term.before, "asked once only"
     assert (workspace / "a.txt").read_text() == (workspace / "b.txt").read_text() == "x\n"
+
+
+def test_a_plain_session_notifies_on_its_terminal_when_a_question_waits_and_a_long_turn_ends(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    """``[notify] terminal = "osc9"``: the question and the turn's end reach the terminal as OSC 9."""
+    (monkey_home / "config.toml").write_text('[ui]\nlong_turn = 0\n[notify]\nterminal = "osc9"\n')
+    script = write_script(tmp_path / "s.json", [
+        {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "SECRET\n"}}]},
+        {"text": "Written."},
+    ])
+    child = spawn_repl(workspace, monkey_home, script)
+    child.expect_exact("Type a task")
+    child.sendline("write a.txt")
+    child.expect_exact("\x1b]9;monkey · approval needed · proj: file_write: a.txt\x07")
+    child.expect_exact("allow? [y/a/f/n]")
+    child.sendline("y")
+    child.expect_exact("Written.")
+    child.expect_exact("\x1b]9;monkey · done · proj: the turn took ")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
