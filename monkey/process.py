@@ -36,7 +36,8 @@ from typing import Any
 from monkey import children
 
 __all__ = [
-    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "run_supervised", "scrub_env", "signal_group",
+    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "is_secret", "redact", "run_supervised", "scrub_env",
+    "secret_values", "signal_group",
     "spawn", "spawns_go_to", "stop_group", "wait_exited",
 ]
 
@@ -423,6 +424,49 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
         A new dictionary.
     """
     return {k: v for k, v in env.items() if not _is_secret(k, v)}
+
+
+REDACTED = "[redacted]"
+_PLAIN = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://[^\s@]*|[0-9.]+|true|false|yes|no|on|off|none)$", re.IGNORECASE)
+
+
+def is_secret(name: str, value: str) -> bool:
+    """Whether :func:`scrub_env` would drop ``name=value`` (a credential by its name or its value)."""
+    return _is_secret(name, value)
+
+
+def secret_values(env: Mapping[str, str]) -> frozenset[str]:
+    """The values :func:`scrub_env` would drop from ``env`` that are worth looking for in text: 8
+    characters or more, and not a path, a plain URL, a number or a switch (``MONKEY_HOME=/home/x``,
+    ``OTEL_EXPORTER_OTLP_ENDPOINT=http://...`` are kept by :func:`redact`; a key, a token or a header is not)."""
+    return frozenset(v for k, v in env.items() if len(v) >= 8 and not v.startswith(("/", "~", "."))
+                     and not _PLAIN.match(v) and _is_secret(k, v))
+
+
+def _cut(match: re.Match[str]) -> str:
+    text = match.group(0)
+    lead = text[0] if text[0] in " \t\n\r=:,;\"'" else ""
+    return lead + REDACTED
+
+
+def redact(text: str, secrets: frozenset[str] = frozenset()) -> str:
+    """``text`` with what the children's scrubbing treats as a credential replaced by ``[redacted]``: the
+    values of ``secrets`` (see :func:`secret_values`) wherever they appear, tokens with a provider's prefix,
+    private-key blocks and the password of a URL. For text that leaves monkey (telemetry)."""
+    for value in secrets:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    if _TOKEN_VALUE.search(text):
+        text = _TOKEN_VALUE.sub(_cut, text)
+    if _PRIVATE_KEY.search(text):
+        text = _KEY_BLOCK.sub(REDACTED, text)
+    if _URL_PASSWORD_ANYWHERE.search(text):
+        text = _URL_PASSWORD_ANYWHERE.sub(lambda m: m.group(0)[:m.group(0).index("://") + 3] + REDACTED + "@", text)
+    return text
+
+
+_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
+                        r"( BLOCK)?-----|\Z)", re.DOTALL)
 
 
 def _blank(start: int, end: int, secret: Callable[[bytes, bytes], bool]) -> list[str]:
