@@ -175,6 +175,15 @@ class Hanging:
     def endpoint(self) -> str:
         return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
 
+    def contacted(self, within: float = 30.0) -> bool:
+        """Whether a connection came (one queued by the kernel is taken within a fraction of a second)."""
+        import time
+
+        deadline = time.monotonic() + within
+        while not self.held and time.monotonic() < deadline:
+            time.sleep(0.05)
+        return bool(self.held)
+
     def _accept(self) -> None:
         self.sock.settimeout(0.2)
         while not self.stop.is_set():
