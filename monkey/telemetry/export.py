@@ -23,6 +23,7 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from opentelemetry._logs import SeverityNumber
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
@@ -142,8 +143,6 @@ class Exporting:
 
     def log(self, name: str, attributes: dict[str, Any], ts: float) -> None:
         """Queue the log event ``name`` (the batch processor's thread exports it)."""
-        from opentelemetry._logs import SeverityNumber
-
         self.logger.emit(event_name=name, body=name, attributes={"event.name": name, **attributes},
                          timestamp=int(ts * 1e9), severity_number=SeverityNumber.INFO, severity_text="INFO")
 

@@ -211,3 +211,19 @@ def closed_port() -> str:
         sock.bind(("127.0.0.1", 0))
         port = sock.getsockname()[1]
     return f"http://127.0.0.1:{port}"
+
+
+def main() -> None:
+    """``python -m tests.fakes.otlp_receiver``: serve until stdin closes; the first line printed is the
+    endpoint, the last what was received (``{"points": N, "logs": N}``)."""
+    import json
+    import sys
+
+    with Receiver() as receiver:
+        print(receiver.endpoint, flush=True)
+        sys.stdin.read()
+        print(json.dumps({"points": len(receiver.received.points), "logs": len(receiver.received.logs)}), flush=True)
+
+
+if __name__ == "__main__":
+    main()
