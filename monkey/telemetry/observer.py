@@ -21,7 +21,7 @@ import monkey
 from monkey import events as ev
 from monkey.process import REDACTED, is_secret, redact, secret_values
 
-__all__ = ["Observer", "Sink"]
+__all__ = ["API_KINDS", "Observer", "Sink", "changed_lines", "workspace_hash"]
 
 
 class Sink(Protocol):
@@ -52,7 +52,7 @@ def changed_lines(diff: str) -> tuple[int, int]:
     return added, removed
 
 
-_API_KINDS = frozenset({"authentication", "permission", "rate_limit", "quota_exceeded", "overloaded", "server_error",
+API_KINDS = frozenset({"authentication", "permission", "rate_limit", "quota_exceeded", "overloaded", "server_error",
                         "model_not_found", "invalid_request", "context_too_long", "network", "invalid_response"})
 """Error kinds that come from a model call (see monkey.backends.errors)."""
 _DECISIONS = {"user": "person", "session": "person", "rule": "rule", "policy": "mode"}
@@ -174,7 +174,7 @@ class Observer:
         }, event.ts)
 
     def _error(self, event: ev.Error) -> None:
-        if event.kind not in _API_KINDS:
+        if event.kind not in API_KINDS:
             return
         sid = event.session_id
         self.exporting.log("monkey.api_error", {  # type: ignore[union-attr]
