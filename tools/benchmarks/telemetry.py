@@ -11,6 +11,7 @@ iteration, median of the rounds, on against off. Target: at most 1.1x.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -32,16 +33,16 @@ ROUNDS = 7
 """Rounds measured each way, taken alternately."""
 
 
-def _steps(turns: int) -> list[dict]:
+def _steps(turns: int, iterations: int) -> list[dict]:
     steps: list[dict] = []
     for _ in range(turns):
         steps += [{"tool_calls": [{"name": "file_read", "arguments": {"path": f"f{i % 7}.txt", "offset": i + 1}}]}
-                  for i in range(ITERATIONS)]
+                  for i in range(iterations)]
         steps.append({"text": "read them all"})
     return steps
 
 
-async def _session(workspace: Path, script: Path, on: bool) -> Any:
+async def _session(workspace: Path, script: Path, on: bool, iterations: int) -> Any:
     from monkey.permissions.requests import HeadlessApprover
     from monkey.session.setup import SessionRequest, build_agent
 
@@ -50,7 +51,7 @@ async def _session(workspace: Path, script: Path, on: bool) -> Any:
     else:
         os.environ.pop("MONKEY_ENABLE_TELEMETRY", None)
     setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
-                                       no_approval=True, max_iterations=ITERATIONS + 2), HeadlessApprover())
+                                       no_approval=True, max_iterations=iterations + 2), HeadlessApprover())
     session = setup.session(show=lambda event: None, tell=lambda text, level: None)
     if (session.telemetry is not None) != on or (on and session.telemetry.observer.exporting is None):
         raise RuntimeError("the telemetry is not what the benchmark asked for (is the otel extra installed?)")
@@ -58,9 +59,9 @@ async def _session(workspace: Path, script: Path, on: bool) -> Any:
     return session
 
 
-async def _rounds(workspace: Path, script: Path) -> tuple[list[float], list[float]]:
-    off = await _session(workspace, script, on=False)
-    on = await _session(workspace, script, on=True)
+async def _rounds(workspace: Path, script: Path, rounds: int, iterations: int) -> tuple[list[float], list[float]]:
+    off = await _session(workspace, script, on=False, iterations=iterations)
+    on = await _session(workspace, script, on=True, iterations=iterations)
     exporting = on.telemetry.observer.exporting
 
     async def round_of(session: Any) -> float:
@@ -76,7 +77,7 @@ async def _rounds(workspace: Path, script: Path) -> tuple[list[float], list[floa
         await round_of(on)  # warm caches, the SDK's and the HTTP connection's included
         await round_of(off)
         ons, offs = [], []
-        for _ in range(ROUNDS):
+        for _ in range(rounds):
             ons.append(await round_of(on))
             offs.append(await round_of(off))
         return ons, offs
@@ -85,8 +86,14 @@ async def _rounds(workspace: Path, script: Path) -> tuple[list[float], list[floa
         await on.close()
 
 
-def bench_telemetry() -> list[dict]:
+def bench_telemetry(argv: list[str] | None = None) -> list[dict]:
     """CPU per iteration, telemetry on (exporting to a receiver) against off."""
+    parser = argparse.ArgumentParser(prog="bench.py telemetry")
+    parser.add_argument("--rounds", type=int, default=ROUNDS, help=f"rounds each way (default {ROUNDS})")
+    parser.add_argument("--iterations", type=int, default=ITERATIONS, help=f"calls in a turn (default {ITERATIONS})")
+    args = parser.parse_args(argv or [])
+    if args.rounds < 1 or args.iterations < 1:
+        parser.error("--rounds and --iterations must be >= 1")
     saved = {k: os.environ.get(k) for k in ("MONKEY_HOME", "MONKEY_ENABLE_TELEMETRY", "OTEL_EXPORTER_OTLP_ENDPOINT")}
     receiver = subprocess.Popen([sys.executable, "-m", "tests.fakes.otlp_receiver"], cwd=ROOT, text=True,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
@@ -102,8 +109,8 @@ def bench_telemetry() -> list[dict]:
             for i in range(7):
                 (ws / f"f{i}.txt").write_text(f"line {i}\n" * 200)
             script = root / "script.json"
-            script.write_text(json.dumps({"turns": _steps(TURNS * (ROUNDS + 1))}))
-            ons, offs = asyncio.run(_rounds(ws, script))
+            script.write_text(json.dumps({"turns": _steps(TURNS * (args.rounds + 1), args.iterations)}))
+            ons, offs = asyncio.run(_rounds(ws, script, args.rounds, args.iterations))
     finally:
         receiver.stdin.close()
         got = json.loads(receiver.stdout.readlines()[-1])
@@ -113,7 +120,7 @@ def bench_telemetry() -> list[dict]:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-    per = TURNS * ITERATIONS
+    per = TURNS * args.iterations
     on, off = median(ons) / per * 1000, median(offs) / per * 1000
     return [figure(
         "telemetry_loop_per_iteration",
@@ -125,7 +132,7 @@ def bench_telemetry() -> list[dict]:
         target="<= 1.1x",
         ok=on / off <= 1.1,
         iterations=per,
-        rounds=ROUNDS,
+        rounds=args.rounds,
         received_points=got["points"],
         received_logs=got["logs"],
     )]
