@@ -79,7 +79,7 @@ def watch(env: Mapping[str, str] | None = None) -> Watch | None:
     try:
         from monkey.telemetry.export import acquire
     except ImportError as exc:  # the otel extra is not installed
-        return Watch(Observer(None, env), [f"telemetry is off: the OpenTelemetry SDK is not installed "
-                                           f"(pip install 'monkey-agent[otel]'): {exc}"])
+        said = f"telemetry is off: the OpenTelemetry SDK is not installed (pip install 'monkey-agent[otel]'): {exc}"
+        return Watch(Observer(None, env), [said])
     exporting, problems = acquire(env, SHUTDOWN_SECONDS)
     return Watch(Observer(exporting, env), problems)

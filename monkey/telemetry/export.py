@@ -25,9 +25,15 @@ from typing import Any
 
 from opentelemetry._logs import SeverityNumber
 from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import BatchLogRecordProcessor, ConsoleLogRecordExporter
+from opentelemetry.sdk._logs.export import (
+    BatchLogRecordProcessor,
+    ConsoleLogRecordExporter,
+)
 from opentelemetry.sdk.metrics import MeterProvider
-from opentelemetry.sdk.metrics.export import ConsoleMetricExporter, PeriodicExportingMetricReader
+from opentelemetry.sdk.metrics.export import (
+    ConsoleMetricExporter,
+    PeriodicExportingMetricReader,
+)
 from opentelemetry.sdk.resources import Resource
 
 import monkey
@@ -90,13 +96,17 @@ def _metric_exporter(kind: str, env: Mapping[str, str], problems: list[str]) -> 
         return ConsoleMetricExporter(out=sys.stderr)
     if _protocol(env, "metrics", problems) == "grpc":
         try:
-            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import OTLPMetricExporter
+            from opentelemetry.exporter.otlp.proto.grpc.metric_exporter import (
+                OTLPMetricExporter,
+            )
         except ImportError:
             problems.append("telemetry: grpc needs opentelemetry-exporter-otlp-proto-grpc (the otel extra); "
                             "metrics are not exported")
             return None
         return OTLPMetricExporter()
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter as HttpMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+        OTLPMetricExporter as HttpMetricExporter,
+    )
 
     return HttpMetricExporter()
 
@@ -106,13 +116,17 @@ def _log_exporter(kind: str, env: Mapping[str, str], problems: list[str]) -> Any
         return ConsoleLogRecordExporter(out=sys.stderr)
     if _protocol(env, "logs", problems) == "grpc":
         try:
-            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import OTLPLogExporter
+            from opentelemetry.exporter.otlp.proto.grpc._log_exporter import (
+                OTLPLogExporter,
+            )
         except ImportError:
             problems.append("telemetry: grpc needs opentelemetry-exporter-otlp-proto-grpc (the otel extra); "
                             "events are not exported")
             return None
         return OTLPLogExporter()
-    from opentelemetry.exporter.otlp.proto.http._log_exporter import OTLPLogExporter as HttpLogExporter
+    from opentelemetry.exporter.otlp.proto.http._log_exporter import (
+        OTLPLogExporter as HttpLogExporter,
+    )
 
     return HttpLogExporter()
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 import monkey
@@ -75,7 +75,7 @@ class Observer:
         self._turn_started: dict[str, float] = {}
         self._waited = 0.0
         self._arguments: dict[str, dict[str, Any]] = {}
-        self._handlers = {
+        self._handlers: dict[str, Callable[[Any], None]] = {
             "session_started": self._session_started, "subagent_started": self._subagent_started,
             "backend_changed": self._backend_changed, "turn_started": self._turn_start,
             "turn_completed": self._turn_completed, "usage": self._usage, "error": self._error,

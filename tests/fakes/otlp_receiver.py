@@ -13,7 +13,7 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 
 def _value(any_value: Any) -> Any:
@@ -72,11 +72,15 @@ class Receiver:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802 - http.server's name
+            def do_POST(self) -> None:
                 from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import (
-                    ExportLogsServiceRequest, ExportLogsServiceResponse)
+                    ExportLogsServiceRequest,
+                    ExportLogsServiceResponse,
+                )
                 from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
-                    ExportMetricsServiceRequest, ExportMetricsServiceResponse)
+                    ExportMetricsServiceRequest,
+                    ExportMetricsServiceResponse,
+                )
 
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
                 encoding = self.headers.get("Content-Encoding", "")
@@ -151,7 +155,7 @@ class Receiver:
                 last[tuple(sorted((k, str(v)) for k, v in point.attributes.items()))] = point.value
         return sum(last.values())
 
-    def __enter__(self) -> Receiver:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 
@@ -193,7 +197,7 @@ class Hanging:
                 continue
             self.held.append(conn)  # read nothing, answer nothing
 
-    def __enter__(self) -> Hanging:
+    def __enter__(self) -> Self:
         self.thread.start()
         return self
 

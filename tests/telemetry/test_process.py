@@ -34,7 +34,7 @@ print(json.dumps({"code": code, "otel": sorted(m for m in sys.modules if m.start
 
 def _run(args: list[str], home: Path, timeout: float = LONG, **env: str) -> tuple[subprocess.CompletedProcess[str],
                                                                                    dict]:
-    proc = subprocess.run([sys.executable, "-c", _MODULES, *args], capture_output=True, text=True, timeout=timeout,
+    proc = subprocess.run([sys.executable, "-c", _MODULES, *args], capture_output=True, text=True, timeout=timeout, check=False,
                           env=monkey_env(home, **env), stdin=subprocess.DEVNULL)
     last = proc.stderr.strip().splitlines()[-1]
     return proc, json.loads(last)
