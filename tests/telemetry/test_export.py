@@ -134,3 +134,15 @@ def test_an_api_error_is_an_event(otel_env: Receiver, workspace: Path, monkey_ho
     assert error.attributes["kind"] == "authentication" and error.attributes["fatal"] is True
     assert error.attributes["error"].startswith("the server broke (key [redacted]")
     assert error.attributes["model"] == "scripted"
+
+
+def test_http_json_is_said_once_and_sent_as_protobuf(otel_env: Receiver, workspace: Path, monkey_home: Path,
+                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
+    monkeypatch.setenv("OTEL_METRICS_EXPORTER", "otlp,prometheus")
+    run_task(workspace, monkey_home, tmp_path, [{"text": "done"}])
+    err = capsys.readouterr().err
+    assert err.count("no stable http/json exporter") == 2  # metrics and events, each said once
+    assert "OTEL_METRICS_EXPORTER='otlp,prometheus': only otlp, console and none are known" in err
+    assert otel_env.total("monkey.session.count") == 1 and otel_env.logs("monkey.api_request")
