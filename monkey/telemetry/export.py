@@ -7,7 +7,7 @@ what it reads itself (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT`
 this module reads the protocol (``OTEL_EXPORTER_OTLP_PROTOCOL`` and the per-signal ones) and which
 exporters (``OTEL_METRICS_EXPORTER``, ``OTEL_LOGS_EXPORTER``: ``otlp``, ``console``, ``none``).
 
-Metrics are summed in memory and sent by the periodic reader's thread; log events wait in the batch
+Metrics are summed in memory (observable counters read at each export) and sent by the periodic reader's thread; log events wait in the batch
 processor's bounded queue (``OTEL_BLRP_MAX_QUEUE_SIZE``, 2048 by default: the oldest are dropped when
 a collector cannot keep up) and are sent by its thread. Nothing here runs an export on the caller's
 thread, and the SDK's own exit handlers (30 s each) are replaced by :func:`release`'s bounded wait.
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import logging
 import sys
 import threading
@@ -24,6 +25,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from opentelemetry._logs import SeverityNumber
+from opentelemetry.metrics import Observation
 from opentelemetry.sdk._logs import LoggerProvider
 from opentelemetry.sdk._logs.export import (
     BatchLogRecordProcessor,
@@ -147,13 +149,27 @@ class Exporting:
             if (exporter := _log_exporter(kind, env, problems)) is not None:
                 self.loggers.add_log_record_processor(BatchLogRecordProcessor(exporter))
         meter = self.meters.get_meter("monkey", monkey.__version__)
-        self.counters = {name: meter.create_counter(name, unit=unit, description=text)
-                         for name, (unit, text) in COUNTERS.items()}
+        self._sums: dict[str, dict[tuple[Any, ...], list[Any]]] = {name: {} for name in COUNTERS}
+        self._sums_lock = threading.Lock()
+        for name, (unit, text) in COUNTERS.items():
+            meter.create_observable_counter(name, callbacks=[functools.partial(self._observe, name)], unit=unit,
+                                            description=text)
         self.logger = self.loggers.get_logger("monkey", monkey.__version__)
 
     def add(self, name: str, value: float, attributes: dict[str, Any]) -> None:
-        """Add ``value`` to the counter ``name`` (in memory; the reader's thread exports it)."""
-        self.counters[name].add(value, attributes)
+        """Add ``value`` to the counter ``name``: a sum kept here, which the reader's thread reads when it
+        exports (an observable counter: a microsecond on the loop's thread, not the SDK's tens)."""
+        key = tuple(attributes.items())
+        with self._sums_lock:
+            series = self._sums[name].get(key)
+            if series is None:
+                self._sums[name][key] = [value, dict(attributes)]
+            else:
+                series[0] += value
+
+    def _observe(self, name: str, options: Any) -> list[Observation]:
+        with self._sums_lock:
+            return [Observation(total, attributes) for total, attributes in self._sums[name].values()]
 
     def log(self, name: str, attributes: dict[str, Any], ts: float) -> None:
         """Queue the log event ``name`` (the batch processor's thread exports it)."""
