@@ -438,9 +438,19 @@ def is_secret(name: str, value: str) -> bool:
 def secret_values(env: Mapping[str, str]) -> frozenset[str]:
     """The values :func:`scrub_env` would drop from ``env`` that are worth looking for in text: 8
     characters or more, and not a path, a plain URL, a number or a switch (``MONKEY_HOME=/home/x``,
-    ``OTEL_EXPORTER_OTLP_ENDPOINT=http://...`` are kept by :func:`redact`; a key, a token or a header is not)."""
-    return frozenset(v for k, v in env.items() if len(v) >= 8 and not v.startswith(("/", "~", "."))
-                     and not _PLAIN.match(v) and _is_secret(k, v))
+    ``OTEL_EXPORTER_OTLP_ENDPOINT=http://...`` are kept by :func:`redact`; a key, a token or a header is not),
+    and the values of a ``key=value,...`` list (headers) each, and without their ``Bearer`` or ``Basic``."""
+    found: set[str] = set()
+    for name, value in env.items():
+        if not _is_secret(name, value):
+            continue
+        parts = [value]
+        if "=" in value:  # OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer abc,x-key=def: abc and def too
+            for pair in value.split(","):
+                said = pair.partition("=")[2].strip()
+                parts += [said, said.split(" ", 1)[-1]]  # "Bearer abc": abc
+        found.update(p for p in parts if len(p) >= 8 and not p.startswith(("/", "~", ".")) and not _PLAIN.match(p))
+    return frozenset(found)
 
 
 def _cut(match: re.Match[str]) -> str:

@@ -58,6 +58,8 @@ class Received:
     logs: list[LogEvent] = field(default_factory=list)
     requests: list[bytes] = field(default_factory=list)
     """Every request body as it came (decompressed), for checks on what was sent at all."""
+    authorization: list[str] = field(default_factory=list)
+    """The ``Authorization`` header of every request (empty when none was sent)."""
 
 
 class Receiver:
@@ -102,6 +104,7 @@ class Receiver:
                     return
                 with receiver.lock:
                     receiver.received.requests.append(body)
+                    receiver.received.authorization.append(self.headers.get("Authorization", ""))
                 self.send_response(200)
                 self.send_header("Content-Type", "application/x-protobuf")
                 self.send_header("Content-Length", str(len(answer)))

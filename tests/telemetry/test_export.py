@@ -136,13 +136,24 @@ def test_an_api_error_is_an_event(otel_env: Receiver, workspace: Path, monkey_ho
     assert error.attributes["model"] == "scripted"
 
 
-def test_http_json_is_said_once_and_sent_as_protobuf(otel_env: Receiver, workspace: Path, monkey_home: Path,
-                                                     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_sdk_reads_the_standard_variables_and_http_json_is_said_once(
+        otel_env: Receiver, workspace: Path, monkey_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json")
     monkeypatch.setenv("OTEL_METRICS_EXPORTER", "otlp,prometheus")
-    run_task(workspace, monkey_home, tmp_path, [{"text": "done"}])
+    monkeypatch.setenv("OTEL_RESOURCE_ATTRIBUTES", "team=infra")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_HEADERS", "Authorization=Bearer collector-t0ken-77")
+    monkeypatch.setenv("OTEL_LOG_TOOL_DETAILS", "1")
+    read = {"name": "file_read", "arguments": {"path": "notes-collector-t0ken-77.txt"}}
+    run_task(workspace, monkey_home, tmp_path, [{"text": "", "tool_calls": [read]}, {"text": "done"}])
     err = capsys.readouterr().err
     assert err.count("no stable http/json exporter") == 2  # metrics and events, each said once
     assert "OTEL_METRICS_EXPORTER='otlp,prometheus': only otlp, console and none are known" in err
-    assert otel_env.total("monkey.session.count") == 1 and otel_env.logs("monkey.api_request")
+    r = otel_env
+    assert r.total("monkey.session.count") == 1 and r.logs("monkey.api_request")
+    assert r.received.points[0].resource["team"] == "infra" and r.received.logs[0].resource["team"] == "infra"
+    assert r.received.points[0].resource["service.name"] == "monkey"
+    assert set(r.received.authorization) == {"Bearer collector-t0ken-77"}
+    (result,) = r.logs("monkey.tool_result")  # the header's token, in an argument, is not sent back
+    assert json.loads(result.attributes["tool_parameters"]) == {"path": "notes-[redacted].txt"}
+    assert b"collector-t0ken-77" not in b"".join(r.received.requests)
