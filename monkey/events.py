@@ -226,6 +226,8 @@ class ApprovalResolved(Event, frozen=True, kw_only=True, tag="approval_resolved"
     """``approved_always``: for the session, and rules saved to the user's config."""
     by: Literal["user", "rule", "session", "policy"]
     reason: str = ""
+    source: Literal["", "rule", "person", "mode", "hook"] = ""
+    """What decided: a rule (or a read), a person (now or by an earlier grant), the mode (or nobody to ask), a hook."""
 
 
 class ToolStarted(Event, frozen=True, kw_only=True, tag="tool_started"):
@@ -312,6 +314,10 @@ class Usage(Event, frozen=True, kw_only=True, tag="usage"):
     cache_read_tokens: int = 0
     cost_usd: float = 0.0
     model: str = ""
+    duration_ms: float = 0.0
+    """From the request to this report (0: not measured)."""
+    ttft_ms: float = 0.0
+    """From the request to the first text, thinking or message (0: not measured)."""
 
 
 class Retry(Event, frozen=True, kw_only=True, tag="retry"):

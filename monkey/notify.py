@@ -11,7 +11,7 @@ Three ways, each chosen in ``[notify]``:
   config (a project cannot choose where your notifications go).
 
 What is sent is the question in one line (the tool and its command line or path; never a file's
-content or a diff) with anything that looks like a secret replaced, the session and the
+content or a diff) with anything that looks like a secret replaced (``[redacted]``), the session and the
 workspace's folder name. A notification never blocks or breaks a session: the desktop and
 webhook ones go out on a thread, time out after a few seconds, and failures are logged.
 """
@@ -96,16 +96,10 @@ def terminal_sequence(kind: str, notice: Notice) -> str:
 def question_line(tool: str, arguments: Mapping[str, Any]) -> str:
     """The question in one line: the tool and what it names (a command line, a path, a URL), never
     a file's content; anything that looks like a credential is replaced."""
-    from monkey.process import holds_credential, secret_values
+    from monkey.process import redact, secret_values
 
     named = next((str(arguments[k]) for k in ("command", "path", "url", "agent") if arguments.get(k)), "")
-    line = f"{tool}: {named}" if named else tool
-    for secret in secret_values():
-        if len(secret) >= 8:
-            line = line.replace(secret, "[secret]")
-    if holds_credential(line):
-        line = f"{tool}: [hidden: it holds what looks like a credential]"
-    line = _clean(line)
+    line = _clean(redact(f"{tool}: {named}" if named else tool, secret_values()))
     return line if len(line) <= MAX_BODY else line[: MAX_BODY - 1] + "…"
 
 

@@ -36,8 +36,9 @@ from typing import Any
 from monkey import children
 
 __all__ = [
-    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "holds_credential", "run_supervised", "scrub_env",
-    "secret_values", "signal_group", "spawn", "spawns_go_to", "stop_group", "wait_exited",
+    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "holds_credential", "is_secret", "redact",
+    "run_supervised", "scrub_env", "secret_values", "signal_group", "spawn", "spawns_go_to", "stop_group",
+    "wait_exited",
 ]
 
 _on_spawn: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar("monkey_on_spawn",
@@ -410,12 +411,6 @@ def holds_credential(text: str) -> bool:
     return _secret_value(text)
 
 
-def secret_values(env: Mapping[str, str] | None = None) -> list[str]:
-    """The values :func:`scrub_env` would drop from ``env`` (``os.environ`` by default)."""
-    env = os.environ if env is None else env
-    return [v for k, v in env.items() if v and _is_secret(k, v)]
-
-
 def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     """The environment without anything that looks like a credential.
 
@@ -435,6 +430,61 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
         A new dictionary.
     """
     return {k: v for k, v in env.items() if not _is_secret(k, v)}
+
+
+REDACTED = "[redacted]"
+_PLAIN = re.compile(r"^(?:[A-Za-z][A-Za-z0-9+.-]*://[^\s@]*|[0-9.]+|true|false|yes|no|on|off|none)$", re.IGNORECASE)
+
+
+def is_secret(name: str, value: str) -> bool:
+    """Whether :func:`scrub_env` would drop ``name=value`` (a credential by its name or its value)."""
+    return _is_secret(name, value)
+
+
+def secret_values(env: Mapping[str, str] | None = None) -> frozenset[str]:
+    """The values :func:`scrub_env` would drop from ``env`` that are worth looking for in text: 8
+    characters or more, and not a path, a plain URL, a number or a switch (``MONKEY_HOME=/home/x``,
+    ``OTEL_EXPORTER_OTLP_ENDPOINT=http://...`` are kept by :func:`redact`; a key, a token or a header is not),
+    and the values of a ``key=value,...`` list (headers) each, and without their ``Bearer`` or ``Basic``.
+    ``env``: ``os.environ`` by default."""
+    env = os.environ if env is None else env
+    found: set[str] = set()
+    for name, value in env.items():
+        if not _is_secret(name, value):
+            continue
+        parts = [value]
+        if "=" in value:  # OTEL_EXPORTER_OTLP_HEADERS=authorization=Bearer abc,x-key=def: abc and def too
+            for pair in value.split(","):
+                said = pair.partition("=")[2].strip()
+                parts += [said, said.split(" ", 1)[-1]]  # "Bearer abc": abc
+        found.update(p for p in parts if len(p) >= 8 and not p.startswith(("/", "~", ".")) and not _PLAIN.match(p))
+    return frozenset(found)
+
+
+def _cut(match: re.Match[str]) -> str:
+    text = match.group(0)
+    lead = text[0] if not (text[0].isalnum() or text[0] in "_-") else ""
+    return lead + REDACTED
+
+
+def redact(text: str, secrets: frozenset[str] = frozenset()) -> str:
+    """``text`` with what the children's scrubbing treats as a credential replaced by ``[redacted]``: the
+    values of ``secrets`` (see :func:`secret_values`) wherever they appear, tokens with a provider's prefix,
+    private-key blocks and the password of a URL. For text that leaves monkey (telemetry)."""
+    for value in secrets:
+        if value in text:
+            text = text.replace(value, REDACTED)
+    if _TOKEN_VALUE.search(text):
+        text = _TOKEN_VALUE.sub(_cut, text)
+    if _PRIVATE_KEY.search(text):
+        text = _KEY_BLOCK.sub(REDACTED, text)
+    if _URL_PASSWORD_ANYWHERE.search(text):
+        text = _URL_PASSWORD_ANYWHERE.sub(lambda m: m.group(0)[:m.group(0).index("://") + 3] + REDACTED + "@", text)
+    return text
+
+
+_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
+                        r"( BLOCK)?-----|\Z)", re.DOTALL)
 
 
 def _blank(start: int, end: int, secret: Callable[[bytes, bytes], bool]) -> list[str]:

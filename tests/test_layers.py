@@ -10,7 +10,7 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
   process groups, output caps, scrubbed environments; shared by tools and backends) and the
   prompts' text (``prompts``);
 - **parts**: ``tools``, ``backends`` (the external agents among them), ``checkpoints``, ``store``,
-  ``mcp_client``;
+  ``mcp_client``, ``telemetry``;
 - **engine**: what the loop stands on and can never reach back into — the permission engine
   (``permissions``), the context window (``context``) and the extension points (``extensions``);
 - **agent**: the loop, the call pipeline, budgets, sub-agents, and the workflow beside it;
@@ -63,6 +63,7 @@ LAYERS: dict[str, int] = {
     "monkey.checkpoints": 1,
     "monkey.store": 1,
     "monkey.mcp_client": 1,  # monkey as an MCP client: servers, their tools, pinned definitions
+    "monkey.telemetry": 1,  # the OpenTelemetry export of stored events (its SDK imported only when on)
     # below the loop: the permission engine, the context window, the extension points
     "monkey.permissions": 2,
     "monkey.context": 2,

@@ -38,7 +38,7 @@ def test_the_line_never_holds_content_or_a_secret(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("DEPLOY_TOKEN", "dpl-0123456789abcdef")
     assert question_line("file_write", {"path": "a.py", "content": "SECRET BODY"}) == "file_write: a.py"
     assert question_line("shell_execute", {"command": "deploy --token dpl-0123456789abcdef"}) == (
-        "shell_execute: deploy --token [secret]")
+        "shell_execute: deploy --token [redacted]")
     assert "ghp_" not in question_line("shell_execute", {"command": "git push https://ghp_" + "a" * 36 + "@x"})
     assert len(question_line("shell_execute", {"command": "x" * 5000})) == 300
 

@@ -47,7 +47,7 @@ from monkey.events import (
 from monkey.extensions.hooks import HookResult, Hooks
 from monkey.extensions.instructions import Instructions
 from monkey.messages import Message
-from monkey.permissions.decide import Admitted, Call, HookSays, Verdict, decide, outside_sandbox, settle
+from monkey.permissions.decide import Admitted, Call, HookSays, Verdict, decide, outside_sandbox, settle, source
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import Approver, Decision, HeadlessApprover
 from monkey.permissions.rules import EXIT_PLAN_MODE
@@ -249,7 +249,8 @@ class CallPipeline:
         decision, waited = await self.ask(call, verdict, emit)
         label = "approved" if decision.approved else "denied"
         emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
-                              decision=label, by=decision.by, reason=decision.reason))
+                              decision=label, by=decision.by, reason=decision.reason,
+                              source=source(verdict, decision)))
         return Admitted(decision, "", verdict.line, waited)
 
     # -- the front half: hooks, the engine's verdict, a person -------------------------------
@@ -281,8 +282,9 @@ class CallPipeline:
         if not verdict.quiet:
             label = ({"once": "approved", "session": "approved_session", "always": "approved_always"}[decision.scope]
                      if decision.approved else "denied")
-            emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
-                                  decision=label, by=decision.by, reason=decision.reason))  # type: ignore[arg-type]
+            emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,  # type: ignore[arg-type]
+                                  decision=label, by=decision.by, reason=decision.reason,
+                                  source=source(verdict, decision)))
         if verdict.route == "hook":
             said = f"denied by a hook: {hook.reason if hook is not None else ''}"
         else:

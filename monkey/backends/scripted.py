@@ -13,7 +13,8 @@ Each model call streams the next turn: ``thinking`` (optional) and ``text`` as s
 deltas, then one ``message_completed`` with the tool calls, then ``usage``. A turn may also
 set ``delay`` (seconds to wait before each delta, to let tests cancel mid-stream),
 ``error`` (fail this call with that message, kind ``error_kind``), ``repeat`` (play this
-turn N times) and ``usage`` (``{"input_tokens": .., "output_tokens": .., "cost_usd": ..}``). When the
+turn N times) and ``usage`` (``{"input_tokens": .., "output_tokens": .., "cost_usd": ..}``, and
+``cache_read_tokens``, ``cache_creation_tokens``). When the
 script runs out, the call fails with a clear error.
 
 Sub-agents (the ``task`` tool) get their own scripts from ``agents``, by agent name, or by
@@ -62,7 +63,8 @@ class ScriptTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     stop_reason: str = ""
     """How the message ends (default ``tool_use`` with calls, else ``end_turn``): ``max_tokens`` ..."""
     usage: dict[str, float] = {}
-    """``input_tokens``, ``output_tokens`` (default: a count of the text) and ``cost_usd`` (default 0)."""
+    """``input_tokens``, ``output_tokens`` (default: a count of the text), ``cost_usd``, ``cache_read_tokens``
+    and ``cache_creation_tokens`` (default 0)."""
 
 
 class Script(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -182,6 +184,8 @@ class ScriptedBackend:
             input_tokens=int(turn.usage.get("input_tokens", prompt_chars // 4)),
             output_tokens=int(turn.usage.get("output_tokens", max(1, len(turn.text) // 4) if turn.text else 0)),
             cost_usd=float(turn.usage.get("cost_usd", 0.0)),
+            cache_read_tokens=int(turn.usage.get("cache_read_tokens", 0)),
+            cache_creation_tokens=int(turn.usage.get("cache_creation_tokens", 0)),
         )
 
     def count_tokens(self, text: str) -> int:

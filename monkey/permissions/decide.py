@@ -30,7 +30,7 @@ from monkey.permissions.requests import ApprovalRequest, Decision, build_request
 from monkey.permissions.rules import FILE_TOOLS, SHELL_TOOL
 from monkey.tools.command_line import ShellLine, read_line
 
-__all__ = ["Admitted", "Call", "HookSays", "Verdict", "decide", "outside_sandbox", "settle"]
+__all__ = ["Admitted", "Call", "HookSays", "Verdict", "decide", "outside_sandbox", "settle", "source"]
 
 
 class HookSays(Protocol):
@@ -84,6 +84,8 @@ class Verdict:
     """The shell line decided on, read once: what runs."""
     person_only: str = ""
     oversized: tuple[str, ...] = ()
+    by_hook: bool = False
+    """A ``PreToolUse`` hook's ``allow`` decided it."""
 
     @property
     def quiet(self) -> bool:
@@ -129,7 +131,8 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
         decision = None  # a PreToolUse hook wants a person to decide
     elif (said == "allow" and decision is None and not person_only  # never over a deny rule or a protected path,
           and not (line is not None and policy.line_reads_denied(line.text, ws))):  # nor a denied read
-        decision = Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook")
+        return Verdict(Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook"), line=line,
+                       by_hook=True)
     if decision is not None:
         return Verdict(decision, line=line)
     request = build_request(call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "",
@@ -159,6 +162,17 @@ def outside_sandbox(call: Call, blocked: str) -> Verdict:
                       grant="", rules=[], person_only=f"a run outside the sandbox ({why})", unsandboxed=True,
                       asker=call.asker)
     return Verdict(None, request, line=line, person_only=request.person_only)
+
+
+_SOURCES = {"user": "person", "session": "person", "rule": "rule", "policy": "mode"}
+
+
+def source(verdict: Verdict, decision: Decision) -> Literal["rule", "person", "mode", "hook"]:
+    """What decided a call, as ``approval_resolved`` records it: a ``rule`` (or a read), a ``person``
+    (asked now, a grant they gave, a line they typed), the ``mode`` (or nobody there to ask) or a ``hook``."""
+    if verdict.route == "hook" or verdict.by_hook:
+        return "hook"
+    return _SOURCES[decision.by]  # type: ignore[return-value]
 
 
 def settle(policy: ApprovalPolicy, verdict: Verdict, answer: Decision) -> Decision:

@@ -9,7 +9,8 @@ durable types synced), then shown. :meth:`Session.turn` runs what a person typed
 and ``@path`` included), :meth:`Session.message`, :meth:`Session.shell` and
 :meth:`Session.tool_call` what a program sent, :meth:`Session.command` a slash command;
 :meth:`Session.open` opens the stored session and :meth:`Session.close` ends it and closes
-the backend and the MCP servers (with the child processes they run).
+the backend and the MCP servers (with the child processes they run). With ``MONKEY_ENABLE_TELEMETRY``
+the OpenTelemetry export (:mod:`monkey.telemetry`) observes each event once it is stored.
 """
 
 from __future__ import annotations
@@ -51,6 +52,10 @@ class Session:
         """A write of the store failed in this stream: nothing more of it is shown (it was not stored)."""
         self.told: Exception | None = None
         """The store's failure the person was told of (a front end need not say it again)."""
+        from monkey.telemetry import watch
+
+        self.telemetry = watch()
+        """The OpenTelemetry export watching each stored event (None: off, ``MONKEY_ENABLE_TELEMETRY``)."""
 
     # -- what commands see (monkey.session.commands.Host) --------------------------------
 
@@ -91,6 +96,8 @@ class Session:
             self._show(shown)
 
     def _show(self, event: Event) -> None:
+        if self.telemetry is not None:  # an observer of what is stored, before it is shown
+            self.telemetry.observe(event)
         if self.show(event) is False:  # the renderer cannot show more (stdout's reader went away): stop the turn
             self.agent.cancel()
 
@@ -142,6 +149,10 @@ class Session:
             await self.end()
             self.agent.leave_session()
         self.handle = await open_session(self.agent, continue_=continue_, resume=resume, path=self.store_path)
+        if self.telemetry is not None and self.telemetry.problems:  # told once
+            for problem in self.telemetry.problems:
+                self.tell(problem, "warning")
+            self.telemetry.problems = []
         if self.agent.mcp is not None:  # MCP servers connect in the background while the person types
             self.agent.mcp.start()
         return self.handle
@@ -166,6 +177,8 @@ class Session:
                     self.tell(f"{recorder.failed}; the end of the session was not saved", "error")
                 ready = []  # not stored: not shown
             for shown in ready:
+                if self.telemetry is not None:
+                    self.telemetry.observe(shown)
                 self.show(shown)
         try:
             await handle.close()
@@ -187,7 +200,11 @@ class Session:
                 if agent.mcp is not None:
                     await agent.mcp.aclose()
             finally:
-                await agent.backend.aclose()
+                try:
+                    await agent.backend.aclose()
+                finally:
+                    if self.telemetry is not None:  # the last export, waited for a short while at most
+                        await self.telemetry.close()
 
     # -- input ---------------------------------------------------------------------------
 
