@@ -1,4 +1,4 @@
-"""``monkey sessions list|show|export|rm|prune``: the stored sessions."""
+"""``monkey sessions list|show|search|rename|fork|export|rm|prune``: the stored sessions."""
 
 from __future__ import annotations
 
@@ -171,6 +171,48 @@ async def _export(store: SessionStore, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _rename(store: SessionStore, args: argparse.Namespace) -> int:
+    info = await store.find(args.id)
+    title = " ".join(" ".join(args.title).split())
+    if not title:
+        raise StoreError("the title is empty")
+    await store.rename(info.id, title)
+    _line(f"renamed {info.id}: {_safe(title)}")
+    return 0
+
+
+async def _search(store: SessionStore, args: argparse.Namespace) -> int:
+    from monkey.store.search import match_query, search
+
+    text = " ".join(args.text)
+    if not match_query(text):
+        raise StoreError("search needs at least one word")
+    workspace = None if args.all else str(Path(args.cwd or ".").expanduser().resolve())
+    hits = await search(store, text, workspace=workspace, limit=max(1, args.limit))
+    if args.json:
+        _line(json.dumps([h.to_dict() for h in hits], ensure_ascii=False))
+        return 0
+    if not hits:
+        where = "" if workspace is None else f" in {workspace}'s sessions (--all searches every workspace)"
+        _line(f"nothing found{where}")
+        return 0
+    what = {"turn_started": "prompt", "message_completed": "answer", "tool_result": "tool result"}
+    for hit in hits:
+        where = f"  {_safe(hit.workspace)}" if args.all else ""
+        _line(f"{hit.session_id}  turn {hit.turn:<3} {what.get(hit.kind, hit.kind):<11}{where}  {_safe(hit.title[:50])}")
+        _line(f"    {_safe(hit.snippet)}")
+    return 0
+
+
+async def _fork(store: SessionStore, args: argparse.Namespace) -> int:
+    from monkey.store.fork import fork_session
+
+    original, fork = await fork_session(store, args.id, at_turn=args.at)
+    _line(f"forked {original.id} after turn {fork.turns}: {fork.id}")
+    _line(f"continue it with: monkey agent --resume {fork.id}")
+    return 0
+
+
 async def _rm(store: SessionStore, args: argparse.Namespace) -> int:
     for ref in args.ids:
         info = await store.find(ref)
@@ -189,11 +231,12 @@ async def _prune(store: SessionStore, args: argparse.Namespace) -> int:
     return 0
 
 
-_ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune": _prune}
+_ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune": _prune, "rename": _rename,
+            "search": _search, "fork": _fork}
 
 
 async def _run(args: argparse.Namespace) -> int:
-    readonly = args.sessions_command in ("list", "show", "export")  # these work on a full disk or read-only home
+    readonly = args.sessions_command in ("list", "show", "export", "search")  # these work on a full disk or read-only home
     async with await SessionStore.open(readonly=readonly) as store:
         return await _ACTIONS[args.sessions_command](store, args)
 
@@ -201,7 +244,7 @@ async def _run(args: argparse.Namespace) -> int:
 def run_sessions_command(args: argparse.Namespace) -> int:
     """Run ``monkey sessions ACTION`` and return the exit status."""
     if not getattr(args, "sessions_command", None):
-        sys.stderr.write("monkey: sessions needs an action: list, show, export, rm or prune\n")
+        sys.stderr.write("monkey: sessions needs an action: list, show, search, rename, fork, export, rm or prune\n")
         return 2
     try:
         return asyncio.run(_run(args))
