@@ -156,6 +156,15 @@ def render_markdown(lines: list[bytes]) -> str:
 
 
 async def _export(store: SessionStore, args: argparse.Namespace) -> int:
+    if args.format == "claude":
+        from monkey.session.claude_export import export_claude
+
+        done = await export_claude(store, args.id, force=args.force)
+        _line(f"wrote {done.records} records to {_safe(str(done.path))}")
+        for note in done.notes:
+            _line(f"note: {_safe(note)}")
+        _line(f"continue it in Claude Code with: claude --resume {done.uuid}")
+        return 0
     info = await store.find(args.id)
     lines = await store.event_lines(info.id)
     if args.format == "jsonl" and sys.stdout.isatty():  # the same JSON, but inert on a terminal
@@ -236,7 +245,8 @@ _ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune":
 
 
 async def _run(args: argparse.Namespace) -> int:
-    readonly = args.sessions_command in ("list", "show", "export", "search")  # these work on a full disk or read-only home
+    readonly = args.sessions_command in ("list", "show", "search") or (
+        args.sessions_command == "export" and args.format != "claude")  # these work on a full disk or read-only home
     async with await SessionStore.open(readonly=readonly) as store:
         return await _ACTIONS[args.sessions_command](store, args)
 

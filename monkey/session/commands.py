@@ -31,7 +31,7 @@ from monkey.session.replies import (
 )
 
 from monkey.session.host import BUSY, Host
-from monkey.session.stored_commands import fork, rename, resume, sessions
+from monkey.session.stored_commands import export, fork, rename, resume, sessions
 
 if TYPE_CHECKING:
     from monkey.modes import Mode
@@ -476,6 +476,8 @@ REGISTRY: list[Command] = [
     Command("/resume", "resume a stored session", resume, "[N|ID]"),
     Command("/rename", "give this session a title", rename, "TITLE"),
     Command("/fork", "go on in a new session with this conversation so far", fork),
+    Command("/export", "write this session as a Claude Code session file (claude --resume continues it)", export,
+            "claude [--force]"),
     Command("/model", "show or switch the model (/model NAME)", _model, "[NAME]"),
     Command("/backend", "list or switch backends (/backend NAME [MODEL])", _backend, "[NAME [MODEL]]"),
     Command("/login", "keep an Anthropic API key in your config.toml (or say how to set one)", _login, "[KEY]"),

@@ -1,11 +1,11 @@
-"""The slash commands about stored sessions: ``/sessions``, ``/resume``, ``/rename`` and ``/fork``."""
+"""The slash commands about stored sessions: ``/sessions``, ``/resume``, ``/rename``, ``/fork`` and ``/export``."""
 
 from __future__ import annotations
 
 from monkey.session.host import BUSY, Host
 from monkey.session.replies import Note, Reply, ResumeSession, SessionList
 
-__all__ = ["sessions", "resume", "rename", "fork"]
+__all__ = ["sessions", "resume", "rename", "fork", "export"]
 
 
 async def _recent(host: Host):  # type: ignore[no-untyped-def]
@@ -87,3 +87,30 @@ async def fork(host: Host, rest: str) -> list[Reply]:
         return [Note(str(exc), "error")]
     return [Note(f"forked {original.id} after turn {fork.turns} into {fork.id}; this is the fork now "
                  f"(/resume {original.id} goes back)"), ResumeSession(fork.id)]
+
+
+async def export(host: Host, rest: str) -> list[Reply]:
+    """``/export claude [--force]``: this session as a Claude Code session file (written in the
+    person's Claude Code folder, so only when asked by name)."""
+    from monkey.session.claude_export import export_claude
+    from monkey.store import StoreError
+
+    words = rest.split()
+    if not words or words[0] != "claude" or words[1:] not in ([], ["--force"]):
+        return [Note("usage: /export claude [--force] (monkey sessions export ID --format jsonl|markdown "
+                     "gives the events or a transcript)", "warning")]
+    if host.working:
+        return [Note(BUSY, "warning")]
+    if host.store is None or host.recorder is None:
+        return [Note("the session store is not open", "error")]
+    if not host.agent.started:
+        return [Note("nothing to export yet: this session has no turn", "warning")]
+    try:
+        host.recorder.reconcile()
+        await host.recorder.flush()
+        done = await export_claude(host.store, host.agent.session_id, force=bool(words[1:]))
+    except StoreError as exc:
+        return [Note(str(exc), "warning")]
+    lines = [f"wrote {done.records} records to {done.path}", *(f"note: {n}" for n in done.notes),
+             f"continue it in Claude Code with: claude --resume {done.uuid}"]
+    return [Note("\n".join(lines))]
