@@ -222,6 +222,19 @@ async def _fork(store: SessionStore, args: argparse.Namespace) -> int:
     return 0
 
 
+async def _import(store: SessionStore, args: argparse.Namespace) -> int:
+    from monkey.session.claude_import import import_claude
+
+    done = await import_claude(store, args.ref)
+    what = "updated" if done.updated else "imported"
+    _line(f"{what} {_safe(str(done.source))} as session {done.session_id} "
+          f"({done.turns} turn{'s' if done.turns != 1 else ''})")
+    for note in done.notes:
+        _line(f"note: {_safe(note)}")
+    _line(f"continue it with: monkey agent --resume {done.session_id} (any backend)")
+    return 0
+
+
 async def _rm(store: SessionStore, args: argparse.Namespace) -> int:
     for ref in args.ids:
         info = await store.find(ref)
@@ -241,7 +254,7 @@ async def _prune(store: SessionStore, args: argparse.Namespace) -> int:
 
 
 _ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune": _prune, "rename": _rename,
-            "search": _search, "fork": _fork}
+            "search": _search, "fork": _fork, "import": _import}
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -254,7 +267,7 @@ async def _run(args: argparse.Namespace) -> int:
 def run_sessions_command(args: argparse.Namespace) -> int:
     """Run ``monkey sessions ACTION`` and return the exit status."""
     if not getattr(args, "sessions_command", None):
-        sys.stderr.write("monkey: sessions needs an action: list, show, search, rename, fork, export, rm or prune\n")
+        sys.stderr.write("monkey: sessions needs an action: list, show, search, rename, fork, export, import, rm or prune\n")
         return 2
     try:
         return asyncio.run(_run(args))

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import sqlite3
 from pathlib import Path
 
 from monkey.backends.scripted import ScriptCall, ScriptTurn
