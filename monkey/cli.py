@@ -95,9 +95,10 @@ def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
     fork = ssub.add_parser("fork", help="a new session with the conversation up to a turn")
     fork.add_argument("id", help="session id (or a unique prefix)")
     fork.add_argument("--at", type=int, metavar="TURN", help="fork after this turn (default: the last one)")
-    imp = ssub.add_parser("import", help="bring a Claude Code session into monkey")
-    imp.add_argument("source", choices=("claude",), help="where the session comes from")
-    imp.add_argument("ref", metavar="ID|TITLE|PATH", help="Claude Code's session id, its title, or the session file")
+    imp = ssub.add_parser("import", help="bring a Claude Code or Codex session into monkey")
+    imp.add_argument("source", choices=("claude", "codex"), help="where the session comes from")
+    imp.add_argument("ref", metavar="ID|TITLE|PATH",
+                     help="claude: its session id, title or file; codex: its session id or rollout file")
     rm = ssub.add_parser("rm", help="delete sessions")
     rm.add_argument("ids", nargs="+", metavar="ID", help="session id (or a unique prefix)")
     prune = ssub.add_parser("prune", help="delete sessions not used for a number of days")

@@ -224,8 +224,9 @@ async def _fork(store: SessionStore, args: argparse.Namespace) -> int:
 
 async def _import(store: SessionStore, args: argparse.Namespace) -> int:
     from monkey.session.claude_import import import_claude
+    from monkey.session.codex_import import import_codex
 
-    done = await import_claude(store, args.ref)
+    done = await (import_codex if args.source == "codex" else import_claude)(store, args.ref)
     what = "updated" if done.updated else "imported"
     _line(f"{what} {_safe(str(done.source))} as session {done.session_id} "
           f"({done.turns} turn{'s' if done.turns != 1 else ''})")

@@ -32,7 +32,8 @@ from monkey.session.claude_export import claude_home
 from monkey.store import SessionStore, StoreError
 from monkey.store.recorder import Recorder
 
-__all__ = ["IMPORT_LINK", "Imported", "find_claude_file", "read_claude_file", "import_claude"]
+__all__ = ["IMPORT_LINK", "Imported", "find_claude_file", "read_claude_file", "import_claude", "write_import",
+           "read_stable"]
 
 IMPORT_LINK = "claude-import"
 """The ``session_links`` kind of an imported Claude Code session (``foreign_id``: its id)."""
@@ -88,7 +89,7 @@ def find_claude_file(ref: str, env: dict[str, str] | None = None) -> Path:
     raise StoreError(f"{ref!r} is not a session file, a Claude Code session id or a title under {projects}")
 
 
-def _read_stable(path: Path) -> bytes:
+def read_stable(path: Path) -> bytes:
     """The file's bytes, read again while its size or time change under the read."""
     for _ in range(_READS):
         try:
@@ -105,7 +106,7 @@ def _read_stable(path: Path) -> bytes:
 
 def read_claude_file(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     """The message records of the chain Claude Code would resume, in order, and notes."""
-    data = _read_stable(path)
+    data = read_stable(path)
     notes: list[str] = []
     records: list[dict[str, Any]] = []
     lines = data.split(b"\n")
@@ -238,16 +239,12 @@ def _events(chain: list[dict[str, Any]], workspace: Path, sid: str) -> tuple[lis
     return out, model
 
 
-async def import_claude(store: SessionStore, ref: str, *, env: dict[str, str] | None = None) -> Imported:
-    """Import (or update the import of) the Claude Code session ``ref`` names; see the module."""
-    path = find_claude_file(ref, env)
-    chain, notes = read_claude_file(path)
-    if not chain:
-        raise StoreError(f"{path} holds no conversation monkey can read")
-    foreign = str(chain[-1].get("sessionId") or path.stem)
-    cwd = str(next((r.get("cwd") for r in reversed(chain) if r.get("cwd")), "") or os.getcwd())
+async def write_import(store: SessionStore, *, kind: str, foreign: str, path: Path, events_for, cwd: str,
+                       title: str, backend: str, notes: list[str]) -> Imported:
+    """Store an imported session (new, or the earlier import of ``foreign`` updated) from
+    ``events_for(session_id) -> (events, model)``; see the module."""
     rows = await store.fetchall("SELECT session_id FROM session_links WHERE kind = ? AND foreign_id = ?",
-                                (IMPORT_LINK, foreign))
+                                (kind, foreign))
     updated = bool(rows)
     sid = rows[0][0] if rows else new_id()
     if updated:
@@ -257,12 +254,10 @@ async def import_claude(store: SessionStore, ref: str, *, env: dict[str, str] | 
                              "(monkey sessions rm it to import afresh)")
         if info is not None:
             await store.delete(sid)
-    events, model = _events(chain, Path(cwd), sid)
-    title = next((json.loads(line).get("customTitle", "") for line in reversed(path.read_bytes().splitlines())
-                  if b'"custom-title"' in line and line.strip().endswith(b"}")), "")
+    events, model = events_for(sid)
     recorder = Recorder(store, sid)
     first = events[0].ts if events else time.time()
-    recorder.add(ev.SessionStarted(session_id=sid, ts=first, workspace=cwd, backend="claude-code", model=model))
+    recorder.add(ev.SessionStarted(session_id=sid, ts=first, workspace=cwd, backend=backend, model=model))
     for event in events:
         recorder.add(event)
     await recorder.flush()
@@ -272,10 +267,31 @@ async def import_claude(store: SessionStore, ref: str, *, env: dict[str, str] | 
         ("UPDATE sessions SET status = 'imported', pid = 0 WHERE id = ?", (sid,), False),
         ("INSERT INTO session_links (session_id, kind, foreign_id, path, size, mtime) VALUES (?, ?, ?, ?, ?, ?) "
          "ON CONFLICT(session_id, kind) DO UPDATE SET foreign_id = excluded.foreign_id, path = excluded.path, "
-         "size = excluded.size, mtime = excluded.mtime", (sid, IMPORT_LINK, foreign, str(path), st.st_size, st.st_mtime),
+         "size = excluded.size, mtime = excluded.mtime", (sid, kind, foreign, str(path), st.st_size, st.st_mtime),
          False),
     ]
     if title:
         statements.append(("UPDATE sessions SET title = ? WHERE id = ?", (title, sid), False))
     await store.write(statements, doing="import the session")
     return Imported(sid, path, turns, updated, notes)
+
+
+async def import_claude(store: SessionStore, ref: str, *, env: dict[str, str] | None = None) -> Imported:
+    """Import (or update the import of) the Claude Code session ``ref`` names; see the module."""
+    path = find_claude_file(ref, env)
+    chain, notes = read_claude_file(path)
+    if not chain:
+        raise StoreError(f"{path} holds no conversation monkey can read")
+    foreign = str(chain[-1].get("sessionId") or path.stem)
+    cwd = str(next((r.get("cwd") for r in reversed(chain) if r.get("cwd")), "") or os.getcwd())
+    title = ""
+    for line in reversed(path.read_bytes().splitlines()):
+        if b'"custom-title"' in line:
+            try:
+                title = str(json.loads(line).get("customTitle", ""))
+                break
+            except ValueError:
+                continue
+    return await write_import(store, kind=IMPORT_LINK, foreign=foreign, path=path, cwd=cwd, title=title,
+                              backend="claude-code", notes=notes,
+                              events_for=lambda sid: _events(chain, Path(cwd), sid))
