@@ -17,7 +17,7 @@ import msgspec
 
 from monkey import events as ev
 
-__all__ = ["INDEXED", "MAX_TEXT", "Hit", "index_text", "match_query", "search"]
+__all__ = ["INDEXED", "MAX_TEXT", "RECENT", "Hit", "index_text", "match_query", "search", "snippet"]
 
 INDEXED = frozenset({"turn_started", "message_completed", "tool_result"})
 """Event types whose text is searchable."""
@@ -68,19 +68,42 @@ class Hit:
         return asdict(self)
 
 
+RECENT = 2000
+"""How many of the most recent places holding the words are ranked (FTS5's bm25) for the best
+ones: a word found everywhere costs the same as a rare one."""
+_CONTEXT = 60
+
+
+def snippet(text: str, words: list[str]) -> str:
+    """The text around the first of ``words`` found, each of them marked ``[like this]``."""
+    if not words:
+        return text[: 2 * _CONTEXT]
+    pattern = re.compile("|".join(rf"\b{re.escape(w)}\b" for w in words), re.IGNORECASE)
+    first = pattern.search(text)
+    start = max(0, first.start() - _CONTEXT) if first else 0
+    piece = text[start:start + 2 * _CONTEXT + (first.end() - first.start() if first else 0)]
+    marked = pattern.sub(lambda m: f"[{m.group(0)}]", piece)
+    return ("…" if start else "") + " ".join(marked.split()) + ("…" if start + len(piece) < len(text) else "")
+
+
 async def search(store: Any, text: str, *, workspace: str | None = None, limit: int = 20) -> list[Hit]:
     """The best ``limit`` places that hold every word of ``text`` (only ``workspace``'s sessions when
-    given), best first; a query without a word finds nothing."""
+    given), best first among the :data:`RECENT` most recent ones; a query without a word finds nothing."""
     query = match_query(text)
     if not query:
         return []
-    sql = ("SELECT d.session_id, d.turn, d.seq, d.kind, snippet(search, 0, '[', ']', '…', 16), s.title, s.workspace "
-           "FROM search JOIN search_docs d ON d.id = search.rowid JOIN sessions s ON s.id = d.session_id "
-           "WHERE search MATCH ?")
+    where = "search MATCH ?"
     params: tuple[Any, ...] = (query,)
+    join = ""
     if workspace is not None:
-        sql += " AND s.workspace = ?"
+        join = "JOIN search_docs w ON w.id = search.rowid JOIN sessions ws ON ws.id = w.session_id "
+        where += " AND ws.workspace = ?"
         params += (workspace,)
-    sql += f" ORDER BY rank LIMIT {int(limit)}"
+    sql = (f"WITH recent AS (SELECT search.rowid AS id, rank FROM search {join}WHERE {where} "
+           f"ORDER BY search.rowid DESC LIMIT {RECENT}), "
+           f"best AS (SELECT id, rank FROM recent ORDER BY rank LIMIT {int(limit)}) "
+           "SELECT d.session_id, d.turn, d.seq, d.kind, d.text, s.title, s.workspace "
+           "FROM best JOIN search_docs d ON d.id = best.id JOIN sessions s ON s.id = d.session_id ORDER BY best.rank")
     rows = await store.fetchall(sql, params, doing="search the sessions")
-    return [Hit(*row) for row in rows]
+    words = _WORD.findall(text)
+    return [Hit(sid, turn, seq, kind, snippet(body, words), title, ws) for sid, turn, seq, kind, body, title, ws in rows]
