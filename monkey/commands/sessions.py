@@ -71,6 +71,8 @@ async def _show(store: SessionStore, args: argparse.Namespace) -> int:
     _line(f"context    {len(restored.messages)} messages, about {tokens} tokens")
     if info.parent:
         _line(f"parent     {info.parent}")
+    for line in await _links(store, info):
+        _line(line)
     tree = await _tree(store, info.id)
     if tree:
         _line("sub-agents")
@@ -84,6 +86,28 @@ async def _show(store: SessionStore, args: argparse.Namespace) -> int:
         extra = f" -> {calls}" if calls else ""
         _line(f"  {kind:<9} {_safe(text[:100])}{extra}")
     return 0
+
+
+async def _links(store: SessionStore, info: SessionInfo) -> list[str]:
+    """Where the session came from or went: a fork's original, a Claude Code or Codex session."""
+    said = {"fork": "forked from", "claude": "claude code", "claude-import": "from claude code",
+            "codex-import": "from codex"}
+    rows = await store.fetchall("SELECT kind, foreign_id, path, detail FROM session_links WHERE session_id = ? "
+                                "ORDER BY kind", (info.id,))
+    out = [f"{said.get(kind, kind):<10} {_safe(foreign)}" + (f" after turn {detail}" if kind == "fork" else "")
+           + (f"  {_safe(path)}" if path else "") for kind, foreign, path, detail in rows]
+    if info.backend == "claude-code":  # the CLI's own session, and its file
+        from monkey.session.claude_export import project_dir
+
+        for raw in await store.event_lines(info.id, ("agent_session",)):
+            try:
+                event = ev.decode(raw)
+            except ev.DecodeError:
+                continue
+            if isinstance(event, ev.AgentSession) and event.agent_session_id:
+                path = project_dir(info.workspace) / f"{event.agent_session_id}.jsonl"
+                out.append(f"agent      claude code session {_safe(event.agent_session_id)}  {_safe(str(path))}")
+    return list(dict.fromkeys(out))
 
 
 async def _tree(store: SessionStore, session_id: str, depth: int = 1) -> list[str]:

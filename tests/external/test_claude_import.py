@@ -68,6 +68,8 @@ async def test_import_a_real_claude_code_session_and_go_on(workspace: Path, tmp_
         assert [m.content for m in restored.messages if m.role == "user"] == ["please create hello.txt",
                                                                            "say something else"]
 
+        code, out, _ = await _cli(capsys, "sessions", "show", sid)
+        assert f"from claude code {session}  {path}" in out
         code, out, _ = await _cli(capsys, "sessions", "import", "claude", str(path))
         assert code == 0 and out.startswith("updated") and f"as session {sid}" in out, "idempotent"
         async with await SessionStore.open() as store:
@@ -123,3 +125,12 @@ async def test_bad_claude_files(tmp_path: Path, capsys, monkeypatch: pytest.Monk
     assert code == 1 and "is not a session file, a Claude Code session id or a title" in err
     code, _, err = await _cli(capsys, "sessions", "import", "claude", "99999999-2222-3333-4444-555555555555")
     assert code == 1 and "no Claude Code session" in err
+
+
+async def test_a_file_that_changes_while_it_is_read(tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    # /proc/self/status is made afresh at each read and never has the size stat gives it: as a
+    # session file Claude Code keeps writing, what was read never matches the file's size and time
+    moving = tmp_path / "moving.jsonl"
+    moving.symlink_to("/proc/self/status")
+    code, _, err = await _cli(capsys, "sessions", "import", "claude", str(moving))
+    assert code == 1 and "kept changing while it was read" in err

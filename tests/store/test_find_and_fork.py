@@ -129,6 +129,8 @@ async def test_fork_at_a_turn_and_go_on(workspace: Path, capsys) -> None:  # typ
     assert not restored.problems, "its own chains, intact"
     assert [m.content for m in restored.messages if m.role != "tool"] == [
         "make a file about a zebra", "Writing the zebra file.", "Done with the zebra."]
+    code, out, _ = await _cli(capsys, "sessions", "show", fork_id)
+    assert f"forked from {sid} after turn 1" in out
     code, out, _ = await _cli(capsys, "sessions", "search", "zebra", "--json", "--cwd", str(workspace))
     assert fork_id in {h["session_id"] for h in json.loads(out)}, "the fork is searchable"
 
