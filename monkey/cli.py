@@ -67,7 +67,7 @@ def _fraction(text: str) -> float:
 
 
 def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
-    sessions = sub.add_parser("sessions", help="list, show, export and delete stored sessions",
+    sessions = sub.add_parser("sessions", help="list, show, search, rename, fork, export and delete stored sessions",
                               description="Stored sessions (in the monkey home's database).")
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
     sessions.set_defaults(_commands=ssub.choices)
@@ -77,9 +77,28 @@ def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
     ls.add_argument("--cwd", help="workspace directory (default: the current directory)")
     show = ssub.add_parser("show", help="a session's details, conversation and integrity")
     show.add_argument("id", help="session id (or a unique prefix)")
-    export = ssub.add_parser("export", help="a session's events as JSON lines, or its conversation as markdown")
+    export = ssub.add_parser("export", help="a session's events as JSON lines, its conversation as markdown, or as a Claude Code session")
     export.add_argument("id", help="session id (or a unique prefix)")
-    export.add_argument("--format", choices=("jsonl", "markdown"), default="jsonl")
+    export.add_argument("--format", choices=("jsonl", "markdown", "claude"), default="jsonl",
+                        help="claude: write a Claude Code session file that `claude --resume UUID` continues")
+    export.add_argument("--force", action="store_true",
+                        help="with --format claude: write a new session file when Claude Code has written to the last one")
+    rename = ssub.add_parser("rename", help="give a session a title of its own")
+    rename.add_argument("id", help="session id (or a unique prefix)")
+    rename.add_argument("title", nargs="+", help="the new title")
+    search = ssub.add_parser("search", help="find text in the stored sessions' prompts, answers, tool calls and results")
+    search.add_argument("text", nargs="+", help="words that must all be there")
+    search.add_argument("--all", action="store_true", help="search every workspace's sessions")
+    search.add_argument("--cwd", help="workspace directory (default: the current directory)")
+    search.add_argument("--limit", type=int, default=20, help="how many places at most (default 20)")
+    search.add_argument("--json", action="store_true", help="one JSON array")
+    fork = ssub.add_parser("fork", help="a new session with the conversation up to a turn")
+    fork.add_argument("id", help="session id (or a unique prefix)")
+    fork.add_argument("--at", type=int, metavar="TURN", help="fork after this turn (default: the last one)")
+    imp = ssub.add_parser("import", help="bring a Claude Code or Codex session into monkey")
+    imp.add_argument("source", choices=("claude", "codex"), help="where the session comes from")
+    imp.add_argument("ref", metavar="ID|TITLE|PATH",
+                     help="claude: its session id, title or file; codex: its session id or rollout file")
     rm = ssub.add_parser("rm", help="delete sessions")
     rm.add_argument("ids", nargs="+", metavar="ID", help="session id (or a unique prefix)")
     prune = ssub.add_parser("prune", help="delete sessions not used for a number of days")

@@ -6,6 +6,7 @@
     python tools/bench.py plugins   # a plugin's text events/s vs json.loads per line; a tool_use round trip
     python tools/bench.py subagents   # a task round trip vs a model call; 4 parallel children's wall time
     python tools/bench.py telemetry [--rounds 7]   # the loop per iteration, OpenTelemetry export on vs off
+    python tools/bench.py travel   # sessions search over 1,000,000 events; a 10,000-event export to Claude Code
     python tools/bench.py local_tasks --runs 10    # slow: about 100 runs of the local model
 
 Every figure is ``{"name", "value", "unit", "baseline_name", "baseline_value", "ratio",
@@ -45,6 +46,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "plugins": ("benchmarks.plugins", "bench_plugins"),
     "subagents": ("benchmarks.subagents", "bench_subagents"),
     "telemetry": ("benchmarks.telemetry", "bench_telemetry"),
+    "travel": ("benchmarks.travel", "bench_travel"),
 }
 TAKES_ARGS = {"local_tasks", "permissions", "telemetry"}
 """Benchmarks that take their own flags (everything bench.py does not know is passed on)."""

@@ -1,4 +1,4 @@
-"""``monkey sessions list|show|export|rm|prune``: the stored sessions."""
+"""``monkey sessions list|show|search|rename|fork|export|rm|prune``: the stored sessions."""
 
 from __future__ import annotations
 
@@ -71,6 +71,8 @@ async def _show(store: SessionStore, args: argparse.Namespace) -> int:
     _line(f"context    {len(restored.messages)} messages, about {tokens} tokens")
     if info.parent:
         _line(f"parent     {info.parent}")
+    for line in await _links(store, info):
+        _line(line)
     tree = await _tree(store, info.id)
     if tree:
         _line("sub-agents")
@@ -84,6 +86,28 @@ async def _show(store: SessionStore, args: argparse.Namespace) -> int:
         extra = f" -> {calls}" if calls else ""
         _line(f"  {kind:<9} {_safe(text[:100])}{extra}")
     return 0
+
+
+async def _links(store: SessionStore, info: SessionInfo) -> list[str]:
+    """Where the session came from or went: a fork's original, a Claude Code or Codex session."""
+    said = {"fork": "forked from", "claude": "claude code", "claude-import": "from claude code",
+            "codex-import": "from codex"}
+    rows = await store.fetchall("SELECT kind, foreign_id, path, detail FROM session_links WHERE session_id = ? "
+                                "ORDER BY kind", (info.id,))
+    out = [f"{said.get(kind, kind):<10} {_safe(foreign)}" + (f" after turn {detail}" if kind == "fork" else "")
+           + (f"  {_safe(path)}" if path else "") for kind, foreign, path, detail in rows]
+    if info.backend == "claude-code":  # the CLI's own session, and its file
+        from monkey.session.claude_export import project_dir
+
+        for raw in await store.event_lines(info.id, ("agent_session",)):
+            try:
+                event = ev.decode(raw)
+            except ev.DecodeError:
+                continue
+            if isinstance(event, ev.AgentSession) and event.agent_session_id:
+                path = project_dir(info.workspace) / f"{event.agent_session_id}.jsonl"
+                out.append(f"agent      claude code session {_safe(event.agent_session_id)}  {_safe(str(path))}")
+    return list(dict.fromkeys(out))
 
 
 async def _tree(store: SessionStore, session_id: str, depth: int = 1) -> list[str]:
@@ -156,6 +180,15 @@ def render_markdown(lines: list[bytes]) -> str:
 
 
 async def _export(store: SessionStore, args: argparse.Namespace) -> int:
+    if args.format == "claude":
+        from monkey.session.claude_export import export_claude
+
+        done = await export_claude(store, args.id, force=args.force)
+        _line(f"wrote {done.records} records to {_safe(str(done.path))}")
+        for note in done.notes:
+            _line(f"note: {_safe(note)}")
+        _line(f"continue it in Claude Code with: claude --resume {done.uuid}")
+        return 0
     info = await store.find(args.id)
     lines = await store.event_lines(info.id)
     if args.format == "jsonl" and sys.stdout.isatty():  # the same JSON, but inert on a terminal
@@ -168,6 +201,62 @@ async def _export(store: SessionStore, args: argparse.Namespace) -> int:
         out.flush()
     else:
         sys.stdout.write(escape_controls(render_markdown(lines)))  # model and tool text never drives the terminal
+    return 0
+
+
+async def _rename(store: SessionStore, args: argparse.Namespace) -> int:
+    info = await store.find(args.id)
+    title = " ".join(" ".join(args.title).split())
+    if not title:
+        raise StoreError("the title is empty")
+    await store.rename(info.id, title)
+    _line(f"renamed {info.id}: {_safe(title)}")
+    return 0
+
+
+async def _search(store: SessionStore, args: argparse.Namespace) -> int:
+    from monkey.store.search import match_query, search
+
+    text = " ".join(args.text)
+    if not match_query(text):
+        raise StoreError("search needs at least one word")
+    workspace = None if args.all else str(Path(args.cwd or ".").expanduser().resolve())
+    hits = await search(store, text, workspace=workspace, limit=max(1, args.limit))
+    if args.json:
+        _line(json.dumps([h.to_dict() for h in hits], ensure_ascii=False))
+        return 0
+    if not hits:
+        where = "" if workspace is None else f" in {workspace}'s sessions (--all searches every workspace)"
+        _line(f"nothing found{where}")
+        return 0
+    what = {"turn_started": "prompt", "message_completed": "answer", "tool_result": "tool result"}
+    for hit in hits:
+        where = f"  {_safe(hit.workspace)}" if args.all else ""
+        _line(f"{hit.session_id}  turn {hit.turn:<3} {what.get(hit.kind, hit.kind):<11}{where}  {_safe(hit.title[:50])}")
+        _line(f"    {_safe(hit.snippet)}")
+    return 0
+
+
+async def _fork(store: SessionStore, args: argparse.Namespace) -> int:
+    from monkey.store.fork import fork_session
+
+    original, fork = await fork_session(store, args.id, at_turn=args.at)
+    _line(f"forked {original.id} after turn {fork.turns}: {fork.id}")
+    _line(f"continue it with: monkey agent --resume {fork.id}")
+    return 0
+
+
+async def _import(store: SessionStore, args: argparse.Namespace) -> int:
+    from monkey.session.claude_import import import_claude
+    from monkey.session.codex_import import import_codex
+
+    done = await (import_codex if args.source == "codex" else import_claude)(store, args.ref)
+    what = "updated" if done.updated else "imported"
+    _line(f"{what} {_safe(str(done.source))} as session {done.session_id} "
+          f"({done.turns} turn{'s' if done.turns != 1 else ''})")
+    for note in done.notes:
+        _line(f"note: {_safe(note)}")
+    _line(f"continue it with: monkey agent --resume {done.session_id} (any backend)")
     return 0
 
 
@@ -189,11 +278,13 @@ async def _prune(store: SessionStore, args: argparse.Namespace) -> int:
     return 0
 
 
-_ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune": _prune}
+_ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune": _prune, "rename": _rename,
+            "search": _search, "fork": _fork, "import": _import}
 
 
 async def _run(args: argparse.Namespace) -> int:
-    readonly = args.sessions_command in ("list", "show", "export")  # these work on a full disk or read-only home
+    readonly = args.sessions_command in ("list", "show", "search") or (
+        args.sessions_command == "export" and args.format != "claude")  # these work on a full disk or read-only home
     async with await SessionStore.open(readonly=readonly) as store:
         return await _ACTIONS[args.sessions_command](store, args)
 
@@ -201,7 +292,7 @@ async def _run(args: argparse.Namespace) -> int:
 def run_sessions_command(args: argparse.Namespace) -> int:
     """Run ``monkey sessions ACTION`` and return the exit status."""
     if not getattr(args, "sessions_command", None):
-        sys.stderr.write("monkey: sessions needs an action: list, show, export, rm or prune\n")
+        sys.stderr.write("monkey: sessions needs an action: list, show, search, rename, fork, export, import, rm or prune\n")
         return 2
     try:
         return asyncio.run(_run(args))

@@ -12,7 +12,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from monkey.session.replies import (
     CheckpointDiff,
@@ -25,52 +25,20 @@ from monkey.session.replies import (
     Note,
     Quit,
     Reply,
-    ResumeSession,
     SendPrompt,
-    SessionList,
     StartWorkflow,
     ToggleEvents,
 )
 
+from monkey.session.host import BUSY, Host
+from monkey.session.stored_commands import export, fork, rename, resume, sessions
+
 if TYPE_CHECKING:
     from monkey.modes import Mode
-    from monkey.agent.loop import Agent
-    from monkey.session.switch import BackendSwitcher
     from monkey.events import Event
-    from monkey.store import Recorder, SessionStore
 
 __all__ = ["Host", "Command", "REGISTRY", "COMMANDS", "run_command", "last_answer", "copied_note",
            "describe_undo", "BUSY"]
-
-BUSY = "a turn is running; cancel it first"
-"""What a command that needs the conversation still says while a turn runs."""
-
-
-class Host(Protocol):
-    """The running conversation, as the commands need it."""
-
-    agent: Agent
-    switcher: BackendSwitcher
-
-    @property
-    def working(self) -> bool:
-        """Whether a turn runs."""
-        ...
-
-    @property
-    def store(self) -> SessionStore | None:
-        """The open session store (None: sessions are not saved)."""
-        ...
-
-    @property
-    def recorder(self) -> Recorder | None:
-        """The open session's recorder."""
-        ...
-
-    async def emit(self, event: Event) -> None:
-        """Store ``event`` (starting the session first), then show it."""
-        ...
-
 
 Run = Callable[[Host, str], Awaitable[list[Reply]]]
 
@@ -393,47 +361,6 @@ async def _checkpoints(host: Host, rest: str) -> list[Reply]:
     return [CheckpointList(infos, api)]
 
 
-async def _recent(host: Host):  # type: ignore[no-untyped-def]
-    assert host.store is not None
-    return await host.store.list_sessions(str(host.agent.workspace), limit=20)
-
-
-async def _sessions(host: Host, rest: str) -> list[Reply]:
-    if host.store is None:
-        return [Note("the session store is not open", "error")]
-    return [SessionList(await _recent(host), host.agent.session_id)]
-
-
-async def _resume(host: Host, ref: str) -> list[Reply]:
-    from monkey.store import StoreError
-
-    if not ref:
-        return await _sessions(host, "")
-    if host.working:
-        return [Note(BUSY, "warning")]
-    if host.store is None:
-        return [Note("the session store is not open", "error")]
-    if len(ref.split()) > 1:
-        return [Note("usage: /resume N or /resume ID (an id prefix will do); /sessions lists them", "warning")]
-    try:
-        if ref.isdigit():
-            recent = await _recent(host)
-            if not 0 < int(ref) <= len(recent):
-                return [Note(f"no session number {ref}; /sessions lists them", "warning")]
-            target = recent[int(ref) - 1]
-        else:
-            target = await host.store.find(ref)
-    except StoreError as exc:
-        return [Note(str(exc), "warning")]
-    if target.id == host.agent.session_id:
-        return [Note("that is this session")]
-    if target.workspace != str(host.agent.workspace):
-        return [Note(f"session {target.id} belongs to {target.workspace}; run monkey there to resume it", "warning")]
-    if target.state == "active":  # its lock is held: by another monkey process
-        return [Note(f"session {target.id} is open in another monkey process", "warning")]
-    return [ResumeSession(target.id)]
-
-
 async def _switch(host: Host, name: str, rest: str) -> list[Reply]:
     from monkey.session.switch import switch_command
 
@@ -545,8 +472,12 @@ REGISTRY: list[Command] = [
     Command("/help", "show the commands and keys", _help),
     Command("/undo", "undo the latest change monkey made", _undo, "[--force]"),
     Command("/checkpoints", "browse this session's checkpoints", _checkpoints, "[show N]"),
-    Command("/sessions", "browse stored sessions", _sessions),
-    Command("/resume", "resume a stored session", _resume, "[N|ID]"),
+    Command("/sessions", "browse stored sessions", sessions),
+    Command("/resume", "resume a stored session", resume, "[N|ID]"),
+    Command("/rename", "give this session a title", rename, "TITLE"),
+    Command("/fork", "go on in a new session with this conversation so far", fork),
+    Command("/export", "write this session as a Claude Code session file (claude --resume continues it)", export,
+            "claude [--force]"),
     Command("/model", "show or switch the model (/model NAME)", _model, "[NAME]"),
     Command("/backend", "list or switch backends (/backend NAME [MODEL])", _backend, "[NAME [MODEL]]"),
     Command("/login", "keep an Anthropic API key in your config.toml (or say how to set one)", _login, "[KEY]"),

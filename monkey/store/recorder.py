@@ -35,6 +35,7 @@ from monkey.logs import log_events
 from monkey.messages import Message
 from monkey.store.chain import link
 from monkey.store.conversation import Conversation, encode_message
+from monkey.store.search import INDEXED, index_text
 from monkey.store.store import Count, Restored, SessionStore, StoreError
 
 __all__ = ["Recorder", "STREAMING", "DURABLE", "BATCH", "GROUP", "MAX_DELAY"]
@@ -66,6 +67,7 @@ _blake2b = hashlib.blake2b
 _TAGS: dict[str, bytes] = {}
 
 _INSERT_EVENT = "INSERT INTO events (session_id, seq, type, ts, data, hash, n) VALUES (?, ?, ?, ?, ?, ?, ?)"
+_INSERT_DOC = "INSERT INTO search_docs (session_id, seq, turn, kind, text) VALUES (?, ?, ?, ?, ?)"
 RUN_BYTES = 32 * 1024
 """Bytes of deltas at most in one row (a run longer than that goes on in the next row)."""
 _INSERT_NODE = ("INSERT INTO nodes (session_id, seq, kind, in_context, tokens, event_seq, data, hash) "
@@ -100,6 +102,8 @@ class Recorder:
         self.failed: StoreError | None = None
         """The write error that stopped recording, if one did."""
         self._rows: list[tuple[Any, ...]] = []
+        self._docs: list[tuple[Any, ...]] = []
+        """Searchable text of the buffered events (``search_docs`` rows, see :mod:`monkey.store.search`)."""
         self._seq, self._hash = 0, b""
         self._node_hash = b""
         if restored is not None:
@@ -165,12 +169,18 @@ class Recorder:
         self._rows.append((self.session_id, seq, kind, event.ts, data, self._hash))
         if kind in _FOLLOWED:
             self._follow(event)
+        if kind in INDEXED:
+            self._docs.append((self.session_id, seq, self._turns, kind, index_text(event)))
 
     def _adopt(self, started: ev.SubagentStarted) -> None:
         """Records for the session of the sub-agent ``started`` announces, a child of its session."""
         child = Recorder(self.store, started.child_session_id)
         child.parent = started.session_id
         self.children[started.child_session_id] = child
+
+    def rename(self, title: str) -> None:
+        """Title the session ``title`` (what ``/rename`` says; the store keeps a title once set)."""
+        self._title = title
 
     def name(self, text: str) -> None:
         """Title the session from ``text`` unless it has a title already: what the person typed
@@ -291,6 +301,7 @@ class Recorder:
             return [st for group in children for st in group] or None
         sid = self.session_id
         rows, self._rows = self._rows, []
+        docs, self._docs = self._docs, []
         out = set(excluded)
         node_rows = []
         h = self._node_hash
@@ -311,6 +322,8 @@ class Recorder:
             ))
         if rows:
             statements.append((_INSERT_EVENT, _runs(rows), True))
+        if docs:
+            statements.append((_INSERT_DOC, docs, True))
         if node_rows:
             statements.append((_INSERT_NODE, node_rows, True))
         if excluded:

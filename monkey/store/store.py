@@ -209,7 +209,8 @@ def _delete(ids: list[str]) -> list[tuple[str, Any, bool]]:
     """Statements that delete sessions with their events and nodes."""
     params = [(i,) for i in ids]
     return [(f"DELETE FROM {table} WHERE {key} = ?", params, True)
-            for table, key in (("events", "session_id"), ("nodes", "session_id"), ("sessions", "id"))]
+            for table, key in (("events", "session_id"), ("nodes", "session_id"), ("search_docs", "session_id"),
+                               ("session_links", "session_id"), ("sessions", "id"))]
 
 
 class SessionStore:
@@ -408,6 +409,11 @@ class SessionStore:
             else:  # a run of deltas (see monkey.store.schema)
                 out += bytes(data).split(b"\n")
         return out
+
+    async def rename(self, session_id: str, title: str) -> None:
+        """Give a session a title of its own (it replaces the first prompt's)."""
+        await self.write([("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id), False)],
+                         doing="rename the session")
 
     async def delete(self, session_id: str) -> bool:
         """Delete a session with its events and nodes, and its sub-agents' sessions; returns whether it existed."""

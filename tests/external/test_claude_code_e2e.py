@@ -102,6 +102,10 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         sent = json.dumps(server.main_requests()[before]["body"]["messages"])
         assert "please create hello.txt" in sent and "say hello again" in sent
         assert "user messages: 1)" not in again.of_type("turn_completed")[0]["result"]
+        # `sessions show` names Claude Code's own session and its file (in the CLI's ~/.claude)
+        shown = run_monkey(["sessions", "show", again.events[0]["session_id"]], home=monkey_home, HOME=str(cli_home))
+        line = next(x for x in shown.stdout.splitlines() if x.startswith("agent      claude code session"))
+        assert sid in line and Path(line.split()[-1]).is_file() and line.split()[-1].endswith(f"{sid}.jsonl")
 
         # an API error: a clear message and exit status 1
         fail = _agent(monkey_home, workspace, "please fail now")

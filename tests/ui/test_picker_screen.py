@@ -102,3 +102,26 @@ async def test_a_session_being_written_is_not_deleted(workspace: Path) -> None:
         await live.close()
         owner.release()
     assert app.results == [None]
+
+
+async def test_slash_searches_the_sessions_text(workspace: Path) -> None:
+    await record_sessions(workspace)
+    async with await SessionStore.open() as store:
+        app = ScreenApp(SessionPickerScreen(store, workspace.resolve(), format_time=fixed_time))
+        async with app.run_test(size=(120, 36)) as pilot:
+            await _rows(pilot, app, 3)
+            await pilot.press("slash", *"readme undo", "enter")
+            table = await _rows(pilot, app, 1)
+            assert str(table.get_row_at(0)[5]) == SESSION_IDS[2]
+            status = shown_text(app.screen.query_one("#status", Static))
+            assert "turn 1" in status and "[README]" in status and "[undo]" in status
+            await pilot.press("slash", *"nowhere", "enter")
+            await pilot.pause(0.2)
+            assert "No session here holds nowhere" in shown_text(app.screen.query_one("#status", Static))
+            await pilot.press("slash", *["backspace"] * 7, "enter")
+            await _rows(pilot, app, 3)
+            await pilot.press("slash", *"picker 0002", "enter")  # an answer's text
+            table = await _rows(pilot, app, 1)
+            await pilot.press("enter")
+            await pilot.pause()
+    assert app.results == [SESSION_IDS[1]]
