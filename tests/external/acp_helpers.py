@@ -16,7 +16,7 @@ from monkey.events import Event
 
 HERE = Path(__file__).resolve().parent
 
-__all__ = ["fake_acp_exe", "acp_backend", "run_turns", "got"]
+__all__ = ["acp_backend", "fake_acp_exe", "got", "run_turns"]
 
 
 def fake_acp_exe(bindir: Path, name: str = "fake-acp") -> Path:

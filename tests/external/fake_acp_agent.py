@@ -76,7 +76,7 @@ def ask(tool_call: dict) -> str:
 
 
 def prompt(text: str) -> dict:
-    word, _, rest = text.partition(" ")
+    word, _, rest = text.split("\n\n")[-1].partition(" ")  # a failed turn's prompt comes along with the next
     cwd = os.getcwd()
     if word == "text":
         update("agent_thought_chunk", content={"type": "text", "text": "thinking it over"})

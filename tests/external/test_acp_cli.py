@@ -78,6 +78,6 @@ def test_a_project_cannot_define_or_choose_an_acp_agent(monkey_home: Path, works
     project = workspace / ".monkey"
     project.mkdir(exist_ok=True)
     (project / "config.toml").write_text(f'[agent]\nbackend = "acp:evil"\n[acp_agents.evil]\ncommand = "{exe}"\n')
-    (monkey_home / "config.toml").write_text(f'[approvals]\ntrust_project = true\n')
+    (monkey_home / "config.toml").write_text('[approvals]\ntrust_project = true\n')
     run = run_task(monkey_home, workspace, "acp:evil", "hi")
     assert run.returncode == 2 and "unknown ACP agent 'evil'" in run.stderr, run.stderr

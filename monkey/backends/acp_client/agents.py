@@ -18,7 +18,7 @@ from typing import Any
 
 from monkey.backends.base import BackendError
 
-__all__ = ["AgentEntry", "BUILT_IN", "MISSING_FILE", "agent_names", "resolve_agent"]
+__all__ = ["BUILT_IN", "MISSING_FILE", "AgentEntry", "agent_names", "resolve_agent"]
 
 MISSING_FILE = ("not_found", "empty")
 """What ``fs/read_text_file`` answers for a file that does not exist inside the workspace."""

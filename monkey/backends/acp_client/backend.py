@@ -134,7 +134,7 @@ class AcpBackend:
         except BackendError:
             await self.aclose()
             raise
-        except Exception as exc:  # a RequestError, the connection gone: say why, with its stderr
+        except Exception as exc:  # noqa: BLE001 - a RequestError, the connection gone: said with its stderr
             error = self._error(exc)
             await self.aclose()
             raise error from None
@@ -167,6 +167,7 @@ class AcpBackend:
             finished = True
         finally:
             client.turn = None
+            client.late += turn.queue.qsize()  # came after the prompt's answer: of no turn, not shown
             turn.cancel()
             if not finished and not task.done():
                 await asyncio.shield(self._cancel(task))
@@ -197,12 +198,12 @@ class AcpBackend:
         """The turn was stopped: ``session/cancel``, then the prompt's answer for a while (else stop waiting)."""
         try:
             await self._conn.cancel(session_id=self.agent_session_id)
-        except Exception:  # the agent is gone: nothing to tell
+        except (ConnectionError, OSError):  # the agent is gone: nothing to tell
             task.cancel()
             return
         try:
             await asyncio.wait_for(asyncio.shield(task), _ALIVE_WAIT)
-        except Exception:
+        except Exception:  # noqa: BLE001 - no answer, a failed one, the agent gone: it is stopped alike
             task.cancel()
             await self.aclose()  # it does not answer its cancel: the next turn starts a fresh one
 
@@ -216,8 +217,8 @@ class AcpBackend:
         if conn is not None:
             try:
                 await conn.close()
-            except Exception:
-                pass
+            except (ConnectionError, OSError, RuntimeError):
+                pass  # already gone
         if transport is not None:
             await transport.close()
 

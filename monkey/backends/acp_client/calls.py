@@ -16,7 +16,7 @@ from typing import Any
 
 from monkey.backends.gate import GateCall, workspace_relative
 
-__all__ = ["gate_calls", "diff_text", "content_text", "tool_arguments"]
+__all__ = ["content_text", "diff_text", "gate_calls", "tool_arguments"]
 
 
 def _get(obj: Any, name: str, default: Any = None) -> Any:

@@ -35,7 +35,7 @@ from monkey.tools.workspace import relative, resolve_path
 if TYPE_CHECKING:
     from monkey.backends.supervise import AgentProcess
 
-__all__ = ["AcpClient", "Turn", "END"]
+__all__ = ["END", "AcpClient", "Turn"]
 
 END = object()
 """Put on a turn's queue when its prompt's answer came (or failed)."""
@@ -249,6 +249,12 @@ class AcpClient:
 
     async def kill_terminal(self, *args: Any, **kwargs: Any) -> Any:
         raise RequestError.method_not_found("terminal/kill")
+
+    async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
+        raise RequestError.method_not_found("elicitation/create")
+
+    async def complete_elicitation(self, elicitation_id: str, **kwargs: Any) -> None:
+        return None
 
     async def ext_method(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         raise RequestError.method_not_found(f"_{method}")
