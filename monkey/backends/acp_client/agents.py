@@ -49,10 +49,10 @@ class AgentEntry:
 
 
 BUILT_IN: dict[str, AgentEntry] = {
-    "gemini": AgentEntry("gemini", "gemini", ("--experimental-acp",), mode="default", auth_method="gemini-api-key",
+    "gemini": AgentEntry("gemini", "gemini", ("--acp",), mode="default", auth_method="gemini-api-key",
                          missing_file="empty", install="npm install -g @google/gemini-cli",
                          api_env="GOOGLE_GEMINI_BASE_URL", label="Gemini CLI"),
-    "qwen": AgentEntry("qwen", "qwen", ("--experimental-acp",), mode="default", auth_method="openai",
+    "qwen": AgentEntry("qwen", "qwen", ("--acp",), mode="default", auth_method="openai",
                        install="npm install -g @qwen-code/qwen-code", api_env="OPENAI_BASE_URL", label="Qwen Code"),
     "opencode": AgentEntry("opencode", "opencode", ("acp",), install="npm install -g opencode-ai",
                            label="OpenCode"),
