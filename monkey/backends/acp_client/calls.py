@@ -41,10 +41,13 @@ def _paths(tool_call: Any, workspace: Path) -> list[str]:
 
 
 def _creates(tool_call: Any, path: str, workspace: Path) -> bool:
+    """Whether the edit makes a new file: its diff has no old text, or the file is not there (Qwen Code's
+    write of a new file sends an empty old text)."""
     for item in _get(tool_call, "content") or []:
         if _get(item, "type") == "diff" and workspace_relative(item.path, workspace) == path:
-            return _get(item, "old_text") is None
-    return False
+            if _get(item, "old_text") is None:
+                return True
+    return not (workspace / path).exists()
 
 
 def _command(tool_call: Any) -> str:

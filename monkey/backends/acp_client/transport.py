@@ -18,6 +18,9 @@ from monkey.backends.supervise import AgentProcess
 
 __all__ = ["ProcessTransport"]
 
+_KNOWN_NOTIFICATIONS = frozenset({"session/update", "elicitation/complete"})
+"""What an agent may notify a client of (anything else outside the ``_`` space is dropped, not logged as an error)."""
+
 
 class ProcessTransport:
     """``acp``'s ``Transport`` protocol (send, receive, close) over one agent process."""
@@ -33,6 +36,8 @@ class ProcessTransport:
         self._reader: asyncio.Task[None] | None = None
         self.ended = asyncio.Event()
         """Set when the child's output ended (it exited, was stopped, or monkey stopped reading)."""
+        self.ignored = 0
+        """Notifications of methods the protocol does not define, dropped."""
         self._spawned = asyncio.Event()
         proc.on_spawn = self._spawned.set
 
@@ -73,6 +78,10 @@ class ProcessTransport:
                 shown = line[:120].decode("utf-8", "replace")
                 return self._fail(f"{self.name} sent something that is not a JSON-RPC message ({shown!r}); "
                                   "it was stopped")
+            if "id" not in message and message.get("method") not in _KNOWN_NOTIFICATIONS \
+                    and not str(message.get("method", "")).startswith("_"):
+                self.ignored += 1  # a vendor's notification outside the spec's "_" space (Qwen Code's
+                continue           # qwen/notify/...): nothing to answer, nothing to show
             self._messages.put_nowait(message)
         if len(self._buf) > self.max_line:
             return self._fail(f"{self.name} sent a message over monkey's limit of {self.max_line} bytes; it was stopped")
