@@ -21,7 +21,7 @@ from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.backends.acp_client.backend import AcpBackend
 from monkey.permissions.policy import ApprovalPolicy
 from tests.conftest import run_monkey
-from tests.external.helpers import Waits, cancel_when_asked, run_task
+from tests.external.helpers import Waits, run_task
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.external
@@ -102,12 +102,19 @@ def _backend(qwen: str, api: FakeOpenAI, workspace: Path, home: Path) -> AcpBack
     return AcpBackend(entry, qwen, workspace=workspace, base_env={"PATH": os.environ["PATH"]}, grace=1.0)
 
 
-def _group_gone(pid: int) -> bool:
-    try:
-        os.killpg(pid, 0)
-    except ProcessLookupError:
-        return True
-    return False
+def _group_alive(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group ``pgid``."""
+    alive = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(int(name))
+    return alive
 
 
 def test_cancel_while_its_question_waits_leaves_no_process(workspace: Path, tmp_path: Path) -> None:
@@ -116,14 +123,28 @@ def test_cancel_while_its_question_waits_leaves_no_process(workspace: Path, tmp_
         backend = _backend(qwen, api, workspace, tmp_path / "qhome")
         approver = Waits()
         agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
-        events = cancel_when_asked(agent, approver, "create hello.txt", within=180)
-        assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"
-        assert backend.client is not None and backend.client.answers == ["cancelled"]
-        assert backend.proc is not None and backend.proc._proc is not None  # noqa: SLF001
-        pid = backend.proc._proc.pid  # noqa: SLF001
-        asyncio.run(backend.aclose())
+
+        async def drive() -> tuple[list, int]:
+            events = []
+
+            async def cancel() -> None:
+                await approver.asked.wait()
+                agent.cancel()
+
+            canceller = asyncio.create_task(cancel())
+            async for event in agent.run("create hello.txt"):
+                events.append(event)
+            await canceller
+            assert backend.proc is not None and backend.proc._proc is not None  # noqa: SLF001
+            pid = backend.proc._proc.pid  # noqa: SLF001
+            await backend.aclose()  # the session's end
+            return events, pid
+
+        events, pid = asyncio.run(asyncio.wait_for(drive(), 180))
+    assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"
+    assert backend.client is not None and backend.client.answers == ["cancelled"]
     assert not (workspace / "hello.txt").exists()
-    assert pid and _group_gone(pid)
+    assert _group_alive(pid) == []
 
 
 def test_a_crash_mid_turn_ends_it_with_the_reason(workspace: Path, tmp_path: Path) -> None:
