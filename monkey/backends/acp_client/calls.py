@@ -41,12 +41,12 @@ def _paths(tool_call: Any, workspace: Path) -> list[str]:
 
 
 def _creates(tool_call: Any, path: str, workspace: Path) -> bool:
-    """Whether the edit makes a new file: its diff has no old text, or the file is not there (Qwen Code's
-    write of a new file sends an empty old text)."""
+    """Whether the edit makes a new file: its diff has no old text, or the file is not there (an agent may
+    send an empty old text for a new file, or no diff at all)."""
     for item in _get(tool_call, "content") or []:
-        if _get(item, "type") == "diff" and workspace_relative(item.path, workspace) == path:
-            if _get(item, "old_text") is None:
-                return True
+        if (_get(item, "type") == "diff" and workspace_relative(item.path, workspace) == path
+                and _get(item, "old_text") is None):
+            return True
     return not (workspace / path).exists()
 
 
