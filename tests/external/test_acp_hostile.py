@@ -62,6 +62,19 @@ def test_a_crash_mid_turn_says_why_and_the_next_turn_starts_a_new_agent(workspac
     assert [m.get("method") for m in got(log)].count("initialize") == 2
 
 
+def test_a_new_agent_is_given_the_conversation_so_far(workspace: Path, tmp_path: Path) -> None:
+    """The agent that replaces a crashed one (as one started for a resumed session) has none of the
+    conversation: its first prompt carries it, before the person's message."""
+    log = tmp_path / "log"
+    backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, log)
+    first, _crashed, again = run_turns(Agent(backend=backend, workspace=workspace), "text", "crash", "text")
+    prompts = [m["params"]["prompt"] for m in got(log) if m.get("method") == "session/prompt"]
+    assert len(prompts) == 3 and len(prompts[0]) == 1 and len(prompts[1]) == 1  # one process: its own context
+    history, latest = prompts[2]
+    assert history["text"].startswith("The conversation so far") and "assistant: hello from the agent" in history["text"]
+    assert latest["text"] == "crash\n\ntext" and _text(again) == "hello from the agent"
+
+
 def test_an_answer_before_its_updates_ends_the_turn_and_loses_nothing(workspace: Path, tmp_path: Path) -> None:
     """An update the agent sends right behind its answer is shown in the turn when it arrived with the
     answer (the SDK waits for the updates it has read), else counted as late: never lost, never twice."""

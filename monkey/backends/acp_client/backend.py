@@ -149,16 +149,21 @@ class AcpBackend:
 
         prompt = last_prompt(request)
         sid = request.session_id
+        blocks = []
         if self._conn is None:
             for event in await self._start():
                 yield _with_session(event, sid)
+            earlier = _earlier(request)
+            if earlier:  # a resumed session, or a new agent after one failed: it has none of the conversation
+                blocks.append(text_block(earlier))
+        blocks.append(text_block(prompt))
         conn, client, proc = self._conn, self.client, self.proc
         assert client is not None and proc is not None
         turn = Turn(gate, sid)
         client.turn = turn
         proc.rearm()
         proc.waiting -= 1
-        task = asyncio.create_task(conn.prompt(session_id=self.agent_session_id, prompt=[text_block(prompt)]))
+        task = asyncio.create_task(conn.prompt(session_id=self.agent_session_id, prompt=blocks))
         task.add_done_callback(lambda _: turn.queue.put_nowait(END))
         finished = False
         try:
@@ -221,6 +226,22 @@ class AcpBackend:
                 pass  # already gone
         if transport is not None:
             await transport.close()
+
+
+_EARLIER_LIMIT = 100_000
+"""Characters of the earlier conversation a new agent process is given (the latest ones)."""
+
+
+def _earlier(request: ModelRequest) -> str:
+    """The conversation before the latest user messages, as text for an agent that has none of it."""
+    messages = list(request.messages)
+    while messages and messages[-1].role == "user":
+        messages.pop()
+    lines = [f"{m.role}: {m.content}" for m in messages if m.role in ("user", "assistant") and m.content]
+    if not lines:
+        return ""
+    text = "\n".join(lines)[-_EARLIER_LIMIT:]
+    return f"The conversation so far (kept by monkey, the client):\n{text}\n\n"
 
 
 def _with_session(event: Event, sid: str) -> Event:
