@@ -145,3 +145,27 @@ def test_cancel_while_a_permission_waits_answers_cancelled_and_tells_the_agent(w
     assert not (workspace / "made.txt").exists()
     asyncio.run(backend.aclose())
     assert _gone(backend) and pids_running(str(exe)) == []  # closing the session leaves no process
+
+
+def test_for_the_session_is_monkeys_grant_and_the_agent_only_hears_allow_once(workspace: Path,
+                                                                              tmp_path: Path) -> None:
+    """A person allows the agent's command for the session: monkey keeps the grant and decides the next
+    one itself (nobody asked); the agent is told "allow once" both times, never its "always"."""
+    from monkey.permissions.requests import ApprovalRequest, Decision
+
+    class ForTheSession:
+        def __init__(self) -> None:
+            self.asked: list[str] = []
+
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            self.asked.append(request.tool)
+            return Decision(True, scope="session")
+
+    person = ForTheSession()
+    backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, tmp_path / "log")
+    agent = Agent(backend=backend, workspace=workspace, approver=person, policy=ApprovalPolicy())
+    first, second = run_turns(agent, "shell touch made.txt", "shell touch made.txt")
+    assert person.asked == ["shell_execute"]
+    assert [e.by for e in second if e.type == "approval_resolved"] in ([], ["session"])
+    assert _text(second) == "permission: yes"
+    assert backend.client is not None and backend.client.answers == ["allow_once", "allow_once"]
