@@ -153,7 +153,8 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
     parser.add_argument("--max-iterations", type=_positive_int, default=None,
                         help=f"most model calls per {per} (default 20)")
     parser.add_argument("--backend", help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
-                        "claude-code (the Claude Code CLI), codex (the Codex CLI), plugin:NAME (an agent plugin)")
+                        "claude-code (the Claude Code CLI), codex (the Codex CLI), plugin:NAME (an agent plugin), "
+                        "acp:NAME (an ACP agent: gemini, qwen, opencode or [acp_agents.NAME])")
     parser.add_argument("--script", help="script file for the scripted backend")
     parser.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
                         help="budget: most model responses in the session, sub-agents' included")

@@ -349,6 +349,9 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     plugins: dict[str, Any] = {}
     """``[plugins.NAME]``: settings of an agent plugin; checked by :mod:`monkey.backends.plugin.discovery`."""
     agents: dict[str, Any] = {}
+    acp_agents: dict[str, Any] = {}
+    """``[acp_agents.NAME]``: ACP agents for ``--backend acp:NAME`` (``command``, ``args``, ``env``, ``mode``...);
+    checked by :mod:`monkey.backends.acp_client.agents`."""
     """``[agents.NAME]``: aliases of agent plugins (``extends``, ``env``...); see :mod:`monkey.backends.plugin.discovery`."""
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
@@ -438,9 +441,9 @@ USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"), "
 the sandbox its own commands run in, never chooses where a credential goes (an endpoint, the
 variable a key is read from, a program's environment, where notifications go) nor which program runs (an agent CLI and
 its arguments, a verify command)."""
-USER_ONLY_SECTIONS = ("hooks", "plugins", "agents")
+USER_ONLY_SECTIONS = ("hooks", "plugins", "agents", "acp_agents")
 """Whole tables only the user's own file sets: hooks' commands, plugins' and aliases' settings
-(their ``env`` takes monkey's own variables, ``${ANTHROPIC_API_KEY}``)."""
+(their ``env`` takes monkey's own variables, ``${ANTHROPIC_API_KEY}``), ACP agents' programs."""
 
 EXECUTES_FILES = frozenset({
     "make", "gmake", "bmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "scons", "just", "task",
@@ -472,17 +475,21 @@ UNTRUSTED_KEYS = {"approvals": {"deny"}, "ui": {"bell", "title", "long_turn"}}
 how the app calls the person back. Everything else waits for trust."""
 
 
+_RUNS_PROGRAM = ("plugin:", "acp:")
+"""Backend names that run a program the person's own config names."""
+
+
 def _plugin_backends(project: dict[str, Any]) -> list[str]:
-    """Drop a project's choice of an agent plugin as the backend (a program to run); the keys dropped."""
+    """Drop a project's choice of an agent plugin or an ACP agent as the backend (a program to run); the keys dropped."""
     dropped: list[str] = []
     for section, key in (("agent", "backend"), ("backend", "primary")):
         table = project.get(section)
-        if isinstance(table, dict) and str(table.get(key, "")).startswith("plugin:"):
+        if isinstance(table, dict) and str(table.get(key, "")).startswith(_RUNS_PROGRAM):
             dropped.append(f"{section}.{key} = {table.pop(key)!r}")
     backend = project.get("backend")
     if isinstance(backend, dict) and isinstance(backend.get("fallbacks"), list):
-        plugins = [f for f in backend["fallbacks"] if str(f).startswith("plugin:")]
-        backend["fallbacks"] = [f for f in backend["fallbacks"] if not str(f).startswith("plugin:")]
+        plugins = [f for f in backend["fallbacks"] if str(f).startswith(_RUNS_PROGRAM)]
+        backend["fallbacks"] = [f for f in backend["fallbacks"] if not str(f).startswith(_RUNS_PROGRAM)]
         dropped += [f"backend.fallbacks {f!r}" for f in plugins]
     return dropped
 

@@ -89,7 +89,7 @@ def create_backend(
     whose fallbacks are built from their config sections when first needed.
     """
     fallbacks = [f for f in config.backend.fallbacks if f != name]
-    if not fallbacks or config.backend.primary not in ("", name) or name.startswith("plugin:"):  # a plugin's run spans calls
+    if not fallbacks or config.backend.primary not in ("", name) or name.startswith(("plugin:", "acp:")):  # their runs span calls
         return _create_one(name, config=config, model=model, script=script, api_key=api_key,
                            base_url=base_url, env=env, workspace=workspace)
     from monkey.backends.failover import FailoverBackend
@@ -135,6 +135,12 @@ def _create_one(
 
         return create_plugin_backend(name.removeprefix("plugin:"), config=config, model=model, env=env,
                                      workspace=workspace)
+    if name.startswith("acp:"):
+        from monkey.backends.acp_client.agents import resolve_agent
+        from monkey.backends.acp_client.backend import AcpBackend
+
+        entry, executable = resolve_agent(name.removeprefix("acp:"), config.acp_agents, path=env.get("PATH"))
+        return AcpBackend(entry, executable, workspace=(workspace or Path.cwd()), model=model, base_env=env)
     if name in ("claude-code", "codex"):
         from monkey.backends.external_select import create_external
 
@@ -189,5 +195,5 @@ def _create_one(
             seed=config.local.seed if config.local.seed >= 0 else None,
         )
     raise BackendError(
-        f"unknown backend {name!r}; known: {', '.join(KNOWN_BACKENDS)}, plugin:NAME", kind="invalid_request"
+        f"unknown backend {name!r}; known: {', '.join(KNOWN_BACKENDS)}, plugin:NAME, acp:NAME", kind="invalid_request"
     )

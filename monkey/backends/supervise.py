@@ -16,7 +16,7 @@ import asyncio
 import os
 import re
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -69,6 +69,10 @@ class AgentProcess:
     stderr_bytes: int = 0
     waiting: int = 0
     """Questions of the child's waiting for monkey's answer (an approval): the idle watchdog holds off."""
+    on_spawn: Callable[[], None] | None = None
+    """Called once the child runs (before any output): a conversation may then write to it."""
+    wall_from: float | None = None
+    """When the wall-clock cap counts from (None: the start); :meth:`rearm` sets it for a child kept across turns."""
     _stderr: OutputBuffer = field(init=False)
     _proc: asyncio.subprocess.Process | None = field(default=None, init=False)
 
@@ -89,6 +93,10 @@ class AgentProcess:
         except (BrokenPipeError, ConnectionResetError, RuntimeError):
             return False
         return True
+
+    def rearm(self) -> None:
+        """Count the wall-clock cap from now (a child that serves one turn after another: an ACP agent)."""
+        self.wall_from = asyncio.get_running_loop().time()
 
     def close_stdin(self) -> None:
         """End the child's input (it finishes its work and exits)."""
@@ -134,6 +142,8 @@ class AgentProcess:
             raise BackendError(f"cannot start {spec.name} ({spec.argv[0]}): {exc.strerror or exc}",
                                kind="invalid_request") from None
         self._proc = proc
+        if self.on_spawn is not None:
+            self.on_spawn()
         loop = asyncio.get_running_loop()
         started = loop.time()
         last = [started]
@@ -191,7 +201,7 @@ class AgentProcess:
             if self.waiting:
                 last[0] = now  # silent because it waits for an answer (a person may take minutes)
             idle_left = last[0] + spec.idle_timeout - now
-            wall_left = started + spec.wall_timeout - now
+            wall_left = (self.wall_from or started) + spec.wall_timeout - now
             if idle_left <= 0 or wall_left <= 0:
                 self.stopped = "idle" if idle_left <= 0 else "wall"
                 await stop_group(proc, spec.grace)  # stdout closes, the reader ends

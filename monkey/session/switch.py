@@ -71,6 +71,12 @@ class BackendSwitcher:
         found = discover(monkey_home(), self.workspace, bool(self.config.approvals.trust_project)).plugins
         return [f"plugin:{n}" for n in [*found, *(a for a in self.config.agents if a not in found)]]
 
+    def acp_backends(self) -> list[str]:
+        """``acp:NAME`` of every ACP agent: the built-in ones and ``[acp_agents.NAME]``."""
+        from monkey.backends.acp_client.agents import agent_names
+
+        return [f"acp:{n}" for n in agent_names(self.config.acp_agents)]
+
     def missing(self, name: str) -> str:
         """What backend ``name`` lacks here to work at all, and how to give it ("" when nothing)."""
         if name != "anthropic":
@@ -91,6 +97,11 @@ class BackendSwitcher:
             if isinstance(alias, dict):
                 return f"agent plugin alias of {alias.get('extends')}: {alias.get('description') or ''}".rstrip(": ")
             return "agent plugin (monkey plugins info " + name[7:] + ")"
+        if name.startswith("acp:"):
+            from monkey.backends.acp_client.agents import BUILT_IN
+
+            entry = BUILT_IN.get(name[4:])
+            return f"ACP agent ({entry.title if entry else 'acp_agents.' + name[4:]})"
         if name == "scripted":
             return "replays --script" if self.script else "needs --script FILE (tests and demos)"
         if name == "local":
@@ -154,16 +165,16 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
         name, model = current.name, words[0]
     else:
         if not words:
-            names = [*AVAILABLE_BACKENDS, *switcher.plugin_backends()]
+            names = [*AVAILABLE_BACKENDS, *switcher.plugin_backends(), *switcher.acp_backends()]
             lines = [f"{'*' if n == current.name else ' '} {n:<12}{switcher.describe(n)}" for n in names]
             return SwitchResult([f"backend: {current.name} ({current.model or 'default model'})", *lines,
                                  "/backend NAME [MODEL] switches; the conversation is kept"])
         if len(words) > 2:
             return SwitchResult(["usage: /backend NAME [MODEL]"], ok=False)
         name, model = words[0], (words[1] if len(words) == 2 else None)
-        if name not in AVAILABLE_BACKENDS and not name.startswith("plugin:"):
+        if name not in AVAILABLE_BACKENDS and not name.startswith(("plugin:", "acp:")):
             return SwitchResult([f"unknown backend {name!r}; one of {', '.join(AVAILABLE_BACKENDS)}, "
-                                 "plugin:NAME"], ok=False)
+                                 "plugin:NAME, acp:NAME"], ok=False)
     if agent.running:
         return SwitchResult(["a turn is running; cancel it first (Esc)"], ok=False)
     missing = switcher.missing(name)

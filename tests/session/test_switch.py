@@ -159,3 +159,22 @@ async def test_the_scripted_backend_says_its_model_is_only_a_label(tmp_path: Pat
     assert result.ok
     assert result.lines == ["now using scripted · anything",
                             "(the scripted backend replays its script whatever the model is called)"]
+
+
+async def test_backend_switches_to_an_acp_agent_and_lists_them(tmp_path: Path, workspace: Path) -> None:
+    from tests.external.acp_helpers import fake_acp_exe
+
+    exe = fake_acp_exe(tmp_path / "bin")
+    config = Config(acp_agents={"fake": {"command": str(exe), "env": {"FAKE_LOG": str(tmp_path / "log")}}})
+    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}], config=config)
+    agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
+    listing = await switch_command(agent, switcher, "/backend", "")
+    assert any("acp:fake" in line for line in listing.lines) and any("acp:gemini" in line for line in listing.lines)
+    unknown = await switch_command(agent, switcher, "/backend", "acp:nosuch")
+    assert not unknown.ok and "unknown ACP agent 'nosuch'; known: fake, gemini, opencode, qwen" in " ".join(unknown.lines)
+    result = await switch_command(agent, switcher, "/backend", "acp:fake")
+    assert result.ok, result.lines
+    assert agent.backend.name == "acp:fake"
+    events = await _turn(agent, "text")
+    assert "hello from the agent" in [e for e in events if e.type == "turn_completed"][0].result
+    await agent.backend.aclose()

@@ -1,0 +1,110 @@
+"""The real Gemini CLI (``gemini --acp``, pinned in tests/npm) as ``--backend acp:gemini`` against a
+fake Gemini API on 127.0.0.1 (``GOOGLE_GEMINI_BASE_URL``, ``streamGenerateContent`` as server-sent
+events): a write it asks for is decided by monkey's rules, written through ``fs/write_text_file``,
+checkpointed and undone with ``monkey undo``; refused headless; a missing file must be answered with
+empty content (the spec's "not found" makes it fail every new file); its own shell command is decided
+as a shell line and undone with the turn."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from monkey.agent.loop import Agent
+from monkey.backends.acp_client.agents import BUILT_IN
+from monkey.backends.acp_client.backend import AcpBackend
+from monkey.events import ToolResult
+from monkey.permissions.policy import ApprovalPolicy
+from tests.conftest import run_monkey
+from tests.external.helpers import run_task
+from tests.fakes.gemini_server import FakeGemini, GeminiReply
+
+pytestmark = pytest.mark.external
+
+NPM_GEMINI = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "gemini"
+
+
+def _gemini() -> str:
+    path = os.environ.get("MONKEY_GEMINI_CLI") or (str(NPM_GEMINI) if NPM_GEMINI.exists() else "")
+    if not path:
+        pytest.skip("Gemini CLI is not installed (npm ci --prefix tests/npm, or set MONKEY_GEMINI_CLI to its `gemini`)")
+    return path
+
+
+def _env(api: FakeGemini, home: Path) -> dict[str, str]:
+    home.mkdir(exist_ok=True)
+    return {"GOOGLE_GEMINI_BASE_URL": api.url, "GEMINI_API_KEY": "fake-key", "HOME": str(home)}
+
+
+def _configure(home: Path, gemini: str, env: dict[str, str], *, allow: tuple[str, ...] = ()) -> None:
+    (home / "config.toml").write_text(
+        f"[approvals]\nallow = {json.dumps(list(allow))}\n"
+        f"[acp_agents.gemini]\ncommand = {json.dumps(gemini)}\n[acp_agents.gemini.env]\n"
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
+
+
+def _write(workspace: Path) -> list[GeminiReply]:
+    return [GeminiReply(call=("write_file", {"file_path": str(workspace / "hello.txt"), "content": "hello\n"})),
+            GeminiReply(text="done")]
+
+
+def test_a_write_is_asked_allowed_written_through_monkey_and_undone(monkey_home: Path, workspace: Path,
+                                                                    tmp_path: Path) -> None:
+    gemini = _gemini()
+    with FakeGemini(_write(workspace.resolve())) as api:
+        _configure(monkey_home, gemini, _env(api, tmp_path / "ghome"), allow=("file_write",))
+        run = run_task(monkey_home, workspace, "acp:gemini", "create hello.txt", timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+    (resolved,) = run.of_type("approval_resolved")
+    assert resolved["name"] == "file_write" and resolved["by"] == "rule"
+    (result,) = run.of_type("tool_result")
+    assert result["ok"] and "+hello" in result["diff"]
+    assert len(run.of_type("checkpoint_created")) >= 2  # the turn's and the write's own
+    assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
+    assert not (workspace / "hello.txt").exists()
+
+
+def _turn(gemini: str, workspace: Path, home: Path, replies: list[GeminiReply], policy: ApprovalPolicy,
+          **entry: str) -> list:
+    with FakeGemini(replies) as api:
+        spec = dataclasses.replace(BUILT_IN["gemini"], command=gemini, env=_env(api, home), **entry)
+        backend = AcpBackend(spec, gemini, workspace=workspace, base_env={"PATH": os.environ["PATH"]}, grace=1.0)
+        agent = Agent(backend=backend, workspace=workspace, policy=policy)
+
+        async def drive() -> list:
+            try:
+                return [e async for e in agent.run("go")]
+            finally:
+                await backend.aclose()
+
+        return asyncio.run(asyncio.wait_for(drive(), 180))
+
+
+def test_refused_headless_and_a_missing_file_answered_as_it_needs(workspace: Path, tmp_path: Path) -> None:
+    gemini = _gemini()
+    ws = workspace.resolve()
+    refused = _turn(gemini, ws, tmp_path / "ghome", _write(ws), ApprovalPolicy())
+    assert [e.decision for e in refused if e.type == "approval_resolved"] == ["denied"]
+    assert not (ws / "hello.txt").exists()
+    # answered with the spec's "not found", Gemini CLI fails the write of every new file
+    failed = _turn(gemini, ws, tmp_path / "ghome", _write(ws), ApprovalPolicy.from_strings(allow=["file_write"]),
+                   missing_file="not_found")
+    (result,) = [e for e in failed if isinstance(e, ToolResult)]
+    assert not result.ok and "Resource not found" in result.output
+    assert not (ws / "hello.txt").exists()
+
+
+def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_path: Path) -> None:
+    gemini = _gemini()
+    ws = workspace.resolve()
+    replies = [GeminiReply(call=("run_shell_command", {"command": "touch made.txt"})), GeminiReply(text="done")]
+    events = _turn(gemini, ws, tmp_path / "ghome", replies, ApprovalPolicy.from_strings(allow=["shell_execute(touch *)"]))
+    (resolved,) = [e for e in events if e.type == "approval_resolved"]
+    assert resolved.name == "shell_execute" and resolved.decision == "approved", resolved
+    assert (ws / "made.txt").exists()

@@ -1,0 +1,175 @@
+"""The real Qwen Code (``qwen --acp``, pinned in tests/npm) as ``--backend acp:qwen`` against a fake
+OpenAI-compatible model API on 127.0.0.1: its session is switched off its ``auto`` mode at start (so it
+asks), a write it asks for is decided by monkey's rules, checkpointed and undone with ``monkey undo``,
+refused headless, refused by a deny rule on the path; its own shell command is decided as a shell line
+and what it changed is undone with the turn; a turn cancelled while its question waits and a crash of
+the agent mid-turn leave no process behind."""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from monkey.agent.loop import Agent
+from monkey.backends.acp_client.agents import BUILT_IN
+from monkey.backends.acp_client.backend import AcpBackend
+from monkey.permissions.policy import ApprovalPolicy
+from tests.conftest import run_monkey
+from tests.external.helpers import Waits, run_task
+from tests.fakes.openai_server import FakeOpenAI, Reply
+
+pytestmark = pytest.mark.external
+
+NPM_QWEN = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "qwen"
+
+
+def _qwen() -> str:
+    path = os.environ.get("MONKEY_QWEN_CLI") or (str(NPM_QWEN) if NPM_QWEN.exists() else "")
+    if not path:
+        pytest.skip("Qwen Code is not installed (npm ci --prefix tests/npm, or set MONKEY_QWEN_CLI to its `qwen`)")
+    return path
+
+
+def _env(api: FakeOpenAI, home: Path) -> dict[str, str]:
+    home.mkdir(exist_ok=True)
+    return {"OPENAI_BASE_URL": api.url, "OPENAI_API_KEY": "sk-fake", "OPENAI_MODEL": "fake-model", "HOME": str(home)}
+
+
+def _configure(home: Path, qwen: str, env: dict[str, str], *, allow: tuple[str, ...] = (),
+               deny: tuple[str, ...] = ()) -> None:
+    (home / "config.toml").write_text(
+        f"[approvals]\nallow = {json.dumps(list(allow))}\ndeny = {json.dumps(list(deny))}\n"
+        f"[acp_agents.qwen]\ncommand = {json.dumps(qwen)}\n[acp_agents.qwen.env]\n"
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
+
+
+def _write(workspace: Path, name: str = "hello.txt") -> list[Reply]:
+    return [Reply(tool_calls=[("c1", "write_file", {"file_path": str(workspace / name), "content": "hello\n"})]),
+            Reply(text="done")]
+
+
+def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    qwen = _qwen()
+    with FakeOpenAI(_write(workspace.resolve())) as api:
+        _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("file_write",))
+        run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "hello.txt").read_text() == "hello\n"
+    (resolved,) = run.of_type("approval_resolved")
+    assert resolved["name"] == "file_write" and resolved["decision"] == "approved" and resolved["by"] == "rule"
+    assert len(run.of_type("checkpoint_created")) >= 2  # the turn's and the write's own
+    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (workspace / "hello.txt").exists()
+
+
+def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    """Qwen Code starts its session in ``auto`` (it writes without asking): monkey sets ``default``, so it asks."""
+    qwen = _qwen()
+    for allow, deny, why in ((), (), "no terminal to ask on"), (("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
+        with FakeOpenAI(_write(workspace.resolve())) as api:
+            _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
+            run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
+        assert run.returncode == 0, run.stderr
+        (resolved,) = run.of_type("approval_resolved")
+        assert resolved["decision"] == "denied" and why in resolved["reason"], resolved
+        assert not (workspace / "hello.txt").exists()
+
+
+def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: Path, workspace: Path,
+                                                                    tmp_path: Path) -> None:
+    qwen = _qwen()
+    replies = [Reply(tool_calls=[("c1", "run_shell_command", {"command": "touch made.txt"})]), Reply(text="done")]
+    with FakeOpenAI(replies) as api:
+        _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("shell_execute(touch *)",))
+        run = run_task(monkey_home, workspace, "acp:qwen", "make a file", timeout=180)
+    assert run.returncode == 0, run.stderr
+    (resolved,) = run.of_type("approval_resolved")
+    assert resolved["name"] == "shell_execute" and resolved["decision"] == "approved", resolved
+    assert (workspace / "made.txt").exists()
+    assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
+    assert not (workspace / "made.txt").exists()
+
+
+def _backend(qwen: str, api: FakeOpenAI, workspace: Path, home: Path) -> AcpBackend:
+    entry = dataclasses.replace(BUILT_IN["qwen"], command=qwen, env=_env(api, home))
+    return AcpBackend(entry, qwen, workspace=workspace, base_env={"PATH": os.environ["PATH"]}, grace=1.0)
+
+
+def _group_alive(pgid: int) -> list[int]:
+    """Live (not zombie) processes of process group ``pgid``."""
+    alive = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            fields = Path(f"/proc/{name}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            alive.append(int(name))
+    return alive
+
+
+def test_cancel_while_its_question_waits_leaves_no_process(workspace: Path, tmp_path: Path) -> None:
+    qwen = _qwen()
+    with FakeOpenAI(_write(workspace.resolve())) as api:
+        backend = _backend(qwen, api, workspace, tmp_path / "qhome")
+        approver = Waits()
+        agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
+
+        async def drive() -> tuple[list, int]:
+            events = []
+
+            async def cancel() -> None:
+                await approver.asked.wait()
+                agent.cancel()
+
+            canceller = asyncio.create_task(cancel())
+            async for event in agent.run("create hello.txt"):
+                events.append(event)
+            await canceller
+            assert backend.proc is not None and backend.proc._proc is not None  # noqa: SLF001
+            pid = backend.proc._proc.pid  # noqa: SLF001
+            await backend.aclose()  # the session's end
+            return events, pid
+
+        events, pid = asyncio.run(asyncio.wait_for(drive(), 180))
+    assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"
+    assert backend.client is not None and backend.client.answers == ["cancelled"]
+    assert not (workspace / "hello.txt").exists()
+    assert _group_alive(pid) == []
+
+
+def test_a_crash_mid_turn_ends_it_with_the_reason(workspace: Path, tmp_path: Path) -> None:
+    qwen = _qwen()
+    with FakeOpenAI(_write(workspace.resolve())) as api:
+        backend = _backend(qwen, api, workspace, tmp_path / "qhome")
+        approver = Waits()
+        agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
+
+        async def drive() -> list:
+            events = []
+
+            async def kill() -> None:
+                await approver.asked.wait()
+                assert backend.proc is not None and backend.proc._proc is not None  # noqa: SLF001
+                os.killpg(backend.proc._proc.pid, signal.SIGKILL)  # noqa: SLF001
+
+            killer = asyncio.create_task(kill())
+            async for event in agent.run("create hello.txt"):
+                events.append(event)
+            await killer
+            await backend.aclose()
+            return events
+
+        events = asyncio.run(asyncio.wait_for(drive(), 180))
+    errors = [e for e in events if e.type == "error"]
+    assert errors and "killed by signal 9" in errors[0].message, events
+    assert events[-1].type == "turn_completed" and events[-1].reason == "error"
