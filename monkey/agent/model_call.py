@@ -7,12 +7,15 @@ on the agent's own call pipeline), handed to its ``stream``.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Callable
 
 from monkey.agent.budget import Budget
 from monkey.agent.calls import CallPipeline
 from monkey.backends.base import Backend, BackendError, as_external
-from monkey.events import Event, MessageCompleted, ToolCallSpec, Usage
+import msgspec
+
+from monkey.events import Event, MessageCompleted, TextDelta, ThinkingDelta, ToolCallSpec, Usage
 from monkey.ids import new_id
 from monkey.messages import ModelRequest
 from monkey.permissions.external_gate import ExternalGate
@@ -37,14 +40,22 @@ async def stream_model(backend: Backend, request: ModelRequest, *, calls: CallPi
             raise BackendError(f"{exc}; {backend.name} was not started", kind="checkpoint") from None
     gate = ExternalGate(calls, turn=turn, emit=emit, checkpoints=calls.checkpoints is not None) if external else None
     stream = external.stream(request, gate=gate) if external is not None else backend.stream(request)
+    asked = time.perf_counter()
+    first = 0.0  # when the first output came (text, thinking or the whole message)
     try:
         with calls.spawns(pending):  # the agent's processes started for this run are its checkpoint's
             async for event in stream:
+                if not first and isinstance(event, (TextDelta, ThinkingDelta, MessageCompleted)):
+                    first = time.perf_counter()
                 if isinstance(event, MessageCompleted):
                     completed = event
                     budget.charge(turns=1)
                 elif isinstance(event, Usage):
                     budget.charge_usage(event)
+                    if not event.duration_ms:  # the call's timing, for monkey stats
+                        now = time.perf_counter()
+                        event = msgspec.structs.replace(event, duration_ms=(now - asked) * 1000,
+                                                        ttft_ms=((first or now) - asked) * 1000)
                 emit(event)
     finally:
         aclose = getattr(stream, "aclose", None)  # an async generator's; a plain iterator has none

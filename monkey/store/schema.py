@@ -13,6 +13,12 @@ refused (see :func:`monkey.db.migrate`). Never edit a released migration: append
 - ``nodes``: the conversation as typed nodes (``user``, ``assistant``, ``tool``,
   ``summary``), also numbered and hash-chained; ``in_context`` says whether the node is
   sent to the model (compacted nodes stay, excluded).
+- ``stat_slots`` and ``stat_samples`` (version 3): the summary rows ``monkey stats`` reads, kept
+  by the recorder in the same transactions as the events (see :mod:`monkey.store.tally`). The
+  migration fills them from the events stored before: tokens, cost, turns, model calls, tool
+  calls and their durations, approvals, undos, sub-agents, budgets and compactions (older
+  events have no model-call timings, lines changed, or who refused a call: a refusal counts as
+  failed there).
 """
 
 from __future__ import annotations
@@ -20,6 +26,108 @@ from __future__ import annotations
 __all__ = ["COMPONENT", "MIGRATIONS"]
 
 COMPONENT = "store"
+
+_SLOT = "(CAST(e.ts AS INTEGER) - CAST(e.ts AS INTEGER) % 900)"
+_J = "json_extract(CAST(e.data AS TEXT), '$.{}')"
+
+
+def _j(field: str) -> str:
+    return _J.format(field)
+
+
+_STATS = [
+    """CREATE TABLE stat_slots (
+            session_id TEXT NOT NULL,
+            slot INTEGER NOT NULL,
+            backend TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL DEFAULT '',
+            turns INTEGER NOT NULL DEFAULT 0,
+            model_calls INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_micros INTEGER NOT NULL DEFAULT 0,
+            timed_calls INTEGER NOT NULL DEFAULT 0,
+            call_us INTEGER NOT NULL DEFAULT 0,
+            timed_output_tokens INTEGER NOT NULL DEFAULT 0,
+            tool_calls INTEGER NOT NULL DEFAULT 0,
+            tool_ok INTEGER NOT NULL DEFAULT 0,
+            tool_failed INTEGER NOT NULL DEFAULT 0,
+            tool_denied_rule INTEGER NOT NULL DEFAULT 0,
+            tool_denied_person INTEGER NOT NULL DEFAULT 0,
+            tool_cancelled INTEGER NOT NULL DEFAULT 0,
+            approvals INTEGER NOT NULL DEFAULT 0,
+            answers_approved INTEGER NOT NULL DEFAULT 0,
+            answers_approved_session INTEGER NOT NULL DEFAULT 0,
+            answers_approved_always INTEGER NOT NULL DEFAULT 0,
+            answers_denied INTEGER NOT NULL DEFAULT 0,
+            lines_added INTEGER NOT NULL DEFAULT 0,
+            lines_removed INTEGER NOT NULL DEFAULT 0,
+            files_changed INTEGER NOT NULL DEFAULT 0,
+            undos INTEGER NOT NULL DEFAULT 0,
+            subagents INTEGER NOT NULL DEFAULT 0,
+            budgets INTEGER NOT NULL DEFAULT 0,
+            compactions INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (session_id, slot, backend, model, tool)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX stat_slots_by_slot ON stat_slots (slot)",
+    """CREATE TABLE stat_samples (
+            session_id TEXT NOT NULL,
+            slot INTEGER NOT NULL,
+            backend TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL,
+            value REAL NOT NULL
+        )""",
+    "CREATE INDEX stat_samples_by_session ON stat_samples (session_id, slot)",
+    # the session's own rows (tool ''), from the events stored before
+    f"""INSERT INTO stat_slots (session_id, slot, backend, model, tool, turns, model_calls, input_tokens,
+            output_tokens, cache_read_tokens, cache_creation_tokens, cost_micros, undos, subagents, budgets,
+            compactions)
+        SELECT e.session_id, {_SLOT}, s.backend,
+            CASE WHEN e.type = 'usage' AND COALESCE({_j('model')}, '') != '' THEN {_j('model')} ELSE s.model END,
+            '',
+            SUM(e.type = 'turn_started'), SUM(e.type = 'message_completed'),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('input_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('output_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('cache_read_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('cache_creation_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN CAST(ROUND(MAX(0, COALESCE({_j('cost_usd')}, 0)) * 1000000) AS INTEGER)
+                ELSE 0 END),
+            SUM(e.type = 'undo_applied'), SUM(e.type = 'subagent_started'), SUM(e.type = 'budget_reached'),
+            SUM(e.type = 'context_compacted')
+        FROM events e JOIN sessions s ON s.id = e.session_id
+        WHERE e.type IN ('turn_started', 'message_completed', 'usage', 'undo_applied', 'subagent_started',
+                         'budget_reached', 'context_compacted')
+        GROUP BY 1, 2, 3, 4""",
+    # the tools' rows
+    f"""INSERT INTO stat_slots (session_id, slot, backend, model, tool, tool_calls, tool_ok, tool_failed, approvals,
+            answers_approved, answers_approved_session, answers_approved_always, answers_denied)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'),
+            SUM(e.type = 'tool_result'), SUM(e.type = 'tool_result' AND {_j('ok')}),
+            SUM(e.type = 'tool_result' AND NOT {_j('ok')}),
+            SUM(e.type = 'approval_requested'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved_session'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved_always'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'denied')
+        FROM events e JOIN sessions s ON s.id = e.session_id
+        WHERE e.type IN ('tool_result', 'approval_requested', 'approval_resolved')
+        GROUP BY 1, 2, 3, 4, 5""",
+    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'tool',
+            MAX(0, COALESCE({_j('duration_ms')}, 0))
+        FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.type = 'tool_result'""",
+    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'answer',
+            {_j('wait_ms')}
+        FROM events e JOIN sessions s ON s.id = e.session_id
+        WHERE e.type = 'tool_result' AND COALESCE({_j('wait_ms')}, 0) > 0""",
+]
+
 
 MIGRATIONS: list[list[str]] = [
     [
@@ -64,5 +172,6 @@ MIGRATIONS: list[list[str]] = [
         ) WITHOUT ROWID""",
     ],
     ["ALTER TABLE events ADD COLUMN n INTEGER NOT NULL DEFAULT 1"],
+    _STATS,
 ]
 """The store's migrations, oldest first."""

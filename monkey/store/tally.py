@@ -1,0 +1,182 @@
+"""The per-session summary rows ``monkey stats`` reads, kept as events are stored.
+
+A :class:`Tally` follows one session's events in the recorder (the store's one write path)
+and turns them into statements written in the same transaction as the events:
+
+- ``stat_slots``: integer counters per session, quarter hour (``slot``: the epoch second its
+  15 minutes start at, so a day in any time zone is a whole number of slots), backend, model
+  and tool (``''`` on the rows of model calls and the session's own figures);
+- ``stat_samples``: one row per measured duration (``kind``: ``ttft`` and ``call`` per model
+  call, ``tool`` per tool call that ran, ``answer`` per question a person answered), so
+  percentiles are exact.
+
+Cost is kept in integer micro-dollars (``cost_micros``), so sums do not drift. The migration
+that adds the tables fills them for sessions stored before (see :mod:`monkey.store.schema`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from monkey import events as ev
+
+__all__ = ["Tally", "COUNTERS", "TALLIED", "SLOT", "slot_of", "micros"]
+
+SLOT = 900
+"""Seconds per slot: every time zone's offset is a multiple of 15 minutes."""
+
+COUNTERS = (
+    "turns", "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
+    "cost_micros", "timed_calls", "call_us", "timed_output_tokens",
+    "tool_calls", "tool_ok", "tool_failed", "tool_denied_rule", "tool_denied_person", "tool_cancelled",
+    "approvals", "answers_approved", "answers_approved_session", "answers_approved_always", "answers_denied",
+    "lines_added", "lines_removed", "files_changed", "undos", "subagents", "budgets", "compactions",
+)
+"""The integer columns of ``stat_slots``, in order."""
+_AT = {name: i for i, name in enumerate(COUNTERS)}
+
+TALLIED = frozenset({
+    "session_started", "backend_changed", "fallback", "turn_started", "message_completed", "usage", "tool_call",
+    "tool_result", "approval_requested", "approval_resolved", "turn_completed", "session_ended", "undo_applied",
+    "subagent_started", "budget_reached", "context_compacted",
+})
+"""Event types a tally reads (the recorder hands it no other)."""
+
+UPSERT = (
+    f"INSERT INTO stat_slots (session_id, slot, backend, model, tool, {', '.join(COUNTERS)}) "
+    f"VALUES (?, ?, ?, ?, ?, {', '.join('?' * len(COUNTERS))}) "
+    "ON CONFLICT (session_id, slot, backend, model, tool) DO UPDATE SET "
+    + ", ".join(f"{c} = {c} + excluded.{c}" for c in COUNTERS)
+)
+SAMPLE = "INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value) VALUES (?, ?, ?, ?, ?, ?, ?)"
+
+
+def slot_of(ts: float) -> int:
+    """The slot an event at ``ts`` falls in."""
+    second = int(ts)
+    return second - second % SLOT
+
+
+def micros(dollars: float) -> int:
+    """US dollars as integer micro-dollars (negative or absurd values count as 0)."""
+    if not isinstance(dollars, (int, float)) or dollars != dollars or dollars <= 0 or dollars > 1e9:
+        return 0
+    return round(dollars * 1_000_000)
+
+
+class Tally:
+    """The summary rows one session's events add, until :meth:`statements` takes them."""
+
+    __slots__ = ("backend", "model", "rows", "samples", "open", "asked")
+
+    def __init__(self) -> None:
+        self.backend = ""
+        self.model = ""
+        self.rows: dict[tuple[int, str, str, str], list[int]] = {}
+        self.samples: list[tuple[int, str, str, str, str, float]] = []
+        self.open: dict[str, tuple[str, float]] = {}
+        """Calls of the turn that have no result yet: their tool and when they began."""
+        self.asked: set[str] = set()
+        """Calls whose question is put to a person and not answered yet."""
+
+    def _row(self, ts: float, tool: str = "", model: str | None = None) -> list[int]:
+        key = (slot_of(ts), self.backend, self.model if model is None else model, tool)
+        row = self.rows.get(key)
+        if row is None:
+            row = self.rows[key] = [0] * len(COUNTERS)
+        return row
+
+    def _sample(self, ts: float, tool: str, kind: str, value: float, model: str | None = None) -> None:
+        self.samples.append((slot_of(ts), self.backend, self.model if model is None else model, tool, kind,
+                             max(0.0, float(value))))
+
+    def add(self, event: ev.Event) -> None:
+        """Count one event (of a type in :data:`TALLIED`)."""
+        match event:
+            case ev.Usage():
+                model = event.model or self.model
+                row = self._row(event.ts, model=model)
+                row[_AT["input_tokens"]] += max(0, event.input_tokens)
+                row[_AT["output_tokens"]] += max(0, event.output_tokens)
+                row[_AT["cache_read_tokens"]] += max(0, event.cache_read_tokens)
+                row[_AT["cache_creation_tokens"]] += max(0, event.cache_creation_tokens)
+                row[_AT["cost_micros"]] += micros(event.cost_usd)
+                if event.duration_ms > 0:
+                    row[_AT["timed_calls"]] += 1
+                    row[_AT["call_us"]] += round(event.duration_ms * 1000)
+                    row[_AT["timed_output_tokens"]] += max(0, event.output_tokens)
+                    self._sample(event.ts, "", "call", event.duration_ms, model)
+                    self._sample(event.ts, "", "ttft", event.ttft_ms, model)
+            case ev.MessageCompleted():
+                self._row(event.ts)[_AT["model_calls"]] += 1
+            case ev.ToolCallEvent():
+                self.open[event.call_id] = (event.name, event.ts)
+            case ev.ToolResult():
+                self.open.pop(event.call_id, None)
+                self.asked.discard(event.call_id)
+                row = self._row(event.ts, event.name)
+                row[_AT["tool_calls"]] += 1
+                if event.ok:
+                    row[_AT["tool_ok"]] += 1
+                elif event.denied_by == "person":
+                    row[_AT["tool_denied_person"]] += 1
+                elif event.denied_by:
+                    row[_AT["tool_denied_rule"]] += 1
+                else:
+                    row[_AT["tool_failed"]] += 1
+                if not event.denied_by:
+                    self._sample(event.ts, event.name, "tool", event.duration_ms)
+                row[_AT["lines_added"]] += max(0, event.lines_added)
+                row[_AT["lines_removed"]] += max(0, event.lines_removed)
+                row[_AT["files_changed"]] += max(0, event.files_changed)
+            case ev.ApprovalRequested():
+                self.asked.add(event.call_id)
+                self._row(event.ts, event.name)[_AT["approvals"]] += 1
+            case ev.ApprovalResolved():
+                if event.call_id in self.asked and event.by == "user":
+                    self.asked.discard(event.call_id)
+                    column = f"answers_{event.decision}"
+                    if column in _AT:
+                        self._row(event.ts, event.name)[_AT[column]] += 1
+                    self._sample(event.ts, event.name, "answer", event.wait_ms)
+            case ev.TurnStarted():
+                self._row(event.ts)[_AT["turns"]] += 1
+            case ev.TurnCompleted() | ev.SessionEnded():
+                self._cancel(event.ts)
+            case ev.SessionStarted():
+                self._cancel(event.ts)  # a resumed session: what was open did not end in this run
+                self.backend, self.model = event.backend, event.model
+            case ev.BackendChanged():
+                self.backend, self.model = event.to_backend, event.to_model
+            case ev.Fallback():
+                self.backend, self.model = event.to_backend, event.model or self.model
+            case ev.UndoApplied():
+                self._row(event.ts)[_AT["undos"]] += 1
+            case ev.SubagentStarted():
+                self._row(event.ts)[_AT["subagents"]] += 1
+            case ev.BudgetReached():
+                self._row(event.ts)[_AT["budgets"]] += 1
+            case ev.ContextCompacted():
+                self._row(event.ts)[_AT["compactions"]] += 1
+            case _:
+                pass
+
+    def _cancel(self, ts: float) -> None:
+        """The turn ended: each call still open never gave a result (it was cancelled)."""
+        for name, _ in self.open.values():
+            row = self._row(ts, name)
+            row[_AT["tool_calls"]] += 1
+            row[_AT["tool_cancelled"]] += 1
+        self.open.clear()
+        self.asked.clear()
+
+    def statements(self, session_id: str) -> list[tuple[str, Any, bool]]:
+        """The statements that add what was counted since the last call (then it starts afresh)."""
+        out: list[tuple[str, Any, bool]] = []
+        if self.rows:
+            out.append((UPSERT, [(session_id, *key, *row) for key, row in self.rows.items()], True))
+            self.rows = {}
+        if self.samples:
+            out.append((SAMPLE, [(session_id, *sample) for sample in self.samples], True))
+            self.samples = []
+        return out
