@@ -5,6 +5,7 @@
     python tools/bench.py permissions [--sample 100]   # decisions per shell line vs spawning `true`
     python tools/bench.py plugins   # a plugin's text events/s vs json.loads per line; a tool_use round trip
     python tools/bench.py subagents   # a task round trip vs a model call; 4 parallel children's wall time
+    python tools/bench.py stats   # monkey stats over 1,000 sessions / 1,000,000 events; storing with summary rows
     python tools/bench.py local_tasks --runs 10    # slow: about 100 runs of the local model
 
 Every figure is ``{"name", "value", "unit", "baseline_name", "baseline_value", "ratio",
@@ -43,6 +44,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "mcp": ("benchmarks.mcp", "bench_mcp"),
     "plugins": ("benchmarks.plugins", "bench_plugins"),
     "subagents": ("benchmarks.subagents", "bench_subagents"),
+    "stats": ("benchmarks.stats", "bench_stats"),
 }
 TAKES_ARGS = {"local_tasks", "permissions"}
 """Benchmarks that take their own flags (everything bench.py does not know is passed on)."""

@@ -1,10 +1,11 @@
 """The figures of a scope of sessions, in total and grouped, read from the summary rows.
 
 A :class:`Scope` is one session (with its sub-agents' sessions), a workspace's sessions or
-every workspace's, from a time on. :func:`compute` sums ``stat_slots`` and collects
-``stat_samples`` with one query each (SQLite groups; Python only folds sub-agents into their
-root session and takes percentiles), so a store of a million events answers in well under a
-second.
+every workspace's, from a time on. :func:`compute` asks SQLite for everything: the scope's
+sessions with their root (a recursive CTE over ``sessions``: a sub-agent's figures are its
+parent's), the counters of ``stat_slots`` summed per group, and the durations of
+``stat_samples`` counted per value (percentiles to three significant digits). The events
+themselves are never read.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from monkey.metrics.figures import Figures
+from monkey.metrics.figures import SAMPLE_KINDS, Figures, weighted_percentile
 from monkey.store.tally import COUNTERS, slot_of
 
 if TYPE_CHECKING:
@@ -23,14 +24,7 @@ __all__ = ["Scope", "Report", "compute", "GROUPINGS"]
 GROUPINGS = ("day", "model", "backend", "tool", "session")
 """What ``--by`` accepts."""
 
-_KEYS = {
-    "": "''",
-    "day": "date(slot, 'unixepoch', 'localtime')",
-    "model": "model",
-    "backend": "backend",
-    "tool": "tool",
-    "session": "''",  # folded into the root session in Python
-}
+_KEYS = {"model": "model", "backend": "backend", "tool": "tool"}
 
 
 @dataclass
@@ -63,89 +57,91 @@ class Report:
         }
 
 
-async def _sessions(store: SessionStore, scope: Scope) -> dict[str, str]:
-    """The scope's sessions, each with its root (the session a person started)."""
+def _roots(scope: Scope) -> tuple[str, tuple[Any, ...]]:
+    """A recursive CTE ``roots(id, root)``: the scope's sessions, each with the session a person started."""
     if scope.session is not None:
-        rows = await store.fetchall(
-            "WITH RECURSIVE tree(id, root) AS (SELECT ?, ? UNION SELECT s.id, t.root FROM sessions s "
-            "JOIN tree t ON s.parent = t.id) SELECT id, root FROM tree", (scope.session, scope.session),
-            doing="read the stats")
-        return {sid: root for sid, root in rows}
-    if scope.workspace is not None:
-        rows = await store.fetchall("SELECT id, parent FROM sessions WHERE workspace = ?", (scope.workspace,),
-                                    doing="read the stats")
-    else:
-        rows = await store.fetchall("SELECT id, parent FROM sessions", doing="read the stats")
-    parent = {sid: up for sid, up in rows}
-    roots: dict[str, str] = {}
-    for sid in parent:
-        root, seen = sid, {sid}
-        while parent.get(root) and parent[root] in parent and parent[root] not in seen:
-            root = parent[root]
-            seen.add(root)
-        roots[sid] = root
-    return roots
-
-
-def _where(scope: Scope, roots: dict[str, str]) -> tuple[str, tuple[Any, ...]]:
-    clauses: list[str] = []
-    params: list[Any] = []
-    if scope.session is not None:
-        clauses.append(f"session_id IN ({', '.join('?' * len(roots))})")
-        params += list(roots)
+        seed, params = "SELECT id, id FROM sessions WHERE id = ?", (scope.session,)
     elif scope.workspace is not None:
-        clauses.append("session_id IN (SELECT id FROM sessions WHERE workspace = ?)")
-        params.append(scope.workspace)
-    if scope.since is not None:
-        clauses.append("slot >= ?")
-        params.append(slot_of(scope.since))
-    return (" WHERE " + " AND ".join(clauses)) if clauses else "", tuple(params)
+        seed, params = "SELECT id, id FROM sessions WHERE parent IS NULL AND workspace = ?", (scope.workspace,)
+    else:
+        seed, params = "SELECT id, id FROM sessions WHERE parent IS NULL", ()
+    return (f"WITH RECURSIVE roots(id, root) AS ({seed} UNION "
+            "SELECT s.id, r.root FROM sessions s JOIN roots r ON s.parent = r.id)"), params
+
+
+def _key(by: str) -> str:
+    return "r.root" if by == "session" else "''" if not by else f"x.{_KEYS[by]}" if by != "day" else \
+        "date(x.slot, 'unixepoch', 'localtime')"
+
+
+def _since(scope: Scope, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
+    if scope.since is None:
+        return "", params
+    return " AND x.slot >= ?", (*params, slot_of(scope.since))
+
+
+async def _counts(store: SessionStore, scope: Scope, by: str) -> dict[str, Figures]:
+    """The counters of each group (one group, ``''``, without ``by``), summed by SQLite."""
+    roots, params = _roots(scope)
+    since, params = _since(scope, params)
+    sums = ", ".join("SUM(x.turns * (r.id = r.root))" if c == "turns" else f"SUM(x.{c})" for c in COUNTERS)
+    rows = await store.fetchall(
+        f"{roots} SELECT {_key(by)}, COUNT(DISTINCT r.root), {sums} FROM roots r JOIN stat_slots x "
+        f"ON x.session_id = r.id{since} GROUP BY 1", params, doing="read the stats")
+    out: dict[str, Figures] = {}
+    for group, sessions, *counts in rows:
+        figures = out[group] = Figures(sessions=sessions)
+        figures.add_counts(counts)
+    return out
+
+
+async def _samples(store: SessionStore, scope: Scope, by: str) -> dict[str, dict[str, list[tuple[float, int]]]]:
+    """The durations of each group, by kind: ``(value, how many)``, counted by SQLite."""
+    roots, params = _roots(scope)
+    since, params = _since(scope, params)
+    rows = await store.fetchall(f"{roots} SELECT {_key(by)}, x.kind, x.value, SUM(x.n) FROM roots r "
+                                f"JOIN stat_samples x ON x.session_id = r.id{since} GROUP BY 1, 2, 3", params,
+                                doing="read the stats")
+    out: dict[str, dict[str, list[tuple[float, int]]]] = {}
+    for group, kind, value, n in rows:
+        kinds = out.get(group)
+        if kinds is None:
+            kinds = out[group] = {k: [] for k in SAMPLE_KINDS}
+        if kind in kinds:
+            kinds[kind].append((value, n))
+    return out
+
+
+def _percentiles(figures: Figures, kinds: dict[str, list[tuple[float, int]]]) -> None:
+    for kind, counted in kinds.items():
+        figures.percentiles[kind] = {"p50": weighted_percentile(counted, 50), "p95": weighted_percentile(counted, 95)}
 
 
 async def compute(store: SessionStore, scope: Scope, by: str = "") -> Report:
     """The figures of ``scope``, grouped by ``by`` (one of :data:`GROUPINGS`, or ``""``: totals only)."""
     if by and by not in GROUPINGS:
         raise ValueError(f"unknown grouping {by!r}")
-    roots = await _sessions(store, scope)
     report = Report(by=by)
-    if not roots:
-        return report
-    where, params = _where(scope, roots)
-    key = _KEYS[by]
-    sums = ", ".join(f"SUM({c})" for c in COUNTERS)
-    rows = await store.fetchall(f"SELECT {key}, session_id, {sums} FROM stat_slots{where} GROUP BY 1, 2",
-                                params, doing="read the stats")
-    turns = COUNTERS.index("turns")
-    for group, sid, *counts in rows:
-        if sid not in roots:
-            continue  # a session deleted while its rows were read
-        root = roots[sid]
-        if root != sid:
-            counts[turns] = 0  # a sub-agent's turns are inside its parent's
-        name = root if by == "session" else group
-        figures = report.groups.setdefault(name, Figures()) if by else report.totals
-        figures.add_counts(counts)
-        figures.sessions.add(root)
-    samples = await store.fetchall(f"SELECT {key}, session_id, kind, value FROM stat_samples{where}", params,
-                                   doing="read the stats")
-    for group, sid, kind, value in samples:
-        if sid not in roots or kind not in report.totals.samples:
-            continue
-        name = roots[sid] if by == "session" else group
-        figures = report.groups.setdefault(name, Figures()) if by else report.totals
-        figures.samples[kind].append(value)
+    report.totals = (await _counts(store, scope, "")).get("", Figures())
+    samples = await _samples(store, scope, by)
+    every: dict[str, list[tuple[float, int]]] = {k: [] for k in SAMPLE_KINDS}
+    for kinds in samples.values():
+        for kind, values in kinds.items():
+            every[kind] += values
+    _percentiles(report.totals, every)
     if by:
+        groups = await _counts(store, scope, by)
+        for group, kinds in samples.items():
+            _percentiles(groups.setdefault(group, Figures()), kinds)
         if by == "tool":
-            report.groups.pop("", None)  # the rows of model calls and the session's own figures: no tool's
-            report.totals = (await compute(store, scope)).totals
-        else:
-            for figures in report.groups.values():
-                report.totals.add(figures)
-        report.groups = dict(sorted(report.groups.items(), key=lambda item: _order(by, item)))
-    day = _KEYS["day"]
+            groups.pop("", None)  # the rows of model calls and the session's own figures: no tool's
+        report.groups = dict(sorted(groups.items(), key=lambda item: _order(by, item)))
+    roots, params = _roots(scope)
+    since, params = _since(scope, params)
     daily = await store.fetchall(
-        f"SELECT {day}, SUM(input_tokens + output_tokens), SUM(cost_micros) FROM stat_slots{where} GROUP BY 1 "
-        "ORDER BY 1", params, doing="read the stats")
+        f"{roots} SELECT date(x.slot, 'unixepoch', 'localtime'), SUM(x.input_tokens + x.output_tokens), "
+        f"SUM(x.cost_micros) FROM roots r JOIN stat_slots x ON x.session_id = r.id{since} GROUP BY 1 ORDER BY 1",
+        params, doing="read the stats")
     report.daily = [(d, int(t or 0), int(c or 0)) for d, t, c in daily if t or c]
     return report
 

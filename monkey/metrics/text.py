@@ -8,7 +8,7 @@ from typing import Any
 from monkey.metrics.figures import Figures
 from monkey.safe_text import escape_controls
 
-__all__ = ["summary", "table", "chart", "money", "count", "duration"]
+__all__ = ["summary", "table", "chart", "brief", "money", "count", "duration"]
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -117,3 +117,15 @@ def chart(daily: list[tuple[str, int, int]], *, width: int = 32, cost: bool = Fa
         bar = "█" * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
         out.append(f"{day}  {bar.ljust(width)}  {count(tokens):>7} tokens  {money(micros):>9}")
     return out
+
+
+def brief(figures: Figures) -> str:
+    """The main figures on one line (``/stats``)."""
+    d = figures.to_dict()
+    t, tools, ch = d["tokens"], d["tools"], d["changes"]
+    denied = tools["denied_rule"] + tools["denied_person"]
+    hit = "" if d["cache_hit_ratio"] is None else f" ({d['cache_hit_ratio']:.0%} from the cache)"
+    return (f"{d['turns']} turns, {d['model_calls']} model calls, {count(t['input'] + t['cache_read'])} tokens in"
+            f"{hit}, {count(t['output'])} out, {money(d['cost_micros'])}; {tools['calls']} tool calls "
+            f"({tools['ok']} ok, {tools['failed']} failed, {denied} denied, {tools['cancelled']} cancelled); "
+            f"+{ch['lines_added']} -{ch['lines_removed']} lines")

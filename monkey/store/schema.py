@@ -80,9 +80,11 @@ _STATS = [
             model TEXT NOT NULL DEFAULT '',
             tool TEXT NOT NULL DEFAULT '',
             kind TEXT NOT NULL,
-            value REAL NOT NULL
-        )""",
-    "CREATE INDEX stat_samples_by_session ON stat_samples (session_id, slot)",
+            value REAL NOT NULL,
+            n INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (session_id, slot, backend, model, tool, kind, value)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX sessions_by_parent ON sessions (parent)",
     # the session's own rows (tool ''), from the events stored before
     f"""INSERT INTO stat_slots (session_id, slot, backend, model, tool, turns, model_calls, input_tokens,
             output_tokens, cache_read_tokens, cache_creation_tokens, cost_micros, undos, subagents, budgets,
@@ -117,15 +119,17 @@ _STATS = [
         FROM events e JOIN sessions s ON s.id = e.session_id
         WHERE e.type IN ('tool_result', 'approval_requested', 'approval_resolved')
         GROUP BY 1, 2, 3, 4, 5""",
-    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value)
+    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n)
         SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'tool',
-            MAX(0, COALESCE({_j('duration_ms')}, 0))
-        FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.type = 'tool_result'""",
-    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value)
+            MAX(0, COALESCE({_j('duration_ms')}, 0)), COUNT(*)
+        FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.type = 'tool_result'
+        GROUP BY 1, 2, 3, 4, 5, 6, 7""",
+    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n)
         SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'answer',
-            {_j('wait_ms')}
+            {_j('wait_ms')}, COUNT(*)
         FROM events e JOIN sessions s ON s.id = e.session_id
-        WHERE e.type = 'tool_result' AND COALESCE({_j('wait_ms')}, 0) > 0""",
+        WHERE e.type = 'tool_result' AND COALESCE({_j('wait_ms')}, 0) > 0
+        GROUP BY 1, 2, 3, 4, 5, 6, 7""",
 ]
 
 

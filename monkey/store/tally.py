@@ -6,9 +6,9 @@ and turns them into statements written in the same transaction as the events:
 - ``stat_slots``: integer counters per session, quarter hour (``slot``: the epoch second its
   15 minutes start at, so a day in any time zone is a whole number of slots), backend, model
   and tool (``''`` on the rows of model calls and the session's own figures);
-- ``stat_samples``: one row per measured duration (``kind``: ``ttft`` and ``call`` per model
-  call, ``tool`` per tool call that ran, ``answer`` per question a person answered), so
-  percentiles are exact.
+- ``stat_samples``: how many durations of each value were measured (``kind``: ``ttft`` and
+  ``call`` per model call, ``tool`` per tool call that ran, ``answer`` per question a person
+  answered), to three significant digits, so percentiles are read to 0.5% from few rows.
 
 Cost is kept in integer micro-dollars (``cost_micros``), so sums do not drift. The migration
 that adds the tables fills them for sessions stored before (see :mod:`monkey.store.schema`).
@@ -20,7 +20,7 @@ from typing import Any
 
 from monkey import events as ev
 
-__all__ = ["Tally", "COUNTERS", "TALLIED", "SLOT", "slot_of", "micros"]
+__all__ = ["Tally", "COUNTERS", "TALLIED", "SLOT", "slot_of", "micros", "quantize"]
 
 SLOT = 900
 """Seconds per slot: every time zone's offset is a multiple of 15 minutes."""
@@ -48,7 +48,16 @@ UPSERT = (
     "ON CONFLICT (session_id, slot, backend, model, tool) DO UPDATE SET "
     + ", ".join(f"{c} = {c} + excluded.{c}" for c in COUNTERS)
 )
-SAMPLE = "INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value) VALUES (?, ?, ?, ?, ?, ?, ?)"
+SAMPLE = ("INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n) "
+          "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, slot, backend, model, tool, kind, value) "
+          "DO UPDATE SET n = n + excluded.n")
+
+
+def quantize(ms: float) -> float:
+    """A duration to three significant digits (percentiles are read to 0.5%; equal ones share a row)."""
+    if not ms > 0:
+        return 0.0
+    return float(f"{ms:.3g}")
 
 
 def slot_of(ts: float) -> int:
@@ -73,7 +82,7 @@ class Tally:
         self.backend = ""
         self.model = ""
         self.rows: dict[tuple[int, str, str, str], list[int]] = {}
-        self.samples: list[tuple[int, str, str, str, str, float]] = []
+        self.samples: dict[tuple[int, str, str, str, str, float], int] = {}
         self.open: dict[str, tuple[str, float]] = {}
         """Calls of the turn that have no result yet: their tool and when they began."""
         self.asked: set[str] = set()
@@ -87,79 +96,65 @@ class Tally:
         return row
 
     def _sample(self, ts: float, tool: str, kind: str, value: float, model: str | None = None) -> None:
-        self.samples.append((slot_of(ts), self.backend, self.model if model is None else model, tool, kind,
-                             max(0.0, float(value))))
+        key = (slot_of(ts), self.backend, self.model if model is None else model, tool, kind, quantize(value))
+        self.samples[key] = self.samples.get(key, 0) + 1
 
     def add(self, event: ev.Event) -> None:
-        """Count one event (of a type in :data:`TALLIED`)."""
-        match event:
-            case ev.Usage():
-                model = event.model or self.model
-                row = self._row(event.ts, model=model)
-                row[_AT["input_tokens"]] += max(0, event.input_tokens)
-                row[_AT["output_tokens"]] += max(0, event.output_tokens)
-                row[_AT["cache_read_tokens"]] += max(0, event.cache_read_tokens)
-                row[_AT["cache_creation_tokens"]] += max(0, event.cache_creation_tokens)
-                row[_AT["cost_micros"]] += micros(event.cost_usd)
-                if event.duration_ms > 0:
-                    row[_AT["timed_calls"]] += 1
-                    row[_AT["call_us"]] += round(event.duration_ms * 1000)
-                    row[_AT["timed_output_tokens"]] += max(0, event.output_tokens)
-                    self._sample(event.ts, "", "call", event.duration_ms, model)
-                    self._sample(event.ts, "", "ttft", event.ttft_ms, model)
-            case ev.MessageCompleted():
-                self._row(event.ts)[_AT["model_calls"]] += 1
-            case ev.ToolCallEvent():
-                self.open[event.call_id] = (event.name, event.ts)
-            case ev.ToolResult():
-                self.open.pop(event.call_id, None)
-                self.asked.discard(event.call_id)
-                row = self._row(event.ts, event.name)
-                row[_AT["tool_calls"]] += 1
-                if event.ok:
-                    row[_AT["tool_ok"]] += 1
-                elif event.denied_by == "person":
-                    row[_AT["tool_denied_person"]] += 1
-                elif event.denied_by:
-                    row[_AT["tool_denied_rule"]] += 1
-                else:
-                    row[_AT["tool_failed"]] += 1
-                if not event.denied_by:
-                    self._sample(event.ts, event.name, "tool", event.duration_ms)
-                row[_AT["lines_added"]] += max(0, event.lines_added)
-                row[_AT["lines_removed"]] += max(0, event.lines_removed)
-                row[_AT["files_changed"]] += max(0, event.files_changed)
-            case ev.ApprovalRequested():
-                self.asked.add(event.call_id)
-                self._row(event.ts, event.name)[_AT["approvals"]] += 1
-            case ev.ApprovalResolved():
-                if event.call_id in self.asked and event.by == "user":
-                    self.asked.discard(event.call_id)
-                    column = f"answers_{event.decision}"
-                    if column in _AT:
-                        self._row(event.ts, event.name)[_AT[column]] += 1
-                    self._sample(event.ts, event.name, "answer", event.wait_ms)
-            case ev.TurnStarted():
-                self._row(event.ts)[_AT["turns"]] += 1
-            case ev.TurnCompleted() | ev.SessionEnded():
-                self._cancel(event.ts)
-            case ev.SessionStarted():
-                self._cancel(event.ts)  # a resumed session: what was open did not end in this run
-                self.backend, self.model = event.backend, event.model
-            case ev.BackendChanged():
-                self.backend, self.model = event.to_backend, event.to_model
-            case ev.Fallback():
-                self.backend, self.model = event.to_backend, event.model or self.model
-            case ev.UndoApplied():
-                self._row(event.ts)[_AT["undos"]] += 1
-            case ev.SubagentStarted():
-                self._row(event.ts)[_AT["subagents"]] += 1
-            case ev.BudgetReached():
-                self._row(event.ts)[_AT["budgets"]] += 1
-            case ev.ContextCompacted():
-                self._row(event.ts)[_AT["compactions"]] += 1
-            case _:
-                pass
+        """Count one event (of a type in :data:`TALLIED`; any other is ignored)."""
+        handler = _HANDLERS.get(event.__struct_config__.tag)  # type: ignore[arg-type]
+        if handler is not None:
+            handler(self, event)
+
+    def _usage(self, event: ev.Usage) -> None:
+        model = event.model or self.model
+        row = self._row(event.ts, model=model)
+        row[_IN] += max(0, event.input_tokens)
+        row[_OUT] += max(0, event.output_tokens)
+        row[_AT["cache_read_tokens"]] += max(0, event.cache_read_tokens)
+        row[_AT["cache_creation_tokens"]] += max(0, event.cache_creation_tokens)
+        row[_AT["cost_micros"]] += micros(event.cost_usd)
+        if event.duration_ms > 0:
+            row[_AT["timed_calls"]] += 1
+            row[_AT["call_us"]] += round(event.duration_ms * 1000)
+            row[_AT["timed_output_tokens"]] += max(0, event.output_tokens)
+            self._sample(event.ts, "", "call", event.duration_ms, model)
+            self._sample(event.ts, "", "ttft", event.ttft_ms, model)
+
+    def _result(self, event: ev.ToolResult) -> None:
+        self.open.pop(event.call_id, None)
+        self.asked.discard(event.call_id)
+        row = self._row(event.ts, event.name)
+        row[_AT["tool_calls"]] += 1
+        if event.ok:
+            row[_AT["tool_ok"]] += 1
+        elif event.denied_by == "person":
+            row[_AT["tool_denied_person"]] += 1
+        elif event.denied_by:
+            row[_AT["tool_denied_rule"]] += 1
+        else:
+            row[_AT["tool_failed"]] += 1
+        if not event.denied_by:
+            self._sample(event.ts, event.name, "tool", event.duration_ms)
+        if event.files_changed:
+            row[_AT["lines_added"]] += max(0, event.lines_added)
+            row[_AT["lines_removed"]] += max(0, event.lines_removed)
+            row[_AT["files_changed"]] += max(0, event.files_changed)
+
+    def _resolved(self, event: ev.ApprovalResolved) -> None:
+        if event.call_id in self.asked and event.by == "user":
+            self.asked.discard(event.call_id)
+            column = f"answers_{event.decision}"
+            if column in _AT:
+                self._row(event.ts, event.name)[_AT[column]] += 1
+            self._sample(event.ts, event.name, "answer", event.wait_ms)
+
+    def _asked(self, event: ev.ApprovalRequested) -> None:
+        self.asked.add(event.call_id)
+        self._row(event.ts, event.name)[_AT["approvals"]] += 1
+
+    def _started(self, event: ev.SessionStarted) -> None:
+        self._cancel(event.ts)  # a resumed session: what was open did not end in this run
+        self.backend, self.model = event.backend, event.model
 
     def _cancel(self, ts: float) -> None:
         """The turn ended: each call still open never gave a result (it was cancelled)."""
@@ -177,6 +172,45 @@ class Tally:
             out.append((UPSERT, [(session_id, *key, *row) for key, row in self.rows.items()], True))
             self.rows = {}
         if self.samples:
-            out.append((SAMPLE, [(session_id, *sample) for sample in self.samples], True))
-            self.samples = []
+            out.append((SAMPLE, [(session_id, *key, n) for key, n in self.samples.items()], True))
+            self.samples = {}
         return out
+
+
+def _counter(column: str) -> Any:
+    """A handler that counts one of ``column`` on the session's own row."""
+    at = _AT[column]
+
+    def count(tally: Tally, event: Any) -> None:
+        tally._row(event.ts)[at] += 1  # noqa: SLF001 - the tally's own handler
+    return count
+
+
+def _switch(tally: Tally, event: Any) -> None:
+    if isinstance(event, ev.BackendChanged):
+        tally.backend, tally.model = event.to_backend, event.to_model
+    elif isinstance(event, ev.Fallback):
+        tally.backend, tally.model = event.to_backend, event.model or tally.model
+
+
+def _opened(tally: Tally, event: Any) -> None:
+    tally.open[event.call_id] = (event.name, event.ts)
+
+
+def _ended(tally: Tally, event: Any) -> None:
+    tally._cancel(event.ts)  # noqa: SLF001 - the turn's end closes its calls
+
+
+_IN, _OUT = _AT["input_tokens"], _AT["output_tokens"]
+_HANDLERS: dict[str, Any] = {
+    "usage": Tally._usage, "tool_result": Tally._result, "approval_resolved": Tally._resolved,
+    "approval_requested": Tally._asked, "session_started": Tally._started, "tool_call": _opened,
+    "turn_completed": _ended, "session_ended": _ended, "backend_changed": _switch, "fallback": _switch,
+    "message_completed": _counter("model_calls"),
+    "turn_started": _counter("turns"),
+    "undo_applied": _counter("undos"),
+    "subagent_started": _counter("subagents"),
+    "budget_reached": _counter("budgets"),
+    "context_compacted": _counter("compactions"),
+}
+assert set(_HANDLERS) == TALLIED

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from monkey.metrics.figures import percentile
+from monkey.metrics.figures import percentile, weighted_percentile
 from monkey.metrics.since import SinceError, parse_since
 
 NOW = 1_795_000_000.0
@@ -55,3 +55,11 @@ def test_bad_values(text: str) -> None:
 ])
 def test_percentiles_are_nearest_rank(values: list[float], p50: float | None, p95: float | None) -> None:
     assert (percentile(values, 50), percentile(values, 95)) == (p50, p95)
+
+
+@given(st.lists(st.floats(min_value=0, max_value=1e7), max_size=60), st.sampled_from([50, 95]))
+def test_counted_values_give_the_same_percentile(values: list[float], p: int) -> None:
+    counted: dict[float, int] = {}
+    for v in values:
+        counted[v] = counted.get(v, 0) + 1
+    assert weighted_percentile(list(counted.items()), p) == percentile(values, p)

@@ -13,7 +13,7 @@ import pytest
 
 from monkey.cli import main
 from monkey.db import db_path
-from monkey.store.tally import micros
+from monkey.store.tally import micros, quantize
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
@@ -85,7 +85,7 @@ def test_every_figure_of_a_session_is_what_the_loop_did(workspace: Path, monkey_
     assert by_tool["shell_execute"]["denied_rule"] == 1 and by_tool["shell_execute"]["duration_ms"]["p50"] is None
     assert by_tool["file_read"]["failed"] == 1 and by_tool["task"]["ok"] == 1
     durations = {e["name"]: e["duration_ms"] for e in events if e["type"] == "tool_result"}
-    assert by_tool["file_write"]["duration_ms"]["p50"] == round(durations["file_write"], 1)
+    assert by_tool["file_write"]["duration_ms"]["p50"] == round(quantize(durations["file_write"]), 1)
 
     by_session = stats(capsys, "--cwd", str(workspace), "--by", "session")["groups"]
     started = next(e for e in events if e["type"] == "session_started")
@@ -124,7 +124,7 @@ def test_the_migration_fills_the_summary_rows_of_an_older_store(workspace: Path,
     agent(capsys, workspace, _script(tmp_path, SCRIPT), code=4)  # 4: a call was denied
     kept = stats(capsys, "--all")["totals"]
     conn = sqlite3.connect(db_path(monkey_home))
-    conn.executescript("DROP TABLE stat_slots; DROP TABLE stat_samples; "
+    conn.executescript("DROP TABLE stat_slots; DROP TABLE stat_samples; DROP INDEX sessions_by_parent; "
                        "UPDATE schema_migrations SET version = 2 WHERE component = 'store';")
     conn.close()
     again = stats(capsys, "--all")["totals"]  # opening the store runs the migration
