@@ -76,7 +76,7 @@ def micros(dollars: float) -> int:
 class Tally:
     """The summary rows one session's events add, until :meth:`statements` takes them."""
 
-    __slots__ = ("backend", "model", "rows", "samples", "open", "asked")
+    __slots__ = ("backend", "model", "rows", "samples", "open", "asked", "answers")
 
     def __init__(self) -> None:
         self.backend = ""
@@ -87,6 +87,8 @@ class Tally:
         """Calls of the turn that have no result yet: their tool and when they began."""
         self.asked: set[str] = set()
         """Calls whose question is put to a person and not answered yet."""
+        self.answers = 0
+        """Model responses not yet counted: each is counted with the model its usage names."""
 
     def _row(self, ts: float, tool: str = "", model: str | None = None) -> list[int]:
         key = (slot_of(ts), self.backend, self.model if model is None else model, tool)
@@ -106,8 +108,10 @@ class Tally:
             handler(self, event)
 
     def _usage(self, event: ev.Usage) -> None:
-        model = event.model or self.model
+        model = self.model = event.model or self.model  # the model that answered (a dated id, say)
         row = self._row(event.ts, model=model)
+        row[_AT["model_calls"]] += self.answers
+        self.answers = 0
         row[_IN] += max(0, event.input_tokens)
         row[_OUT] += max(0, event.output_tokens)
         row[_AT["cache_read_tokens"]] += max(0, event.cache_read_tokens)
@@ -157,7 +161,11 @@ class Tally:
         self.backend, self.model = event.backend, event.model
 
     def _cancel(self, ts: float) -> None:
-        """The turn ended: each call still open never gave a result (it was cancelled)."""
+        """The turn ended: each call still open never gave a result (it was cancelled); a response
+        whose usage never came is counted with the model last known."""
+        if self.answers:
+            self._row(ts)[_AT["model_calls"]] += self.answers
+            self.answers = 0
         for name, _ in self.open.values():
             row = self._row(ts, name)
             row[_AT["tool_calls"]] += 1
@@ -186,6 +194,10 @@ def _counter(column: str) -> Any:
     return count
 
 
+def _answered(tally: Tally, event: Any) -> None:
+    tally.answers += 1
+
+
 def _switch(tally: Tally, event: Any) -> None:
     if isinstance(event, ev.BackendChanged):
         tally.backend, tally.model = event.to_backend, event.to_model
@@ -206,7 +218,7 @@ _HANDLERS: dict[str, Any] = {
     "usage": Tally._usage, "tool_result": Tally._result, "approval_resolved": Tally._resolved,
     "approval_requested": Tally._asked, "session_started": Tally._started, "tool_call": _opened,
     "turn_completed": _ended, "session_ended": _ended, "backend_changed": _switch, "fallback": _switch,
-    "message_completed": _counter("model_calls"),
+    "message_completed": _answered,
     "turn_started": _counter("turns"),
     "undo_applied": _counter("undos"),
     "subagent_started": _counter("subagents"),
