@@ -56,3 +56,24 @@ def test_a_persons_answers_and_undo_are_counted(workspace: Path, monkey_home: Pa
     assert approvals["answers"] == {"approved": 1, "approved_session": 0, "approved_always": 0, "denied": 1}
     assert 0 < approvals["answer_ms"]["p50"] <= approvals["answer_ms"]["p95"]
     assert t["changes"] == {"lines_added": 2, "lines_removed": 0, "files_changed": 1, "undos": 1}
+
+
+def test_a_call_stopped_by_ctrl_c_is_counted_cancelled(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from tests.cli.test_inline_prompt import sleeper_script, spawn_task
+
+    child = spawn_task(workspace, monkey_home, sleeper_script(tmp_path))
+    child.expect_exact("allow? [y/a/f/n]")
+    child.sendline("y")
+    child.expect_exact("tool is running")
+    child.sendintr()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    run = run_monkey(["stats", "--json", "--cwd", str(workspace), "--by", "tool"], home=monkey_home)
+    assert run.returncode == 0, run.stderr
+    got = json.loads(run.stdout)
+    tools = got["totals"]["tools"]
+    assert (tools["calls"], tools["cancelled"], tools["ok"], tools["failed"]) == (1, 1, 0, 0)
+    assert tools["duration_ms"] == {"p50": None, "p95": None}  # it never ended
+    assert got["totals"]["approvals"]["answers"]["approved"] == 1
+    assert [(g["key"], g["tools"]["cancelled"]) for g in got["groups"]] == [("shell_execute", 1)]
