@@ -10,12 +10,19 @@ import asyncio
 import time
 from collections.abc import Callable
 
+import msgspec
+
 from monkey.agent.budget import Budget
 from monkey.agent.calls import CallPipeline
 from monkey.backends.base import Backend, BackendError, as_external
-import msgspec
-
-from monkey.events import Event, MessageCompleted, TextDelta, ThinkingDelta, ToolCallSpec, Usage
+from monkey.events import (
+    Event,
+    MessageCompleted,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallSpec,
+    Usage,
+)
 from monkey.ids import new_id
 from monkey.messages import ModelRequest
 from monkey.permissions.external_gate import ExternalGate

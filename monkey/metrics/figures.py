@@ -11,7 +11,7 @@ from typing import Any
 
 from monkey.store.tally import COUNTERS
 
-__all__ = ["Figures", "percentile", "weighted_percentile", "SAMPLE_KINDS"]
+__all__ = ["SAMPLE_KINDS", "Figures", "percentile", "weighted_percentile"]
 
 SAMPLE_KINDS = ("ttft", "call", "tool", "answer")
 """The durations measured: time to first token and duration of model calls, tool calls' run

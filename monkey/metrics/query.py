@@ -19,7 +19,7 @@ from monkey.store.tally import COUNTERS, slot_of
 if TYPE_CHECKING:
     from monkey.store.store import SessionStore
 
-__all__ = ["Scope", "Report", "compute", "GROUPINGS"]
+__all__ = ["GROUPINGS", "Report", "Scope", "compute"]
 
 GROUPINGS = ("day", "model", "backend", "tool", "session")
 """What ``--by`` accepts."""
@@ -59,6 +59,7 @@ class Report:
 
 def _roots(scope: Scope) -> tuple[str, tuple[Any, ...]]:
     """A recursive CTE ``roots(id, root)``: the scope's sessions, each with the session a person started."""
+    params: tuple[Any, ...]
     if scope.session is not None:
         seed, params = "SELECT id, id FROM sessions WHERE id = ?", (scope.session,)
     elif scope.workspace is not None:

@@ -7,7 +7,7 @@ import datetime as dt
 import re
 import time
 
-__all__ = ["parse_since", "SinceError"]
+__all__ = ["SinceError", "parse_since"]
 
 _SPAN = re.compile(r"([0-9]{1,6})([mhdw])")
 _UNIT = {"m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

@@ -8,7 +8,7 @@ from typing import Any
 from monkey.metrics.figures import Figures
 from monkey.safe_text import escape_controls
 
-__all__ = ["summary", "table", "chart", "brief", "money", "count", "duration"]
+__all__ = ["brief", "chart", "count", "duration", "money", "summary", "table"]
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -21,7 +21,7 @@ def money(micros: int) -> str:
     return f"${dollars:,.2f}"
 
 
-def count(n: int | float) -> str:
+def count(n: float) -> str:
     """``950``, ``12.3k``, ``4.5M``."""
     if n >= 1_000_000:
         return f"{n / 1_000_000:.1f}M"
@@ -54,23 +54,23 @@ def summary(figures: Figures) -> list[str]:
     answers = a["answers"]
     return [
         f"sessions {d['sessions']}   turns {d['turns']}   model calls {d['model_calls']}",
-        f"tokens    in {count(t['input'])}   out {count(t['output'])}   cache read {count(t['cache_read'])}   "
-        f"cache written {count(t['cache_creation'])}   cache hit {hit}",
+        (f"tokens    in {count(t['input'])}   out {count(t['output'])}   cache read {count(t['cache_read'])}   "
+         f"cache written {count(t['cache_creation'])}   cache hit {hit}"),
         f"cost      {money(d['cost_micros'])}",
-        f"model     first token p50 {duration(d['ttft_ms']['p50'])}, p95 {duration(d['ttft_ms']['p95'])}   "
-        f"call p50 {duration(d['call_ms']['p50'])}, p95 {duration(d['call_ms']['p95'])}   {speed}",
-        f"tools     {tools['calls']} calls: {tools['ok']} ok, {tools['failed']} failed, "
-        f"{tools['denied_rule']} denied by a rule, {tools['denied_person']} denied by a person, "
-        f"{tools['cancelled']} cancelled   p50 {duration(tools['duration_ms']['p50'])}, "
-        f"p95 {duration(tools['duration_ms']['p95'])}",
-        f"approvals {a['asked']} asked, {a['answered']} answered (p50 {duration(a['answer_ms']['p50'])}, "
-        f"p95 {duration(a['answer_ms']['p95'])}): {answers['approved']} approved once, "
-        f"{answers['approved_session']} for the session, {answers['approved_always']} always, "
-        f"{answers['denied']} denied",
-        f"changes   +{ch['lines_added']} -{ch['lines_removed']} lines in {ch['files_changed']} files, "
-        f"{ch['undos']} undos",
-        f"also      {d['subagents']} sub-agents, {d['budgets_reached']} budgets reached, "
-        f"{d['compactions']} compactions",
+        (f"model     first token p50 {duration(d['ttft_ms']['p50'])}, p95 {duration(d['ttft_ms']['p95'])}   "
+         f"call p50 {duration(d['call_ms']['p50'])}, p95 {duration(d['call_ms']['p95'])}   {speed}"),
+        (f"tools     {tools['calls']} calls: {tools['ok']} ok, {tools['failed']} failed, "
+         f"{tools['denied_rule']} denied by a rule, {tools['denied_person']} denied by a person, "
+         f"{tools['cancelled']} cancelled   p50 {duration(tools['duration_ms']['p50'])}, "
+         f"p95 {duration(tools['duration_ms']['p95'])}"),
+        (f"approvals {a['asked']} asked, {a['answered']} answered (p50 {duration(a['answer_ms']['p50'])}, "
+         f"p95 {duration(a['answer_ms']['p95'])}): {answers['approved']} approved once, "
+         f"{answers['approved_session']} for the session, {answers['approved_always']} always, "
+         f"{answers['denied']} denied"),
+        (f"changes   +{ch['lines_added']} -{ch['lines_removed']} lines in {ch['files_changed']} files, "
+         f"{ch['undos']} undos"),
+        (f"also      {d['subagents']} sub-agents, {d['budgets_reached']} budgets reached, "
+         f"{d['compactions']} compactions"),
     ]
 
 

@@ -16,11 +16,12 @@ that adds the tables fills them for sessions stored before (see :mod:`monkey.sto
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from monkey import events as ev
 
-__all__ = ["Tally", "COUNTERS", "TALLIED", "SLOT", "slot_of", "micros", "quantize"]
+__all__ = ["COUNTERS", "SLOT", "TALLIED", "Tally", "micros", "quantize", "slot_of"]
 
 SLOT = 900
 """Seconds per slot: every time zone's offset is a multiple of 15 minutes."""
@@ -68,7 +69,7 @@ def slot_of(ts: float) -> int:
 
 def micros(dollars: float) -> int:
     """US dollars as integer micro-dollars (negative or absurd values count as 0)."""
-    if not isinstance(dollars, (int, float)) or dollars != dollars or dollars <= 0 or dollars > 1e9:
+    if not isinstance(dollars, (int, float)) or math.isnan(dollars) or dollars <= 0 or dollars > 1e9:
         return 0
     return round(dollars * 1_000_000)
 
@@ -76,7 +77,7 @@ def micros(dollars: float) -> int:
 class Tally:
     """The summary rows one session's events add, until :meth:`statements` takes them."""
 
-    __slots__ = ("backend", "model", "rows", "samples", "open", "asked", "answers")
+    __slots__ = ("answers", "asked", "backend", "model", "open", "rows", "samples")
 
     def __init__(self) -> None:
         self.backend = ""
@@ -190,7 +191,7 @@ def _counter(column: str) -> Any:
     at = _AT[column]
 
     def count(tally: Tally, event: Any) -> None:
-        tally._row(event.ts)[at] += 1  # noqa: SLF001 - the tally's own handler
+        tally._row(event.ts)[at] += 1
     return count
 
 
@@ -210,7 +211,7 @@ def _opened(tally: Tally, event: Any) -> None:
 
 
 def _ended(tally: Tally, event: Any) -> None:
-    tally._cancel(event.ts)  # noqa: SLF001 - the turn's end closes its calls
+    tally._cancel(event.ts)
 
 
 _IN, _OUT = _AT["input_tokens"], _AT["output_tokens"]
