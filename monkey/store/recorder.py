@@ -170,7 +170,7 @@ class Recorder:
         if kind in _FOLLOWED:
             self._follow(event)
         if kind in TALLIED and self._tally is not None:
-            self._tally.add(event)
+            self._tally.add(event, kind)
 
     def _adopt(self, started: ev.SubagentStarted) -> None:
         """Records for the session of the sub-agent ``started`` announces, a child of its session."""

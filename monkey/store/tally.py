@@ -102,26 +102,29 @@ class Tally:
         key = (slot_of(ts), self.backend, self.model if model is None else model, tool, kind, quantize(value))
         self.samples[key] = self.samples.get(key, 0) + 1
 
-    def add(self, event: ev.Event) -> None:
-        """Count one event (of a type in :data:`TALLIED`; any other is ignored)."""
-        handler = _HANDLERS.get(event.__struct_config__.tag)  # type: ignore[arg-type]
+    def add(self, event: ev.Event, kind: str = "") -> None:
+        """Count one event (of a type in :data:`TALLIED`; any other is ignored); ``kind``: its
+        type when the caller knows it already."""
+        handler = _HANDLERS.get(kind or event.__struct_config__.tag)  # type: ignore[arg-type]
         if handler is not None:
             handler(self, event)
 
     def _usage(self, event: ev.Usage) -> None:
         model = self.model = event.model or self.model  # the model that answered (a dated id, say)
         row = self._row(event.ts, model=model)
-        row[_AT["model_calls"]] += self.answers
+        row[_CALLS] += self.answers
         self.answers = 0
-        row[_IN] += max(0, event.input_tokens)
-        row[_OUT] += max(0, event.output_tokens)
-        row[_AT["cache_read_tokens"]] += max(0, event.cache_read_tokens)
-        row[_AT["cache_creation_tokens"]] += max(0, event.cache_creation_tokens)
-        row[_AT["cost_micros"]] += micros(event.cost_usd)
+        out = event.output_tokens if event.output_tokens > 0 else 0
+        row[_IN] += event.input_tokens if event.input_tokens > 0 else 0
+        row[_OUT] += out
+        row[_CACHE_READ] += event.cache_read_tokens if event.cache_read_tokens > 0 else 0
+        row[_CACHE_WRITE] += event.cache_creation_tokens if event.cache_creation_tokens > 0 else 0
+        if event.cost_usd:
+            row[_COST] += micros(event.cost_usd)
         if event.duration_ms > 0:
-            row[_AT["timed_calls"]] += 1
-            row[_AT["call_us"]] += round(event.duration_ms * 1000)
-            row[_AT["timed_output_tokens"]] += max(0, event.output_tokens)
+            row[_TIMED] += 1
+            row[_CALL_US] += round(event.duration_ms * 1000)
+            row[_TIMED_OUT] += out
             self._sample(event.ts, "", "call", event.duration_ms, model)
             self._sample(event.ts, "", "ttft", event.ttft_ms, model)
 
@@ -214,7 +217,9 @@ def _ended(tally: Tally, event: Any) -> None:
     tally._cancel(event.ts)
 
 
-_IN, _OUT = _AT["input_tokens"], _AT["output_tokens"]
+_IN, _OUT, _CACHE_READ, _CACHE_WRITE, _COST, _TIMED, _CALL_US, _TIMED_OUT, _CALLS = (
+    _AT[c] for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "cost_micros",
+                     "timed_calls", "call_us", "timed_output_tokens", "model_calls"))
 _HANDLERS: dict[str, Any] = {
     "usage": Tally._usage, "tool_result": Tally._result, "approval_resolved": Tally._resolved,
     "approval_requested": Tally._asked, "session_started": Tally._started, "tool_call": _opened,
