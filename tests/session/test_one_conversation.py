@@ -42,7 +42,7 @@ PROMPT = "write the notes"
 FRONT_ENDS = ("task", "repl", "app", "acp", "serve")
 
 _HEX = re.compile(r"\b[0-9a-f]{12,64}\b")
-_TIMES = ("ts", "duration_ms", "wait_ms", "elapsed_ms", "ran_ms", "seconds", "wall")
+_TIMES = ("ts", "duration_ms", "ttft_ms", "wait_ms", "elapsed_ms", "ran_ms", "seconds", "wall")
 
 
 def _request(workspace: Path, script: Path) -> SessionRequest:
