@@ -169,3 +169,16 @@ def test_bad_input_is_refused_clearly(flags: list[str], said: str, capsys) -> No
 def test_an_empty_store_says_so(workspace: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["stats", "--cwd", str(workspace)]) == 0
     assert "no sessions stored for this workspace" in capsys.readouterr().out
+
+
+def test_a_budget_reached_is_counted(workspace: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+    script = _script(tmp_path, {"turns": [
+        {"text": "Reading.", "tool_calls": [call("file_read", path="README.md")], "usage": {"cost_usd": 0.75}},
+        {"text": "never reached", "usage": {"cost_usd": 0.75}},
+    ]})
+    ended = main(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--output-format", "stream-json", "--max-budget-usd", "0.5", "--task", "read"])
+    out = capsys.readouterr().out
+    assert ended != 0 and '"type":"budget_reached"' in out
+    t = stats(capsys, "--cwd", str(workspace))["totals"]
+    assert (t["budgets_reached"], t["cost_micros"], t["model_calls"]) == (1, 750_000, 1)
