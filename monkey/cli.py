@@ -237,6 +237,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     from monkey.commands.undo import add_parsers as add_checkpoint_parsers
 
     add_checkpoint_parsers(sub, _positive_int)
+    from monkey.commands.stats import add_parser as add_stats_parser
+
+    add_stats_parser(sub)
     return parser
 
 
@@ -324,6 +327,10 @@ def _main(argv: list[str] | None) -> int:
         from monkey.commands.sessions import run_sessions_command
 
         return run_sessions_command(args)
+    if args.command == "stats":
+        from monkey.commands.stats import run_stats_command
+
+        return run_stats_command(args)
     if args.command in ("undo", "restore", "checkpoints"):
         from monkey.commands.undo import run_checkpoint_command
 

@@ -228,6 +228,8 @@ class ApprovalResolved(Event, frozen=True, kw_only=True, tag="approval_resolved"
     reason: str = ""
     source: Literal["", "rule", "person", "mode", "hook"] = ""
     """What decided: a rule (or a read), a person (now or by an earlier grant), the mode (or nobody to ask), a hook."""
+    wait_ms: float = 0.0
+    """How long the person took to answer, when one was asked (0: nobody was asked)."""
 
 
 class ToolStarted(Event, frozen=True, kw_only=True, tag="tool_started"):
@@ -260,6 +262,15 @@ class ToolResult(Event, frozen=True, kw_only=True, tag="tool_result"):
     """How long the call waited for a person to approve or deny it (0: nobody was asked)."""
     images: list[ToolImage] = []
     """Images the tool gave back besides ``output`` (which names each one where it stood)."""
+    denied_by: str = ""
+    """Who refused the call when it did not run: ``person``, ``rule`` (a rule, a grant's absence in a
+    mode that does not ask, or nobody to ask) or ``hook``; empty when it was not refused."""
+    lines_added: int = 0
+    """Lines the call's recorded change added (from its checkpoint journal entry; 0 for binary files)."""
+    lines_removed: int = 0
+    """Lines it removed."""
+    files_changed: int = 0
+    """Paths its recorded change created, changed or deleted."""
 
 
 class CheckpointCreated(Event, frozen=True, kw_only=True, tag="checkpoint_created"):

@@ -34,6 +34,7 @@ PAGES = {
     "restore": "undo.md",
     "checkpoints": "undo.md",
     "sessions": "sessions.md",
+    "stats": "metrics.md",
     "trust": "configuration.md",
     "plugins": "backends.md",
     "workflows": "extensions.md",

@@ -68,6 +68,7 @@ LAYERS: dict[str, int] = {
     "monkey.permissions": 2,
     "monkey.context": 2,
     "monkey.extensions": 2,  # instructions, skills, hooks, memory
+    "monkey.metrics": 2,  # monkey stats and /stats: figures computed from the store's summary rows
     # the loop
     "monkey.agent": 3,
     "monkey.workflow": 3,  # the Think/Plan/Do/Reflect workflow: stages run as turns of an agent, their trace

@@ -8,6 +8,7 @@
     python tools/bench.py telemetry [--rounds 7]   # the loop per iteration, OpenTelemetry export on vs off
     python tools/bench.py travel   # sessions search over 1,000,000 events; a 10,000-event export to Claude Code
     python tools/bench.py acp_client  # an ACP agent's text updates/s vs the bare SDK client; a permission round trip
+    python tools/bench.py stats   # monkey stats over 1,000 sessions / 1,000,000 events; storing with summary rows
     python tools/bench.py local_tasks --runs 10    # slow: about 100 runs of the local model
 
 Every figure is ``{"name", "value", "unit", "baseline_name", "baseline_value", "ratio",
@@ -49,6 +50,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "telemetry": ("benchmarks.telemetry", "bench_telemetry"),
     "travel": ("benchmarks.travel", "bench_travel"),
     "acp_client": ("benchmarks.acp_client", "bench_acp_client"),
+    "stats": ("benchmarks.stats", "bench_stats"),
 }
 TAKES_ARGS = {"local_tasks", "permissions", "telemetry"}
 """Benchmarks that take their own flags (everything bench.py does not know is passed on)."""

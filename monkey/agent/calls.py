@@ -91,6 +91,8 @@ class CallPipeline:
     """Waits until the consumer handled every event so far (intent is stored before effect)."""
     ran: set[str] = field(default_factory=set)
     """Calls that started running (a stopped turn says 'may have run' for them)."""
+    changed: dict[str, tuple[int, int, int]] = field(default_factory=dict)
+    """Lines added, removed and files changed by each finished call's change, until its result says so."""
 
     async def _shown(self) -> None:
         if self.shown is not None:
@@ -155,10 +157,13 @@ class CallPipeline:
         waited = 0.0  # seconds a person spent deciding: not part of the call's run time
 
         def finish(ok: bool, output: str, diff: str = "", denied: bool = False,
-                   stop: Decision | None = None, images: list[ToolImage] | None = None) -> CallOutcome:
+                   stop: Decision | None = None, images: list[ToolImage] | None = None,
+                   denied_by: str = "") -> CallOutcome:
             ran_ms = max(0.0, time.perf_counter() - started - waited) * 1000
+            added, removed, files = self.changed.pop(call.id, (0, 0, 0))
             emit(ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=ok, output=output,
-                            duration_ms=ran_ms, diff=diff, wait_ms=waited * 1000, images=images or []))
+                            duration_ms=ran_ms, diff=diff, wait_ms=waited * 1000, images=images or [],
+                            denied_by=denied_by, lines_added=added, lines_removed=removed, files_changed=files))
             msg = Message(role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok,
                           images=images or [])
             return CallOutcome(msg, denied=denied, stop=stop)
@@ -186,7 +191,9 @@ class CallPipeline:
             decision = admitted.decision
             if not decision.approved:
                 return finish(False, admitted.said, denied=decision.by != "user",
-                              stop=decision if decision.stop else None)
+                              stop=decision if decision.stop else None,
+                              denied_by="person" if decision.by == "user" else
+                              "hook" if admitted.route == "hook" else "rule")
             ctx.line = admitted.line  # what was decided is what runs
             if admitted.route == "engine":
                 # Shell syntax runs through a shell only when a person approved this exact line.
@@ -206,7 +213,8 @@ class CallPipeline:
                 if not again.decision.approved:
                     said = f"{blocked}\n[not run outside the sandbox: {again.decision.reason or 'the person said no'}]"
                     return finish(False, await self.post_hooks(call, False, said, emit),
-                                  stop=again.decision if again.decision.stop else None)
+                                  stop=again.decision if again.decision.stop else None,
+                                  denied_by="person" if again.decision.by == "user" else "rule")
                 ctx.sandboxed = False
                 outcome = await self._execute(tool, args, ctx, call, paths if checkpointed else [], turn, emit)
                 outcome.output = f"[the sandbox blocked the first run; a person approved running it outside]\n{outcome.output}"
@@ -250,7 +258,7 @@ class CallPipeline:
         label = "approved" if decision.approved else "denied"
         emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
                               decision=label, by=decision.by, reason=decision.reason,
-                              source=source(verdict, decision)))
+                              source=source(verdict, decision), wait_ms=waited * 1000))
         return Admitted(decision, "", verdict.line, waited)
 
     # -- the front half: hooks, the engine's verdict, a person -------------------------------
@@ -284,7 +292,7 @@ class CallPipeline:
                      if decision.approved else "denied")
             emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,  # type: ignore[arg-type]
                                   decision=label, by=decision.by, reason=decision.reason,
-                                  source=source(verdict, decision)))
+                                  source=source(verdict, decision), wait_ms=waited * 1000))
         if verdict.route == "hook":
             said = f"denied by a hook: {hook.reason if hook is not None else ''}"
         else:
@@ -345,6 +353,8 @@ class CallPipeline:
         assert self.checkpoints is not None
         warning = await asyncio.to_thread(self.checkpoints.finish, pending, ok=ok,
                                           error="" if ok else "the tool failed")
+        if not warning and (call_id := getattr(pending, "call_id", "")) in self.ran:  # its lines, for monkey stats
+            self.changed[call_id] = await asyncio.to_thread(self.checkpoints.line_counts, pending)
         if items := pending.not_undoable():  # said now, not found out at undo time
             emit(NotUndoable(session_id=self.session_id, checkpoint_id=pending.checkpoint_id,
                              tool=getattr(pending, "tool", ""), call_id=getattr(pending, "call_id", ""), items=items))

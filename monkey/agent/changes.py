@@ -59,3 +59,7 @@ class ChangeGuard(Protocol):
     def finish(self, pending: PendingChange, *, ok: bool, error: str = "") -> str:
         """Record what the change did; returns a warning for the user, or ``""``."""
         ...
+
+    def line_counts(self, pending: PendingChange) -> tuple[int, int, int]:
+        """After :meth:`finish`: ``(lines added, lines removed, files changed)`` by the change."""
+        ...

@@ -44,7 +44,7 @@ async def stream_model(backend: Backend, request: ModelRequest, *, calls: CallPi
     gate = ExternalGate(calls, turn=turn, emit=emit, checkpoints=calls.checkpoints is not None) if external else None
     stream = external.stream(request, gate=gate) if external is not None else backend.stream(request)
     asked = time.perf_counter()
-    first = 0.0
+    first = 0.0  # when the first output came (text, thinking or the whole message)
     try:
         with calls.spawns(pending):  # the agent's processes started for this run are its checkpoint's
             async for event in stream:

@@ -305,6 +305,26 @@ class CheckpointGuard:
                     "it stays pending and is repaired at the next start")
         return ""
 
+    def line_counts(self, entry: Entry) -> tuple[int, int, int]:
+        """``(lines added, lines removed, files changed)`` by a finished change, from its journal entry's
+        trees (binary files count as changed, with no lines); zeros for a change that changed nothing."""
+        if entry.state != "applied" or not entry.before_tree or not entry.after_tree:
+            return 0, 0, 0
+        paths = {r.path for r in entry.files if not r.path.endswith("/")}
+        try:
+            out = self.shadow.git("diff-tree", "-r", "-z", "--numstat", "--no-renames", "--no-ext-diff",
+                                  entry.before_tree, entry.after_tree, work_tree=False)
+        except (GitError, OSError):
+            return 0, 0, len(paths)
+        added = removed = 0
+        for item in out.split(b"\x00"):
+            fields = item.split(b"\t", 2)
+            if len(fields) != 3 or os.fsdecode(fields[2]) not in paths:
+                continue
+            added += int(fields[0]) if fields[0].isdigit() else 0
+            removed += int(fields[1]) if fields[1].isdigit() else 0
+        return added, removed, len(paths)
+
     def _complete(self, entry: Entry, *, ok: bool, error: str, unchanged: str = "", ended: float = 0.0,
                   killed: bool = False) -> None:
         window = self._windows.pop(entry.id, None)

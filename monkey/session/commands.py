@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from monkey.session.stats_command import stats_command
 from monkey.session.replies import (
     CheckpointDiff,
     CheckpointList,
@@ -499,6 +500,8 @@ REGISTRY: list[Command] = [
     Command("/mcp", "list MCP servers, their status and tools (/mcp reconnect|disable NAME)", _mcp,
             "[reconnect|disable NAME]"),
     Command("/copy", "copy the last answer to the clipboard", _copy),
+    Command("/stats", "tokens, cost and tool calls of this session and of today (monkey stats: more)",
+            lambda host, rest: stats_command(host.store, host.agent.session_id, rest)),
     Command("/exit", "quit", _exit, aliases=("/quit",)),
 ]
 """Every command, in the order ``/help`` lists them."""

@@ -37,6 +37,7 @@ from monkey.store.chain import link
 from monkey.store.conversation import Conversation, encode_message
 from monkey.store.search import INDEXED, index_text
 from monkey.store.store import Count, Restored, SessionStore, StoreError
+from monkey.store.tally import TALLIED, Tally
 
 __all__ = ["Recorder", "STREAMING", "DURABLE", "BATCH", "GROUP", "MAX_DELAY"]
 
@@ -94,8 +95,11 @@ class Recorder:
         restored: Restored | None = None,
         source: Callable[[], list[Message]] | None = None,
         count: Count | None = None,
+        summaries: bool = True,
     ) -> None:
         self.store = store
+        self._tally = Tally() if summaries else None
+        """The summary rows ``monkey stats`` reads, written with the events (off only to measure their cost)."""
         self.session_id = session_id
         self.source = source
         self.conversation = Conversation(count=count or (lambda m: 0))
@@ -171,10 +175,12 @@ class Recorder:
             self._follow(event)
         if kind in INDEXED:
             self._docs.append((self.session_id, seq, self._turns, kind, index_text(event)))
+        if kind in TALLIED and self._tally is not None:
+            self._tally.add(event, kind)
 
     def _adopt(self, started: ev.SubagentStarted) -> None:
         """Records for the session of the sub-agent ``started`` announces, a child of its session."""
-        child = Recorder(self.store, started.child_session_id)
+        child = Recorder(self.store, started.child_session_id, summaries=self._tally is not None)
         child.parent = started.session_id
         self.children[started.child_session_id] = child
 
@@ -336,6 +342,8 @@ class Recorder:
             "WHERE id = ?",
             (now, self._seq, self._turns, self._title, self._status, self._status, *self._usage, sid), False,
         ))
+        if self._tally is not None:
+            statements += self._tally.statements(sid)
         self._node_hash = h
         self._started = None
         self._status = ""

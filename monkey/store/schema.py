@@ -22,6 +22,12 @@ refused (see :func:`monkey.db.migrate`). Never edit a released migration: append
   ``(session, kind)``: ``fork`` (the session it was forked from), ``claude`` / ``codex``
   (a Claude Code or Codex session exported to or imported from, with its file, size and
   time, so a re-export can tell whether Claude Code appended to it since).
+- ``stat_slots`` and ``stat_samples`` (version 4): the summary rows ``monkey stats`` reads, kept
+  by the recorder in the same transactions as the events (see :mod:`monkey.store.tally`). The
+  migration fills them from the events stored before: tokens, cost, turns, model calls, tool
+  calls and their durations, approvals, undos, sub-agents, budgets and compactions (older
+  events have no model-call timings, lines changed, or who refused a call: a refusal counts as
+  failed there).
 """
 
 from __future__ import annotations
@@ -29,6 +35,112 @@ from __future__ import annotations
 __all__ = ["COMPONENT", "MIGRATIONS"]
 
 COMPONENT = "store"
+
+_SLOT = "(CAST(e.ts AS INTEGER) - CAST(e.ts AS INTEGER) % 900)"
+_J = "json_extract(CAST(e.data AS TEXT), '$.{}')"
+
+
+def _j(field: str) -> str:
+    return _J.format(field)
+
+
+_STATS = [
+    """CREATE TABLE stat_slots (
+            session_id TEXT NOT NULL,
+            slot INTEGER NOT NULL,
+            backend TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL DEFAULT '',
+            turns INTEGER NOT NULL DEFAULT 0,
+            model_calls INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_read_tokens INTEGER NOT NULL DEFAULT 0,
+            cache_creation_tokens INTEGER NOT NULL DEFAULT 0,
+            cost_micros INTEGER NOT NULL DEFAULT 0,
+            timed_calls INTEGER NOT NULL DEFAULT 0,
+            call_us INTEGER NOT NULL DEFAULT 0,
+            timed_output_tokens INTEGER NOT NULL DEFAULT 0,
+            tool_calls INTEGER NOT NULL DEFAULT 0,
+            tool_ok INTEGER NOT NULL DEFAULT 0,
+            tool_failed INTEGER NOT NULL DEFAULT 0,
+            tool_denied_rule INTEGER NOT NULL DEFAULT 0,
+            tool_denied_person INTEGER NOT NULL DEFAULT 0,
+            tool_cancelled INTEGER NOT NULL DEFAULT 0,
+            approvals INTEGER NOT NULL DEFAULT 0,
+            answers_approved INTEGER NOT NULL DEFAULT 0,
+            answers_approved_session INTEGER NOT NULL DEFAULT 0,
+            answers_approved_always INTEGER NOT NULL DEFAULT 0,
+            answers_denied INTEGER NOT NULL DEFAULT 0,
+            lines_added INTEGER NOT NULL DEFAULT 0,
+            lines_removed INTEGER NOT NULL DEFAULT 0,
+            files_changed INTEGER NOT NULL DEFAULT 0,
+            undos INTEGER NOT NULL DEFAULT 0,
+            subagents INTEGER NOT NULL DEFAULT 0,
+            budgets INTEGER NOT NULL DEFAULT 0,
+            compactions INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (session_id, slot, backend, model, tool)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX stat_slots_by_slot ON stat_slots (slot)",
+    """CREATE TABLE stat_samples (
+            session_id TEXT NOT NULL,
+            slot INTEGER NOT NULL,
+            backend TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            tool TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL,
+            value REAL NOT NULL,
+            n INTEGER NOT NULL DEFAULT 1,
+            PRIMARY KEY (session_id, slot, backend, model, tool, kind, value)
+        ) WITHOUT ROWID""",
+    "CREATE INDEX sessions_by_parent ON sessions (parent)",
+    # the session's own rows (tool ''), from the events stored before
+    f"""INSERT INTO stat_slots (session_id, slot, backend, model, tool, turns, model_calls, input_tokens,
+            output_tokens, cache_read_tokens, cache_creation_tokens, cost_micros, undos, subagents, budgets,
+            compactions)
+        SELECT e.session_id, {_SLOT}, s.backend,
+            CASE WHEN e.type = 'usage' AND COALESCE({_j('model')}, '') != '' THEN {_j('model')} ELSE s.model END,
+            '',
+            SUM(e.type = 'turn_started'), SUM(e.type = 'message_completed'),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('input_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('output_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('cache_read_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('cache_creation_tokens')}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN CAST(ROUND(MAX(0, COALESCE({_j('cost_usd')}, 0)) * 1000000) AS INTEGER)
+                ELSE 0 END),
+            SUM(e.type = 'undo_applied'), SUM(e.type = 'subagent_started'), SUM(e.type = 'budget_reached'),
+            SUM(e.type = 'context_compacted')
+        FROM events e JOIN sessions s ON s.id = e.session_id
+        WHERE e.type IN ('turn_started', 'message_completed', 'usage', 'undo_applied', 'subagent_started',
+                         'budget_reached', 'context_compacted')
+        GROUP BY 1, 2, 3, 4""",
+    # the tools' rows
+    f"""INSERT INTO stat_slots (session_id, slot, backend, model, tool, tool_calls, tool_ok, tool_failed, approvals,
+            answers_approved, answers_approved_session, answers_approved_always, answers_denied)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'),
+            SUM(e.type = 'tool_result'), SUM(e.type = 'tool_result' AND {_j('ok')}),
+            SUM(e.type = 'tool_result' AND NOT {_j('ok')}),
+            SUM(e.type = 'approval_requested'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved_session'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved_always'),
+            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'denied')
+        FROM events e JOIN sessions s ON s.id = e.session_id
+        WHERE e.type IN ('tool_result', 'approval_requested', 'approval_resolved')
+        GROUP BY 1, 2, 3, 4, 5""",
+    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'tool',
+            MAX(0, COALESCE({_j('duration_ms')}, 0)), COUNT(*)
+        FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.type = 'tool_result'
+        GROUP BY 1, 2, 3, 4, 5, 6, 7""",
+    f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'answer',
+            {_j('wait_ms')}, COUNT(*)
+        FROM events e JOIN sessions s ON s.id = e.session_id
+        WHERE e.type = 'tool_result' AND COALESCE({_j('wait_ms')}, 0) > 0
+        GROUP BY 1, 2, 3, 4, 5, 6, 7""",
+]
+
 
 MIGRATIONS: list[list[str]] = [
     [
@@ -113,5 +225,6 @@ MIGRATIONS: list[list[str]] = [
         )""",
         "CREATE INDEX session_links_by_foreign ON session_links (kind, foreign_id)",
     ],
+    _STATS,
 ]
 """The store's migrations, oldest first."""

@@ -206,11 +206,12 @@ def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
 
 
 def _delete(ids: list[str]) -> list[tuple[str, Any, bool]]:
-    """Statements that delete sessions with their events and nodes."""
+    """Statements that delete sessions with their events, nodes and summary rows."""
     params = [(i,) for i in ids]
     return [(f"DELETE FROM {table} WHERE {key} = ?", params, True)
             for table, key in (("events", "session_id"), ("nodes", "session_id"), ("search_docs", "session_id"),
-                               ("session_links", "session_id"), ("sessions", "id"))]
+                               ("session_links", "session_id"), ("stat_slots", "session_id"),
+                               ("stat_samples", "session_id"), ("sessions", "id"))]
 
 
 class SessionStore:
