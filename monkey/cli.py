@@ -205,6 +205,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
 
     add_serve_parser(sub, _model_flags, _mode_flag)
     log_flags(sub.choices["serve"])
+    from monkey.commands.web import add_parser as add_web_parser
+
+    add_web_parser(sub)
     from monkey.commands.workflows import add_parser as add_workflows_parser
 
     add_workflows_parser(sub)
@@ -324,6 +327,10 @@ def _main(argv: list[str] | None) -> int:
         from monkey.commands.acp import run_acp_command
 
         return run_acp_command(args)
+    if args.command == "web":
+        from monkey.commands.web import run_web_command
+
+        return run_web_command(args)
     if args.command == "serve":
         from monkey.commands.serve import run_serve_command
 

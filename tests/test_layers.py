@@ -55,7 +55,8 @@ LAYERS: dict[str, int] = {
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     "monkey.modes": 0,  # the permission modes' names (config checks them)
     "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path
-    "monkey.prompts": 0,  # the system, compaction, plan-mode and /init prompts (text only)
+    "monkey.prompts": 0,
+    "monkey.http_guard": 0,  # the Host / Origin rules and the listening socket of monkey's HTTP servers  # the system, compaction, plan-mode and /init prompts (text only)
     # parts the loop uses
     "monkey.tools": 1,
     "monkey.backends": 1,  # model backends and the external agents (claude_code/, codex/, plugin/)
@@ -75,7 +76,8 @@ LAYERS: dict[str, int] = {
     "monkey.ui": 5,
     "monkey.line": 5,  # the line front end: --plain's REPL, the --task driver and its output, the terminal, signals
     "monkey.acp": 5,
-    "monkey.mcp_server": 5,  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
+    "monkey.mcp_server": 5,
+    "monkey.web": 5,  # monkey web: every session of the monkey home in a browser (Starlette)  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
     # the command line: flags into a session request, then a front end
     "monkey.commands": 6,
     "monkey.cli": 6,

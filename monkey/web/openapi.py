@@ -1,0 +1,95 @@
+"""The OpenAPI description of the monitor's API (served at ``/api/openapi.json``)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+__all__ = ["spec"]
+
+_SESSION = {
+    "type": "object",
+    "required": ["id", "title", "workspace", "backend", "model", "state", "turns", "tokens", "cost_usd", "updated"],
+    "properties": {
+        "id": {"type": "string"},
+        "title": {"type": "string"},
+        "workspace": {"type": "string", "description": "the folder the session works in"},
+        "backend": {"type": "string"},
+        "model": {"type": "string"},
+        "state": {"type": "string", "enum": ["running", "waiting", "idle", "ended"],
+                  "description": "waiting: an approval waits for a person"},
+        "status": {"type": "string", "description": "as stored: active, completed, error, ..."},
+        "parent": {"type": ["string", "null"], "description": "the session that started this sub-agent"},
+        "turns": {"type": "integer"},
+        "events": {"type": "integer", "description": "the number of the last stored event"},
+        "input_tokens": {"type": "integer"},
+        "output_tokens": {"type": "integer"},
+        "tokens": {"type": "integer"},
+        "cost_usd": {"type": "number"},
+        "created": {"type": "number", "description": "seconds since the epoch"},
+        "updated": {"type": "number", "description": "the last activity, seconds since the epoch"},
+        "pending": {"type": "array", "items": {"$ref": "#/components/schemas/Event"},
+                    "description": "the approval_requested events nobody answered yet"},
+    },
+}
+
+_ERROR = {"description": "an error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+_ID = {"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}}
+
+
+def spec() -> dict[str, Any]:
+    """The OpenAPI 3.1 document."""
+    from monkey import __version__
+
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "monkey web", "version": __version__,
+                 "description": "Every session of the monkey home, live. Open the printed link "
+                                "(?token=...) once: its one-time token is traded for a cookie "
+                                "every request needs; a request changing something must come from "
+                                "the same origin."},
+        "components": {
+            "schemas": {
+                "Session": _SESSION,
+                "Event": {"type": "object", "required": ["type"],
+                          "properties": {"type": {"type": "string"}, "ts": {"type": "number"},
+                                         "session_id": {"type": "string"}},
+                          "description": "an event exactly as stored (monkey's stream-json line)"},
+                "Error": {"type": "object", "properties": {"error": {"type": "string"}}},
+            },
+            "securitySchemes": {"cookie": {"type": "apiKey", "in": "cookie", "name": "monkey_web"}},
+        },
+        "security": [{"cookie": []}],
+        "paths": {
+            "/api/sessions": {"get": {
+                "summary": "every session of every workspace, sub-agents included, most recently active first",
+                "parameters": [
+                    {"name": "workspace", "in": "query", "schema": {"type": "string"}},
+                    {"name": "state", "in": "query",
+                     "schema": {"type": "string", "enum": ["running", "waiting", "idle", "ended"]}}],
+                "responses": {"200": {"description": "the sessions", "content": {"application/json": {"schema": {
+                    "type": "object", "properties": {"sessions": {
+                        "type": "array", "items": {"$ref": "#/components/schemas/Session"}}}}}}},
+                    "401": _ERROR, "403": _ERROR}}},
+            "/api/sessions/{session_id}": {"get": {
+                "summary": "one session, with its sub-agents (children)",
+                "parameters": [_ID],
+                "responses": {"200": {"description": "the session", "content": {"application/json": {
+                    "schema": {"$ref": "#/components/schemas/Session"}}}}, "404": _ERROR}}},
+            "/api/sessions/{session_id}/events": {"get": {
+                "summary": "the session's events as Server-Sent Events: replayed from the store, then live",
+                "description": "Each SSE event's id is the event's sequence number and its data the "
+                               "stored event. A reconnect with Last-Event-ID (or ?after=N) gets exactly "
+                               "the events numbered above it, then the live ones.",
+                "parameters": [
+                    _ID,
+                    {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer"}},
+                    {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}},
+                    {"name": "types", "in": "query", "schema": {"type": "string"},
+                     "description": "comma-separated event types to keep"}],
+                "responses": {"200": {"description": "an event stream",
+                                      "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                              "400": _ERROR, "404": _ERROR}}},
+            "/api/openapi.json": {"get": {"summary": "this description",
+                                          "responses": {"200": {"description": "OpenAPI 3.1"}}}},
+        },
+    }

@@ -1,0 +1,167 @@
+// One session: its transcript, its live event stream (with a type filter), what waits for a
+// person, its checkpoints. Events come from /api/sessions/ID/events (Server-Sent Events: each
+// id is the event's number; the browser reconnects with Last-Event-ID and gets what it missed).
+"use strict";
+(() => {
+  const { el, when, state, diff } = monkey;
+  const id = new URLSearchParams(location.search).get("id") || "";
+  const $ = (name) => document.getElementById(name);
+  const transcript = $("transcript");
+  const eventList = $("event-list");
+  const typeFilter = $("type-filter");
+  const checkpoints = $("checkpoint-list");
+  const status = $("status");
+  const seenTypes = new Set();
+  const tools = new Map();  // call id -> its block's parts
+  let answer = null;  // the answer being streamed: { box, text, thinking }
+  let last = 0;
+
+  for (const button of document.querySelectorAll(".tabs button")) {
+    button.addEventListener("click", () => {
+      for (const b of document.querySelectorAll(".tabs button")) b.classList.toggle("on", b === button);
+      for (const tab of document.querySelectorAll(".tab")) tab.hidden = tab.id !== button.dataset.tab;
+    });
+  }
+  typeFilter.addEventListener("change", () => {
+    for (const li of eventList.children) li.hidden = Boolean(typeFilter.value) && li.dataset.type !== typeFilter.value;
+  });
+
+  function json(value) { return JSON.stringify(value, null, 2); }
+
+  function answerBox() {
+    if (!answer) {
+      const thinking = el("pre");
+      const fold = el("details", { hidden: true }, el("summary", { text: "thinking" }), thinking);
+      const text = el("div", { class: "text" });
+      const box = el("div", { class: "msg assistant" }, el("div", { class: "who", text: "monkey" }), fold, text);
+      transcript.append(box);
+      answer = { box, text, thinking, fold };
+    }
+    return answer;
+  }
+
+  function toolBox(e) {
+    const args = el("pre", { class: "args", text: json(e.arguments || {}) });
+    const output = el("pre", { class: "output", hidden: true });
+    const result = el("span", { class: "result" });
+    const box = el("div", { class: "tool", "data-call": e.call_id },
+      el("div", { class: "head" }, el("span", { class: "name", text: e.name }), result),
+      el("details", {}, el("summary", { text: "arguments" }), args), output);
+    transcript.append(box);
+    const parts = { box, output, result, streamed: "" };
+    tools.set(e.call_id, parts);
+    return parts;
+  }
+
+  function transcriptOf(e) {
+    switch (e.type) {
+      case "turn_started":
+        answer = null;
+        transcript.append(el("div", { class: "msg user" }, el("div", { class: "who", text: "you" }),
+          el("div", { class: "text", text: e.prompt })));
+        break;
+      case "text_delta": answerBox().text.append(monkey.visible(e.text)); break;
+      case "thinking_delta": { const a = answerBox(); a.fold.hidden = false; a.thinking.append(monkey.visible(e.text)); break; }
+      case "message_completed": {
+        if (e.text || e.thinking) {
+          const a = answerBox();
+          a.text.textContent = monkey.visible(e.text);
+          if (e.thinking) { a.fold.hidden = false; a.thinking.textContent = monkey.visible(e.thinking); }
+        }
+        answer = null;
+        break;
+      }
+      case "tool_call": if (!tools.has(e.call_id)) toolBox(e); break;
+      case "tool_output": {
+        const t = tools.get(e.call_id) || toolBox({ call_id: e.call_id, name: "?" });
+        t.output.hidden = false;
+        t.output.append(monkey.visible(e.text));
+        break;
+      }
+      case "approval_resolved": {
+        const t = tools.get(e.call_id);
+        if (t) t.box.append(el("div", { class: "muted", text: e.decision + " by " + e.by + (e.reason ? ": " + e.reason : "") }));
+        break;
+      }
+      case "tool_result": {
+        const t = tools.get(e.call_id) || toolBox({ call_id: e.call_id, name: e.name });
+        t.result.replaceChildren(el("span", { class: e.ok ? "good" : "bad", text: e.ok ? "ok" : "failed" }),
+          " " + (e.duration_ms / 1000).toFixed(2) + "s");
+        t.output.hidden = false;
+        t.output.textContent = monkey.visible(e.output);
+        if (e.diff) t.box.append(diff(e.diff));
+        break;
+      }
+      case "error": transcript.append(el("div", { class: "msg error", text: "error: " + (e.message || json(e)) })); break;
+      case "turn_completed": answer = null; break;
+      default: break;
+    }
+  }
+
+  function checkpointOf(e) {
+    if (e.type === "checkpoint_created") {
+      checkpoints.append(el("li", { "data-checkpoint": e.checkpoint_id },
+        el("div", {}, el("span", { class: "name", text: e.checkpoint_id.slice(0, 12) }), " ",
+          el("span", { class: "muted", text: e.tool + " turn " + e.turn + ": " + (e.paths || []).join(", ") }))));
+    } else if (e.type === "tool_result" && e.diff) {
+      const box = checkpoints.lastElementChild;
+      if (box) box.append(diff(e.diff));
+    }
+  }
+
+  function eventOf(seq, e) {
+    if (!seenTypes.has(e.type)) {
+      seenTypes.add(e.type);
+      typeFilter.append(el("option", { value: e.type, text: e.type }));
+    }
+    const body = Object.assign({}, e);
+    delete body.type;
+    const li = el("li", { value: String(seq), "data-type": e.type, "data-seq": String(seq) },
+      el("span", { class: "type", text: e.type }), el("span", { text: JSON.stringify(body) }));
+    li.hidden = Boolean(typeFilter.value) && e.type !== typeFilter.value;
+    eventList.append(li);
+  }
+
+  function approvals(pending) {
+    $("approvals-box").hidden = !pending.length;
+    $("approvals").replaceChildren(...pending.map((p) => el("li", { "data-call": p.call_id },
+      el("div", {}, el("span", { class: "name", text: p.name })),
+      el("pre", { text: p.summary || json(p.arguments || {}) }),
+      ...(p.warnings || []).map((w) => el("div", { class: "bad", text: w })))));
+  }
+
+  async function info() {
+    try {
+      const answer = await fetch("/api/sessions/" + encodeURIComponent(id), { credentials: "same-origin" });
+      if (!answer.ok) throw new Error("HTTP " + answer.status);
+      const s = await answer.json();
+      document.title = "monkey web: " + (s.title || s.id);
+      $("title").textContent = monkey.visible(s.title || s.id);
+      $("info").replaceChildren(state(s.state), el("span", { text: s.workspace }),
+        el("span", { text: s.backend + (s.model ? " / " + s.model : "") }), el("span", { text: s.turns + " turns" }),
+        el("span", { text: s.tokens + " tokens" }), el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
+        el("span", { text: when(s.updated) }),
+        ...(s.parent ? [el("a", { href: "/session?id=" + encodeURIComponent(s.parent), text: "parent session" })] : []));
+      approvals(s.pending || []);
+    } catch (err) {
+      status.textContent = "cannot reach monkey web (" + err.message + ")";
+    }
+  }
+
+  const source = new EventSource("/api/sessions/" + encodeURIComponent(id) + "/events");
+  source.onopen = () => { status.textContent = "live"; };
+  source.onerror = () => { status.textContent = "reconnecting (from event " + last + ")"; };
+  source.onmessage = (message) => {
+    const seq = Number(message.lastEventId);
+    if (seq <= last) return;
+    last = seq;
+    let e;
+    try { e = JSON.parse(message.data); } catch (err) { return; }
+    eventOf(seq, e);
+    transcriptOf(e);
+    checkpointOf(e);
+    document.body.dataset.last = String(last);
+  };
+  info();
+  setInterval(info, 1000);
+})();
