@@ -43,6 +43,8 @@ class WebGuard:
         """The one-time token; None once it was traded for a cookie."""
         self.cookies: set[str] = set()
         """The cookie values this server gave."""
+        self.stopping: Any = None
+        """Set when the server stops (ends the event streams); see :func:`monkey.web.server.build_app`."""
 
     def trade(self, given: str) -> str | None:
         """A new cookie value for the one-time token, or None (a wrong or spent token)."""

@@ -37,8 +37,11 @@ class WebSettings:
     """The store's file (default: the monkey home's)."""
 
 
-def build_app(settings: WebSettings) -> Any:
-    """The ASGI app: the API (:mod:`monkey.web.api`) and the pages, behind :class:`~monkey.web.guard.WebGuard`."""
+def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> Any:
+    """The ASGI app: the API (:mod:`monkey.web.api`) and the pages, behind :class:`~monkey.web.guard.WebGuard`.
+
+    ``stopping``, once set, ends the event streams (the server is stopping); the lifespan sets it too.
+    """
     from starlette.applications import Starlette
     from starlette.responses import FileResponse
     from starlette.routing import Mount, Route
@@ -56,7 +59,7 @@ def build_app(settings: WebSettings) -> Any:
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> Any:
         app.state.store = await SessionStore.open(settings.database)
-        app.state.stopping = asyncio.Event()
+        app.state.stopping.clear()
         try:
             yield
         finally:
@@ -66,7 +69,9 @@ def build_app(settings: WebSettings) -> Any:
     app = Starlette(routes=[*routes(), *(Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()),
                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
                     lifespan=lifespan)
-    return WebGuard(_Headers(app), settings.host, settings.token)
+    guard = WebGuard(_Headers(app), settings.host, settings.token)
+    guard.stopping = app.state.stopping = stopping or asyncio.Event()
+    return guard
 
 
 class _Headers:
@@ -93,8 +98,12 @@ class _Headers:
 class WebFront:
     """One ``monkey web`` run: :meth:`serve` until :meth:`stop`."""
 
-    def __init__(self, settings: WebSettings, *, open_browser: bool = False, say: Any = None) -> None:
+    def __init__(self, settings: WebSettings, *, open_browser: bool = False, say: Any = None,
+                 app: Any = None) -> None:
         self.settings = settings
+        self.app = app if app is not None else build_app(settings)
+        self.stopping: asyncio.Event = self.app.stopping
+        """The app; another front given it serves the same cookies (a restart on the same port)."""
         self.open_browser = open_browser
         self.say = say or (lambda line: (sys.stdout.write(line + "\n"), sys.stdout.flush()))
         self.url = ""
@@ -102,7 +111,8 @@ class WebFront:
         self._stopping = False
 
     def stop(self) -> None:
-        """Stop taking requests (a second call does not wait for open streams)."""
+        """Stop taking requests and end the event streams (a second call does not wait for open requests)."""
+        self.stopping.set()
         server = self._server
         if server is None:
             self._stopping = True
@@ -122,7 +132,7 @@ class WebFront:
                 yield
 
         sock = bind(self.settings.host, self.settings.port)
-        config = uvicorn.Config(build_app(self.settings), log_level="warning", lifespan="on", access_log=False,
+        config = uvicorn.Config(self.app, log_level="warning", lifespan="on", access_log=False,
                                 timeout_graceful_shutdown=2)
         self._server = Server(config)
         self._server.should_exit = self._stopping

@@ -85,8 +85,8 @@
       }
       case "tool_result": {
         const t = tools.get(e.call_id) || toolBox({ call_id: e.call_id, name: e.name });
-        t.result.replaceChildren(el("span", { class: e.ok ? "good" : "bad", text: e.ok ? "ok" : "failed" }),
-          " " + (e.duration_ms / 1000).toFixed(2) + "s");
+        t.result.replaceChildren(el("span", { class: e.ok ? "good" : "bad", text: e.ok ? "ok" : "failed" }), " ",
+          el("span", { class: "took", text: (e.duration_ms / 1000).toFixed(2) + "s" }));
         t.output.hidden = false;
         t.output.textContent = monkey.visible(e.output);
         if (e.diff) t.box.append(diff(e.diff));
@@ -137,10 +137,10 @@
       const s = await answer.json();
       document.title = "monkey web: " + (s.title || s.id);
       $("title").textContent = monkey.visible(s.title || s.id);
-      $("info").replaceChildren(state(s.state), el("span", { text: s.workspace }),
+      $("info").replaceChildren(state(s.state), el("span", { class: "ws", text: s.workspace }),
         el("span", { text: s.backend + (s.model ? " / " + s.model : "") }), el("span", { text: s.turns + " turns" }),
         el("span", { text: s.tokens + " tokens" }), el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
-        el("span", { text: when(s.updated) }),
+        el("span", { class: "when", text: when(s.updated) }),
         ...(s.parent ? [el("a", { href: "/session?id=" + encodeURIComponent(s.parent), text: "parent session" })] : []));
       approvals(s.pending || []);
     } catch (err) {
@@ -152,8 +152,7 @@
   source.onopen = () => { status.textContent = "live"; };
   source.onerror = () => { status.textContent = "reconnecting (from event " + last + ")"; };
   source.onmessage = (message) => {
-    const seq = Number(message.lastEventId);
-    if (seq <= last) return;
+    const seq = Number(message.lastEventId);  // the server replays exactly what was missed: no check here
     last = seq;
     let e;
     try { e = JSON.parse(message.data); } catch (err) { return; }

@@ -19,12 +19,12 @@
         el("a", { class: "title", href, text: s.title || "(untitled) " + s.id.slice(0, 8) }),
         state(s.state)),
       el("div", { class: "meta" },
-        el("span", { text: s.workspace }),
+        el("span", { class: "ws", text: s.workspace }),
         el("span", { text: s.backend + (s.model ? " / " + s.model : "") }),
         el("span", { text: s.turns + " turns" }),
         el("span", { text: s.tokens + " tokens" }),
         el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
-        el("span", { text: when(s.updated) })));
+        el("span", { class: "when", text: when(s.updated) })));
     if (s.pending && s.pending.length) {
       li.append(el("div", { class: "meta" }, el("span", { text: s.pending.length + " approval(s) waiting: " +
         s.pending.map((p) => p.name).join(", ") })));
