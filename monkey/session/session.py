@@ -51,6 +51,7 @@ class Session:
         """A write of the store failed in this stream: nothing more of it is shown (it was not stored)."""
         self.told: Exception | None = None
         """The store's failure the person was told of (a front end need not say it again)."""
+        _watch_the_store(self)
 
     # -- what commands see (monkey.session.commands.Host) --------------------------------
 
@@ -249,6 +250,18 @@ class Session:
     def tool_call(self, name: str, arguments: dict[str, Any], *, via: str) -> AsyncIterator[Event]:
         """One tool call a program asked for (``via``: who), as a turn without a model."""
         return self.pump(self.agent.run_tool(name, arguments, via=via))
+
+
+def _watch_the_store(session: Session) -> None:
+    """Let an approval of the session be answered in ``monkey web`` too (see :mod:`monkey.session.remote`)."""
+    from monkey.permissions.requests import HeadlessApprover
+    from monkey.session.remote import RemoteAnswers
+
+    agent = session.agent
+    if isinstance(agent.approver, (HeadlessApprover, RemoteAnswers)):  # nobody waits, or already watched
+        return
+    agent.approver = RemoteAnswers(agent.approver, lambda: session.store, lambda: agent.session_id,
+                                   lambda text: session.tell(text, "info"))
 
 
 async def _kept(recorder: Recorder | None, event: Event, *, more: bool = False) -> list[Event]:

@@ -13,6 +13,9 @@ refused (see :func:`monkey.db.migrate`). Never edit a released migration: append
 - ``nodes``: the conversation as typed nodes (``user``, ``assistant``, ``tool``,
   ``summary``), also numbered and hash-chained; ``in_context`` says whether the node is
   sent to the model (compacted nodes stay, excluded).
+- ``control`` (version 3): the answer to an approval, one per call of a session tree (keyed by
+  the root session), whoever gave it first: the person at the session's own front end or
+  ``monkey web`` (see :mod:`monkey.store.control`).
 """
 
 from __future__ import annotations
@@ -64,5 +67,13 @@ MIGRATIONS: list[list[str]] = [
         ) WITHOUT ROWID""",
     ],
     ["ALTER TABLE events ADD COLUMN n INTEGER NOT NULL DEFAULT 1"],
+    ["""CREATE TABLE control (
+            session_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            answer BLOB NOT NULL,
+            by TEXT NOT NULL,
+            ts REAL NOT NULL,
+            PRIMARY KEY (session_id, call_id)
+        ) WITHOUT ROWID"""],
 ]
 """The store's migrations, oldest first."""

@@ -89,6 +89,25 @@ def spec() -> dict[str, Any]:
                 "responses": {"200": {"description": "an event stream",
                                       "content": {"text/event-stream": {"schema": {"type": "string"}}}},
                               "400": _ERROR, "404": _ERROR}}},
+            "/api/sessions/{session_id}/approvals/{call_id}": {"post": {
+                "summary": "answer an approval the session waits for (the session of its approval_requested event)",
+                "description": "Stored in the store; the process that runs the session takes it within about "
+                               "100 ms. The first answer wins, here or at the session's own front end. The "
+                               "permission engine holds it as a person's answer there: a protected call is "
+                               "approved once, never granted; a scope the question does not offer is once. "
+                               "A denial's reason is given to the model; without one the turn stops.",
+                "parameters": [_ID, {"name": "call_id", "in": "path", "required": True, "schema": {"type": "string"}}],
+                "requestBody": {"required": True, "content": {"application/json": {"schema": {
+                    "type": "object", "required": ["choice"],
+                    "properties": {"choice": {"type": "string", "enum": ["once", "session", "always", "deny"]},
+                                   "reason": {"type": "string"}}}}}},
+                "responses": {"200": {"description": "this answer holds", "content": {"application/json": {
+                    "schema": {"type": "object", "properties": {
+                        "choice": {"type": "string"}, "reason": {"type": "string"},
+                        "by": {"type": "string", "enum": ["web"]}}}}}},
+                    "400": _ERROR, "403": _ERROR, "404": _ERROR,
+                    "409": {"description": "answered first elsewhere (by: here), or nothing waits for it",
+                            "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}},
             "/api/openapi.json": {"get": {"summary": "this description",
                                           "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         },

@@ -49,6 +49,7 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
 
     from monkey.store.store import SessionStore
     from monkey.web.api import routes
+    from monkey.web.control import routes as control_routes
     from monkey.web.guard import WebGuard
 
     def page(name: str) -> Any:
@@ -66,7 +67,7 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
             app.state.stopping.set()
             await app.state.store.close()
 
-    app = Starlette(routes=[*routes(), *(Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()),
+    app = Starlette(routes=[*routes(), *control_routes(), *(Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()),
                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
                     lifespan=lifespan)
     guard = WebGuard(_Headers(app), settings.host, settings.token)

@@ -217,3 +217,27 @@ async def test_a_reconnect_replays_exactly_the_missed_events(
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+async def test_an_approval_denied_in_the_browser_with_a_reason_reaches_the_terminal_session(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    from tests.web.test_control import WRITE, waiting
+
+    with waiting(workspace, monkey_home, write_script(tmp_path / "s.json", WRITE)) as child:
+        async with served() as front:
+            page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
+            await page.goto(front.url)
+            await page.locator("li.session .state.waiting").wait_for()
+            await page.locator("li.session a.title").click()
+            box = page.locator("#approvals li[data-call]")
+            await box.wait_for()
+            assert "file_write" in await box.inner_text()
+            await box.locator("input").fill("write b.txt instead")
+            await _shot(page, "web-approval.png")
+            await box.locator("button[data-choice=deny]").click()
+            await page.locator(".said", has_text="answered here: deny").wait_for()
+            child.expect_exact("file_write: denied in the browser: write b.txt instead")
+            child.expect_exact("the turn is over")
+            await page.wait_for_selector("#transcript .tool .result .bad")
+            await page.wait_for_selector("#approvals-box", state="hidden")
+    assert not (workspace / "a.txt").exists()

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import httpx2 as httpx
+import pytest
 
 from tests.conftest import monkey_env, run_monkey
 
@@ -66,3 +67,35 @@ def test_a_port_in_use_or_out_of_range_is_one_line(monkey_home: Path) -> None:
         assert run.returncode == 1 and run.stderr.startswith(f"monkey: cannot listen on 127.0.0.1:{port}: ")
     run = run_monkey(["web", "--port", "70000"], home=monkey_home)
     assert run.returncode == 2 and "between 1 and 65535" in run.stderr
+
+
+def test_agent_web_serves_the_monitor_beside_the_session_in_the_same_process(
+        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    import pexpect
+
+    from tests.conftest import write_script
+
+    script = write_script(tmp_path / "s.json", [{"text": "hello from the session"}])
+    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--web", "--backend", "scripted",
+                                           "--script", str(script), "--cwd", str(workspace)],
+                          env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 200))
+    try:
+        child.expect(r"monkey web: (http://127\.0\.0\.1:\d+/\?token=[\w-]+)")
+        url = child.match.group(1)
+        child.expect_exact("Type a task")
+        child.sendline("say hello")
+        child.expect_exact("hello from the session")
+        with httpx.Client(base_url=url.split("/?")[0], follow_redirects=True) as client:
+            assert client.get(url).status_code == 200
+            sessions = client.get("/api/sessions").json()["sessions"]
+            assert [(s["title"], s["state"]) for s in sessions] == [("say hello", "idle")]
+            assert sessions[0]["status"] == "active"
+        child.sendeof()
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+        with pytest.raises(httpx.ConnectError), httpx.Client() as client:
+            client.get(url)  # it stopped with the session
+    finally:
+        if child.isalive():
+            child.terminate(force=True)

@@ -122,12 +122,44 @@
     eventList.append(li);
   }
 
+  const answered = new Map();  // call id -> what the answer to it said
+
+  async function answerCall(p, choice, reason) {
+    const said = answered.get(p.call_id);
+    said.textContent = "sending...";
+    try {
+      const reply = await fetch("/api/sessions/" + encodeURIComponent(p.session_id || id) + "/approvals/" +
+        encodeURIComponent(p.call_id), { method: "POST", credentials: "same-origin",
+        headers: { "content-type": "application/json" }, body: JSON.stringify({ choice, reason }) });
+      const body = await reply.json();
+      said.textContent = monkey.visible(reply.ok ? "answered here: " + choice
+        : body.by === "here" ? "answered first in the session's own window" : body.error);
+    } catch (err) {
+      said.textContent = "not sent: " + err.message;
+    }
+  }
+
   function approvals(pending) {
     $("approvals-box").hidden = !pending.length;
-    $("approvals").replaceChildren(...pending.map((p) => el("li", { "data-call": p.call_id },
-      el("div", {}, el("span", { class: "name", text: p.name })),
-      el("pre", { text: p.summary || json(p.arguments || {}) }),
-      ...(p.warnings || []).map((w) => el("div", { class: "bad", text: w })))));
+    const shown = new Set([...$("approvals").children].map((li) => li.dataset.call));
+    if (pending.length === shown.size && pending.every((p) => shown.has(p.call_id))) return;  // keep what is typed
+    $("approvals").replaceChildren(...pending.map((p) => {
+      const reason = el("input", { type: "text", placeholder: "why (the model is told)", "aria-label": "reason" });
+      const said = answered.get(p.call_id) || el("div", { class: "muted said" });
+      answered.set(p.call_id, said);
+      const button = (label, choice) => {
+        const b = el("button", { type: "button", "data-choice": choice, text: label });
+        b.addEventListener("click", () => answerCall(p, choice, choice === "deny" ? reason.value : ""));
+        return b;
+      };
+      return el("li", { "data-call": p.call_id },
+        el("div", {}, el("span", { class: "name", text: p.name })),
+        el("pre", { text: p.summary || json(p.arguments || {}) }),
+        ...(p.warnings || []).map((w) => el("div", { class: "bad", text: w })),
+        el("div", { class: "choices" }, button("Allow once", "once"), button("For the session", "session"),
+          button("For good", "always")),
+        el("div", { class: "choices" }, reason, button("Deny", "deny")), said);
+    }));
   }
 
   async function info() {
