@@ -12,16 +12,18 @@ person's would (``settle``: a protected call is approved once, never granted).
 from __future__ import annotations
 
 import asyncio
+import sqlite3
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from monkey.db import DatabaseError
 from monkey.permissions.requests import (
     ApprovalRequest,
     Approver,
     Decision,
     stopped_by_user,
 )
-from monkey.store.control import answer_for, claim
+from monkey.store.control import answer_for, claim_now
 from monkey.store.store import StoreError
 
 if TYPE_CHECKING:
@@ -71,37 +73,66 @@ class RemoteAnswers:
         self._store = store
         self._root = root
         self._tell = tell
+        self._sync: sqlite3.Connection | None = None
+
+    def _conn(self, store: SessionStore) -> sqlite3.Connection:
+        if self._sync is None:
+            from monkey.db import connect
+
+            self._sync = connect(store.path)
+        return self._sync
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         store = self._store()
         if store is None or request.plan:  # not stored (nothing to watch); a plan is reviewed where it runs
             return await self.inner.decide(request)
-        root = self._root()
-        asked = asyncio.ensure_future(self.inner.decide(request))
+        root = request.session_id or self._root()  # the session that asks: a sub-agent's own
         try:
+            given = await answer_for(store, root, request.call_id)  # answered while it waited its turn
+        except StoreError:
+            given = None
+        if given is not None:
+            return self._elsewhere(given, request)
+        # The person's approver runs in this task (so the caller records its answer's grant before any other
+        # question goes on: approvers ask one at a time and look again first); a watcher reads the store and,
+        # finding an answer given elsewhere, cancels the question here.
+        me = asyncio.current_task()
+        assert me is not None
+        found: dict[str, Any] = {}
+
+        async def watch() -> None:
             while True:
-                done, _ = await asyncio.wait({asked}, timeout=POLL_S)
-                if done:
-                    decision = asked.result()
-                    if decision.by != "user":  # the engine decided it meanwhile (a grant): nobody answered
-                        return decision
-                    try:
-                        held = await claim(store, root, request.call_id, _answer(decision), "here")
-                    except StoreError:
-                        return decision
-                    if held["by"] == "here":
-                        return decision
-                    return self._elsewhere(held, request)
+                await asyncio.sleep(POLL_S)
                 try:
-                    given = await answer_for(store, root, request.call_id)
+                    answer = await answer_for(store, root, request.call_id)
                 except StoreError:
-                    given = None
-                if given is not None:
-                    asked.cancel()
-                    return self._elsewhere(given, request)
+                    continue
+                if answer is not None:
+                    found.update(answer)
+                    me.cancel()
+                    return
+
+        watcher = asyncio.ensure_future(watch())
+        try:
+            decision = await self.inner.decide(request)
+        except asyncio.CancelledError:
+            if not found:
+                raise
+            me.uncancel()
+            return self._elsewhere(found, request)
         finally:
-            if not asked.done():
-                asked.cancel()
+            watcher.cancel()
+        if found:  # the approver answered though its question was cancelled: the stored answer came first
+            if me.cancelling():
+                me.uncancel()
+            return self._elsewhere(found, request)
+        if decision.by != "user":  # the engine decided it meanwhile (a grant): nobody answered
+            return decision
+        try:  # stored at once: the caller records the answer's grant before another question goes on
+            held = claim_now(self._conn(store), root, request.call_id, _answer(decision), "here")
+        except (sqlite3.Error, DatabaseError):
+            return decision
+        return decision if held["by"] == "here" else self._elsewhere(held, request)
 
     def _elsewhere(self, held: dict[str, Any], request: ApprovalRequest) -> Decision:
         decision, said = decision_of(held, request)

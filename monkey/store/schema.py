@@ -13,8 +13,8 @@ refused (see :func:`monkey.db.migrate`). Never edit a released migration: append
 - ``nodes``: the conversation as typed nodes (``user``, ``assistant``, ``tool``,
   ``summary``), also numbered and hash-chained; ``in_context`` says whether the node is
   sent to the model (compacted nodes stay, excluded).
-- ``control`` (version 3): the answer to an approval, one per call of a session tree (keyed by
-  the root session), whoever gave it first: the person at the session's own front end or
+- ``control`` (version 3): the answer to an approval, one per call of a session (the session
+  that asks: a sub-agent's own), whoever gave it first: the person at the session's own front end or
   ``monkey web`` (see :mod:`monkey.store.control`).
 """
 

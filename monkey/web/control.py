@@ -45,7 +45,7 @@ async def answer_approval(request: Any) -> Any:
     if not isinstance(body, dict) or body.get("choice") not in CHOICES or not isinstance(body.get("reason", ""), str):
         return JSONResponse({"error": f"send {{\"choice\": one of {', '.join(CHOICES)}, \"reason\": text}}"},
                             status_code=400)
-    root, running = await _root(store, info)
+    _, running = await _root(store, info)
     if info.parent is not None and info.status == "active":
         info.owned = running
     call_id = request.path_params["call_id"]
@@ -54,7 +54,7 @@ async def answer_approval(request: Any) -> Any:
         return JSONResponse({"error": "nothing waits for an answer to this call (answered, or the session ended)"},
                             status_code=409)
     answer = {"choice": body["choice"], "reason": body.get("reason", "")[:2000]}
-    held = await claim(store, root, call_id, answer, "web")
+    held = await claim(store, info.id, call_id, answer, "web")  # keyed by the session that asks
     if held["by"] != "web":
         return JSONResponse({"error": "answered first at the session's own front end", **held}, status_code=409)
     return JSONResponse(held)

@@ -33,6 +33,8 @@ _SESSION = {
 }
 
 _ERROR = {"description": "an error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+_CP = {"name": "checkpoint", "in": "path", "required": True, "schema": {"type": "string"},
+       "description": "a checkpoint id or a unique prefix"}
 _ID = {"name": "session_id", "in": "path", "required": True, "schema": {"type": "string"}}
 
 
@@ -108,6 +110,26 @@ def spec() -> dict[str, Any]:
                     "400": _ERROR, "403": _ERROR, "404": _ERROR,
                     "409": {"description": "answered first elsewhere (by: here), or nothing waits for it",
                             "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}}}},
+            "/api/sessions/{session_id}/checkpoints/{checkpoint}": {"get": {
+                "summary": "a checkpoint of the session (or its sub-agents): the preview of undoing it",
+                "parameters": [_ID, _CP],
+                "responses": {"200": {"description": "the change's diff, as monkey checkpoints show prints it",
+                                      "content": {"application/json": {"schema": {"type": "object", "properties": {
+                                          "checkpoint": {"type": "string"}, "preview": {"type": "string"}}}}}},
+                              "404": _ERROR}}},
+            "/api/sessions/{session_id}/checkpoints/{checkpoint}/undo": {"post": {
+                "summary": "undo every change from this checkpoint on (monkey undo --to, never --force)",
+                "parameters": [_ID, _CP],
+                "responses": {"200": {"description": "undone: the undo_applied event",
+                                      "content": {"application/json": {"schema": {"type": "object", "properties": {
+                                          "undone": {"$ref": "#/components/schemas/Event"},
+                                          "notes": {"type": "array", "items": {"type": "string"}}}}}}},
+                              "403": _ERROR, "404": _ERROR,
+                              "409": {"description": "refused: a file changed since (conflicts), or nothing to undo",
+                                      "content": {"application/json": {"schema": {"type": "object", "properties": {
+                                          "error": {"type": "string"}, "conflicts": {"type": "array", "items": {
+                                              "type": "object", "properties": {"reason": {"type": "string"},
+                                                                               "diff": {"type": "string"}}}}}}}}}}}},
             "/api/openapi.json": {"get": {"summary": "this description",
                                           "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         },

@@ -51,6 +51,7 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
     from monkey.web.api import routes
     from monkey.web.control import routes as control_routes
     from monkey.web.guard import WebGuard
+    from monkey.web.undo import routes as undo_routes
 
     def page(name: str) -> Any:
         async def handler(request: Any) -> Any:
@@ -67,7 +68,7 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
             app.state.stopping.set()
             await app.state.store.close()
 
-    app = Starlette(routes=[*routes(), *control_routes(), *(Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()),
+    app = Starlette(routes=[*routes(), *control_routes(), *undo_routes(), *(Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()),
                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
                     lifespan=lifespan)
     guard = WebGuard(_Headers(app), settings.host, settings.token)

@@ -241,3 +241,24 @@ async def test_an_approval_denied_in_the_browser_with_a_reason_reaches_the_termi
             await page.wait_for_selector("#transcript .tool .result .bad")
             await page.wait_for_selector("#approvals-box", state="hidden")
     assert not (workspace / "a.txt").exists()
+
+
+async def test_undo_from_the_browser_shows_the_preview_then_undoes(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    from tests.web.test_api import ANSWER
+
+    proc = _task(workspace, monkey_home, write_script(tmp_path / "s.json", ANSWER), "write a file")
+    assert proc.wait(timeout=60) == 0
+    assert (workspace / "a.txt").exists()
+    async with served() as front:
+        page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
+        await page.goto(front.url)
+        await page.locator("li.session a.title").click()
+        await page.click(".tabs button[data-tab=checkpoints]")
+        await page.click("#checkpoint-list li button.preview-undo")
+        preview = page.locator("#checkpoint-list pre.preview")
+        await preview.wait_for()
+        assert "+hi" in await preview.inner_text()
+        await page.click("#checkpoint-list button.apply")
+        await page.locator("#checkpoint-list .said .good", has_text="undone: a.txt").wait_for()
+    assert not (workspace / "a.txt").exists()

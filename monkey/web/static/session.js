@@ -98,11 +98,40 @@
     }
   }
 
+  async function undoFrom(cp, box) {
+    const out = box.querySelector(".undo") || box.appendChild(el("div", { class: "undo" }));
+    const base = "/api/sessions/" + encodeURIComponent(id) + "/checkpoints/" + encodeURIComponent(cp);
+    out.replaceChildren(el("span", { class: "muted", text: "loading the preview..." }));
+    const shown = await fetch(base, { credentials: "same-origin" });
+    const body = await shown.json();
+    if (!shown.ok) { out.replaceChildren(el("div", { class: "bad", text: body.error })); return; }
+    const apply = el("button", { type: "button", class: "apply", text: "Undo every change from here on" });
+    const said = el("div", { class: "said" });
+    apply.addEventListener("click", async () => {
+      apply.disabled = true;
+      const reply = await fetch(base + "/undo", { method: "POST", credentials: "same-origin" });
+      const result = await reply.json();
+      if (reply.ok) {
+        said.replaceChildren(el("div", { class: "good", text: "undone: " + (result.undone.paths || []).join(", ") }),
+          ...(result.undone.left_alone || []).map((l) => el("div", { class: "muted", text: "left as it is: " + l })));
+      } else {
+        said.replaceChildren(el("div", { class: "bad", text: result.error }),
+          ...(result.conflicts || []).map((c) => el("div", {}, el("div", { text: c.reason }), diff(c.diff || ""))));
+        apply.disabled = false;
+      }
+    });
+    out.replaceChildren(el("pre", { class: "preview", text: body.preview }), apply, said);
+  }
+
   function checkpointOf(e) {
     if (e.type === "checkpoint_created") {
-      checkpoints.append(el("li", { "data-checkpoint": e.checkpoint_id },
+      const box = el("li", { "data-checkpoint": e.checkpoint_id },
         el("div", {}, el("span", { class: "name", text: e.checkpoint_id.slice(0, 12) }), " ",
-          el("span", { class: "muted", text: e.tool + " turn " + e.turn + ": " + (e.paths || []).join(", ") }))));
+          el("span", { class: "muted", text: e.tool + " turn " + e.turn + ": " + (e.paths || []).join(", ") })));
+      const preview = el("button", { type: "button", class: "preview-undo", text: "Preview undo" });
+      preview.addEventListener("click", () => undoFrom(e.checkpoint_id, box));
+      box.append(preview);
+      checkpoints.append(box);
     } else if (e.type === "tool_result" && e.diff) {
       const box = checkpoints.lastElementChild;
       if (box) box.append(diff(e.diff));
