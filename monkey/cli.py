@@ -213,6 +213,8 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     agent.add_argument("--cwd", help="workspace directory (default: the current directory)")
     agent.add_argument("--plain", action="store_true", help="line-based interactive mode (no full-screen app)")
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
+    agent.add_argument("--web", action="store_true", help="also serve the web monitor (monkey web) in this process; "
+                       "its link is shown once")
     agent.add_argument("--inline", action="store_true", help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
     log_flags(agent)
     agent.add_argument("--mcp-config", metavar="FILE",
@@ -225,6 +227,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
 
     add_serve_parser(sub, _model_flags, _mode_flag)
     log_flags(sub.choices["serve"])
+    from monkey.commands.web import add_parser as add_web_parser
+
+    add_web_parser(sub)
     from monkey.commands.workflows import add_parser as add_workflows_parser
 
     add_workflows_parser(sub)
@@ -351,6 +356,10 @@ def _main(argv: list[str] | None) -> int:
         from monkey.commands.acp import run_acp_command
 
         return run_acp_command(args)
+    if args.command == "web":
+        from monkey.commands.web import run_web_command
+
+        return run_web_command(args)
     if args.command == "serve":
         from monkey.commands.serve import run_serve_command
 

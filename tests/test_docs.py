@@ -40,6 +40,7 @@ PAGES = {
     "workflows": "extensions.md",
     "acp": "integrations.md",
     "serve": "integrations.md",
+    "web": "web.md",
 }
 """The page that documents each command (by its first word)."""
 

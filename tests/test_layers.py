@@ -57,6 +57,7 @@ LAYERS: dict[str, int] = {
     "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path
     "monkey.notify": 0,  # notifications off the terminal: OSC 9/777, notify-send, a webhook
     "monkey.prompts": 0,  # the system, compaction, plan-mode and /init prompts (text only)
+    "monkey.http_guard": 0,  # the Host / Origin rules and the listening socket of monkey's HTTP servers
     # parts the loop uses
     "monkey.tools": 1,
     "monkey.backends": 1,  # model backends and the external agents (claude_code/, codex/, plugin/)
@@ -78,7 +79,8 @@ LAYERS: dict[str, int] = {
     "monkey.ui": 5,
     "monkey.line": 5,  # the line front end: --plain's REPL, the --task driver and its output, the terminal, signals
     "monkey.acp": 5,
-    "monkey.mcp_server": 5,  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
+    "monkey.mcp_server": 5,
+    "monkey.web": 5,  # monkey web: every session of the monkey home in a browser (Starlette)  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
     # the command line: flags into a session request, then a front end
     "monkey.commands": 6,
     "monkey.cli": 6,

@@ -19,7 +19,7 @@ import asyncio
 import time
 from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -311,7 +311,7 @@ class CallPipeline:
                             message=f"monkey needs your permission to use {call.name}")
         await self._shown()
         asked = time.perf_counter()
-        answer = await self.approver.decide(request)
+        answer = await self.approver.decide(replace(request, session_id=self.session_id))
         waited = time.perf_counter() - asked
         decision = settle(self.policy, verdict, answer)
         if decision.approved and decision.scope == "always":

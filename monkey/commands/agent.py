@@ -10,12 +10,19 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
+from typing import Any
 
 from monkey.backends.base import BackendError
 from monkey.commands.flags import session_request
 from monkey.line.terminal import Terminal, terminal_questions
 from monkey.permissions.requests import Approver, HeadlessApprover
-from monkey.session.setup import SessionRequest, Setup, SetupError, build_agent, resolve_setup
+from monkey.session.setup import (
+    SessionRequest,
+    Setup,
+    SetupError,
+    build_agent,
+    resolve_setup,
+)
 
 __all__ = ["run_agent_command"]
 
@@ -136,12 +143,30 @@ def run_agent_command(args: argparse.Namespace) -> int:
             resume = _pick(setup.workspace, interactive=interactive, app=use_app, inline=args.inline)
         except StoreError as exc:
             return _fail(str(exc), 2)
-    if use_app:
-        return _run_app(setup, args, task, resume)
-    if task is None:
-        from monkey.line.repl import run_repl
+    beside: Any = None
+    if args.web:  # the monitor beside the session, in this process
+        from monkey.web.beside import Beside
 
-        return run_repl(setup, resume=resume)
-    from monkey.line.task import run_task
+        beside = Beside()
+        try:
+            url = beside.start()
+        except OSError as exc:
+            return _fail(f"monkey web cannot listen: {exc.strerror or exc}", 1)
+        if use_app:
+            setup.notices.append(f"monkey web: {url}")
+        else:
+            sys.stderr.write(f"monkey web: {url}\n")
+            sys.stderr.flush()
+    try:
+        if use_app:
+            return _run_app(setup, args, task, resume)
+        if task is None:
+            from monkey.line.repl import run_repl
 
-    return run_task(setup, task, output_format=args.output_format, workflow=args.workflow, resume=resume)
+            return run_repl(setup, resume=resume)
+        from monkey.line.task import run_task
+
+        return run_task(setup, task, output_format=args.output_format, workflow=args.workflow, resume=resume)
+    finally:
+        if beside is not None:
+            beside.stop()

@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import hmac
-import ipaddress
 import os
 import secrets
 import socket
@@ -24,6 +23,7 @@ import sys
 from dataclasses import dataclass
 from typing import Any
 
+from monkey.http_guard import HostCheck, base_url, bind, refuse
 from monkey.mcp_server.host import ToolHost
 from monkey.mcp_server.log import log
 
@@ -57,79 +57,33 @@ class HttpSettings:
         return cls(chosen, port, secrets.token_urlsafe(32), generated=True)
 
 
-def _host_part(value: str) -> str:
-    """The host of a ``Host`` header's value (``name``, ``name:port``, ``[v6]:port``), lower case."""
-    value = value.strip().lower()
-    if value.startswith("["):
-        return value[1:].split("]", 1)[0]
-    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
-
-
-def _is_loopback_name(host: str) -> bool:
-    if host == "localhost" or host.endswith(".localhost"):
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
-
-
-def _is_address(host: str) -> bool:
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
 class _Guard:
     """ASGI middleware in front of every HTTP request: ``Host`` and ``Origin`` (403), then the token (401).
 
     ``Host`` may be a loopback name or address, any IP address (a page cannot rebind a name to
     one: its origin would be that address), or the name the server was bound to; ``Origin``, when
-    a browser sends one, only a loopback one or the bound name's.
+    a browser sends one, only a loopback one or the bound name's (:class:`monkey.http_guard.HostCheck`).
     """
 
     def __init__(self, app: Any, settings: HttpSettings) -> None:
         self.app = app
         self.expected = f"Bearer {settings.token}".encode()
-        self.bound = settings.host.strip("[]").lower()
-
-    def host_allowed(self, host: str) -> bool:
-        return bool(host) and (_is_loopback_name(host) or _is_address(host) or host == self.bound)
-
-    def origin_allowed(self, origin: str) -> bool:
-        from urllib.parse import urlsplit
-
-        try:
-            parts = urlsplit(origin.strip())
-            host = (parts.hostname or "").lower()
-        except ValueError:
-            return False
-        return parts.scheme in ("http", "https") and bool(host) and (_is_loopback_name(host) or host == self.bound)
+        self.check = HostCheck(settings.host, any_address=True)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
             headers: dict[bytes, bytes] = {}
             for name, value in scope.get("headers") or []:
                 headers.setdefault(name.lower(), value)
-            host = _host_part(headers.get(b"host", b"").decode("latin-1"))
             origin = headers.get(b"origin")
-            if not self.host_allowed(host):
-                return await _refuse(send, 403, b'{"error": "forbidden: the Host header names another site"}')
-            if origin is not None and not self.origin_allowed(origin.decode("latin-1")):
-                return await _refuse(send, 403, b'{"error": "forbidden: a request from another origin"}')
+            if not self.check.host_allowed(headers.get(b"host", b"").decode("latin-1")):
+                return await refuse(send, 403, b'{"error": "forbidden: the Host header names another site"}')
+            if origin is not None and not self.check.origin_allowed(origin.decode("latin-1")):
+                return await refuse(send, 403, b'{"error": "forbidden: a request from another origin"}')
             if not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
-                return await _refuse(send, 401, b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}',
-                                     [(b"www-authenticate", b'Bearer realm="monkey serve"')])
+                return await refuse(send, 401, b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}',
+                                    [(b"www-authenticate", b'Bearer realm="monkey serve"')])
         await self.app(scope, receive, send)
-
-
-async def _refuse(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), *(extra or []),
-                            (b"content-length", str(len(body)).encode())]})
-    await send({"type": "http.response.body", "body": body})
 
 
 def build_app(host: ToolHost, settings: HttpSettings) -> Any:
@@ -154,28 +108,8 @@ def build_app(host: ToolHost, settings: HttpSettings) -> Any:
     return _Guard(app, settings)
 
 
-def _bind(settings: HttpSettings) -> socket.socket:
-    """The listening socket (port 0: a free one); OSError says why not."""
-    family = socket.AF_INET6 if ":" in settings.host.strip("[]") else socket.AF_INET
-    infos = socket.getaddrinfo(settings.host.strip("[]"), settings.port, family if ":" in settings.host else 0,
-                               socket.SOCK_STREAM)
-    family, _, _, _, address = infos[0]
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        sock.bind(address)
-        sock.listen(128)
-    except OSError:
-        sock.close()
-        raise
-    sock.set_inheritable(False)
-    return sock
-
-
 def url_of(sock: socket.socket) -> str:
-    address = sock.getsockname()
-    host = f"[{address[0]}]" if sock.family == socket.AF_INET6 else address[0]
-    return f"http://{host}:{address[1]}/mcp"
+    return f"{base_url(sock)}/mcp"
 
 
 class HttpFront:
@@ -208,7 +142,7 @@ class HttpFront:
             def capture_signals(self):  # type: ignore[no-untyped-def]
                 yield  # monkey serve's own handlers stop it and then close the session
 
-        sock = _bind(self.settings)
+        sock = bind(self.settings.host, self.settings.port)
         config = uvicorn.Config(build_app(self.host, self.settings), log_level="warning", lifespan="on",
                                 access_log=False, timeout_graceful_shutdown=5)
         self._server = Server(config)

@@ -46,6 +46,9 @@ class ApprovalRequest:
     """A plan to review (``exit_plan_mode``): front ends show their plan dialog instead of the approval."""
     asker: str = ""
     """Who asks, when not the session's own agent: a sub-agent, ``explore (sub-agent): find the tests``."""
+    session_id: str = ""
+    """The session whose call asks (a sub-agent's own), set by the call pipeline; answers given
+    elsewhere (``monkey web``) are stored for it (see :mod:`monkey.store.control`)."""
     recheck: Callable[[], Decision | None] | None = field(default=None, compare=False, repr=False)
     """The permission engine's decision on the call as its rules, grants and mode stand now, or None when a
     person must still be asked. An approver that kept the request waiting (behind another one) asks this first:

@@ -57,6 +57,8 @@ class Session:
         self.telemetry = watch()
         """The OpenTelemetry export watching each stored event (None: off, ``MONKEY_ENABLE_TELEMETRY``)."""
 
+        _watch_the_store(self)
+
     # -- what commands see (monkey.session.commands.Host) --------------------------------
 
     @property
@@ -266,6 +268,18 @@ class Session:
     def tool_call(self, name: str, arguments: dict[str, Any], *, via: str) -> AsyncIterator[Event]:
         """One tool call a program asked for (``via``: who), as a turn without a model."""
         return self.pump(self.agent.run_tool(name, arguments, via=via))
+
+
+def _watch_the_store(session: Session) -> None:
+    """Let an approval of the session be answered in ``monkey web`` too (see :mod:`monkey.session.remote`)."""
+    from monkey.permissions.requests import HeadlessApprover
+    from monkey.session.remote import RemoteAnswers
+
+    agent = session.agent
+    if isinstance(agent.approver, (HeadlessApprover, RemoteAnswers)):  # nobody waits, or already watched
+        return
+    agent.approver = RemoteAnswers(agent.approver, lambda: session.store, lambda: agent.session_id,
+                                   lambda text: session.tell(text, "info"))
 
 
 async def _kept(recorder: Recorder | None, event: Event, *, more: bool = False) -> list[Event]:

@@ -28,6 +28,9 @@ refused (see :func:`monkey.db.migrate`). Never edit a released migration: append
   calls and their durations, approvals, undos, sub-agents, budgets and compactions (older
   events have no model-call timings, lines changed, or who refused a call: a refusal counts as
   failed there).
+- ``control`` (version 5): the answer to an approval, one per call of a session (the session
+  that asks: a sub-agent's own), whoever gave it first: the person at the session's own front end or
+  ``monkey web`` (see :mod:`monkey.store.control`).
 """
 
 from __future__ import annotations
@@ -226,5 +229,13 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX session_links_by_foreign ON session_links (kind, foreign_id)",
     ],
     _STATS,
+    ["""CREATE TABLE control (
+            session_id TEXT NOT NULL,
+            call_id TEXT NOT NULL,
+            answer BLOB NOT NULL,
+            by TEXT NOT NULL,
+            ts REAL NOT NULL,
+            PRIMARY KEY (session_id, call_id)
+        ) WITHOUT ROWID"""],
 ]
 """The store's migrations, oldest first."""

@@ -211,7 +211,7 @@ def _delete(ids: list[str]) -> list[tuple[str, Any, bool]]:
     return [(f"DELETE FROM {table} WHERE {key} = ?", params, True)
             for table, key in (("events", "session_id"), ("nodes", "session_id"), ("search_docs", "session_id"),
                                ("session_links", "session_id"), ("stat_slots", "session_id"),
-                               ("stat_samples", "session_id"), ("sessions", "id"))]
+                               ("stat_samples", "session_id"), ("control", "session_id"), ("sessions", "id"))]
 
 
 class SessionStore:

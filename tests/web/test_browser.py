@@ -1,0 +1,264 @@
+"""``monkey web`` in a real browser (Chromium from the system, driven by Playwright): a ``--task``
+session of another process appears and its events arrive live; hostile text stays text; a
+forged Host and a cross-site POST are refused; a reconnect replays exactly the missed events.
+The tests take the screenshots in docs/images/."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, monkey_env, write_script
+from tests.web.helpers import TOKEN, served
+
+CHROMIUM = os.environ.get("MONKEY_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.skipif(not Path(CHROMIUM).exists(),
+                       reason="no Chromium (apt-get install chromium; Playwright's own download is not used)"),
+]
+IMAGES = ROOT / "docs" / "images"
+HOSTILE = "<img src=x onerror=\"window.__pwned=1\"></script><script>window.__pwned=2</script>\x1b[31mred\x1b[0m\x07"
+
+
+@pytest.fixture
+async def browser() -> AsyncIterator[Any]:
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=CHROMIUM,
+                                            args=["--host-resolver-rules=MAP rebound.test 127.0.0.1"])
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+def _task(ws: Path, home: Path, script: Path, prompt: str) -> subprocess.Popen[str]:
+    """``monkey agent --task`` in another process (the scripted backend, mode auto)."""
+    return subprocess.Popen([sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
+                             "--cwd", str(ws), "--mode", "auto", "--output-format", "text", "--task", prompt],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(home))
+
+
+def _gated(tmp: Path, *, answer: str = "done: the gate opened") -> tuple[Path, Path]:
+    """A script whose first call waits on a FIFO (``cat gate``) until the test writes to it."""
+    gate = tmp / "gate"
+    os.mkfifo(gate)
+    script = write_script(tmp / "s.json", [
+        {"text": "I will wait at the gate.", "thinking": "the gate first",
+         "tool_calls": [{"name": "shell_execute", "arguments": {"command": f"cat {gate}"}}],
+         "usage": {"input_tokens": 120, "output_tokens": 30, "cost_usd": 0.0012}},
+        {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\ntwo\n"}}],
+         "usage": {"input_tokens": 150, "output_tokens": 20, "cost_usd": 0.0015}},
+        {"text": answer, "usage": {"input_tokens": 180, "output_tokens": 10, "cost_usd": 0.0018}}])
+    return gate, script
+
+
+async def _open_gate(gate: Path) -> None:
+    await asyncio.to_thread(gate.write_text, "the gate opened\n")
+
+
+FIXED = """
+.ws, .when, .took { font-size: 0 !important; }
+.ws::after { content: "/home/you/proj"; }
+.when::after { content: "2026-11-27 04:00:00 UTC"; }
+.took::after { content: "0.10s"; }
+.meta .ws::after, .meta .when::after { font-size: 13.6px; }
+.info .ws::after, .info .when::after { font-size: 14.4px; }
+.took::after { font-size: 14.4px; }
+#workspace { width: 16em; }
+"""
+"""What depends on the run (the temporary workspace's path, clock times, durations) drawn as fixed text
+in the docs' screenshots, so they are the same on every machine (a style sheet: the live page may
+render again while the picture is taken)."""
+
+
+async def _shot(page: Any, name: str) -> None:
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    await page.add_style_tag(content=FIXED)
+    await page.screenshot(path=str(IMAGES / name), animations="disabled")
+
+
+async def test_a_task_session_appears_and_its_events_arrive_live(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    gate, script = _gated(tmp_path)
+    async with served() as front:
+        # bypass_csp: the screenshots add a style sheet (the hostile-text test runs with the policy)
+        page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
+        await page.goto(front.url)
+        assert "token=" not in page.url, "the token leaves the address bar"
+        await page.wait_for_selector("#empty:not([hidden])")
+        proc = _task(workspace, monkey_home, script, "wait at the gate, then write notes")
+        try:
+            row = page.locator("li.session", has_text="wait at the gate")
+            await row.locator(".state.running").wait_for()
+            await row.locator("a.title").click()
+            await page.wait_for_selector("#transcript .tool[data-call] .name:text('shell_execute')")
+            assert await page.locator("#transcript .msg.user .text").inner_text() == "wait at the gate, then write notes"
+            assert await page.locator("#transcript .tool .result").first.inner_text() == "", "still running"
+            await _open_gate(gate)
+            await page.wait_for_selector("#transcript .msg.assistant .text:text('done: the gate opened')")
+            assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+        outputs = await page.locator("#transcript .tool .output").all_inner_texts()
+        assert outputs[0].startswith("the gate opened")
+        assert "+two" in await page.locator("#transcript .diff").first.inner_text()
+        assert await page.locator("#transcript details:not([hidden]) summary", has_text="thinking").count() == 1
+        await page.click(".tabs button[data-tab=events]")
+        await page.select_option("#type-filter", "tool_result")
+        visible = page.locator("#event-list li:not([hidden])")
+        assert await visible.count() == 2
+        assert set(await visible.locator(".type").all_inner_texts()) == {"tool_result"}
+        await page.click(".tabs button[data-tab=transcript]")
+        await page.wait_for_selector("#info .state.ended")
+        await _shot(page, "web-session.png")
+        await page.goto(front.url.split("/?")[0] + "/")
+        await page.locator("li.session .state.ended").wait_for()
+        await _shot(page, "web-sessions.png")
+
+
+async def test_hostile_text_is_shown_as_text_and_runs_nothing(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    (tmp_path / "hostile.txt").write_text(HOSTILE)
+    script = write_script(tmp_path / "s.json", [
+        {"text": HOSTILE, "tool_calls": [{"name": "shell_execute", "arguments": {"command": f"cat {tmp_path / 'hostile.txt'}"}}]},
+        {"text": "said " + HOSTILE}])
+    proc = _task(workspace, monkey_home, script, HOSTILE)
+    assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
+    async with served() as front:
+        page = await browser.new_page()
+        dialogs: list[str] = []
+        page.on("dialog", lambda d: dialogs.append(d.message))
+        await page.goto(front.url)
+        await page.locator("li.session a.title").click()
+        await page.wait_for_selector("#transcript .msg.assistant .text:text('said')")
+        await page.wait_for_selector("#transcript .tool .result .good")
+        shown = await page.locator("#transcript .tool .output").inner_text()
+        assert '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>' in shown
+        assert "\u241b[31mred\u241b[0m\u2407" in shown, "terminal escapes show as symbols"
+        assert "<img src=x" in await page.locator("#transcript .msg.user .text").inner_text()
+        assert "<img src=x" in await page.locator("#title").inner_text()
+        assert await page.evaluate("window.__pwned") is None
+        assert await page.locator("main img, main script").count() == 0
+        await page.goto(front.url.split("/?")[0] + "/")
+        await page.locator("li.session a.title").wait_for()
+        assert await page.evaluate("window.__pwned") is None and dialogs == []
+
+
+async def test_no_token_a_rebound_host_and_a_cross_site_post_are_refused(browser: Any) -> None:
+    async with served() as front:
+        port = front.url.split(":")[2].split("/")[0]
+        page = await browser.new_page()
+        answer = await page.goto(front.url.split("/?")[0] + "/")
+        assert answer.status == 401
+        answer = await page.goto(f"http://rebound.test:{port}/?token={TOKEN}")  # DNS rebinding: a name made 127.0.0.1
+        assert answer.status == 403 and "Host" in await page.inner_text("body")
+        assert (await page.goto(front.url)).status == 200, "the token was not spent by the refused requests"
+        # another site's page posts a form to the monitor: the browser sends no cookie (SameSite=Strict)
+        # and its Origin; the monitor refuses it
+        attacker = "http://attacker.test/"
+        await page.route(attacker, lambda route: route.fulfill(content_type="text/html", body=(
+            f'<form id=f method=post action="http://127.0.0.1:{port}/api/sessions"></form>'
+            "<script>document.getElementById('f').submit()</script>")))
+        async with page.expect_response(lambda r: r.url.endswith("/api/sessions")) as posted:
+            await page.goto(attacker)
+        assert (await posted.value).status == 403
+        assert "another origin" in await page.inner_text("body")
+
+
+async def test_a_reconnect_replays_exactly_the_missed_events(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    from monkey.web.server import WebFront, WebSettings
+
+    gate, script = _gated(tmp_path)
+    proc = _task(workspace, monkey_home, script, "wait at the gate")
+    try:
+        async with served() as front:
+            page = await browser.new_page()
+            await page.goto(front.url)
+            await page.locator("li.session a.title").click()
+            await page.wait_for_selector("#transcript .tool .name:text('shell_execute')")
+            seen = int(await page.get_attribute("body", "data-last") or 0)
+            app, port = front.app, int(front.url.split(":")[2].split("/")[0])
+        await page.wait_for_selector("#status:text('reconnecting')")
+        await _open_gate(gate)  # the session goes on while the monitor is down
+        assert proc.wait(timeout=60) == 0
+        again = WebFront(WebSettings(port=port, token=TOKEN), app=app, say=lambda line: None)
+        task = asyncio.create_task(again.serve())
+        try:
+            await page.wait_for_selector("#transcript .msg.assistant .text:text('done: the gate opened')", timeout=20000)
+            await page.wait_for_selector("#info .state.ended")
+        finally:
+            again.stop()
+            await task
+        seqs = [int(s) for s in await page.locator("#event-list li").evaluate_all("els => els.map(e => e.dataset.seq)")]
+        assert seen > 0 and seqs == list(range(1, len(seqs) + 1)), "each event once, none missed"
+        import sqlite3
+
+        from monkey.db import db_path
+
+        conn = sqlite3.connect(db_path(monkey_home))
+        try:
+            total = conn.execute("SELECT max(seq) FROM events").fetchone()[0]
+        finally:
+            conn.close()
+        assert seqs[-1] == total and len(seqs) > seen
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+async def test_an_approval_denied_in_the_browser_with_a_reason_reaches_the_terminal_session(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    from tests.web.test_control import WRITE, waiting
+
+    with waiting(workspace, monkey_home, write_script(tmp_path / "s.json", WRITE)) as child:
+        async with served() as front:
+            page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
+            await page.goto(front.url)
+            await page.locator("li.session .state.waiting").wait_for()
+            await page.locator("li.session a.title").click()
+            box = page.locator("#approvals li[data-call]")
+            await box.wait_for()
+            assert "file_write" in await box.inner_text()
+            await box.locator("input").fill("write b.txt instead")
+            await _shot(page, "web-approval.png")
+            await box.locator("button[data-choice=deny]").click()
+            await page.locator(".said", has_text="answered here: deny").wait_for()
+            child.expect_exact("file_write: denied in the browser: write b.txt instead")
+            child.expect_exact("the turn is over")
+            await page.wait_for_selector("#transcript .tool .result .bad")
+            await page.wait_for_selector("#approvals-box", state="hidden")
+    assert not (workspace / "a.txt").exists()
+
+
+async def test_undo_from_the_browser_shows_the_preview_then_undoes(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    from tests.web.test_api import ANSWER
+
+    proc = _task(workspace, monkey_home, write_script(tmp_path / "s.json", ANSWER), "write a file")
+    assert proc.wait(timeout=60) == 0
+    assert (workspace / "a.txt").exists()
+    async with served() as front:
+        page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
+        await page.goto(front.url)
+        await page.locator("li.session a.title").click()
+        await page.click(".tabs button[data-tab=checkpoints]")
+        await page.click("#checkpoint-list li button.preview-undo")
+        preview = page.locator("#checkpoint-list pre.preview")
+        await preview.wait_for()
+        assert "+hi" in await preview.inner_text()
+        await page.click("#checkpoint-list button.apply")
+        await page.locator("#checkpoint-list .said .good", has_text="undone: a.txt").wait_for()
+    assert not (workspace / "a.txt").exists()
