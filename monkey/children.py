@@ -113,9 +113,7 @@ def alive(pid: int, start: int | None = None) -> bool:
 
 def _owner_id() -> str:
     global _owner
-    if not _owner:
-        _owner = f"{os.getpid()}-{start_time(os.getpid()) or 0}"
-    elif not _owner.startswith(f"{os.getpid()}-"):  # a forked copy of monkey is another owner
+    if not _owner or not _owner.startswith(f"{os.getpid()}-"):  # none yet, or a forked copy of monkey (another owner)
         _owner = f"{os.getpid()}-{start_time(os.getpid()) or 0}"
     return _owner
 

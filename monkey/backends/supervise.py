@@ -212,7 +212,7 @@ async def _discard(stream: asyncio.StreamReader | None, timeout: float) -> None:
 
     try:
         await asyncio.wait_for(drain(), timeout)
-    except (asyncio.TimeoutError, OSError, ValueError):
+    except (TimeoutError, OSError, ValueError):
         pass
 
 
@@ -238,7 +238,7 @@ async def check_version(argv: list[str], *, name: str, minimum: tuple[int, int, 
                            kind="invalid_request") from None
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         await stop_group(proc, 1.0)
         raise BackendError(f"`{' '.join(argv)}` did not answer within {timeout:g} s", kind="invalid_request") from None
     await stop_group(proc, 1.0)  # nothing it started stays behind

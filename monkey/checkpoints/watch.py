@@ -309,7 +309,7 @@ class WriteWatch:
             current = parent
         ancestry: tuple[int, ...] = ()
         if verdict == OURS:
-            for child, parent in zip(chain, chain[1:] + [current]):
+            for child, parent in zip(chain, chain[1:] + [current], strict=True):
                 self._parents[child] = parent
             up = chain[:]
             while current and len(up) < 128:

@@ -204,7 +204,7 @@ class Hooks:
                       proc: asyncio.subprocess.Process, done: Callable[..., None]) -> None:
         try:
             out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), hook.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             try:
                 os.killpg(proc.pid, 9)
             except ProcessLookupError:

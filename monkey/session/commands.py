@@ -509,7 +509,7 @@ async def _mcp(host: Host, rest: str) -> list[Reply]:
             return [Note(BUSY, "warning")]
         try:
             said = await (manager.reconnect(name) if action == "reconnect" else manager.disable(name))
-        except (KeyError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, KeyError) as exc:
             return [Note(str(exc.args[0]) if exc.args else f"{name} did not answer in time", "warning")]
         return [Note(said)]
     lines = ["MCP servers (/mcp reconnect NAME, /mcp disable NAME):"]
