@@ -45,6 +45,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
@@ -263,10 +264,10 @@ def _write_record() -> None:
 def _write_record_now() -> None:
     if _records is None:
         return
-    record = {"pid": os.getpid(), "start": start_time(os.getpid()) or 0, "owner": _owner_id(),
+    record: dict[str, Any] = {"pid": os.getpid(), "start": start_time(os.getpid()) or 0, "owner": _owner_id(),
               "children": [[pid, start] for pid, start in _started if alive(pid, start)],
               "placeholders": sorted([path, kind] for path, kind in _placeholders.items())}
-    _started[:] = [tuple(c) for c in record["children"]]  # type: ignore[misc]
+    _started[:] = [(pid, start) for pid, start in record["children"]]
     path = _records / f"{_owner_id()}.json"
     tmp = path.with_suffix(".tmp")
     try:

@@ -16,7 +16,7 @@ import asyncio
 import os
 import re
 import signal
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncGenerator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -121,7 +121,7 @@ class AgentProcess:
             return f"{name} {how}" + (f": {tail}" if tail else "")
         return ""
 
-    async def stdout(self) -> AsyncIterator[bytes]:
+    async def stdout(self) -> AsyncGenerator[bytes, None]:
         """Start the child and yield its stdout as it arrives; the group is gone at the end."""
         spec = self.spec
         try:

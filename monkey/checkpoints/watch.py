@@ -163,7 +163,8 @@ class WriteWatch:
     def _run(self) -> None:
         try:
             while True:
-                ready, _, _ = select.select([self._fan, self._sock, self._stop_r], [], [])
+                watched: list[int | socket.socket] = [self._fan, self._sock, self._stop_r]
+                ready, _, _ = select.select(watched, [], [])
                 with self._lock:
                     self._drain_forks()
                     if self._fan in ready or self._stop_r in ready:
@@ -296,7 +297,8 @@ class WriteWatch:
             return known
         if pid not in self._parents:
             self._drain_forks()  # a fork queued after the last drain
-        verdict, chain, current = FOREIGN, [], pid
+        chain: list[int] = []
+        verdict, current = FOREIGN, pid
         while current > 1 and len(chain) < 64:
             if current in self._parents:
                 verdict = OURS

@@ -143,7 +143,8 @@ def cut_long_strings(message: Any, limit: int, save_to: Callable[[], Path]) -> N
         if key in result:
             result[key] = walk(result[key])
     if cuts:
-        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        meta = result.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
         result["_meta"] = {**meta, CUT_KEY: cuts}
 
 

@@ -1,7 +1,5 @@
 """monkey's tools as MCP tool definitions: name, description, JSON schema and annotations."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -15,7 +13,7 @@ OPEN_WORLD = frozenset({"shell_execute"})
 """Tools that may reach beyond the workspace's files (a command may use the network)."""
 
 
-def annotations(tool: Tool) -> dict[str, Any]:
+def annotations(tool: "Tool") -> dict[str, Any]:
     """The MCP hints of ``tool``, from its ``read_only`` and ``dangerous``."""
     read_only = bool(tool.read_only and not tool.dangerous)
     return {

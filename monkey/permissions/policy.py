@@ -273,7 +273,7 @@ class ApprovalPolicy:
                 return None
             decisions.append(found)
         reasons = list(dict.fromkeys(d.reason for d in decisions))
-        by = "session" if all(d.by == "session" for d in decisions) else "rule"
+        by: Literal["session", "rule"] = "session" if all(d.by == "session" for d in decisions) else "rule"
         return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
 
     def line_reads_denied(self, command: str, workspace: Path | None = None) -> bool:

@@ -367,7 +367,7 @@ async def _undo(host: Host, rest: str) -> list[Reply]:
         return [Note(f"undo failed: {exc}", "error")]
     for event in made:
         await host.emit(event)
-    notes = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten,
+    notes: list[Reply] = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten,
                                 len(outcome.checkpoint_ids)))]
     return notes + [Note(f"left as it is, not attributable to monkey: {line}", "warning")
                     for line in outcome.left_alone]
