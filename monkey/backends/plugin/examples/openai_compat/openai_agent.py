@@ -22,17 +22,18 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from typing import Any
 
 NAME = "openai-compat"
 CAPABILITIES = ["streaming", "tool_use"]
 
-settings = {
+settings: dict[str, Any] = {
     "base_url": os.environ.get("OPENAI_COMPAT_BASE_URL", "http://127.0.0.1:8080/v1"),
     "model": os.environ.get("OPENAI_COMPAT_MODEL", "default"),
     "api_key": os.environ.get("OPENAI_COMPAT_API_KEY", ""),
     "max_steps": int(os.environ.get("OPENAI_COMPAT_MAX_STEPS", "20") or "20"),
 }
-inbox = queue.Queue()
+inbox: queue.Queue = queue.Queue()
 write_lock = threading.Lock()
 
 
@@ -101,7 +102,9 @@ def chat(messages, tools):
             "stream_options": {"include_usage": True}}
     if tools:
         body["tools"] = tools
-    text, calls, usage = [], {}, {}
+    text: list[str] = []
+    calls: dict[Any, dict] = {}
+    usage: dict[str, Any] = {}
     try:
         resp = http("/chat/completions", body)
     except urllib.error.HTTPError as exc:
