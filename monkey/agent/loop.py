@@ -366,7 +366,7 @@ class Agent:
                 except asyncio.CancelledError:
                     pass
 
-    async def _turn(self, prompt: str, emit: Emit) -> None:
+    async def _turn(self, prompt: str, emit: Emit) -> None:  # noqa: PLR0912, PLR0915 - the loop of one turn, each stop condition in its place; to split
         self.turns += 1
         turn = self.turns
         sid = self.session_id

@@ -163,8 +163,7 @@ class WriteWatch:
     def _run(self) -> None:
         try:
             while True:
-                watched: list[int | socket.socket] = [self._fan, self._sock, self._stop_r]
-                ready, _, _ = select.select(watched, [], [])
+                ready, _, _ = select.select([self._fan, self._sock.fileno(), self._stop_r], [], [])
                 with self._lock:
                     self._drain_forks()
                     if self._fan in ready or self._stop_r in ready:

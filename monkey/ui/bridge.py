@@ -208,7 +208,7 @@ class TurnDone(Message):
         """The final answer's text."""
 
 
-def translate(event: Event) -> list[Message]:
+def translate(event: Event) -> list[Message]:  # noqa: PLR0912 - one dispatch, one case per event type
     """The UI messages one agent event means (the event pane's entry first)."""
     out: list[Message] = [EventLogged(event)]
     match event:
