@@ -310,7 +310,7 @@ class WriteWatch:
             current = parent
         ancestry: tuple[int, ...] = ()
         if verdict == OURS:
-            for child, parent in zip(chain, chain[1:] + [current], strict=True):
+            for child, parent in zip(chain, chain[1:] + [current], strict=False):  # chain may be empty
                 self._parents[child] = parent
             up = chain[:]
             while current and len(up) < 128:
