@@ -45,6 +45,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
@@ -113,9 +114,7 @@ def alive(pid: int, start: int | None = None) -> bool:
 
 def _owner_id() -> str:
     global _owner
-    if not _owner:
-        _owner = f"{os.getpid()}-{start_time(os.getpid()) or 0}"
-    elif not _owner.startswith(f"{os.getpid()}-"):  # a forked copy of monkey is another owner
+    if not _owner or not _owner.startswith(f"{os.getpid()}-"):  # none yet, or a forked copy of monkey (another owner)
         _owner = f"{os.getpid()}-{start_time(os.getpid()) or 0}"
     return _owner
 
@@ -265,10 +264,10 @@ def _write_record() -> None:
 def _write_record_now() -> None:
     if _records is None:
         return
-    record = {"pid": os.getpid(), "start": start_time(os.getpid()) or 0, "owner": _owner_id(),
+    record: dict[str, Any] = {"pid": os.getpid(), "start": start_time(os.getpid()) or 0, "owner": _owner_id(),
               "children": [[pid, start] for pid, start in _started if alive(pid, start)],
               "placeholders": sorted([path, kind] for path, kind in _placeholders.items())}
-    _started[:] = [tuple(c) for c in record["children"]]  # type: ignore[misc]
+    _started[:] = [(pid, start) for pid, start in record["children"]]
     path = _records / f"{_owner_id()}.json"
     tmp = path.with_suffix(".tmp")
     try:

@@ -215,7 +215,8 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
     agent.add_argument("--web", action="store_true", help="also serve the web monitor (monkey web) in this process; "
                        "its link is shown once")
-    agent.add_argument("--inline", action="store_true", help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
+    agent.add_argument("--inline", action="store_true",
+                       help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
     log_flags(agent)
     agent.add_argument("--mcp-config", metavar="FILE",
                        help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")

@@ -432,7 +432,8 @@ def _validate(data: dict[str, Any], origin: str) -> None:
 SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
 """The values of ``shell.sandbox`` (see :mod:`monkey.tools.sandbox`)."""
 
-USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"), "logging": ("file", "max_bytes", "backups", "handlers"),
+USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"),
+                  "logging": ("file", "max_bytes", "backups", "handlers"),
                   "anthropic": ("base_url", "api_key_env", "api_key"), "openai": ("base_url", "api_key_env"),
                   "claude_code": ("executable", "env", "extra_args", "mcp_config"),
                   "codex": ("executable", "env", "extra_args"), "workflow": ("verify",),

@@ -9,7 +9,7 @@ approval of that exact call, so ``auto`` with nobody to ask refuses those calls.
 
 from __future__ import annotations
 
-from typing import Literal, cast
+from typing import Literal
 
 __all__ = ["Mode", "MODES", "DESCRIPTIONS", "LABELS", "PERMISSIVENESS", "ModeError", "parse_mode", "next_mode",
            "stricter_mode"]
@@ -50,7 +50,7 @@ def parse_mode(name: str) -> Mode:
     key = _ALIASES.get(key, key)
     if key not in MODES:
         raise ModeError(f"unknown mode {name!r}: expected one of {', '.join(MODES)}")
-    return cast(Mode, key)
+    return key
 
 
 def next_mode(mode: Mode, *, auto_allowed: bool) -> Mode:

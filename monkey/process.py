@@ -421,7 +421,8 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
     credential: a URL with a password, a private-key block, or a token with a provider's
     well-known prefix (``sk-ant-``, ``ghp_``, ``github_pat_``, ``AKIA``, ``xoxb-``, ``hf_``...);
     and a random-looking value (high entropy) of a name that often holds one (``*_SALT``,
-    ``JWT_*``, ``*_SIGNING_*``, ``SESSION_*``, ``DATABASE_*``...). Names are compared case-insensitively. ``PATH``, ``HOME``, ``LANG`` and the like stay.
+    ``JWT_*``, ``*_SIGNING_*``, ``SESSION_*``, ``DATABASE_*``...). Names are compared case-insensitively. ``PATH``,
+    ``HOME``, ``LANG`` and the like stay.
 
     Args:
         env: The environment to scrub (usually ``os.environ``).

@@ -94,7 +94,8 @@ def escape_controls(text: str, *, keep_newlines: bool = True, strict: bool = Fal
     private-use characters, surrogates, line and paragraph separators. ``strict`` (a
     command shown for approval) also escapes every space other than U+0020, the letters
     that draw as blank (Hangul fillers) and every other default-ignorable code point
-    (variation selectors, the combining grapheme joiner, the Khmer inherent vowels). Tabs stay; newlines stay unless ``keep_newlines``
+    (variation selectors, the combining grapheme joiner, the Khmer inherent vowels). Tabs stay; newlines stay unless
+    ``keep_newlines``
     is false. The result cannot move the cursor, change colours or hide characters on any
     terminal.
     """

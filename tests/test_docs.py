@@ -161,7 +161,7 @@ def documented_keys(text: str) -> set[str]:
 def undocumented(expected: list[str], documented: set[str]) -> list[str]:
     def matches(pattern: str) -> bool:
         parts = pattern.split(".")
-        return any(len(d.split(".")) == len(parts) and all(p in ("*", q) for p, q in zip(parts, d.split(".")))
+        return any(len(d.split(".")) == len(parts) and all(p in ("*", q) for p, q in zip(parts, d.split("."), strict=False))
                    for d in documented)
 
     return [key for key in expected if not matches(key)]

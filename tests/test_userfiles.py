@@ -27,7 +27,7 @@ if me == 0:
     assert remove_rule(home, "shell_execute(rm *)")
 for n in range(%d):
     assert add_rules(home, [f"file_read(w{me}/{n}/**)"]) == [f"file_read(w{me}/{n}/**)"]
-""" % EACH
+""" % EACH  # noqa: UP031 (the script's own f-strings use braces)
 
 TRUST = """
 import sys
@@ -38,7 +38,7 @@ if me == 0:
     assert untrust(root / "revoked", home)
 for n in range(%d):
     trust(root / f"w{me}" / str(n), home)
-""" % EACH
+""" % EACH  # noqa: UP031 (the script's own f-strings use braces)
 
 
 def _run_writers(script: str, *args: str, home: Path) -> None:

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -255,7 +255,7 @@ class CallPipeline:
         verdict = outside_sandbox(Call(id=call.id, tool=call.name, arguments=call.arguments, workspace=self.workspace,
                                        asker=self.asker), blocked.blocked)
         decision, waited = await self.ask(call, verdict, emit)
-        label = "approved" if decision.approved else "denied"
+        label: Literal["approved", "denied"] = "approved" if decision.approved else "denied"
         emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
                               decision=label, by=decision.by, reason=decision.reason,
                               source=source(verdict, decision), wait_ms=waited * 1000))

@@ -14,7 +14,7 @@ the running turn cleanly (children killed, unanswered tool calls closed, a final
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -263,7 +263,7 @@ class Agent:
         """The event that closes the session."""
         return SessionEnded(session_id=self.session_id, reason=reason, message=message, turns=self.turns)
 
-    async def run_task(self, prompt: str) -> AsyncIterator[Event]:
+    async def run_task(self, prompt: str) -> AsyncGenerator[Event, None]:
         """A whole one-task session: ``session_started``, one turn, ``session_ended``."""
         yield self.session_started()
         last: TurnCompleted | None = None
@@ -366,7 +366,7 @@ class Agent:
                 except asyncio.CancelledError:
                     pass
 
-    async def _turn(self, prompt: str, emit: Emit) -> None:
+    async def _turn(self, prompt: str, emit: Emit) -> None:  # noqa: PLR0912, PLR0915 - the loop of one turn, each stop condition in its place; to split
         self.turns += 1
         turn = self.turns
         sid = self.session_id
@@ -424,7 +424,7 @@ class Agent:
                             break
                         await self.background.wait()
                         continue
-                    extra = {"agent_id": sid, "agent_type": self.agent_type} if self.agent_type else {}
+                    extra: dict[str, Any] = {"agent_id": sid, "agent_type": self.agent_type} if self.agent_type else {}
                     stopping = await self._hooks("SubagentStop" if self.agent_type else "Stop", emit,
                                                  target=self.agent_type, stop_hook_active=stop_blocks > 0,
                                                  last_assistant_message=message.text, **extra)

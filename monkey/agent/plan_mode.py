@@ -16,7 +16,7 @@ import re
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -162,6 +162,7 @@ def plan_decided(policy: ApprovalPolicy, workspace: Path, session_id: str, call_
         emit(PlanSaved(session_id=session_id, call_id=call_id, plan=plan, outcome="approved", mode=mode, path=path))
         emit(ModeChanged(session_id=session_id, mode=mode, previous=previous, by="plan"))
         return decision
+    outcome: Literal["recorded", "sent_back", "rejected"]
     if decision.approved:
         outcome = "recorded"
     elif decision.by == "user" and not decision.stop:

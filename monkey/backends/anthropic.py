@@ -49,7 +49,8 @@ def translate_error(exc: BaseException, *, model: str, url: str = "", key_hint: 
     hint = key_hint or "--api-key or ANTHROPIC_API_KEY"
     if isinstance(exc, anthropic.APIStatusError):
         body = exc.body if isinstance(exc.body, dict) else {}
-        error = body.get("error") if isinstance(body.get("error"), dict) else {}
+        error = body.get("error")
+        error = error if isinstance(error, dict) else {}
         detail = str(error.get("message") or (exc.body if isinstance(exc.body, str) else "") or "")
         status = exc.status_code if exc.status_code >= 400 else None  # an `error` event inside a 200 stream
         headers = exc.response.headers if exc.response is not None else None

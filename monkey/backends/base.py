@@ -68,15 +68,24 @@ class BackendError(Exception):
 class Backend(Protocol):
     """A model: streams the events of one model call."""
 
-    name: str
-    """Short backend name (``scripted``, ``local``, ``anthropic`` ...)."""
-    model: str
-    """The model this backend talks to, as a person would name it."""
+    @property
+    def name(self) -> str:
+        """Short backend name (``scripted``, ``local``, ``anthropic`` ...)."""
+        ...
+
+    @property
+    def model(self) -> str:
+        """The model this backend talks to, as a person would name it."""
+        ...
+
     capabilities: Capabilities
     """What it does beyond streaming (see :class:`Capabilities`)."""
-    context_window: int
-    """Tokens of the model's context window when the backend knows it (the local model's ``n_ctx``);
-    0: not known, taken from the model's name (:func:`monkey.context.tokens.window_for`)."""
+
+    @property
+    def context_window(self) -> int:
+        """Tokens of the model's context window when the backend knows it (the local model's ``n_ctx``);
+        0: not known, taken from the model's name (:func:`monkey.context.tokens.window_for`)."""
+        ...
 
     def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream the events of one model call for ``request``."""

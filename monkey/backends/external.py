@@ -129,10 +129,10 @@ class ExternalAgentBackend(ABC):
     def parser(self) -> StreamParser:
         """A fresh parser for one run's stdout."""
 
-    def finished(self, parser: Any) -> None:
+    def finished(self, parser: Any) -> None:  # noqa: B027 (a hook: most agents have nothing to note)
         """Note what the run told (its session id, usage) for the next call."""
 
-    async def converse(self, parser: Any, proc: AgentProcess, gate: ToolGate | None) -> None:
+    async def converse(self, parser: Any, proc: AgentProcess, gate: ToolGate | None) -> None:  # noqa: B027 (a hook)
         """Answer what the agent asked in the output fed so far (``interactive`` agents)."""
 
     # -- the call --------------------------------------------------------------------
@@ -189,5 +189,5 @@ class ExternalAgentBackend(ABC):
         """The agent's CLI knows its own models: it says so when it next runs."""
         return ModelCheck(None, f"not checked: {self.label} accepts or refuses it when it next runs")
 
-    async def aclose(self) -> None:
+    async def aclose(self) -> None:  # noqa: B027 (a hook: nothing stays running between calls)
         """Nothing stays running between calls."""

@@ -5,7 +5,8 @@ app-server``) asks before it runs a tool. Its backend turns the question into a
 :class:`GateCall` in monkey's tool vocabulary (``shell_execute`` with a ``command``,
 ``file_write`` / ``file_edit`` with a ``path``, a read tool, or the agent's own tool name
 when monkey has no such tool) and asks the :class:`ToolGate` the agent loop passed to its
-``stream`` for this run (:class:`~monkey.backends.base.ExternalAgent`). The loop decides with its one permission engine and approver, so the rules,
+``stream`` for this run (:class:`~monkey.backends.base.ExternalAgent`). The loop decides with its one permission
+engine and approver, so the rules,
 modes, grants, protected paths and the person's dialog are the same as for monkey's own
 tools. The backend answers the agent with the decision, and calls :meth:`ToolGate.done`
 once the agent reports the call's result (the loop closes the call's checkpoint then).

@@ -39,10 +39,10 @@ import re
 import secrets
 import threading
 import time
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.backends.local_format import RepetitionGuard, ReplyScanner, chat_messages, reply_schema
@@ -348,7 +348,7 @@ class LocalBackend:
 
         def done() -> None:
             with contextlib.suppress(RuntimeError):
-                loop.call_soon_threadsafe(lambda: finished.done() or finished.set_result(None))
+                loop.call_soon_threadsafe(lambda: None if finished.done() else finished.set_result(None))
 
         worker = threading.Thread(
             target=_generate, args=(loaded, kwargs, stop, emit, done), name="monkey-local-model", daemon=True
@@ -405,7 +405,8 @@ def _generate(
             prompt_tokens = _prompt_tokens(loaded, kwargs["messages"])
             finish: str | None = None
             guard = RepetitionGuard()
-            chunks = llm.create_chat_completion(**kwargs)
+            # llama_cpp types the result for stream=False too; with stream=True (in kwargs) it is a generator
+            chunks = cast(Generator[dict[str, Any], None, None], llm.create_chat_completion(**kwargs))
             try:
                 for chunk in chunks:
                     if stop.is_set():
@@ -479,9 +480,10 @@ def _completed(
     scanner: ReplyScanner, tools: list[ToolSpec], finish: str | None, completion_tokens: int, sid: str
 ) -> MessageCompleted:
     """The message a finished reply object stands for."""
-    cut = finish in _STOP_REASONS
+    cut = _STOP_REASONS.get(finish or "")
+    """The stop reason when the model stopped before it was done (None: it finished)."""
     if scanner.is_final_answer:
-        stop_reason = _STOP_REASONS[finish] if cut and not scanner.answer_complete else "end_turn"
+        stop_reason = cut if cut and not scanner.answer_complete else "end_turn"
         return MessageCompleted(session_id=sid, text=scanner.answer, stop_reason=stop_reason)
     try:
         obj = json.loads(scanner.raw)
@@ -496,7 +498,7 @@ def _completed(
             return MessageCompleted(
                 session_id=sid,
                 text=f"(The model's {what} {why}, so it was not run.)",
-                stop_reason=_STOP_REASONS[finish],
+                stop_reason=cut,
             )
         message = f"the local model wrote invalid JSON: {scanner.raw[:200]!r}"
         raise BackendError(message, kind="invalid_response") from None

@@ -19,7 +19,7 @@ import random
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 
-from monkey.backends.base import API, Backend, BackendError
+from monkey.backends.base import API, Backend, BackendError, ModelCheck
 from monkey.events import Event, MessageCompleted, Retry, TextDelta, ThinkingDelta
 from monkey.messages import ModelRequest
 
@@ -102,6 +102,15 @@ class RetryingBackend:
     def model(self) -> str:  # type: ignore[override]
         """The inner backend's model (a server's model is known after the first call)."""
         return self.inner.model
+
+    @property
+    def context_window(self) -> int:
+        """The inner backend's context window."""
+        return self.inner.context_window
+
+    async def check_model(self) -> ModelCheck:
+        """Whether the inner backend has its model."""
+        return await self.inner.check_model()
 
     def __getattr__(self, item: str) -> object:
         return getattr(self.inner, item)

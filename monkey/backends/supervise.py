@@ -16,7 +16,7 @@ import asyncio
 import os
 import re
 import signal
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -129,7 +129,7 @@ class AgentProcess:
             return f"{name} {how}" + (f": {tail}" if tail else "")
         return ""
 
-    async def stdout(self) -> AsyncIterator[bytes]:
+    async def stdout(self) -> AsyncGenerator[bytes, None]:
         """Start the child and yield its stdout as it arrives; the group is gone at the end."""
         spec = self.spec
         try:
@@ -222,7 +222,7 @@ async def _discard(stream: asyncio.StreamReader | None, timeout: float) -> None:
 
     try:
         await asyncio.wait_for(drain(), timeout)
-    except (asyncio.TimeoutError, OSError, ValueError):
+    except (TimeoutError, OSError, ValueError):
         pass
 
 
@@ -248,7 +248,7 @@ async def check_version(argv: list[str], *, name: str, minimum: tuple[int, int, 
                            kind="invalid_request") from None
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         await stop_group(proc, 1.0)
         raise BackendError(f"`{' '.join(argv)}` did not answer within {timeout:g} s", kind="invalid_request") from None
     await stop_group(proc, 1.0)  # nothing it started stays behind

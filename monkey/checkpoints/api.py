@@ -7,6 +7,7 @@
 
 from __future__ import annotations
 
+import builtins
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -259,7 +260,7 @@ class Checkpoints:
         result.size_after = shadow.size()
         return result
 
-    def _drop(self, entries: list[Entry], orphans: list[str], result: GcResult) -> None:
+    def _drop(self, entries: builtins.list[Entry], orphans: builtins.list[str], result: GcResult) -> None:
         ids = [e.id for e in entries]
         self.guard.shadow.delete_refs(ids + orphans)
         self.guard.journal.delete(ids)

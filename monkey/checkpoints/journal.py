@@ -257,7 +257,9 @@ class Journal:
     # -- reading ---------------------------------------------------------------------
 
     def _load(self, rows: list[tuple]) -> list[Entry]:
-        entries = [Entry(*row[:-1], unrecorded=json.loads(row[-1])) for row in rows]
+        entries = [Entry(*row[:-1]) for row in rows]  # the last column is ``unrecorded``, as JSON
+        for entry, row in zip(entries, rows, strict=True):
+            entry.unrecorded = json.loads(row[-1])
         if not entries:
             return entries
         by_id = {e.id: e for e in entries}

@@ -163,7 +163,7 @@ class WriteWatch:
     def _run(self) -> None:
         try:
             while True:
-                ready, _, _ = select.select([self._fan, self._sock, self._stop_r], [], [])
+                ready, _, _ = select.select([self._fan, self._sock.fileno(), self._stop_r], [], [])
                 with self._lock:
                     self._drain_forks()
                     if self._fan in ready or self._stop_r in ready:
@@ -296,7 +296,8 @@ class WriteWatch:
             return known
         if pid not in self._parents:
             self._drain_forks()  # a fork queued after the last drain
-        verdict, chain, current = FOREIGN, [], pid
+        chain: list[int] = []
+        verdict, current = FOREIGN, pid
         while current > 1 and len(chain) < 64:
             if current in self._parents:
                 verdict = OURS
@@ -309,7 +310,7 @@ class WriteWatch:
             current = parent
         ancestry: tuple[int, ...] = ()
         if verdict == OURS:
-            for child, parent in zip(chain, chain[1:] + [current]):
+            for child, parent in zip(chain, chain[1:] + [current], strict=False):  # chain may be empty
                 self._parents[child] = parent
             up = chain[:]
             while current and len(up) < 128:

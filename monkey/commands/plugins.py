@@ -123,7 +123,7 @@ async def _list(ctx: _Context, args: argparse.Namespace) -> int:
     if not args.no_check:
         checks = await asyncio.gather(*(_check(resolved[row["name"]], args.timeout) for row in rows
                                         if row["name"] in resolved))
-        for row, (status, detail) in zip([r for r in rows if r["name"] in resolved], checks):
+        for row, (status, detail) in zip([r for r in rows if r["name"] in resolved], checks, strict=True):
             row.update(status=status, detail=detail)
     if args.json:
         print(json.dumps(rows, indent=2))

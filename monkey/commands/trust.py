@@ -29,8 +29,8 @@ def run_trust_command(args: argparse.Namespace) -> int:
 
     home = monkey_home()
     if args.list:
-        for folder in trusted_folders(home):
-            print(for_stream(folder, sys.stdout))
+        for listed in trusted_folders(home):
+            print(for_stream(listed, sys.stdout))
         return 0
     folder = Path(args.path).expanduser() if args.path else Path.cwd()
     if not folder.is_dir():

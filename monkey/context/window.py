@@ -292,9 +292,9 @@ class ContextManager:
     async def prepare(self, agent: AgentState, emit: Emit) -> list[Message]:
         """The messages to send now, after the policy stack; compacts first when past the threshold."""
         messages, used, elided = self._wire(agent, emit)
-        if self.window and "compact" in self.settings.policies and used >= self.settings.compact_at * self.window:
-            if await self.compact(agent, emit, trigger="auto") is not None:
-                messages, used, elided = self._wire(agent, emit)
+        compact = self.window and "compact" in self.settings.policies and used >= self.settings.compact_at * self.window
+        if compact and await self.compact(agent, emit, trigger="auto") is not None:
+            messages, used, elided = self._wire(agent, emit)
         if self.window:
             self.last = ContextUsage(session_id=agent.session_id, used=used, window=self.window,
                                      fraction=round(used / self.window, 4), elided=elided,
@@ -315,10 +315,7 @@ class ContextManager:
         if not candidates:
             return 0
         total = sum(self.tokens(m) for m in messages)
-        if self.window and not manual:
-            budget = self.settings.keep_fraction * max(0, self.window - base)
-        else:
-            budget = 0.3 * total
+        budget = self.settings.keep_fraction * max(0, self.window - base) if self.window and not manual else 0.3 * total
         tail = 0
         cut = candidates[-1]
         pos = len(messages)

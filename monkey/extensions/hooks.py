@@ -204,7 +204,7 @@ class Hooks:
                       proc: asyncio.subprocess.Process, done: Callable[..., None]) -> None:
         try:
             out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), hook.timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             try:
                 os.killpg(proc.pid, 9)
             except ProcessLookupError:
@@ -248,7 +248,8 @@ class Hooks:
         done(outcome, code, str(said.get("permissionDecisionReason") or said.get("reason") or ""))
 
     def _read(self, said: dict[str, Any], result: HookResult) -> None:
-        specific = said.get("hookSpecificOutput") if isinstance(said.get("hookSpecificOutput"), dict) else {}
+        specific = said.get("hookSpecificOutput")
+        specific = specific if isinstance(specific, dict) else {}
         merged = {**said, **specific}
         decision = merged.get("permissionDecision")
         reason = str(merged.get("permissionDecisionReason") or merged.get("reason") or "")

@@ -171,7 +171,7 @@ class Instructions:
             self.seen_folders.add(here)
             before = len(self.files)
             self._folder(here)
-            found += [(info, text) for info, (_, text) in zip(self.files[before:], self.sections[before:])]
+            found += [(info, text) for info, (_, text) in zip(self.files[before:], self.sections[before:], strict=True)]
         return found
 
     # -- reading ------------------------------------------------------------------------

@@ -47,7 +47,7 @@ class SkillTool(Tool[SkillArgs]):
 
     def __init__(self, skills: Skills) -> None:
         self.skills = skills
-        self.on_load: Callable[[Skill], None] = lambda skill: None
+        self.on_load: Callable[[Skill], object] = lambda skill: None
         """Called when a skill's instructions are loaded (the loop grants its allowed tools)."""
 
     @property

@@ -98,7 +98,8 @@ class InlineApprover:
                 if answer in ("y", "yes"):
                     return Decision(approved=True, by="user", reason="approved once")
                 if answer in ("a", "session") and request.grant:
-                    return Decision(approved=True, scope="session", by="user", reason=f"approved for the session: {request.grant}")
+                    return Decision(approved=True, scope="session", by="user",
+                                    reason=f"approved for the session: {request.grant}")
                 if answer in ("f", "always") and request.grant and request.rules:
                     return Decision(approved=True, scope="always", by="user",
                                     reason=f"approved for good: {', '.join(request.rules)}")

@@ -21,6 +21,8 @@ import sys
 import threading
 import time
 from collections.abc import Callable
+from types import FrameType
+from typing import Any
 
 from monkey import children
 
@@ -65,7 +67,7 @@ class StopSignals:
         self.received: int | None = None
         """The first signal that came, or None."""
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._previous: dict[int, object] = {}
+        self._previous: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
         self._tty: tuple[int, list] | None = None  # type: ignore[type-arg]
         self.last_words: Callable[[], str] = lambda: ""
         """More for the terminal when the stop is forced (the app: its window title given back)."""

@@ -114,8 +114,10 @@ def changed_files(agent: Agent, checkpoint_ids: list[str]) -> list[str]:
     Only changes that happened count (state ``applied``): a refused, failed or no-op call
     leaves its checkpoint in another state, and an undone one was put back.
     """
+    from monkey.checkpoints.guard import CheckpointGuard
+
     guard = agent.checkpoints
-    if guard is None or not checkpoint_ids:
+    if not isinstance(guard, CheckpointGuard) or not checkpoint_ids:  # only monkey's own guard keeps a journal
         return []
     paths: dict[str, None] = {}
     try:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import IO, TYPE_CHECKING
+from typing import IO, TYPE_CHECKING, TextIO
 
 if TYPE_CHECKING:
     from monkey.mcp_client.config import ServerConfig
@@ -24,7 +24,7 @@ __all__ = ["Terminal", "clipboard_sequence", "terminal_questions", "ask_to_trust
 class Terminal:
     """Where a question is asked and answered: an input and an output on the same terminal."""
 
-    def __init__(self, input: IO[str], output: IO[str], *, owned: bool = False) -> None:
+    def __init__(self, input: TextIO, output: TextIO, *, owned: bool = False) -> None:
         self.input = input
         """What the answer is read from (a terminal)."""
         self.output = output

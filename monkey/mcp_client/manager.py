@@ -78,9 +78,10 @@ def approve_project_servers(servers: Servers, *, workspace: Path, home: Path, tr
     pins = PinStore(home)
     refused: dict[str, str] = {}
     for config in servers.servers.values():
-        if config.origin == "project" and config.enabled and trusted_folder:
-            if why := _may_start(pins, workspace, config, trusted_folder, ask):
-                refused[config.name] = why
+        if not (config.origin == "project" and config.enabled and trusted_folder):
+            continue
+        if why := _may_start(pins, workspace, config, trusted_folder, ask):
+            refused[config.name] = why
     return refused
 
 

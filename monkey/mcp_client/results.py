@@ -79,13 +79,15 @@ def _block(block: Any, images: list[ToolImage]) -> str:
     if kind == "image":
         return _image(block, images)
     if kind == "audio":
-        return f"[audio {getattr(block, 'mime_type', '?')}, {_size(str(block.data))} bytes: not passed on, no backend takes audio in tool results]"
+        return (f"[audio {getattr(block, 'mime_type', '?')}, {_size(str(block.data))} bytes: not passed on, "
+                "no backend takes audio in tool results]")
     if kind == "resource":
         res = block.resource
         text = getattr(res, "text", None)
         if isinstance(text, str):
             return f"[resource {res.uri}]\n{text}"
-        return f"[resource {res.uri} ({getattr(res, 'mime_type', None) or 'binary'}, {_size(str(getattr(res, 'blob', '')))} bytes): not shown]"
+        mime = getattr(res, "mime_type", None) or "binary"
+        return f"[resource {res.uri} ({mime}, {_size(str(getattr(res, 'blob', '')))} bytes): not shown]"
     if kind == "resource_link":
         return f"[resource link {block.uri}" + (f": {block.description}" if getattr(block, "description", None) else "") + "]"
     return f"[a {kind or 'content'} block monkey does not show]"
@@ -141,7 +143,8 @@ def cut_long_strings(message: Any, limit: int, save_to: Callable[[], Path]) -> N
         if key in result:
             result[key] = walk(result[key])
     if cuts:
-        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        meta = result.get("_meta")
+        meta = meta if isinstance(meta, dict) else {}
         result["_meta"] = {**meta, CUT_KEY: cuts}
 
 

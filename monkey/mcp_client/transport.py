@@ -132,7 +132,7 @@ async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, lo
             stdin.close()
             try:
                 await asyncio.wait_for(asyncio.shield(proc.wait()), 2.0)
-            except (asyncio.TimeoutError, asyncio.CancelledError):
+            except (TimeoutError, asyncio.CancelledError):
                 pass
             await stop_group(proc, 2.0)  # what is left of its group, and strays that left it
             for task in tasks:
@@ -145,5 +145,5 @@ async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, lo
 async def _returncode(proc: asyncio.subprocess.Process) -> int | None:
     try:
         return await asyncio.wait_for(asyncio.shield(proc.wait()), 1.0)
-    except (asyncio.TimeoutError, asyncio.CancelledError):
+    except (TimeoutError, asyncio.CancelledError):
         return proc.returncode

@@ -9,7 +9,8 @@
   an IP address, or the ``--host`` given, and an ``Origin``, when sent, a loopback address or
   that host; else 403 (a page of another site reaching the port through DNS rebinding, or a
   browser's cross-site request).
-- On start it prints ``url: http://HOST:PORT/mcp`` on stdout; logs go to stderr. SIGTERM or SIGINT ends it: uvicorn stops taking requests, the
+- On start it prints ``url: http://HOST:PORT/mcp`` on stdout; logs go to stderr. SIGTERM or SIGINT ends it: uvicorn
+  stops taking requests, the
   session is closed.
 """
 

@@ -129,6 +129,6 @@ async def run_stdio(server: Any) -> None:
     """Serve ``server`` on stdin/stdout until stdin ends (or the task is cancelled)."""
     from mcp.server.stdio import stdio_server
 
-    async with _stdin_pipe() as lines:
-        async with stdio_server(stdin=lines) as (read, write):
-            await server.run(_Answering(read, write), write, server.create_initialization_options())
+    # the SDK annotates stdin as anyio's AsyncFile but only reads it with `async for`, which _Lines does
+    async with _stdin_pipe() as lines, stdio_server(stdin=lines) as (read, write):  # type: ignore[arg-type]
+        await server.run(_Answering(read, write), write, server.create_initialization_options())

@@ -1,7 +1,5 @@
 """monkey's tools as MCP tool definitions: name, description, JSON schema and annotations."""
 
-from __future__ import annotations
-
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -17,7 +15,7 @@ ASKED_READS = frozenset({"web_fetch"})
 """Tools that change nothing but are asked for (they reach the network)."""
 
 
-def annotations(tool: Tool) -> dict[str, Any]:
+def annotations(tool: "Tool") -> dict[str, Any]:
     """The MCP hints of ``tool``, from its ``read_only`` and ``dangerous``."""
     read_only = bool(tool.read_only and (not tool.dangerous or tool.name in ASKED_READS))
     return {

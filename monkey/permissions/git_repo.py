@@ -14,7 +14,8 @@ The configuration is the repository's own: ``config`` (of the common directory f
 worktree), ``config.worktree``, every file they include (``include.path``, ``includeIf.*.path``,
 followed whatever the condition), and the configs of its submodules (``modules/*/config``, and the
 ``.git`` of each path ``.gitmodules`` names: git status looks into them; a repository embedded as a
-bare gitlink that ``.gitmodules`` does not name is beyond this check). The user's own global and system configuration is theirs, not the
+bare gitlink that ``.gitmodules`` does not name is beyond this check). The user's own global and system configuration
+is theirs, not the
 repository's, and is trusted. Read from the files, never by running git; cached by the files'
 size and time, so a decision costs a few ``stat`` calls.
 """

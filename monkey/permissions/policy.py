@@ -183,7 +183,7 @@ class ApprovalPolicy:
         if tool == SHELL_TOOL:
             parsed = parse_line(str(arguments.get("command", "")))
             ws = _resolved(workspace) if workspace is not None else _NO_WORKSPACE
-            for argv, origin in zip(parsed.commands, parsed.origins):
+            for argv, origin in zip(parsed.commands, parsed.origins, strict=True):
                 why = protected_command(argv, ws, self.protected_roots, self.guarded)
                 if why is not None and not _BUILTIN_READS.covers(argv, origin):  # reading it is no harm
                     return why
@@ -282,7 +282,7 @@ class ApprovalPolicy:
                 covering.append((prefix, _allowed("session", f"session grant: {what}")))
         covering += self._shell_rules(self.allow)[1]
         decisions: list[Decision] = []
-        for argv, origin in zip(parsed.commands, parsed.origins):
+        for argv, origin in zip(parsed.commands, parsed.origins, strict=True):
             first = argv[0] if argv else ""
             found = next((d for prefix, d in covering
                           if not prefix or (prefix[0] == first and starts_with(argv, prefix)
@@ -294,7 +294,7 @@ class ApprovalPolicy:
                 return None
             decisions.append(found)
         reasons = list(dict.fromkeys(d.reason for d in decisions))
-        by = "session" if all(d.by == "session" for d in decisions) else "rule"
+        by: Literal["session", "rule"] = "session" if all(d.by == "session" for d in decisions) else "rule"
         return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
 
     def line_reads_denied(self, command: str, workspace: Path | None = None) -> bool:
@@ -310,7 +310,7 @@ class ApprovalPolicy:
         folders = [argv[1] if len(argv) > 1 else "\0home" for argv in parsed.commands if argv[0] in ("cd", "pushd")]
         if any("\0" in f or f.startswith(("~", "-")) for f in folders):
             return True
-        for argv, origin in [*zip(parsed.commands, parsed.origins), *((["<", r], None) for r in parsed.reads)]:
+        for argv, origin in [*zip(parsed.commands, parsed.origins, strict=True), *((["<", r], None) for r in parsed.reads)]:
             for folder in ["", *folders]:
                 moved = [argv[0], *(a if not folder or a.startswith(("-", "/")) else f"{folder}/{a}"
                                     for a in argv[1:])]

@@ -398,7 +398,7 @@ class ReadOnly:
         parsed = parse_line(line) if isinstance(line, str) else line
         return (not parsed.unsafe and bool(parsed.commands)
                 and all(self.covers(argv, origin) and not reads_denied(argv, origin, read_denied, workspace)
-                        for argv, origin in zip(parsed.commands, parsed.origins)))
+                        for argv, origin in zip(parsed.commands, parsed.origins, strict=True)))
 
 
 RECURSIVE_READERS = frozenset({"rg", "ag", "ack"})

@@ -221,7 +221,7 @@ def _line_prefixes(command: str) -> list[str]:
     if parsed.unsafe or not parsed.commands:
         return []
     return list(dict.fromkeys(shlex.join(_covering_prefix(argv, origin))
-                              for argv, origin in zip(parsed.commands, parsed.origins)))
+                              for argv, origin in zip(parsed.commands, parsed.origins, strict=True)))
 
 
 def _covering_prefix(argv: list[str], origin: Origin) -> list[str]:

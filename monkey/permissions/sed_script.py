@@ -15,7 +15,7 @@ __all__ = ["only_reads"]
 _SED_SIMPLE = set("pPdDnNgGhHxz=lF")
 
 
-def only_reads(script: str) -> bool:
+def only_reads(script: str) -> bool:  # noqa: PLR0912, PLR0915 - one scanner over sed's grammar, one branch a command
     """A sed script made only of commands that print, delete, branch or substitute (no e, w, r, a/i/c...)."""
     n = len(script)
     i = 0

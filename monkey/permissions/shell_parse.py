@@ -209,10 +209,8 @@ def _walk(node: Any, out: ParsedLine, depth: int) -> None:
                 _walk(child, out, depth)
             elif not child.is_named and child.type not in _PUNCTUATION:
                 _blind(out, f"shell syntax the check does not know: {child.type!r}")
-    elif kind in ("variable_assignment",):
-        _words_only(node, out, depth)
-    elif kind in ("test_command", "word", "string", "raw_string", "number", "concatenation", "simple_expansion",
-                  "expansion", "variable_name", "extglob_pattern"):  # (a case pattern runs nothing)
+    elif kind in ("variable_assignment", "test_command", "word", "string", "raw_string", "number", "concatenation",
+                  "simple_expansion", "expansion", "variable_name", "extglob_pattern"):  # (a case pattern runs nothing)
         _words_only(node, out, depth)
     elif kind in ("command_substitution", "process_substitution"):
         out.unsafe.append(f"{kind.replace('_', ' ')} runs a command inside an argument")
@@ -399,7 +397,7 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         inner = inner_commands(argv)
         if inner is not None:
             record(argv)  # a command of its own (a rule must allow it) that runs others, checked too
-            for kind, value in inner:
+            for _kind, value in inner:
                 if isinstance(value, str):
                     if "\0" in value:
                         _blind(out, f"{name} runs a command only known at run time")

@@ -336,7 +336,7 @@ async def _undo(host: Host, rest: str) -> list[Reply]:
         return [Note(f"undo failed: {exc}", "error")]
     for event in made:
         await host.emit(event)
-    notes = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten,
+    notes: list[Reply] = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten,
                                 len(outcome.checkpoint_ids)))]
     return notes + [Note(f"left as it is, not attributable to monkey: {line}", "warning")
                     for line in outcome.left_alone]
@@ -437,7 +437,7 @@ async def _mcp(host: Host, rest: str) -> list[Reply]:
             return [Note(BUSY, "warning")]
         try:
             said = await (manager.reconnect(name) if action == "reconnect" else manager.disable(name))
-        except (KeyError, asyncio.TimeoutError) as exc:
+        except (TimeoutError, KeyError) as exc:
             return [Note(str(exc.args[0]) if exc.args else f"{name} did not answer in time", "warning")]
         return [Note(said)]
     lines = ["MCP servers (/mcp reconnect NAME, /mcp disable NAME):"]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
-    from monkey.checkpoints.api import CheckpointInfo
+    from monkey.checkpoints.api import CheckpointInfo, Checkpoints
     from monkey.store import SessionInfo
 
 __all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ModeChanged", "ToggleEvents",
@@ -71,7 +71,7 @@ class CheckpointList:
     """This session's checkpoints, oldest first (the app's timeline, the REPL's numbered list)."""
 
     checkpoints: list[CheckpointInfo]
-    api: object = None
+    api: Checkpoints | None = None
     """The :class:`~monkey.checkpoints.api.Checkpoints` they came from (the timeline undoes through it)."""
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from monkey.session.stored import SessionHandle
     from monkey.events import Event
     from monkey.session.replies import Level, Reply
-    from monkey.store import Recorder, SessionStore, StoreError
+    from monkey.store import Recorder, SessionStore
 
 __all__ = ["Session"]
 

@@ -242,10 +242,10 @@ async def _named_session(store: SessionStore, workspace: Path, *, continue_: boo
                              f"run monkey there (or with --cwd {info.workspace}) to resume it")
         return info
     if continue_:
-        info = await store.latest(str(workspace))
-        if info is None:
+        latest = await store.latest(str(workspace))
+        if latest is None:
             raise StoreError(f"no session to continue in {workspace} (monkey sessions list --all shows them)")
-        return info
+        return latest
     return None
 
 

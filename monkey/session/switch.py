@@ -156,6 +156,7 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
 
     words = rest.split()
     current = agent.backend
+    model: str | None
     if command == "/model":
         if not words:
             return SwitchResult([f"model: {current.model or '(default)'} on {current.name}",

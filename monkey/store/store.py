@@ -13,7 +13,6 @@ A :class:`~monkey.store.recorder.Recorder` is the event sink of one session;
 from __future__ import annotations
 
 import asyncio
-import os
 import sqlite3
 import time
 from collections.abc import Callable

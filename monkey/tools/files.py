@@ -244,7 +244,7 @@ class _ChangeTool(Tool[A]):
 
     def touched_paths(self, args: A, ctx: ToolContext) -> list[str] | None:
         """The one path the call changes (raises ToolError for a refused path)."""
-        path: Any = getattr(args, "path")
+        path: Any = getattr(args, "path")  # noqa: B009 (A is any struct with a path; the type checker cannot tell)
         return [_target(ctx, path, for_write=True, follow_final=self._follow_final)[1]]
 
     def preview(self, args: A, ctx: ToolContext) -> str:

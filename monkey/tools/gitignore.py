@@ -175,8 +175,7 @@ def walk(
                 if dirs:
                     yield rel
                 subdirs.append(rel)
-            elif is_file:
-                if not rules.ignored(rel, is_dir=False):
-                    yield rel
+            elif is_file and not rules.ignored(rel, is_dir=False):
+                yield rel
         # Push in reverse so that the first subdirectory is walked first.
         stack.extend(reversed(subdirs))

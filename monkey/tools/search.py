@@ -57,7 +57,7 @@ def _expand_braces(pattern: str) -> list[str]:
                 bounds = [start, *commas, i]
                 head, tail = pattern[:start], pattern[i + 1 :]
                 out: list[str] = []
-                for a, b in zip(bounds, bounds[1:]):
+                for a, b in zip(bounds, bounds[1:], strict=False):
                     for rest in _expand_braces(head + pattern[a + 1 : b] + tail):
                         out.append(rest)
                         if len(out) > _BRACES:

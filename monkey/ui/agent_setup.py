@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.session.switch import BackendSwitcher
     from monkey.backends.base import Backend
+    from monkey.agent.budget import Limits
 
 __all__ = ["AgentSetup"]
 
@@ -29,6 +30,7 @@ class AgentSetup(Protocol):
     approver: Approver | None
     policy: ApprovalPolicy
     max_iterations: int
+    limits: Limits
     switcher: BackendSwitcher
 
     def build(self) -> tuple[Agent, list[str]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable
+from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
 from monkey.permissions.requests import Decision, stopped_by_user
@@ -102,7 +103,7 @@ class ApprovalQueue:
             screen = kind(message.request, guard=self.app.approval_guard, clock=self.app.approval_clock,
                           waiting=self._waiting())
             self.shown = (message, screen)
-            self.app.push_screen(screen, lambda decision, message=message: self._answered(message, decision))
+            self.app.push_screen(screen, partial(self._answered, message))
             self.app.attention.approval_waiting(message.request.tool, message.request.arguments)
             return
 

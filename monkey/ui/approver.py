@@ -53,4 +53,4 @@ class TuiApprover:
                 future.cancel()
             # Called back only when the caller's step ends: the loop records a grant the answer gave
             # (synchronously, on return) before the app looks at the next request.
-            loop.call_soon(lambda: settled.done() or settled.set_result(None))
+            loop.call_soon(lambda: None if settled.done() else settled.set_result(None))

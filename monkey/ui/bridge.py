@@ -208,7 +208,7 @@ class TurnDone(Message):
         """The final answer's text."""
 
 
-def translate(event: Event) -> list[Message]:
+def translate(event: Event) -> list[Message]:  # noqa: PLR0912 - one dispatch, one case per event type
     """The UI messages one agent event means (the event pane's entry first)."""
     out: list[Message] = [EventLogged(event)]
     match event:
@@ -241,9 +241,9 @@ def translate(event: Event) -> list[Message]:
         case ModeChanged(mode=mode):
             out.append(StatusChanged(mode=mode))
         case PlanSaved(outcome=outcome, mode=mode, path=path):
-            said = {"approved": f"plan approved: going on in {mode} mode", "sent_back": "plan sent back to the model",
-                    "rejected": "plan rejected: still in plan mode", "recorded": "plan recorded (still in plan mode)"}
-            out.append(Notice(said[outcome] + (f"; kept in {path}" if path else "")))
+            plans = {"approved": f"plan approved: going on in {mode} mode", "sent_back": "plan sent back to the model",
+                     "rejected": "plan rejected: still in plan mode", "recorded": "plan recorded (still in plan mode)"}
+            out.append(Notice(plans[outcome] + (f"; kept in {path}" if path else "")))
         case IterationStarted(iteration=n, max_iterations=m):
             out.append(StatusChanged(iteration=n, max_iterations=m))
         case Usage(input_tokens=i, output_tokens=o, cost_usd=cost):

@@ -29,7 +29,7 @@ class Stopping:
         _backend: Any
         _session_closed: bool
 
-        def exit(self, result: Any = None) -> None: ...
+        def exit(self, result: Any = None, return_code: int = 0, message: Any = None) -> None: ...
 
     async def action_quit(self) -> None:
         """End the session cleanly and quit."""

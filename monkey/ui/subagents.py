@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from monkey.events import Event, SubagentStarted
+from monkey.events import Event, Handoff, SubagentStarted
 
 if TYPE_CHECKING:
     from monkey.store.store import SessionStore
@@ -55,7 +55,7 @@ class SubagentBlocks:
         else:
             block.add(event)
 
-    def ended(self, child_session_id: str, handoff: str) -> None:
+    def ended(self, child_session_id: str, handoff: Handoff) -> None:
         """A sub-agent handed its work back: its block says so."""
         block = self.blocks.get(child_session_id)
         if block is not None and block.session_id == child_session_id:

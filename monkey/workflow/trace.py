@@ -91,7 +91,7 @@ def trace_table(lines: list[dict[str, Any]]) -> list[str]:
     right = {0, 2, 4, 5, 6, 7}
 
     def fmt(row: tuple[str, ...]) -> str:
-        cells = (cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths)))
+        cells = (cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False)))
         return "  ".join(cells).rstrip()
 
     return [fmt(head), fmt(tuple("-" * w for w in widths)), *(fmt(r) for r in rows)]

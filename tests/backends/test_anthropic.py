@@ -92,7 +92,7 @@ async def test_tool_use_from_split_json_and_thinking(server):
 
 async def test_malformed_tool_json_becomes_a_call_error_the_model_sees(server):
     events = reply_events("", tool_calls=[("toolu_x", "file_read", {"path": "a"})])
-    for name, data in events:
+    for _name, data in events:
         if data.get("delta", {}).get("type") == "input_json_delta":
             data["delta"]["partial_json"] = data["delta"]["partial_json"].replace("}", "")
     server.add(Stream(events))

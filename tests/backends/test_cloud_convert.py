@@ -43,7 +43,7 @@ def test_anthropic_every_tool_use_is_answered_in_the_next_user_message(messages)
     body = to_anthropic(ModelRequest(system="s", messages=messages))
     msgs = body["messages"]
     assert msgs[0]["role"] == "user"
-    assert all(a["role"] != b["role"] for a, b in zip(msgs, msgs[1:]))  # roles alternate
+    assert all(a["role"] != b["role"] for a, b in zip(msgs, msgs[1:], strict=False))  # roles alternate
     for i, msg in enumerate(msgs):
         assert msg["content"], "no empty content"
         uses = [b["id"] for b in msg["content"] if b["type"] == "tool_use"]

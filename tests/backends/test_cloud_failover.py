@@ -25,7 +25,7 @@ from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_bo
 
 def _split(text: str, cuts: list[int]) -> list[str]:
     points = sorted({c % (len(text) + 1) for c in cuts} | {0, len(text)})
-    return [text[a:b] for a, b in zip(points, points[1:])]
+    return [text[a:b] for a, b in zip(points, points[1:], strict=False)]
 
 
 @settings(max_examples=200, deadline=None)

@@ -63,7 +63,7 @@ def test_the_repl_rendering_says_it() -> None:
     assert "the answer was cut off" in out.getvalue() and "max_tokens" in out.getvalue()
 
 
-async def test_the_app_says_it(app_for) -> None:
+async def test_the_app_says_it(app_for) -> None:  # noqa: F811 (the fixture imported above)
     app = app_for(CUT)
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "explain everything")

@@ -60,7 +60,7 @@ def test_trust_help_lists_everything_trusting_turns_on(capsys) -> None:
         assert " ".join(item.split()) in " ".join(out.split())
 
 
-async def test_the_app_says_it_and_an_untrusted_skills_command_says_why_it_does_not_run(app_for, workspace) -> None:
+async def test_the_app_says_it_and_an_untrusted_skills_command_says_why_it_does_not_run(app_for, workspace) -> None:  # noqa: F811 (a fixture)
     furnish(workspace)
     app = app_for([{"text": "x"}])
     async with app.run_test(size=(120, 36)) as pilot:

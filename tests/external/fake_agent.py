@@ -33,7 +33,8 @@ def _log(entry: dict) -> None:
 def rpc_replay(mode: str) -> int:
     """``codex app-server``: replay the recorded stream, in step with the client's lines."""
     _log({"argv": sys.argv[1:], "cwd": os.getcwd(), "env": dict(os.environ), "pid": os.getpid()})
-    replay = open(os.environ["FAKE_REPLAY"], "rb").read().replace(b"@WORKSPACE@", os.getcwd().encode())
+    with open(os.environ["FAKE_REPLAY"], "rb") as fh:
+        replay = fh.read().replace(b"@WORKSPACE@", os.getcwd().encode())
     lines = replay.splitlines(keepends=True)
     requests: set = set()
     answers: set = set()
@@ -92,7 +93,8 @@ def main() -> int:
         with open(log, "a") as fh:
             fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": prompt,
                                  "env": dict(os.environ), "pid": os.getpid()}) + "\n")
-    replay = open(os.environ["FAKE_REPLAY"], "rb").read().replace(b"@WORKSPACE@", os.getcwd().encode())
+    with open(os.environ["FAKE_REPLAY"], "rb") as fh:
+        replay = fh.read().replace(b"@WORKSPACE@", os.getcwd().encode())
     lines = replay.splitlines(keepends=True)
     out = sys.stdout.buffer
     if mode == "ignore_term":

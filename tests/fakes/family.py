@@ -38,7 +38,7 @@ def main() -> None:
                          env={"PATH": os.environ.get("PATH", "")}),
     ]
     lines = [f"{os.getpid()} {start_time(os.getpid())} child"]
-    lines += [f"{k.pid} {start_time(k.pid)} {name}" for k, name in zip(kids, ("group", "setsid", "bare"))]
+    lines += [f"{k.pid} {start_time(k.pid)} {name}" for k, name in zip(kids, ("group", "setsid", "bare"), strict=True)]
     tmp = folder / "pids.tmp"
     tmp.write_text("\n".join(lines) + "\n")
     os.replace(tmp, folder / "pids")

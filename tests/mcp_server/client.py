@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import signal
 import subprocess
 import sys
@@ -27,10 +26,10 @@ async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = 
     (``session``: more arguments of :class:`ClientSession`, e.g. an ``elicitation_callback``)."""
     params = StdioServerParameters(command=sys.executable, args=["-m", "monkey", "serve", "--cwd", str(workspace), *flags],
                                    env=monkey_env(home))
-    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write):
-        async with ClientSession(read, write, **session) as client:
-            await client.initialize()
-            yield client
+    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write), \
+            ClientSession(read, write, **session) as client:
+        await client.initialize()
+        yield client
 
 
 @contextlib.asynccontextmanager
@@ -40,11 +39,10 @@ async def http_session(url: str, token: str = "") -> AsyncIterator[ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=300)) as http:
-        async with streamable_http_client(url, http_client=http) as (read, write):
-            async with ClientSession(read, write) as session:
-                await session.initialize()
-                yield session
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=300)) as http, \
+            streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        yield session
 
 
 def text(result: Any) -> str:

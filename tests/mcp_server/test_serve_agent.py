@@ -14,7 +14,8 @@ from tests.mcp_server.client import stdio_session, text
 from tests.mcp_server.test_serve_stdio import INIT, _answer, _send, _serve
 
 TURNS = [
-    {"text": "Writing it.", "tool_calls": [{"name": "file_write", "arguments": {"path": "agent.txt", "content": "by the agent\n"}}]},
+    {"text": "Writing it.",
+     "tool_calls": [{"name": "file_write", "arguments": {"path": "agent.txt", "content": "by the agent\n"}}]},
     {"text": "Done: agent.txt is written."},
     {"text": "You said: again. Nothing more to do."},
 ]

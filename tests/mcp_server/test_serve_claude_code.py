@@ -76,7 +76,8 @@ def test_claude_code_writes_a_file_through_monkey_serve(workspace: Path, monkey_
     lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     init = next(line for line in lines if line.get("type") == "system" and line.get("subtype") == "init")
     assert [(s["name"], s["status"]) for s in init["mcp_servers"]] == [("monkey", "connected")], init["mcp_servers"]
-    assert "mcp__monkey__file_write" in tools_offered and "mcp__monkey__shell_execute" in tools_offered, (tools_offered, run.stdout[-4000:])
+    assert "mcp__monkey__file_write" in tools_offered and "mcp__monkey__shell_execute" in tools_offered, (
+        tools_offered, run.stdout[-4000:])
     assert (workspace / "mcp.txt").read_text() == CONTENT
     assert not (tmp_path / "escaped.txt").exists()
     result = next(line for line in lines if line.get("type") == "result")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -29,9 +28,11 @@ async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path,
     read, write, shell = by["file_read"].annotations, by["file_write"].annotations, by["shell_execute"].annotations
     assert (read.read_only_hint, read.destructive_hint, read.idempotent_hint, read.open_world_hint) == (True, False, True, False)
     assert (write.read_only_hint, write.destructive_hint, write.idempotent_hint) == (False, True, True)
-    assert (shell.read_only_hint, shell.destructive_hint, shell.idempotent_hint, shell.open_world_hint) == (False, True, False, True)
+    hints = (shell.read_only_hint, shell.destructive_hint, shell.idempotent_hint, shell.open_world_hint)
+    assert hints == (False, True, False, True)
     fetch = by["web_fetch"].annotations  # changes nothing, but reaches the network
-    assert (fetch.read_only_hint, fetch.destructive_hint, fetch.idempotent_hint, fetch.open_world_hint) == (True, False, True, True)
+    hints = (fetch.read_only_hint, fetch.destructive_hint, fetch.idempotent_hint, fetch.open_world_hint)
+    assert hints == (True, False, True, True)
 
 
 async def test_every_tool_runs_and_changes_are_recorded_and_undoable(workspace: Path, monkey_home: Path) -> None:

@@ -169,7 +169,8 @@ def test_a_file_read_deny_rule_also_guards_read_only_commands(tmp_path: Path) ->
         return policy.check("shell_execute", {"command": command}, tmp_path)
 
     for command in ("cat .env", "head -n 3 sub/../.env", "cat link", f"cat {tmp_path}/.env", "git show HEAD:.env",
-                    "sed -n 1p --expression=p .env", "cat keys/id.pem", "grep -r TOKEN .", "grep -d recurse TOKEN .", "diff -r . /tmp", "rg TOKEN",
+                    "sed -n 1p --expression=p .env", "cat keys/id.pem", "grep -r TOKEN .", "grep -d recurse TOKEN .",
+                    "diff -r . /tmp", "rg TOKEN",
                     "git grep TOKEN", "cat $F", "xargs cat < files", "sh -c 'cat .env'", "ls && cat .env"):
         assert check(command) is None, command  # a person decides
     for command in ("cat README.md", "grep TOKEN README.md", "ls -la", "git status"):

@@ -83,6 +83,6 @@ async def test_every_command_reports_the_same_in_the_app_and_the_repl(tmp_path: 
     app_said = [_same(s, app_ws) for s in await app_reports(app_ws, tmp_path / "app.json")]
     repl_said = [_same(s, repl_ws) for s in repl_reports(repl_ws, monkey_home, script)]
     assert len(app_said) == len(repl_said) == len(COMMANDS)
-    for command, in_app, in_repl in zip(COMMANDS, app_said, repl_said):
+    for command, in_app, in_repl in zip(COMMANDS, app_said, repl_said, strict=True):
         assert in_app, f"the app said nothing for {command}"
         assert in_app == in_repl, f"{command}: the app said {in_app!r}, the REPL {in_repl!r}"

@@ -153,5 +153,5 @@ async def test_the_same_conversation_is_stored_the_same_through_every_front_end(
     for name in FRONT_ENDS[1:]:
         theirs = stored[name]
         assert [e["type"] for e in theirs] == kinds, f"{name} stored other events than --task"
-        for ours, other in zip(reference, theirs):
+        for ours, other in zip(reference, theirs, strict=True):
             assert other == ours, f"{name} stored {other} where --task stored {ours}"

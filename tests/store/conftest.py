@@ -4,7 +4,6 @@ running a task through the real ``--task`` driver in-process."""
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import msgspec
@@ -13,7 +12,6 @@ from monkey.context.window import ContextManager, ContextSettings
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
 from monkey.events import Event
-from monkey.messages import ModelRequest
 
 
 class RecordingBackend(ScriptedBackend):

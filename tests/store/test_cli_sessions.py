@@ -127,7 +127,7 @@ def test_eight_processes_at_once(tmp_path: Path, monkey_home: Path) -> None:
         procs.append(_start(_agent(script, ws, "--task", f"task {i}"), monkey_home))
     outputs = [p.communicate(timeout=120) for p in procs]
     conn = sqlite3.connect(monkey_home / "monkey.db")
-    for proc, (out, err) in zip(procs, outputs):
+    for proc, (out, err) in zip(procs, outputs, strict=True):
         assert proc.returncode == 0, err
         assert "locked" not in err
         lines = [line for line in out.splitlines() if line]

@@ -13,7 +13,7 @@ import pytest
 from monkey.context.window import ContextManager, ContextSettings
 from monkey.agent.loop import Agent
 from monkey.context.tokens import BpeCounter, approx_tokens, counter_for, encoding_for_model, window_for
-from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
+from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
 from monkey.events import ToolCallSpec
 from monkey.messages import Message
 from monkey.store import SessionStore

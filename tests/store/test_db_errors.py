@@ -76,7 +76,7 @@ def remount_readonly(fs: Path) -> None:
 
 
 def test_file_schema_counts_every_migration() -> None:
-    assert FILE_SCHEMA == len(STORE_MIGRATIONS) + len(JOURNAL_MIGRATIONS), (
+    assert len(STORE_MIGRATIONS) + len(JOURNAL_MIGRATIONS) == FILE_SCHEMA, (
         "a component got a migration: add one to monkey.db.FILE_SCHEMA")
 
 

@@ -11,7 +11,6 @@ byte for byte. The kill happens at a line boundary the test reads: no timing inv
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess

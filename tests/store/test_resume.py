@@ -54,7 +54,7 @@ async def test_resumed_requests_are_byte_identical(workspace: Path, window: int)
     phases = _turns()
     resumed_requests: list[bytes] = []
     session_id = None
-    for i, (turns, prompt) in enumerate(zip(phases, PROMPTS)):
+    for i, (turns, prompt) in enumerate(zip(phases, PROMPTS, strict=True)):
         agent = make_agent(workspace, turns, window=window, compact_at=1.0)
         await drive(agent, prompt, continue_=i > 0)
         assert agent.backend.calls == len(turns)
@@ -73,7 +73,7 @@ async def test_resumed_requests_are_byte_identical(workspace: Path, window: int)
             assert await reference.context.compact(reference, lambda e: None) is not None
     reference_requests = [r for r in reference.backend.encoded if b"You write the summary" not in r]
     assert len(reference_requests) == len(resumed_requests) == 5
-    for ours, theirs in zip(resumed_requests, reference_requests):
+    for ours, theirs in zip(resumed_requests, reference_requests, strict=True):
         assert ours == theirs
     if window:
         assert b"elided to save context" in resumed_requests[-1], "the eliding policy was exercised"

@@ -59,7 +59,7 @@ def test_concurrent_continue_one_wins_the_others_run_nothing(workspace: Path, mo
              for _ in range(6)]
     try:
         started = [_started(p) for p in procs]
-        winners = [p for p, sid in zip(procs, started) if sid]
+        winners = [p for p, sid in zip(procs, started, strict=True) if sid]
         assert len(winners) == 1, f"{len(winners)} of 6 concurrent --continue ran their command"
         sid = next(s for s in started if s)
         for proc in procs:

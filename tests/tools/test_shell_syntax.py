@@ -82,7 +82,7 @@ _PIECE = st.one_of(_PLAIN, _PLAIN, _PLAIN, _SINGLE, _DOUBLE, _ESCAPE, _SPECIAL)
 _WORD = st.lists(_PIECE, min_size=1, max_size=4).map("".join)
 _COMMAND = st.lists(_WORD, min_size=1, max_size=5).flatmap(
     lambda words: st.lists(st.sampled_from([" ", "  ", "\t"]), min_size=len(words), max_size=len(words)).map(
-        lambda seps: "".join(s + w for s, w in zip(seps, words))
+        lambda seps: "".join(s + w for s, w in zip(seps, words, strict=True))
     )
 )
 

@@ -107,7 +107,7 @@ async def record_sessions(workspace: Path) -> None:
     """Three one-turn sessions recorded in the store by the real CLI driver."""
     from tests.store.conftest import drive, make_agent
 
-    for sid, prompt in zip(SESSION_IDS, SESSION_PROMPTS):
+    for sid, prompt in zip(SESSION_IDS, SESSION_PROMPTS, strict=True):
         agent = make_agent(workspace, [ScriptTurn(text=f"ok: {sid}")], session_id=sid)
         await drive(agent, prompt)
 

@@ -73,7 +73,7 @@ async def test_hidden_characters_are_shown_and_flagged(workspace: Path) -> None:
         assert not screen.query_one("#reason", Input).display
         await pilot.press("y")
     assert app.results == [Decision(approved=True, by="user")]
-    assert HIDDEN_SHELL_LINE == request.arguments["command"]
+    assert request.arguments["command"] == HIDDEN_SHELL_LINE
 
 
 async def test_model_text_is_never_markup(workspace: Path) -> None:

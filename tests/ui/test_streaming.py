@@ -127,7 +127,7 @@ async def test_the_open_tail_never_shows_raw_escape_sequences(app_for) -> None:
             await app.feed(TextDelta(text=delta))
             sent += delta
             if i % 10 == 0:
-                await wait_until(pilot, lambda: shown_text(app) == sent, "the deltas reaching the message")
+                await wait_until(pilot, lambda sent=sent: shown_text(app) == sent, "the deltas reaching the message")
                 tail = await redrawn(pilot, app.transcript.streams["text"])
                 if tail is not None:
                     tails_seen += 1

@@ -104,7 +104,7 @@ def _run_once(tmp_path: Path, workspace: Path, home: Path, sig: int, n: int,
 def test_every_mode_comes_back_after_a_signal_to_the_idle_app(workspace: Path, monkey_home: Path, tmp_path: Path,
                                                               sig: signal.Signals) -> None:
     seen = [_run_once(tmp_path, workspace, monkey_home, sig, n) for n in range(RUNS)]
-    for before, after, status in seen:
+    for before, _after, status in seen:
         assert before.startswith("1 1 0 0 0 0 0 before-monkey"), before
         assert status == str(128 + sig)
     assert [after for _, after, _ in seen] == [before for before, _, _ in seen]
@@ -115,7 +115,7 @@ def test_every_mode_comes_back_after_a_signal_during_a_turn(workspace: Path, mon
                                                             sig: signal.Signals) -> None:
     """The title says ``working`` while the command runs; the signal stops the turn and the app."""
     seen = [_run_once(tmp_path, workspace, monkey_home, sig, n, busy=True) for n in range(RUNS)]
-    for before, after, status in seen:
+    for before, _after, status in seen:
         assert before.startswith("1 1 0 0 0 0 0 before-monkey"), before
         assert status == str(128 + sig)
     assert [after for _, after, _ in seen] == [before for before, _, _ in seen]

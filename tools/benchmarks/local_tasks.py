@@ -162,7 +162,8 @@ def _run(task: Task, checkout: Path, seed: int | None, options: argparse.Namespa
             proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=options.timeout, check=False)
             stdout, code = proc.stdout, proc.returncode
         except subprocess.TimeoutExpired as exc:
-            stdout, code = (exc.stdout or b"").decode("utf-8", "replace") if isinstance(exc.stdout, bytes) else (exc.stdout or ""), -1
+            got = exc.stdout or b""
+            stdout, code = got.decode("utf-8", "replace") if isinstance(got, bytes) else got, -1
         seconds = time.perf_counter() - start
         events = []
         for line in stdout.splitlines():
@@ -211,7 +212,8 @@ def _rates(tasks: list[Task], checkout: Path, options: argparse.Namespace, label
 def _parse(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench.py local_tasks")
     parser.add_argument("--runs", type=int, default=10, help="runs of each task, seeds 0..runs-1 (default 10)")
-    parser.add_argument("--tasks", default="", help=f"comma-separated task names (default all: {', '.join(t.name for t in TASKS)})")
+    names = ", ".join(t.name for t in TASKS)
+    parser.add_argument("--tasks", default="", help=f"comma-separated task names (default all: {names})")
     parser.add_argument("--baseline", type=Path, default=None, help="another monkey checkout to measure in the same run")
     parser.add_argument("--jobs", type=int, default=1, help="runs at the same time (each uses one core)")
     parser.add_argument("--temperature", type=float, default=0.2)

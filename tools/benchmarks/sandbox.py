@@ -47,7 +47,7 @@ def bench_sandbox(runs: int = 41) -> list[dict]:
             bare = ToolContext(workspace=workspace, shell=ShellSettings())
             boxed = ToolContext(workspace=workspace, shell=ShellSettings(sandbox=sandbox))
 
-            async def measure() -> tuple[list[float], list[float]]:
+            async def measure(boxed: ToolContext, bare: ToolContext) -> tuple[list[float], list[float]]:
                 with_box, without = [], []
                 for _ in range(3):  # warm up both paths
                     await _timed(tool, args, boxed)
@@ -57,7 +57,7 @@ def bench_sandbox(runs: int = 41) -> list[dict]:
                     without.append(await _timed(tool, args, bare))
                 return with_box, without
 
-            with_box, without = asyncio.run(measure())
+            with_box, without = asyncio.run(measure(boxed, bare))
             value, baseline = median(with_box) * 1000, median(without) * 1000
             added = value - baseline
             figures.append(figure(f"sandbox_{kind}_true", value, "ms", "shell_execute true, no sandbox", baseline,

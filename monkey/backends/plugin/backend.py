@@ -240,7 +240,7 @@ class PluginBackend:
         while (left := deadline - loop.time()) > 0:
             try:
                 late = await host.next(timeout=left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 break
             if late is None:
                 break

@@ -241,7 +241,7 @@ class PluginHost:
         while True:
             try:
                 frame = await self.next(timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 raise BackendError(f"{self.label} did not answer {method} within {timeout:g} s",
                                    kind="timeout") from None
             if frame is None:

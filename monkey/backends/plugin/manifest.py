@@ -28,7 +28,7 @@ still loads).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -227,7 +227,7 @@ def load_manifest(path: Path, *, source: str = "user") -> Manifest:
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
-        raise ManifestError(path, "", f"a manifest file", found=False) from None
+        raise ManifestError(path, "", "a manifest file", found=False) from None
     except OSError as exc:
         raise ManifestError(path, "", "a readable file", exc.strerror or str(exc)) from None
     if len(raw) > MAX_BYTES:

@@ -9,6 +9,7 @@ markdown takes it back at the next blank line, and all of it when the message co
 
 from __future__ import annotations
 
+from textual.timer import Timer
 from textual.widgets import Markdown
 
 from monkey.safe_text import escape_controls
@@ -40,7 +41,7 @@ class AssistantText(Markdown):
         self.buffer: list[str] = []
         """Everything received so far."""
         self._dirty = False
-        self._timer = None
+        self._timer: Timer | None = None
         self._completed = False
         self._ready = False
         self._fed = 0  # characters handed to the markdown

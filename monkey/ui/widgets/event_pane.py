@@ -156,7 +156,7 @@ def event_log_class() -> type[RichLog]:
             """A scrollbar that appears takes a row: a log following the end stays at the end."""
             self._follow_end()
 
-        def on_resize(self) -> None:
+        def on_resize(self, event: events.Resize) -> None:
             self._follow_end()
 
         def _follow_end(self) -> None:

@@ -187,10 +187,7 @@ class PromptInput(TextArea):
         matches = complete(self.text)
         if not matches:
             return
-        if len(matches) == 1:
-            new = matches[0] + " "
-        else:
-            new = os.path.commonprefix(matches)
+        new = matches[0] + " " if len(matches) == 1 else os.path.commonprefix(matches)
         self.load_text(new)
         self.move_cursor(self.document.end)
 

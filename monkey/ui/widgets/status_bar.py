@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from rich.text import Text
+from textual.timer import Timer
 from textual.widgets import Static
 
 from monkey.modes import LABELS
@@ -58,7 +59,7 @@ class StatusBar(Static):
         """The MCP servers' status (``mcp 2/3 ready``; empty: none configured)."""
         self.started: float | None = None
         """When the running turn began (``None``: idle)."""
-        self._timer = None
+        self._timer: Timer | None = None
 
     def update_fields(self, fields: dict[str, object]) -> None:
         """Apply a :class:`~monkey.ui.bridge.StatusChanged`'s fields and redraw."""

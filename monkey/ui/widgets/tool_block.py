@@ -103,7 +103,7 @@ class ToolBlock(QuietCollapsible):
         self.wait_ms = wait_ms
         self.set_class(not ok, "-failed")
         self._refresh_title()
-        parts: list[object] = []
+        parts: list[Syntax | Text] = []
         if diff:
             self.shown = escape_controls(diff)
             parts.append(Syntax(self.shown, "diff", theme="ansi_dark", word_wrap=True))

@@ -178,7 +178,7 @@ class Transcript(VerticalScroll):
         """Show earlier (user, assistant) turns at once; only the last ones are mounted."""
         from monkey.store.history import Said
 
-        self.load_items([Said(role, text) for turn in turns for role, text in zip(("user", "assistant"), turn)
+        self.load_items([Said(role, text) for turn in turns for role, text in zip(("user", "assistant"), turn, strict=False)
                          if text])
 
     def load_items(self, items: list[HistoryItem]) -> None:

@@ -30,7 +30,8 @@ import signal
 import sys
 import time
 
-script = json.load(open(os.environ["PLUGIN_SCRIPT"]))
+with open(os.environ["PLUGIN_SCRIPT"]) as fh:
+    script = json.load(fh)
 log_path = os.environ.get("PLUGIN_LOG")
 
 

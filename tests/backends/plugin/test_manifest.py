@@ -53,7 +53,8 @@ def test_the_seeds_manifest_loads(tmp_path: Path):
 
 @pytest.mark.parametrize(("change", "said"), [
     (lambda t: t.replace('name: "ollama"\ntype', 'type'), 'name: expected a string (missing)'),
-    (lambda t: t.replace('type: "agent"', 'type: "tool"'), "type: expected \"agent\" (the only plugin type monkey runs), got 'tool'"),
+    (lambda t: t.replace('type: "agent"', 'type: "tool"'),
+     "type: expected \"agent\" (the only plugin type monkey runs), got 'tool'"),
     (lambda t: t.replace('protocol: "1"', 'protocol: "2"'), 'protocol: expected "1", got \'2\''),
     (lambda t: t.replace('command: ["python3", "./ollama-agent.py"]', 'command: "python3 agent.py"'),
      "executable.command: expected a non-empty list of strings (program and arguments), got 'python3 agent.py'"),

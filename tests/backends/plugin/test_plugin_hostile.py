@@ -116,8 +116,8 @@ def test_not_available_is_one_line_before_any_work(install, workspace: Path, mon
 
 def test_unknown_notifications_are_counted_raw_events_and_requests_refused(install, workspace: Path,
                                                                            monkey_home: Path):
-    plugin = install("odd", [{"notify": {"type": "mystery", "data": {"x": 1}}}, {"method": "log", "params": "hi"},
-                             {"request": {"id": "q1", "method": "host.secrets"}}, {"text": "fine"}])
+    install("odd", [{"notify": {"type": "mystery", "data": {"x": 1}}}, {"method": "log", "params": "hi"},
+             {"request": {"id": "q1", "method": "host.secrets"}}, {"text": "fine"}])
     run = task(workspace, monkey_home, "odd")
     assert run.returncode == 0, run.stderr
     raws = run.of_type("raw")

@@ -75,7 +75,8 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
 
     dump = tmp_path / "env.json"
     plugin = install("envy", [{"env_to": str(dump)}, {"text": "ok"}],
-                     init={"name": "envy", "model": "m", "capabilities": ["streaming"]}, settings='config = { temperature = 0.5 }\nmodel = "from-config"\n')
+                     init={"name": "envy", "model": "m", "capabilities": ["streaming"]},
+                     settings='config = { temperature = 0.5 }\nmodel = "from-config"\n')
     manifest = plugin.folder / "plugin.yaml"
     text = manifest.read_text()
     command = text.split("command: ")[1].split("\n")[0]

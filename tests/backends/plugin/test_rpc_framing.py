@@ -24,7 +24,7 @@ def cut(data: bytes, points: list[int]) -> list[bytes]:
     """``data`` in pieces at ``points`` (any positions, any order)."""
     marks = sorted({p % (len(data) + 1) for p in points})
     edges = [0, *marks, len(data)]
-    return [data[a:b] for a, b in zip(edges, edges[1:])]
+    return [data[a:b] for a, b in zip(edges, edges[1:], strict=False)]
 
 
 def read_all(chunks: list[bytes], limit: int = 1 << 20) -> list[Frame | BadLine]:

@@ -22,17 +22,18 @@ import sys
 import threading
 import urllib.error
 import urllib.request
+from typing import Any
 
 NAME = "openai-compat"
 CAPABILITIES = ["streaming", "tool_use"]
 
-settings = {
+settings: dict[str, Any] = {
     "base_url": os.environ.get("OPENAI_COMPAT_BASE_URL", "http://127.0.0.1:8080/v1"),
     "model": os.environ.get("OPENAI_COMPAT_MODEL", "default"),
     "api_key": os.environ.get("OPENAI_COMPAT_API_KEY", ""),
     "max_steps": int(os.environ.get("OPENAI_COMPAT_MAX_STEPS", "20") or "20"),
 }
-inbox = queue.Queue()
+inbox: queue.Queue = queue.Queue()
 write_lock = threading.Lock()
 
 
@@ -89,9 +90,9 @@ def available():
         with http("/models", timeout=5) as resp:
             resp.read()
     except urllib.error.HTTPError as exc:
-        return {"available": False, "reason": "the server at %s answered %s" % (settings["base_url"], exc.code)}
+        return {"available": False, "reason": "the server at {} answered {}".format(settings["base_url"], exc.code)}
     except (OSError, ValueError) as exc:
-        return {"available": False, "reason": "no server at %s (%s)" % (settings["base_url"], exc)}
+        return {"available": False, "reason": "no server at {} ({})".format(settings["base_url"], exc)}
     return {"available": True}
 
 
@@ -101,13 +102,15 @@ def chat(messages, tools):
             "stream_options": {"include_usage": True}}
     if tools:
         body["tools"] = tools
-    text, calls, usage = [], {}, {}
+    text: list[str] = []
+    calls: dict[Any, dict] = {}
+    usage: dict[str, Any] = {}
     try:
         resp = http("/chat/completions", body)
     except urllib.error.HTTPError as exc:
-        raise RunError("the server answered %s: %s" % (exc.code, exc.read()[:300].decode("utf-8", "replace")))
+        raise RunError("the server answered {}: {}".format(exc.code, exc.read()[:300].decode("utf-8", "replace"))) from exc
     except OSError as exc:
-        raise RunError("cannot reach %s: %s" % (settings["base_url"], exc))
+        raise RunError("cannot reach {}: {}".format(settings["base_url"], exc)) from exc
     with resp:
         for raw in resp:
             line = raw.decode("utf-8", "replace").strip()
@@ -145,7 +148,7 @@ def wait_tool_result(tool_id):
             if params.get("tool_id") == tool_id:
                 return str(params.get("result", "")), bool(params.get("is_error"))
         elif "id" in message and "method" in message:
-            respond_error(message["id"], -32601, "busy with agent.run: %s" % message["method"])
+            respond_error(message["id"], -32601, "busy with agent.run: {}".format(message["method"]))
 
 
 def conversation(params):
@@ -160,10 +163,10 @@ def conversation(params):
         elif role == "assistant":
             said = entry.get("content", "")
             for call in entry.get("tool_calls") or []:
-                said += "\n(called %s with %s)" % (call.get("name"), json.dumps(call.get("input")))
+                said += "\n(called {} with {})".format(call.get("name"), json.dumps(call.get("input")))
             messages.append({"role": "assistant", "content": said.strip()})
         elif role == "tool":
-            messages.append({"role": "user", "content": "(result of %s: %s)" % (entry.get("name"), entry.get("content"))})
+            messages.append({"role": "user", "content": "(result of {}: {})".format(entry.get("name"), entry.get("content"))})
     messages.append({"role": "user", "content": params.get("prompt", "")})
     return messages
 
@@ -189,12 +192,12 @@ def run(params):
             try:
                 arguments = json.loads(call["arguments"] or "{}")
             except ValueError:
-                result = "the arguments are not JSON: %s" % call["arguments"][:200]
+                result = "the arguments are not JSON: {}".format(call["arguments"][:200])
             else:
                 notify("tool_use", {"id": call["id"], "name": call["name"], "input": arguments})
                 result, _failed = wait_tool_result(call["id"])
             messages.append({"role": "tool", "tool_call_id": call["id"], "content": result})
-    notify("error", {"code": 1, "message": "stopped after %d model calls" % settings["max_steps"]})
+    notify("error", {"code": 1, "message": f"stopped after {settings['max_steps']} model calls"})
     notify("usage", spent)
     notify("complete", None)
     return spent["input_tokens"] + spent["output_tokens"]
@@ -215,13 +218,13 @@ def handle(message):
         except RunError as exc:
             respond_error(rid, -32000, str(exc))
         except Exception as exc:  # a server's odd answer: said, never a silent crash
-            respond_error(rid, -32603, "internal error: %s: %s" % (type(exc).__name__, exc))
+            respond_error(rid, -32603, f"internal error: {type(exc).__name__}: {exc}")
         else:
             respond(rid, {"status": "complete", "tokens_used": tokens})
     elif method == "agent.tool_result" and rid is not None:
         respond(rid, {"received": True})
     elif rid is not None:
-        respond_error(rid, -32601, "method not found: %s" % method)
+        respond_error(rid, -32601, f"method not found: {method}")
 
 
 def main():
