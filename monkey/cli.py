@@ -77,7 +77,8 @@ def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
     ls.add_argument("--cwd", help="workspace directory (default: the current directory)")
     show = ssub.add_parser("show", help="a session's details, conversation and integrity")
     show.add_argument("id", help="session id (or a unique prefix)")
-    export = ssub.add_parser("export", help="a session's events as JSON lines, its conversation as markdown, or as a Claude Code session")
+    export = ssub.add_parser("export", help="a session's events as JSON lines, its conversation as markdown, "
+                             "or as a Claude Code session")
     export.add_argument("id", help="session id (or a unique prefix)")
     export.add_argument("--format", choices=("jsonl", "markdown", "claude"), default="jsonl",
                         help="claude: write a Claude Code session file that `claude --resume UUID` continues")

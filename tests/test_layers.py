@@ -79,8 +79,8 @@ LAYERS: dict[str, int] = {
     "monkey.ui": 5,
     "monkey.line": 5,  # the line front end: --plain's REPL, the --task driver and its output, the terminal, signals
     "monkey.acp": 5,
-    "monkey.mcp_server": 5,
-    "monkey.web": 5,  # monkey web: every session of the monkey home in a browser (Starlette)  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
+    "monkey.mcp_server": 5,  # monkey serve: monkey's tools for MCP clients, its SDK imported only there
+    "monkey.web": 5,  # monkey web: every session of the monkey home in a browser (Starlette)
     # the command line: flags into a session request, then a front end
     "monkey.commands": 6,
     "monkey.cli": 6,

@@ -290,8 +290,8 @@ class CallPipeline:
         if not verdict.quiet:
             label = ({"once": "approved", "session": "approved_session", "always": "approved_always"}[decision.scope]
                      if decision.approved else "denied")
-            emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,  # type: ignore[arg-type]
-                                  decision=label, by=decision.by, reason=decision.reason,
+            emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
+                                  decision=label, by=decision.by, reason=decision.reason,  # type: ignore[arg-type]
                                   source=source(verdict, decision), wait_ms=waited * 1000))
         if verdict.route == "hook":
             said = f"denied by a hook: {hook.reason if hook is not None else ''}"

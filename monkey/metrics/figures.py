@@ -54,7 +54,7 @@ class Figures:
 
     def add_counts(self, row: Mapping[str, int] | Iterable[int]) -> None:
         values = row.values() if isinstance(row, Mapping) else row
-        for name, value in zip(COUNTERS, values):
+        for name, value in zip(COUNTERS, values, strict=False):
             self.counts[name] += int(value or 0)
 
     @property

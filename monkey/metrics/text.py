@@ -78,7 +78,7 @@ def _render(rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     out = []
     for row in rows:
-        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:])]
+        cells = [row[0].ljust(widths[0])] + [c.rjust(w) for c, w in zip(row[1:], widths[1:], strict=False)]
         out.append("  ".join(cells).rstrip())
     return out
 
@@ -112,7 +112,7 @@ def chart(daily: list[tuple[str, int, int]], *, width: int = 32, cost: bool = Fa
     values = [c if cost else t for _, t, c in daily]
     top = max(values) or 1
     out = []
-    for (day, tokens, micros), value in zip(daily, values):
+    for (day, tokens, micros), value in zip(daily, values, strict=True):
         eighths = round(value / top * width * 8)
         bar = "█" * (eighths // 8) + (_EIGHTHS[eighths % 8] if eighths % 8 else "")
         out.append(f"{day}  {bar.ljust(width)}  {count(tokens):>7} tokens  {money(micros):>9}")

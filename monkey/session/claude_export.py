@@ -24,6 +24,7 @@ import os
 import re
 import time
 import uuid
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,7 @@ _MAX_SLUG = 200
 _ID_CHARS = re.compile(r"[^a-zA-Z0-9_-]")
 
 
-def claude_home(env: dict[str, str] | None = None) -> Path:
+def claude_home(env: Mapping[str, str] | None = None) -> Path:
     """Claude Code's folder: ``$CLAUDE_CONFIG_DIR``, else ``~/.claude``."""
     env = os.environ if env is None else env
     return Path(env["CLAUDE_CONFIG_DIR"]).expanduser() if env.get("CLAUDE_CONFIG_DIR") else Path.home() / ".claude"

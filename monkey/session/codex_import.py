@@ -19,6 +19,7 @@ import json
 import os
 import shlex
 import time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +34,7 @@ CODEX_LINK = "codex-import"
 _SHELL = {"exec_command": "cmd", "shell_command": "command", "shell": "command", "local_shell": "command"}
 
 
-def codex_home(env: dict[str, str] | None = None) -> Path:
+def codex_home(env: Mapping[str, str] | None = None) -> Path:
     """Codex's folder: ``$CODEX_HOME``, else ``~/.codex``."""
     env = os.environ if env is None else env
     return Path(env["CODEX_HOME"]).expanduser() if env.get("CODEX_HOME") else Path.home() / ".codex"
@@ -88,7 +89,8 @@ def _events(records: list[dict[str, Any]], sid: str) -> tuple[list[ev.Event], st
     notes: list[str] = []
     turn = 0
     model = ""
-    text, calls = "", []
+    text = ""
+    calls: list[Any] = []
     names: dict[str, str] = {}
     reasoning = 0
     now = time.time()

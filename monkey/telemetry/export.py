@@ -7,10 +7,11 @@ what it reads itself (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT`
 this module reads the protocol (``OTEL_EXPORTER_OTLP_PROTOCOL`` and the per-signal ones) and which
 exporters (``OTEL_METRICS_EXPORTER``, ``OTEL_LOGS_EXPORTER``: ``otlp``, ``console``, ``none``).
 
-Metrics are summed in memory (observable counters read at each export) and sent by the periodic reader's thread; log events wait in the batch
-processor's bounded queue (``OTEL_BLRP_MAX_QUEUE_SIZE``, 2048 by default: the oldest are dropped when
-a collector cannot keep up) and are sent by its thread. Nothing here runs an export on the caller's
-thread, and the SDK's own exit handlers (30 s each) are replaced by :func:`release`'s bounded wait.
+Metrics are summed in memory (observable counters read at each export) and sent by the periodic
+reader's thread; log events wait in the batch processor's bounded queue
+(``OTEL_BLRP_MAX_QUEUE_SIZE``, 2048 by default: the oldest are dropped when a collector cannot keep
+up) and are sent by its thread. Nothing here runs an export on the caller's thread, and the SDK's own
+exit handlers (30 s each) are replaced by :func:`release`'s bounded wait.
 """
 
 from __future__ import annotations

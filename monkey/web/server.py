@@ -68,7 +68,8 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
             app.state.stopping.set()
             await app.state.store.close()
 
-    app = Starlette(routes=[*routes(), *control_routes(), *undo_routes(), *(Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()),
+    pages = [Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()]
+    app = Starlette(routes=[*routes(), *control_routes(), *undo_routes(), *pages,
                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
                     lifespan=lifespan)
     guard = WebGuard(_Headers(app), settings.host, settings.token)

@@ -72,7 +72,8 @@ def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, wor
 def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Qwen Code starts its session in ``auto`` (it writes without asking): monkey sets ``default``, so it asks."""
     qwen = _qwen()
-    for allow, deny, why in ((), (), "no terminal to ask on"), (("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
+    for allow, deny, why in ((), (), "no terminal to ask on"), (
+            ("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
         with FakeOpenAI(_write(workspace.resolve())) as api:
             _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
             run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)

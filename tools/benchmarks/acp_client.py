@@ -45,12 +45,15 @@ for line in sys.stdin:
     elif method == "session/new":
         out({"jsonrpc": "2.0", "id": rid, "result": {"sessionId": "s"}})
     elif method == "session/prompt" and MODE == "text":
-        blob = "".join('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"token %d "}}}}\n' % i for i in range(N))
+        blob = "".join('{"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":'
+                       '{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"token %d "}}}}\n' % i
+                       for i in range(N))
         sys.stdout.write(blob)
         out({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
     elif method == "session/prompt":
         times = []
-        opts = [{"optionId": "y", "name": "Allow", "kind": "allow_once"}, {"optionId": "n", "name": "Reject", "kind": "reject_once"}]
+        opts = [{"optionId": "y", "name": "Allow", "kind": "allow_once"},
+                {"optionId": "n", "name": "Reject", "kind": "reject_once"}]
         for i in range(N):
             start = time.perf_counter()
             out({"jsonrpc": "2.0", "id": 1000 + i, "method": "session/request_permission", "params": {"sessionId": "s",
@@ -62,7 +65,9 @@ for line in sys.stdin:
                     break
             times.append(time.perf_counter() - start)
             assert got["result"]["outcome"]["optionId"] == "y", got
-            out({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {"sessionUpdate": "tool_call", "toolCallId": "t%d" % i, "title": "ls", "kind": "execute", "status": "completed"}}})
+            out({"jsonrpc": "2.0", "method": "session/update", "params": {"sessionId": "s", "update": {
+                "sessionUpdate": "tool_call", "toolCallId": "t%d" % i, "title": "ls", "kind": "execute",
+                "status": "completed"}}})
         open(OUT, "w").write(json.dumps(times))
         out({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
 '''
