@@ -10,19 +10,15 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from monkey.backends.base import BackendError
 from monkey.commands.flags import session_request
 from monkey.line.terminal import Terminal, terminal_questions
-from monkey.permissions.requests import Approver, HeadlessApprover
-from monkey.session.setup import (
-    SessionRequest,
-    Setup,
-    SetupError,
-    build_agent,
-    resolve_setup,
-)
+from monkey.session.setup import SessionRequest, Setup, SetupError, build_agent, resolve_setup
+
+if TYPE_CHECKING:  # the app imports the permission engine after its first frame
+    from monkey.permissions.requests import Approver
 
 __all__ = ["run_agent_command"]
 
@@ -78,6 +74,8 @@ def _approver(use_app: bool, request: SessionRequest) -> Approver:
         from monkey.line.repl import InlineApprover
 
         return InlineApprover(terminal)
+    from monkey.permissions.requests import HeadlessApprover
+
     return HeadlessApprover(approve_plan=request.approve_plan)  # nobody can answer: the rules decide
 
 

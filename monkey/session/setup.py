@@ -8,8 +8,10 @@ server start?) are passed in as functions (:class:`Questions`): the terminal ask
 line mode, nobody asks them headless.
 
 :func:`resolve_setup` is cheap (no loop, no tools, no checkpoint database; the sandbox is
-probed in a thread), so the app can find every usage error before it draws and build the
-agent (:meth:`Setup.build`) just after its first frame; :func:`build_agent` does both at once.
+probed in a thread; the permission engine is imported only to read the rules the config
+gives, else when :attr:`Setup.policy` is first used), so the app can find every usage error
+before it draws and build the agent (:meth:`Setup.build`) just after its first frame;
+:func:`build_agent` does both at once.
 """
 
 from __future__ import annotations
@@ -23,22 +25,22 @@ from typing import TYPE_CHECKING, Any
 from monkey.agent.budget import Limits
 from monkey.backends.base import Backend
 from monkey.config import Config, ConfigError, load_config, monkey_home
-from monkey.permissions.policy import ApprovalPolicy
-from monkey.permissions.requests import Approver
-from monkey.permissions.rules import RuleError
 from monkey.session.switch import BackendSwitcher
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
+    from monkey.permissions.policy import ApprovalPolicy
+    from monkey.permissions.requests import Approver
     from monkey.events import Event
     from monkey.mcp_client.config import ServerConfig, Servers
+    from monkey.modes import Mode
     from monkey.permissions.protected import Guarded
     from monkey.session.replies import Level
     from monkey.session.session import Session
     from monkey.tools.sandbox import PendingProbe, Sandbox
 
 __all__ = ["SessionRequest", "Questions", "Setup", "SetupError", "McpSetup", "resolve_setup", "build_agent",
-           "make_policy", "guarded_for", "budget_limits", "WATCH_NOTICE"]
+           "make_policy", "start_mode", "guarded_for", "budget_limits", "WATCH_NOTICE"]
 
 
 class SetupError(Exception):
@@ -115,7 +117,6 @@ class Setup:
     workspace: Path
     config: Config
     backend: Backend
-    policy: ApprovalPolicy
     approver: Approver | None
     max_iterations: int
     compact_at: float
@@ -139,6 +140,22 @@ class Setup:
     alerts: list[str] = field(default_factory=list)
     """Notices a person must read even where notices are only logged (an editor shows them as a message):
     a workspace that holds their home or ``/``."""
+    made_policy: ApprovalPolicy | None = field(default=None, repr=False)
+    """The permission engine once made (see :attr:`policy`)."""
+
+    @property
+    def policy(self) -> ApprovalPolicy:
+        """The permission engine the session starts with (:func:`make_policy`), made on first use:
+        :func:`resolve_setup` has checked the flags' mode and read the config's rules by then,
+        so making it raises nothing new."""
+        if self.made_policy is None:
+            self.made_policy = make_policy(self.config, self.request.but(workspace=self.workspace))
+        return self.made_policy
+
+    @property
+    def mode(self) -> str:
+        """The permission mode the session starts in (known without making the engine)."""
+        return self.made_policy.mode if self.made_policy is not None else start_mode(self.config, self.request)[0]
 
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
@@ -246,7 +263,10 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
     if unknown:
         raise SetupError(f"context.policies: unknown {', '.join(map(repr, unknown))}; expected some of "
                          f"{', '.join(sorted(POLICIES))}")
-    policy = make_policy(config, request)
+    approvals = config.approvals  # a bad --mode, and a bad rule, are usage errors now
+    rules = approvals.allow or approvals.deny or approvals.read_only_extra  # none: the engine is made later
+    policy = make_policy(config, request) if rules else None
+    start_mode(config, request)
     if config.hooks:
         from monkey.extensions.hooks import parse_hooks
 
@@ -261,8 +281,9 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
     except ValueError as exc:
         raise SetupError(str(exc)) from None
     alerts: list[str] = []
-    if policy.guarded.home is not None or policy.guarded.system:
-        held = "/ (the whole system)" if policy.guarded.system else f"your home folder {policy.guarded.home}"
+    home, system = _holds(workspace)
+    if home is not None or system:
+        held = "/ (the whole system)" if system else f"your home folder {home}"
         alerts.append(f"the workspace {workspace} holds {held}: your home's dotfiles (shell rc files, .ssh/, "
                       ".gitconfig, .config/, .local/ ...) and the system's folders stay protected, so changing "
                       "one needs your approval of that exact call")
@@ -275,11 +296,12 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
                                api_key=r.api_key, base_url=r.base_url)
     limits = budget_limits(request, config)
     mcp = _mcp_setup(request, workspace, config, questions)
-    return Setup(workspace, config, backend, policy, approver,
-                 max_iterations=r.max_iterations or config.agent.max_iterations,
-                 compact_at=compact_at, notices=config.notices + choice.notices + alerts, switcher=switcher,
-                 probing=_probe_sandbox(config),  # every usage error is found by now
-                 mcp=mcp, limits=limits, request=request, alerts=alerts)
+    setup = Setup(workspace, config, backend, approver,
+                  max_iterations=r.max_iterations or config.agent.max_iterations,
+                  compact_at=compact_at, notices=config.notices + choice.notices + alerts, switcher=switcher,
+                  mcp=mcp, limits=limits, request=request, alerts=alerts, made_policy=policy)
+    setup.probing = _probe_sandbox(config)  # every usage error is found by now
+    return setup
 
 
 WATCH_NOTICE = ("undo cannot tell your edits from a command's here ({why}): a file you change in the workspace "
@@ -306,16 +328,11 @@ def make_policy(config: Config, request: SessionRequest) -> ApprovalPolicy:
     Raises:
         SetupError: a bad rule, or a mode that contradicts ``--no-approval``.
     """
-    from monkey.modes import ModeError, parse_mode
+    from monkey.permissions.policy import ApprovalPolicy
+    from monkey.permissions.rules import RuleError
     from monkey.permissions.user_rules import add_rules
 
-    try:
-        flagged = parse_mode(request.mode) if request.mode else None
-    except ModeError as exc:
-        raise SetupError(str(exc)) from None
-    if flagged not in (None, "auto") and request.no_approval:
-        raise SetupError(f"--no-approval is --mode auto; it contradicts --mode {flagged}")
-    mode = flagged or ("auto" if request.no_approval else None) or parse_mode(config.approvals.mode or "default")
+    mode, flagged = start_mode(config, request)
     try:
         policy = ApprovalPolicy.from_strings(
             config.approvals.allow, config.approvals.deny, mode=mode,
@@ -333,6 +350,30 @@ def make_policy(config: Config, request: SessionRequest) -> ApprovalPolicy:
 
     policy.save_rules = save
     return policy
+
+
+def start_mode(config: Config, request: SessionRequest) -> tuple[Mode, Mode | None]:
+    """The permission mode a session starts in, and the one the request's flags pin (None: not pinned).
+
+    Raises:
+        SetupError: a bad ``--mode``, or one that contradicts ``--no-approval``.
+    """
+    from monkey.modes import ModeError, parse_mode
+
+    try:
+        flagged = parse_mode(request.mode) if request.mode else None
+    except ModeError as exc:
+        raise SetupError(str(exc)) from None
+    if flagged not in (None, "auto") and request.no_approval:
+        raise SetupError(f"--no-approval is --mode auto; it contradicts --mode {flagged}")
+    mode = flagged or ("auto" if request.no_approval else None) or parse_mode(config.approvals.mode or "default")
+    return mode, flagged
+
+
+def _holds(workspace: Path) -> tuple[Path | None, bool]:
+    """The person's home when ``workspace`` is it or holds it (else None), and whether ``workspace`` is ``/``."""
+    home = Path.home().resolve()
+    return (home if home == workspace or workspace in home.parents else None), workspace == Path("/")
 
 
 def _configured_commands(config: Config) -> list[str]:
@@ -358,11 +399,10 @@ def guarded_for(config: Config, workspace: Path) -> Guarded:
     commands name, and the person's home or ``/`` when the workspace holds it."""
     from monkey.permissions.protected import CONFIG_FILES, Guarded, named_scripts
 
-    home = Path.home().resolve()
     names = CONFIG_FILES | set(config.instructions.files)
+    home, system = _holds(workspace)
     return Guarded(names=frozenset(names), scripts=named_scripts(_configured_commands(config), workspace),
-                   home=home if home == workspace or workspace in home.parents else None,
-                   system=workspace == Path("/"))
+                   home=home, system=system)
 
 
 def budget_limits(request: SessionRequest, config: Config) -> Limits:

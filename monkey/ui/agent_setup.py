@@ -6,7 +6,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from monkey.permissions.policy import ApprovalPolicy
     from monkey.permissions.requests import Approver
     from monkey.agent.loop import Agent
     from monkey.session.switch import BackendSwitcher
@@ -28,10 +27,14 @@ class AgentSetup(Protocol):
     workspace: Path
     backend: Backend
     approver: Approver | None
-    policy: ApprovalPolicy
     max_iterations: int
     limits: Limits
     switcher: BackendSwitcher
+
+    @property
+    def mode(self) -> str:
+        """The permission mode the session starts in (the status bar shows it before the engine exists)."""
+        ...
 
     def build(self) -> tuple[Agent, list[str]]:
         """The agent, and what building found to show (the sandbox's line, instruction files and

@@ -23,7 +23,7 @@ from monkey.events import Event
 from monkey.line.stop_signals import StopSignals
 from monkey.ui import memory
 from monkey.ui.agent_setup import AgentSetup
-from monkey.ui.approver import ApprovalNeeded, TuiApprover
+from monkey.ui.approver import GUARD_SECONDS, ApprovalNeeded, TuiApprover
 from monkey.ui.stopping import Stopping
 from monkey.ui.subagents import SubagentBlocks
 from monkey.ui.widgets.app_header import AppHeader
@@ -80,7 +80,7 @@ class MonkeyApp(Stopping, App[int]):
         self._agent: Agent | None = None if pending is not None else agent  # type: ignore[assignment]
         self._setup: AgentSetup | None = pending  # type: ignore[assignment]
         self.workspace: Path = agent.workspace
-        self._mode: str = agent.policy.mode
+        self._mode: str = pending.mode if pending is not None else agent.policy.mode  # type: ignore[union-attr]
         """The permission mode the session starts in (the status bar shows it)."""
         self._backend: Backend = agent.backend
         """The backend shown and closed until the agent exists (then the agent's own)."""
@@ -93,8 +93,6 @@ class MonkeyApp(Stopping, App[int]):
         """Lines to show at start (config warnings, repairs)."""
         self.clock = clock
         """Elapsed-time source for the status bar (frozen in snapshot tests)."""
-        from monkey.ui.screens.guarded import GUARD_SECONDS
-
         self.approval_guard = GUARD_SECONDS if approval_guard is None else approval_guard
         """Seconds a new approval dialog ignores its answer keys (keys typed ahead are not answers)."""
         self.approval_clock = approval_clock

@@ -22,16 +22,24 @@ from collections.abc import Callable
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from monkey.permissions.requests import Decision, stopped_by_user
 from monkey.ui.approver import ApprovalNeeded
 
 if TYPE_CHECKING:
     from textual.screen import Screen
 
+    from monkey.permissions.requests import Decision
+
     from monkey.ui.attention import Attention
     from monkey.ui.screens.guarded import GuardedDialog
 
 __all__ = ["ApprovalQueue"]
+
+
+def _stopped(reason: str = "") -> Decision:
+    """The refusal of a request the person stopped (the engine is imported with the first question)."""
+    from monkey.permissions.requests import stopped_by_user
+
+    return stopped_by_user(reason) if reason else stopped_by_user()
 
 
 class Host(Protocol):
@@ -77,11 +85,11 @@ class ApprovalQueue:
         waiting, self.waiting = list(self.waiting), deque()
         for message in waiting:
             if not message.future.done():
-                message.future.set_result(stopped_by_user())
+                message.future.set_result(_stopped())
         if self.shown is not None:
             message = self.shown[0]
             if not message.future.done():
-                message.future.set_result(stopped_by_user())  # its done-callback closes the dialog
+                message.future.set_result(_stopped())  # its done-callback closes the dialog
 
     def _show_next(self) -> None:
         from monkey.ui.screens.approval import ApprovalScreen
@@ -115,7 +123,7 @@ class ApprovalQueue:
         """
         self.app.attention.answered()
         if not message.future.done():  # not withdrawn meanwhile
-            decision = decision or stopped_by_user("dismissed")
+            decision = decision or _stopped("dismissed")
             message.future.set_result(decision)
             if decision.stop:
                 self.stop_all()

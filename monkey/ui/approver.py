@@ -8,13 +8,19 @@ sub-agents running at once may ask together), and resolves each future with its 
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from textual.app import App
 from textual.message import Message
 
-from monkey.permissions.requests import ApprovalRequest, Decision
+if TYPE_CHECKING:  # the permission engine is imported with the first question, after the first frame
+    from monkey.permissions.requests import ApprovalRequest, Decision
 
-__all__ = ["TuiApprover", "ApprovalNeeded"]
+__all__ = ["TuiApprover", "ApprovalNeeded", "GUARD_SECONDS"]
+
+GUARD_SECONDS = 0.4
+"""How long the keyboard must be quiet after a new dialog opens before its answer keys work.
+A person typing while the agent works does not see the dialog appear between two keys; what they type next must not answer it."""
 
 
 class ApprovalNeeded(Message):
@@ -41,6 +47,8 @@ class TuiApprover:
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Post the request to the app and wait for the answer (cancelling the turn withdraws it)."""
         if self.app is None:
+            from monkey.permissions.requests import Decision
+
             return Decision(approved=False, by="policy", reason="no screen to ask on")
         loop = asyncio.get_running_loop()
         future: asyncio.Future[Decision] = loop.create_future()

@@ -134,3 +134,57 @@ def test_the_sandbox_is_probed_meanwhile_and_build_says_what_it_found(workspace:
     assert setup.notices[-len(found):] == found
     again = build_agent(_request(workspace, script), HeadlessApprover())  # both at once: the same lines, once each
     assert [n for n in again.notices if "sandbox" in n or "AGENTS.md" in n] == found
+
+
+def test_the_permission_engine_is_made_on_first_use_when_the_config_gives_no_rules(
+        workspace: Path, tmp_path: Path) -> None:
+    """The app draws before it imports the engine: without rules to read there is nothing to check early."""
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    setup = resolve_setup(_request(workspace, script, mode="plan"), HeadlessApprover())
+    assert setup.made_policy is None and setup.mode == "plan"  # the status bar's mode, known without it
+    policy = setup.policy
+    assert setup.made_policy is policy and setup.policy is policy  # made once
+    assert policy.mode == "plan" and policy.mode_pinned
+    assert policy.guarded.names and policy.protected_roots == (monkey_home().resolve(),)
+    setup.build()
+    assert setup.agent is not None and setup.agent.policy is policy
+    assert resolve_setup(_request(workspace, script), None).mode == "default"
+
+
+def test_a_bad_rule_is_still_a_setup_error_before_anything_is_drawn(
+        workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["not a rule("]\n')
+    with pytest.raises(SetupError, match="not a rule"):
+        resolve_setup(_request(workspace, script), HeadlessApprover())
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["shell_execute(git status)"]\n')
+    setup = resolve_setup(_request(workspace, script), HeadlessApprover())
+    assert setup.made_policy is not None and setup.made_policy.allow  # read with the config's rules
+
+
+def test_the_app_path_imports_no_permission_engine_before_its_first_frame(workspace: Path, tmp_path: Path) -> None:
+    """What ``monkey agent`` does before the app's first frame (resolve the setup, make the app) leaves
+    the permission engine unimported; a fresh interpreter is the only place to see that."""
+    import subprocess
+    import sys
+
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    code = (
+        "import sys\n"
+        "from monkey.cli import build_parser\n"
+        "from monkey.commands.agent import _approver\n"
+        "from monkey.commands.flags import session_request\n"
+        "from monkey.session.setup import resolve_setup\n"
+        "from monkey.ui.app import MonkeyApp\n"
+        f"args = build_parser().parse_args(['agent', '--backend', 'scripted', '--script', {str(script)!r},"
+        f" '--cwd', {str(workspace)!r}])\n"
+        "request = session_request(args)\n"
+        "setup = resolve_setup(request, _approver(True, request))\n"
+        "app = MonkeyApp(setup, notices=setup.notices)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('monkey.permissions.')))\n"
+        "print(app._mode)\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
+                         timeout=120)
+    assert out.stdout.splitlines() == ["[]", "default"], out.stderr

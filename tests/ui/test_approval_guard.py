@@ -48,8 +48,9 @@ async def test_keys_typed_as_the_dialog_opens_do_not_answer_it(app_for, workspac
             await pilot.pause(0.05)
         assert "y approve once" in str(screen.query_one("#keys").render())
         await pilot.press("y")  # a fresh key press, made looking at the dialog
-        for _ in range(200):  # the second command asks again (nothing was granted): a new dialog
-            if isinstance(app.screen, ApprovalScreen) and app.screen is not screen:
+        for _ in range(200):  # the second command asks again (nothing was granted): a new dialog, shown
+            # (its guard starts when it mounts, by the test's clock: the clock moves only after that)
+            if isinstance(app.screen, ApprovalScreen) and app.screen is not screen and app.screen.opened_at:
                 break
             await pilot.pause(0.05)
         assert isinstance(app.screen, ApprovalScreen) and app.screen is not screen

@@ -24,12 +24,10 @@ from textual.widgets import Static
 
 from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.safe_text import escape_controls
+from monkey.ui.approver import GUARD_SECONDS
 
 __all__ = ["GuardedDialog", "GUARD_SECONDS"]
 
-GUARD_SECONDS = 0.4
-"""How long the keyboard must be quiet after a new dialog opens before its answer keys work.
-A person typing while the agent works does not see the dialog appear between two keys; what they type next must not answer it."""
 
 
 class GuardedDialog(ModalScreen[Decision]):
