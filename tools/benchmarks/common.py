@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import statistics
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 
 def figure(
