@@ -72,55 +72,7 @@ __all__ = [
     "DecodeError",
 ]
 
-EndReason = Literal["completed", "max_iterations", "cancelled", "error", "denied", "budget"]
-"""Why a turn or a session ended."""
-
-
-class Event(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
-    """Base of every event: a ``type`` tag, a wall-clock ``ts`` and the ``session_id``."""
-
-    ts: float = msgspec.field(default_factory=time.time)
-    """Seconds since the epoch when the event was made."""
-    session_id: str = ""
-    """The monkey session this event belongs to."""
-    parent_call_id: str | msgspec.UnsetType = msgspec.UNSET
-    """On a sub-agent's events: the parent's ``task`` call that runs the sub-agent (see
-    :class:`SubagentStarted`). Absent from every other event (not written on the wire)."""
-
-    @property
-    def type(self) -> str:
-        """The event's tag, as written on the wire."""
-        return self.__struct_config__.tag  # type: ignore[return-value]
-
-
-class ToolCallSpec(msgspec.Struct, frozen=True, kw_only=True):
-    """One tool call as the model asked for it."""
-
-    id: str
-    name: str
-    arguments: dict[str, Any] = {}
-    error: str = ""
-    """Why the call cannot run as the model wrote it (e.g. arguments that are not JSON);
-    the loop gives this back to the model as the call's result."""
-
-
-class ToolImage(msgspec.Struct, frozen=True, kw_only=True):
-    """An image a tool gave back (an MCP tool's image block), for backends that take images."""
-
-    media_type: str
-    """``image/png``, ``image/jpeg`` ..."""
-    data: str
-    """The image, base64-encoded."""
-
-
-class InstructionRef(msgspec.Struct, frozen=True, kw_only=True):
-    """One instruction file (``AGENTS.md``...) the model was given, by content hash."""
-
-    path: str
-    """As shown: relative to the repository, or ``~monkey/...`` for the user's own."""
-    sha256: str
-    bytes: int = 0
-
+from monkey.event_base import EndReason, Event, Handoff, InstructionRef, ToolCallSpec, ToolImage  # noqa: E402
 
 class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     """A session began (or was resumed) in a workspace."""
@@ -461,27 +413,6 @@ class BudgetReached(Event, frozen=True, kw_only=True, tag="budget_reached"):
     """``session``: ``used`` counts the stored session's earlier runs too (``--budget-scope``); ``run``: this run's."""
     earlier: float = 0.0
     """How much of ``used`` earlier runs of the session spent."""
-
-
-class Handoff(msgspec.Struct, frozen=True, kw_only=True):
-    """What a sub-agent hands back to its parent (seed 004): the parent's model reads it as text."""
-
-    agent: str
-    session_id: str
-    """The child's session (``monkey sessions show ID``)."""
-    summary: str = ""
-    """The child's final answer."""
-    key_outputs: list[str] = []
-    """One line per tool call that worked (``name: first line of its result``), the last few."""
-    files_changed: list[str] = []
-    turns: int = 0
-    """Model responses the child (and its own children) used."""
-    cost_usd: float = 0.0
-    completed: bool = False
-    reason: str = ""
-    """How the child's turn ended (``completed``, ``budget``, ``error`` ...)."""
-    message: str = ""
-    """Why, when it did not complete."""
 
 
 class SubagentStarted(Event, frozen=True, kw_only=True, tag="subagent_started"):

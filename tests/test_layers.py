@@ -55,6 +55,7 @@ LAYERS: dict[str, int] = {
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     "monkey.modes": 0,  # the permission modes' names (config checks them)
     "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path
+    "monkey.event_base": 0,  # the base of every event and the records events carry (monkey.events re-exports them)
     "monkey.notify": 0,  # notifications off the terminal: OSC 9/777, notify-send, a webhook
     "monkey.prompts": 0,  # the system, compaction, plan-mode and /init prompts (text only)
     "monkey.http_guard": 0,  # the Host / Origin rules and the listening socket of monkey's HTTP servers
