@@ -84,7 +84,10 @@ class RemoteAnswers:
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         store = self._store()
-        if store is None or request.plan:  # not stored (nothing to watch); a plan is reviewed where it runs
+        if store is None or request.plan or request.unsandboxed:
+            # not stored (nothing to watch); a plan is reviewed where it runs; the second question about a
+            # command the sandbox blocked (run it outside?) has the call's id too, and must never take the
+            # answer stored for the first: only the person there answers it, afresh
             return await self.inner.decide(request)
         root = request.session_id or self._root()  # the session that asks: a sub-agent's own
         try:
