@@ -159,3 +159,15 @@ def spawn_repl(workspace: Path, home: Path, script: Path, *flags: str, timeout: 
          "--cwd", str(workspace), *flags],
         env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=timeout, dimensions=(40, columns),
     )
+
+
+MARK_BY_FIXTURE = {"tmux": "tmux", "llama": "local_model", "llama_url": "local_model"}
+"""Fixtures that make a test of a kind: a test using one (directly or through another fixture) is marked."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark the tests that use a fixture of a kind (``-m "not local_model"`` then leaves them out)."""
+    for item in items:
+        for fixture in getattr(item, "fixturenames", ()):
+            if fixture in MARK_BY_FIXTURE:
+                item.add_marker(MARK_BY_FIXTURE[fixture])

@@ -11,6 +11,8 @@ from typing import Any
 
 import msgspec
 
+import pytest
+
 from monkey import events as ev
 from monkey.store import Recorder, SessionStore
 from monkey.store.spent import Spent, session_spent
@@ -179,6 +181,7 @@ async def test_session_spent_reads_turns_usage_children_and_each_turns_seconds(m
     assert spent.wall == 10 + 5 + 2
 
 
+@pytest.mark.pty
 def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
 

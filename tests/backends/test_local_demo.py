@@ -20,6 +20,8 @@ import pytest
 from monkey.backends.select import create_backend
 from monkey.config import load_config
 
+pytestmark = pytest.mark.local_model
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

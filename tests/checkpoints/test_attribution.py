@@ -61,6 +61,7 @@ def session_of(events: list[dict[str, Any]]) -> str:
     return next(e["session_id"] for e in events if e.get("session_id"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
 def test_a_persons_write_during_a_shell_command_is_never_undone(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
@@ -88,6 +89,7 @@ def test_a_persons_write_during_a_shell_command_is_never_undone(
     assert "person.txt: left as it is, not attributable to monkey: written by another program (pid" in undo.stdout
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("watch", [pytest.param(True, id="write-watch"), pytest.param(False, id="time-window")])
 def test_concurrent_sessions_undo_only_their_own_changes(
         workspace: Path, monkey_home: Path, tmp_path: Path, watch: bool) -> None:
@@ -129,6 +131,7 @@ def test_concurrent_sessions_undo_only_their_own_changes(
     assert (workspace / "README.md").read_text() == "# proj\n"
 
 
+@pytest.mark.subprocess
 def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / ".gitignore").write_text(".env\nbuild/\n")
@@ -209,6 +212,7 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
     assert "[cannot be undone: " in last and "big.bin: deleted" in last and "vendor/lib/: changed" in last, last
 
 
+@pytest.mark.subprocess
 def test_two_shell_commands_at_once_in_one_process_are_not_told_apart(
         workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two sessions of one monkey process (an editor over ACP, `monkey serve`) each run a shell

@@ -11,6 +11,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from monkey.checkpoints.guard import BEAT
 from monkey.children import death_mark
 from tests.checkpoints.conftest import git, tree_digest
@@ -105,6 +107,7 @@ def _wait_for(path: Path, timeout: float = 30) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.subprocess
 def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     marker = f"monkey-kill-9-{os.getpid()}"
     code = ("import pathlib, time\n"
@@ -151,6 +154,7 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
     assert (workspace / "after.txt").exists(), "never deleted on a guess"
 
 
+@pytest.mark.subprocess
 def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     """The command writes long after monkey's last heartbeat (a starved heartbeat thread, as
@@ -206,6 +210,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.subprocess
 def test_kill_9_between_pending_and_applied(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     for when in ("before", "after"):
         proc = subprocess.run([sys.executable, "-c", KILLER, str(workspace), str(monkey_home), when],
@@ -283,6 +288,7 @@ for i in range(15):
 """
 
 
+@pytest.mark.subprocess
 def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_home: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(workspace), str(monkey_home), tag],
                               env=monkey_env(monkey_home), stderr=subprocess.PIPE, text=True) for tag in "ab"]
@@ -303,6 +309,7 @@ def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_ho
     assert sorted(p.name for p in workspace.iterdir()) == [".git", "README.md"]
 
 
+@pytest.mark.pty
 def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
                                                                        tmp_path: Path) -> None:
     import pexpect

@@ -12,6 +12,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.undo import FAULT_KILL_AFTER
 from tests.checkpoints.test_cli import agent, call, py
@@ -73,6 +75,7 @@ def test_a_change_killed_mid_write_leaves_no_temporary_file(workspace: Path, mon
     assert temp_files(workspace) == ["src/.a.txt.notmine.monkey-tmp"]
 
 
+@pytest.mark.subprocess
 def test_a_stale_index_lock_is_removed_and_a_held_one_is_named(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     run = agent(workspace, monkey_home, tmp_path, [call("shell_execute", command=py("open('a','w').write('1')"))],

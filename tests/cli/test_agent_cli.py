@@ -11,6 +11,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import monkey_env, pids_running, run_monkey, write_script
 
 
@@ -255,6 +257,7 @@ def test_task_from_stdin(monkey_home: Path, workspace: Path, tmp_path: Path) -> 
     assert "hello from stdin" in run.stdout
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     marker = f"monkey-ctrl-c-{os.getpid()}"
     code = f"import time; open('child.started','w').write('{marker}'); time.sleep(60)"

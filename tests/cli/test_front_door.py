@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.conftest import monkey_env, run_monkey, spawn_repl, write_script
 
@@ -45,6 +46,7 @@ def test_bare_monkey_without_a_terminal_prints_help(monkey_home: Path) -> None:
     assert run.stdout.startswith("usage: monkey")
 
 
+@pytest.mark.pty
 def test_bare_monkey_on_a_terminal_opens_the_app(workspace: Path, monkey_home: Path) -> None:
     child = pexpect.spawn(sys.executable, ["-m", "monkey"], cwd=str(workspace),
                           env=monkey_env(monkey_home, TERM="xterm-256color", ANTHROPIC_API_KEY=""),
@@ -58,6 +60,7 @@ def test_bare_monkey_on_a_terminal_opens_the_app(workspace: Path, monkey_home: P
     assert b"--resume" not in child.before, "an empty session has nothing to resume"
 
 
+@pytest.mark.pty
 def test_the_app_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     sid = stored_session(workspace, monkey_home, tmp_path)
     child = spawn_app(workspace, monkey_home, write_script(tmp_path / "s.json", FAILING_TURN), "--resume")
@@ -75,6 +78,7 @@ def test_the_app_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_hom
     assert f"monkey: resume this session with: monkey agent --resume {sid}" in tail
 
 
+@pytest.mark.pty
 def test_escape_in_the_app_picker_chooses_nothing(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     stored_session(workspace, monkey_home, tmp_path)
     child = spawn_app(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]), "--resume")
@@ -86,6 +90,7 @@ def test_escape_in_the_app_picker_chooses_nothing(workspace: Path, monkey_home: 
     assert b"monkey: no session chosen" in child.before
 
 
+@pytest.mark.pty
 def test_plain_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", FAILING_TURN))
     child.expect_exact("Type a task")
@@ -101,6 +106,7 @@ def test_plain_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home:
     assert found.group(1) in listed.stdout
 
 
+@pytest.mark.pty
 def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]))
@@ -112,6 +118,7 @@ def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, mon
     assert "--resume" not in child.before
 
 
+@pytest.mark.pty
 def test_plain_keeps_thinking_apart_from_the_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [
         {"thinking": "I should greet back.", "text": "Hello there."}]))

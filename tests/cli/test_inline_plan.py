@@ -6,8 +6,11 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.conftest import monkey_env, spawn_repl, write_script
+
+pytestmark = pytest.mark.pty
 
 PLAN = "# Plan\n\n1. Write hello.txt.\n2. Check it."
 

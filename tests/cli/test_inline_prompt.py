@@ -9,8 +9,11 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.conftest import monkey_env, refuse_without_reason, spawn_repl, write_script
+
+pytestmark = pytest.mark.pty
 
 SLOW = (f"{sys.executable} -c \"import time; print('tool is running', flush=True); "
         "time.sleep(60)\"")
@@ -115,6 +118,7 @@ def test_the_question_goes_to_the_terminal_when_stdout_is_a_file(workspace: Path
     assert "allow?" not in text and "needs approval" not in text
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_between_turns_does_not_end_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "First answer."}, {"text": "Second answer."}])
     child = spawn_repl(workspace, monkey_home, script)

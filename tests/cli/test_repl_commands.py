@@ -9,9 +9,12 @@ import json
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from monkey.session.commands import COMMANDS
 from tests.conftest import run_monkey, spawn_repl, write_script
+
+pytestmark = pytest.mark.pty
 
 
 def _repl(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:

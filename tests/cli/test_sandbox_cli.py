@@ -218,6 +218,7 @@ def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: P
     assert (workspace / "README.md").read_text() == "# proj\nedited before\n"
 
 
+@pytest.mark.pty
 def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sandbox(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
@@ -246,6 +247,7 @@ def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sand
     assert (workspace / ".git" / "hooks" / "approved").read_text() == "approved"
 
 
+@pytest.mark.subprocess
 def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monkey_home: Path,
                                                           tmp_path: Path) -> None:
     """Even the grandchild that left the session and cleared its environment (which monkey alone cannot

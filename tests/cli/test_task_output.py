@@ -26,6 +26,7 @@ def waiter(tmp_path: Path) -> str:
     return f"{sys.executable} {wait}"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("fmt", ["text", "stream-json"])
 def test_a_closed_stdout_ends_quietly_and_keeps_the_session(fmt: str, workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:

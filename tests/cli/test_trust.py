@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from monkey.config import load_config
 from tests.conftest import monkey_env, run_monkey, write_script
@@ -58,6 +59,7 @@ def test_headless_never_asks_and_never_trusts(workspace: Path, monkey_home: Path
     assert run.returncode == 0 and "ignored agent.max_iterations" in run.stderr and "Trust" not in run.stderr
 
 
+@pytest.mark.pty
 def test_on_a_terminal_monkey_asks_once_and_remembers(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     project(workspace, '[agent]\nmax_iterations = 1\n')
     script = write_script(tmp_path / "s.json", [{"text": "hello"}, {"text": "again"}])

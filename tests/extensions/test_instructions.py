@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from monkey.extensions.instructions import changes_since, load_instructions
 from tests.conftest import init_git_workspace, run_monkey
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
@@ -141,6 +143,7 @@ _INIT_TURNS = [
 ]
 
 
+@pytest.mark.pty
 def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
     import pexpect
 

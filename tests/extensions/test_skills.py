@@ -9,6 +9,8 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
+
 from monkey.extensions.skills import SkillError, discover, parse_skill, tool_rules
 from tests.conftest import init_git_workspace, refuse_without_reason, run_monkey, write_script
 
@@ -123,6 +125,7 @@ def test_the_model_loads_a_skill_and_its_tools_are_allowed_for_that_turn_only(
     assert run.of_type("approval_resolved")[0]["decision"] == "denied"
 
 
+@pytest.mark.pty
 def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(
         tmp_path: Path, monkey_home: Path) -> None:
     """Turn 1 runs /make-file (the person's invocation): its command runs without asking;

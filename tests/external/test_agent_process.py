@@ -17,6 +17,8 @@ from monkey.events import Event
 from monkey.messages import Message, ModelRequest
 from tests.external.conftest import FIXTURES
 
+pytestmark = pytest.mark.subprocess
+
 
 def request(prompt: str = "say hello") -> ModelRequest:
     return ModelRequest(system="ignored", messages=[Message(role="user", content=prompt)], session_id="s_test")

@@ -20,6 +20,8 @@ from tests.conftest import Run, run_monkey
 from tests.external.fake_anthropic import FakeAnthropic
 from tests.external.helpers import configure, run_task
 
+pytestmark = pytest.mark.external
+
 
 def _bundled() -> str | None:
     """The CLI the ``claude-agent-sdk`` wheel (the dev extra) ships, the same program as npm's."""

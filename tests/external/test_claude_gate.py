@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.claude_code.backend import ClaudeCodeBackend
@@ -48,6 +50,7 @@ def test_recorded_bash_is_refused_headless(monkey_home: Path, workspace: Path, f
     assert run.of_type("approval_resolved")[0]["decision"] == "denied"
 
 
+@pytest.mark.subprocess
 def test_cancel_while_the_question_is_pending_answers_the_cli(workspace: Path, fake_agent: Path,
                                                                tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"

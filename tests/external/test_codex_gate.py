@@ -100,6 +100,7 @@ def test_a_request_monkey_does_not_know_gets_an_error(monkey_home: Path, workspa
     assert run.of_type("turn_completed")[0]["result"].startswith("Hello from the fake server")
 
 
+@pytest.mark.subprocess
 def test_cancel_while_the_question_is_pending_answers_codex(workspace: Path, fake_codex: Path,
                                                             tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"

@@ -191,6 +191,7 @@ def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
     return run_task(home, workspace, "codex", task, *extra, timeout=150)
 
 
+@pytest.mark.external
 def test_real_codex_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     cli = _cli()
     codex_home = tmp_path / "cli-home" / ".codex"

@@ -14,8 +14,13 @@ NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
 EVERYTHING = NPM_BIN / "mcp-server-everything"
 FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
 
-needs_npm = pytest.mark.skipif(not EVERYTHING.exists() or not FILESYSTEM.exists(),
-                               reason="npm ci --prefix tests/npm installs the MCP reference servers")
+_npm_servers = pytest.mark.skipif(not EVERYTHING.exists() or not FILESYSTEM.exists(),
+                                  reason="npm ci --prefix tests/npm installs the MCP reference servers")
+
+
+def needs_npm(test):  # type: ignore[no-untyped-def]
+    """An ``external`` test on the npm MCP reference servers, skipped until ``npm ci --prefix tests/npm`` ran."""
+    return pytest.mark.external(_npm_servers(test))
 
 
 def call(tool: str, **arguments: object) -> dict[str, Any]:

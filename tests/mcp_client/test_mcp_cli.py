@@ -178,6 +178,7 @@ def test_tool_timeout_bounds_a_call(scripted, monkey_home: Path, tmp_path: Path)
     assert greet["ok"], "the server still answers after a cancelled call"
 
 
+@pytest.mark.subprocess
 def test_a_call_is_cancelled_with_its_turn(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import signal
     import subprocess
@@ -218,6 +219,7 @@ def test_images_are_kept_and_structured_content_is_given(scripted, monkey_home: 
     assert structured["ok"] and json.loads(structured["output"]).get("temperature") is not None
 
 
+@pytest.mark.subprocess
 def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: Path, tmp_path: Path) -> None:
     import os
     import socket

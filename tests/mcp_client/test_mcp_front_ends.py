@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import spawn_repl, write_script
 from tests.mcp_client.conftest import call, fake_server, write_servers
 from tests.ui.conftest import make_app, settle, type_and_send
@@ -59,6 +61,7 @@ async def test_the_approval_dialog_shows_the_description_and_arguments(workspace
         await app.action_quit()
 
 
+@pytest.mark.pty
 def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts"),
                                              "gone": {"command": "/nonexistent/server"}})
@@ -74,6 +77,7 @@ def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> 
     child.close()
 
 
+@pytest.mark.pty
 def test_a_project_servers_definition_is_approved_once_and_asked_again_when_it_changes(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     from tests.conftest import run_monkey

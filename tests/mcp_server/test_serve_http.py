@@ -14,6 +14,7 @@ from tests.mcp_server.client import http_session, start_http, text
 from tests.mcp_server.test_serve_stdio import TOOLS
 
 
+@pytest.mark.subprocess
 async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_write(secret/**)"]\n')
     server = start_http(workspace, monkey_home)
@@ -46,6 +47,7 @@ async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_hom
     assert not (workspace / "web.txt").exists()
 
 
+@pytest.mark.subprocess
 def test_a_given_port_and_a_bad_request(workspace: Path, monkey_home: Path) -> None:
     import socket
 

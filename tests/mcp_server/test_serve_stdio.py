@@ -150,6 +150,7 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
 
 
+@pytest.mark.subprocess
 def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: Path, monkey_home: Path) -> None:
     proc = _serve(workspace, monkey_home)
     try:
@@ -182,6 +183,7 @@ def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: 
             proc.wait()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey_home: Path, sig: int) -> None:
     proc = _serve(workspace, monkey_home)
@@ -205,6 +207,7 @@ def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey
     assert session["state"] == "completed" and session["turns"] == 1
 
 
+@pytest.mark.subprocess
 async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspace: Path, monkey_home: Path) -> None:
     from mcp.shared.exceptions import MCPError
 

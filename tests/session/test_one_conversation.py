@@ -27,11 +27,14 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 
 from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import Questions, SessionRequest, build_agent
 from monkey.store import SessionStore
 from tests.conftest import init_git_workspace, spawn_repl, write_script
+
+pytestmark = pytest.mark.pty
 
 TURNS = [
     {"text": "I will write the notes.",

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
 from tests.conftest import monkey_env, run_monkey, stored_events, write_script
 
@@ -79,6 +81,7 @@ def _start(args: list[str], home: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(home))
 
 
+@pytest.mark.subprocess
 def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "a.txt").write_text("alpha\n")
     script = write_script(tmp_path / "slow.json", [
@@ -114,6 +117,7 @@ def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_p
     assert "alpha" in shown and "go on" in shown and "integrity  intact" in shown
 
 
+@pytest.mark.subprocess
 def test_eight_processes_at_once(tmp_path: Path, monkey_home: Path) -> None:
     text = " ".join(f"w{i}" for i in range(900))  # 300 text deltas per model call
     script = write_script(tmp_path / "many.json", [
@@ -207,6 +211,7 @@ def test_sessions_needs_an_action(monkey_home: Path) -> None:
     assert time.time() > 0 and os.sep
 
 
+@pytest.mark.pty
 def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
                                                                   tmp_path: Path) -> None:
     import pexpect

@@ -143,6 +143,7 @@ async def test_manual_compaction_and_failures(workspace: Path) -> None:
     assert made[-1].type == "error" and "overloaded" in made[-1].message and agent.messages == before
 
 
+@pytest.mark.local_model
 def test_compaction_with_the_local_model(workspace: Path) -> None:
     pytest.importorskip("llama_cpp")
     from monkey.backends.local import LocalBackend

@@ -22,6 +22,8 @@ import pytest
 
 from tests.conftest import init_git_workspace, monkey_env, run_monkey, stored_events, write_script
 
+pytestmark = pytest.mark.subprocess
+
 STREAMING = {"text_delta", "thinking_delta"}
 
 TURNS = [

@@ -6,8 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.conftest import run_monkey, spawn_repl, write_script
+
+pytestmark = pytest.mark.pty
 
 
 def _repl(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:

@@ -61,6 +61,7 @@ async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, w
     assert '"to_model":"bigger"' in changed
 
 
+@pytest.mark.pty
 @pytest.mark.parametrize(("setup", "says"), [
     ({"config": '[approvals]\ndeny = ["shell_execute(git status"]\n'}, "shell_execute(git status"),
     ({"config": "[agent]\nmax_iterations = 'many'\n"}, "max_iterations"),
@@ -125,6 +126,7 @@ async def test_the_top_says_what_is_not_on_screen_and_where_to_read_it(app_for) 
         assert str(transcript.children[-1].render()) == f"note {MAX_BLOCKS - 1}"
 
 
+@pytest.mark.pty
 @pytest.mark.parametrize("flags", [["--continue"], ["--resume", "nosuchsession"]])
 def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path, monkey_home: Path,
                                                                 tmp_path: Path, flags: list[str]) -> None:
@@ -141,6 +143,7 @@ def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path,
     assert run_monkey(["sessions", "list", "--all", "--json"], home=monkey_home).stdout.strip() == "[]"
 
 
+@pytest.mark.pty
 def test_continue_in_the_app_opens_the_latest_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     first = run_monkey(["agent", "--backend", "scripted", "--script",
                         str(write_script(tmp_path / "a.json", [{"text": "first answer"}])), "--cwd", str(workspace),

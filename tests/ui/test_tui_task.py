@@ -11,6 +11,8 @@ import pytest
 
 from tests.conftest import monkey_env, write_script
 
+pytestmark = pytest.mark.pty
+
 
 def _tui_task(workspace: Path, home: Path, script: Path) -> tuple[int, str]:
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--tui", "--backend", "scripted", "--script",

@@ -7,9 +7,12 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from tests.conftest import monkey_env
 from tests.backends.plugin.test_plugin_tools import WRITE, results
+
+pytestmark = pytest.mark.pty
 
 
 def spawn(workspace: Path, home: Path, name: str) -> pexpect.spawn:
