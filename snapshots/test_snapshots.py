@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from monkey.events import (IterationStarted, TextDelta, ThinkingDelta, ToolCallEvent, ToolOutput, ToolResult,
                            TurnStarted, Usage)
 from monkey.ui.widgets.tool_block import ToolBlock
+
+pytestmark = pytest.mark.xdist_group("snapshots")  # one workspace path: one worker at a time
 
 SIZE = (120, 36)
 EDIT = [{"text": "I'll rename the project and look around.", "tool_calls": [

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -161,6 +164,21 @@ def spawn_repl(workspace: Path, home: Path, script: Path, *flags: str, timeout: 
     )
 
 
+@pytest.fixture
+def tmux(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A tmux server of this test's own: every ``tmux`` the test runs (and its children) finds it
+    through ``TMUX_TMPDIR``, so runs in parallel never share sessions; it is killed afterwards.
+    The folder is a short one under /tmp (a socket's path has a length limit)."""
+    folder = Path(tempfile.mkdtemp(prefix="monkey-tmux-", dir="/tmp"))
+    monkeypatch.setenv("TMUX_TMPDIR", str(folder))
+    monkeypatch.delenv("TMUX", raising=False)  # a test run from inside tmux must not reach that server
+    try:
+        yield folder
+    finally:
+        subprocess.run(["tmux", "kill-server"], capture_output=True, env={**os.environ, "TMUX_TMPDIR": str(folder)})
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 MARK_BY_FIXTURE = {"tmux": "tmux", "llama": "local_model", "llama_url": "local_model"}
 """Fixtures that make a test of a kind: a test using one (directly or through another fixture) is marked."""
 
@@ -171,3 +189,12 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in MARK_BY_FIXTURE:
                 item.add_marker(MARK_BY_FIXTURE[fixture])
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto`` (pyproject) spreads a run of folders over the cores; a run of named test files
+    (``pytest tests/x.py -k y``) stays in one process, which starts sooner."""
+    args = [a.split("::")[0] for a in config.args]
+    if args and all(a.endswith(".py") for a in args):
+        return 0
+    return None  # xdist's own count (the cores, or PYTEST_XDIST_AUTO_NUM_WORKERS)

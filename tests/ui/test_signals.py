@@ -26,7 +26,7 @@ from tests.conftest import ROOT, monkey_env
 from tests.fakes.family_procs import family, family_task, kill_all, wait_gone
 from tests.ui.test_tmux import capture, wait_for
 
-pytestmark = [pytest.mark.tmux, pytest.mark.subprocess,
+pytestmark = [pytest.mark.usefixtures("tmux"), pytest.mark.subprocess,
               pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
                                  reason="needs tmux and /proc")]
 
