@@ -19,7 +19,8 @@ import pytest
 from textual.reactive import reactive
 from textual.widgets import Input, TextArea
 
-from tests.conftest import init_git_workspace, monkey_home  # noqa: F401 - a fixture (autouse)
+from tests.conftest import monkey_home  # noqa: F401 - a fixture (autouse)
+from tests.support.cli import init_git_workspace
 from tests.ui.conftest import app_for  # noqa: F401 - a fixture
 
 SNAPSHOT_WORKSPACE = Path("/tmp/monkey-snapshots/proj")

@@ -15,7 +15,7 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support.cli import ROOT
 
 
 @pytest.mark.xdist_group("snapshots")  # their one workspace path: not while a worker runs them

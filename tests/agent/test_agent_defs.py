@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.agent.agent_defs import discover_agents, stricter_mode
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 
 
 def put(folder: Path, name: str, text: str) -> Path:

@@ -11,7 +11,7 @@ from monkey.agent.budget import Budget, Limits, parse_limits
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 
 
 def agent_for(workspace: Path, turns: list[ScriptTurn], limits: Limits) -> Agent:

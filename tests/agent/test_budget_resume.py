@@ -16,7 +16,7 @@ import pytest
 from monkey import events as ev
 from monkey.store import Recorder, SessionStore
 from monkey.store.spent import Spent, session_spent
-from tests.conftest import Run, run_monkey, stored_events, write_script
+from tests.support.cli import Run, run_monkey, stored_events, write_script
 
 LS = {"name": "list_directory", "arguments": {"path": "."}}
 _looks = iter(range(1, 1000))
@@ -185,7 +185,7 @@ async def test_session_spent_reads_turns_usage_children_and_each_turns_seconds(m
 def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
 
-    from tests.conftest import spawn_repl
+    from tests.support.pty import spawn_repl
 
     first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
     assert first.returncode == 0, first.stderr

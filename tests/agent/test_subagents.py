@@ -17,7 +17,7 @@ from monkey.agent.subagents import Delegation, TaskTool, install_task_tool
 from monkey.backends.scripted import Script, ScriptedBackend
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.events import Event
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 
 
 def task(agent: str, prompt: str = "look into it", description: str = "a part", **kw: Any) -> dict[str, Any]:

@@ -16,7 +16,7 @@ import pytest
 from monkey.checkpoints.watch import DISABLE_ENV
 from monkey.checkpoints.watch import start as start_watch
 from tests.checkpoints.test_cli import call, py
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(Path.cwd()))
 

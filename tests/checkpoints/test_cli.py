@@ -16,7 +16,8 @@ import pytest
 from monkey.checkpoints.guard import BEAT
 from monkey.children import death_mark
 from tests.checkpoints.conftest import git, tree_digest
-from tests.conftest import monkey_env, pids_running, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.procs import pids_running
 
 
 def agent(ws: Path, home: Path, tmp: Path, turns: list[dict[str, Any]], *flags: str) -> Any:

@@ -21,7 +21,7 @@ from monkey.checkpoints.watch import DISABLE_ENV
 from tests.checkpoints.conftest import tree_digest
 from tests.checkpoints.test_attribution import HAS_WATCH, finish, start_agent, wait_for, waiting_command
 from tests.checkpoints.test_cli import call, py
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 
 needs_watch = pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
 

@@ -17,7 +17,7 @@ import pytest
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.undo import FAULT_KILL_AFTER
 from tests.checkpoints.test_cli import agent, call, py
-from tests.conftest import ROOT, monkey_env, run_monkey
+from tests.support.cli import ROOT, monkey_env, run_monkey
 
 
 def temp_files(ws: Path) -> list[str]:

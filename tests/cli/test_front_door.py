@@ -10,7 +10,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import monkey_env, run_monkey, spawn_repl, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.pty import spawn_repl
 
 FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_request"}]
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import monkey_env, spawn_repl, write_script
+from tests.support.cli import monkey_env, write_script
+from tests.support.pty import spawn_repl
 
 pytestmark = pytest.mark.pty
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import monkey_env, refuse_without_reason, spawn_repl, write_script
+from tests.support.cli import monkey_env, write_script
+from tests.support.pty import refuse_without_reason, spawn_repl
 
 pytestmark = pytest.mark.pty
 

@@ -12,7 +12,8 @@ import pexpect
 import pytest
 
 from monkey.session.commands import COMMANDS
-from tests.conftest import run_monkey, spawn_repl, write_script
+from tests.support.cli import run_monkey, write_script
+from tests.support.pty import spawn_repl
 
 pytestmark = pytest.mark.pty
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_monkey
+from tests.support.cli import invoke
 
 PY = sys.executable
 
@@ -94,12 +94,13 @@ _SCAN = ("import os\nfound = []\nfor pid in os.listdir('/proc'):\n"
 def test_a_child_cannot_read_monkeys_environment(scripted, workspace: Path, monkey_home: Path) -> None:
     (workspace / "scan.py").write_text(_SCAN)
     scan = call("shell_execute", command=f"{PY} scan.py")
-    run = scripted([{"tool_calls": [scan]}, {"text": "done"}], "--no-approval", MONKEY_TEST_SECRET="sandbox-secret-value")
+    run = scripted([{"tool_calls": [scan]}, {"text": "done"}], "--no-approval", process=True,
+                   MONKEY_TEST_SECRET="sandbox-secret-value")  # monkey's own /proc/<pid>/environ: its process
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["output"] == "NOT FOUND\n[exit code 0]"
     # the control: unsandboxed (and allowed by the user's own rule), root's child reads it
     (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
-    bare = scripted([{"tool_calls": [scan]}, {"text": "done"}], MONKEY_TEST_SECRET="sandbox-secret-value")
+    bare = scripted([{"tool_calls": [scan]}, {"text": "done"}], process=True, MONKEY_TEST_SECRET="sandbox-secret-value")
     assert bare.returncode == 0, bare.stderr
     expected = "FOUND" if os.geteuid() == 0 else "NOT FOUND"  # not root: monkey is undumpable to its children
     assert results(bare)[0]["output"] == f"{expected}\n[exit code 0]"
@@ -168,7 +169,7 @@ def test_a_bad_sandbox_value_is_a_usage_error(scripted, monkey_home: Path) -> No
 
 def test_a_project_config_cannot_turn_the_sandbox_off(scripted, workspace: Path, monkey_home: Path,
                                                      server: int) -> None:
-    run_monkey(["trust", str(workspace)], home=monkey_home)
+    invoke(["trust", str(workspace)], home=monkey_home)
     (workspace / ".monkey").mkdir()
     (workspace / ".monkey" / "config.toml").write_text(
         '[shell]\nsandbox = "off"\nsandbox_network = true\ntimeout = 30\n')
@@ -212,7 +213,7 @@ def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: P
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["ok"], results(run)[0]["output"]
     assert (workspace / "made.txt").exists()
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stdout + undo.stderr
     assert not (workspace / "made.txt").exists()
     assert (workspace / "README.md").read_text() == "# proj\nedited before\n"
@@ -223,7 +224,9 @@ def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sand
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
 
-    from tests.conftest import monkey_env, spawn_repl, write_script
+    from tests.support.cli import monkey_env, write_script
+
+    from tests.support.pty import spawn_repl
 
     # !command: typed by the person, theirs (git commit writes .git/, which the sandbox keeps read-only)
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "ok"}]))
@@ -255,7 +258,9 @@ def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monke
     import subprocess
     import time
 
-    from tests.conftest import monkey_env, pids_running, write_script
+    from tests.support.cli import monkey_env, write_script
+
+    from tests.support.procs import pids_running
 
     family = Path(__file__).parent.parent / "fakes" / "family.py"
     folder = workspace / f"family-{os.getpid()}"  # in the workspace: the only place the command may write

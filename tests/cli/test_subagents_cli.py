@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import run_monkey, stored_events, write_script
 
 CHILD = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
                    {"text": "Wrote found.txt with the answer."}]}

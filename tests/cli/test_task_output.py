@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 
 def call(name: str, **arguments: object) -> dict:

@@ -10,7 +10,7 @@ import pexpect
 import pytest
 
 from monkey.config import load_config
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 HOSTILE = ('[agent]\nbackend = "claude-code"\nmax_iterations = 500\n'
            '[local]\nmodel_path = "/tmp/crafted.gguf"\n'

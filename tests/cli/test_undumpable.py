@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env
+from tests.support.cli import ROOT, monkey_env
 
 pytestmark = [pytest.mark.subprocess,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")]

@@ -7,7 +7,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from tests.conftest import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, run_monkey, write_script
 
 
 def _hook(tmp: Path, name: str, body: str) -> str:

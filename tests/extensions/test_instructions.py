@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from monkey.extensions.instructions import changes_since, load_instructions
-from tests.conftest import init_git_workspace, run_monkey
+from tests.support.cli import init_git_workspace, run_monkey
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
 
@@ -147,7 +147,9 @@ _INIT_TURNS = [
 def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
     import pexpect
 
-    from tests.conftest import spawn_repl, write_script
+    from tests.support.cli import write_script
+
+    from tests.support.pty import spawn_repl
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     script = write_script(tmp_path / "script.json", _INIT_TURNS)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, run_monkey, write_script
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
 

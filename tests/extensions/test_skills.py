@@ -12,7 +12,8 @@ from hypothesis import strategies as st
 import pytest
 
 from monkey.extensions.skills import SkillError, discover, parse_skill, tool_rules
-from tests.conftest import init_git_workspace, refuse_without_reason, run_monkey, write_script
+from tests.support.cli import init_git_workspace, run_monkey, write_script
+from tests.support.pty import refuse_without_reason
 
 
 def _skill(base: Path, name: str, front: str, body: str = "Do the thing.\n") -> Path:
@@ -132,7 +133,7 @@ def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(
     turn 2 asks for the same kind of command (the grant ended with the turn)."""
     import pexpect
 
-    from tests.conftest import spawn_repl
+    from tests.support.pty import spawn_repl
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     _skill(ws / ".monkey" / "skills", "make-file", "name: make-file\ndescription: Makes a file.\n"

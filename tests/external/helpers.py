@@ -12,7 +12,7 @@ from pathlib import Path
 from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.events import Event
-from tests.conftest import Run, run_monkey
+from tests.support.cli import Run, run_monkey
 
 __all__ = ["Waits", "answers", "cancel_when_asked", "configure", "decisions", "prepend_config", "run_task", "sent"]
 

@@ -15,7 +15,7 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.claude_code.backend import ClaudeCodeBackend
 from monkey.events import ApprovalRequested
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.external.conftest import FIXTURES
 from tests.external.helpers import Waits, answers, cancel_when_asked, configure, prepend_config, run_task
 

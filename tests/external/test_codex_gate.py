@@ -16,7 +16,7 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
 from monkey.events import ApprovalRequested
-from tests.conftest import Run
+from tests.support.cli import Run
 from tests.external.conftest import FIXTURES
 from tests.external.helpers import Waits, cancel_when_asked, configure, decisions, run_task, sent
 

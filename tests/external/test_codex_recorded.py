@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from monkey.backends.codex.app_parser import CodexAppParser
 from monkey.backends.codex.backend import SUPPORTED
 from monkey.backends.supervise import parse_version
-from tests.conftest import Run, run_monkey
+from tests.support.cli import Run, run_monkey
 from tests.external.fake_openai_responses import FakeResponses, codex_config
 from tests.external.helpers import configure, run_task
 from tests.external.test_claude_parser import plain

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.external.conftest import FIXTURES
 from tests.external.helpers import configure, run_task, sent
 

@@ -14,7 +14,7 @@ import pytest
 
 from monkey.backends.claude_code.parser import ClaudeStreamParser
 from monkey.backends.codex.app_parser import CodexAppParser
-from tests.conftest import monkey_env
+from tests.support.cli import monkey_env
 from tests.external.conftest import FIXTURES
 
 

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from monkey import children
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 __all__ = ["FAMILY", "Procs", "family", "family_task", "kill_all", "living", "wait_gone"]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from acp.schema import EnvVariable, McpServerStdio
 
 from tests.acp.client import prompt, start_monkey
-from tests.conftest import write_script
+from tests.support.cli import write_script
 from tests.mcp_client.conftest import ROOT, call
 
 

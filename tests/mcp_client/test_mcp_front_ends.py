@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import spawn_repl, write_script
+from tests.support.cli import write_script
+from tests.support.pty import spawn_repl
 from tests.mcp_client.conftest import call, fake_server, write_servers
 from tests.ui.conftest import make_app, settle, type_and_send
 
@@ -80,7 +81,7 @@ def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> 
 @pytest.mark.pty
 def test_a_project_servers_definition_is_approved_once_and_asked_again_when_it_changes(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    from tests.conftest import run_monkey
+    from tests.support.cli import run_monkey
 
     state = tmp_path / "starts"
     write_servers(workspace / ".mcp.json", {"fake": fake_server(state)})

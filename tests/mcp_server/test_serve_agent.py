@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import run_monkey, stored_events, write_script
 from tests.mcp_server.client import stdio_session, text
 from tests.mcp_server.test_serve_stdio import INIT, _answer, _send, _serve
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.mcp_server.client import http_session, start_http, text
 from tests.mcp_server.test_serve_stdio import TOOLS
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, run_monkey
+from tests.support.cli import monkey_env, run_monkey
 from tests.mcp_server.client import stdio_session, text
 
 TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "list_directory",
@@ -211,7 +211,7 @@ def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey
 async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspace: Path, monkey_home: Path) -> None:
     from mcp.shared.exceptions import MCPError
 
-    from tests.conftest import pids_running
+    from tests.support.procs import pids_running
 
     marker = "4711.25"  # sleep's argument, to find its process
     async with stdio_session(workspace, monkey_home) as client:

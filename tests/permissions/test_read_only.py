@@ -11,7 +11,7 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.rules import RuleError
 from monkey.permissions.read_only import ReadOnly
 from monkey.config import load_config
-from tests.conftest import write_script, run_monkey
+from tests.support.cli import write_script, run_monkey
 
 
 def decide(command: str, **kw: object):  # type: ignore[no-untyped-def]

@@ -13,7 +13,8 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import init_git_workspace, spawn_repl, write_script
+from tests.support.cli import init_git_workspace, write_script
+from tests.support.pty import spawn_repl
 from tests.ui.conftest import make_app, settle, type_and_send
 
 pytestmark = pytest.mark.pty

@@ -32,7 +32,8 @@ import pytest
 from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import Questions, SessionRequest, build_agent
 from monkey.store import SessionStore
-from tests.conftest import init_git_workspace, spawn_repl, write_script
+from tests.support.cli import init_git_workspace, write_script
+from tests.support.pty import spawn_repl
 
 pytestmark = pytest.mark.pty
 

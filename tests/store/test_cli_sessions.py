@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
-from tests.conftest import monkey_env, run_monkey, stored_events, write_script
+from tests.support.cli import invoke, monkey_env, run_monkey, stored_events, write_script
 
 
 def _agent(script: Path, ws: Path, *flags: str) -> list[str]:
@@ -30,48 +30,48 @@ def test_continue_resume_and_sessions_commands(workspace: Path, monkey_home: Pat
         {"text": "Reading.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
         {"text": "It says alpha.\u001b]0;pwned\u0007"},
     ])
-    run = run_monkey(_agent(first, workspace, "--task", "what is in a.txt?"), home=monkey_home)
+    run = invoke(_agent(first, workspace, "--task", "what is in a.txt?"), home=monkey_home)
     assert run.returncode == 0, run.stderr
     sid = run.events[0]["session_id"]
-    exported = run_monkey(["sessions", "export", sid], home=monkey_home)
+    exported = invoke(["sessions", "export", sid], home=monkey_home)
     assert exported.returncode == 0 and exported.stdout == run.stdout, "export prints what stream-json printed"
 
     second = write_script(tmp_path / "2.json", [{"text": "You asked about a.txt."}])
-    cont = run_monkey(_agent(second, workspace, "--continue", "--task", "what did I ask?"), home=monkey_home)
+    cont = invoke(_agent(second, workspace, "--continue", "--task", "what did I ask?"), home=monkey_home)
     assert cont.returncode == 0, cont.stderr
     assert cont.events[0]["session_id"] == sid and cont.events[0]["resumed"] is True
     assert f"resumed session {sid} (4 messages, 1 turns" in cont.stderr
     assert cont.of_type("turn_started")[0]["turn"] == 2
 
-    other = run_monkey(_agent(second, workspace, "--task", "a new session"), home=monkey_home)
-    by_id = run_monkey(_agent(second, workspace, "--resume", sid[:12], "--task", "again"), home=monkey_home)
+    other = invoke(_agent(second, workspace, "--task", "a new session"), home=monkey_home)
+    by_id = invoke(_agent(second, workspace, "--resume", sid[:12], "--task", "again"), home=monkey_home)
     assert by_id.returncode == 0 and by_id.events[0]["session_id"] == sid
-    picked = run_monkey(_agent(second, workspace, "--resume", "--task", "x"), home=monkey_home)
+    picked = invoke(_agent(second, workspace, "--resume", "--task", "x"), home=monkey_home)
     assert picked.returncode == 2 and "needs a session id" in picked.stderr and sid in picked.stderr
-    both = run_monkey(_agent(second, workspace, "--resume", sid, "--continue", "--task", "x"), home=monkey_home)
+    both = invoke(_agent(second, workspace, "--resume", sid, "--continue", "--task", "x"), home=monkey_home)
     assert both.returncode == 2 and "contradict" in both.stderr
 
-    listing = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     rows = json.loads(listing.stdout)
     assert [r["id"] for r in rows] == [sid, other.events[0]["session_id"]]
     assert rows[0]["turns"] == 3 and rows[0]["state"] == "completed" and rows[0]["title"] == "what is in a.txt?"
-    assert run_monkey(["sessions", "list", "--cwd", str(tmp_path)], home=monkey_home).stdout.startswith("no sessions")
-    assert sid in run_monkey(["sessions", "list", "--all"], home=monkey_home).stdout
-    shown = run_monkey(["sessions", "show", sid], home=monkey_home)
+    assert invoke(["sessions", "list", "--cwd", str(tmp_path)], home=monkey_home).stdout.startswith("no sessions")
+    assert sid in invoke(["sessions", "list", "--all"], home=monkey_home).stdout
+    shown = invoke(["sessions", "show", sid], home=monkey_home)
     assert "integrity  intact" in shown.stdout and "It says alpha." in shown.stdout
-    markdown = run_monkey(["sessions", "export", sid, "--format", "markdown"], home=monkey_home).stdout
+    markdown = invoke(["sessions", "export", sid, "--format", "markdown"], home=monkey_home).stdout
     assert "## User (turn 1)\n\nwhat is in a.txt?" in markdown and "### file_read (ok)" in markdown
     assert "\x1b" not in markdown and "\x07" not in markdown and "pwned" in markdown, "escapes are shown, not run"
     assert "\\u001b" in exported.stdout, "jsonl keeps the exact text, JSON-escaped"
 
-    assert run_monkey(["sessions", "rm", sid], home=monkey_home).returncode == 0
-    gone = run_monkey(["sessions", "show", sid], home=monkey_home)
+    assert invoke(["sessions", "rm", sid], home=monkey_home).returncode == 0
+    gone = invoke(["sessions", "show", sid], home=monkey_home)
     assert gone.returncode == 1 and "no session" in gone.stderr
     conn = sqlite3.connect(monkey_home / "monkey.db")
     assert conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (sid,)).fetchone() == (0,)
     conn.execute("UPDATE sessions SET updated = updated - 10 * 86400")
     conn.commit()
-    pruned = run_monkey(["sessions", "prune", "--older-than", "7"], home=monkey_home)
+    pruned = invoke(["sessions", "prune", "--older-than", "7"], home=monkey_home)
     assert pruned.returncode == 0 and "deleted 1 session" in pruned.stdout
     assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
 
@@ -155,14 +155,14 @@ def test_damaged_and_newer_databases_are_reported_not_overwritten(scripted, monk
     before = _digest(path)
     run = scripted([{"text": "hi"}])
     assert run.returncode == 1 and "newer monkey" in run.stderr and "upgrade monkey" in run.stderr
-    assert run_monkey(["sessions", "list"], home=monkey_home).returncode == 1
+    assert invoke(["sessions", "list"], home=monkey_home).returncode == 1
     assert _digest(path) == before
 
     path.write_bytes(b"this is not a database at all" * 100)
     before = _digest(path)
     run = scripted([{"text": "hi"}])
     assert run.returncode == 1 and "damaged" in run.stderr and str(path) in run.stderr
-    listing = run_monkey(["sessions", "list"], home=monkey_home)
+    listing = invoke(["sessions", "list"], home=monkey_home)
     assert listing.returncode == 1 and "damaged" in listing.stderr
     assert _digest(path) == before, "a damaged file is never overwritten"
 
@@ -177,7 +177,7 @@ def test_truncated_database_is_reported(scripted, monkey_home: Path) -> None:
     for name in ("monkey.db-wal", "monkey.db-shm"):
         (monkey_home / name).unlink(missing_ok=True)
     before = _digest(path)
-    listing = run_monkey(["sessions", "list", "--all"], home=monkey_home)
+    listing = invoke(["sessions", "list", "--all"], home=monkey_home)
     run = scripted([{"text": "hi"}], "--continue")
     assert listing.returncode == 1 or run.returncode == 1, (listing, run)
     for r in (listing, run):
@@ -206,7 +206,7 @@ def test_an_old_database_is_upgraded(monkey_home: Path, scripted) -> None:
 
 
 def test_sessions_needs_an_action(monkey_home: Path) -> None:
-    run = run_monkey(["sessions"], home=monkey_home)
+    run = invoke(["sessions"], home=monkey_home)
     assert run.returncode == 2 and "needs an action" in run.stderr
     assert time.time() > 0 and os.sep
 

@@ -17,7 +17,7 @@ from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, Script
 from monkey.events import ToolCallSpec
 from monkey.messages import Message
 from monkey.store import SessionStore
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 
 
 def test_bpe_counts_match_openai_references() -> None:

@@ -20,7 +20,7 @@ from monkey.checkpoints.journal import Journal
 from monkey.db import FILE_SCHEMA, DatabaseError, db_path
 from monkey.store import SessionStore, StoreError
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
-from tests.conftest import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, run_monkey, write_script
 
 WRITE = [{"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt",
                                                                                   "content": "monkey\n"}}]},

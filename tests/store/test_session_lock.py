@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from monkey.store.lock import SessionLock, session_locked
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 
 def _agent(workspace: Path, script: Path, *flags: str) -> list[str]:

@@ -12,7 +12,7 @@ from monkey import events as ev
 from monkey.store import Recorder, SessionStore, StoreError
 from monkey.store.chain import check_chain, link
 from monkey.store.recorder import BATCH, GROUP
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import run_monkey, stored_events, write_script
 
 
 def _started(sid: str) -> ev.SessionStarted:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 from tests.ui.conftest import make_app
 
 SIZE = (120, 36)

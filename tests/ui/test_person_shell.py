@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.ui.conftest import settle, type_and_send
 from tests.ui.test_app import SIZE
 

@@ -9,7 +9,7 @@ import pexpect
 import pytest
 
 from monkey.ui.widgets.event_pane import EventPane
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 from tests.ui.conftest import settle, type_and_send
 
 SIZE = (120, 36)

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from monkey import children
-from tests.conftest import ROOT, monkey_env
+from tests.support.cli import ROOT, monkey_env
 from tests.fakes.family_procs import family, family_task, kill_all, wait_gone
 from tests.ui.test_tmux import capture, wait_for
 

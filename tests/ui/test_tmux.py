@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env, write_script
+from tests.support.cli import ROOT, monkey_env, write_script
 
 pytestmark = [pytest.mark.usefixtures("tmux"),
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import monkey_env, write_script
+from tests.support.cli import monkey_env, write_script
 
 pytestmark = pytest.mark.pty
 

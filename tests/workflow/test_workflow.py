@@ -15,7 +15,7 @@ from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, Script
 from monkey.config import WorkflowConfig
 from monkey.workflow.stages import parse_verdict
 from monkey.workflow.runner import Workflow
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import run_monkey, stored_events, write_script
 from tests.fakes.approvers import AnsweringApprover
 
 

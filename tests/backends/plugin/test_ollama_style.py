@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.fakes.ollama_server import FakeOllama
 from tests.backends.plugin.test_manifest import SEED
 from tests.backends.plugin.test_plugin_text import task

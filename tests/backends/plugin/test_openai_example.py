@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.backends.plugin.test_plugin_text import task
 

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, pids_running
+from tests.support.cli import monkey_env
+from tests.support.procs import pids_running
 from tests.backends.plugin.test_plugin_text import task
 
 FAST = "idle_timeout = 1.0\ngrace = 0.5\n"

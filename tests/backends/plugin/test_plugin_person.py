@@ -9,7 +9,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import monkey_env
+from tests.support.cli import monkey_env
 from tests.backends.plugin.test_plugin_tools import WRITE, results
 
 pytestmark = pytest.mark.pty

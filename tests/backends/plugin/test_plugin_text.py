@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 
 
 def task(workspace: Path, home: Path, name: str, prompt: str = "say hello", *flags: str, timeout: float = 60):
@@ -70,7 +70,7 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
                                                                tmp_path: Path):
     import json
 
-    from tests.conftest import run_monkey
+    from tests.support.cli import run_monkey
     from tests.backends.plugin.conftest import manifest_text
 
     dump = tmp_path / "env.json"
@@ -99,7 +99,7 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
 
 
 def test_a_required_variable_set_nowhere_is_a_usage_error(install, workspace: Path, monkey_home: Path):
-    from tests.conftest import run_monkey
+    from tests.support.cli import run_monkey
     from tests.backends.plugin.conftest import manifest_text
 
     plugin = install("needy", [{"text": "never"}])

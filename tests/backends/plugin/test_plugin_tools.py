@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.backends.plugin.test_plugin_text import task
 
 WRITE = {"tool_use": {"id": "t1", "name": "file_write", "input": {"path": "notes.txt", "content": "from the plugin\n"}}}
