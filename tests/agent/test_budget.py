@@ -11,7 +11,7 @@ from monkey.agent.budget import Budget, Limits, parse_limits
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 
 
 def agent_for(workspace: Path, turns: list[ScriptTurn], limits: Limits) -> Agent:
@@ -103,8 +103,8 @@ def test_cli_budget_exit_status_and_json_subtype(workspace: Path, monkey_home: P
     script = write_script(tmp_path / "s.json", [
         {"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}], "usage": {"cost_usd": 0.5}},
         {"text": "never"}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--output-format", "json", "--max-budget-usd", "0.25", "--task", "look"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--output-format", "json", "--max-budget-usd", "0.25", "--task", "look"], home=monkey_home)
     assert run.returncode == 5, run.stderr
     out = json.loads(run.stdout)
     assert out["subtype"] == "error_max_budget_usd" and out["reason"] == "budget" and out["is_error"]
@@ -118,15 +118,15 @@ def test_cli_budget_from_config_and_bad_values(workspace: Path, monkey_home: Pat
                                                 {"text": "never"}])
     (monkey_home / "config.toml").write_text("[budget]\nmax_turns = 1\n")
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "look"]
-    run = run_monkey([*base, "--output-format", "stream-json"], home=monkey_home)
+    run = invoke([*base, "--output-format", "stream-json"], home=monkey_home)
     assert run.returncode == 5, run.stderr
     assert [e["budget"] for e in run.of_type("budget_reached")] == ["max_turns"]
-    run = run_monkey([*base, "--max-turns", "5"], home=monkey_home)
+    run = invoke([*base, "--max-turns", "5"], home=monkey_home)
     assert run.returncode == 0, "the flag is over the config"
     (monkey_home / "config.toml").write_text("[budget]\nmax_wall = -3\n")
-    run = run_monkey(base, home=monkey_home)
+    run = invoke(base, home=monkey_home)
     assert run.returncode == 2 and run.stderr.strip().splitlines()[-1].startswith("monkey: [budget]: max_wall must be")
-    run = run_monkey([*base, "--max-budget-usd", "lots"], home=monkey_home)
+    run = invoke([*base, "--max-budget-usd", "lots"], home=monkey_home)
     assert run.returncode == 2 and "not a number: 'lots'" in run.stderr
 
 

@@ -16,7 +16,7 @@ import pytest
 from monkey.checkpoints.watch import DISABLE_ENV
 from monkey.checkpoints.watch import start as start_watch
 from tests.checkpoints.test_cli import call, py
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 
 HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(Path.cwd()))
 
@@ -185,7 +185,7 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
         script_file = write_script(tmp_path / f"{fmt}.json", [command, {"text": "done"}])
         args = ["agent", "--backend", "scripted", "--script", str(script_file), "--cwd", str(workspace),
                 "--no-approval", "--output-format", fmt, "--task", "go"]
-        run = run_monkey(args, home=monkey_home)
+        run = invoke(args, home=monkey_home)
         assert run.returncode == 0, run.stderr
         if fmt == "stream-json":
             [said] = run.of_type("not_undoable")
@@ -196,9 +196,9 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
             assert any(i.startswith("grows.log: changed; its new content is over the checkpoint size limit") for i in items), items
             assert any(i.startswith("vendor/lib/: changed inside (vendor/lib/x.txt)") for i in items), items
             assert len(items) == 3, items
-            stored = run_monkey(["sessions", "export", said["session_id"]], home=monkey_home)
+            stored = invoke(["sessions", "export", said["session_id"]], home=monkey_home)
             assert "not_undoable" in stored.stdout, "stored as well as shown"
-            undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+            undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
             assert undo.returncode == 0, undo.stderr
             assert not (workspace / "made.txt").exists() and not (workspace / "out").exists(), undo.stdout
             assert (workspace / "was_empty").is_dir() and not (workspace / "was_empty" / "inner").exists()
@@ -207,7 +207,7 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
             (workspace / "grows.log").write_bytes(b"small, under the limit\n")
         else:
             assert "cannot be undone: big.bin: deleted; it was over the checkpoint size limit (1000 bytes)" in run.stdout
-    listing = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     last = listing.stdout.splitlines()[-1]
     assert "[cannot be undone: " in last and "big.bin: deleted" in last and "vendor/lib/: changed" in last, last
 

@@ -16,7 +16,7 @@ import pytest
 from monkey.checkpoints.guard import BEAT
 from monkey.children import death_mark
 from tests.checkpoints.conftest import git, tree_digest
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 from tests.support.procs import pids_running
 
 
@@ -53,19 +53,19 @@ def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monk
     created = run.of_type("checkpoint_created")
     assert [c["tool"] for c in created] == ["file_edit", "file_write", "file_delete", "shell_execute"]
     assert created[0]["paths"] == ["src/app.py"] and created[0]["turn"] == 1 and created[0]["call_id"]
-    listing = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
     data = json.loads(listing.stdout)
     assert [c["state"] for c in data["checkpoints"]] == ["applied"] * 4 and data["size_bytes"] > 0
-    shown = run_monkey(["checkpoints", "show", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
+    shown = invoke(["checkpoints", "show", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
     assert "-print('hi')" in shown.stdout and "+print('hello')" in shown.stdout
-    undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0 and json.loads(undo.stdout)["removed"] == ["made.txt"]
-    restore = run_monkey(["restore", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
+    restore = invoke(["restore", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
     assert restore.returncode == 0, restore.stderr
     assert "scratch.txt: brought back" in restore.stdout and "docs/new.md: removed" in restore.stdout
     assert (workspace / "src" / "app.py").read_text() == "print('hi')\n"
     assert (workspace / "scratch.txt").read_text() == "untracked\n" and not (workspace / "docs").exists()
-    gc = run_monkey(["checkpoints", "gc", "--keep-days", "0", "--cwd", str(workspace)], home=monkey_home)
+    gc = invoke(["checkpoints", "gc", "--keep-days", "0", "--cwd", str(workspace)], home=monkey_home)
     assert gc.returncode == 0 and "removed 6 checkpoint(s)" in gc.stdout
     assert tree_digest(workspace / ".git") == before, "HEAD, index, refs, config, stash: untouched"
     assert git(workspace, "status", "--porcelain") == "?? scratch.txt\n"
@@ -93,7 +93,7 @@ def test_hostile_git_config_never_runs(workspace: Path, monkey_home: Path, tmp_p
     assert run.returncode == 0, run.stderr
     for args in (["checkpoints"], ["checkpoints", "show", run.of_type("checkpoint_created")[0]["checkpoint_id"]],
                  ["undo", "--steps", "2"], ["checkpoints", "gc", "--keep-days", "0"]):
-        done = run_monkey([*args, "--cwd", str(workspace)], home=monkey_home)
+        done = invoke([*args, "--cwd", str(workspace)], home=monkey_home)
         assert done.returncode == 0, done.stderr
     assert not marker.exists(), marker.read_text() if marker.exists() else ""
     assert (workspace / "README.md").read_text() == "# proj\n" and not (workspace / "x.txt").exists()
@@ -253,23 +253,23 @@ def test_very_large_files_need_a_person(workspace: Path, monkey_home: Path, tmp_
 
 
 def test_cli_errors_are_clear(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    nothing = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    nothing = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert nothing.returncode == 1 and "nothing to undo" in nothing.stderr
-    empty = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    empty = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert empty.returncode == 0 and "no checkpoints yet" in empty.stdout
-    unknown = run_monkey(["restore", "zzz", "--cwd", str(workspace)], home=monkey_home)
+    unknown = invoke(["restore", "zzz", "--cwd", str(workspace)], home=monkey_home)
     assert unknown.returncode == 1 and "no checkpoint 'zzz'" in unknown.stderr
-    size = run_monkey(["checkpoints", "gc", "--max-size", "huge", "--cwd", str(workspace)], home=monkey_home)
+    size = invoke(["checkpoints", "gc", "--max-size", "huge", "--cwd", str(workspace)], home=monkey_home)
     assert size.returncode == 2 and "not a size" in size.stderr
-    missing = run_monkey(["undo", "--cwd", str(tmp_path / "nope")], home=monkey_home)
+    missing = invoke(["undo", "--cwd", str(tmp_path / "nope")], home=monkey_home)
     assert missing.returncode == 2
     agent(workspace, monkey_home, tmp_path, [call("file_write", path="README.md", content="monkey\n")],
           "--no-approval")
     (workspace / "README.md").write_text("user\n")
-    refused = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    refused = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert refused.returncode == 1 and "-monkey" in refused.stderr and "+user" in refused.stderr
     assert (workspace / "README.md").read_text() == "user\n"
-    forced = run_monkey(["undo", "--force", "--cwd", str(workspace)], home=monkey_home)
+    forced = invoke(["undo", "--force", "--cwd", str(workspace)], home=monkey_home)
     assert forced.returncode == 0 and (workspace / "README.md").read_text() == "# proj\n"
 
 

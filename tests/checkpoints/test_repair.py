@@ -25,6 +25,7 @@ def temp_files(ws: Path) -> list[str]:
                   if p.name.endswith((".monkey-tmp", ".monkey-undo")))
 
 
+@pytest.mark.subprocess
 def test_a_killed_undo_is_completed_exactly_and_nothing_older_is_undone(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "x.txt").write_text("the person's x\n")

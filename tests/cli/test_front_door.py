@@ -10,7 +10,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 from tests.support.pty import spawn_repl
 
 FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_request"}]
@@ -30,19 +30,19 @@ def spawn_app(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect
 
 
 def test_a_mistyped_command_gets_a_suggestion(monkey_home: Path) -> None:
-    run = run_monkey(["agnet", "--task", "x"], home=monkey_home)
+    run = invoke(["agnet", "--task", "x"], home=monkey_home)
     assert run.returncode == 2
     assert run.stderr == "monkey: unknown command 'agnet'; did you mean 'agent'?\n"
-    far = run_monkey(["zzzz"], home=monkey_home)
+    far = invoke(["zzzz"], home=monkey_home)
     assert far.returncode == 2
     assert far.stderr.startswith("monkey: unknown command 'zzzz'; commands: agent, sessions")
-    nested = run_monkey(["sessions", "lst"], home=monkey_home)
+    nested = invoke(["sessions", "lst"], home=monkey_home)
     assert nested.returncode == 2
     assert nested.stderr == "monkey: unknown command 'sessions lst'; did you mean 'sessions list'?\n"
 
 
 def test_bare_monkey_without_a_terminal_prints_help(monkey_home: Path) -> None:
-    run = run_monkey([], home=monkey_home)
+    run = invoke([], home=monkey_home)
     assert run.returncode == 0
     assert run.stdout.startswith("usage: monkey")
 

@@ -10,7 +10,7 @@ import pexpect
 import pytest
 
 from monkey.config import load_config
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 
 HOSTILE = ('[agent]\nbackend = "claude-code"\nmax_iterations = 500\n'
            '[local]\nmodel_path = "/tmp/crafted.gguf"\n'
@@ -37,16 +37,16 @@ def test_an_untrusted_folder_s_config_keeps_only_deny_rules_and_ui(workspace: Pa
 
 def test_monkey_trust_makes_it_count_and_revoke_undoes_it(workspace: Path, monkey_home: Path) -> None:
     project(workspace)
-    done = run_monkey(["trust", str(workspace)], home=monkey_home)
+    done = invoke(["trust", str(workspace)], home=monkey_home)
     assert done.returncode == 0 and "trusted:" in done.stdout
     config = load_config(workspace, home=monkey_home)
     assert config.agent.backend == "claude-code" and config.approvals.allow == ["shell_execute"]
     sub = workspace / "sub"
     sub.mkdir()
     assert load_config(sub, home=monkey_home).untrusted == []  # a folder inside a trusted one: no .monkey, nothing
-    listed = run_monkey(["trust", "--list"], home=monkey_home)
+    listed = invoke(["trust", "--list"], home=monkey_home)
     assert str(workspace.resolve()) in listed.stdout
-    assert run_monkey(["trust", "--revoke", str(workspace)], home=monkey_home).returncode == 0
+    assert invoke(["trust", "--revoke", str(workspace)], home=monkey_home).returncode == 0
     assert load_config(workspace, home=monkey_home).agent.backend == ""
     assert json.loads((monkey_home / "trusted_folders.json").read_text()) == {"folders": []}
 
@@ -54,8 +54,8 @@ def test_monkey_trust_makes_it_count_and_revoke_undoes_it(workspace: Path, monke
 def test_headless_never_asks_and_never_trusts(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     project(workspace, '[agent]\nmax_iterations = 1\n')
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--task", "hi"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--task", "hi"], home=monkey_home)
     assert run.returncode == 0 and "ignored agent.max_iterations" in run.stderr and "Trust" not in run.stderr
 
 

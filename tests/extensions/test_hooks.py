@@ -7,7 +7,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from tests.support.cli import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, invoke, run_monkey, write_script
 
 
 def _hook(tmp: Path, name: str, body: str) -> str:
@@ -107,8 +107,8 @@ def test_post_tool_use_prompt_and_stop_hooks(tmp_path: Path, monkey_home: Path) 
     [result] = run.of_type("tool_result")
     assert "remember to run make lint" in result["output"]
     assert len(count.read_text().splitlines()) == 4, "sent back three times at most, then the turn ends"
-    lines = [json.loads(x) for x in run_monkey(["sessions", "export", run.events[0]["session_id"]],
-                                               home=monkey_home).stdout.splitlines()]
+    lines = [json.loads(x) for x in invoke(["sessions", "export", run.events[0]["session_id"]],
+                                           home=monkey_home).stdout.splitlines()]
     assert any(e["type"] == "turn_started" for e in lines)
     blocked = _hook(tmp_path, "blocked", "cat >/dev/null; echo 'not on Fridays' >&2; exit 2\n")
     _config(monkey_home, _table("UserPromptSubmit", blocked))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import monkey_env, run_monkey
+from tests.support.cli import invoke, monkey_env, run_monkey
 from tests.mcp_server.client import stdio_session, text
 
 TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "list_directory",
@@ -262,10 +262,10 @@ async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation
 
 def test_a_bad_workspace_or_config_is_one_line_and_nothing_on_stdout(workspace: Path, monkey_home: Path,
                                                                      tmp_path: Path) -> None:
-    missing = run_monkey(["serve", "--cwd", str(tmp_path / "nowhere")], home=monkey_home, input="")
+    missing = invoke(["serve", "--cwd", str(tmp_path / "nowhere")], home=monkey_home, input="")
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.strip() == f"monkey: workspace {tmp_path / 'nowhere'} is not a directory"
     (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_write(("]\n')
-    broken = run_monkey(["serve", "--cwd", str(workspace)], home=monkey_home, input="")
+    broken = invoke(["serve", "--cwd", str(workspace)], home=monkey_home, input="")
     assert broken.returncode == 2 and broken.stdout == ""
     assert len(broken.stderr.strip().splitlines()) == 1 and broken.stderr.startswith("monkey: ")
