@@ -41,6 +41,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -48,6 +49,7 @@ from pathlib import Path
 __all__ = [
     "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
     "start_time", "clean_dead_owners", "tagged", "kill", "kill_everything", "mark_on_death", "death_mark",
+    "hold_placeholder", "drop_placeholder", "remove_dead_placeholders", "placeholders",
 ]
 
 TAG_VAR = "MONKEY_CHILD"
@@ -68,6 +70,11 @@ _guard_pipe: int | None = None
 _marks: list[str] = []
 """Files the guardian touches once monkey's children are dead (see :func:`mark_on_death`)."""
 _started: list[tuple[int, int]] = []
+_record_lock = threading.Lock()
+_placeholders: dict[str, str] = {}
+"""Empty files or folders made on the host as a sandbox's mount points, by path: their kind."""
+_ever_held: set[str] = set()
+"""Every placeholder this monkey held (a snapshot may have caught one since removed)."""
 
 
 def _libc_prctl() -> Callable[..., int] | None:
@@ -251,10 +258,16 @@ def kill_everything() -> None:
 
 
 def _write_record() -> None:
+    with _record_lock:  # threads start commands (and make placeholders) at once
+        _write_record_now()
+
+
+def _write_record_now() -> None:
     if _records is None:
         return
     record = {"pid": os.getpid(), "start": start_time(os.getpid()) or 0, "owner": _owner_id(),
-              "children": [[pid, start] for pid, start in _started if alive(pid, start)]}
+              "children": [[pid, start] for pid, start in _started if alive(pid, start)],
+              "placeholders": sorted([path, kind] for path, kind in _placeholders.items())}
     _started[:] = [tuple(c) for c in record["children"]]  # type: ignore[misc]
     path = _records / f"{_owner_id()}.json"
     tmp = path.with_suffix(".tmp")
@@ -266,27 +279,66 @@ def _write_record() -> None:
         pass  # a full or read-only home: the parent-death signal and the guardian still hold
 
 
+def hold_placeholder(path: Path, kind: str) -> None:
+    """Note, before it is made, an empty file (``kind`` "file") or folder ("dir") at ``path`` that
+    a sandboxed child needs as a mount point: were monkey killed before :func:`drop_placeholder`,
+    the guardian (or the next monkey, :func:`remove_dead_placeholders`) removes it, still empty."""
+    _placeholders[str(path)] = kind
+    _ever_held.add(str(path))
+    _write_record()
+
+
+def drop_placeholder(path: Path) -> None:
+    """The placeholder at ``path`` is gone (or no longer monkey's): forget it."""
+    if _placeholders.pop(str(path), None) is not None:
+        _write_record()
+
+
+def placeholders(folder: Path | None = None) -> set[str]:
+    """The placeholders this monkey holds or held and those the records in ``folder`` name (other
+    monkeys', running or dead), as absolute paths: monkey's own, never a command's change."""
+    found = set(_placeholders) | _ever_held
+    try:
+        paths = sorted(folder.glob("*.json")) if folder is not None else []
+    except OSError:
+        paths = []
+    for path in paths:
+        with contextlib.suppress(OSError, ValueError, TypeError, IndexError, AttributeError):
+            found.update(str(item[0]) for item in json.loads(path.read_text()).get("placeholders", []))
+    return found
+
+
+def _remove_placeholders(record: dict) -> None:  # type: ignore[type-arg]
+    """Remove what a dead owner's record names as placeholders, each only while it is still an
+    empty folder or an empty file (something outside the sandbox wrote into it: the person's)."""
+    for item in record.get("placeholders", []):
+        with contextlib.suppress(OSError, ValueError, TypeError):
+            path, kind = str(item[0]), str(item[1])
+            if kind == "dir" and os.path.isdir(path) and not os.path.islink(path):
+                os.rmdir(path)  # fails (and stays) when it is not empty
+            elif kind == "file" and os.path.isfile(path) and not os.path.islink(path) and os.path.getsize(path) == 0:
+                os.unlink(path)
+
+
 def _clean(record: dict) -> int:  # type: ignore[type-arg]
-    """Kill what a dead owner's record names; the number of processes signalled."""
+    """Kill what a dead owner's record names, then remove its placeholders; the number of processes
+    signalled."""
     owner = str(record.get("owner", ""))
     victims = tagged(owner + ".") if owner else []
     kill(victims, signal.SIGKILL)
     for pid, start in record.get("children", []):
         _kill_group(int(pid), int(start))
+    _remove_placeholders(record)
     return len(victims)
 
 
-def clean_dead_owners(folder: Path) -> int:
-    """Kill the orphans of every monkey recorded in ``folder`` that is no longer running.
-
-    An owner counts as running when a process with its pid and start time exists. Returns the
-    number of orphans killed; the records of dead owners are removed.
-    """
-    killed = 0
+def _dead_records(folder: Path) -> list[tuple[Path, dict]]:  # type: ignore[type-arg]
+    """The records in ``folder`` of monkeys no longer running (unreadable ones removed)."""
+    found = []
     try:
         paths = sorted(folder.glob("*.json"))
     except OSError:
-        return 0
+        return []
     for path in paths:
         try:
             record = json.loads(path.read_text())
@@ -297,6 +349,31 @@ def clean_dead_owners(folder: Path) -> int:
             continue
         if pid == os.getpid() or alive(pid, start):
             continue
+        found.append((path, record))
+    return found
+
+
+def remove_dead_placeholders(folder: Path) -> None:
+    """Remove the placeholders that monkeys recorded in ``folder`` and no longer running left (their
+    guardian was killed too); their records stay for :func:`clean_dead_owners`."""
+    for path, record in _dead_records(folder):
+        if record.get("placeholders"):
+            _remove_placeholders(record)
+            record["placeholders"] = []
+            with contextlib.suppress(OSError):
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(record))
+                os.replace(tmp, path)
+
+
+def clean_dead_owners(folder: Path) -> int:
+    """Kill the orphans of every monkey recorded in ``folder`` that is no longer running.
+
+    An owner counts as running when a process with its pid and start time exists. Returns the
+    number of orphans killed; the records of dead owners are removed.
+    """
+    killed = 0
+    for path, record in _dead_records(folder):
         killed += _clean(record)
         with contextlib.suppress(OSError):
             path.unlink()

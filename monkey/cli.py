@@ -149,8 +149,9 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
                         "included (session, the default), or this run only (run)")
 
 
-def build_parser():  # type: ignore[no-untyped-def]
-    """The argument parser of every subcommand."""
+def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
+    """The argument parser of every subcommand (``only="agent"``: of ``monkey agent`` alone, which
+    is all that command parses; the app's first frame does not wait for the others)."""
     import argparse
 
     from monkey import __version__
@@ -196,6 +197,8 @@ def build_parser():  # type: ignore[no-untyped-def]
     log_flags(agent)
     agent.add_argument("--mcp-config", metavar="FILE",
                        help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")
+    if only == "agent":
+        return parser
     _sessions_parser(sub)
     _acp_parser(sub)
     from monkey.commands.serve import add_parser as add_serve_parser
@@ -244,8 +247,28 @@ def _supervise_children() -> None:
     install(monkey_home() / "children")
 
 
+EXIT_PIPE_CLOSED = 141
+"""Exit status when stdout's reader went away (``monkey ... | head``): 128 + SIGPIPE, as a shell says."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``monkey`` command."""
+    """Entry point of the ``monkey`` command: every command ends quietly (141) when stdout's reader went away."""
+    try:
+        code = _main(argv)
+        sys.stdout.flush()  # what is left in the buffer, while a closed pipe can still be caught here
+        return code
+    except BrokenPipeError:
+        _stdout_to_null()
+        return EXIT_PIPE_CLOSED
+
+
+def _stdout_to_null() -> None:
+    from monkey.line.output import stdout_to_null
+
+    stdout_to_null()
+
+
+def _main(argv: list[str] | None) -> int:
     args_list = sys.argv[1:] if argv is None else argv
     if args_list == ["--version"]:  # the fast path: no argparse, no package imports
         from monkey import __version__
@@ -253,6 +276,9 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"monkey {__version__}\n")
         return EXIT_OK
     undumpable()
+    from monkey.process import hide_secrets
+
+    hide_secrets()  # root's children pass PR_SET_DUMPABLE: keys blanked where /proc/<pid>/environ shows them
     if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
         args_list = ["agent"]  # bare `monkey` on a terminal opens the app, as claude, codex and aider do
     return run_command(args_list, process=True)
@@ -262,15 +288,19 @@ def run_command(args_list: list[str], *, process: bool = False) -> int:
     """Parse and run one ``monkey`` command line; its exit status.
 
     ``process``: this is monkey's own process (:func:`main`), so it also takes the process-wide
-    duties: the children's supervision and the logging handlers. The tests run command lines
-    in their own process without them.
+    duties: the collector's hold, the children's supervision and the logging handlers. The tests
+    run command lines in their own process without them.
     """
-    parser = build_parser()
+    parser = build_parser(only="agent" if args_list[:1] == ["agent"] else None)
     unknown = _unknown_command(parser, args_list)
     if unknown:
         sys.stderr.write(f"monkey: {unknown}\n")
         return EXIT_USAGE
     args = parser.parse_args(args_list)
+    if process and args.command == "agent":  # no collections until the app's first frame (the line front ends: at once)
+        from monkey.ui.memory import hold_collector
+
+        hold_collector()
     if process and args.command in ("agent", "acp", "serve"):
         _supervise_children()
         if hasattr(args, "verbose") and (problem := _logging(args)):

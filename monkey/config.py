@@ -11,7 +11,6 @@ A project file comes with the repository, so it may be written by someone else: 
 from __future__ import annotations
 
 import os
-import tomllib
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -37,6 +36,7 @@ __all__ = [
     "monkey_home",
     "history_path",
     "load_config",
+    "toml_file",
 ]
 
 
@@ -92,6 +92,9 @@ class ShellConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """``auto``, ``bubblewrap``, ``landlock`` or ``off`` (:mod:`monkey.tools.sandbox`); the user's file only."""
     sandbox_network: bool = False
     """Whether sandboxed commands may use the network; the user's file only."""
+    trusted_commands: str = "sandbox"
+    """Where the commands monkey runs for the person (hooks, ``[workflow] verify``) run: ``sandbox``, like
+    the model's (their inputs are in the workspace the model writes), or ``outside``; the user's file only."""
 
 
 class ApprovalConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
@@ -208,6 +211,9 @@ class AnthropicConfig(ApiConfig, kw_only=True, forbid_unknown_fields=True):
     DEFAULT_KEY_ENV: ClassVar[str] = "ANTHROPIC_API_KEY"
 
     api_key_env: str = "ANTHROPIC_API_KEY"
+    api_key: str = ""
+    """The key itself, as ``/login`` stores it in the user's own ``config.toml`` (mode 0600); the
+    variable wins when it is set. Only the user's file may set it."""
     max_tokens: int = 8192
     thinking_budget: int = 0
     """Tokens of extended thinking per call; 0 turns thinking off."""
@@ -315,7 +321,7 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     instructions: InstructionsConfig = msgspec.field(default_factory=InstructionsConfig)
     logging: LoggingConfig = msgspec.field(default_factory=LoggingConfig)
     hooks: dict[str, list[dict[str, Any]]] = {}
-    """``[[hooks.EVENT]]`` tables (see :mod:`monkey.extensions.hooks`); a project's only in a trusted folder."""
+    """``[[hooks.EVENT]]`` tables (see :mod:`monkey.extensions.hooks`); the user's own file's only."""
     mcp: McpConfig = msgspec.field(default_factory=McpConfig)
     mcp_servers: dict[str, Any] = {}
     """MCP servers by name; read and checked by :mod:`monkey.mcp_client.config` (which also knows
@@ -348,14 +354,29 @@ def history_path(workspace: Path, prefix: str = "") -> Path:
     return monkey_home() / "history" / f"{prefix}{digest}.txt"
 
 
+def toml_file(path: Path) -> dict[str, Any] | None:
+    """The TOML file at ``path``; None when there is none (``tomllib`` is imported only for a file).
+
+    Raises:
+        OSError: the file cannot be read.
+        ValueError: it is not TOML, or not UTF-8 (:class:`UnicodeDecodeError`).
+    """
+    try:
+        fh = path.open("rb")
+    except FileNotFoundError:
+        return None
+    with fh:
+        import tomllib
+
+        return tomllib.load(fh)
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
-        with path.open("rb") as fh:
-            return tomllib.load(fh)
-    except FileNotFoundError:
-        return {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = toml_file(path)
+    except (OSError, ValueError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    return data if data is not None else {}
 
 
 def user_logging(home: Path | None = None) -> LoggingConfig:
@@ -388,13 +409,61 @@ def _validate(data: dict[str, Any], origin: str) -> None:
 SANDBOX_MODES = ("auto", "bubblewrap", "landlock", "off")
 """The values of ``shell.sandbox`` (see :mod:`monkey.tools.sandbox`)."""
 
-USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network"), "logging": ("file", "max_bytes", "backups", "handlers")}
+USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"), "logging": ("file", "max_bytes", "backups", "handlers"),
+                  "anthropic": ("base_url", "api_key_env", "api_key"), "openai": ("base_url", "api_key_env"),
+                  "claude_code": ("executable", "env", "extra_args", "mcp_config"),
+                  "codex": ("executable", "env", "extra_args"), "workflow": ("verify",)}
 """What only the user's own file may set, trusted folder or not: a repository never loosens
-the sandbox its own commands run in."""
+the sandbox its own commands run in, never chooses where a credential goes (an endpoint, the
+variable a key is read from, a program's environment) nor which program runs (an agent CLI and
+its arguments, a verify command)."""
+USER_ONLY_SECTIONS = ("hooks", "plugins", "agents")
+"""Whole tables only the user's own file sets: hooks' commands, plugins' and aliases' settings
+(their ``env`` takes monkey's own variables, ``${ANTHROPIC_API_KEY}``)."""
+
+EXECUTES_FILES = frozenset({
+    "make", "gmake", "bmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "scons", "just", "task",
+    "python", "pypy", "py", "node", "nodejs", "deno", "bun", "npm", "npx", "pnpm", "pnpx", "yarn", "corepack",
+    "cargo", "rustc", "go", "java", "javac", "mvn", "mvnw", "gradle", "gradlew", "ant", "sbt", "ruby", "rake",
+    "bundle", "gem", "perl", "php", "composer", "lua", "luajit", "tclsh", "r", "rscript", "julia", "swift",
+    "dotnet", "mono", "gcc", "g++", "cc", "c++", "clang", "clang++", "tox", "nox", "pytest", "py.test", "uv",
+    "uvx", "poetry", "pdm", "hatch", "pip", "pipx", "conda", "docker", "podman", "bash", "sh", "zsh", "dash",
+    "ksh", "fish", "csh", "tcsh", "busybox", "env", "xargs", "sudo", "doas", "su", "nice", "nohup", "timeout",
+    "time", "exec", "eval", "source", ".", "command", "builtin", "stdbuf", "setsid", "strace", "ltrace", "gdb",
+    "watch", "parallel", "find", "git", "awk", "gawk", "mawk", "sed", "vim", "vi", "nvim", "emacs", "ssh",
+})
+"""Programs that run other programs or the project's own files (build tools, interpreters, shells,
+wrappers): a project's ``approvals.read_only_extra`` may not name them (the user's own file may)."""
+
+
+def executes_files(prefix: str) -> bool:
+    """Whether a read-only command prefix (``"make -n"``) starts with a program of :data:`EXECUTES_FILES`."""
+    import re
+
+    words = prefix.split()
+    if not words:
+        return False
+    name = words[0].rsplit("/", 1)[-1].lower()
+    return name in EXECUTES_FILES or re.sub(r"[\d.]+$", "", name) in EXECUTES_FILES or "=" in name
 
 UNTRUSTED_KEYS = {"approvals": {"deny"}, "ui": {"bell", "title", "long_turn"}}
 """What a project file may set in a folder the person has not trusted: more deny rules, and
 how the app calls the person back. Everything else waits for trust."""
+
+
+def _plugin_backends(project: dict[str, Any]) -> list[str]:
+    """Drop a project's choice of an agent plugin as the backend (a program to run); the keys dropped."""
+    dropped: list[str] = []
+    for section, key in (("agent", "backend"), ("backend", "primary")):
+        table = project.get(section)
+        if isinstance(table, dict) and str(table.get(key, "")).startswith("plugin:"):
+            dropped.append(f"{section}.{key} = {table.pop(key)!r}")
+    backend = project.get("backend")
+    if isinstance(backend, dict) and isinstance(backend.get("fallbacks"), list):
+        plugins = [f for f in backend["fallbacks"] if str(f).startswith("plugin:")]
+        backend["fallbacks"] = [f for f in backend["fallbacks"] if not str(f).startswith("plugin:")]
+        dropped += [f"backend.fallbacks {f!r}" for f in plugins]
+    return dropped
 
 
 def _untrusted_part(project: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
@@ -446,21 +515,27 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     project.get("approvals", {}).pop("trust_project", None)  # only the user's own file says that
     user_only = [f"{section}.{key}" for section, keys in USER_ONLY_KEYS.items()
                  for key in keys if isinstance(project.get(section), dict) and project[section].pop(key, None) is not None]
+    user_only += [f"[{section}]" for section in USER_ONLY_SECTIONS if project.pop(section, None) is not None]
+    user_only += _plugin_backends(project)
+    extra = project.get("approvals", {}).get("read_only_extra")
+    if isinstance(extra, list):
+        runs = [str(e) for e in extra if executes_files(str(e))]
+        project["approvals"]["read_only_extra"] = [e for e in extra if not executes_files(str(e))]
+        user_only += [f"approvals.read_only_extra {e!r}" for e in runs]
     if user_only:
-        notices.append(f"ignored {', '.join(user_only)} in {project_path}: only your own config.toml sets that")
+        notices.append(f"ignored {', '.join(user_only)} in {project_path}: only your own config.toml sets that "
+                       "(it says where a credential goes or which program runs)")
     ignored: list[str] = []
     if not trusted:
         project, ignored = _untrusted_part(project)
-        if ignored:
-            notices.append(f"ignored {', '.join(ignored)} in {project_path}: this folder is not trusted "
-                           f"(`monkey trust {workspace}` trusts it; its deny rules apply anyway)")
+        # what was ignored (Config.untrusted) is said by the session with the rest the folder holds
     user_approvals = user.get("approvals", {})
     project_approvals = project.get("approvals", {})
     allow = list(user_approvals.get("allow", [])) + list(project_approvals.get("allow", []))
     deny = list(user_approvals.get("deny", [])) + list(project_approvals.get("deny", []))
     merged = _merge(user, project)
-    hooks: dict[str, list[Any]] = {}  # the user's hooks and a trusted project's both run
-    for source in (user.get("hooks", {}), project.get("hooks", {})):
+    hooks: dict[str, list[Any]] = {}  # the user's hooks only (a project's were dropped above)
+    for source in (user.get("hooks", {}),):
         for event, groups in (source.items() if isinstance(source, dict) else []):
             hooks.setdefault(event, []).extend(groups if isinstance(groups, list) else [groups])
     merged["hooks"] = hooks
@@ -480,6 +555,9 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     if config.shell.sandbox not in SANDBOX_MODES:
         raise ConfigError(f"{user_path}: shell.sandbox must be one of {', '.join(SANDBOX_MODES)}, "
                           f"got {config.shell.sandbox!r}")
+    if config.shell.trusted_commands not in ("sandbox", "outside"):
+        raise ConfigError(f"{user_path}: shell.trusted_commands must be \"sandbox\" or \"outside\", "
+                          f"got {config.shell.trusted_commands!r}")
     config.notices = notices
     config.untrusted = ignored
     return config

@@ -32,7 +32,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 __all__ = ["DB_NAME", "db_path", "connect", "connect_readonly", "migrate", "DatabaseError", "BUSY_TIMEOUT_MS",
-           "FILE_SCHEMA", "explain", "check_file", "migrate_version", "no_space", "os_error_text"]
+           "FILE_SCHEMA", "explain", "check_file", "migrate_version", "no_space", "os_error_text", "empty_notice"]
 
 DB_NAME = "monkey.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -113,6 +113,18 @@ def explain(exc: BaseException, path: Path) -> str:
         return (f"the monkey database {path} is damaged ({text}); it was left as it is "
                 f"(move it away to start afresh)")
     return f"the monkey database {path}: {text}"
+
+
+def empty_notice(path: Path) -> list[str]:
+    """What to tell when the database file is there but empty (0 bytes: cut short by a full disk, a crash
+    or a person): SQLite would set it up afresh without a word, and earlier sessions would seem gone."""
+    try:
+        if not path.is_file() or path.stat().st_size:
+            return []
+    except OSError:
+        return []
+    return [f"the monkey database {path} was empty (0 bytes); it is set up afresh, so no earlier session or "
+            "checkpoint is in it (a backup of the file, if you have one, holds them)"]
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:

@@ -14,6 +14,7 @@ object, so a newer producer never breaks an older reader.
 
 from __future__ import annotations
 
+import functools
 import time
 from typing import Any, Literal, Union
 
@@ -358,7 +359,11 @@ class TurnCompleted(Event, frozen=True, kw_only=True, tag="turn_completed"):
     result: str = ""
     iterations: int = 0
     message: str = ""
-    """Why the turn ended, for a person, when it did not simply complete."""
+    """Why the turn ended, for a person, when it did not simply complete (or that its answer was
+    cut off)."""
+    stop_reason: str = ""
+    """How the final answer ended when it did not end on its own (``max_tokens``: cut off by the
+    output token limit; ``refusal``, ``repetition``); empty otherwise. The turn is ``completed``."""
 
 
 class SessionEnded(Event, frozen=True, kw_only=True, tag="session_ended"):
@@ -595,8 +600,14 @@ class DecodeError(ValueError):
 
 
 _encoder = msgspec.json.Encoder()
-_decoder = msgspec.json.Decoder(AnyEvent)
 _loose = msgspec.json.Decoder()
+
+
+@functools.cache
+def _decoder() -> msgspec.json.Decoder[Any]:
+    """The typed decoder, made at the first decode: making it reads every event's annotations,
+    which would cost each ``import monkey.events`` (the app's first frame) about 15 ms."""
+    return msgspec.json.Decoder(AnyEvent)
 
 
 def encode(event: Event) -> bytes:
@@ -619,7 +630,7 @@ def decode(data: bytes | str, *, source: str = "") -> Event:
     Raises :class:`DecodeError` only when ``data`` is not a JSON object at all.
     """
     try:
-        return _decoder.decode(data)
+        return _decoder().decode(data)
     except msgspec.ValidationError:
         pass
     except msgspec.DecodeError as exc:

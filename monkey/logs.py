@@ -20,7 +20,6 @@ from __future__ import annotations
 import importlib
 import json
 import logging
-import logging.handlers
 import sys
 import time
 from pathlib import Path
@@ -115,7 +114,9 @@ def configure(*, verbose: int = 0, file: str = "", handlers: list[str] | tuple[s
         path = Path(file).expanduser()
         try:
             path.parent.mkdir(parents=True, exist_ok=True)
-            handler: logging.Handler = logging.handlers.RotatingFileHandler(
+            from logging.handlers import RotatingFileHandler  # only with a log file (not before the app's first frame)
+
+            handler: logging.Handler = RotatingFileHandler(
                 path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
         except OSError as exc:
             raise LogSetupError(f"cannot write the log file {path}: {exc.strerror or exc}") from None

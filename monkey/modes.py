@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from typing import Literal, cast
 
-__all__ = ["Mode", "MODES", "DESCRIPTIONS", "LABELS", "ModeError", "parse_mode", "next_mode"]
+__all__ = ["Mode", "MODES", "DESCRIPTIONS", "LABELS", "PERMISSIVENESS", "ModeError", "parse_mode", "next_mode",
+           "stricter_mode"]
 
 Mode = Literal["default", "accept-edits", "plan", "auto"]
 MODES: tuple[Mode, ...] = ("default", "accept-edits", "plan", "auto")
@@ -30,6 +31,8 @@ LABELS: dict[Mode, str] = {
     "auto": "auto (no approvals)",
 }
 """How the status bar names each mode."""
+PERMISSIVENESS = {"plan": 0, "default": 1, "accept-edits": 2, "auto": 3}
+"""How much each permission mode lets run without a person, least first."""
 
 _ALIASES = {
     "accept_edits": "accept-edits", "acceptedits": "accept-edits", "edits": "accept-edits",
@@ -55,3 +58,10 @@ def next_mode(mode: Mode, *, auto_allowed: bool) -> Mode:
     cycle = [m for m in MODES if m != "auto" or auto_allowed]
     index = cycle.index(mode) if mode in cycle else -1
     return cycle[(index + 1) % len(cycle)]
+
+
+def stricter_mode(parent: str, wanted: str) -> str:
+    """``wanted`` unless it is more permissive than ``parent`` (then ``parent``); empty: ``parent``."""
+    if not wanted:
+        return parent
+    return wanted if PERMISSIVENESS.get(wanted, 99) <= PERMISSIVENESS.get(parent, 1) else parent

@@ -10,6 +10,8 @@ SIGKILL; it happens on a timeout, on cancellation (before the
 after the command itself ended, so that no child outlives the call.
 
 :func:`scrub_env` is the environment children get: the parent's without credentials.
+:func:`hide_secrets` blanks those credentials where a child could still read them in monkey
+itself: its ``/proc/<pid>/environ`` (and an ``--api-key`` in ``/proc/<pid>/cmdline``).
 
 ``shell_execute`` (:mod:`monkey.tools.shell`) and the external agent CLIs
 (:mod:`monkey.backends.supervise`) both run children this way; this module sits below both
@@ -20,21 +22,38 @@ from __future__ import annotations
 
 import asyncio
 import codecs
+import contextlib
+import contextvars
 import os
 import re
 import signal
 import sys
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from monkey import children
 
 __all__ = [
-    "Finished", "OutputBuffer", "group_alive", "run_supervised", "scrub_env", "signal_group", "spawn",
-    "stop_group", "wait_exited",
+    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "run_supervised", "scrub_env", "signal_group",
+    "spawn", "spawns_go_to", "stop_group", "wait_exited",
 ]
+
+_on_spawn: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar("monkey_on_spawn",
+                                                                                         default=None)
+
+
+@contextlib.contextmanager
+def spawns_go_to(claim: Callable[[int], None]) -> Iterator[None]:
+    """Within the block (this task and the tasks it starts), every child :func:`spawn` starts is
+    handed to ``claim`` by pid as soon as it exists: the checkpoint of the call that runs it
+    knows which process tree is that call's (two commands at once in one monkey)."""
+    token = _on_spawn.set(claim)
+    try:
+        yield
+    finally:
+        _on_spawn.reset(token)
 
 _CHUNK = 65536
 _DRAIN_WAIT = 2.0
@@ -178,6 +197,9 @@ async def spawn(argv: list[str], *, env: Mapping[str, str], before_exec: Callabl
         *argv, env={**env, children.TAG_VAR: tag}, start_new_session=True, preexec_fn=setup, **kwargs
     )
     children.register(proc.pid, tag)
+    claim = _on_spawn.get()
+    if claim is not None:
+        claim(proc.pid)
     return proc
 
 
@@ -401,3 +423,55 @@ def scrub_env(env: Mapping[str, str]) -> dict[str, str]:
         A new dictionary.
     """
     return {k: v for k, v in env.items() if not _is_secret(k, v)}
+
+
+def _blank(start: int, end: int, secret: Callable[[bytes, bytes], bool]) -> list[str]:
+    """Zero, in the block of NUL-separated strings at ``[start, end)`` of this process's memory,
+    each ``NAME=value``'s value (or each argument after ``--api-key``) that ``secret`` says is one."""
+    import ctypes
+
+    if end <= start:
+        return []
+    block = ctypes.string_at(start, end - start)
+    blanked: list[str] = []
+    offset = 0
+    previous = b""
+    for entry in block.split(b"\0"):
+        name, eq, value = entry.partition(b"=")
+        if eq and value and secret(name, value):
+            ctypes.memset(start + offset + len(name) + 1, 0, len(value))
+            blanked.append(name.decode(errors="replace"))
+        elif previous == b"--api-key" and entry:
+            ctypes.memset(start + offset, 0, len(entry))
+            blanked.append("--api-key")
+        previous = entry
+        offset += len(entry) + 1
+    return blanked
+
+
+def hide_secrets() -> list[str]:
+    """Blank the credentials (what :func:`scrub_env` drops) in the environment block the kernel shows
+    as ``/proc/<pid>/environ``, and the value of ``--api-key`` in ``/proc/<pid>/cmdline`` (Linux).
+
+    monkey keeps them (``os.environ`` is Python's own copy, and each backend is handed its key
+    explicitly; children get :func:`scrub_env`'s environment), but a child running as root, which
+    ``PR_SET_DUMPABLE`` does not stop, could read them there: outside the sandbox a hook, an MCP server,
+    a plugin, the Claude Code CLI or a command the person typed. The C library's own copy is set again
+    from ``os.environ``, so ``getenv`` still finds them. Returns what was blanked (names, ``--api-key``).
+    """
+    if not sys.platform.startswith("linux"):
+        return []
+    try:
+        with open("/proc/self/stat", "rb") as fh:
+            stat = fh.read()
+        fields = stat[stat.rfind(b")") + 2:].split()
+        arg_start, arg_end, env_start, env_end = (int(fields[i]) for i in (45, 46, 47, 48))  # fields 48-51
+    except (OSError, ValueError, IndexError):
+        return []
+    tag = children.TAG_VAR.encode()  # no credential: how a monkey above this one finds it (/proc/<pid>/environ)
+    blanked = _blank(env_start, env_end, lambda name, value: name != tag and _is_secret(
+        name.decode(errors="replace"), value.decode(errors="replace")))
+    for name in blanked:
+        if name in os.environ:
+            os.putenv(name, os.environ[name])  # a fresh copy for getenv, outside the block the kernel shows
+    return blanked + _blank(arg_start, arg_end, lambda name, value: name == b"--api-key")

@@ -34,6 +34,23 @@ line and paragraph separators: never shown as they are."""
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 """Letters that draw as blank space (Hangul fillers, the empty Braille pattern)."""
 
+_OTHER_DEFAULT_IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x2065, 0x2065),
+                            (0x3164, 0x3164), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0000),
+                            (0xE0002, 0xE001F), (0xE0080, 0xE00FF), (0xE01F0, 0xE0FFF))
+"""Unicode's ``Other_Default_Ignorable_Code_Point`` (PropList.txt): the combining grapheme joiner,
+the Hangul fillers, the Khmer inherent vowels, and code points reserved to be ignorable."""
+_VARIATION_SELECTORS = ((0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF))
+"""Unicode's ``Variation_Selector`` (PropList.txt)."""
+_IGNORABLE_RANGES = _OTHER_DEFAULT_IGNORABLE + _VARIATION_SELECTORS
+
+
+def _default_ignorable(ch: str) -> bool:
+    """Whether ``ch`` is a ``Default_Ignorable_Code_Point`` (DerivedCoreProperties.txt: ``Other_Default_
+    Ignorable_Code_Point + Cf + Variation_Selector``, less white space and a few Cf characters that show;
+    every Cf character is hidden anyway, so the ranges above are the rest of the definition)."""
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _IGNORABLE_RANGES)
+
 
 def _hidden(ch: str, strict: bool) -> bool:
     if ch in "\t\n":
@@ -41,7 +58,7 @@ def _hidden(ch: str, strict: bool) -> bool:
     category = unicodedata.category(ch)
     if category in _HIDDEN_CATEGORIES:
         return True
-    return strict and ((category == "Zs" and ch != " ") or ch in _FILLERS)
+    return strict and ((category == "Zs" and ch != " ") or ch in _FILLERS or _default_ignorable(ch))
 
 
 _ASCII_HIDDEN = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
@@ -75,8 +92,9 @@ def escape_controls(text: str, *, keep_newlines: bool = True, strict: bool = Fal
 
     Escaped: controls, format characters (bidi overrides, zero-width and tag characters),
     private-use characters, surrogates, line and paragraph separators. ``strict`` (a
-    command shown for approval) also escapes every space other than U+0020 and the letters
-    that draw as blank (Hangul fillers). Tabs stay; newlines stay unless ``keep_newlines``
+    command shown for approval) also escapes every space other than U+0020, the letters
+    that draw as blank (Hangul fillers) and every other default-ignorable code point
+    (variation selectors, the combining grapheme joiner, the Khmer inherent vowels). Tabs stay; newlines stay unless ``keep_newlines``
     is false. The result cannot move the cursor, change colours or hide characters on any
     terminal.
     """

@@ -13,9 +13,22 @@ import json
 import os
 from pathlib import Path
 
-__all__ = ["TRUST_FILE", "trusted_folders", "is_trusted", "trust", "untrust"]
+from monkey.userfiles import locked, write_atomic
+
+__all__ = ["TRUST_TURNS_ON", "TRUST_FILE", "trusted_folders", "is_trusted", "trust", "untrust"]
 
 TRUST_FILE = "trusted_folders.json"
+
+TRUST_TURNS_ON = (
+    "its .monkey/config.toml in full (backend, model, limits, approvals, hooks, MCP servers), not only deny rules",
+    "its instruction files (AGENTS.md, CLAUDE.md ... from the repository root down) and .monkey/memory.md",
+    "its skills (.monkey/skills, .agents/skills, .claude/skills) and their /commands",
+    "its sub-agents (.monkey/agents, .claude/agents)",
+    "its agent plugins (.monkey/plugins)",
+    "its MCP servers (.mcp.json; each is still asked about before it first starts)",
+)
+"""What trusting a folder turns on, one item each: said by ``monkey trust --help`` and when a
+session starts in a folder nobody trusted that holds any of it."""
 
 
 def trusted_folders(home: Path) -> list[str]:
@@ -39,27 +52,25 @@ def is_trusted(workspace: Path, home: Path) -> bool:
 
 
 def _save(home: Path, folders: list[str]) -> None:
-    home.mkdir(parents=True, exist_ok=True)
-    path = home / TRUST_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps({"folders": folders}, indent=2) + "\n", encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(home / TRUST_FILE, json.dumps({"folders": folders}, indent=2) + "\n")
 
 
 def trust(workspace: Path, home: Path) -> str:
-    """Trust ``workspace``; returns the path stored."""
+    """Trust ``workspace``; returns the path stored (read and written under the file's lock)."""
     folder = str(workspace.resolve())
-    folders = trusted_folders(home)
-    if folder not in folders:
-        _save(home, [*folders, folder])
+    with locked(home / TRUST_FILE):
+        folders = trusted_folders(home)
+        if folder not in folders:
+            _save(home, [*folders, folder])
     return folder
 
 
 def untrust(workspace: Path, home: Path) -> bool:
     """Stop trusting ``workspace`` (exactly that entry); returns whether it was trusted."""
     folder = str(workspace.resolve())
-    folders = trusted_folders(home)
-    if folder not in folders:
-        return False
-    _save(home, [f for f in folders if f != folder])
+    with locked(home / TRUST_FILE):
+        folders = trusted_folders(home)
+        if folder not in folders:
+            return False
+        _save(home, [f for f in folders if f != folder])
     return True

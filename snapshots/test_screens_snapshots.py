@@ -28,6 +28,15 @@ def test_approval_edit(snap_compare, workspace: Path) -> None:
     assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace), guard=0)), terminal_size=SIZE)
 
 
+def test_approval_of_an_eleven_line_diff_at_80_by_24(snap_compare, workspace: Path) -> None:
+    """The grant lines and the answer keys stay in view; the diff box shrinks and scrolls."""
+    from tests.ui.screen_data import request_for
+
+    (workspace / "calc.py").write_text("".join(f"line {i}\n" for i in range(20)))
+    request = request_for(workspace, "file_edit", {"path": "calc.py", "old_string": "line 3\n", "new_string": "LINE 3\n"})
+    assert snap_compare(ScreenApp(ApprovalScreen(request, guard=0)), terminal_size=(80, 24))
+
+
 def test_approval_shell_hidden_characters(snap_compare, workspace: Path) -> None:
     assert snap_compare(ScreenApp(ApprovalScreen(shell_request(workspace), guard=0)), terminal_size=SIZE)
 

@@ -212,3 +212,29 @@ def test_a_recycled_pid_in_a_record_is_never_signalled(tmp_path: Path) -> None:
         if bystander.poll() is None:
             bystander.kill()
             bystander.wait()
+
+
+def test_a_dead_monkeys_placeholders_are_removed_only_while_empty(tmp_path: Path) -> None:
+    """Its guardian killed too: the next monkey (its checkpoint repair) removes the sandbox's mount
+    points the dead one recorded, each only while it is still empty; the record stays for the orphans."""
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "AGENTS.md").touch()
+    (ws / ".claude").mkdir()
+    (ws / "CLAUDE.md").write_text("the person's, written into the placeholder from outside\n")
+    (ws / ".agents").mkdir()
+    (ws / ".agents" / "x").touch()
+    (ws / "target").touch()
+    (ws / ".mcp.json").symlink_to(ws / "target")
+    folder = tmp_path / "children"
+    folder.mkdir()
+    held = [[str(ws / "AGENTS.md"), "file"], [str(ws / ".claude"), "dir"], [str(ws / "CLAUDE.md"), "file"],
+            [str(ws / ".agents"), "dir"], [str(ws / ".mcp.json"), "file"], [str(ws / "gone"), "dir"],
+            [str(ws / "target"), "dir"]]
+    (folder / "x.json").write_text(json.dumps({"pid": dead.pid, "start": 1, "owner": "nobody-1", "children": [],
+                                               "placeholders": held}))
+    children.remove_dead_placeholders(folder)
+    assert sorted(p.name for p in ws.iterdir()) == [".agents", ".mcp.json", "CLAUDE.md", "target"]
+    assert json.loads((folder / "x.json").read_text())["placeholders"] == []

@@ -51,6 +51,7 @@ LAYERS: dict[str, int] = {
     "monkey.gitinfo": 0,
     "monkey.process": 0,
     "monkey.children": 0,  # children die with monkey: parent-death signal, tags, subreaper, guardian
+    "monkey.userfiles": 0,  # the person's files in the monkey home: locked, written atomically
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
     "monkey.modes": 0,  # the permission modes' names (config checks them)
     "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path

@@ -60,3 +60,38 @@ def test_json_for_terminal_is_the_same_json_with_nothing_hidden(value: dict[str,
     shown = json_for_terminal(json.dumps(value, ensure_ascii=False))
     assert json.loads(shown) == value
     assert not any(unicodedata.category(ch) in ("Cc", "Cf", "Co", "Cs", "Zl", "Zp") for ch in shown)
+
+
+def _default_ignorable_points() -> list[int]:
+    """Every Default_Ignorable_Code_Point, from the ``regex`` module's own Unicode tables (the
+    property as DerivedCoreProperties.txt defines it), not from monkey's ranges."""
+    import regex
+
+    prop = regex.compile(r"\p{Default_Ignorable_Code_Point}")
+    return [cp for cp in range(0x110000) if not 0xD800 <= cp <= 0xDFFF and prop.match(chr(cp))]
+
+
+_IGNORABLE = _default_ignorable_points()
+
+
+def test_the_oracle_knows_the_characters_of_the_issue() -> None:
+    for cp in (0x034F, 0x17B4, 0x17B5, 0xFE0F, 0xE0100, 0x180B, 0x2065, 0xFFF0):
+        assert cp in _IGNORABLE
+
+
+@given(st.sampled_from(_IGNORABLE), st.text(alphabet="abc -", max_size=8))
+@example(0x034F, "rm -rf x")
+@example(0x17B4, "ls")
+@example(0x17B5, "ls")
+@example(0xFE0F, "echo")
+@example(0xE01EF, "cat")
+def test_every_default_ignorable_code_point_is_made_visible(cp: int, around: str) -> None:
+    from monkey.safe_text import has_hidden
+
+    ch = chr(cp)
+    command = f"{around}{ch}{around}"
+    assert has_hidden(command)
+    assert ch not in escape_controls(command, strict=True)
+    request = build_request("c1", "shell_execute", {"command": command}, "")
+    assert ch not in request.summary
+    assert any(f"U+{cp:04X}" in w for w in invisible_warnings(command))

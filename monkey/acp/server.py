@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from acp import PROTOCOL_VERSION, RequestError
-from acp.helpers import update_available_commands
+from acp.helpers import update_agent_message_text, update_available_commands
 from acp.schema import (
     AgentCapabilities,
     AvailableCommand,
@@ -144,10 +144,13 @@ class MonkeyAcpAgent:
         return SessionModeState(current_mode_id=session.agent.policy.mode, available_modes=MODES)
 
     def _offer_commands(self, session: AcpSession) -> None:
-        """Send the commands just after the response that names the session."""
+        """Send the commands just after the response that names the session, and what the person must
+        know before the first prompt (a workspace that holds their home)."""
         async def send() -> None:
             try:
                 await session.send(update_available_commands(available_commands()))
+                for alert in session.alerts:
+                    await session.send(update_agent_message_text(f"monkey: {alert}\n\n"))
             except Exception as exc:  # noqa: BLE001 - the editor went away
                 log(f"cannot send the commands: {exc}")
 

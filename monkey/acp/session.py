@@ -55,6 +55,8 @@ class AcpSession:
         self.cancel_asked = False
         """The editor cancelled before the turn's task existed: cancel it as soon as it does."""
         self.closed = False
+        self.alerts = list(setup.alerts)
+        """What the editor's person must read before the first prompt (shown as the agent's message)."""
 
     @property
     def id(self) -> str:

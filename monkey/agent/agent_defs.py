@@ -27,8 +27,7 @@ from typing import Any, Literal
 from monkey.agent.budget import Limits, parse_limits
 from monkey.extensions.skills import CLAUDE_TOOLS
 
-__all__ = ["AgentDef", "AgentDefs", "AgentDefError", "discover_agents", "parse_agent", "PROJECT_DIRS",
-           "PERMISSIVENESS", "stricter_mode"]
+__all__ = ["AgentDef", "AgentDefs", "AgentDefError", "discover_agents", "parse_agent", "PROJECT_DIRS"]
 
 Source = Literal["built-in", "user", "project"]
 
@@ -42,8 +41,6 @@ _ALIASES = {"disallowedTools": "disallowed_tools", "permissionMode": "mode", "ma
             "mcpServers": "mcp_servers", "disallowed-tools": "disallowed_tools", "max-turns": "max_turns"}
 _IGNORED = {"color"}
 _CLAUDE_MODES = {"acceptEdits": "accept-edits", "bypassPermissions": "auto", "dontAsk": "default"}
-PERMISSIVENESS = {"plan": 0, "default": 1, "accept-edits": 2, "auto": 3}
-"""How much each permission mode lets run without a person, least first."""
 
 
 class AgentDefError(ValueError):
@@ -100,13 +97,6 @@ class AgentDefs:
     def listing(self) -> str:
         """``- name: description`` per agent, for the ``task`` tool's description."""
         return "\n".join(f"- {d.name}: {d.description}" for d in sorted(self.by_name.values(), key=lambda d: d.name))
-
-
-def stricter_mode(parent: str, wanted: str) -> str:
-    """``wanted`` unless it is more permissive than ``parent`` (then ``parent``); empty: ``parent``."""
-    if not wanted:
-        return parent
-    return wanted if PERMISSIVENESS.get(wanted, 99) <= PERMISSIVENESS.get(parent, 1) else parent
 
 
 def _names(value: Any, key: str, where: Path) -> tuple[str, ...]:

@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import time
+from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -45,11 +47,13 @@ from monkey.events import (
 from monkey.extensions.hooks import HookResult, Hooks
 from monkey.extensions.instructions import Instructions
 from monkey.messages import Message
-from monkey.permissions.decide import Admitted, Call, HookSays, Verdict, decide, settle
+from monkey.permissions.decide import Admitted, Call, HookSays, Verdict, decide, outside_sandbox, settle
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import Approver, Decision, HeadlessApprover
 from monkey.permissions.rules import EXIT_PLAN_MODE
-from monkey.tools.base import ShellSettings, ToolContext, ToolError
+from monkey.process import spawns_go_to
+from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
+from monkey.tools.errors import SandboxBlocked
 from monkey.tools.registry import ToolRegistry
 
 __all__ = ["CallOutcome", "CallPipeline", "Emit"]
@@ -135,8 +139,14 @@ class CallPipeline:
 
     # -- the whole path of one call ----------------------------------------------------------
 
-    async def run(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False) -> CallOutcome:
-        """Decide, checkpoint, run and report one call (``by_person``: a line the person typed, ``!command``)."""
+    async def run(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False,
+                  sandboxed: bool | None = None) -> CallOutcome:
+        """Decide, checkpoint, run and report one call (``by_person``: a line the person typed, ``!command``).
+
+        A shell command runs in the sandbox unless the person typed it (``sandboxed`` says otherwise: a
+        command monkey runs for the person, such as ``[workflow] verify``, in the sandbox unless their own
+        config trusts it); one a person approved and the sandbox then blocked is run again outside only
+        when a person says so to a second question (:meth:`outside`)."""
         sid = self.session_id
         tool = self.tools.find(call.name)
         emit(ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
@@ -181,19 +191,25 @@ class CallPipeline:
             if admitted.route == "engine":
                 # Shell syntax runs through a shell only when a person approved this exact line.
                 ctx.shell_line_approved = decision.by == "user" or decision.exact_line
-                ctx.sandboxed = decision.by != "user"  # a call a person approved or typed is theirs: no sandbox
+            # approved or not, a command runs in the sandbox; a line the person typed is theirs
+            ctx.sandboxed = sandboxed if sandboxed is not None else not by_person
             tool.check(args, ctx)
-            pending = await self.begin(call, paths, turn, emit) if guarded and paths != [] else None
-            emit(ToolStarted(session_id=sid, call_id=call.id, name=call.name))
-            await self._shown()  # intent before effect: the call is stored as started before it runs
-            self.ran.add(call.id)
-            ran = False
+            checkpointed = guarded and paths != []
             try:
-                outcome = await tool.run(args, ctx)
-                ran = True
-            finally:
-                if pending is not None:
-                    await self.finish(pending, ran, emit)
+                outcome = await self._execute(tool, args, ctx, call, paths if checkpointed else [], turn, emit,
+                                              announce=True)
+            except SandboxBlocked as blocked:
+                if not (ctx.sandboxed and admitted.route == "engine" and decision.by == "user"):
+                    raise  # only what a person approved is offered to them again, to run outside
+                again = await self.outside(call, blocked, emit)
+                waited += again.waited
+                if not again.decision.approved:
+                    said = f"{blocked}\n[not run outside the sandbox: {again.decision.reason or 'the person said no'}]"
+                    return finish(False, await self.post_hooks(call, False, said, emit),
+                                  stop=again.decision if again.decision.stop else None)
+                ctx.sandboxed = False
+                outcome = await self._execute(tool, args, ctx, call, paths if checkpointed else [], turn, emit)
+                outcome.output = f"[the sandbox blocked the first run; a person approved running it outside]\n{outcome.output}"
         except ToolError as exc:
             return finish(False, await self.post_hooks(call, False, str(exc), emit))
         except asyncio.CancelledError:
@@ -205,6 +221,36 @@ class CallPipeline:
                           stop=Decision(approved=False, by="user", reason=outcome.stopped, stop=True))
         output = self.nested_instructions(call, args, outcome.output, emit)
         return finish(True, await self.post_hooks(call, True, output, emit), outcome.diff, images=outcome.images)
+
+    async def _execute(self, tool: Tool[Any], args: Any, ctx: ToolContext, call: ToolCallSpec,
+                       paths: list[str] | None, turn: int, emit: Emit, *, announce: bool = False) -> ToolOutcome:
+        """Checkpoint (unless ``paths == []``), run the tool once (``announce``: say it started, the first
+        time), and finish the journal entry."""
+        pending = await self.begin(call, paths, turn, emit) if paths != [] else None
+        if announce:
+            emit(ToolStarted(session_id=self.session_id, call_id=call.id, name=call.name))
+        await self._shown()  # intent before effect: the call is stored as started before it runs
+        self.ran.add(call.id)
+        ran = False
+        try:
+            with self.spawns(pending):
+                outcome = await tool.run(args, ctx)
+            ran = True
+        finally:
+            if pending is not None:
+                await self.finish(pending, ran, emit)
+        return outcome
+
+    async def outside(self, call: ToolCallSpec, blocked: SandboxBlocked, emit: Emit) -> Admitted:
+        """The second question about a command a person approved and the sandbox blocked: run it again
+        outside the sandbox (:func:`~monkey.permissions.decide.outside_sandbox`), through the same approver."""
+        verdict = outside_sandbox(Call(id=call.id, tool=call.name, arguments=call.arguments, workspace=self.workspace,
+                                       asker=self.asker), blocked.blocked)
+        decision, waited = await self.ask(call, verdict, emit)
+        label = "approved" if decision.approved else "denied"
+        emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
+                              decision=label, by=decision.by, reason=decision.reason))
+        return Admitted(decision, "", verdict.line, waited)
 
     # -- the front half: hooks, the engine's verdict, a person -------------------------------
 
@@ -265,7 +311,7 @@ class CallPipeline:
     def keep_rules(self, call: ToolCallSpec, emit: Emit) -> None:
         """"Always allow": save the call's rules to the user's config (a failure is said, not fatal)."""
         try:
-            self.policy.keep(call.name, call.arguments)
+            self.policy.keep(call.name, call.arguments, self.workspace)
         except OSError as exc:
             emit(Error(session_id=self.session_id, kind="config",
                        message=f"could not save the rule to your config (it holds for this session): {exc}"))
@@ -283,6 +329,14 @@ class CallPipeline:
         emit(CheckpointCreated(session_id=self.session_id, checkpoint_id=pending.checkpoint_id, tool=call.name,
                                paths=list(pending.paths), turn=turn, call_id=call.id))
         return pending
+
+    def spawns(self, pending: PendingChange | None) -> AbstractContextManager[None]:
+        """Around a call's run: the processes it starts are handed to its checkpoint, so the write
+        watch tells its writes from those of another command running at the same time."""
+        if pending is None or self.checkpoints is None:
+            return nullcontext()
+        guard = self.checkpoints
+        return spawns_go_to(lambda pid: guard.claim(pending, pid))
 
     async def finish(self, pending: PendingChange, ok: bool, emit: Emit) -> None:
         """Complete the journal entry of a change that ran (or failed)."""

@@ -48,6 +48,14 @@ class ChangeGuard(Protocol):
         """Checkpoint ``paths`` (None: the whole tree) and write a pending entry."""
         ...
 
+    def watch_missing(self) -> str:
+        """Why the write watch cannot run ("" when it can): a person's write during a command is then the command's."""
+        ...
+
+    def claim(self, pending: PendingChange, pid: int) -> None:
+        """A process the change's call started: what its tree writes is that change's."""
+        ...
+
     def finish(self, pending: PendingChange, *, ok: bool, error: str = "") -> str:
         """Record what the change did; returns a warning for the user, or ``""``."""
         ...

@@ -28,7 +28,7 @@ from monkey.agent.hook_glue import run_hooks
 from monkey.agent.model_call import stream_model
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.plan_mode import ExitPlanMode, offered, plan_system_prompt
-from monkey.agent.turn_guard import StopTurn, budget_event, check_budget, check_repeats, wall_over, wall_watchdog
+from monkey.agent.turn_guard import StopTurn, budget_event, cut_off, check_budget, check_repeats, wall_over, wall_watchdog
 from monkey.backends.base import Backend, BackendError, as_turn_bound
 from monkey.context.window import ContextManager
 from monkey.events import (
@@ -49,7 +49,7 @@ from monkey.extensions.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
 from monkey.extensions.instructions import Instructions
 from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
 from monkey.extensions.skill_tool import SkillTool
-from monkey.extensions.skills import Skill, Skills, tool_rules
+from monkey.extensions.skills import Skill, Skills, granted
 from monkey.ids import new_id
 from monkey.messages import STOPPED_WHILE_RUNNING, Message, ModelRequest
 from monkey.permissions.policy import ApprovalPolicy
@@ -129,6 +129,8 @@ class Agent:
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Event | None] | None = None
         self._ending = 0
+        self._cancel_why = ""
+        """Why the running turn was cancelled, when not by a person (its end says so)."""
         self._session_hooks_ran = False
         self._cleared = False
         """``/clear`` started a new conversation: the next turn runs ``SessionStart`` with source ``clear``."""
@@ -219,8 +221,9 @@ class Agent:
 
     def use_skill(self, skill: Skill) -> list[str]:
         """A skill's instructions were loaded: its ``allowed-tools`` are allowed for the rest of
-        the turn (deny rules, the protected set and plan mode still come first)."""
-        rules, _ = tool_rules(skill)
+        the turn (deny rules, the protected set and plan mode still come first), unless its
+        ``SKILL.md`` changed since the session found it."""
+        rules, _ = granted(skill)  # nothing from a SKILL.md changed since the session started
         return self.policy.allow_for_turn(rules)
 
     # -- session framing -------------------------------------------------------------
@@ -289,10 +292,13 @@ class Agent:
         queue = self._queue
         return 0 if queue is None else queue.qsize() - self._ending
 
-    def cancel(self) -> bool:
-        """Cancel the running turn; returns whether there was one."""
+    def cancel(self, *, why: str = "") -> bool:
+        """Cancel the running turn; returns whether there was one. ``why``: the turn's end says it
+        (an error, not "cancelled by the user": the session store could not write, say)."""
         if self.running:
             assert self._task is not None
+            if why and not self._cancel_why:
+                self._cancel_why = why
             self._task.cancel()
             return True
         return False
@@ -302,14 +308,18 @@ class Agent:
         async for event in self._drive(lambda emit: self._turn(prompt, emit)):
             yield event
 
-    async def run_shell(self, command: str) -> AsyncIterator[Event]:
+    async def run_shell(self, command: str, *, typed: bool = True) -> AsyncIterator[Event]:
         """Run a shell command the person typed (``!command``) as a turn of its own.
 
         Decided by the rules, checkpointed, recorded; the command and its output go to the
-        model with the next message (see :mod:`monkey.agent.person_shell`).
+        model with the next message (see :mod:`monkey.agent.person_shell`). Typed, it runs outside
+        the sandbox; ``typed=False``: a command monkey runs for the person from their config
+        (``[workflow] verify``), in the sandbox unless ``[shell] trusted_commands = "outside"``.
         """
+        sandboxed = None if typed else not self.options.shell.trusted_outside
+
         async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
-            return (await self.calls().run(call, turn, emit, by_person=True)).message
+            return (await self.calls().run(call, turn, emit, by_person=True, sandboxed=sandboxed)).message
 
         async for event in self._drive(lambda emit: shell_turn(self, command, emit, run_call)):
             yield event
@@ -341,7 +351,7 @@ class Agent:
                 self._ending = 1  # the end mark below is no event
                 put(None)
 
-        self._queue, self._ending = queue, 0
+        self._queue, self._ending, self._cancel_why = queue, 0, ""
         self._task = asyncio.create_task(body(), name=f"monkey-turn-{self.turns + 1}")
         try:
             while (event := await queue.get()) is not None:
@@ -378,11 +388,11 @@ class Agent:
         iteration = 0
         result = ""
         reason: EndReason = "completed"
-        note = ""
+        note = stop_reason = ""
         denials: dict[str, list[str]] = {}
         """Why calls were denied by a rule or policy -> the tools denied for that reason. A person's
         denial with a reason is steering, not a failure: the turn ends by what the model does next."""
-        repeats: list[tuple[str, int]] = [("", 0)]
+        repeats: list[str] = []
         self.budget.start()
         watchdog = wall_watchdog(self.budget)
         try:
@@ -405,7 +415,7 @@ class Agent:
                             tool_calls=list(message.tool_calls))
                 )
                 if not message.tool_calls:
-                    result = message.text
+                    result, stop_reason = message.text, message.stop_reason
                     if self.background.waiting:  # sub-agents at work, or done and not yet heard: their results first
                         if iteration >= self.options.max_iterations:
                             reason = "max_iterations"
@@ -449,7 +459,7 @@ class Agent:
             if task is not None:
                 task.uncancel()
             self._close_unanswered()
-            reason, note = "cancelled", "cancelled by the user"
+            reason, note = ("error", self._cancel_why) if self._cancel_why else ("cancelled", "cancelled by the user")
             if (over := wall_over(self.budget)) is not None:  # the wall-clock budget's timer stopped it
                 reason, note = "budget", over.describe()
                 emit(budget_event(sid, over))
@@ -472,8 +482,10 @@ class Agent:
             note = f"{count} tool call(s) denied: " + "; ".join(
                 f"{', '.join(dict.fromkeys(names))}: {why}" for why, names in denials.items()
             )
-        emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result,
-                           iterations=iteration, message=note))
+        if reason != "completed" or not cut_off(stop_reason):
+            stop_reason = ""
+        emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result, iterations=iteration,
+                           message=cut_off(stop_reason) or note, stop_reason=stop_reason))
 
     def _deliver_background(self) -> None:
         """Give the model what background sub-agents finished (a person's stop of one stops the turn)."""

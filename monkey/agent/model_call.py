@@ -38,13 +38,14 @@ async def stream_model(backend: Backend, request: ModelRequest, *, calls: CallPi
     gate = ExternalGate(calls, turn=turn, emit=emit, checkpoints=calls.checkpoints is not None) if external else None
     stream = external.stream(request, gate=gate) if external is not None else backend.stream(request)
     try:
-        async for event in stream:
-            if isinstance(event, MessageCompleted):
-                completed = event
-                budget.charge(turns=1)
-            elif isinstance(event, Usage):
-                budget.charge_usage(event)
-            emit(event)
+        with calls.spawns(pending):  # the agent's processes started for this run are its checkpoint's
+            async for event in stream:
+                if isinstance(event, MessageCompleted):
+                    completed = event
+                    budget.charge(turns=1)
+                elif isinstance(event, Usage):
+                    budget.charge_usage(event)
+                emit(event)
     finally:
         aclose = getattr(stream, "aclose", None)  # an async generator's; a plain iterator has none
         if aclose is not None:

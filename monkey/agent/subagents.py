@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import msgspec
 
 from monkey.agent import subagent_limits
-from monkey.agent.agent_defs import AgentDef, AgentDefs, stricter_mode
+from monkey.agent.agent_defs import AgentDef, AgentDefs
 from monkey.agent.background import Finished
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.prompts import load_prompt
@@ -192,8 +192,8 @@ class TaskTool(Tool[TaskArgs]):
             keep = () if not agent.allows("skill") else agent.skills or ()
             skills = Skills({n: s for n, s in skills.by_name.items() if n in keep})
         policy = parent.policy
-        child_policy = replace(policy, mode=stricter_mode(policy.mode, agent.mode),  # type: ignore[arg-type]
-                               allow=list(policy.allow), turn_rules=[])
+        child_policy = replace(policy, allow=list(policy.allow), turn_rules=[])
+        policy.lead(child_policy, agent.mode)  # its mode follows the parent's changes while it runs
         options = AgentOptions(
             max_iterations=parent.options.max_iterations, max_repeats=parent.options.max_repeats,
             shell=parent.options.shell, instructions=parent.options.instructions, skills=skills,

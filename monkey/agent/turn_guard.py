@@ -1,5 +1,6 @@
 """What ends a turn early besides the model: budgets (checked before each model call, after each
-response, before each tool call, and a wall-clock timer) and a model repeating the same call.
+response, before each tool call, and a wall-clock timer) and a model repeating the same call or
+the same cycle of calls.
 
 A limit reached raises :class:`StopTurn`, which the loop turns into ``turn_completed`` with its
 reason; it never escapes the loop.
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from monkey.agent.budget import Budget, Exceeded
 from monkey.events import BudgetReached, EndReason, Event, ToolCallSpec
 
-__all__ = ["StopTurn", "budget_event", "check_budget", "check_repeats", "wall_over", "wall_watchdog"]
+__all__ = ["StopTurn", "cut_off", "budget_event", "check_budget", "check_repeats", "wall_over", "wall_watchdog"]
 
 Emit = Callable[[Event], None]
 
@@ -61,22 +62,54 @@ def wall_watchdog(budget: Budget) -> asyncio.TimerHandle | None:
     return asyncio.get_running_loop().call_later(max(0.0, deadline - budget.clock()), task.cancel)
 
 
-def check_repeats(calls: list[ToolCallSpec], state: list[tuple[str, int]], max_repeats: int,
+MAX_CYCLE = 4
+"""The longest cycle of calls taken for a repetition (A, B, C, D, A, B, C, D ...)."""
+
+
+def check_repeats(calls: list[ToolCallSpec], state: list[str], max_repeats: int,
                   drop: Callable[[], object]) -> None:
-    """Stop the turn when the model asks for the same call ``max_repeats`` times in a row (``drop``
-    takes back the assistant message whose calls will not run)."""
+    """Stop the turn when the model asks for the same call ``max_repeats`` times in a row, or for
+    the same cycle of calls (A, B, A, B ... or A, B, C, A, B, C ..., up to :data:`MAX_CYCLE` calls
+    long) ``max_repeats`` times in a row. ``state``: the keys of the turn's latest calls (kept
+    here); ``drop`` takes back the assistant message whose calls will not run."""
     for call in calls:
-        key = call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str)
-        last, count = state[0]
-        count = count + 1 if key == last else 1
-        state[0] = (key, count)
-        if count >= max_repeats:
+        state.append(call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str))
+        del state[:-MAX_CYCLE * max(max_repeats, 1)]
+        period = _cycle(state, max_repeats)
+        if period:
             drop()
             args = json.dumps(call.arguments, default=str)
             if len(args) > 120:
                 args = args[:117] + "..."
-            raise StopTurn(
-                "error",
-                f"the model asked for the same call {count} times in a row ({call.name} {args}); "
-                "stopped, it is not making progress",
-            )
+            what = (f"the same call {max_repeats} times in a row ({call.name} {args})" if period == 1 else
+                    f"the same {period} calls in turn {max_repeats} times over (the last: {call.name} {args})")
+            raise StopTurn("error", f"the model asked for {what}; stopped, it is not making progress")
+
+
+def _cycle(keys: list[str], times: int) -> int:
+    """The shortest period p (1..MAX_CYCLE) such that the last ``p * times`` keys are one block of
+    ``p`` calls repeated ``times`` times; 0 when there is none."""
+    times = max(times, 1)
+    for period in range(1, MAX_CYCLE + 1):
+        span = period * times
+        if len(keys) < span:
+            return 0
+        tail = keys[-span:]
+        if all(tail[i] == tail[i % period] for i in range(period, span)):
+            return period
+    return 0
+
+
+_CUT_OFF = {"max_tokens": "the model reached its output token limit",
+            "refusal": "the model refused to go on",
+            "repetition": "the model repeated itself and was stopped"}
+"""Stop reasons of a final answer that did not end on its own, and what they mean."""
+
+
+def cut_off(stop_reason: str) -> str:
+    """What a person is told when the turn's final answer ended by ``stop_reason`` ("" when it ended
+    on its own: ``end_turn``, a stop sequence)."""
+    if stop_reason in ("", "end_turn", "tool_use", "stop_sequence"):
+        return ""
+    why = _CUT_OFF.get(stop_reason, "the model stopped early")
+    return f"the answer was cut off: {why} (stop reason {stop_reason})"

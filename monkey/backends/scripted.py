@@ -59,6 +59,8 @@ class ScriptTurn(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     error: str = ""
     error_kind: str = "server_error"
     repeat: int = 1
+    stop_reason: str = ""
+    """How the message ends (default ``tool_use`` with calls, else ``end_turn``): ``max_tokens`` ..."""
     usage: dict[str, float] = {}
     """``input_tokens``, ``output_tokens`` (default: a count of the text) and ``cost_usd`` (default 0)."""
 
@@ -171,7 +173,7 @@ class ScriptedBackend:
             text=turn.text,
             thinking=turn.thinking,
             tool_calls=calls,
-            stop_reason="tool_use" if calls else "end_turn",
+            stop_reason=turn.stop_reason or ("tool_use" if calls else "end_turn"),
         )
         prompt_chars = len(request.system) + sum(len(m.content) for m in request.messages)
         yield Usage(

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from monkey.backends.base import Backend, BackendError
 from monkey.config import Config
 
-__all__ = ["BackendChoice", "choose_backend", "create_backend", "KNOWN_BACKENDS", "AVAILABLE_BACKENDS"]
+__all__ = ["BackendChoice", "choose_backend", "create_backend", "KNOWN_BACKENDS", "AVAILABLE_BACKENDS", "EMBEDDED_ONLY"]
 
 AVAILABLE_BACKENDS = ("scripted", "local", "anthropic", "openai", "claude-code", "codex")
 """Backends this version can run."""
@@ -56,10 +56,18 @@ def choose_backend(
         return BackendChoice(config.backend.primary)
     if base_url:
         return BackendChoice("openai")
-    if api_key or env.get(config.anthropic.key_env):
-        source = "--api-key" if api_key else f"{config.anthropic.key_env} is set"
+    if api_key or env.get(config.anthropic.key_env) or config.anthropic.api_key:
+        source = ("--api-key" if api_key else f"{config.anthropic.key_env} is set" if env.get(config.anthropic.key_env)
+                  else "the key /login stored in your config.toml")
         return BackendChoice("anthropic", [f"no backend configured; using the Anthropic API ({source})"])
-    return BackendChoice("local", ["no backend configured; using the embedded local model (offline)"])
+    return BackendChoice("local", [EMBEDDED_ONLY.format(key_env=config.anthropic.key_env)])
+
+
+EMBEDDED_ONLY = ("no API key: using the embedded local model (SmolLM2-135M, offline). It can chat and answer "
+                 "short questions, but it cannot be relied on to use tools, edit files, run commands or plan a "
+                 "task. For that, set {key_env} (export {key_env}=...) or type /login KEY to keep a key in your "
+                 "own config.toml; /backend lists the other backends.")
+"""What a session started without a key is told: what the embedded model can do, and how to set a key."""
 
 
 def create_backend(
@@ -137,7 +145,7 @@ def _create_one(
         cfg = config.anthropic
         key_env = cfg.key_env
         return _retrying(AnthropicBackend(
-            api_key=api_key or env.get(key_env, ""),
+            api_key=api_key or env.get(key_env, "") or cfg.api_key,
             model=model or config.agent.model or cfg.model or None,
             base_url=base_url or cfg.base_url or None,
             max_tokens=cfg.max_tokens,

@@ -101,6 +101,12 @@ class AgentProcess:
         """The child's stderr, capped to its head and tail."""
         return self._stderr.text()
 
+    @property
+    def drained(self) -> bool:
+        """Whether the child's stdout was read to its end (its pipe closed), as it is after every run."""
+        reader = self._proc.stdout if self._proc is not None else None
+        return reader is not None and reader.at_eof()
+
     def failure(self) -> str:
         """What went wrong with the process itself, for a person, or ``""``."""
         name = self.spec.name
@@ -152,6 +158,7 @@ class AgentProcess:
                     await asyncio.shield(stop_group(proc, spec.grace))
                 except asyncio.CancelledError:
                     signal_group(proc.pid, signal.SIGKILL)
+            await _discard(proc.stdout, spec.grace + 1)
             _, pending = await asyncio.wait(tasks, timeout=2.0)
             for task in pending:
                 task.cancel()
@@ -190,6 +197,23 @@ class AgentProcess:
                 await stop_group(proc, spec.grace)  # stdout closes, the reader ends
                 return
             await asyncio.sleep(min(idle_left, wall_left, 1.0))
+
+
+async def _discard(stream: asyncio.StreamReader | None, timeout: float) -> None:
+    """Read what is left of a stopped child's stdout to its end: a reader left full (a line over
+    the cap stops the reading) never sees the pipe close, so its transport stays open until it
+    is collected after the event loop closed ("Event loop is closed" at exit)."""
+    if stream is None:
+        return
+
+    async def drain() -> None:
+        while await stream.read(_CHUNK):
+            pass
+
+    try:
+        await asyncio.wait_for(drain(), timeout)
+    except (asyncio.TimeoutError, OSError, ValueError):
+        pass
 
 
 _VERSION = re.compile(r"(\d+)\.(\d+)\.(\d+)")

@@ -18,7 +18,25 @@ from monkey.checkpoints.undo import UndoError, UndoOutcome, apply_undo, content_
 from monkey.events import Event, UndoApplied
 from monkey.tools.fileio import looks_binary, printable
 
-__all__ = ["Checkpoints", "CheckpointInfo", "GcResult", "UndoError", "parse_size", "undo_event"]
+__all__ = ["Checkpoints", "CheckpointInfo", "GcResult", "UndoError", "parse_size", "undo_event", "is_cache",
+           "CACHE_DIRS"]
+
+CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
+                        ".tox", ".nox", ".coverage", ".parcel-cache", ".next", ".turbo"})
+"""Folders tools write as they run (a test run's caches): a change only there is nothing a person
+would recognise as a change, so ``/undo`` passes over it to the latest one they would."""
+
+
+def is_cache(path: str) -> bool:
+    """Whether ``path`` is a cache a tool writes as it runs (see :data:`CACHE_DIRS`, and ``*.pyc``)."""
+    parts = path.split("/")
+    return path.endswith((".pyc", ".pyo")) or any(part in CACHE_DIRS for part in parts[:-1]) \
+        or parts[-1] in (".coverage",)
+
+
+def _recognisable(entry: Entry) -> bool:
+    """Whether an entry changed a file a person would recognise (not only caches, not nothing)."""
+    return any(not is_cache(p) for p in entry.paths) or bool(entry.unrecorded)
 
 _UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024**2, "MB": 1024**2, "G": 1024**3, "GB": 1024**3}
 
@@ -170,8 +188,12 @@ class Checkpoints:
     # -- undo and restore ------------------------------------------------------------
 
     def undo(self, *, steps: int | None = None, session_id: str | None = None, to: str | None = None,
-             force: bool = False) -> UndoOutcome:
+             force: bool = False, recognisable: bool = False) -> UndoOutcome:
         """Undo the latest change (or ``steps`` of them, a session's, or all from ``to`` on).
+
+        With ``recognisable`` one step goes back to the latest change a person would recognise:
+        the later ones that touched only caches (a test run's ``__pycache__``) or nothing are undone
+        with it (their outcome's ``checkpoint_ids`` name them all).
 
         An undo that a killed monkey left half-done is completed first, and then that is all
         this call does: its outcome says ``completed_interrupted`` and nothing older is undone.
@@ -193,6 +215,9 @@ class Checkpoints:
             what = f"since checkpoint {start.id}"
         else:
             chosen = applied[-(steps or 1):] if steps is not None or session_id is None else applied
+            if recognisable and steps == 1 and applied:  # back to the latest change a person would see, with
+                last = next((i for i in range(len(applied) - 1, -1, -1) if _recognisable(applied[i])), None)
+                chosen = applied[last:] if last is not None else chosen  # the cache-only ones after it
             what = f"in session {session_id}" if session_id else "in this workspace"
         if not chosen:
             raise UndoError(f"nothing to undo {what}: no applied change monkey made is left")

@@ -7,8 +7,10 @@ agent's run) is everything that changed in the workspace meanwhile, whoever chan
 - a change another monkey call recorded in the shared journal during the same window
   (another session's ``file_write``, say) is that call's: it is dropped from this entry
   when that call's record explains it exactly, and marked not attributable otherwise;
-- where a :class:`~monkey.checkpoints.watch.Window` of the write watch covered the call, a path some other program
-  wrote (or a process monkey could not identify) is marked not attributable;
+- where a :class:`~monkey.checkpoints.watch.Window` of the write watch covered the call, a path only
+  another command of this monkey wrote (its processes claimed by its own window) is dropped, and
+  a path some other program, monkey itself or a process monkey could not identify wrote is
+  marked not attributable;
 - without one, a path whose inode changed after the command had ended is marked, and so
   is everything when another shell command or external agent ran at the same time (in
   another monkey or in another session of this one);
@@ -51,6 +53,8 @@ def attribute(journal: Journal, workspace: Path, entry: Entry, *, watch: Window 
             rec.unattributed = (f"monkey session {e.session_id or '-'} changed it too ({e.tool}, "
                                 f"checkpoint {e.id}) while the command ran")
         elif watch is not None:
+            if watch.others_only(rec.path):
+                continue  # another command's of this monkey, run at the same time: in its own entry
             rec.unattributed = watch.why_not_ours(workspace, rec.path)
         else:
             rec.unattributed = _after_the_end(workspace, rec, ended) or _concurrent(others, entry)

@@ -143,6 +143,11 @@ class CheckpointGuard:
         """Whether the write watch runs (shell commands' snapshots are then brought forward)."""
         return self._live is not None
 
+    def watch_missing(self) -> str:
+        """Why the write watch cannot run here ("" when it runs or can): without it, a person's
+        write during a shell command counts as the command's (see :mod:`~monkey.checkpoints.attribution`)."""
+        return "" if self._live is not None else write_watch.missing(self.workspace)
+
     def close(self) -> None:
         """Stop the write watch (the guard starts it again if it is used after)."""
         with self._mutex:
@@ -282,6 +287,13 @@ class CheckpointGuard:
             entry.checkpoint = self.shadow.commit(tree, f"before {tool} {cid}")
             self.shadow.set_ref(cid, entry.checkpoint)
 
+    def claim(self, pending: Entry, pid: int) -> None:
+        """A process the change's call started (a shell command): its writes, and its
+        descendants', are that call's and no other's (two commands at once in one monkey)."""
+        window = self._windows.get(pending.id)
+        if window is not None:
+            window.claim(pid)
+
     def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:  # type: ignore[override]
         """Record the change's result; returns a warning when it could not be recorded."""
         ended = time.time()
@@ -314,8 +326,9 @@ class CheckpointGuard:
                 tree, after, forward = self._whole_tree(window)
                 skipped = after.skipped
                 changes = (self.trees.diff if forward else self.shadow.diff_trees)(entry.before_tree, tree)
-                entry.files = [FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
-                               for c in changes]
+                entry.files = self._without_placeholders(
+                    [FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
+                     for c in changes])
                 if touches_gitignore(entry.files):
                     entry.note = "; ".join(x for x in (entry.note, reconcile(self.shadow, entry, self.max_file_size))
                                            if x)
@@ -352,6 +365,17 @@ class CheckpointGuard:
             if error:
                 entry.note = "; ".join(x for x in (entry.note, error) if x)
 
+    def _without_placeholders(self, records: list[FileRecord]) -> list[FileRecord]:
+        """``records`` but the sandbox's placeholders (empty mount points for protected config not
+        there yet, :func:`monkey.children.hold_placeholder`) that a snapshot taken while another
+        command ran caught: monkey's own, which an undo or redo must never touch."""
+        held = children.placeholders(self.home / "children") if records else set()
+        if not held:
+            return records
+        empty = self.shadow.store_blob(b"")
+        return [r for r in records if not (str(self.workspace / r.path.rstrip("/")) in held
+                                           and r.before_sha in (None, empty) and r.after_sha in (None, empty))]
+
     def _note_created_dirs(self, entry: Entry, old_empty: set[str]) -> None:
         """For files a shell command created: the folders above them the before-tree lacked
         (an empty folder that was there before does not count)."""
@@ -370,6 +394,8 @@ class CheckpointGuard:
     def repair(self) -> list[str]:
         """Finish entries left pending by a monkey process that is gone; one message each."""
         messages: list[str] = []
+        # a killed monkey's sandbox mount points, were its guardian killed too: monkey's, never a change
+        children.remove_dead_placeholders(self.home / "children")
         if self.shadow.exists():
             try:
                 with self._mutex, self.shadow.locked():

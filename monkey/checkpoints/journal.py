@@ -152,8 +152,27 @@ class Journal:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self.conn = connect(path)
-        migrate(self.conn, COMPONENT, MIGRATIONS, path=path)
+        self.unwritable = ""
+        """Why the file cannot be written ('' when it can): then it is read as it is, and every write fails with this."""
+        try:
+            self.conn = connect(path)
+            migrate(self.conn, COMPONENT, MIGRATIONS, path=path)
+        except DatabaseError as exc:
+            if "newer monkey" in str(exc) or "damaged" in str(exc) or not path.exists():
+                raise
+            self._open_read_only(str(exc))
+
+    def _open_read_only(self, why: str) -> None:
+        """A file nothing can be written to (a full disk, a read-only home): listing still works."""
+        from monkey.db import connect_readonly, migrate_version
+
+        with contextlib.suppress(Exception):
+            self.conn.close()
+        self.conn = connect_readonly(self.path)
+        if migrate_version(self.conn, COMPONENT) != len(MIGRATIONS):
+            self.conn.close()
+            raise DatabaseError(f"{why}; and its checkpoint journal cannot be read as it is")
+        self.unwritable = why
 
     def close(self) -> None:
         """Close the connection."""
@@ -163,6 +182,8 @@ class Journal:
     def _tx(self) -> Iterator[sqlite3.Connection]:
         """One write transaction; an sqlite failure (a full disk, a read-only file) is a clear
         :class:`~monkey.db.DatabaseError`, and nothing of the transaction is kept."""
+        if self.unwritable:
+            raise DatabaseError(self.unwritable)
         try:
             self.conn.execute("BEGIN IMMEDIATE")
             try:

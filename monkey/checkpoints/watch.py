@@ -13,9 +13,14 @@ can say who wrote, :class:`WriteWatch` records it:
   (the command and everything it starts) are known even when they have already exited by
   the time their write is read.
 
-A write by this monkey process or one of its descendants is the command's; a write by a
-live process that is not is someone else's; a write by a process that ended before monkey
-could see whose it was is unknown. Both need root (CAP_SYS_ADMIN, CAP_NET_ADMIN); when
+A write by a process the command started (its pid handed to :meth:`Window.claim` when it was
+spawned) or one of their descendants is the command's; a write by another command's process
+tree (two commands at once in one monkey: two sub-agents, two sessions of ``monkey serve`` or
+ACP) is that command's and not this one's; a write by monkey itself or a descendant no command
+claimed is monkey's, not the command's (a window nothing was claimed in counts every descendant
+of monkey as the command's, as before claims existed); a write by a live process that is not
+monkey's is someone else's; a write by a process that ended before monkey could see whose it
+was is unknown. Both need root (CAP_SYS_ADMIN, CAP_NET_ADMIN); when
 either is missing, :func:`start` returns None and the guard falls back to time windows.
 
 A watch lives as long as its guard: every write is numbered, :meth:`WriteWatch.sync` says
@@ -38,7 +43,7 @@ import threading
 from collections.abc import Iterable
 from pathlib import Path
 
-__all__ = ["WriteWatch", "Window", "start", "DISABLE_ENV", "MAX_RECORDS"]
+__all__ = ["WriteWatch", "Window", "start", "missing", "DISABLE_ENV", "MAX_RECORDS"]
 
 DISABLE_ENV = "MONKEY_NO_WRITE_WATCH"
 """Set to 1 to use time windows only (tests of the fallback; systems where fanotify misbehaves)."""
@@ -60,6 +65,9 @@ _NETLINK_CONNECTOR, _CN_IDX_PROC, _CN_VAL_PROC, _PROC_CN_MCAST_LISTEN = 11, 1, 1
 _PROC_EVENT_FORK = 0x1
 
 OURS, FOREIGN, UNKNOWN = "ours", "foreign", "unknown"
+OTHER, MONKEY = "other", "monkey"
+"""Verdicts a window gives a write of monkey's tree: another claimed command's; monkey's own,
+not a command's."""
 
 MAX_RECORDS = 200_000
 """Writes in the workspace kept at most; past that the oldest are forgotten (and whatever
@@ -118,12 +126,18 @@ class WriteWatch:
         self._mount = mount_fd
         self.workspace = str(workspace)
         self._root = os.getpid()
-        self._tree: set[int] = {self._root}
-        self._verdicts: dict[int, str] = {}
+        self._parents: dict[int, int] = {self._root: 0}
+        """monkey and its descendants seen: each one's parent (monkey's: 0)."""
+        self._verdicts: dict[int, tuple[str, tuple[int, ...]]] = {}
+        self._claims: dict[int, int] = {}
+        """Pids a command's window claimed (the processes it started): the window's key."""
+        self._opened = 0
+        """Windows opened so far (each one's key: never reused, unlike an object's id)."""
         self._who: dict[int, str] = {}
         self._lock = threading.RLock()
-        self._records: list[tuple[str, int, int, str]] = []
-        """(workspace path, fanotify mask, pid, verdict) of each write, in order."""
+        self._records: list[_Record] = []
+        """(workspace path, fanotify mask, pid, verdict, the writer's ancestry up to monkey) of each
+        write, in order."""
         self._first = 0
         """The number of ``_records[0]``."""
         self.horizon = 0
@@ -179,8 +193,8 @@ class WriteWatch:
                     what = struct.unpack_from("=I", data, body)[0]
                     if what == _PROC_EVENT_FORK:
                         _, parent, _, child = struct.unpack_from("=4I", data, body + 16)
-                        if parent in self._tree:
-                            self._tree.add(child)
+                        if parent in self._parents:
+                            self._parents[child] = parent
                 offset += max(length, 16)
                 offset = (offset + 3) & ~3
 
@@ -226,8 +240,8 @@ class WriteWatch:
         if name == b".":
             return  # a folder's own attributes: nothing a snapshot holds
         rel = f"{folder}/{os.fsdecode(name)}" if folder else os.fsdecode(name)
-        verdict = self._verdict(pid) if self._windows else ""
-        self._records.append((rel, mask, pid, verdict))
+        verdict, chain = self._verdict(pid) if self._windows else ("", ())
+        self._records.append((rel, mask, pid, verdict, chain))
 
     def _folder(self, handle: bytes) -> str | None:
         """The workspace path of a folder handle ("" the root), None outside it or gone."""
@@ -273,16 +287,18 @@ class WriteWatch:
                 self._linked.append(seq)
         self._suspects.clear()
 
-    def _verdict(self, pid: int) -> str:
-        """Decided while the event is read: a live writer's ancestry, or the forks seen."""
+    def _verdict(self, pid: int) -> tuple[str, tuple[int, ...]]:
+        """Decided while the event is read: a live writer's ancestry, or the forks seen; for
+        monkey's own tree, the pids from the writer up to monkey (whose command it was is
+        decided when a window closes, from the pids the commands claimed)."""
         known = self._verdicts.get(pid)
         if known is not None:
             return known
-        if pid not in self._tree:
+        if pid not in self._parents:
             self._drain_forks()  # a fork queued after the last drain
         verdict, chain, current = FOREIGN, [], pid
         while current > 1 and len(chain) < 64:
-            if current in self._tree:
+            if current in self._parents:
                 verdict = OURS
                 break
             chain.append(current)
@@ -291,12 +307,19 @@ class WriteWatch:
                 verdict = UNKNOWN if current == pid else FOREIGN
                 break
             current = parent
+        ancestry: tuple[int, ...] = ()
         if verdict == OURS:
-            self._tree.update(chain)
+            for child, parent in zip(chain, chain[1:] + [current]):
+                self._parents[child] = parent
+            up = chain[:]
+            while current and len(up) < 128:
+                up.append(current)
+                current = self._parents.get(current, 0)
+            ancestry = tuple(up)
         elif verdict == FOREIGN:
             self._who[pid] = _name(pid)
-        self._verdicts[pid] = verdict
-        return verdict
+        self._verdicts[pid] = (verdict, ancestry)
+        return verdict, ancestry
 
     # -- answers --------------------------------------------------------------------
 
@@ -317,21 +340,38 @@ class WriteWatch:
         """A window on the writes from now on (one command's), closed by :meth:`Window.close`."""
         with self._lock:
             if not self._windows:  # pids seen before may have been reused since
-                self._tree = {self._root}
+                self._parents = {self._root: 0}
                 self._verdicts.clear()
                 self._who.clear()
+                self._claims.clear()
             start = self.sync()
-            window = Window(self, start)
+            self._opened += 1
+            window = Window(self, start, self._opened)
             self._windows[id(window)] = start
             return window
 
+    def _claim(self, window: Window, pid: int) -> None:
+        with self._lock:
+            self._claims[pid] = window.key
+
     def _close(self, window: Window) -> list[tuple[str, int, int, str]]:
+        """The window's writes, each with its verdict for this window."""
         with self._lock:
             end = self.sync()
             self._windows.pop(id(window), None)
             window.end = end
             window.lost = window.start < self.horizon
-            return self._records[max(window.start - self._first, 0):end - self._first]
+            mine = {pid for pid, owner in self._claims.items() if owner == window.key}
+            out = []
+            for rel, mask, pid, verdict, chain in self._records[max(window.start - self._first, 0):end - self._first]:
+                if verdict == OURS:
+                    owner = next((self._claims[p] for p in chain if p in self._claims), None)
+                    if owner is not None and owner != window.key:
+                        verdict = OTHER
+                    elif owner is None and mine:
+                        verdict = MONKEY
+                out.append((rel, mask, pid, verdict))
+            return out
 
     def changes(self, start: int, end: int) -> tuple[set[str], set[str]] | None:
         """The files and the folders written (created, removed, moved) from ``start`` up to
@@ -341,7 +381,7 @@ class WriteWatch:
                 return None
             files: set[str] = set()
             folders: set[str] = set()
-            for rel, mask, _, _ in self._records[start - self._first:end - self._first]:
+            for rel, mask, _, _, _ in self._records[start - self._first:end - self._first]:
                 if mask & _FAN_ONDIR:
                     if mask & _DIR_CHANGE:
                         folders.add(rel)
@@ -382,11 +422,16 @@ class WriteWatch:
             self._sock.close()
 
 
+_Record = tuple[str, int, int, str, tuple[int, ...]]
+
+
 class Window:
     """The writes of one command's time: from :meth:`WriteWatch.open` to :meth:`close`."""
 
-    def __init__(self, watch: WriteWatch, start: int) -> None:
+    def __init__(self, watch: WriteWatch, start: int, key: int = 0) -> None:
         self.watch = watch
+        self.key = key
+        """Which window this is (what its claims are kept under)."""
         self.start = start
         """The number of the first write in the window."""
         self.end: int | None = None
@@ -398,6 +443,10 @@ class Window:
         self._folders: dict[str, set[tuple[int, str]]] = {}
         self._others = False
 
+    def claim(self, pid: int) -> None:
+        """A process the command started: its writes and its descendants' are the command's."""
+        self.watch._claim(self, pid)
+
     def close(self) -> None:
         """Read the writes so far and end the window (once)."""
         if self.end is not None:
@@ -405,7 +454,7 @@ class Window:
         self._records = self.watch._close(self)
         for rel, mask, pid, verdict in self._records:
             (self._folders if mask & _FAN_ONDIR else self._paths).setdefault(rel, set()).add((pid, verdict))
-            self._others = self._others or verdict != OURS
+            self._others = self._others or verdict not in (OURS, OTHER)
 
     def first_change_under(self, folder: str) -> str:
         """The first path written below ``folder`` (its own ``.git`` aside), relative to it; ""."""
@@ -439,6 +488,20 @@ class Window:
             return why
         return "no write to it by the command was seen"
 
+    def others_only(self, rel: str) -> bool:
+        """Whether every write seen to ``rel`` (or, with none of its own, to the folder above it
+        that was moved or made) was another command's of this monkey: the change is that
+        command's, recorded in its own checkpoint, and none of this one's."""
+        if self.lost:
+            return False
+        parts = rel.rstrip("/").split("/")
+        for depth in range(len(parts), 0, -1):
+            key = "/".join(parts[:depth])
+            writes = (self._paths.get(key, set()) if depth == len(parts) else set()) | self._folders.get(key, set())
+            if writes:
+                return all(verdict == OTHER for _, verdict in writes)
+        return False
+
     def _describe(self, writes: Iterable[tuple[int, str]]) -> str:
         writes = list(writes)
         foreign = sorted({pid for pid, verdict in writes if verdict == FOREIGN})
@@ -446,6 +509,10 @@ class Window:
             who = ", ".join(f"pid {p}" + (f" ({self.watch._who[p]})" if self.watch._who.get(p) else "")
                             for p in foreign[:3])
             return f"written by another program ({who}) while the command ran"
+        if any(verdict == OTHER for _, verdict in writes):
+            return "written by another command monkey ran at the same time too"
+        if any(verdict == MONKEY for _, verdict in writes):
+            return "written by monkey itself (or a process no command started) while the command ran"
         if any(verdict != OURS for _, verdict in writes):
             return "written by a process that had ended before monkey could see whose it was"
         return ""
@@ -518,3 +585,14 @@ def start(workspace: Path) -> WriteWatch | None:
             os.close(mount)
         return None
     return WriteWatch(fan, sock, workspace, mount)
+
+
+def missing(workspace: Path) -> str:
+    """Why no watch can run on the workspace ("" when one can): a watch is started and stopped."""
+    if os.environ.get(DISABLE_ENV) == "1":
+        return f"{DISABLE_ENV} is set"
+    watch = start(workspace)
+    if watch is not None:
+        watch.stop()
+        return ""
+    return "it needs Linux and root: fanotify and the kernel's process events"

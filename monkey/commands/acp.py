@@ -16,7 +16,7 @@ SDK_VERSION = "0.12.1"
 """The version of ``agent-client-protocol`` monkey is written against (pinned in pyproject.toml)."""
 
 
-async def _serve(args: argparse.Namespace) -> None:
+async def _serve(args: argparse.Namespace, stopping: list[object] | None = None) -> None:
     from acp import run_agent
 
     from monkey.acp.server import MonkeyAcpAgent
@@ -24,10 +24,41 @@ async def _serve(args: argparse.Namespace) -> None:
     from monkey.line.terminal import terminal_questions
 
     agent = MonkeyAcpAgent(session_request(args), terminal_questions())
+    if stopping is not None:
+        stopping.append(agent)
     try:
         await run_agent(agent)
     finally:
         await agent.close_all()
+
+
+async def _serve_until_stopped(args: argparse.Namespace) -> int | None:
+    """Serve until the editor goes away, or SIGTERM / SIGHUP / SIGQUIT: then, as the app does, stop
+    the turn and end every session (stored ``session_ended``); ``128 + N`` for signal N."""
+    import signal
+
+    from monkey.line.stop_signals import StopSignals
+
+    task = asyncio.current_task()
+    agents: list[object] = []
+
+    def stop(sig: int) -> None:
+        for agent in agents:  # the turns first: the SDK waits for the requests it is answering
+            for session in list(getattr(agent, "sessions", {}).values()):
+                session.cancel()
+        if task is not None:
+            task.cancel()
+
+    stops = StopSignals(stop, signals=(signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT))
+    stops.install()
+    try:
+        await _serve(args, agents)
+    except asyncio.CancelledError:
+        if stops.received is None:
+            raise
+    finally:
+        stops.uninstall()
+    return stops.exit_code
 
 
 def run_acp_command(args: argparse.Namespace) -> int:
@@ -51,7 +82,6 @@ def run_acp_command(args: argparse.Namespace) -> int:
         sys.stderr.write("monkey acp: speaking the Agent Client Protocol on stdin/stdout; "
                          "an editor starts this (see the README). Ctrl-D ends it.\n")
     try:
-        asyncio.run(_serve(args))
+        return asyncio.run(_serve_until_stopped(args)) or 0
     except KeyboardInterrupt:
         return 130
-    return 0

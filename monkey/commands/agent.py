@@ -13,12 +13,11 @@ from pathlib import Path
 
 from monkey.backends.base import BackendError
 from monkey.commands.flags import session_request
-from monkey.line.output import EXIT_CODES
 from monkey.line.terminal import Terminal, terminal_questions
 from monkey.permissions.requests import Approver, HeadlessApprover
 from monkey.session.setup import SessionRequest, Setup, SetupError, build_agent, resolve_setup
 
-__all__ = ["run_agent_command", "EXIT_CODES"]
+__all__ = ["run_agent_command"]
 
 
 def _fail(message: str, code: int) -> int:
@@ -112,6 +111,10 @@ def run_agent_command(args: argparse.Namespace) -> int:
         return _fail(problem, 2)
     interactive = _interactive_terminal()
     use_app = interactive and not args.plain and (task is None or args.tui)
+    if not use_app:  # the app collects again after its first frame; a line front end from the start
+        from monkey.ui.memory import release_collector
+
+        release_collector()
     request = session_request(args)
     approver = _approver(use_app, request)
     try:

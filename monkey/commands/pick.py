@@ -21,7 +21,7 @@ def pick_session(workspace: Path, *, interactive: bool) -> str:
     sessions = recent_sessions(workspace)
     if not sessions:
         raise StoreError(f"no sessions in {workspace} to resume")
-    lines = [f"{i:>3}. {s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} turns  "
+    lines = [f"{i:>3}. {s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}  "
              f"{escape_controls(s.title[:60], keep_newlines=False)}"
              for i, s in enumerate(sessions, 1)]
     if not interactive:

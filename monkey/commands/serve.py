@@ -47,9 +47,9 @@ def add_parser(sub: Any, model_flags: Any, mode_flag: Any) -> None:
                        help="stdio (default) or http")
     serve.add_argument("port_arg", nargs="?", metavar="PORT", help="http: the port (default: a free one)")
     serve.add_argument("--port", help="http: the port (default: a free one)")
-    serve.add_argument("--host", help="http: the address to bind (default 127.0.0.1; any other needs a token)")
+    serve.add_argument("--host", help="http: the address to bind (default 127.0.0.1)")
     serve.add_argument("--token", help="http: the bearer token clients must send (default: $MONKEY_SERVE_TOKEN; "
-                       "generated and printed when a non-loopback host needs one)")
+                       "else made and printed once on stderr)")
     serve.add_argument("--cwd", help="workspace directory (default: the current directory)")
     serve.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
     serve.add_argument("--no-approval", action="store_true", help="the same as --mode auto")

@@ -36,7 +36,7 @@ async def _list(store: SessionStore, args: argparse.Namespace) -> int:
         return 0
     for s in sessions:
         where = f"  {_safe(s.workspace)}" if args.all else ""
-        _line(f"{s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} turns {s.events:>6} events"
+        _line(f"{s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'} {s.events:>6} events"
               f"{where}  {_safe(s.title[:70])}")
     return 0
 
@@ -209,4 +209,4 @@ def run_sessions_command(args: argparse.Namespace) -> int:
         sys.stderr.write(f"monkey: {exc}\n")
         return 1
     except BrokenPipeError:
-        return 0
+        raise  # stdout's reader went away: the command line ends quietly (141)

@@ -10,10 +10,13 @@ __all__ = ["add_parser", "run_trust_command"]
 
 
 def add_parser(sub) -> None:  # type: ignore[no-untyped-def]
+    from monkey.trust import TRUST_TURNS_ON
+
     trust = sub.add_parser(
-        "trust", help="trust a folder's .monkey/ config (or --list, --revoke)",
-        description="A project's .monkey/config.toml may choose the backend, model, limits and approvals "
-        "only in a folder you trust (and the folders inside it).")
+        "trust", help="trust a folder's .monkey/ config, instructions, skills and servers (or --list, --revoke)",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="A folder's own files count only once you trust it (and the folders inside it).\n"
+        "Trusting a folder turns on:\n" + "\n".join(f"  - {item}" for item in TRUST_TURNS_ON))
     trust.add_argument("path", nargs="?", default=None, help="the folder (default: the current one)")
     trust.add_argument("--revoke", action="store_true", help="stop trusting the folder")
     trust.add_argument("--list", action="store_true", help="list the trusted folders")
@@ -45,5 +48,6 @@ def run_trust_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         sys.stderr.write(f"monkey: cannot save the trusted folders in {home}: {exc.strerror or exc}\n")
         return 1
-    print(f"trusted: {shown} (its .monkey/config.toml now counts in full)")
+    print(f"trusted: {shown} (its .monkey/config.toml, instruction files, skills, sub-agents, plugins and "
+          "MCP servers now count: monkey trust --help lists them)")
     return 0

@@ -80,11 +80,13 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
     from monkey.config import ConfigError, load_config, monkey_home
     import sqlite3
 
-    from monkey.db import DatabaseError, db_path, explain, os_error_text
+    from monkey.db import DatabaseError, db_path, empty_notice, explain, os_error_text
 
     workspace = Path(args.cwd).expanduser() if args.cwd else Path.cwd()
     if not workspace.is_dir():
         return _fail(f"workspace {workspace} is not a directory", 2)
+    for notice in empty_notice(db_path(monkey_home())):
+        sys.stderr.write(f"monkey: {notice}\n")
     try:
         config = load_config(workspace.resolve())
         cps = Checkpoints(workspace, home=monkey_home(), max_file_size=config.checkpoints.max_file_size)
@@ -128,6 +130,8 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
         return _fail(str(exc), 1)
     except sqlite3.Error as exc:  # a failure the journal did not name itself
         return _fail(explain(exc, db_path(monkey_home())), 1)
+    except BrokenPipeError:
+        raise  # stdout's reader went away: the command line ends quietly
     except OSError as exc:
         return _fail(os_error_text(exc, workspace), 1)
     from monkey.checkpoints.api import undo_event

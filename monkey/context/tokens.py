@@ -26,6 +26,8 @@ __all__ = [
     "window_for", "message_tokens", "WINDOWS", "DEFAULT_WINDOW", "MESSAGE_OVERHEAD",
 ]
 
+BPE_PIECE = 500_000
+"""Characters encoded at once at most (the BPE encoder refuses a million)."""
 MESSAGE_OVERHEAD = 4
 """Tokens a chat format adds around each message (role markers, separators)."""
 DEFAULT_WINDOW = 128_000
@@ -84,10 +86,24 @@ class BpeCounter:
         self.encoding = encoding
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` in this encoding (special-token text counts as plain text)."""
+        """Tokens of ``text`` in this encoding (special-token text counts as plain text).
+
+        The encoder refuses a text of a million characters or more, so a longer one is counted
+        in pieces cut at a line break or a space (each piece then starts where a token would)."""
         if not text:
             return 0
-        return len(_encoding(self.encoding).encode_ordinary(text))
+        encode = _encoding(self.encoding).encode_ordinary
+        if len(text) <= BPE_PIECE:
+            return len(encode(text))
+        total, start = 0, 0
+        while start < len(text):
+            end = min(start + BPE_PIECE, len(text))
+            if end < len(text):
+                cut = max(text.rfind("\n", start + BPE_PIECE // 2, end), text.rfind(" ", start + BPE_PIECE // 2, end))
+                end = cut if cut > start else end
+            total += len(encode(text[start:end]))
+            start = end
+        return total
 
 
 def encoding_for_model(model: str) -> str:

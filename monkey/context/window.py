@@ -19,12 +19,13 @@ resumed session sends the same request the original process would have sent.
 
 from __future__ import annotations
 
+import bisect
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from monkey.context.policies import DEFAULT_STACK, PolicySettings, apply_policy
+from monkey.context.policies import DEFAULT_STACK, Memo, PolicySettings, apply_policy
 from monkey.prompts import load_prompt
 from monkey.context.tokens import TokenCounter, counter_for, message_tokens, window_for
 from monkey.backends.base import Backend, BackendError
@@ -72,6 +73,22 @@ class AgentState(Protocol):
     async def post_compact(self, emit: Emit) -> str:
         """Called after a compaction (``SessionStart`` hooks, source ``compact``): context to add to the summary."""
         ...
+
+def _common(a: list[Message], b: list[Message], c: list[Message], d: list[Message]) -> int:
+    """The length of the longest prefix ``a`` shares with ``b`` while ``c`` shares it with ``d``
+    (the same objects, compared in C, a binary search of slices)."""
+    hi = min(len(a), len(b), len(c), len(d))
+    if a[:hi] == b[:hi] and c[:hi] == d[:hi]:
+        return hi
+    lo, hi = 0, hi - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if a[:mid] == b[:mid] and c[:mid] == d[:mid]:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
 
 SUMMARY_HEADER = ("[Summary of the earlier conversation, written when the context was compacted; "
                   "{n} earlier messages are not shown]\n\n")
@@ -144,6 +161,12 @@ class ContextManager:
         """Tool results compacted out of the agent's list, by call id (restored on resume)."""
         self._seen: dict[str, set[str]] = {}
         self._interned: dict[tuple[str, int], tuple[Message, Message]] = {}
+        self._memo: Memo = {}
+        self._summed: tuple[list[Message], int] = ([], 0)
+        self._last_intern: dict[str, tuple[list[Message], list[Message], list[Message], list[int], list[int]]] = {}
+        """Each step's last request: what it was given, made, made of it, and where it changed
+        what (with the tokens it added up to each change)."""
+        """What the editing steps made of each message (see :func:`~monkey.context.policies.apply_policy`)."""
 
     # -- counting ----------------------------------------------------------------------
 
@@ -168,22 +191,45 @@ class ContextManager:
             self._base = (*key, n)
         return self._base[2]
 
-    def _intern(self, step: str, before: list[Message], after: list[Message]) -> list[Message]:
+    def _intern(self, step: str, before: list[Message], after: list[Message]) -> tuple[list[Message], int]:
         """``after`` with each changed message replaced by the object made for it last time, when
-        equal (so its token count is cached and the request's bytes are the same)."""
-        out = []
-        for old, new in zip(before, after, strict=True):
-            if new is not old:
-                key = (step, id(old))
-                hit = self._interned.get(key)
-                if hit is not None and hit[0] is old and hit[1] == new:
-                    new = hit[1]
-                else:
-                    if len(self._interned) > 50_000:
-                        self._interned.clear()
-                    self._interned[key] = (old, new)
-            out.append(new)
-        return out
+        equal (so its token count is cached and the request's bytes are the same), and how many
+        tokens the changes added (negative: saved). What this step's last request had in common
+        with this one (the same objects, found by comparing in C) is not looked at again."""
+        out = list(after)
+        start, changed, cum = 0, [], [0]
+        last = self._last_intern.get(step)
+        if last is not None:
+            start = _common(before, last[0], after, last[1])
+            out[:start] = last[2][:start]
+            kept = bisect.bisect_left(last[3], start)
+            changed, cum = last[3][:kept], last[4][:kept + 1]
+        for i in [i for i, (old, new) in enumerate(zip(before[start:], after[start:], strict=True), start)
+                  if new is not old]:
+            old, new = before[i], after[i]
+            key = (step, id(old))
+            hit = self._interned.get(key)
+            if hit is not None and hit[0] is old and (hit[1] is new or hit[1] == new):
+                new = out[i] = hit[1]
+            else:
+                if len(self._interned) > 50_000:
+                    self._interned.clear()
+                self._interned[key] = (old, new)
+            changed.append(i)
+            cum.append(cum[-1] + self.tokens(new) - self.tokens(old))
+        self._last_intern[step] = (before, after, out, changed, cum)
+        return out, cum[-1]
+
+    def _total(self, messages: list[Message]) -> int:
+        """Tokens of ``messages``; a list that only grew since the last one costs its new messages."""
+        prev, total = self._summed
+        n = len(prev)
+        if n and len(messages) >= n and messages[:n] == prev:  # identical objects: compared in C
+            total += sum(self.tokens(m) for m in messages[n:])
+        else:
+            total = sum(self.tokens(m) for m in messages)
+        self._summed = (messages, total)
+        return total
 
     def _elide(self, messages: list[Message], used: int) -> tuple[list[Message], list[str]]:
         elide_at = min(self.settings.elide_at, self.settings.compact_at)
@@ -211,7 +257,7 @@ class ContextManager:
         results the elision step changed."""
         messages = list(agent.messages)
         base = self.base_tokens(agent)
-        used = base + sum(self.tokens(m) for m in messages)
+        used = base + self._total(messages)
         self.edited = {}
         elided = 0
         for step in self.settings.policies:
@@ -222,11 +268,11 @@ class ContextManager:
                 after, edited = self._elide(messages, used)
                 elided = len(edited)
             else:
-                applied = apply_policy(step, messages, self.settings.policy, self.tokens)
+                applied = apply_policy(step, messages, self.settings.policy, self.tokens, self._memo)
                 after, edited = applied.messages, applied.edited
             if edited:
-                messages = self._intern(step, messages, after)
-                used = base + sum(self.tokens(m) for m in messages)
+                messages, delta = self._intern(step, messages, after)
+                used += delta
                 self.edited.update(dict.fromkeys(edited, step))
             self._report(agent, step, edited, before, used, emit)
         return messages, used, elided

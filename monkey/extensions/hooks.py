@@ -1,4 +1,4 @@
-"""Hooks: the person's (or a trusted project's) commands run at points of a session, in Claude
+"""Hooks: the person's commands (their own config's; never a project's) run at points of a session, in Claude
 Code's schema and event names, so existing hook scripts work.
 
 Configured per event name (``PreToolUse``, ``PostToolUse``, ``PostToolUseFailure``,
@@ -15,7 +15,9 @@ name for ``SubagentStart`` / ``SubagentStop``; empty matches every one) and comm
     hooks = [{ type = "command", command = "./scripts/check.sh", timeout = 30 }]
 
 A command runs through ``sh -c`` in the workspace with a scrubbed environment (plus
-``MONKEY_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR``), and gets JSON on stdin: ``session_id``,
+``MONKEY_PROJECT_DIR`` and ``CLAUDE_PROJECT_DIR``), in the sandbox the model's commands run in
+(:mod:`monkey.tools.sandbox`; its inputs are in the workspace the model writes) unless the
+person's own config says ``[shell] trusted_commands = "outside"``, and gets JSON on stdin: ``session_id``,
 ``cwd``, ``hook_event_name``, ``tool_name`` and ``tool_input`` (or ``prompt``). What it says:
 
 - exit 0: go on; JSON on stdout may carry ``permissionDecision`` (``allow`` / ``deny`` /
@@ -43,10 +45,15 @@ import asyncio
 import json
 import os
 import re
+import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from monkey.tools.sandbox import Sandbox
 
 __all__ = ["HOOK_EVENTS", "HookCommand", "HookGroup", "HookRun", "HookResult", "Hooks", "MAX_STOP_BLOCKS"]
 
@@ -141,9 +148,11 @@ def parse_hooks(config: dict[str, Any]) -> dict[str, list[HookGroup]]:
 class Hooks:
     """The configured hooks of a session and how to run them."""
 
-    def __init__(self, groups: dict[str, list[HookGroup]], workspace: Path) -> None:
+    def __init__(self, groups: dict[str, list[HookGroup]], workspace: Path, *, sandbox: Sandbox | None = None) -> None:
         self.groups = groups
         self.workspace = workspace
+        self.sandbox = sandbox
+        """The sandbox the commands run in (None: none, or the person trusts their commands outside it)."""
 
     def __bool__(self) -> bool:
         return any(self.groups.values())
@@ -166,22 +175,33 @@ class Hooks:
         return result
 
     async def _one(self, event: str, hook: HookCommand, payload: dict[str, Any], result: HookResult) -> None:
-        from monkey.process import scrub_env
+        from monkey.process import scrub_env, spawn
 
         env = {**scrub_env(os.environ), "MONKEY_PROJECT_DIR": str(self.workspace), "CLAUDE_PROJECT_DIR": str(self.workspace)}
+        argv = ["/bin/sh", "-c", hook.command]
         started = time.perf_counter()
 
         def done(outcome: Outcome, code: int | None, message: str = "") -> None:
             result.runs.append(HookRun(event, hook.command, outcome, code,
                                        (time.perf_counter() - started) * 1000, message))
 
+        prepared = self.sandbox.prepare(argv, self.workspace.resolve(), env) if self.sandbox is not None else None
         try:
-            proc = await asyncio.create_subprocess_exec(
-                "/bin/sh", "-c", hook.command, cwd=self.workspace, env=env, stdin=asyncio.subprocess.PIPE,
-                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, start_new_session=True)
-        except OSError as exc:
-            done("not_started", None, f"could not start: {exc.strerror or exc}")
-            return
+            try:
+                proc = await spawn(prepared.argv if prepared else argv, env=prepared.env if prepared else env,
+                                   before_exec=prepared.preexec_fn if prepared else None, cwd=self.workspace,
+                                   stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+                                   stderr=asyncio.subprocess.PIPE)
+            except (OSError, subprocess.SubprocessError) as exc:
+                done("not_started", None, f"could not start: {getattr(exc, 'strerror', None) or exc}")
+                return
+            await self._finish(event, hook, payload, result, proc, done)
+        finally:
+            if prepared is not None:
+                prepared.cleanup()
+
+    async def _finish(self, event: str, hook: HookCommand, payload: dict[str, Any], result: HookResult,
+                      proc: asyncio.subprocess.Process, done: Callable[..., None]) -> None:
         try:
             out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), hook.timeout)
         except asyncio.TimeoutError:

@@ -63,6 +63,9 @@ class Instructions:
     sections: list[tuple[str, str]] = field(default_factory=list)
     """``(shown name, text)`` in the order they are given to the model."""
     notices: list[str] = field(default_factory=list)
+    not_read: list[str] = field(default_factory=list)
+    """The project's instruction files left unread because the folder is not trusted (relative to
+    the repository root); the session says so with everything else an untrusted folder leaves out."""
     root: Path | None = None
     home: Path | None = None
     names: tuple[str, ...] = DEFAULT_NAMES
@@ -268,11 +271,8 @@ def load_instructions(workspace: Path, *, home: Path, trusted: bool, names: tupl
     if base != root:
         folders.append(base)
     if not trusted:
-        skipped = [str((f / n).relative_to(root)) for f in folders for n in names
-                   if (f / n).is_file()]
-        if skipped:
-            found.notices.append(f"not read: {', '.join(dict.fromkeys(skipped))}: this folder is not trusted "
-                                 f"(`monkey trust {base}` trusts it)")
+        found.not_read = list(dict.fromkeys(str((f / n).relative_to(root)) for f in folders for n in names
+                                            if (f / n).is_file()))
         return found
     for folder in folders:
         found.seen_folders.add(folder)

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import msgspec
 
-from monkey.extensions.skills import Skill, SkillError, Skills
+from monkey.extensions.skills import Skill, SkillError, Skills, granted
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome, load_description
 
 __all__ = ["SkillTool", "SkillArgs", "skill_text"]
@@ -66,4 +66,5 @@ class SkillTool(Tool[SkillArgs]):
         except SkillError as exc:
             raise ToolError(str(exc)) from None
         self.on_load(skill)
-        return ToolOutcome(output=text)
+        _, why = granted(skill)
+        return ToolOutcome(output=f"{text}\n\n(Skill {skill.name}: {why}.)" if why else text)

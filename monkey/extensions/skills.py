@@ -7,7 +7,9 @@ at most 64 characters, the folder's name; ``description``: at most 1,024 charact
 skill's ``name — description`` goes into the system prompt (:meth:`Skills.prompt`, within a
 budget); the body is read when the model calls the ``skill`` tool with the name, or when
 the person types ``/name``. ``allowed-tools`` (Claude Code's names and patterns, or
-monkey's) become allow rules for the rest of that turn only.
+monkey's) become allow rules for the rest of that turn only, and only while ``SKILL.md`` is
+what the session found at its start (:func:`granted`): a skill written or changed during the
+session widens nothing until a person starts a new session with it.
 
 :func:`discover` looks, later overriding earlier, in: the skills shipped with monkey, the
 user's (``skills/`` in the monkey home, ``~/.agents/skills``), and, in a trusted folder only,
@@ -24,7 +26,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["Skill", "Skills", "SkillError", "discover", "parse_skill", "tool_rules", "PROJECT_DIRS", "USER_DIRS"]
+__all__ = ["Skill", "Skills", "SkillError", "discover", "granted", "parse_skill", "tool_rules", "PROJECT_DIRS",
+           "USER_DIRS"]
 
 Source = Literal["built-in", "user", "project"]
 
@@ -58,6 +61,15 @@ class Skill:
     source: Source
     allowed_tools: tuple[str, ...] = ()
     user_invocable: bool = True
+    digest: str = ""
+    """The sha256 of ``SKILL.md`` as it was read when the session found the skill."""
+
+    def changed(self) -> bool:
+        """Whether ``SKILL.md`` is no longer what was read when the skill was found (or cannot be read)."""
+        try:
+            return _digest(_read(self.folder / "SKILL.md")) != self.digest
+        except SkillError:
+            return True
 
     def body(self) -> str:
         """The instructions (``SKILL.md`` after its front matter), read now."""
@@ -79,6 +91,12 @@ class Skill:
         out = [str(p.relative_to(root)) for p in sorted(root.rglob("*"))
                if p.is_file() and p.name != "SKILL.md" and len(p.relative_to(root).parts) <= 3]
         return out[:50]
+
+
+def _digest(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _read(path: Path) -> str:
@@ -103,7 +121,8 @@ def _split(text: str, folder: Path) -> tuple[dict[str, Any], str]:
 
 def parse_skill(folder: Path, source: Source) -> Skill:
     """Read the skill in ``folder`` (raises :class:`SkillError` saying what is wrong)."""
-    meta, _ = _split(_read(folder / "SKILL.md"), folder)
+    text = _read(folder / "SKILL.md")
+    meta, _ = _split(text, folder)
     name, description = meta.get("name"), meta.get("description")
     where = folder / "SKILL.md"
     if not isinstance(name, str) or not _NAME.match(name) or len(name) > MAX_NAME:
@@ -123,7 +142,7 @@ def parse_skill(folder: Path, source: Source) -> Skill:
     invocable = meta.get("user-invocable", True)
     if not isinstance(invocable, bool):
         raise SkillError(f"{where}: user-invocable must be true or false")
-    return Skill(name, " ".join(description.split()), folder, source, tuple(tools), invocable)
+    return Skill(name, " ".join(description.split()), folder, source, tuple(tools), invocable, _digest(text))
 
 
 def tool_rules(skill: Skill) -> tuple[list[str], list[str]]:
@@ -142,6 +161,19 @@ def tool_rules(skill: Skill) -> tuple[list[str], list[str]]:
             continue
         rules.append(f"{tool}({pattern})" if pattern else tool)
     return rules, unknown
+
+
+CHANGED = ("its allowed-tools grant nothing: its SKILL.md changed since this session started, so a person has "
+           "not started a session with it as it is now")
+
+
+def granted(skill: Skill) -> tuple[list[str], str]:
+    """The allow rules loading ``skill`` gives for the turn, and why none when it gives none for
+    that reason: a ``SKILL.md`` changed (or gone) since the session found it grants nothing."""
+    rules, _ = tool_rules(skill)
+    if rules and skill.changed():
+        return [], CHANGED
+    return rules, ""
 
 
 @dataclass

@@ -21,7 +21,7 @@ from monkey import events as ev
 from monkey.agent.budget import Exceeded
 from monkey.safe_text import escape_controls
 
-__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED"]
+__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED", "stdout_to_null"]
 
 EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "budget": 5, "cancelled": 130}
 """Exit status of ``monkey agent --task`` (and ``--tui --task``) by how the task ended."""
@@ -42,6 +42,8 @@ class Totals:
         self.session_id = ""
         self.result = ""
         self.reason = ""
+        self.stop_reason = ""
+        """How the last answer ended when it was cut off (``max_tokens`` ...), else empty."""
         self.message = ""
         self.children: set[str] = set()
         """Sessions of the sub-agents started in the stream (their events name them)."""
@@ -69,6 +71,7 @@ class Totals:
                 self.tool_calls += 1
             case ev.TurnCompleted():
                 self.result, self.reason, self.message = event.result, event.reason, event.message
+                self.stop_reason = event.stop_reason
                 self.iterations += event.iterations
             case ev.SessionEnded():
                 self.reason, self.message = event.reason, event.message or self.message
@@ -134,6 +137,7 @@ class JsonSink:
             "is_error": t.reason != "completed",
             "result": t.result,
             "message": t.message,
+            "stop_reason": t.stop_reason,
             "iterations": t.iterations,
             "tool_calls": t.tool_calls,
             "events": t.events,
@@ -330,6 +334,8 @@ class TextSink:
             case ev.TurnCompleted():
                 if not self._at_line_start:
                     self._write("\n")
+                if event.stop_reason and self.show_fatal_errors:  # --task says it on stderr instead
+                    self._line(escape_controls(event.message), "yellow")
             case _:
                 pass
 
@@ -412,9 +418,15 @@ class StdoutGuard:
 
     def _lost(self) -> None:
         self.closed = True
-        try:
-            null = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(null, sys.stdout.fileno())
-            os.close(null)
-        except (OSError, ValueError):
-            pass
+        stdout_to_null()
+
+
+def stdout_to_null() -> None:
+    """Point stdout at the null device, so Python's last flush at exit writes nowhere instead of
+    failing (a reader that closed the pipe: ``monkey ... | head``)."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())
+        os.close(null)
+    except (OSError, ValueError):
+        pass

@@ -61,7 +61,7 @@ class InlineApprover:
                 choices.append(f"[f] allow for good (saved to your config): {escape_controls(', '.join(request.rules))}")
             lines += [f"  {choice}" for choice in [*choices, "[n] deny"]]
             if request.unsandboxed:
-                lines.append("  (approved here, this call runs as your own command: outside the sandbox)")
+                lines.append("  (approved here, this command runs again OUTSIDE the sandbox)")
             keys = "/".join(["y", *(["a"] if request.grant else []), *(["f"] if request.grant and request.rules else []),
                              "n"])
             term.write("\n".join(lines) + "\n")
@@ -191,6 +191,8 @@ async def _repl(setup: Setup, resume: str | None) -> int:
         return 1
     for notice in stored.notices:
         sys.stderr.write(f"monkey: {escape_controls(notice)}\n")
+    if watch := setup.watch_notice():  # said once: undo cannot tell a person's edits from a command's
+        sys.stderr.write(f"monkey: {escape_controls(watch)}\n")
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, _between_turns)
     prompts: list = []  # type: ignore[type-arg]
@@ -253,7 +255,14 @@ async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> i
 
     agent = state.agent
     kept: list[str] = [""]
-    session: PromptSession[str] = PromptSession(history=FileHistory(str(_history_path(agent))),
+    class History(FileHistory):
+        """The history file, without the lines that hold a secret (``/login KEY``)."""
+
+        def store_string(self, string: str) -> None:
+            if not (string.split(maxsplit=1)[:1] == ["/login"] and len(string.split()) > 1):
+                super().store_string(string)
+
+    session: PromptSession[str] = PromptSession(history=History(str(_history_path(agent))),
                                                 key_bindings=_mode_keys(kept))
     prompts.append(session)
     print(escape_controls(f"monkey · {agent.backend.name} · {agent.backend.model} · {agent.workspace}"))

@@ -238,7 +238,7 @@ def _session_lines(sessions: list[SessionInfo], current: str) -> None:
     for n, s in enumerate(sessions, 1):
         mark = "*" if s.id == current else " "
         title = escape_controls(" ".join(s.title.split())[:60], keep_newlines=False) or "(untitled)"
-        _say(f"{mark}{n:>3}. {s.id}  {format_when(s.updated)}  {s.turns:>3} turns  ${s.cost_usd:.4f}  "
+        _say(f"{mark}{n:>3}. {s.id}  {format_when(s.updated)}  {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}  ${s.cost_usd:.4f}  "
              f"{s.state:<11} {title}")
 
 

@@ -24,18 +24,25 @@ from collections.abc import Callable
 
 from monkey import children
 
-__all__ = ["StopSignals", "RESET_SCREEN", "HANGUP_GRACE"]
+__all__ = ["StopSignals", "RESET_SCREEN", "MODES_BACK", "HANGUP_GRACE", "terminal_there", "modes_back"]
 
 HANGUP_POLL = 0.25
 """Seconds between two looks at whether the controlling terminal is still there."""
 HANGUP_GRACE = 3.0
 """Seconds an orderly stop may take after SIGHUP: the terminal is gone, nobody waits to see it."""
 
-RESET_SCREEN = (
-    "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l"  # mouse reporting off
-    "\x1b[?2004l\x1b[?1004l"  # bracketed paste, focus events off
-    "\x1b[?1049l"  # leave the alternate screen
+MODES_BACK = (
+    "\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1006l\x1b[?1015l\x1b[?1016l"  # mouse reporting off
+    "\x1b[?2004l\x1b[?1004l\x1b[?2048l"  # bracketed paste, focus events, in-band resize off
+    "\x1b[?7h"  # autowrap on (Textual turns it off)
     "\x1b[?25h"  # show the cursor
+)
+"""The modes a full-screen program changes, as a shell expects them (safe to send again, and
+outside the alternate screen)."""
+RESET_SCREEN = (
+    "\x1b[<u"  # the kitty keyboard protocol off, before leaving the alternate screen (as Textual does)
+    "\x1b[?1049l"  # leave the alternate screen
+    + MODES_BACK
 )
 """What a full-screen program switches on, switched off."""
 
@@ -60,6 +67,8 @@ class StopSignals:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._previous: dict[int, object] = {}
         self._tty: tuple[int, list] | None = None  # type: ignore[type-arg]
+        self.last_words: Callable[[], str] = lambda: ""
+        """More for the terminal when the stop is forced (the app: its window title given back)."""
 
     @property
     def exit_code(self) -> int | None:
@@ -131,9 +140,23 @@ class StopSignals:
             with contextlib.suppress(Exception):
                 children.kill_everything()
             with contextlib.suppress(Exception):
-                restore_terminal(self._tty, screen=True)
+                restore_terminal(self._tty, screen=True, more=self.last_words())
         finally:
             os._exit(self.exit_code or 1)
+
+
+def terminal_there() -> bool:
+    """Whether the process still has its controlling terminal (a SIGHUP sent by someone, not a hangup)."""
+    return _controlling_tty()
+
+
+def modes_back() -> None:
+    """Send :data:`MODES_BACK` straight to the terminal on stdout, if there is one (after a full-screen
+    program ended: whatever it or a late frame of it left, the shell gets its modes back)."""
+    with contextlib.suppress(OSError, ValueError):
+        fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
+        if os.isatty(fd):
+            os.write(fd, MODES_BACK.encode())
 
 
 def _controlling_tty() -> bool:
@@ -158,13 +181,15 @@ def _tty_mode() -> tuple[int, list] | None:  # type: ignore[type-arg]
         return None
 
 
-def restore_terminal(saved: tuple[int, list] | None, *, screen: bool) -> None:  # type: ignore[type-arg]
-    """Put the tty back in ``saved`` mode and (``screen``) switch the screen modes off; a gone terminal is fine."""
+def restore_terminal(saved: tuple[int, list] | None, *, screen: bool,  # type: ignore[type-arg]
+                     more: str = "") -> None:
+    """Put the tty back in ``saved`` mode and (``screen``) switch the screen modes off (and write
+    ``more``); a gone terminal is fine."""
     if screen:
         with contextlib.suppress(OSError, ValueError):
             fd = sys.__stdout__.fileno() if sys.__stdout__ is not None else 1
             if os.isatty(fd):
-                os.write(fd, RESET_SCREEN.encode())
+                os.write(fd, (RESET_SCREEN + more).encode())
     if saved is not None:
         with contextlib.suppress(Exception):  # termios.error is no OSError
             import termios

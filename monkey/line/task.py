@@ -173,7 +173,7 @@ def run_task(setup: Setup, task: str, *, output_format: str = "text", workflow: 
         return output.EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
     except StoreError as exc:
         sink.close()
-        return _fail(str(exc), 1)
+        return 1 if session.told is exc else _fail(str(exc), 1)  # a failure told during the turn: said once
     changed = changed_files(setup.agent, taken)
     if isinstance(getattr(sink.sink, "extra", None), dict):  # the json object names them too
         sink.sink.extra.update(workspace=str(setup.workspace), changed=changed)  # type: ignore[union-attr]
@@ -199,6 +199,6 @@ def _turn_ended(last: TurnCompleted | None) -> int:
     if last is None:
         return _fail("the task ended without a result", 1)
     code = output.EXIT_CODES.get(last.reason, 1)
-    if code:
+    if code or last.stop_reason:  # a cut-off answer is the result, and is said to be one
         _fail(last.message or last.reason, code)
     return code

@@ -22,11 +22,12 @@ from __future__ import annotations
 import json
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
+
+from monkey.config import toml_file
 
 __all__ = ["ServerConfig", "Servers", "McpConfigError", "load_servers", "parse_servers", "read_json_file",
            "expand", "USER_JSON"]
@@ -214,13 +215,10 @@ def read_json_file(path: Path) -> Any:
 
 def _toml_servers(path: Path) -> Any:
     try:
-        with path.open("rb") as fh:
-            data = tomllib.load(fh)
-    except FileNotFoundError:
-        return None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+        data = toml_file(path)
+    except (OSError, ValueError) as exc:  # ValueError: not TOML, or not UTF-8
         raise McpConfigError(f"cannot read {path}: {exc}") from None
-    return data.get("mcp_servers")
+    return data.get("mcp_servers") if data is not None else None
 
 
 def load_servers(workspace: Path, home: Path, *, flag_file: str | None = None,

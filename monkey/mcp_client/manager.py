@@ -7,7 +7,12 @@ person approved is settled then), started in the event loop the session runs in
 call), and waited for by headless runs (:meth:`McpManager.wait_ready`). As each server's tool
 list arrives (at connect, after ``notifications/tools/list_changed``, at a reconnect) its
 tools replace the server's old ones in the registry, marked new, pinned or changed against
-the definitions approved before (:mod:`monkey.mcp_client.pins`).
+the definitions approved before (:mod:`monkey.mcp_client.pins`), or, for one never approved, as
+first offered in this session. A changed tool is offered to the model as it was before until a
+person approves a call of it. When a server's set of
+definitions changes (a tool added, changed or gone since its last listing in this session, or
+one changed since it was approved), its tools approved before are marked ``reconfirm``: each
+needs a person's approval again before its next call.
 """
 
 from __future__ import annotations
@@ -20,7 +25,7 @@ from pathlib import Path
 
 from monkey.mcp_client.config import ServerConfig, Servers
 from monkey.mcp_client.names import assign_names
-from monkey.mcp_client.pins import PinStore, definition_diff, tool_hash
+from monkey.mcp_client.pins import Pin, PinStore, definition_diff, tool_hash
 from monkey.mcp_client.results import DEFAULT_LIMIT
 from monkey.mcp_client.server import McpServer
 from monkey.mcp_client.tool import McpTool
@@ -94,19 +99,27 @@ class McpManager:
         self.servers: dict[str, McpServer] = {}
         self._blocked: dict[str, str] = {}
         self._tools: dict[str, list[str]] = {}
+        self._listed: dict[str, dict[str, str]] = {}
+        """Per server, its tools' hashes at its last listing (while ready) in this session."""
+        self._seen: dict[str, dict[str, Pin]] = {}
+        """Per server, each tool's definition as first offered in this session (the baseline of one never approved)."""
+        self._reconfirm: dict[str, tuple[set[str], str]] = {}
+        """Per server, its tools to be approved again and what changed in its set."""
         self._started = False
         self.listeners: list[Callable[[], None]] = []
         """Called when a server's status or tools changed (the app redraws its status bar)."""
         for config in servers.servers.values():
             log = home / "mcp" / "logs" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', config.name)}.log"
-            server = McpServer(config, workspace=workspace, log=log, on_tools=self._tools_listed)
+            server = McpServer(config, workspace=workspace, log=log, on_tools=self._tools_listed,
+                               cap=(result_limit, lambda: self.result_file("cut")))
             self.servers[config.name] = server
             why = (refused or {}).get(config.name) or _may_start(self.pins, workspace, config, trusted_folder, None)
             if why:
                 server.status, server.error = "not started", why
                 server.ready.set()
                 self._blocked[config.name] = why
-                self.notices.append(f"MCP server {config.name} not started: {why}")
+                if trusted_folder or config.origin != "project":  # else the session says it with the rest
+                    self.notices.append(f"MCP server {config.name} not started: {why}")
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -163,6 +176,10 @@ class McpManager:
         for message in collisions:
             server.error = message
         pins = self.pins.pins(self._pin_key(server))
+        hashes = {t.name: tool_hash(t.name, t.description, t.schema) for t in server.tools}
+        self._note_set_change(server, pins, hashes)
+        again, what = self._reconfirm.get(server.name, (set(), ""))
+        seen = self._seen.setdefault(server.name, {}) if server.status == "ready" else {}
         added: list[str] = []
         for definition in server.tools:
             model_name = names.get(definition.name)
@@ -172,17 +189,40 @@ class McpManager:
                 server.error = f"tool {definition.name!r} becomes {model_name}, which another tool has; left out"
                 continue
             pin = pins.get(definition.name)
-            if pin is None:
+            first = seen.setdefault(definition.name, Pin(hashes[definition.name], definition.description,
+                                                         definition.schema))
+            if pin is None and first.hash != hashes[definition.name]:  # never approved, but offered otherwise
+                state, diff, pin = "changed", definition_diff(first, definition.description, definition.schema), first
+            elif pin is None:
                 state, diff = "new", ""
-            elif pin.hash == tool_hash(definition.name, definition.description, definition.schema):
-                state, diff = "pinned", ""
+            elif pin.hash == hashes[definition.name]:
+                state, diff = ("reconfirm", what) if definition.name in again else ("pinned", "")
             else:
                 state, diff = "changed", definition_diff(pin, definition.description, definition.schema)
-            self.registry.add(McpTool(self, server, definition, model_name, state, diff))  # type: ignore[arg-type]
+            self.registry.add(McpTool(self, server, definition, model_name, state, diff,  # type: ignore[arg-type]
+                                      approved=pin))
             added.append(model_name)
         self._tools[server.name] = added
         for listener in list(self.listeners):
             listener()
+
+    def _note_set_change(self, server: McpServer, pins: dict[str, Pin], hashes: dict[str, str]) -> None:
+        """Mark the server's approved tools to be confirmed again when its set of definitions changed."""
+        if server.status != "ready":  # a server gone or going: its empty list is no new set
+            return
+        before = self._listed.get(server.name)
+        self._listed[server.name] = now = hashes
+        if before is None:  # the first listing: has a tool changed since it was approved?
+            before = {name: pin.hash for name, pin in pins.items() if name in hashes}
+            now = {name: hashes[name] for name in before}
+        if now == before:
+            return
+        parts = [f"{label} {', '.join(sorted(names))}" for label, names in (
+            ("added", set(now) - set(before)),
+            ("changed", {n for n in set(now) & set(before) if now[n] != before[n]}),
+            ("removed", set(before) - set(now))) if names]
+        again, _ = self._reconfirm.get(server.name, (set(), ""))
+        self._reconfirm[server.name] = (again | set(hashes), "; ".join(parts))
 
     def accept(self, tool: McpTool) -> None:
         """A call of ``tool`` was approved: its definition becomes the approved one."""
@@ -193,6 +233,8 @@ class McpManager:
             return  # kept for this session: asked again next time
         finally:
             tool.state, tool.diff = "pinned", ""
+            again, _ = self._reconfirm.get(tool.server.name, (set(), ""))
+            again.discard(definition.name)
 
     def result_file(self, call_id: str) -> Path:
         """Where a cut result is saved whole (a new name each time: models reuse call ids)."""

@@ -19,15 +19,17 @@ import difflib
 import fcntl
 import hashlib
 import json
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from monkey.userfiles import write_atomic
+
 __all__ = ["PinStore", "Pin", "PinState", "tool_hash", "definition_diff"]
 
-PinState = Literal["pinned", "new", "changed"]
+PinState = Literal["pinned", "new", "changed", "reconfirm"]
+"""``reconfirm``: pinned, but its server's set of tools changed since (see the manager)."""
 
 
 def tool_hash(name: str, description: str, schema: Any) -> str:
@@ -81,10 +83,7 @@ class PinStore:
         return data if isinstance(data, dict) else {}
 
     def _write(self, name: str, data: dict[str, Any]) -> None:
-        path = self.folder / name
-        tmp = path.with_name(f"{name}.{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
+        write_atomic(self.folder / name, json.dumps(data, indent=1, sort_keys=True, ensure_ascii=False) + "\n")
 
     # -- project servers a person let start -------------------------------------------------
 

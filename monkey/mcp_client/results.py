@@ -8,6 +8,10 @@ Anthropic API), the others say they did not (:func:`monkey.backends.convert.imag
 Audio, another image type, a larger image or a binary resource becomes a short note. Output
 longer than the cap is cut; the whole of it is saved under the monkey home and the model is
 told where. A result that does not fit the protocol is a clear error, never a crash.
+
+A message far longer than the cap is cut as it arrives (:func:`cut_long_strings`, called by the
+stdio transport before the SDK reads it): each string longer than the cap is saved whole and
+only its start kept, so a 30 MB result never becomes several copies of itself in memory.
 """
 
 from __future__ import annotations
@@ -15,12 +19,17 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
 from monkey.events import ToolImage
 
-__all__ = ["render_result", "cap_output", "DEFAULT_LIMIT", "IMAGE_TYPES", "MAX_IMAGE_BYTES", "Rendered"]
+__all__ = ["render_result", "cap_output", "cut_long_strings", "cuts_of", "DEFAULT_LIMIT", "IMAGE_TYPES",
+           "MAX_IMAGE_BYTES", "Rendered", "CUT_KEY"]
+
+CUT_KEY = "monkey/cut"
+"""The key in a result's ``_meta`` under which the transport lists the strings it cut."""
 
 DEFAULT_LIMIT = 100_000
 """Characters of one MCP result given to the model (``[mcp] result_limit``)."""
@@ -95,14 +104,60 @@ def render_result(result: Any) -> Rendered:
     return Rendered(text, bool(result.is_error), images)
 
 
-def cap_output(text: str, limit: int, save_to: Path) -> str:
-    """``text`` if it is at most ``limit`` characters, else its start and where the whole of it is."""
-    if len(text) <= limit:
-        return text
+def _save(text: str, save_to: Path) -> str:
     try:
         save_to.parent.mkdir(parents=True, exist_ok=True)
         save_to.write_text(text, encoding="utf-8")
-        where = f"the whole output is saved in {save_to}"
+        return f"the whole output is saved in {save_to}"
     except OSError as exc:
-        where = f"the whole output could not be saved ({exc.strerror or exc})"
-    return f"{text[:limit]}\n[output cut at {limit:,} of {len(text):,} characters; {where}]"
+        return f"the whole output could not be saved ({exc.strerror or exc})"
+
+
+def cut_long_strings(message: Any, limit: int, save_to: Callable[[], Path]) -> None:
+    """Cut, in place, each string of a JSON-RPC response's ``result`` longer than ``limit``
+    (images' data, which are passed on or refused whole, excepted): the whole string saved to a
+    new ``save_to()`` file, listed with its length in ``result._meta["monkey/cut"]``."""
+    result = message.get("result") if isinstance(message, dict) else None
+    if not isinstance(result, dict):
+        return
+    cuts: list[dict[str, Any]] = []
+
+    def walk(node: Any) -> Any:
+        if isinstance(node, str) and len(node) > limit:
+            path = save_to()
+            cuts.append({"chars": len(node), "saved": _save(node, path)})
+            return node[:limit]
+        if isinstance(node, dict):
+            if node.get("type") in ("image", "audio") or "blob" in node:
+                return node
+            for key, value in node.items():
+                node[key] = walk(value)
+        elif isinstance(node, list):
+            for i, value in enumerate(node):
+                node[i] = walk(value)
+        return node
+
+    for key in ("content", "structuredContent"):
+        if key in result:
+            result[key] = walk(result[key])
+    if cuts:
+        meta = result.get("_meta") if isinstance(result.get("_meta"), dict) else {}
+        result["_meta"] = {**meta, CUT_KEY: cuts}
+
+
+def cuts_of(result: Any) -> list[dict[str, Any]]:
+    """What the transport cut of ``result`` (a ``CallToolResult``), by :func:`cut_long_strings`."""
+    meta = getattr(result, "meta", None)
+    cuts = meta.get(CUT_KEY) if isinstance(meta, dict) else None
+    return [c for c in cuts if isinstance(c, dict)] if isinstance(cuts, list) else []
+
+
+def cap_output(text: str, limit: int, save_to: Path, cuts: list[dict[str, Any]] | None = None) -> str:
+    """``text`` if it is at most ``limit`` characters, else its start and where the whole of it is
+    (``cuts``: strings the transport already cut, each saved whole)."""
+    if cuts:
+        said = "; ".join(f"{int(c.get('chars', 0)):,} characters, {c.get('saved', '')}" for c in cuts)
+        return f"{text[:limit]}\n[output cut at {limit:,} characters ({said})]"
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}\n[output cut at {limit:,} of {len(text):,} characters; {_save(text, save_to)}]"

@@ -4,7 +4,8 @@ The SDK's client must be entered and left in one task, so each server runs in a 
 task that connects (within ``startup_timeout``), lists the tools, says it is ready and waits
 until it is stopped or the server goes away. A server that dies is reported and started
 once more; a second death leaves it ``failed``. Calls come from the loop's task through
-:meth:`McpServer.call`, bounded by ``tool_timeout`` and cancelled with the turn.
+:meth:`McpServer.call`, bounded by ``tool_timeout`` and cancelled with the turn; a call made
+while the server is being started again waits for it (at most ``startup_timeout``).
 """
 
 from __future__ import annotations
@@ -47,8 +48,11 @@ class McpServer:
     """A configured server and its live connection."""
 
     def __init__(self, config: ServerConfig, *, workspace: Path, log: Path,
-                 on_tools: Callable[[McpServer], None]) -> None:
+                 on_tools: Callable[[McpServer], None],
+                 cap: tuple[int, Callable[[], Path]] | None = None) -> None:
         self.config = config
+        self.cap = cap
+        """The result limit and where a cut string is saved (a stdio server's long messages are cut as they come)."""
         self.workspace = workspace
         self.log = log
         self.on_tools = on_tools
@@ -59,6 +63,8 @@ class McpServer:
         self.restarts = 0
         self.ready = asyncio.Event()
         """Set once the first connection succeeded or failed (headless runs wait for it)."""
+        self._settled = asyncio.Event()
+        """Set while the server is not ``starting`` (connected, failed or stopped)."""
         self._client: Any = None
         self._stop = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
@@ -78,6 +84,7 @@ class McpServer:
         self._stop = asyncio.Event()
         self.status, self.error, self.restarts = "starting", "", 0
         self.ready = asyncio.Event()
+        self._settled.clear()
         self._task = asyncio.create_task(self._keep(), name=f"mcp-{self.name}")
 
     async def stop(self, status: Status = "stopped") -> None:
@@ -90,6 +97,7 @@ class McpServer:
         self._client = None
         self.status = status
         self.ready.set()
+        self._settled.set()
 
     async def _keep(self) -> None:
         while not self._stop.is_set():
@@ -101,10 +109,12 @@ class McpServer:
                 self.tools = []
                 self.on_tools(self)
                 self.ready.set()
+                self._settled.set()
                 return
             self.restarts += 1
             self.error = f"{why}; restarted once"
             self.status = "starting"
+            self._settled.clear()
             self.on_tools(self)
 
     async def _connect_once(self) -> str:
@@ -128,6 +138,7 @@ class McpServer:
             self.status = "ready"
             await self._list_tools()
             self.ready.set()
+            self._settled.set()
             watcher = asyncio.create_task(self._watch_changes(client))
             while not self._stop.is_set():
                 stop = asyncio.ensure_future(self._stop.wait())
@@ -147,6 +158,7 @@ class McpServer:
         except Exception as exc:  # noqa: BLE001
             return self._why(exc, exited)
         finally:
+            self._settled.clear()  # until it is connected again, failed or stopped
             self._client = None
             if watcher is not None:
                 watcher.cancel()
@@ -167,7 +179,7 @@ class McpServer:
 
         cwd = (self.workspace / config.cwd) if config.cwd else self.workspace
         return stdio_transport([config.command, *config.args], env=child_env(dict(config.env), self.workspace),
-                               cwd=cwd, log=self.log, exited=exited)
+                               cwd=cwd, log=self.log, exited=exited, cap=self.cap)
 
     def _why(self, exc: BaseException, exited: Any) -> str:
         if exited.event.is_set():
@@ -229,6 +241,10 @@ class McpServer:
         """Call ``tool``; raises ToolError when the server is not there, fails or takes too long."""
         import anyio
 
+        if (not self._settled.is_set() and self.status in ("starting", "ready")
+                and self._task is not None and not self._task.done()):
+            with anyio.move_on_after(self.config.startup_timeout):  # started again after a crash: wait, bounded
+                await self._settled.wait()
         client = self._client
         if client is None or self.status != "ready":
             raise ToolError(f"the MCP server {self.name} is {self.status}" + (f": {self.error}" if self.error else ""))

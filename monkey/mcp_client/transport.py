@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -46,8 +46,11 @@ def child_env(extra: dict[str, str], workspace: Path) -> dict[str, str]:
 
 @asynccontextmanager
 async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, log: Path,
-                          exited: Exited) -> AsyncIterator[Any]:
+                          exited: Exited, cap: tuple[int, Callable[[], Path]] | None = None) -> AsyncIterator[Any]:
     """Start ``argv`` and yield ``(read_stream, write_stream)`` for the SDK; stop it on exit.
+
+    ``cap``: the result limit and where a cut string is saved; a message much longer than the
+    limit has its long strings cut before the SDK reads it (:func:`cut_long_strings`).
 
     Raises:
         OSError: the program cannot be started.
@@ -61,9 +64,24 @@ async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, lo
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
     write_send, write_recv = anyio.create_memory_object_stream[SessionMessage](16)
 
-    async def deliver(line: bytes) -> None:
+    big = None if cap is None else max(4 * cap[0], 1 << 20)
+
+    async def deliver(line: bytearray) -> None:
         try:
-            message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            if big is not None and cap is not None and len(line) > big:
+                import msgspec
+
+                from monkey.mcp_client.results import cut_long_strings
+
+                try:  # msgspec reads the bytes as they are (json.loads would decode a str copy first)
+                    raw = msgspec.json.decode(line)
+                except msgspec.DecodeError as exc:
+                    raise ValueError(f"a message from the server is not JSON: {exc}") from None
+                line.clear()  # only the parsed message is kept, and its long strings only until cut
+                cut_long_strings(raw, *cap)
+                message = types.jsonrpc_message_adapter.validate_python(raw, by_name=False)
+            else:
+                message = types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         except ValueError as exc:
             await read_send.send(exc)
             return
@@ -79,7 +97,7 @@ async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, lo
                     if not skipping:
                         buffer += chunk[start:end]
                         if buffer.strip():
-                            await deliver(bytes(buffer))
+                            await deliver(buffer)
                     buffer.clear()
                     skipping = False
                     start = end + 1

@@ -69,7 +69,9 @@ class ClientApprover:
     async def _ask(self, ctx: Any, client: str, request: ApprovalRequest) -> Decision:
         """Ask the client's user, with the call as monkey's dialog shows it."""
         message = (f"monkey: {request.tool} needs your approval of this exact call: {request.person_only}.\n\n"
-                   f"{request.summary}\n\nApproved, it runs once, outside monkey's sandbox.")
+                   f"{request.summary}\n\n"
+                   + ("Approved, it runs once more, OUTSIDE monkey's sandbox." if request.unsandboxed else
+                      "Approved, it runs once (a shell command still in monkey's sandbox)."))
         try:
             answer = await ctx.session.elicit_form(message, APPROVE_SCHEMA, related_request_id=ctx.request_id)
         except Exception as exc:  # noqa: BLE001 - the client failed to ask: nobody approved

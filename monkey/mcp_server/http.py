@@ -1,12 +1,15 @@
 """``monkey serve http``: the same MCP server over streamable HTTP (the SDK's transport, run by uvicorn).
 
 - ``POST/GET/DELETE /mcp`` is the MCP endpoint; ``GET /health`` answers ``{"status": "ok", ...}``.
-- It binds 127.0.0.1 unless ``--host`` names another address. A host that is not loopback
-  needs a bearer token (``--token``, else ``$MONKEY_SERVE_TOKEN``, else one is generated and
-  printed); when there is a token, every request, ``/health`` included, must carry
-  ``Authorization: Bearer TOKEN``.
-- On start it prints ``url: http://HOST:PORT/mcp`` (and ``token: ...`` when it made one) on
-  stdout; logs go to stderr. SIGTERM or SIGINT ends it: uvicorn stops taking requests, the
+- It binds 127.0.0.1 unless ``--host`` names another address. Every request, ``/health``
+  included and on loopback too (another user of the machine can connect there), must carry
+  ``Authorization: Bearer TOKEN``: ``--token``, else ``$MONKEY_SERVE_TOKEN``, else one made
+  at start and printed once on stderr (``token: ...``).
+- Every request's ``Host`` must name a loopback address (``127.x``, ``localhost``, ``[::1]``),
+  an IP address, or the ``--host`` given, and an ``Origin``, when sent, a loopback address or
+  that host; else 403 (a page of another site reaching the port through DNS rebinding, or a
+  browser's cross-site request).
+- On start it prints ``url: http://HOST:PORT/mcp`` on stdout; logs go to stderr. SIGTERM or SIGINT ends it: uvicorn stops taking requests, the
   session is closed.
 """
 
@@ -24,22 +27,9 @@ from typing import Any
 from monkey.mcp_server.host import ToolHost
 from monkey.mcp_server.log import log
 
-__all__ = ["HttpFront", "HttpSettings", "is_loopback", "TOKEN_ENV"]
+__all__ = ["HttpFront", "HttpSettings", "TOKEN_ENV"]
 
 TOKEN_ENV = "MONKEY_SERVE_TOKEN"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether every address ``host`` names is a loopback one (``127.0.0.1``, ``::1``, ``localhost``)."""
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        pass
-    try:
-        infos = socket.getaddrinfo(host, None)
-    except OSError:
-        return False
-    return bool(infos) and all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback for info in infos)
 
 
 @dataclass(frozen=True)
@@ -47,7 +37,7 @@ class HttpSettings:
     host: str
     port: int
     token: str
-    """The bearer token every request must carry ('' on loopback without one)."""
+    """The bearer token every request must carry."""
     generated: bool = False
     """The token was made here (so it is printed)."""
 
@@ -62,38 +52,91 @@ class HttpSettings:
             raise ValueError("--token is empty")
         if given and (len(given) < 16 or any(c.isspace() for c in given)):
             raise ValueError("the token must be at least 16 characters, without spaces")
-        if is_loopback(chosen):
-            return cls(chosen, port, given)
         if given:
             return cls(chosen, port, given)
         return cls(chosen, port, secrets.token_urlsafe(32), generated=True)
 
 
-class _RequireToken:
-    """ASGI middleware: 401 for an HTTP request without ``Authorization: Bearer TOKEN``."""
+def _host_part(value: str) -> str:
+    """The host of a ``Host`` header's value (``name``, ``name:port``, ``[v6]:port``), lower case."""
+    value = value.strip().lower()
+    if value.startswith("["):
+        return value[1:].split("]", 1)[0]
+    return value.rsplit(":", 1)[0] if value.count(":") == 1 else value
 
-    def __init__(self, app: Any, token: str) -> None:
+
+def _is_loopback_name(host: str) -> bool:
+    if host == "localhost" or host.endswith(".localhost"):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _is_address(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
+class _Guard:
+    """ASGI middleware in front of every HTTP request: ``Host`` and ``Origin`` (403), then the token (401).
+
+    ``Host`` may be a loopback name or address, any IP address (a page cannot rebind a name to
+    one: its origin would be that address), or the name the server was bound to; ``Origin``, when
+    a browser sends one, only a loopback one or the bound name's.
+    """
+
+    def __init__(self, app: Any, settings: HttpSettings) -> None:
         self.app = app
-        self.expected = f"Bearer {token}".encode()
+        self.expected = f"Bearer {settings.token}".encode()
+        self.bound = settings.host.strip("[]").lower()
+
+    def host_allowed(self, host: str) -> bool:
+        return bool(host) and (_is_loopback_name(host) or _is_address(host) or host == self.bound)
+
+    def origin_allowed(self, origin: str) -> bool:
+        from urllib.parse import urlsplit
+
+        try:
+            parts = urlsplit(origin.strip())
+            host = (parts.hostname or "").lower()
+        except ValueError:
+            return False
+        return parts.scheme in ("http", "https") and bool(host) and (_is_loopback_name(host) or host == self.bound)
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] == "http":
-            given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, self.expected):
-                body = b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}'
-                await send({"type": "http.response.start", "status": 401,
-                            "headers": [(b"content-type", b"application/json"),
-                                        (b"www-authenticate", b'Bearer realm="monkey serve"'),
-                                        (b"content-length", str(len(body)).encode())]})
-                await send({"type": "http.response.body", "body": body})
-                return
+            headers: dict[bytes, bytes] = {}
+            for name, value in scope.get("headers") or []:
+                headers.setdefault(name.lower(), value)
+            host = _host_part(headers.get(b"host", b"").decode("latin-1"))
+            origin = headers.get(b"origin")
+            if not self.host_allowed(host):
+                return await _refuse(send, 403, b'{"error": "forbidden: the Host header names another site"}')
+            if origin is not None and not self.origin_allowed(origin.decode("latin-1")):
+                return await _refuse(send, 403, b'{"error": "forbidden: a request from another origin"}')
+            if not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+                return await _refuse(send, 401, b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}',
+                                     [(b"www-authenticate", b'Bearer realm="monkey serve"')])
         await self.app(scope, receive, send)
 
 
+async def _refuse(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"), *(extra or []),
+                            (b"content-length", str(len(body)).encode())]})
+    await send({"type": "http.response.body", "body": body})
+
+
 def build_app(host: ToolHost, settings: HttpSettings) -> Any:
-    """The ASGI app: the SDK's streamable HTTP app with ``/health``, behind the token when there is one."""
+    """The ASGI app: the SDK's streamable HTTP app with ``/health``, behind :class:`_Guard`."""
     from starlette.requests import Request
     from starlette.responses import JSONResponse
+    from mcp.server.transport_security import TransportSecuritySettings
     from starlette.routing import Route
 
     from monkey import __version__
@@ -104,9 +147,11 @@ def build_app(host: ToolHost, settings: HttpSettings) -> Any:
                              "workspace": str(host.agent.workspace), "session": host.session_id})
 
     server = build_server(host)
+    # the SDK's own Host check knows three names and only when bound to them; the guard checks every request
     app = server.streamable_http_app(streamable_http_path="/mcp", host=settings.host,
+                                     transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
                                      custom_starlette_routes=[Route("/health", health, methods=["GET"])])
-    return _RequireToken(app, settings.token) if settings.token else app
+    return _Guard(app, settings)
 
 
 def _bind(settings: HttpSettings) -> socket.socket:
@@ -169,11 +214,11 @@ class HttpFront:
         self._server = Server(config)
         self._server.should_exit = self._stopping
         if self.settings.generated:
-            sys.stdout.write(f"token: {self.settings.token}\n")
+            sys.stderr.write(f"token: {self.settings.token}\n")
+            sys.stderr.flush()
         sys.stdout.write(f"url: {url_of(sock)}\n")
         sys.stdout.flush()
-        log(f"serving {url_of(sock)} for {self.host.agent.workspace}"
-            + (" (bearer token required)" if self.settings.token else ""))
+        log(f"serving {url_of(sock)} for {self.host.agent.workspace} (bearer token required)")
         try:
             await self._server.serve(sockets=[sock])
         finally:

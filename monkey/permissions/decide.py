@@ -27,10 +27,10 @@ from typing import Any, Literal, Protocol
 
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import ApprovalRequest, Decision, build_request
-from monkey.permissions.rules import SHELL_TOOL
+from monkey.permissions.rules import FILE_TOOLS, SHELL_TOOL
 from monkey.tools.command_line import ShellLine, read_line
 
-__all__ = ["Admitted", "Call", "HookSays", "Verdict", "decide", "settle"]
+__all__ = ["Admitted", "Call", "HookSays", "Verdict", "decide", "outside_sandbox", "settle"]
 
 
 class HookSays(Protocol):
@@ -127,13 +127,15 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
         decision = None  # a large file, a changed MCP tool, a path monkey's file tools refuse: a person's approval
     if said == "ask" and decision is not None and decision.approved and decision.by != "user":
         decision = None  # a PreToolUse hook wants a person to decide
-    elif said == "allow" and decision is None and not person_only:  # never over a deny rule or a protected path
+    elif (said == "allow" and decision is None and not person_only  # never over a deny rule or a protected path,
+          and not (line is not None and policy.line_reads_denied(line.text, ws))):  # nor a denied read
         decision = Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook")
     if decision is not None:
         return Verdict(decision, line=line)
-    request = build_request(call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "")
-    if call.tool == SHELL_TOOL:
-        request = replace(request, unsandboxed=engine.sandboxed, no_sandbox=engine.mode == "auto" and not engine.sandboxed)
+    request = build_request(call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "",
+                            call.workspace)
+    if call.tool == SHELL_TOOL:  # approved, it still runs in the sandbox (see outside_sandbox)
+        request = replace(request, no_sandbox=engine.mode == "auto" and not engine.sandboxed)
     if call.asker:
         request = replace(request, asker=call.asker)
     if not person_only and said != "ask":  # the engine again, for an approver that kept it waiting
@@ -144,16 +146,33 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
     return Verdict(None, request, line=line, person_only=person_only, oversized=call.oversized)
 
 
+def outside_sandbox(call: Call, blocked: str) -> Verdict:
+    """The second question for a command a person approved and the sandbox then blocked: run it
+    again outside the sandbox? Only a person answers it, for this call once (no grant, no rule);
+    nobody there (headless) means no."""
+    line = read_line(str(call.arguments.get("command", "")))
+    why = f"the sandbox blocked it: {blocked}"
+    request = build_request(call.id, call.tool, call.arguments, "")
+    request = replace(request, warnings=[*request.warnings, why,
+                                         "run again OUTSIDE the sandbox: with the network and write access to "
+                                         "every file you can write"],
+                      grant="", rules=[], person_only=f"a run outside the sandbox ({why})", unsandboxed=True,
+                      asker=call.asker)
+    return Verdict(None, request, line=line, person_only=request.person_only)
+
+
 def settle(policy: ApprovalPolicy, verdict: Verdict, answer: Decision) -> Decision:
     """A person's ``answer`` to the verdict's question, as it holds: once for a protected call, with
-    the large files named in a refusal; "for the session" (or "always") becomes a session grant."""
+    the large files named in a refusal; "for the session" (or "always", but for a file tool, whose
+    "always" holds only for the folder its saved rule names) becomes a session grant."""
     assert verdict.question is not None
     if verdict.person_only and answer.approved:
         answer = replace(answer, scope="once")
     elif verdict.oversized and not answer.approved:
         answer = replace(answer, reason=f"{'; '.join(verdict.oversized)}; {answer.reason}")
-    if answer.approved and answer.scope != "once":
-        policy.remember(verdict.question.tool, verdict.question.arguments)
+    tool = verdict.question.tool
+    if answer.approved and (answer.scope == "session" or answer.scope == "always" and tool not in FILE_TOOLS):
+        policy.remember(tool, verdict.question.arguments)  # a file tool's "for good": its folder's rule only
     return answer
 
 

@@ -8,15 +8,17 @@ leaves open a person decides: :func:`monkey.permissions.decide.decide` puts it t
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
-from monkey.modes import DESCRIPTIONS, Mode
-from monkey.permissions.protected import protected_command, protected_file
-from monkey.permissions.read_only import ReadOnly, reads_denied
+from monkey.modes import DESCRIPTIONS, Mode, stricter_mode
+from monkey.permissions.git_repo import git_line_runs_code
+from monkey.permissions.protected import Guarded, protected_command, protected_file
+from monkey.permissions.read_only import ReadOnly, reads_denied, rule_covers
 from monkey.permissions.requests import Decision
 from monkey.permissions.rules import (
     EXIT_PLAN_MODE,
@@ -78,6 +80,8 @@ class ApprovalPolicy:
     """Session grants: key -> description."""
     protected_roots: tuple[Path, ...] = ()
     """Folders outside the workspace's ``.git/`` and ``.monkey/`` that need a person (monkey's home)."""
+    guarded: Guarded = field(default_factory=Guarded)
+    """Config or code monkey runs, in the workspace (and a home or ``/`` it holds): a person's approval each time."""
     auto_allowed: bool = False
     """Whether the person may switch this session into ``auto`` (it started in it, or the config allows it)."""
     save_rules: Callable[[list[str]], None] | None = None
@@ -86,12 +90,18 @@ class ApprovalPolicy:
     """Commands that only read, allowed like an allow rule in every mode (None: none are)."""
     turn_rules: list[Rule] = field(default_factory=list)
     """Allow rules that hold for the running turn only (see :meth:`allow_for_turn`)."""
+    kept: list[Rule] = field(default_factory=list)
+    """Rules a person kept "for good" during this session (:meth:`keep`); the list is shared with
+    sub-agents' policies (as :attr:`grants` is), so one child's answer holds for the whole tree."""
     mode_pinned: bool = False
     """The mode was chosen on the command line (``--mode``, ``--no-approval``): resuming keeps it
     instead of going back to the mode the stored session was left in."""
     sandboxed: bool = True
     """Shell commands run in a sandbox (:mod:`monkey.tools.sandbox`); without one, ``--no-approval``
     approves no shell command: each goes to a person (so headless refuses them)."""
+    _led: list[tuple[weakref.ref[ApprovalPolicy], Mode]] = field(default_factory=list, init=False, repr=False,
+                                                                  compare=False)
+    """The policies of running sub-agents (:meth:`lead`), with the mode each started in."""
 
     @classmethod
     def from_strings(
@@ -113,11 +123,26 @@ class ApprovalPolicy:
         return self.mode == "auto"
 
     def set_mode(self, mode: Mode) -> str:
-        """Switch mode; returns a line saying what the new mode lets run."""
+        """Switch mode, at once for the sub-agents this policy leads too; returns a line saying what the
+        new mode lets run."""
         if mode == "auto":
             self.auto_allowed = True
         self.mode = mode
+        led = []
+        for ref, started in self._led:
+            child = ref()
+            if child is not None:
+                child.set_mode(stricter_mode(mode, started))  # type: ignore[arg-type]
+                led.append((ref, started))
+        self._led[:] = led
         return f"mode: {mode} — {DESCRIPTIONS[mode]}"
+
+    def lead(self, child: ApprovalPolicy, wanted: str = "") -> None:
+        """Make ``child`` (a sub-agent's policy, running or in the background) follow this policy's mode:
+        it starts in ``wanted`` when that is stricter than this one's, and from then on is never more
+        permissive than this policy nor than the mode it started in, whatever either switches to."""
+        child.mode = stricter_mode(self.mode, wanted)  # type: ignore[assignment]
+        self._led.append((weakref.ref(child), child.mode))
 
     def denied(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
         """The denial of the first deny rule that covers a call (any tool, reads included), or None."""
@@ -157,19 +182,17 @@ class ApprovalPolicy:
             parsed = parse_line(str(arguments.get("command", "")))
             ws = _resolved(workspace) if workspace is not None else _NO_WORKSPACE
             for argv, origin in zip(parsed.commands, parsed.origins):
-                why = protected_command(argv, ws, self.protected_roots)
+                why = protected_command(argv, ws, self.protected_roots, self.guarded)
                 if why is not None and not _BUILTIN_READS.covers(argv, origin):  # reading it is no harm
                     return why
             for target in parsed.writes:
-                why = protected_command(["\0write", target], ws, self.protected_roots)
+                why = protected_command(["\0write", target], ws, self.protected_roots, self.guarded)
                 if why is not None:
                     return why
             return None
-        if tool in FILE_TOOLS and workspace is not None and self.protected_roots:
-            canonical, _ = rule_paths(workspace, str(arguments.get("path", "") or "."))
-            if not canonical.startswith("/"):
-                canonical = str(workspace.resolve() / canonical)
-            return protected_file(canonical, self.protected_roots)
+        if tool in FILE_TOOLS and workspace is not None:
+            canonical, lexical = rule_paths(workspace, str(arguments.get("path", "") or "."))
+            return protected_file(canonical, self.protected_roots, self.guarded, _resolved(workspace), lexical)
         return None
 
     def check(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> Decision | None:
@@ -185,9 +208,11 @@ class ApprovalPolicy:
             return None if self.mode == "plan" else _refuse("exit_plan_mode is for plan mode only; this session "
                                                             f"is in {self.mode} mode")
         if tool == SHELL_TOOL:
-            decision = self._check_line(str(arguments.get("command", "")), workspace)
-            if decision is not None and decision.approved and self.needs_person(tool, arguments, workspace):
-                return None  # a protected call: only a person's approval of it (asked only when it would run)
+            command = str(arguments.get("command", ""))
+            decision = self._check_line(command, workspace)
+            if decision is not None and decision.approved and (self.needs_person(tool, arguments, workspace)
+                                                               or self.line_reads_denied(command, workspace)):
+                return None  # a protected call or a denied read: a person (asked only when it would run)
             return decision
         if self.needs_person(tool, arguments, workspace) is not None:
             return _refuse(PLAN_REFUSAL) if self.mode == "plan" else None
@@ -199,7 +224,7 @@ class ApprovalPolicy:
             return _approve("policy", "auto mode (--no-approval)")
         if self.mode == "accept-edits" and tool in FILE_TOOLS:
             return _approve("policy", "accept-edits mode")
-        for rule in self.allow:
+        for rule in (*self.allow, *self.kept) if self.kept else self.allow:
             if rule.matches(tool, arguments, for_deny=False, workspace=workspace):
                 return _approve("rule", f"allowed by rule {rule}")
         return None
@@ -213,7 +238,8 @@ class ApprovalPolicy:
         """
         if self.mode == "plan":
             if self.read_only is not None and self.read_only.covers_line(
-                    command, read_denied=self._read_denials(), workspace=workspace):
+                    command, read_denied=self._read_denials(), workspace=workspace) and not git_line_runs_code(
+                    parse_line(command).commands, workspace or Path.cwd()):
                 return _READ_ONLY
             return _refuse(PLAN_REFUSAL)
         exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}") if self.grants else None
@@ -224,6 +250,8 @@ class ApprovalPolicy:
         if SHELL_TOOL in self.grants and safe:
             return _approve("session", f"session grant: {self.grants[SHELL_TOOL]}", exact_line=True)
         if self.mode == "auto" and self.sandboxed:
+            if parsed.blind:  # it may run code no rule saw (``$cmd``, bash's arithmetic, ``${x@P}``)
+                return None
             return _approve("policy", "auto mode (--no-approval)", exact_line=safe)
         if not safe:
             return None
@@ -236,8 +264,10 @@ class ApprovalPolicy:
         for argv, origin in zip(parsed.commands, parsed.origins):
             first = argv[0] if argv else ""
             found = next((d for prefix, d in covering
-                          if not prefix or (prefix[0] == first and starts_with(argv, prefix))), None)
-            if found is None and self._reads(argv, origin, workspace):
+                          if not prefix or (prefix[0] == first and starts_with(argv, prefix)
+                                            and rule_covers(prefix, argv, origin))), None)
+            if found is None and self._reads(argv, origin, workspace) and not (
+                    first == "git" and git_line_runs_code(parsed.commands, workspace or Path.cwd())):
                 found = _READ_ONLY
             if found is None:
                 return None
@@ -245,6 +275,27 @@ class ApprovalPolicy:
         reasons = list(dict.fromkeys(d.reason for d in decisions))
         by = "session" if all(d.by == "session" for d in decisions) else "rule"
         return Decision(approved=True, by=by, reason="; ".join(reasons), exact_line=True)
+
+    def line_reads_denied(self, command: str, workspace: Path | None = None) -> bool:
+        """Whether a shell line may read what a ``file_read`` deny rule protects, so that no mode,
+        rule or grant lets it run without a person (a grant of that exact line aside: a person saw it).
+
+        Every command of the line is checked as :func:`reads_denied` checks a read-only one, its
+        input redirections too, and each path also from every folder the line ``cd``s into."""
+        denials = self._read_denials()
+        if not denials or (self.grants and f"{SHELL_TOOL}\0line\0{command}" in self.grants):
+            return False
+        parsed = parse_line(command)
+        folders = [argv[1] if len(argv) > 1 else "\0home" for argv in parsed.commands if argv[0] in ("cd", "pushd")]
+        if any("\0" in f or f.startswith(("~", "-")) for f in folders):
+            return True
+        for argv, origin in [*zip(parsed.commands, parsed.origins), *((["<", r], None) for r in parsed.reads)]:
+            for folder in ["", *folders]:
+                moved = [argv[0], *(a if not folder or a.startswith(("-", "/")) else f"{folder}/{a}"
+                                    for a in argv[1:])]
+                if reads_denied(moved, origin, denials, workspace):
+                    return True
+        return False
 
     def _read_denials(self) -> list[Rule]:
         return [r for r in self.deny if r.tool == "file_read"]
@@ -262,14 +313,16 @@ class ApprovalPolicy:
         self.grants[key] = what
         return what
 
-    def keep(self, tool: str, arguments: dict[str, Any]) -> list[str]:
-        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules`.
+    def keep(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> list[str]:
+        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules` (a file
+        tool's: the path's folder in ``workspace``, as the request showed).
 
         Returns the rules saved; raises ``OSError`` when the user's config cannot be written
         (the rules then still hold for this session).
         """
-        rules = [r for r in rules_for(tool, arguments) if Rule.parse(r) not in self.allow]
+        rules = [r for r in rules_for(tool, arguments, workspace) if Rule.parse(r) not in self.allow]
         self.allow.extend(Rule.parse(r) for r in rules)
+        self.kept.extend(Rule.parse(r) for r in rules)
         if rules and self.save_rules is not None:
             self.save_rules(rules)
         return rules
@@ -278,6 +331,7 @@ class ApprovalPolicy:
         """Drop an allow rule from this session (the caller removes it from the config file)."""
         parsed = Rule.parse(rule)
         self.allow = [r for r in self.allow if r != parsed]
+        self.kept[:] = [r for r in self.kept if r != parsed]
 
     def revoke(self, key: str) -> None:
         """Forget one session grant."""

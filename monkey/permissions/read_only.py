@@ -29,7 +29,7 @@ from typing import Any
 from monkey.permissions.sed_script import only_reads
 from monkey.permissions.shell_parse import Origin, ParsedLine, parse_line
 
-__all__ = ["ReadOnly", "is_read_only", "reads_denied"]
+__all__ = ["ReadOnly", "is_read_only", "names_unsafe_form", "reads_denied", "rule_covers"]
 
 ANY_ARGUMENTS = frozenset({
     "cat", "ls", "pwd", "echo", "printf", "head", "tail", "wc", "nl", "rev", "tac", "seq", "tr", "cut", "paste",
@@ -313,6 +313,46 @@ def is_read_only(argv: Sequence[str], *, more_arguments: bool = False) -> bool:
     if check is None or more_arguments or any("\0" in a for a in argv[1:]):
         return False
     return check(list(argv[1:]))
+
+
+_COMPLETIONS: dict[str, list[str]] = {"sed": ["p"], "git": ["status"], "rg": ["x"], "command": ["-v"]}
+"""What makes a rule's words a whole command that only reads, when they are (``sed -n`` + ``p``,
+``git`` + ``status``); a rule whose words stay unsafe then names an unsafe form itself."""
+
+
+def names_unsafe_form(prefix: Sequence[str]) -> bool:
+    """Whether a rule's words name one of their program's writing or executing forms themselves
+    (``sed -i``, ``find . -delete``, ``git config``, ``git -c``, ``sort -o``), so that the rule covers
+    that form; a rule naming only a read-only form (``find``, ``git``, ``git diff``, ``sed -n``) does not."""
+    if len(prefix) < 2 or prefix[0] not in FLAG_CHECKED:
+        return False
+    return not is_read_only([*prefix, *_COMPLETIONS.get(prefix[0], [])])
+
+
+def rule_covers(prefix: Sequence[str], argv: Sequence[str], origin: Origin | None = None) -> bool:
+    """Whether an allow rule or grant whose words ``argv`` starts with may cover it: for a program
+    with a read-only table (find, sed, sort, git, rg ...), only its read-only forms, unless the
+    rule's own words name the unsafe form (:func:`names_unsafe_form`)."""
+    if not prefix or not argv or argv[0] not in FLAG_CHECKED or argv[0] in ("env", "command"):
+        return True
+    fed = origin is not None and "xargs" in origin.wrappers  # find -exec only adds the paths it found
+    if argv[0] == "find":  # the commands of -exec and -ok are decided as commands of their own
+        argv = [argv[0], *_without_exec(argv[1:])]
+    return is_read_only(argv, more_arguments=fed) or names_unsafe_form(prefix)
+
+
+def _without_exec(args: Sequence[str]) -> list[str]:
+    """find's arguments without its ``-exec CMD ... ;`` / ``+`` actions (and ``-execdir``, ``-ok``, ``-okdir``)."""
+    out: list[str] = []
+    i = 0
+    while i < len(args):
+        if args[i] in ("-exec", "-execdir", "-ok", "-okdir"):
+            while i < len(args) and args[i] not in (";", "+"):
+                i += 1
+        else:
+            out.append(args[i])
+        i += 1
+    return out
 
 
 def _plain(program: str) -> bool:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from monkey.permissions.rules import EXIT_PLAN_MODE, SHELL_TOOL, grant_for, rules_for
@@ -37,7 +38,8 @@ class ApprovalRequest:
     person_only: str = ""
     """Why only a person's approval of this exact call can let it run (a protected path, a huge file)."""
     unsandboxed: bool = False
-    """A command that, approved by a person, runs as theirs: outside the sandbox (the dialog says so)."""
+    """The second question about a command the sandbox blocked: approved, it runs again outside the
+    sandbox (the dialog says so). An approved command otherwise runs in the sandbox."""
     no_sandbox: bool = False
     """In auto mode, asked only because no sandbox can hold commands here."""
     plan: str = ""
@@ -132,9 +134,10 @@ class HeadlessApprover:
 
 
 def build_request(
-    call_id: str, tool: str, arguments: dict[str, Any], preview: str
+    call_id: str, tool: str, arguments: dict[str, Any], preview: str, workspace: Path | None = None
 ) -> ApprovalRequest:
-    """The request a person sees: the exact command with hidden characters shown, or the diff."""
+    """The request a person sees: the exact command with hidden characters shown, or the diff; and what
+    "for good" would save (a file tool's rule names the path's folder in ``workspace``)."""
     warnings: list[str] = []
     if tool == SHELL_TOOL:
         command = str(arguments.get("command", ""))
@@ -151,4 +154,4 @@ def build_request(
         hidden = [w for w in invisible_warnings(plan) if "newline" not in w]  # a plan has lines
         return ApprovalRequest(call_id, tool, arguments, escape_controls(plan), hidden, plan=plan or " ")
     _, grant = grant_for(tool, arguments)
-    return ApprovalRequest(call_id, tool, arguments, summary, warnings, grant, rules_for(tool, arguments))
+    return ApprovalRequest(call_id, tool, arguments, summary, warnings, grant, rules_for(tool, arguments, workspace))

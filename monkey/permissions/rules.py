@@ -2,7 +2,8 @@
 "always" would grant.
 
 Rules are strings: ``"file_edit"`` (every call of that tool), ``"file_write(docs/**)"``
-(a path glob for file tools), ``"shell_execute(git status)"`` (a command prefix,
+(a path glob for file tools, relative to the workspace; ``"file_write(/abs/project/src/**)"``, an
+absolute one, covers that folder of that workspace only), ``"shell_execute(git status)"`` (a command prefix,
 compared word by word), ``"task(explore)"`` (a sub-agent), ``"mcp__server__*"`` (MCP tools).
 A command that needs shell syntax is never allowed by a rule or a grant for a prefix:
 ``git status; rm -rf x`` does not match ``git status``. It can only be approved by a
@@ -19,7 +20,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from monkey.permissions.shell_parse import ParsedLine, parse_line
+from monkey.permissions.read_only import names_unsafe_form, rule_covers
+from monkey.permissions.shell_parse import Origin, ParsedLine, parse_line
 from monkey.safe_text import escape_controls
 from monkey.tools.command_line import split_command
 from monkey.tools.errors import ToolError
@@ -75,8 +77,17 @@ class Rule:
         return f"{self.tool}({self.pattern})" if self.pattern else self.tool
 
     def prefix(self) -> list[str]:
-        """A command rule's words, its program named as a command would be (``/usr/bin/curl`` -> ``curl``)."""
+        """A command rule's words, its program named as a command would be (``/usr/bin/curl`` -> ``curl``).
+
+        A prefix already covers any further arguments, so a last word ``*`` (``find *``) or a
+        ``:*`` ending (``git:*``, ``git log:*``, as other agents write it) only says so again."""
         words = _words(self.pattern)
+        if words and words[-1] == "*":
+            words.pop()
+        elif words and words[-1].endswith(":*"):
+            words[-1] = words[-1][:-2]
+            if not words[-1]:
+                words.pop()
         if words and "/" in words[0]:
             words[0] = words[0].rsplit("/", 1)[1]
         return words
@@ -104,9 +115,26 @@ class Rule:
         if workspace is None:
             return _glob(path.removeprefix("./"), self.pattern)
         canonical, lexical = rule_paths(workspace, path)
+        if self.pattern.startswith("/"):  # an absolute pattern: the path as it is on the disk
+            root = str(_root(workspace))
+            canonical, lexical = (p if p.startswith("/") else root + ("" if p == "." else "/" + p)
+                                  for p in (canonical, lexical))
+            inside = canonical.startswith(root + "/") or canonical == root
+        else:
+            inside = not canonical.startswith("/")
         if for_deny:
             return _glob(canonical, self.pattern) or _glob(lexical, self.pattern)
-        return not canonical.startswith("/") and _glob(canonical, self.pattern)
+        return inside and _glob(canonical, self.pattern)
+
+
+@lru_cache(maxsize=16)
+def _root(workspace: Path) -> Path:
+    return workspace.resolve()
+
+
+def _escape_glob(text: str) -> str:
+    """``text`` matched literally by :func:`_glob` (a folder named ``a[1]`` or ``*``)."""
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _glob(path: str, pattern: str) -> bool:
@@ -175,14 +203,35 @@ def _line_prefixes(command: str) -> list[str]:
     parsed = parse_line(command)
     if parsed.unsafe or not parsed.commands:
         return []
-    return list(dict.fromkeys(shlex.join(_arity_prefix(argv)) for argv in parsed.commands))
+    return list(dict.fromkeys(shlex.join(_covering_prefix(argv, origin))
+                              for argv, origin in zip(parsed.commands, parsed.origins)))
 
 
-def rules_for(tool: str, arguments: dict[str, Any]) -> list[str]:
+def _covering_prefix(argv: list[str], origin: Origin) -> list[str]:
+    """The prefix a grant or rule for ``argv`` gets: its arity prefix, or, where that would name
+    only the read-only forms of a program with a read-only table (``sed`` for ``sed -i ...``), the
+    shortest prefix naming the unsafe form (``sed -i``, ``find . -delete``; the whole command if none)."""
+    prefix = _arity_prefix(argv)
+    if rule_covers(prefix, argv, origin):
+        return prefix
+    return next((argv[:k] for k in range(2, len(argv)) if names_unsafe_form(argv[:k])), argv)
+
+
+def rules_for(tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> list[str]:
     """The rules "always allow" saves for a call: one argv-prefix rule per simple command of a
-    shell line (none for a line the parser cannot vouch for), the tool itself otherwise."""
+    shell line (none for a line the parser cannot vouch for); for a file tool, the path's folder in
+    this workspace, absolute (``file_write(/home/me/proj/src/**)``; none without a workspace, or for a
+    path outside it); the tool itself otherwise."""
     if tool == SHELL_TOOL:
         return [f"{tool}({prefix})" for prefix in _line_prefixes(str(arguments.get("command", "")))]
+    if tool in FILE_TOOLS:
+        if workspace is None:
+            return []
+        canonical, _ = rule_paths(workspace, str(arguments.get("path", "") or "."))
+        if canonical.startswith("/") or canonical == ".":
+            return []
+        folder = _root(workspace) / canonical.rpartition("/")[0] if "/" in canonical else _root(workspace)
+        return [f"{tool}({_escape_glob(str(folder))}/**)"]
     return [tool]
 
 

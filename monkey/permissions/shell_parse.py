@@ -17,7 +17,9 @@ What the grammar cannot vouch for is *unsafe*, and a person must look: a parse e
 node the walk does not know, command or process substitution, ``eval``/``source``/``exec``,
 a command name that is not a plain word, and output redirected to anything but
 ``/dev/null``. Unsafe lines are never allowed by a rule; deny rules still see every command
-the walk found.
+the walk found. Among them, what may run code the walk cannot see at all (*blind*: a command named
+by a variable, ``eval``, bash's arithmetic on a variable's value whose array subscript runs a command
+substitution, ``${x@P}``, ``${!x}``, builtins that take variable names) is not run by ``auto`` mode either.
 """
 
 from __future__ import annotations
@@ -59,8 +61,14 @@ class ParsedLine:
     """Reasons no rule may allow the line (empty: the commands are all it runs)."""
     origins: list[Origin] = field(default_factory=list)
     """How each command of :attr:`commands` was named and run (the same order)."""
+    blind: list[str] = field(default_factory=list)
+    """The reasons among :attr:`unsafe` that the line may run code the walk cannot see (a command
+    named by a variable, ``eval``, bash's arithmetic on a variable's value, ``${x@P}``...): no mode,
+    ``auto`` included, runs such a line without a person."""
     writes: list[str] = field(default_factory=list)
     """The files output is redirected to, as written (``/dev/null`` left out)."""
+    reads: list[str] = field(default_factory=list)
+    """The files input is redirected from (``< FILE``), as written (``"\\0dynamic"``: known at run time)."""
 
 
 @lru_cache(maxsize=1)
@@ -97,7 +105,52 @@ def parse_line(line: str) -> ParsedLine:
         out.unsafe.append("it contains hidden characters")
     _walk_line(line, out, depth=0)
     out.unsafe = list(dict.fromkeys(out.unsafe))
+    out.blind = list(dict.fromkeys(out.blind))
     return out
+
+
+def _blind(out: ParsedLine, reason: str) -> None:
+    """``reason`` makes the line unsafe, and it may run code no check sees."""
+    out.unsafe.append(reason)
+    out.blind.append(reason)
+
+
+_CODE_IN_ARITHMETIC = re.compile(r"[A-Za-z_$`]")
+"""What in an arithmetic context makes bash evaluate a variable's value as an expression, whose array
+subscripts run command substitutions (``a='x[$(cmd)]'; echo $((a))``)."""
+_ARITHMETIC_TEST = re.compile(r"(?:^|\s)-(?:eq|ne|lt|le|gt|ge|v)(?:\s|$)")
+
+
+def _evaluates(node: Any) -> str | None:
+    """Why an expansion node makes bash evaluate text as code at run time (None: it does not).
+
+    Bash evaluates arithmetic (``$((a))``, ``$[a]``, ``${x:a}``, an indexed array's subscript
+    ``${arr[a]}``, ``[[ a -eq b ]]``, ``[[ -v a ]]``) on a variable's *value*, where an array
+    subscript runs a command substitution; ``${!x}`` expands a name held in a variable (subscript
+    included) and ``${x@P}`` expands a value as a prompt, command substitutions included.
+    """
+    kind = node.type
+    if kind == "arithmetic_expansion":
+        inner = node.text.decode("utf-8", errors="replace")[2:]
+        return "arithmetic expansion evaluates variables as code" if _CODE_IN_ARITHMETIC.search(inner) else None
+    if kind == "subscript":
+        index = node.child_by_field_name("index")
+        text = (index.text if index is not None else node.text.partition(b"[")[2]).decode("utf-8", "replace")
+        return "an array subscript is evaluated as code" if _CODE_IN_ARITHMETIC.search(text.strip("[]@*")) else None
+    if kind == "expansion":
+        types = [c.type for c in node.children]
+        if types[1:2] == ["!"]:
+            return "${!name} expands a name only known at run time"
+        if "@" in types and types[types.index("@") + 1:types.index("@") + 2] == ["P"]:
+            return "${name@P} expands a value as a prompt, running its command substitutions"
+        if ":" in types:
+            offset = b"".join(c.text for c in node.children[types.index(":") + 1:-1]).decode("utf-8", "replace")
+            if _CODE_IN_ARITHMETIC.search(offset):
+                return "a substring offset is evaluated as code"
+        return None
+    if kind == "test_command" and _ARITHMETIC_TEST.search(node.text.decode("utf-8", errors="replace")):
+        return "[[ ]] evaluates its operands as arithmetic code"
+    return None
 
 
 _PLAIN = re.compile(r"[A-Za-z0-9_./,:+= -]*")
@@ -126,7 +179,7 @@ def _plain_words(line: str) -> list[str] | None:
 
 def _walk_line(line: str, out: ParsedLine, depth: int) -> None:
     if depth > 3:
-        out.unsafe.append("shells nested too deep to check")
+        _blind(out, "shells nested too deep to check")
         return
     words = _plain_words(line)
     if words is not None:
@@ -140,7 +193,7 @@ def _walk_line(line: str, out: ParsedLine, depth: int) -> None:
     data = line.encode("utf-8", errors="surrogateescape")
     tree = _parser().parse(data)
     if tree.root_node.has_error:
-        out.unsafe.append("the line cannot be parsed as a shell command")
+        _blind(out, "the line cannot be parsed as a shell command")
     _walk(tree.root_node, out, depth)
 
 
@@ -155,7 +208,7 @@ def _walk(node: Any, out: ParsedLine, depth: int) -> None:
             elif child.is_named and child.type not in ("comment",):
                 _walk(child, out, depth)
             elif not child.is_named and child.type not in _PUNCTUATION:
-                out.unsafe.append(f"shell syntax the check does not know: {child.type!r}")
+                _blind(out, f"shell syntax the check does not know: {child.type!r}")
     elif kind in ("variable_assignment",):
         _words_only(node, out, depth)
     elif kind in ("test_command", "word", "string", "raw_string", "number", "concatenation", "simple_expansion",
@@ -165,9 +218,9 @@ def _walk(node: Any, out: ParsedLine, depth: int) -> None:
         out.unsafe.append(f"{kind.replace('_', ' ')} runs a command inside an argument")
         _walk_children(node, out, depth)
     elif kind == "ERROR":
-        out.unsafe.append("the line cannot be parsed as a shell command")
+        _blind(out, "the line cannot be parsed as a shell command")
     else:
-        out.unsafe.append(f"shell syntax the check does not know: {kind}")
+        _blind(out, f"shell syntax the check does not know: {kind}")
         _walk_children(node, out, depth)
 
 
@@ -178,7 +231,11 @@ def _walk_children(node: Any, out: ParsedLine, depth: int) -> None:
 
 
 def _words_only(node: Any, out: ParsedLine, depth: int) -> None:
-    """A node that runs nothing itself; any substitution inside it does."""
+    """A node that runs nothing itself; any substitution inside it does, and so may bash's
+    evaluation of an expansion (:func:`_evaluates`)."""
+    why = _evaluates(node)
+    if why is not None:
+        _blind(out, why)
     for child in node.children:
         if child.type in ("command_substitution", "process_substitution"):
             _walk(child, out, depth)
@@ -194,6 +251,8 @@ def _redirect(node: Any, out: ParsedLine, depth: int) -> None:
     target = node.child_by_field_name("destination") or (node.children[-1] if node.children else None)
     text = _word(target, out, depth) if target is not None else None
     if operator in ("<", "<&", "<<<"):
+        if operator == "<":
+            out.reads.append(text if text is not None else "\0dynamic")
         return
     if operator in (">&", "<&") and text is not None and (text.isdigit() or text == "-"):
         return  # 2>&1: a descriptor, not a file
@@ -211,14 +270,15 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
     if kind == "word" and _expands(text):
         return None  # a glob or a brace expansion: the shell decides the words at run time
     if kind in ("word", "number"):
-        return text.replace("\\", "") if "\\" in text else text
+        return _UNQUOTED_ESCAPE.sub(_unescape, text) if "\\" in text else text
     if kind == "raw_string":
         return text[1:-1]
     if kind == "string":
         parts = []
         for child in node.children:
             if child.type == "string_content":
-                parts.append(child.text.decode("utf-8", errors="replace"))
+                content = child.text.decode("utf-8", errors="replace")
+                parts.append(_QUOTED_ESCAPE.sub(_unescape, content) if "\\" in content else content)
             elif child.type == '"':
                 continue
             else:
@@ -237,6 +297,15 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
         return None
     _words_only(node, out, depth)
     return None
+
+
+_UNQUOTED_ESCAPE = re.compile(r"\\(.)", re.S)
+_QUOTED_ESCAPE = re.compile(r'\\([$`"\\\n])')
+"""The backslash escapes of a word and of a double-quoted string (where only these five are escapes)."""
+
+
+def _unescape(match: re.Match[str]) -> str:
+    return "" if match.group(1) == "\n" else match.group(1)  # a backslash-newline joins lines
 
 
 def _expands(text: str) -> bool:
@@ -289,7 +358,7 @@ def _command(node: Any, out: ParsedLine, depth: int) -> None:
     if not argv:
         return
     if argv[0] is None:
-        out.unsafe.append("the command's name is only known at run time")
+        _blind(out, "the command's name is only known at run time")
         return
     _unwrapped([a if a is not None else "\0dynamic" for a in argv], out, depth, tuple(env))
 
@@ -305,22 +374,25 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         name = argv[0]
         record = _recorder(out, program, wrappers, env)
         if name.startswith("\0"):
-            out.unsafe.append("the command's name is only known at run time")
+            _blind(out, "the command's name is only known at run time")
             return
+        why = _assigns_by_name(name, argv[1:])
+        if why is not None:
+            _blind(out, why)
         if name in _RUNS_ITS_ARGUMENT:
-            out.unsafe.append(f"{name} runs code the check cannot see")
+            _blind(out, f"{name} runs code the check cannot see")
             record(argv)
             return
         if name in _SHELLS:
             script = _shell_script(argv)
             if script is None:
                 if "xargs" in wrappers or not any(not a.startswith("-") for a in argv[1:]):
-                    out.unsafe.append(f"{name} reads commands from its input")  # echo rm x | sh
+                    _blind(out, f"{name} reads commands from its input")  # echo rm x | sh
                 record(argv)  # a shell reading a script file: its own rule decides
                 return
             out.wrappers.append(name)
             if script.startswith("\0"):
-                out.unsafe.append("a shell runs a script only known at run time")
+                _blind(out, "a shell runs a script only known at run time")
                 return
             _walk_line(script, out, depth + 1)
             return
@@ -330,7 +402,7 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
             for kind, value in inner:
                 if isinstance(value, str):
                     if "\0" in value:
-                        out.unsafe.append(f"{name} runs a command only known at run time")
+                        _blind(out, f"{name} runs a command only known at run time")
                     else:
                         _walk_line(value, out, depth + 1)
                 else:
@@ -350,6 +422,25 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         out.wrappers.append(name)  # a deny rule may name the wrapper itself
         wrappers.append(name)
         argv = rest
+
+
+_NAME_TAKERS = frozenset({"read", "unset", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local",
+                          "export", "readonly"})
+"""Bash builtins that take variable names, where an array element's subscript is evaluated as code."""
+
+
+def _assigns_by_name(name: str, args: list[str]) -> str | None:
+    """Why bash would evaluate one of a builtin's arguments as code (``let``, ``printf -v 'a[$(cmd)]'``,
+    ``test -v "$name"``, ``read 'a[$(cmd)]'``), or None."""
+    if name == "let" and args:
+        return "let evaluates its arguments as arithmetic code"
+    if name in ("printf", "test", "[") and "-v" in args:
+        named = args[args.index("-v") + 1:args.index("-v") + 2]
+        return f"{name} -v takes a variable name only known at run time" if not named or any(
+            "\0" in a or "[" in a for a in named) else None
+    if name in _NAME_TAKERS and any("\0" in a or "[" in a for a in args):
+        return f"{name} takes a variable name whose subscript bash evaluates as code"
+    return None
 
 
 def _recorder(out: ParsedLine, program: str, wrappers: list[str], env: tuple[str, ...]) -> Any:
@@ -373,7 +464,7 @@ _CODE_VARIABLES = re.compile(
 def _check_env(names: tuple[str, ...], out: ParsedLine) -> None:
     for name in names:
         if _CODE_VARIABLES.match(name):
-            out.unsafe.append(f"it sets {name}, which can make a program run other code")
+            _blind(out, f"it sets {name}, which can make a program run other code")
 
 
 def _shell_script(argv: list[str]) -> str | None:
@@ -394,7 +485,7 @@ def _strip_wrapper(argv: list[str], out: ParsedLine) -> list[str] | None:
         while i < len(args) and (args[i].startswith("-") or "=" in args[i]):
             if args[i].startswith(("-S", "--split-string")) or (args[i].startswith("-") and args[i][1:2] != "-"
                                                                 and "S" in args[i]):
-                out.unsafe.append("env -S splits a string into a command the check cannot see")
+                _blind(out, "env -S splits a string into a command the check cannot see")
             i += 2 if args[i] in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string") else 1
         return args[i:] or None
     if name in ("sudo", "doas"):

@@ -1,15 +1,18 @@
 """Allow rules a person chose to keep "for good", in their own ``config.toml``.
 
 The file is the person's: it is edited in place with ``tomlkit``, so their comments, order and
-formatting stay as they were; only ``[approvals] allow`` changes. The new file is written
-beside the old one and renamed over it, so a crash leaves one or the other, never half.
+formatting stay as they were; only ``[approvals] allow`` changes. The file is read, changed and
+written under its lock, and the new file is synced beside the old one and renamed over it
+(:mod:`monkey.userfiles`), so two monkeys saving at once lose nothing, a revoked rule does not
+come back from another's stale copy, and a crash leaves one file or the other, never half.
 """
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any
+
+from monkey.userfiles import locked, toml_document, write_atomic
 
 __all__ = ["CONFIG_FILE", "saved_rules", "add_rules", "remove_rule"]
 
@@ -17,30 +20,13 @@ CONFIG_FILE = "config.toml"
 
 
 def _load(home: Path) -> Any:
-    import tomlkit
-
-    path = home / CONFIG_FILE
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        text = ""
-    try:
-        return tomlkit.parse(text)
-    except Exception as exc:  # noqa: BLE001 - tomlkit raises its own ParseError family
-        raise OSError(f"cannot update {path}: it is not valid TOML ({exc})") from None
+    return toml_document(home / CONFIG_FILE)
 
 
 def _write(home: Path, doc: Any) -> None:
     import tomlkit
 
-    home.mkdir(parents=True, exist_ok=True)
-    path = home / CONFIG_FILE
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(tomlkit.dumps(doc), encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+    write_atomic(home / CONFIG_FILE, tomlkit.dumps(doc))
 
 
 def saved_rules(home: Path) -> list[str]:
@@ -58,6 +44,11 @@ def add_rules(home: Path, rules: list[str]) -> list[str]:
 
     Raises ``OSError`` when the file cannot be read as TOML or written.
     """
+    with locked(home / CONFIG_FILE):
+        return _add(home, rules)
+
+
+def _add(home: Path, rules: list[str]) -> list[str]:
     import tomlkit
 
     doc = _load(home)
@@ -80,11 +71,12 @@ def add_rules(home: Path, rules: list[str]) -> list[str]:
 
 def remove_rule(home: Path, rule: str) -> bool:
     """Remove ``rule`` from ``[approvals] allow``; returns whether it was there."""
-    doc = _load(home)
-    allow = doc.get("approvals", {}).get("allow")
-    if allow is None or rule not in allow:
-        return False
-    while rule in allow:
-        allow.remove(rule)
-    _write(home, doc)
+    with locked(home / CONFIG_FILE):
+        doc = _load(home)
+        allow = doc.get("approvals", {}).get("allow")
+        if allow is None or rule not in allow:
+            return False
+        while rule in allow:
+            allow.remove(rule)
+        _write(home, doc)
     return True

@@ -237,6 +237,17 @@ async def _skills(host: Host, rest: str) -> list[Reply]:
     return [Note("\n".join(lines))]
 
 
+def _unknown(host: Host, name: str) -> str:
+    """What an unknown ``/NAME`` says: that it is a skill of this untrusted project, when it is one."""
+    from monkey.session.untrusted import untrusted_skill
+
+    instructions = host.agent.options.instructions
+    if (instructions is None or not instructions.trusted) and untrusted_skill(host.agent.workspace, name):
+        return (f"{name} is a skill of this project, which is not trusted, so its skills are not used: "
+                f"`monkey trust {host.agent.workspace}` turns them on (and what else it does: `monkey trust --help`)")
+    return f"unknown command {name}; /help lists them"
+
+
 async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
     """``/NAME ARGUMENTS`` for a skill the person may invoke: a turn with its instructions."""
     from monkey.extensions.skill_tool import skill_text
@@ -254,9 +265,12 @@ async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
         text = skill_text(skill, rest)
     except SkillError as exc:
         return [Note(str(exc), "error")]
+    from monkey.extensions.skills import granted as skill_grants
+
     granted = host.agent.use_skill(skill)
+    _, why = skill_grants(skill)
     shown = f"/{skill.name}: running skill {skill.name}" + (f" (allowed for this turn: {', '.join(granted)})"
-                                                          if granted else "")
+                                                          if granted else f" ({why})" if why else "")
     return [SendPrompt(f"Use this skill for the task.\n\n{text}", shown)]
 
 
@@ -317,11 +331,19 @@ def _checkpoints_api(host: Host, emit: Callable[[Event], None] | None = None):  
     return Checkpoints(host.agent.workspace, home=monkey_home(), emit=emit)
 
 
-def describe_undo(removed: list[str], restored: list[str], paths: list[str], overwritten: list[str] = ()) -> str:  # type: ignore[assignment]
-    """One line for what an undo did."""
-    what = [*(f"removed {p}" for p in removed), *(f"restored {p}" for p in restored)]
-    what += [f"reverted {p}" for p in paths if p not in removed and p not in restored]
-    line = f"undone: {', '.join(what) or 'nothing to change'}"
+def describe_undo(removed: list[str], restored: list[str], paths: list[str], overwritten: list[str] = (),  # type: ignore[assignment]
+                  changes: int = 1) -> str:
+    """One line for what an undo (of ``changes`` checkpoints) did; caches are counted, not listed."""
+    from monkey.checkpoints.api import is_cache
+
+    caches = [p for p in paths if is_cache(p)]
+    what = [*(f"removed {p}" for p in removed if p not in caches), *(f"restored {p}" for p in restored if p not in caches)]
+    what += [f"reverted {p}" for p in paths if p not in removed and p not in restored and p not in caches]
+    if caches:
+        what.append(f"{len(caches)} cache file{'' if len(caches) == 1 else 's'} put back as they were")
+    line = f"undone: {', '.join(what) or 'a change that touched no file'}"
+    if changes > 1:
+        line += f" ({changes} changes: the latest ones touched only caches or nothing)"
     if overwritten:
         line += f" (overwrote {', '.join(overwritten)})"
     return line
@@ -338,14 +360,15 @@ async def _undo(host: Host, rest: str) -> list[Reply]:
     made: list[Event] = []
     try:
         outcome = await asyncio.to_thread(lambda: _checkpoints_api(host, made.append).undo(
-            steps=1, session_id=agent.session_id, force=bool(rest)))
+            steps=1, session_id=agent.session_id, force=bool(rest), recognisable=True))
     except UndoError as exc:
         return [Note(str(exc), "warning")]
     except Exception as exc:  # noqa: BLE001 - a git or database failure is shown, not fatal
         return [Note(f"undo failed: {exc}", "error")]
     for event in made:
         await host.emit(event)
-    notes = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten))]
+    notes = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten,
+                                len(outcome.checkpoint_ids)))]
     return notes + [Note(f"left as it is, not attributable to monkey: {line}", "warning")
                     for line in outcome.left_alone]
 
@@ -430,6 +453,26 @@ async def _backend(host: Host, rest: str) -> list[Reply]:
     return await _switch(host, "/backend", rest)
 
 
+async def _login(host: Host, rest: str) -> list[Reply]:
+    """``/login KEY`` keeps an Anthropic API key in the user's config.toml; ``/login`` says how."""
+    from monkey.config import monkey_home
+    from monkey.session.login import login_help, store_key
+
+    config = host.switcher.config
+    key_env = config.anthropic.key_env
+    if not rest:
+        return [Note(login_help(monkey_home(), key_env))]
+    try:
+        path = await asyncio.to_thread(store_key, monkey_home(), rest.strip())
+    except (ValueError, OSError) as exc:
+        return [Note(f"the key was not stored: {exc}", "error")]
+    config.anthropic.api_key = rest.strip()  # the switcher builds the next Anthropic backend with it
+    said = f"key stored in {path} (readable only by you)"
+    if host.switcher.env.get(key_env):
+        said += f"; {key_env} is set and wins over it"
+    return [Note(said + "; /backend anthropic uses it now, and new sessions do")]
+
+
 def last_answer(messages) -> str:  # type: ignore[no-untyped-def]  # list[Message]
     """The text of the model's latest answer in ``messages`` (``""`` when there is none yet)."""
     for message in reversed(messages):
@@ -506,6 +549,7 @@ REGISTRY: list[Command] = [
     Command("/resume", "resume a stored session", _resume, "[N|ID]"),
     Command("/model", "show or switch the model (/model NAME)", _model, "[NAME]"),
     Command("/backend", "list or switch backends (/backend NAME [MODEL])", _backend, "[NAME [MODEL]]"),
+    Command("/login", "keep an Anthropic API key in your config.toml (or say how to set one)", _login, "[KEY]"),
     Command("/compact", "summarise older messages to free context", _compact),
     Command("/clear", "start a new conversation", _clear),
     Command("/events", "show or hide the events (the app's pane, the REPL's event lines)", _events),
@@ -540,5 +584,7 @@ async def run_command(host: Host, text: str) -> list[Reply]:
     command = _BY_NAME.get(name)
     if command is None:
         skill = await _run_skill(host, name, rest.strip())
-        return skill if skill is not None else [Note(f"unknown command {name}; /help lists them", "warning")]
+        if skill is not None:
+            return skill
+        return [Note(_unknown(host, name), "warning")]
     return await command.run(host, rest.strip())

@@ -47,6 +47,10 @@ class Session:
         self._working = working
         self.closed = False
         """Whether :meth:`close` ran (the backend and the MCP servers are closed)."""
+        self._quiet = False
+        """A write of the store failed in this stream: nothing more of it is shown (it was not stored)."""
+        self.told: Exception | None = None
+        """The store's failure the person was told of (a front end need not say it again)."""
 
     # -- what commands see (monkey.session.commands.Host) --------------------------------
 
@@ -68,16 +72,21 @@ class Session:
 
         ``more``: further events are ready at once (a turn's backlog): the event may be held
         and shown, stored, with them (see :meth:`~monkey.store.Recorder.keep`).
-        A failed write is told once; the turn is cancelled and the session goes on unsaved.
+        A failed write (a full disk) is told once and stops the turn there: nothing of the turn
+        is shown after it (it was not stored); a later turn goes on unsaved.
         """
         agent = self.agent
         if not agent.started and event.type != "session_started":
             await self.emit(agent.session_started())  # an undo or a switch before any turn
+        if self._quiet:
+            return
         recorder = self.recorder
         saving = recorder is not None and recorder.failed is None
         ready = await _kept(recorder, event, more=more)
         if saving and recorder is not None and recorder.failed is not None:
+            self._quiet = True
             self._lost(recorder.failed)
+            return
         for shown in ready:
             self._show(shown)
 
@@ -86,8 +95,10 @@ class Session:
             self.agent.cancel()
 
     def _lost(self, exc: Exception) -> None:
-        self.tell(f"{exc}; stopping the turn: this session is no longer saved (what was saved is kept)", "error")
-        self.agent.cancel()
+        said = f"{exc}; the turn was stopped there: this session is no longer saved (what was saved is kept)"
+        self.told = exc
+        self.tell(said, "error")
+        self.agent.cancel(why=said)
 
     async def pump(self, events: AsyncIterator[Event]) -> AsyncIterator[Event]:
         """The one loop every front end's events go through: each event stored, then shown, then yielded.
@@ -98,11 +109,15 @@ class Session:
         ``session_ended``) leaves nothing for :meth:`end` to add.
         """
         agent = self.agent
-        async for event in events:  # emit() opens the stored session with session_started first
-            await self.emit(event, more=agent.backlog > 0)
-            if event.type == "session_ended" and event.session_id == agent.session_id:
-                agent.started = False
-            yield event
+        self._quiet = False  # a write that failed in an earlier stream was told: this one goes on unsaved
+        try:
+            async for event in events:  # emit() opens the stored session with session_started first
+                await self.emit(event, more=agent.backlog > 0)
+                if event.type == "session_ended" and event.session_id == agent.session_id:
+                    agent.started = False
+                yield event
+        finally:
+            self._quiet = False  # what comes after the stream (a command's reply, /undo) is shown, unsaved
 
     async def stored(self, types: tuple[str, ...] = ()) -> list[bytes]:
         """The open session's events as stored (only ``types``, when given), what is buffered written first;
@@ -142,11 +157,14 @@ class Session:
         if self.agent.started and record:
             recorder = handle.recorder
             ready: list[Event] = []
+            failed = recorder.failed
             for event in [*await self.agent.end_hooks("prompt_input_exit"), self.agent.session_ended("completed")]:
                 ready += await _kept(recorder, event)
             self.agent.started = False
             if recorder.failed is not None:
-                self.tell(f"{recorder.failed}; the end of the session was not saved", "error")
+                if failed is None:  # told once: a failure told during a turn is not told again
+                    self.tell(f"{recorder.failed}; the end of the session was not saved", "error")
+                ready = []  # not stored: not shown
             for shown in ready:
                 self.show(shown)
         try:
@@ -176,8 +194,12 @@ class Session:
     async def command(self, text: str) -> list[Reply]:
         """Run the slash command ``text``."""
         from monkey.session.commands import run_command
+        from monkey.session.replies import SendPrompt
 
-        return await run_command(self, text)
+        replies = await run_command(self, text)
+        if self.recorder is not None and any(isinstance(r, SendPrompt) for r in replies):
+            self.recorder.name(text)  # "/release-notes", not the skill's instructions
+        return replies
 
     async def send(self, text: str) -> None:
         """Run ``text`` as one turn: a ``!command`` the person runs, or a message (``@path`` attached)."""
@@ -209,6 +231,8 @@ class Session:
         command = shell_line(text)
         if command is not None:  # !command: the person runs it, recorded and undoable
             return self.shell(command)
+        if self.recorder is not None:  # the title is what the person typed, not the attached files
+            self.recorder.name(text)
         expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
         for note in expanded.notes:
             self.tell(note, "info" if note.startswith("attached ") else "warning")

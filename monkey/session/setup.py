@@ -7,13 +7,14 @@ questions only a person can answer (trust this folder's ``.monkey/``? may this p
 server start?) are passed in as functions (:class:`Questions`): the terminal asks them in
 line mode, nobody asks them headless.
 
-:func:`resolve_setup` is cheap (no loop, no tools, no checkpoint database), so the app can
-find every usage error before it draws and build the agent (:meth:`Setup.build`) just after
-its first frame; :func:`build_agent` does both at once.
+:func:`resolve_setup` is cheap (no loop, no tools, no checkpoint database; the sandbox is
+probed in a thread), so the app can find every usage error before it draws and build the
+agent (:meth:`Setup.build`) just after its first frame; :func:`build_agent` does both at once.
 """
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -31,12 +32,13 @@ if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.events import Event
     from monkey.mcp_client.config import ServerConfig, Servers
+    from monkey.permissions.protected import Guarded
     from monkey.session.replies import Level
     from monkey.session.session import Session
-    from monkey.tools.sandbox import Sandbox
+    from monkey.tools.sandbox import PendingProbe, Sandbox
 
 __all__ = ["SessionRequest", "Questions", "Setup", "SetupError", "McpSetup", "resolve_setup", "build_agent",
-           "make_policy", "budget_limits"]
+           "make_policy", "guarded_for", "budget_limits", "WATCH_NOTICE"]
 
 
 class SetupError(Exception):
@@ -123,18 +125,27 @@ class Setup:
     agent: Agent | None = None
     """The agent, once :meth:`build` has run."""
     sandbox: Sandbox | None = None
-    """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False)."""
+    """The sandbox shell commands run in (None: none; then ``policy.sandboxed`` is False), once
+    :meth:`build` has waited for the probe."""
+    probing: PendingProbe | None = None
+    """The sandbox probe :func:`resolve_setup` began in a thread (``bwrap`` takes a while: the app
+    draws meanwhile); :meth:`build` waits for it."""
     mcp: McpSetup | None = None
     """The MCP servers configured, and which project servers the person refused."""
     limits: Limits = field(default_factory=Limits)
     """The run's budget: the request's budgets over ``[budget]``."""
     request: SessionRequest = field(default_factory=SessionRequest)
     """What was asked for (which session to open, among the rest)."""
+    alerts: list[str] = field(default_factory=list)
+    """Notices a person must read even where notices are only logged (an editor shows them as a message):
+    a workspace that holds their home or ``/``."""
 
     def build(self, *, checkpoints: bool = True) -> tuple[Agent, list[str]]:
         """Build the agent (importing the loop and the tools now) and attach its checkpoint guard.
 
-        Returns the agent and one message per interrupted change that the guard repaired.
+        Returns the agent and what building found to say, also added to :attr:`notices`: the
+        sandbox's line, the instruction files', skills' and agent definitions' warnings, the MCP
+        servers' notices, and one message per interrupted change that the guard repaired.
         """
         from monkey.agent.loop import Agent, AgentOptions
         from monkey.extensions.hooks import Hooks, parse_hooks
@@ -143,18 +154,36 @@ class Setup:
         from monkey.tools.base import ShellSettings
 
         config = self.config
+        found: list[str] = []
+        if self.probing is not None:
+            probed, self.probing = self.probing.result(), None
+            policy = self.policy
+            self.sandbox = probed.sandbox if probed.sandbox is None else replace(
+                probed.sandbox, keep=lambda ws: policy.guarded.sandbox_paths(ws))  # config or code monkey runs
+            self.policy.sandboxed = probed.sandbox is not None
+            found += [probed.notice] if probed.notice else []
         instructions = load_instructions(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project,
                                          names=tuple(config.instructions.files),
                                          max_bytes=config.instructions.max_bytes)
-        self.notices += instructions.notices
+        found += instructions.notices
+        read = {f.path.resolve() for f in instructions.files}  # the files their @imports name are instructions too
+        self.policy.guarded = replace(self.policy.guarded, scripts=self.policy.guarded.scripts | read)
+        if not config.approvals.trust_project:
+            from monkey.session.untrusted import untrusted_notice, unused_here
+
+            unused = unused_here(self.workspace, instructions=instructions.not_read, config_keys=config.untrusted)
+            if unused:
+                found.append(untrusted_notice(self.workspace, unused))
         skills = discover(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project)
-        self.notices += skills.warnings
+        found += skills.warnings
         try:
-            hooks = Hooks(parse_hooks(config.hooks), self.workspace)
+            trusted_outside = config.shell.trusted_commands == "outside"  # the user's own file says so, or not
+            hooks = Hooks(parse_hooks(config.hooks), self.workspace, sandbox=None if trusted_outside else self.sandbox)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
         shell = ShellSettings(timeout=config.shell.timeout, max_timeout=config.shell.max_timeout,
-                              output_limit=config.shell.output_limit, sandbox=self.sandbox)
+                              output_limit=config.shell.output_limit, sandbox=self.sandbox,
+                              trusted_outside=trusted_outside)
         options = AgentOptions(instructions=instructions, skills=skills, hooks=hooks,
                                max_iterations=self.max_iterations, max_repeats=config.agent.max_repeats,
                                limits=self.limits, shell=shell)
@@ -162,15 +191,24 @@ class Setup:
         self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
                            policy=self.policy, options=options, checkpoints=guard,
                            context=_context_manager(self.backend, config, self.compact_at))
-        self.notices += _offer_subagents(self.agent, self.workspace, config, self.switcher)
+        found += _offer_subagents(self.agent, self.workspace, config, self.switcher)
         if self.mcp is not None and (self.mcp.servers.servers or self.mcp.servers.errors):
             from monkey.mcp_client.manager import McpManager
 
             self.agent.mcp = McpManager(self.mcp.servers, workspace=self.workspace, home=monkey_home(),  # type: ignore[assignment]
                                         registry=self.agent.tools, trusted_folder=config.approvals.trust_project,
                                         refused=self.mcp.refused, result_limit=config.mcp.result_limit)
-            self.notices += self.agent.mcp.notices  # type: ignore[attr-defined]
-        return self.agent, repaired
+            found += self.agent.mcp.notices  # type: ignore[attr-defined]
+        found += repaired
+        self.notices += found
+        return self.agent, found
+
+    def watch_notice(self) -> str:
+        """What a person at the app or the REPL is told once when the write watch cannot run
+        (:data:`WATCH_NOTICE`), or "" (it runs, or nothing is checkpointed)."""
+        guard = self.agent.checkpoints if self.agent is not None else None
+        why = guard.watch_missing() if guard is not None else ""
+        return WATCH_NOTICE.format(why=why) if why else ""
 
     def session(self, *, show: Callable[[Event], object], tell: Callable[[str, Level], None],
                 **kw: Any) -> Session:
@@ -222,8 +260,12 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
         check_limits(config.subagents.max_depth, config.subagents.max_parallel, config.subagents.max_per_turn)
     except ValueError as exc:
         raise SetupError(str(exc)) from None
-    sandbox, sandbox_notice = _sandbox(config)
-    policy.sandboxed = sandbox is not None
+    alerts: list[str] = []
+    if policy.guarded.home is not None or policy.guarded.system:
+        held = "/ (the whole system)" if policy.guarded.system else f"your home folder {policy.guarded.home}"
+        alerts.append(f"the workspace {workspace} holds {held}: your home's dotfiles (shell rc files, .ssh/, "
+                      ".gitconfig, .config/, .local/ ...) and the system's folders stay protected, so changing "
+                      "one needs your approval of that exact call")
     r = request
     choice = choose_backend(flag=r.backend, local=r.local, script=r.script, base_url=r.base_url,
                             api_key=r.api_key, config=config)
@@ -231,21 +273,30 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
                              api_key=r.api_key, base_url=r.base_url, workspace=workspace)
     switcher = BackendSwitcher(config, workspace, script=r.script, flagged=choice.name,
                                api_key=r.api_key, base_url=r.base_url)
+    limits = budget_limits(request, config)
+    mcp = _mcp_setup(request, workspace, config, questions)
     return Setup(workspace, config, backend, policy, approver,
                  max_iterations=r.max_iterations or config.agent.max_iterations,
-                 compact_at=compact_at, notices=config.notices + choice.notices + sandbox_notice,
-                 switcher=switcher, sandbox=sandbox, mcp=_mcp_setup(request, workspace, config, questions),
-                 limits=budget_limits(request, config), request=request)
+                 compact_at=compact_at, notices=config.notices + choice.notices + alerts, switcher=switcher,
+                 probing=_probe_sandbox(config),  # every usage error is found by now
+                 mcp=mcp, limits=limits, request=request, alerts=alerts)
+
+
+WATCH_NOTICE = ("undo cannot tell your edits from a command's here ({why}): a file you change in the workspace "
+                "while a shell command runs counts as the command's change, and undoing the command reverts it")
+"""Said once by the app and the REPL when the write watch cannot run (see ``Setup.watch_notice``)."""
 
 
 def build_agent(request: SessionRequest, approver: Approver | None, questions: Questions = Questions()) -> Setup:
     """:func:`resolve_setup`, then :meth:`Setup.build`: the agent with its checkpoint guard.
 
-    The checkpoint repair's messages are added to :attr:`Setup.notices`.
+    What building found to say (the checkpoint repair's messages too) is in :attr:`Setup.notices`.
     """
+    from monkey.db import db_path, empty_notice
+
     setup = resolve_setup(request, approver, questions)
-    _, repaired = setup.build()
-    setup.notices += repaired
+    setup.notices += empty_notice(db_path(monkey_home()))  # before anything opens (and so fills) it
+    setup.build()
     return setup
 
 
@@ -275,12 +326,43 @@ def make_policy(config: Config, request: SessionRequest) -> ApprovalPolicy:
     policy.mode_pinned = bool(flagged or request.no_approval)  # resuming keeps the mode the request chose
     home = monkey_home()
     policy.protected_roots = (home.resolve(),)
+    policy.guarded = guarded_for(config, _workspace(request.workspace))
 
     def save(rules: list[str]) -> None:
         add_rules(home, rules)
 
     policy.save_rules = save
     return policy
+
+
+def _configured_commands(config: Config) -> list[str]:
+    """Every command line the config has monkey run: hooks, ``[workflow] verify``, MCP servers, agent CLIs."""
+    lines: list[str] = []
+    for groups in config.hooks.values():
+        for group in groups if isinstance(groups, list) else []:
+            for hook in (group.get("hooks", []) if isinstance(group, dict) else []):
+                if isinstance(hook, dict) and isinstance(hook.get("command"), str):
+                    lines.append(hook["command"])
+    lines.append(config.workflow.verify)
+    for server in config.mcp_servers.values():
+        if isinstance(server, dict) and isinstance(server.get("command"), str):
+            args = [a for a in server.get("args", []) if isinstance(a, str)]
+            lines.append(shlex.join([server["command"], *args]))
+    lines += [shlex.quote(config.claude_code.executable), shlex.quote(config.codex.executable)]
+    return [line for line in lines if line.strip()]
+
+
+def guarded_for(config: Config, workspace: Path) -> Guarded:
+    """What the permission engine protects in ``workspace`` as config or code monkey runs
+    (:mod:`monkey.permissions.protected`): the instruction files' names, the scripts configured
+    commands name, and the person's home or ``/`` when the workspace holds it."""
+    from monkey.permissions.protected import CONFIG_FILES, Guarded, named_scripts
+
+    home = Path.home().resolve()
+    names = CONFIG_FILES | set(config.instructions.files)
+    return Guarded(names=frozenset(names), scripts=named_scripts(_configured_commands(config), workspace),
+                   home=home if home == workspace or workspace in home.parents else None,
+                   system=workspace == Path("/"))
 
 
 def budget_limits(request: SessionRequest, config: Config) -> Limits:
@@ -357,12 +439,11 @@ def _mcp_setup(request: SessionRequest, workspace: Path, config: Config, questio
     return McpSetup(servers, refused)
 
 
-def _sandbox(config: Config) -> tuple[Sandbox | None, list[str]]:
-    """The sandbox ``[shell] sandbox`` gives here (probed once per process), and the line to say about it."""
-    from monkey.tools.sandbox import probe
+def _probe_sandbox(config: Config) -> PendingProbe:
+    """Begin finding the sandbox ``[shell] sandbox`` gives here (probed once per process) in a thread."""
+    from monkey.tools.sandbox import PendingProbe
 
-    found = probe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
-    return found.sandbox, [found.notice] if found.notice else []
+    return PendingProbe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
 
 
 def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyped-def]

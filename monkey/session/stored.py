@@ -55,7 +55,9 @@ def format_when(ts: float) -> str:
 def describe_restored(restored: Restored) -> list[str]:
     """What resuming found, for a person: one line, more when the session was damaged."""
     info = restored.info
-    lines = [f"resumed session {info.id} ({len(restored.messages)} messages, {info.turns} turns, "
+    n = len(restored.messages)
+    lines = [f"resumed session {info.id} ({n} message{'' if n == 1 else 's'}, {info.turns} "
+             f"turn{'' if info.turns == 1 else 's'}, "
              f"last active {format_when(info.updated)})"]
     if restored.problems:
         lines.append(f"session {info.id} is damaged: " + "; ".join(restored.problems))

@@ -71,6 +71,18 @@ class BackendSwitcher:
         found = discover(monkey_home(), self.workspace, bool(self.config.approvals.trust_project)).plugins
         return [f"plugin:{n}" for n in [*found, *(a for a in self.config.agents if a not in found)]]
 
+    def missing(self, name: str) -> str:
+        """What backend ``name`` lacks here to work at all, and how to give it ("" when nothing)."""
+        if name != "anthropic":
+            return ""
+        from monkey.config import monkey_home
+        from monkey.session.login import key_missing, login_help
+
+        cfg = self.config.anthropic
+        why = key_missing((self.api_key if self.flagged == name else None) or cfg.api_key,
+                          self.env.get(cfg.key_env, ""), cfg.key_env)
+        return f"{why}; {login_help(monkey_home(), cfg.key_env)}" if why else ""
+
     def describe(self, name: str) -> str:
         """What backend ``name`` needs here, and whether it has it, in a few words."""
         cfg = self.config
@@ -87,8 +99,9 @@ class BackendSwitcher:
             return f"llama.cpp, {cfg.local.model_path or 'the embedded SmolLM2-135M'}"
         if name == "anthropic":
             key_env = cfg.anthropic.key_env
-            has_key = (self.api_key and self.flagged == name) or self.env.get(key_env)
-            return f"Anthropic API, {key_env} {'is set' if has_key else 'is not set'}"
+            if (self.api_key and self.flagged == name) or self.env.get(key_env):
+                return f"Anthropic API, {key_env} is set"
+            return f"Anthropic API, {'key stored by /login' if cfg.anthropic.api_key else key_env + ' is not set (/login)'}"
         if name == "openai":
             url = (self.base_url if self.flagged == name else None) or cfg.openai.base_url
             return f"OpenAI-compatible server at {url}" if url else "OpenAI API (set [openai] base_url for a local server)"
@@ -153,6 +166,9 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
                                  "plugin:NAME"], ok=False)
     if agent.running:
         return SwitchResult(["a turn is running; cancel it first (Esc)"], ok=False)
+    missing = switcher.missing(name)
+    if missing:
+        return SwitchResult([f"cannot switch to {name}: {missing}"], ok=False)
     try:
         backend = switcher.create(name, model)
     except BackendError as exc:

@@ -172,7 +172,7 @@ class Conversation:
         nodes = self.nodes
         same = 0
         limit = min(len(nodes), len(messages))
-        while same < limit and nodes[same].message == messages[same]:
+        while same < limit and (nodes[same].message is messages[same] or nodes[same].message == messages[same]):
             same += 1
         if same == len(nodes) == len(messages):
             return False

@@ -172,6 +172,13 @@ class Recorder:
         child.parent = started.session_id
         self.children[started.child_session_id] = child
 
+    def name(self, text: str) -> None:
+        """Title the session from ``text`` unless it has a title already: what the person typed
+        (``@path`` unexpanded, ``/command`` rather than the prompt it sent) when the front end
+        says it before the turn starts, else the first turn's prompt."""
+        if not self._title:
+            self._title = " ".join(text.split())[:100]
+
     async def keep(self, event: ev.Event, *, more: bool = False) -> list[ev.Event]:
         """Add ``event`` and return the events a sink may show now (see :meth:`_keep`); each is
         logged as it is handed back (:func:`monkey.logs.log_events`)."""
@@ -188,8 +195,9 @@ class Recorder:
         committed is held (and so is what follows it) and the burst is written in one
         transaction of at most :data:`GROUP` events, in the background while the next batch
         is taken in; the held events come back, committed, from a later call (at the latest
-        the first one without ``more``). A failed write sets :attr:`failed` and returns the
-        events anyway (the driver tells it and stops the turn).
+        the first one without ``more``). A failed write sets :attr:`failed` and returns no
+        event (none may be shown that was not stored; the driver tells it and stops the turn);
+        once failed, each event comes back at once, unsaved.
         """
         if self.failed is not None:
             return [event]
@@ -198,7 +206,7 @@ class Recorder:
         if kind in STREAMING and not self._held and not self._writing:  # nothing waits before it
             if len(self._rows) >= BATCH or time.monotonic() - self._last_flush >= MAX_DELAY:
                 await self._flush_quietly(wait=False)
-            return [event]
+            return [event] if self.failed is None else []
         self._held.append(event)
         if kind in DURABLE:
             self._sync = True
@@ -209,11 +217,11 @@ class Recorder:
         if more:  # a full batch: write it while the next one comes in; show the one written before
             await self._flush_quietly(wait=False, sync=sync)  # waits for the previous write first
             self._writing, self._held = self._held, []
-            return ready
+            return ready if self.failed is None else []
         ready += self._held
         self._held = []
         await self._flush_quietly(sync=sync)
-        return ready
+        return ready if self.failed is None else []
 
     async def _flush_quietly(self, *, wait: bool = True, sync: bool = False) -> None:
         try:
@@ -229,8 +237,7 @@ class Recorder:
                 self._status = "active"
             case ev.TurnStarted():
                 self._turns = max(self._turns, event.turn)
-                if not self._title:
-                    self._title = " ".join(event.prompt.split())[:100]
+                self.name(event.prompt)
             case ev.Usage():
                 self._usage[0] += event.input_tokens
                 self._usage[1] += event.output_tokens

@@ -55,6 +55,9 @@ class ShellSettings:
     sandbox: Sandbox | None = None
     """The sandbox commands run in (:mod:`monkey.tools.sandbox`); None: none (the front ends
     probe for one, and without it the permission engine has a person approve every command)."""
+    trusted_outside: bool = False
+    """The commands monkey runs for the person (hooks, ``[workflow] verify``) run outside the sandbox:
+    only the person's own ``[shell] trusted_commands = "outside"`` says so."""
 
 
 @dataclass
@@ -70,8 +73,8 @@ class ToolContext:
     shell_line_approved: bool = False
     """A person approved this exact shell line, so shell syntax may run through a shell."""
     sandboxed: bool = True
-    """Run a command in :attr:`ShellSettings.sandbox`; False when a person approved this exact
-    call (or typed it: ``!command``), which then runs as the person's own."""
+    """Run a command in :attr:`ShellSettings.sandbox`; False only for a line the person typed
+    (``!command``) and a rerun a person approved after the sandbox blocked the command."""
     read_limit: int = 100_000
     """Characters of file content given back by one read."""
     read_denied: Callable[[str], bool] | None = None

@@ -25,8 +25,8 @@ _PATH = re.compile(r"""(?:^|[\s'"`‘’“(\[=:])((?:/|\.{1,2}/|[\w.-]+/)[^\s'"
 _SOCKET_WORDS = re.compile(r"connect|socket|https?:|curl|wget", re.I)
 _QUOTED_NAME = re.compile(r"""['"‘“]([^'"‘’“”/\s]+)['"’”]""")
 """A bare file name in quotes (``Permission denied: 'new.txt'``)."""
-_ASK = ("writing there needs a person's approval: ask the user to approve this exact command "
-        "(it then runs outside the sandbox) or to run it themselves with !command")
+_ASK = ("writing there needs a person's approval: a command a person approved is offered to them again, to run "
+        "outside the sandbox; or ask the user to run it themselves with !command")
 
 
 def _where(token: str, workspace: Path, home: Path | None) -> str:

@@ -7,9 +7,10 @@ environment, no standard input, its own process group, a timeout and an output c
 timeout, or when the call is cancelled, the whole process group is stopped (SIGTERM, a
 grace period, SIGKILL), grandchildren included, even those that left the group; the child
 dies with monkey (:func:`monkey.process.spawn`). The model's commands run inside the
-sandbox of :mod:`monkey.tools.sandbox` (``ShellSettings.sandbox``) unless a person approved
-or typed that exact call; what the sandbox refused is explained to the model
-(:mod:`monkey.tools.sandbox_notes`).
+sandbox of :mod:`monkey.tools.sandbox` (``ShellSettings.sandbox``), approved by a person or
+not; only a line the person typed (``!command``), or a rerun a person approved after the
+sandbox blocked the command (:class:`~monkey.tools.errors.SandboxBlocked`), runs outside.
+What the sandbox refused is explained to the model (:mod:`monkey.tools.sandbox_notes`).
 
 :func:`needs_shell` and :func:`split_command` live in :mod:`monkey.tools.command_line`
 (re-exported here); the approval code uses them too, so what a person is shown and what
@@ -31,6 +32,7 @@ import msgspec
 
 from monkey.process import Finished, run_supervised, scrub_env, spawn
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
+from monkey.tools.errors import SandboxBlocked
 from monkey.tools.child_env import for_child
 from monkey.tools.command_line import needs_shell, read_line, split_command
 from monkey.tools.sandbox_notes import explain
@@ -136,6 +138,9 @@ class ShellExecute(Tool[ShellArgs]):
                 name = f"signal {-code}"
             raise ToolError(f"{output}[killed by {name}]")
         if code != 0:
+            if note:  # the sandbox refused it something: the pipeline may ask to run it outside
+                said = "; ".join(line.removeprefix("[sandbox: ").removesuffix("]") for line in note.splitlines())
+                raise SandboxBlocked(f"{output}{note}[exit code {code}]", said)
             raise ToolError(f"{output}{note}[exit code {code}]")
         return ToolOutcome(output=f"{output}{note}[exit code 0]")
 

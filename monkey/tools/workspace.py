@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from pathlib import Path, PurePath
 
-from monkey.tools.base import ToolError
+from monkey.tools.errors import ToolError
 
 __all__ = ["PROTECTED_NAMES", "is_protected_name", "resolve_path", "relative", "rule_paths"]
 

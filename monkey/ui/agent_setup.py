@@ -32,5 +32,10 @@ class AgentSetup(Protocol):
     switcher: BackendSwitcher
 
     def build(self) -> tuple[Agent, list[str]]:
-        """The agent, and notices to show (changes repaired after a crash)."""
+        """The agent, and what building found to show (the sandbox's line, instruction files and
+        skills left out, changes repaired after a crash ...)."""
+        ...
+
+    def watch_notice(self) -> str:
+        """What to tell once when undo cannot tell a person's edits from a command's ("" when it can)."""
         ...

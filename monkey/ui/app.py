@@ -22,7 +22,7 @@ from textual.containers import Horizontal, Vertical
 
 from monkey.config import UIConfig
 from monkey.events import Event
-from monkey.line.stop_signals import StopSignals
+from monkey.line.stop_signals import StopSignals, terminal_there
 from monkey.ui import memory
 from monkey.ui.agent_setup import AgentSetup
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
@@ -115,12 +115,16 @@ class MonkeyApp(App[int]):
         self.scrollback: list[Event] | None = [] if inline else None
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
         self.prepare_notices: list[str] = []
-        self.stop_signals = StopSignals(self._stop_for_signal)
-        self.stop_signals.save_terminal()  # before the app makes the tty raw
-        """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
         """What building the agent reported (the CLI repeats it on stderr after the app exits)."""
+        self.stop_signals = StopSignals(self._stop_for_signal)
+        """SIGTERM, SIGHUP, SIGQUIT and SIGINT, handled while the app runs on a terminal."""
+        self.stop_signals.save_terminal()  # before the app makes the tty raw
+        self.stop_signals.last_words = self._title_back
         self._live: Session | None = None
         self.queue: deque[str] = deque()
+        self.queue_held = False
+        """Whether the queue waits for the person: the turn was cancelled (Enter on an empty box sends
+        the next message, Esc clears them)."""
         """Messages typed while the agent works, sent in order when the turn ends."""
         self.last_reason = ""
         self._subagents = SubagentBlocks()
@@ -237,7 +241,6 @@ class MonkeyApp(App[int]):
         status.max_budget_usd, status.max_tokens = limits.max_budget_usd, limits.max_tokens
         status.show()
         self._prompt.focus()
-        memory.tune_collector()
         for notice in self.notices:
             self.transcript.add_notice(notice, "warning")
         # SIGTERM, SIGHUP, SIGQUIT, SIGINT: stop the turn, end the session, restore the terminal.
@@ -249,11 +252,14 @@ class MonkeyApp(App[int]):
     @work(exclusive=True, group="session")
     async def open_session(self, resume: str | None = None) -> None:
         """Open (or switch to) the stored session, then send the first task if any."""
+        memory.tune_collector()  # the first frame is drawn: the collector runs again, less often
         if self._setup is not None:  # if it fails, the worker's error ends the app and no turn runs
             setup, self._setup = self._setup, None
-            self._agent, self.prepare_notices = setup.build()
+            self._agent, self.prepare_notices = setup.build()  # what building found (an untrusted folder's too)
             for notice in self.prepare_notices:
                 self.transcript.add_notice(notice, "warning")
+            if watch := setup.watch_notice():  # said once: undo cannot tell a person's edits from a command's
+                self.transcript.add_notice(watch, "warning")
             if self._agent.mcp is not None:  # the status bar follows the MCP servers
                 self._agent.mcp.listeners.append(self._show_mcp)
                 self._show_mcp()
@@ -323,7 +329,13 @@ class MonkeyApp(App[int]):
     # -- sending ---------------------------------------------------------------------
 
     def submit(self, text: str) -> None:
-        """Send a message, or queue it while a turn runs; slash commands run at once."""
+        """Send a message, or queue it while a turn runs; slash commands run at once; nothing (Enter on
+        an empty box) sends the next message a cancelled turn left queued."""
+        if not text:
+            if self.queue and not self.working:
+                self.queue_held = False
+                self._send_queued()
+            return
         if text.startswith("/"):
             self.run_worker(self._run_command(text), group="command")
             return
@@ -370,6 +382,9 @@ class MonkeyApp(App[int]):
             self.status.set_working(False)
             if self.exit_when_done and not self.queue:
                 self.call_later(self.action_quit)
+            elif self.queue and self.queue_held:  # cancelled: the person sends or clears what waits
+                self.transcript.add_notice(f"{len(self.queue)} queued message(s) kept: Enter on an empty message box "
+                                           "sends the next, Esc clears them", "warning")
             elif self.queue:  # popped only when sent, so the queue shows until the next turn starts
                 self.call_later(self._send_queued)
 
@@ -452,9 +467,13 @@ class MonkeyApp(App[int]):
         self.attention.turn_ended(message.reason)
         self.transcript.end_stream()
         self.transcript.end_tools("cancelled" if message.reason == "cancelled" else "stopped")
-        if message.reason != "completed":
+        if message.reason == "denied" and self.transcript.shows(message.message):  # the call's block says why
+            self.transcript.add_notice("turn ended", "warning")
+        elif message.reason != "completed":
             self.transcript.add_notice(f"turn ended: {message.message or message.reason}",
                                        "warning" if message.reason == "cancelled" else "error")
+        elif message.message:  # completed, but the answer was cut off (the stop reason says why)
+            self.transcript.add_notice(message.message, "warning")
 
     async def on_timeline_screen_undone(self, message) -> None:  # type: ignore[no-untyped-def]
         """An undo or restore from the checkpoint timeline: record and show it."""
@@ -473,8 +492,15 @@ class MonkeyApp(App[int]):
     def action_cancel_turn(self) -> None:
         """Cancel the running turn (the app stays)."""
         if self._agent is not None and self._agent.cancel():
+            self.queue_held = bool(self.queue)
             self._approvals.stop_all()
             self.transcript.add_notice("cancelling…", "warning")
+        elif self.queue and not self.working:
+            self.transcript.add_notice(f"queue cleared: {len(self.queue)} message(s) not sent", "warning")
+            self.queue.clear()
+            self.queue_held = False
+            self.status.queued = 0
+            self.status.show()
 
     def action_interrupt(self) -> None:
         """Ctrl-C: copy the selected text if there is some; else cancel the turn, and a second press within two
@@ -492,6 +518,7 @@ class MonkeyApp(App[int]):
             return
         self._ctrl_c_at = now
         if self._agent is not None and self._agent.cancel():
+            self.queue_held = bool(self.queue)
             self._approvals.stop_all()
             self.transcript.add_notice("cancelling… (Ctrl-C again to quit)", "warning")
         else:
@@ -556,6 +583,12 @@ class MonkeyApp(App[int]):
         await self._end_session()
         self.exit(0 if self.last_reason in ("", "completed") else 1)
 
+    def _title_back(self) -> str:
+        """A forced exit: the terminal's own title back (what the app queued may not have been written)."""
+        from monkey.ui.attention import POP_TITLE
+
+        return POP_TITLE if self.attention.changed_title else ""
+
     def _stop_for_signal(self, sig: int) -> None:
         """A stop signal: the running turn (and its command) is cancelled and waited for, then the app quits."""
         asyncio.get_running_loop().create_task(self._quit_for_signal(128 + sig))
@@ -568,7 +601,7 @@ class MonkeyApp(App[int]):
         with contextlib.suppress(asyncio.TimeoutError):  # the command is stopped, the turn's end stored
             await asyncio.wait_for(self.workers.wait_for_complete(turn), self.stop_signals.grace / 2)
         self.workers.cancel_group(self, "turn")
-        if code == 128 + signal.SIGHUP:  # the terminal may be gone: drawing on it could hang
+        if code == 128 + signal.SIGHUP and not terminal_there():  # the terminal is gone: drawing on it could hang
             with contextlib.suppress(Exception):
                 await self._end_session()
             self.stop_signals.force()

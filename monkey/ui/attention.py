@@ -42,6 +42,7 @@ class Attention:
         """A turn at least this many seconds long calls the person when it ends."""
         self.clock = clock
         self._pushed = False
+        self._ever = False
         self._turn_started: float | None = None
         self.state = ""
         """What the title says now (``""``: the plain title)."""
@@ -51,7 +52,7 @@ class Attention:
             return
         if not self._pushed:
             self.write(PUSH_TITLE)
-            self._pushed = True
+            self._pushed = self._ever = True
         self.state = state
         self.write(title_sequence(" · ".join(part for part in ("monkey", state, self.place) if part)))
 
@@ -90,6 +91,11 @@ class Attention:
         """The person is typing again: the plain title."""
         if self._turn_started is None:
             self._set("")
+
+    @property
+    def changed_title(self) -> bool:
+        """Whether the title was ever changed (a forced exit gives the terminal its own back, to be sure)."""
+        return self._ever
 
     def close(self) -> None:
         """The app closes: give the terminal its own title back."""

@@ -228,9 +228,7 @@ def translate(event: Event) -> list[Message]:
             out.append(ToolFinished(cid, ok, output, ms, diff, wait))
         case ApprovalResolved(call_id=cid, decision=decision, by=by, reason=reason):
             state = "denied" if decision == "denied" else f"approved by {by}"
-            out.append(ToolProgress(cid, state=state))
-            if decision == "denied" and reason:
-                out.append(Notice(f"denied: {reason}", "warning"))
+            out.append(ToolProgress(cid, state=state))  # the reason: in the block, from the call's result
         case SessionStarted(backend=backend, model=model, mode=mode):
             out.append(StatusChanged(backend=backend, model=model, **({"mode": mode} if mode else {})))
         case InstructionsLoaded(files=refs):

@@ -10,16 +10,32 @@ from __future__ import annotations
 
 import gc
 
-__all__ = ["tune_collector", "settle"]
+__all__ = ["hold_collector", "release_collector", "tune_collector", "settle"]
 
 THRESHOLDS = (10_000, 50, 1_000)
 """Allocations before a young collection, and young (then middle) collections before an
 older one; Python's defaults are (700, 10, 10)."""
 
 
+def hold_collector() -> None:
+    """No collections until :func:`tune_collector` or :func:`release_collector`: ``monkey agent``
+    holds it before it imports Textual, and the app tunes it once its first frame is drawn (the
+    line front ends release it before they start). Starting makes many objects that all live on
+    (modules, classes, styles, widgets) and few cycles; the default thresholds walk them again
+    and again, a sixth of the time to the first frame here."""
+    gc.disable()
+
+
+def release_collector() -> None:
+    """Collect again, as Python does by default (after :func:`hold_collector`)."""
+    gc.enable()
+
+
 def tune_collector() -> None:
-    """Collect less often (see :data:`THRESHOLDS`); young cycles are still found quickly."""
+    """Collect less often (see :data:`THRESHOLDS`), and again if :func:`hold_collector` stopped it;
+    young cycles are still found quickly."""
     gc.set_threshold(*THRESHOLDS)
+    gc.enable()
 
 
 def settle() -> None:

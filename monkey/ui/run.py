@@ -25,11 +25,14 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
 
     app = MonkeyApp(agent, task=task, continue_=continue_, resume=resume, notices=notices,
                     exit_when_done=task is not None, inline=inline)
+    from monkey.line.stop_signals import modes_back
+
     try:
         app.run(inline=inline)
     except KeyboardInterrupt:
         return 130
-    finally:  # as before the app drew first: repair messages stay in the terminal's scrollback
+    finally:  # what building the agent found (the sandbox's line, repairs...) stays in the terminal's scrollback
+        modes_back()  # the cursor, autowrap...: whatever a late frame left, however the app ended
         with contextlib.suppress(OSError):  # a closed terminal (SIGHUP) takes no more lines
             for notice in app.prepare_notices:
                 sys.stderr.write(f"monkey: {notice}\n")
@@ -70,7 +73,7 @@ def _task_ended(app) -> int:  # type: ignore[no-untyped-def]
         sys.stdout.write(escape_controls(app.last_result) + "\n")
         sys.stdout.flush()
     code = EXIT_CODES.get(app.last_reason, 1)
-    if code:
+    if code or app.last_message:  # a completed turn has a message only when its answer was cut off
         sys.stderr.write(f"monkey: {escape_controls(app.last_message or app.last_reason)}\n")
     return code
 

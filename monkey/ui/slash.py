@@ -48,7 +48,8 @@ KEYS = [
     "@path sends a file with the message · !command runs a shell command yourself (checkpointed, "
     "and the model reads its output with your next message)",
     "Enter sends · Shift+Enter or Ctrl+J new line · Tab completes a command or @path · ↑/↓ history",
-    "Esc or Ctrl-C cancels the turn · Ctrl-C twice or Ctrl-D on an empty box quits · Ctrl+E events",
+    "Esc or Ctrl-C cancels the turn (queued messages wait: Enter on an empty box sends them, Esc clears them)",
+    "Ctrl-C twice or Ctrl-D on an empty box quits · Ctrl+E events",
     "Shift+Tab cycles the permission mode (default, accept edits, plan) · Tab moves to the transcript to scroll it",
     "Select text with the mouse (Shift+drag in some terminals) and press Ctrl-C to copy it · /copy copies the last answer",
 ]
@@ -99,8 +100,12 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
             app.transcript.clear()
             app.open_session(session_id)
         case r.SendPrompt(prompt=prompt, shown=shown):
-            show(shown)
-            app.submit(prompt)
+            show(shown)  # says what runs; the prompt itself is monkey's, not something the person typed
+            if app.working:
+                app.submit(prompt)
+            else:
+                app.status.set_working(True)
+                app.run_turn(prompt)
         case r.StartWorkflow(name=name, task=task, shown=shown):
             show(shown)
             app.transcript.add_user(task)

@@ -268,7 +268,8 @@ class Workflow:
                              verdict=handoff.verdict, reason=handoff.reason, handoff=handoff.to_json())
 
     async def _reflect(self, iteration: int, done: Handoff, mode: str) -> AsyncIterator[Event]:
-        """Reflect: the verify command (in Do's mode, as the person's own), then the read-only turn."""
+        """Reflect: the verify command (in Do's mode, as the person's own, but in the sandbox unless their
+        config trusts such commands: its inputs are what the model wrote), then the read-only turn."""
         command = self.settings.verify.strip()
         checked = Handoff(stage="verify", iteration=iteration, outcome="", verify_command=command)
 
@@ -278,7 +279,7 @@ class Workflow:
             changed = self._enter("do", mode)  # the person's command runs where Do ran (plan mode would refuse it)
             if changed is not None:
                 yield changed
-            async for event in self.agent.run_shell(command):
+            async for event in self.agent.run_shell(command, typed=False):  # the sandbox's, unless trusted
                 if isinstance(event, ToolResult):
                     checked.verify_ok, checked.verify_output = event.ok, event.output
                 yield event

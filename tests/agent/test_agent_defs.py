@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.agent.agent_defs import discover_agents, stricter_mode
+from monkey.agent.agent_defs import discover_agents
+from monkey.modes import stricter_mode
 from tests.support.cli import invoke, write_script
 
 

@@ -308,8 +308,8 @@ async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspa
     assert [r.arguments["path"] for r in approver.requests] == ["a.txt"], "asked once, for the first child's write"
     assert sorted(p.name for p in workspace.glob("*.txt")) == ["a.txt", "b.txt", "c.txt"]
     later = [e for e in of(events, "approval_resolved")][1:]
-    grant = ("session", "session grant: every file_write call inside the workspace")
-    assert [(e.by, e.reason) for e in later] == [grant] * 2, "the grant is shared by the whole tree"
+    kept = ("rule", f"allowed by rule file_write({workspace.resolve()}/**)")  # "always": the folder's rule
+    assert [(e.by, e.reason) for e in later] == [kept] * 2, "the rule kept for good is shared by the whole tree"
     assert events[-1].reason == "completed"
 
 

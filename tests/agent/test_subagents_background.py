@@ -158,3 +158,39 @@ async def test_a_person_stopping_a_background_child_stops_its_parent(workspace: 
     [completed] = of(events, "turn_completed", agent.session_id)
     assert completed.reason == "denied"
     assert agent.backend.calls == 2, "the parent stopped without asking its model again"
+
+
+async def test_switching_the_parent_to_plan_mode_reaches_its_running_background_child(
+        workspace: Path, monkey_home: Path) -> None:
+    from monkey.permissions.requests import ApprovalRequest, Decision
+
+    agent_box: list = []
+
+    class PersonWhoSwitchesToPlan:
+        """Approves the child's first call, and while asked, switches the session to plan mode (Shift+Tab)."""
+
+        def __init__(self) -> None:
+            self.requests: list[ApprovalRequest] = []
+
+        async def decide(self, request: ApprovalRequest) -> Decision:
+            self.requests.append(request)
+            agent_box[0].policy.set_mode("plan")
+            return Decision(approved=True)
+
+    first = {"name": "file_write", "arguments": {"path": "before.txt", "content": "before\n"}}
+    then = {"name": "file_write", "arguments": {"path": "after.txt", "content": "after\n"}}
+    script = {"turns": [{"tool_calls": [task("general", "write twice", "writer", background=True)]},
+                        {"text": "Waiting."}, {"text": "The writer ended."}],
+              "agents": {"general": {"turns": [{"tool_calls": [first]}, {"tool_calls": [then]}, {"text": "done"}]}}}
+    agent = root_agent(workspace, monkey_home, script, mode="default")
+    agent_box.append(agent)
+    person = PersonWhoSwitchesToPlan()
+    agent.approver = person
+    events = await asyncio.wait_for(collect(agent.run_task("write")), timeout=60)
+    [started] = of(events, "subagent_started")
+    child = started.child_session_id
+    assert (workspace / "before.txt").read_text() == "before\n"  # approved before the switch
+    assert not (workspace / "after.txt").exists(), "the child's next write ran in the parent's new plan mode"
+    assert len(person.requests) == 1, "plan mode refuses the write: nobody is asked"
+    results = of(events, "tool_result", child)
+    assert [r.ok for r in results] == [True, False] and "plan mode is read-only" in results[1].output

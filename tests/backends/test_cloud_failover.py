@@ -161,10 +161,10 @@ def test_choice_and_project_config_cannot_redirect_the_key(tmp_path: Path, monke
     (tmp_path / ".monkey" / "config.toml").write_text('[anthropic]\nbase_url = "http://evil.example"\nmodel = "m"\n')
     config = load_config(tmp_path)  # a folder nobody trusted: the project chooses neither
     assert config.anthropic.base_url == "" and config.anthropic.model == ""
-    assert config.untrusted == ["anthropic.base_url", "anthropic.model"]
-    assert any("anthropic.base_url" in n and "not trusted" in n for n in config.notices)
-    trusted = load_config(tmp_path, trusted=True)
-    assert trusted.anthropic.base_url == "http://evil.example" and trusted.untrusted == []
+    assert config.untrusted == ["anthropic.model"]
+    assert any("anthropic.base_url" in n and "only your own config.toml" in n for n in config.notices)
+    trusted = load_config(tmp_path, trusted=True)  # nor a trusted one: where the key goes is the person's
+    assert trusted.anthropic.base_url == "" and trusted.anthropic.model == "m" and trusted.untrusted == []
 
 
 def test_missing_key_and_bad_url_are_clear(tmp_path: Path):

@@ -232,3 +232,50 @@ def test_two_shell_commands_at_once_in_one_process_are_not_told_apart(
         [entry] = [e for e in guard.journal.entries(guard.key, kind=None, states=None) if e.id == cid]
         assert {r.path for r in entry.files} == {"one.txt", "two.txt"}
         assert all("at the same time" in r.unattributed for r in entry.files), [r.unattributed for r in entry.files]
+
+
+def waits_for(tmp: Path, mine: str, theirs: str, *, first: bool) -> str:
+    """A shell command that writes ``mine`` and waits for ``theirs`` (``first``), or waits for
+    ``theirs`` and then writes ``mine``: each sees the other's write happen while it runs."""
+    wait = f"while not os.path.exists({theirs!r}): time.sleep(0.01)\n"
+    write = f"open({mine!r}, 'w').write('made by the command of ' + {mine!r})\n"
+    code = tmp / f"{mine}.py"
+    code.write_text("import os, time\n" + (write + wait if first else wait + write))
+    return f"{sys.executable} {code}"
+
+
+@pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
+async def test_two_commands_at_once_in_one_monkey_each_undo_only_their_own(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    """Two sub-agents' shell commands run at the same time in one process: each command's
+    checkpoint holds its own files only, so undoing one child's session leaves the other's."""
+    from tests.agent.test_subagents import collect, of, root_agent, task
+
+    def shell(command: str) -> dict[str, Any]:
+        return {"name": "shell_execute", "arguments": {"command": command, "timeout": 60}}
+
+    script = {"turns": [{"tool_calls": [task("general", description="write a"), task("general", description="write b")]}, {"text": "both"}],
+              "agents": {"general#1": {"turns": [{"tool_calls": [shell(waits_for(tmp_path, "a.txt", "b.txt", first=True))]},
+                                                 {"text": "a"}]},
+                         "general#2": {"turns": [{"tool_calls": [shell(waits_for(tmp_path, "b.txt", "a.txt", first=False))]},
+                                                 {"text": "b"}]}}}
+    agent = root_agent(workspace, monkey_home, script, checkpoints=True)
+    events = await collect(agent.run_task("two at once"))
+    results = [e for e in of(events, "tool_result") if e.name == "shell_execute"]
+    assert len(results) == 2 and all(r.ok for r in results), results
+    assert agent.checkpoints is not None and agent.checkpoints.watching  # type: ignore[attr-defined]
+    children = {e.description: e.child_session_id for e in of(events, "subagent_started")}
+    made = {e.session_id: sorted(e.paths) for e in of(events, "checkpoint_created")}
+    assert set(made) == set(children.values())
+
+    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    paths = {cp["session_id"]: sorted(cp["paths"]) for cp in listing["checkpoints"]}
+    assert paths == {children["write a"]: ["a.txt"], children["write b"]: ["b.txt"]}, listing
+
+    undo = run_monkey(["undo", "--session", children["write a"], "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (workspace / "a.txt").exists(), undo.stdout
+    assert (workspace / "b.txt").read_text() == "made by the command of b.txt", "the other child's file stays"
+    undo = run_monkey(["undo", "--session", children["write b"], "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert not (workspace / "b.txt").exists(), undo.stdout

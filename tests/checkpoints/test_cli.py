@@ -138,6 +138,8 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
     [owner] = list((monkey_home / "checkpoints").glob("*/owners/*.lock"))
     died = death_mark(owner, wait=30)  # the guardian killed the command, then marked that moment
     assert died is not None, "the guardian marked when the command died"
+    # the sandbox's mount points for config not there yet (AGENTS.md, .mcp.json, .claude ...) are gone
+    assert sorted(p.name for p in workspace.iterdir()) == [".git", "README.md", "half.txt", "slow.py"]
     last_alive = died + BEAT  # the file system clock's margin
     while time.time() <= last_alive + 0.1:  # a condition, not a race: the clock passes it
         time.sleep(0.05)

@@ -134,7 +134,7 @@ def test_project_config_cannot_grant_approvals(scripted, workspace: Path) -> Non
     run = scripted([{"tool_calls": [call("file_write", path="x.txt", content="x")]}, {"text": "no"}])
     assert run.returncode == 4
     assert not (workspace / "x.txt").exists()
-    assert "ignored approvals.allow" in run.stderr and "not trusted" in run.stderr
+    assert "the settings approvals.allow of .monkey/config.toml" in run.stderr and "not trusted" in run.stderr
 
 
 def test_path_escapes_are_refused(scripted, workspace: Path, tmp_path: Path) -> None:
@@ -172,6 +172,15 @@ def test_repeated_call_stops(scripted, workspace: Path) -> None:
     ended = run.of_type("session_ended")[0]
     assert ended["reason"] == "error" and "same call 3 times" in ended["message"]
     assert "same call 3 times" in run.stderr
+
+
+def test_alternating_calls_stop_like_a_repeated_call(scripted, workspace: Path) -> None:
+    a, b = call("file_read", path="README.md"), call("file_read", path="README.md", offset=2)
+    run = scripted([*[{"tool_calls": [c]} for c in (a, b) * 4], {"text": "never"}])
+    assert run.returncode == 1
+    assert len(run.of_type("tool_result")) == 5  # the sixth call, closing the third A, B, is not run
+    ended = run.of_type("session_ended")[0]
+    assert ended["reason"] == "error" and "the same 2 calls in turn 3 times" in ended["message"]
 
 
 def test_max_iterations(scripted, workspace: Path) -> None:
@@ -307,3 +316,23 @@ def test_a_deny_rule_protects_a_read_however_the_model_spells_the_path(scripted,
     assert run.returncode == 4, run.stderr  # every read was denied by a rule: the task could not do it
     assert "sk-do-not-leak" not in run.stdout
     assert [r["ok"] for r in run.of_type("tool_result")] == [False, False, False]
+
+
+def test_a_line_front_end_collects_again_before_its_session(workspace: Path, tmp_path: Path) -> None:
+    """``monkey agent`` holds the garbage collector while it starts; only the app keeps it held
+    until its first frame: ``--task`` (and ``--plain``) let it go before the session starts."""
+    import gc
+
+    from monkey.cli import build_parser
+    from monkey.commands.agent import run_agent_command
+    from monkey.ui.memory import hold_collector
+
+    script = write_script(tmp_path / "s.json", [{"text": "hello"}])
+    args = build_parser(only="agent").parse_args(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"])
+    hold_collector()
+    try:
+        assert run_agent_command(args) == 0
+        assert gc.isenabled()
+    finally:
+        gc.enable()

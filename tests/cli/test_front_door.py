@@ -130,3 +130,19 @@ def test_plain_keeps_thinking_apart_from_the_answer(workspace: Path, monkey_home
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_monkey_agent_parses_its_flags_without_the_other_commands_alike() -> None:
+    """``monkey agent`` builds only its own parser (the app's first frame does not wait for the
+    others): every flag reads the same as with the whole command line's parser."""
+    from monkey.cli import build_parser
+
+    whole, alone = build_parser(), build_parser(only="agent")
+    assert set(alone.get_default("_commands")) == {"agent"}
+    for argv in (["agent"], ["agent", "-t", "x", "--mode", "plan", "--max-turns", "3", "-vv", "--log-file", "l"],
+                 ["agent", "--resume"], ["agent", "-c", "--inline", "--backend", "scripted", "--script", "s"],
+                 ["agent", "--no-approval", "--compact-at", "0.5", "--max-budget-usd", "1.5", "--output-format", "json"]):
+        read = {k: v for k, v in vars(alone.parse_args(argv)).items() if k != "_commands"}
+        assert read == {k: v for k, v in vars(whole.parse_args(argv)).items() if k != "_commands"}, argv
+    assert alone.get_default("_commands")["agent"].format_help() == whole.get_default("_commands")["agent"].format_help()
+

@@ -107,11 +107,11 @@ def test_sessions_and_resume_in_the_same_process(workspace: Path, monkey_home: P
     child.expect_exact("Hello there.")
     child.sendline("/sessions")
     child.expect_exact("sessions of this workspace")
-    child.expect(r"\*  1\. s\S+ .*  1 turns  \$0\.0000  active\s+hello")
-    child.expect(r"   2\. s\S+ .*  1 turns  \$0\.0000  completed\s+second task")
-    child.expect(r"   3\. s\S+ .*  1 turns  \$0\.0000  completed\s+first task")
+    child.expect(r"\*  1\. s\S+ .*  1 turn   \$0\.0000  active\s+hello")
+    child.expect(r"   2\. s\S+ .*  1 turn   \$0\.0000  completed\s+second task")
+    child.expect(r"   3\. s\S+ .*  1 turn   \$0\.0000  completed\s+first task")
     child.sendline("/resume " + first["id"][:-3])  # a unique prefix is enough
-    child.expect(r"resumed session (\S+) \(2 messages, 1 turns")
+    child.expect(r"resumed session (\S+) \(2 messages, 1 turn,")
     assert child.match.group(1) == first["id"]
     child.expect_exact("last message: first task")
     child.sendline("/resume " + first["id"])

@@ -98,12 +98,19 @@ def test_a_child_cannot_read_monkeys_environment(scripted, workspace: Path, monk
                    MONKEY_TEST_SECRET="sandbox-secret-value")  # monkey's own /proc/<pid>/environ: its process
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["output"] == "NOT FOUND\n[exit code 0]"
-    # the control: unsandboxed (and allowed by the user's own rule), root's child reads it
+    # unsandboxed (allowed by the user's own rule): root's child passes PR_SET_DUMPABLE and reads monkey's
+    # /proc/<pid>/environ, where monkey blanked the credential at start; the key still works (below)
     (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
     bare = scripted([{"tool_calls": [scan]}, {"text": "done"}], process=True, MONKEY_TEST_SECRET="sandbox-secret-value")
     assert bare.returncode == 0, bare.stderr
-    expected = "FOUND" if os.geteuid() == 0 else "NOT FOUND"  # not root: monkey is undumpable to its children
-    assert results(bare)[0]["output"] == f"{expected}\n[exit code 0]"
+    assert results(bare)[0]["output"] == "NOT FOUND\n[exit code 0]"
+    # nor an --api-key given on the command line, in /proc/<pid>/cmdline (anyone's to read)
+    (workspace / "scan_argv.py").write_text(_SCAN.replace("environ", "cmdline"))
+    argv_scan = call("shell_execute", command=f"{PY} scan_argv.py")
+    keyed = scripted([{"tool_calls": [argv_scan]}, {"text": "done"}], "--api-key", "sandbox-secret-value",
+                     process=True)  # monkey's own /proc/<pid>/cmdline: its process
+    assert keyed.returncode == 0, keyed.stderr
+    assert results(keyed)[0]["output"] == "NOT FOUND\n[exit code 0]"
 
 
 @pytest.fixture
@@ -220,7 +227,7 @@ def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: P
 
 
 @pytest.mark.pty
-def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sandbox(
+def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_approved_again(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
 
@@ -237,13 +244,18 @@ def test_a_persons_own_command_and_a_call_a_person_approved_run_outside_the_sand
     child.expect(pexpect.EOF)
     child.close()
     assert (workspace / ".git" / "hooks" / "by-hand").read_text() == "mine"
-    # the model's call, approved by the person in the inline question: that exact call is theirs too
+    # the model's call, approved by the person in the inline question, still runs in the sandbox; blocked,
+    # it runs outside only when the person says so to a second question
     script = write_script(tmp_path / "t.json", [
         {"tool_calls": [py("open('.git/hooks/approved', 'w').write('approved')")]}, {"text": "done"}])
     task = pexpect.spawn(PY, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                               "--cwd", str(workspace), "--task", "do it"],
                          env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 120))
     task.expect_exact("allow? [y/a/")
+    task.sendline("y")
+    task.expect_exact("this command runs again OUTSIDE the sandbox")
+    task.expect_exact("allow? [y/n]")
+    assert not (workspace / ".git" / "hooks" / "approved").exists()  # the sandboxed run could not write it
     task.sendline("y")
     task.expect(pexpect.EOF)
     task.close()

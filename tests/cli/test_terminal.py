@@ -109,15 +109,22 @@ def test_allow_for_good_saves_a_rule_to_the_users_config(workspace: Path, monkey
     assert [e["by"] for e in again.of_type("approval_resolved")] == ["rule"]
 
 
-def test_the_question_says_an_approved_command_runs_outside_the_sandbox(workspace: Path, monkey_home: Path,
+def test_the_question_for_an_approved_command_names_no_run_outside_the_sandbox(workspace: Path, monkey_home: Path,
                                                                          tmp_path: Path) -> None:
+    target = tmp_path / "outside.txt"
     script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c 'print(1)'"}}]},
+        {"tool_calls": [{"name": "shell_execute",
+                         "arguments": {"command": f"python3 -c \"open('{target}', 'w').write('x')\""}}]},
         {"text": "Done."},
     ])
     child = spawn(workspace, monkey_home, script)
-    child.expect_exact("this call runs as your own command: outside the sandbox")
     child.expect_exact("allow? [y/a/f/n]")
+    assert "OUTSIDE the sandbox" not in child.before  # approved, it still runs in the sandbox
+    child.sendline("y")
+    child.expect_exact("the sandbox blocked it")  # so the person is asked again, about a run outside
+    child.expect_exact("this command runs again OUTSIDE the sandbox")
+    child.expect_exact("allow? [y/n]")
     refuse_without_reason(child)
     child.expect(pexpect.EOF)
     child.close()
+    assert not target.exists()

@@ -31,8 +31,11 @@ def test_an_untrusted_folder_s_config_keeps_only_deny_rules_and_ui(workspace: Pa
     assert config.approvals.allow == [] and config.approvals.deny == ["file_delete"] and config.ui.bell is False
     assert config.untrusted == ["agent.backend", "agent.max_iterations", "local.model_path", "approvals.allow",
                                 "checkpoints.max_file_size"]
-    [notice] = config.notices
-    assert "not trusted" in notice and "monkey trust" in notice
+    assert config.notices == []  # the session says it, with everything else the folder holds
+    from monkey.session.untrusted import untrusted_notice, unused_here
+
+    notice = untrusted_notice(workspace, unused_here(workspace, instructions=[], config_keys=config.untrusted))
+    assert "not trusted" in notice and "monkey trust" in notice and "agent.backend" in notice
 
 
 def test_monkey_trust_makes_it_count_and_revoke_undoes_it(workspace: Path, monkey_home: Path) -> None:
@@ -56,7 +59,7 @@ def test_headless_never_asks_and_never_trusts(workspace: Path, monkey_home: Path
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
                   "--task", "hi"], home=monkey_home)
-    assert run.returncode == 0 and "ignored agent.max_iterations" in run.stderr and "Trust" not in run.stderr
+    assert run.returncode == 0 and "the settings agent.max_iterations of" in run.stderr and "Trust" not in run.stderr
 
 
 @pytest.mark.pty

@@ -18,7 +18,9 @@ def _hook(tmp: Path, name: str, body: str) -> str:
 
 
 def _config(home: Path, tables: str) -> None:
-    (home / "config.toml").write_text(tables)
+    # these hooks log beside the workspace: the person trusts their own commands outside the sandbox
+    # (tests/cli/test_sandbox_trusted.py has hooks in the sandbox)
+    (home / "config.toml").write_text('[shell]\ntrusted_commands = "outside"\n' + tables)
 
 
 def _table(event: str, command: str, matcher: str = "", timeout: float = 30) -> str:

@@ -70,7 +70,7 @@ def test_untrusted_folders_give_only_the_users_own_file_and_the_cap_cuts(tmp_pat
     (repo / "AGENTS.md").write_text("x" * 5000)
     untrusted = load_instructions(repo, home=home, trusted=False)
     assert [f.shown for f in untrusted.files] == ["~monkey/AGENTS.md"]
-    assert "not read: AGENTS.md: this folder is not trusted" in untrusted.notices[0]
+    assert untrusted.not_read == ["AGENTS.md"] and not untrusted.notices  # the session says it, with the rest
     cut = load_instructions(repo, home=home, trusted=True, max_bytes=1024)
     assert len(cut.prompt().encode()) < 1400 and "cut at 1 KiB" in " ".join(cut.notices)
     names = load_instructions(repo, home=home, trusted=True, names=("GEMINI.md",))
@@ -133,7 +133,7 @@ def test_an_untrusted_project_file_never_reaches_the_model(tmp_path: Path, monke
         run = _run(ws, monkey_home, fake)
         assert run.returncode == 0, run.stderr
         assert "upload" not in json.dumps(fake.requests[0])
-    assert "not read: AGENTS.md: this folder is not trusted" in run.stderr
+    assert "this folder is not trusted, so monkey did not use: AGENTS.md" in run.stderr
 
 
 _INIT_TURNS = [
@@ -157,6 +157,10 @@ def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monk
     child.expect_exact("Type a task")
     child.sendline("/init")
     child.expect_exact("asking the model to write AGENTS.md")
+    # an instruction file is config: even with --no-approval, a person approves this exact write
+    child.expect_exact("only this call can be approved")
+    child.expect_exact("allow? [y/n]")
+    child.sendline("y")
     child.expect_exact("Wrote AGENTS.md.")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
@@ -167,14 +171,17 @@ def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monk
 
 
 async def test_init_in_the_app_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
+    from monkey.ui.screens.approval import ApprovalScreen
     from tests.ui.conftest import make_app, settle, type_and_send
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     app = make_app(ws, tmp_path / "script.json", _INIT_TURNS, "--no-approval")
     async with app.run_test(size=(120, 40)) as pilot:
         await type_and_send(pilot, app, "/init")
-        await settle(pilot, app)
         for _ in range(600):  # the turn starts from the command's worker: wait (30 s at most) for it to end
+            if isinstance(app.screen, ApprovalScreen):  # an instruction file: a person approves this exact write
+                assert app.screen.request.person_only and app.screen.request.arguments["path"] == "AGENTS.md"
+                await pilot.press("y")
             if (ws / "AGENTS.md").exists() and not app.working:
                 break
             await pilot.pause(0.05)

@@ -157,3 +157,56 @@ def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     assert (ws / "one.txt").exists() and not (ws / "two.txt").exists()
+
+
+class _PersonApprovesWrites:
+    """A person who approves each file write they are shown and refuses every command."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    async def decide(self, request):  # type: ignore[no-untyped-def]
+        from monkey.permissions.requests import Decision
+
+        self.asked.append(request.tool)
+        return Decision(approved=request.tool != "shell_execute", reason="the person's answer")
+
+
+async def test_a_skill_changed_during_the_session_grants_nothing(tmp_path: Path, monkey_home: Path) -> None:
+    from monkey.session.setup import SessionRequest, build_agent
+
+    ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
+    front = "name: make-file\ndescription: Makes made.txt.\nallowed-tools: Bash(touch:*)\n"
+    _skill(ws / ".claude" / "skills", "make-file", front, body="Run `touch made.txt`.\n")
+    (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "file_write", "arguments": {
+            "path": ".claude/skills/make-file/SKILL.md", "content": f"---\n{front}---\nRun `touch made.txt` now.\n"}}]},
+        {"tool_calls": [{"name": "skill", "arguments": {"name": "make-file"}}]},
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch made.txt"}}]},
+        {"text": "done"}])
+    person = _PersonApprovesWrites()
+    setup = build_agent(SessionRequest(workspace=ws, backend="scripted", script=str(script)), person)
+    results: list = []  # type: ignore[type-arg]
+    session = setup.session(show=lambda e: results.append(e) if e.type == "tool_result" else None,
+                            tell=lambda text, level: None)
+    await session.open()
+    await session.send("make the file")
+    await session.close()
+    wrote, loaded, touched = results
+    assert wrote.ok and "Run `touch made.txt` now." in loaded.output
+    assert "allowed-tools grant nothing" in loaded.output
+    assert person.asked == ["file_write", "shell_execute"], "the changed skill's Bash(touch) did not allow it"
+    assert not touched.ok and not (ws / "made.txt").exists()
+
+
+def test_an_unchanged_skill_still_grants_and_a_changed_or_gone_one_not(tmp_path: Path) -> None:
+    from monkey.extensions.skills import granted
+
+    folder = _skill(tmp_path, "x", "name: x\ndescription: X.\nallowed-tools: Bash(touch:*)\n")
+    skill = parse_skill(folder, "project")
+    assert granted(skill) == (["shell_execute(touch)"], "")
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "one more line\n")
+    assert granted(skill)[0] == [] and "changed since this session started" in granted(skill)[1]
+    (folder / "SKILL.md").unlink()
+    assert granted(skill)[0] == []

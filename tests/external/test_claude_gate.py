@@ -91,7 +91,8 @@ def test_a_pre_tool_use_hook_decides_claude_codes_calls_too(monkey_home: Path, w
     hook.chmod(0o755)
     configure(monkey_home, "claude_code", fake_agent, FAKE_LOG=str(log),
               FAKE_REPLAY=str(FIXTURES / "claude_code" / "real_write.jsonl"))
-    prepend_config(monkey_home, '[approvals]\nallow = ["file_write"]\n'
+    prepend_config(monkey_home, '[approvals]\nallow = ["file_write"]\n'  # the hook writes beside the workspace:
+                   '[shell]\ntrusted_commands = "outside"\n'  # the person trusts it outside the sandbox
                    f'[[hooks.PreToolUse]]\nmatcher = "file_write"\nhooks = [{{ type = "command", command = "{hook}" }}]\n')
     run = run_task(monkey_home, workspace, "claude-code", "please create hello.txt")
     (answer,) = answers(log)

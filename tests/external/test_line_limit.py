@@ -14,7 +14,7 @@ import pytest
 
 from monkey.backends.claude_code.parser import ClaudeStreamParser
 from monkey.backends.codex.app_parser import CodexAppParser
-from tests.support.cli import monkey_env
+from tests.support.cli import monkey_env, run_monkey
 from tests.external.conftest import FIXTURES
 
 
@@ -58,3 +58,37 @@ def test_parsers_drop_an_oversized_line_at_once() -> None:
         assert parser.feed(b"a" * 600) == [] and parser.too_long and "longer than 1000 bytes" in parser.error
         assert parser._framer.pending == 0, "nothing of the long line is kept"
         assert parser.feed(b"more\n") == [] and parser.close() == []
+
+
+def test_a_line_over_the_cap_ends_a_task_from_stdin_cleanly(monkey_home: Path, workspace: Path,
+                                                            fake_agent: Path) -> None:
+    """A task read from standard input: monkey says why the run was stopped and exits with no
+    "Event loop is closed" traceback
+    (the stopped child's stdout, left unread, kept its transport open past the loop's end)."""
+    (monkey_home / "config.toml").write_text(
+        f"[claude_code]\nexecutable = {json.dumps(str(fake_agent))}\nmax_line_bytes = 1048576\n"
+        "[claude_code.env]\nFAKE_MODE = \"endless_line\"\nFAKE_ENDLESS_MB = \"40\"\n"
+        f"FAKE_REPLAY = {json.dumps(str(FIXTURES / 'claude_code' / 'tool_write.jsonl'))}\n")
+    run = run_monkey(["agent", "--backend", "claude-code", "--plain", "--cwd", str(workspace)], home=monkey_home,
+                     input="hi\n", timeout=120)
+    assert "printed a line longer than 1048576 bytes (max_line_bytes in its config section)" in run.stderr
+    assert "Traceback" not in run.stderr and "Event loop is closed" not in run.stderr, run.stderr
+    assert run.returncode == 1
+
+
+def test_a_stopped_childs_stdout_is_read_to_its_end(fake_agent: Path, tmp_path: Path) -> None:
+    """After a line over the cap the child is stopped and what is left of its stdout read, so its
+    pipe closes inside the event loop (a full, unread reader kept the transport open until it was
+    collected after the loop had closed: "Event loop is closed" when monkey exited)."""
+    import asyncio
+
+    import pytest
+
+    from monkey.backends.base import BackendError
+    from tests.external.test_agent_process import claude, collect
+
+    backend = claude(fake_agent, tmp_path, mode="endless_line", fixture="tool_write",
+                     env={"FAKE_ENDLESS_MB": "400"}, max_line_bytes=1 << 20)
+    with pytest.raises(BackendError, match="printed a line longer than 1048576 bytes"):
+        asyncio.run(collect(backend))
+    assert backend.last is not None and backend.last.drained

@@ -27,4 +27,4 @@ async def test_an_editors_mcp_server_is_started_and_its_call_asked_in_the_editor
     done = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "completed"]
     assert done and "hello Zed" in str(done[0].content)
     said = "".join(u.content.text for u in client.updates if u.session_update == "agent_message_chunk")
-    assert "ed (editor): ready, 8 tools" in said
+    assert "ed (editor): ready, 9 tools" in said

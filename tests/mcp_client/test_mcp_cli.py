@@ -45,8 +45,8 @@ def test_a_project_server_in_an_untrusted_folder_is_not_started(scripted, worksp
     state = tmp_path / "starts"
     write_servers(workspace / ".mcp.json", {"fake": fake_server(state)})
     run = scripted([{"tool_calls": [call("mcp__fake__greet", name="x")]}, {"text": "done"}], "--no-approval")
-    assert "MCP server fake not started: defined by the project" in run.stderr
-    assert "this folder is not trusted" in run.stderr
+    assert "this folder is not trusted, so monkey did not use: the MCP servers of .mcp.json" in run.stderr
+    assert "MCP server fake not started" not in run.stderr  # said once, with the rest
     assert not state.exists(), "the untrusted project's server ran"
     [result] = results(run.stdout)
     assert "unknown tool 'mcp__fake__greet'" in result["output"]

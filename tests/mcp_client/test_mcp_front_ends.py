@@ -31,7 +31,7 @@ async def test_mcp_in_the_app_lists_disables_and_reconnects(workspace: Path, mon
     async with app.run_test(size=(160, 50)) as pilot:
         await _until(pilot, lambda: app.status.mcp == "mcp 1/1 ready", "the server is ready")
         await type_and_send(pilot, app, "/mcp")
-        await _until(pilot, lambda: any("fake (user): ready, 8 tools" in n for n in _notices(app)), "/mcp answered")
+        await _until(pilot, lambda: any("fake (user): ready, 9 tools" in n for n in _notices(app)), "/mcp answered")
         assert any("mcp__fake__greet, mcp__fake__peek" in n for n in _notices(app))
         await type_and_send(pilot, app, "/mcp disable fake")
         await _until(pilot, lambda: app.status.mcp == "mcp 0/1 ready", "the status bar shows it")
@@ -71,7 +71,7 @@ def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> 
     child.sendline("/mcp reconnect fake")  # waits until it is connected again
     child.expect_exact("fake: ready")
     child.sendline("/mcp")
-    child.expect_exact("fake (user): ready, 8 tools")
+    child.expect_exact("fake (user): ready, 9 tools")
     child.expect_exact("gone (user): failed, 0 tools — cannot start /nonexistent/server: no such program")
     child.sendline("/exit")
     child.expect(r"\$|$|EOF", timeout=30)

@@ -114,3 +114,15 @@ def test_plan_mode_refuses_and_accept_edits_asks_for_mcp_tools() -> None:
     assert plan.check("mcp__fs__write_file", {}).approved is False  # type: ignore[union-attr]
     edits = ApprovalPolicy.from_strings(mode="accept-edits")
     assert edits.check("mcp__fs__write_file", {}) is None
+
+
+def test_a_toml_file_that_is_not_utf8_is_told_not_raised(tmp_path: Path) -> None:
+    ws, home = tmp_path / "ws", tmp_path / "home"
+    (ws / ".monkey").mkdir(parents=True)
+    home.mkdir()
+    (ws / ".monkey" / "config.toml").write_bytes(b'[mcp_servers.x]\ncommand = "caf\xe9"\n')
+    (home / "mcp.json").write_text('{"mcpServers": {"ok": {"command": "fine"}}}')
+    found = load_servers(ws, home, environ={})
+    assert list(found.servers) == ["ok"]
+    assert [e.split(": ", 1)[0] for e in found.errors] == [f"cannot read {ws / '.monkey' / 'config.toml'}"]
+    assert "'utf-8' codec can't decode" in found.errors[0]

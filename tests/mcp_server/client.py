@@ -73,19 +73,18 @@ class HttpServer:
 
 def start_http(workspace: Path, home: Path, *flags: str, env: dict[str, str] | None = None,
                deadline: float = 60) -> HttpServer:
-    """Start ``monkey serve http`` and wait (up to ``deadline`` s) for the URL line it prints."""
+    """Start ``monkey serve http`` and wait (up to ``deadline`` s) for the URL line it prints on stdout
+    and its ``serving`` line on stderr (the token it made, ``token: ...``, comes before it)."""
     proc = subprocess.Popen([sys.executable, "-m", "monkey", "serve", "http", *flags, "--cwd", str(workspace)],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             env={**monkey_env(home), **(env or {})})
     url = token = ""
     end = time.monotonic() + deadline
-    assert proc.stdout is not None
+    assert proc.stdout is not None and proc.stderr is not None
     while time.monotonic() < end:
         line = proc.stdout.readline()
         if not line:
             break
-        if line.startswith("token: "):
-            token = line.split(": ", 1)[1].strip()
         if line.startswith("url: "):
             url = line.split(": ", 1)[1].strip()
             break
@@ -93,4 +92,10 @@ def start_http(workspace: Path, home: Path, *flags: str, env: dict[str, str] | N
         proc.kill()
         out, err = proc.communicate(timeout=30)
         raise AssertionError(f"monkey serve http printed no url (exit {proc.returncode}): {out}\n{err}")
+    while time.monotonic() < end:
+        line = proc.stderr.readline()
+        if not line or line.startswith("monkey serve: serving "):
+            break
+        if line.startswith("token: "):
+            token = line.split(": ", 1)[1].strip()
     return HttpServer(proc, url, token)

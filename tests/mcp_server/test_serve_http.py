@@ -20,11 +20,12 @@ async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_hom
     server = start_http(workspace, monkey_home)
     try:
         assert server.url.startswith("http://127.0.0.1:") and server.url.endswith("/mcp")
-        assert server.token == ""
-        health = httpx2.get(server.base + "/health", timeout=30)
+        assert len(server.token) >= 32  # made and printed once on stderr, on loopback too
+        auth = {"Authorization": f"Bearer {server.token}"}
+        health = httpx2.get(server.base + "/health", headers=auth, timeout=30)
         assert health.status_code == 200
         assert health.json()["status"] == "ok" and health.json()["workspace"] == str(workspace)
-        async with http_session(server.url) as client:
+        async with http_session(server.url, server.token) as client:
             assert [t.name for t in (await client.list_tools()).tools] == TOOLS
             wrote = await client.call_tool("file_write", {"path": "web.txt", "content": "over http\n"})
             assert not wrote.is_error, text(wrote)
@@ -35,7 +36,7 @@ async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_hom
             assert escape.is_error and "outside the workspace" in text(escape)
             shell = await client.call_tool("shell_execute", {"command": "ls"})
             assert "web.txt" in text(shell)
-        assert httpx2.get(server.base + "/health", timeout=30).json()["session"]
+        assert httpx2.get(server.base + "/health", headers=auth, timeout=30).json()["session"]
         assert server.stop(signal.SIGTERM) == 128 + signal.SIGTERM
     finally:
         server.stop(signal.SIGKILL)
@@ -57,10 +58,11 @@ def test_a_given_port_and_a_bad_request(workspace: Path, monkey_home: Path) -> N
     server = start_http(workspace, monkey_home, str(port))
     try:
         assert server.url == f"http://127.0.0.1:{port}/mcp"
-        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+        auth = {"Authorization": f"Bearer {server.token}"}
+        headers = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json", **auth}
         bad = httpx2.post(server.url, content=b"{not json", headers=headers, timeout=30)
         assert bad.status_code == 400 and bad.json()["error"]["code"] == -32700
-        assert httpx2.get(server.base + "/health", timeout=30).status_code == 200  # still serving
+        assert httpx2.get(server.base + "/health", headers=auth, timeout=30).status_code == 200  # still serving
         for argv in (["serve", "http", str(port), "--cwd", str(workspace)],
                      ["serve", "http", "--cwd", str(workspace), str(port)],  # the port after an option
                      ["serve", "--cwd", str(workspace), "http", str(port)]):
@@ -97,6 +99,38 @@ async def test_a_token_is_checked_on_every_request(workspace: Path, monkey_home:
             assert len((await client.list_tools()).tools) == len(TOOLS)
     finally:
         server.stop()
+
+
+async def test_loopback_needs_the_token_and_a_local_host_and_origin(workspace: Path, monkey_home: Path) -> None:
+    """On 127.0.0.1 too: no token 401; a Host of another name (DNS rebinding) or a foreign Origin 403."""
+    server = start_http(workspace, monkey_home)
+    try:
+        assert server.url.startswith("http://127.0.0.1:") and len(server.token) >= 32
+        port = server.url.rsplit(":", 1)[1].split("/")[0]
+        auth = {"Authorization": f"Bearer {server.token}"}
+        listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        assert httpx2.get(server.base + "/health", timeout=30).status_code == 401
+        assert httpx2.post(server.url, json=listing, timeout=30).status_code == 401
+        wrong = {"Authorization": "Bearer " + "x" * len(server.token)}
+        assert httpx2.get(server.base + "/health", headers=wrong, timeout=30).status_code == 401
+        for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil.example:{port}", ""):
+            for path in ("/health", "/mcp"):
+                rebound = httpx2.get(server.base + path, headers={**auth, "Host": host}, timeout=30)
+                assert rebound.status_code == 403, (host, path, rebound.status_code)
+            posted = httpx2.post(server.url, json=listing, headers={**auth, "Host": host}, timeout=30)
+            assert posted.status_code == 403, host
+        for origin in ("http://evil.example", f"http://evil.example:{port}", "null", "https://127.0.0.1.evil.example"):
+            foreign = httpx2.post(server.url, json=listing, headers={**auth, "Origin": origin}, timeout=30)
+            assert foreign.status_code == 403, origin
+        for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"127.0.0.2:{port}", f"[::1]:{port}", "localhost"):
+            local = httpx2.get(server.base + "/health", headers={**auth, "Host": host,
+                                                                 "Origin": f"http://{host}"}, timeout=30)
+            assert local.status_code == 200, host
+        async with http_session(server.url, server.token) as client:
+            assert len((await client.list_tools()).tools) == len(TOOLS)
+    finally:
+        assert server.stop() == 128 + signal.SIGTERM
+    assert server.proc.stdout is not None and server.token not in server.proc.stdout.read()
 
 
 def test_non_loopback_binds_need_an_explicit_host_and_then_a_token(workspace: Path, monkey_home: Path) -> None:

@@ -237,7 +237,8 @@ async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation
     asked: list[str] = []
     answers = [types.ElicitResult(action="decline"),
                types.ElicitResult(action="accept", content={"approve": False}),
-               types.ElicitResult(action="accept", content={"approve": True})]
+               types.ElicitResult(action="accept", content={"approve": True}),
+               types.ElicitResult(action="accept", content={"approve": True})]  # the run outside the sandbox
 
     async def person(ctx: object, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
@@ -255,9 +256,11 @@ async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation
     assert unticked.is_error and "did not approve it" in text(unticked)
     assert not approved.is_error, text(approved)
     assert hook.exists()
-    assert not plain.is_error and len(asked) == 3
+    assert not plain.is_error and len(asked) == 4
     assert ".git" in asked[0] and "touch .git/hooks/monkey-test" in asked[0]
-    assert "outside monkey's sandbox" in asked[0]
+    assert "OUTSIDE monkey's sandbox" not in asked[0] and "still in monkey's sandbox" in asked[0]
+    # approved, the command ran in the sandbox, which kept .git/ read-only: asked again, it ran outside
+    assert "the sandbox blocked it" in asked[3] and "OUTSIDE monkey's sandbox" in asked[3]
 
 
 def test_a_bad_workspace_or_config_is_one_line_and_nothing_on_stdout(workspace: Path, monkey_home: Path,

@@ -112,7 +112,8 @@ def test_always_allow_saves_one_prefix_rule_per_command() -> None:
     assert rules_for("shell_execute", shell("docker compose up -d; python -m pytest -q; ls -la")) == [
         "shell_execute(docker compose up)", "shell_execute(python -m pytest)", "shell_execute(ls)"]
     assert rules_for("shell_execute", shell("echo $(id)")) == []  # the parser cannot vouch for it
-    assert rules_for("file_edit", {"path": "a"}) == ["file_edit"]
+    assert rules_for("file_edit", {"path": "a"}) == []  # a file tool's rule names a workspace's folder
+    assert rules_for("task", {"agent": "explore"}) == ["task"]
     saved: list[list[str]] = []
     policy = ApprovalPolicy()
     policy.save_rules = saved.append
@@ -212,3 +213,20 @@ def test_a_rule_that_cannot_be_saved_still_holds_for_the_session(tmp_path: Path)
         policy.keep("shell_execute", shell("npm run test"))
     assert decide(policy, "shell_execute", shell("npm run test -- -k x")) == "allow"
     assert (tmp_path / "config.toml").read_text() == "[approvals\nallow = [\n"  # the person's file untouched
+
+
+def test_a_sub_agents_policy_follows_its_parents_mode_changes_never_above_where_it_started() -> None:
+    from dataclasses import replace
+
+    parent = ApprovalPolicy(mode="accept-edits")
+    child = replace(parent, allow=[])
+    parent.lead(child, "default")  # the agent's definition asks for default: stricter, so it starts there
+    grandchild = replace(child)
+    child.lead(grandchild)
+    assert (child.mode, grandchild.mode) == ("default", "default")
+    parent.set_mode("plan")
+    assert (child.mode, grandchild.mode) == ("plan", "plan")  # at once, down the whole tree
+    parent.set_mode("auto")
+    assert (child.mode, grandchild.mode) == ("default", "default")  # back, but never above where they started
+    child.set_mode("plan")
+    assert (parent.mode, child.mode, grandchild.mode) == ("auto", "plan", "plan")  # a child never leads its parent

@@ -3,6 +3,7 @@ read, still go to a person; a deny rule still beats them; the config turns them 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -125,9 +126,9 @@ def test_config_reads_read_only_settings(workspace: Path, monkey_home: Path) -> 
     assert load_config(workspace).approvals.read_only is True
     (monkey_home / "config.toml").write_text('[approvals]\nread_only = false\nread_only_extra = ["make -n"]\n')
     (workspace / ".monkey").mkdir()
-    (workspace / ".monkey/config.toml").write_text('[approvals]\nread_only_extra = ["just --list"]\n')
+    (workspace / ".monkey/config.toml").write_text('[approvals]\nread_only_extra = ["tokei"]\n')
     trusted = load_config(workspace, trusted=True).approvals
-    assert trusted.read_only is False and trusted.read_only_extra == ["make -n", "just --list"]
+    assert trusted.read_only is False and trusted.read_only_extra == ["make -n", "tokei"]
     untrusted = load_config(workspace, trusted=False)
     assert untrusted.approvals.read_only_extra == ["make -n"]  # an untrusted folder adds none
     assert "approvals.read_only_extra" in untrusted.untrusted
@@ -188,3 +189,98 @@ def test_headless_cat_of_a_denied_file_is_refused(scripted, workspace: Path, mon
     result = run.of_type("tool_result")[0]
     assert not result["ok"] and "no terminal" in result["output"]
     assert "s3cret" not in run.stdout
+
+
+def test_a_file_read_deny_rule_makes_a_shell_read_ask_in_every_mode(tmp_path: Path) -> None:
+    """Auto mode, an allow rule, a session grant and a hook's allow all ask for a line that may read a
+    denied file; the person's own line and lines that read nothing denied still run."""
+    from monkey.permissions.decide import Call, decide
+
+    (tmp_path / "sub").mkdir()
+    (tmp_path / "sub" / "secret").write_text("TOKEN=s3cret\n")
+    (tmp_path / "link-to-denied").symlink_to(tmp_path / "sub" / "secret")
+    reading = ("cat link-to-denied", "grep -r TOKEN .", "cat $(echo sub/secret)", "cat < sub/secret",
+               "cd sub && cat secret", "tac sub/secret | head", "python3 -c 'print(1)' sub/secret", "cat sub/*")
+    harmless = ("cat README.md", "ls -la", "grep TOKEN README.md", "echo hi | wc -c")
+
+    @dataclass
+    class Allow:
+        decision: str = "allow"
+        reason: str = "hook"
+
+    for mode in ("auto", "default", "accept-edits"):
+        policy = ApprovalPolicy.from_strings(allow=["shell_execute(cat)", "shell_execute(grep)"],
+                                             deny=["file_read(sub/secret)"], mode=mode)
+        policy.remember("shell_execute", {"command": "tac x"})  # a session grant for tac
+        for command in reading:
+            for hook in (None, Allow()):
+                verdict = decide(policy, Call("c1", "shell_execute", {"command": command}, tmp_path, hook=hook))
+                assert verdict.decision is None and verdict.question is not None, (mode, command, hook)
+            typed = decide(policy, Call("c1", "shell_execute", {"command": command}, tmp_path, by_person=True))
+            assert typed.decision is not None and typed.decision.approved
+        for command in harmless:
+            verdict = decide(policy, Call("c1", "shell_execute", {"command": command}, tmp_path))
+            assert verdict.decision is not None and verdict.decision.approved, (mode, command)
+
+
+@pytest.mark.parametrize(("rules", "line", "covered"), [
+    (["find *"], "find . -name '*.py'", True),
+    (["find *"], "find . -exec rm {} +", False),  # rm needs a rule of its own
+    (["find *", "wc"], "find . -exec wc -l {} +", True),  # and wc has one
+    (["find"], "find . -delete", False),
+    (["find"], "find . -fprintf out %p", False),
+    (["find . -delete"], "find . -delete", True),
+    (["sed"], "sed -n 1p f", True),
+    (["sed"], "sed -i s/a/b/ f", False),
+    (["sed"], "sed '1e touch x' f", False),
+    (["sed -n"], "sed -n 'w out' f", False),
+    (["sed -i"], "sed -i s/a/b/ f", True),
+    (["sort"], "sort -u f", True),
+    (["sort"], "sort -o out f", False),
+    (["sort"], "sort --out=out f", False),
+    (["sort -o"], "sort -o out f", True),
+    (["git:*"], "git log -p", True),
+    (["git:*"], "git -c core.pager=sh log", False),
+    (["git:*"], "git --exec-path=/tmp status", False),
+    (["git:*"], "git push", False),
+    (["git"], "git diff --ext-diff", False),
+    (["git diff"], "git diff --textconv", False),
+    (["rg --pre"], "rg --pre ./helper TODO", True),
+    (["git"], "xargs git log", False),  # xargs may add --output=FILE
+    (["git", "find"], "find . -name '*.py' -exec git log -- {} +", True),
+    (["rg"], "rg TODO src", True),
+    (["rg"], "rg --pre ./helper TODO", False),
+    (["rg:*"], "rg -z TODO", False),
+    (["sort"], "ls | xargs sort", False),  # xargs may add -o
+])
+def test_a_rule_for_a_program_with_a_table_covers_only_its_read_only_forms(rules: list[str], line: str,
+                                                                         covered: bool) -> None:
+    for read_only in (True, False):
+        for mode in ("default", "accept-edits"):
+            policy = ApprovalPolicy.from_strings(allow=[f"shell_execute({r})" for r in rules], read_only=read_only,
+                                                 mode=mode)
+            decision = policy.check("shell_execute", {"command": line})
+            assert (decision is not None and decision.approved) is covered, (rules, line, read_only, mode)
+
+
+def test_a_session_grant_for_a_program_with_a_table_covers_only_its_read_only_forms() -> None:
+    policy = ApprovalPolicy.from_strings(read_only=False)
+    policy.remember("shell_execute", {"command": "find . -name x"})  # grants `find .`
+    assert policy.check("shell_execute", {"command": "find . -type f"}) is not None
+    assert policy.check("shell_execute", {"command": "find . -delete"}) is None
+
+
+def test_a_grant_or_kept_rule_for_an_unsafe_form_names_that_form() -> None:
+    """Approving ``sed -i ...`` for the session grants ``sed -i`` (a grant of ``sed`` would no longer
+    cover it), and "always allow" saves that rule."""
+    from monkey.permissions.rules import rules_for
+
+    policy = ApprovalPolicy.from_strings(read_only=False)
+    policy.remember("shell_execute", {"command": "sed -i s/a/b/ f.txt"})
+    policy.remember("shell_execute", {"command": "find . -delete"})
+    for line in ("sed -i s/c/d/ g.txt", "find . -delete"):
+        decision = policy.check("shell_execute", {"command": line})
+        assert decision is not None and decision.approved, line
+    assert policy.check("shell_execute", {"command": "find src -delete"}) is None
+    assert rules_for("shell_execute", {"command": "sort -o out names"}) == ["shell_execute(sort -o)"]
+    assert rules_for("shell_execute", {"command": "git status"}) == ["shell_execute(git status)"]

@@ -133,8 +133,13 @@ def test_a_line_that_runs_the_denied_program_is_denied(line: str) -> None:
         assert decision is not None and not decision.approved and decision.by == "rule", (line, decision)
 
 
+RULE_WRAPPERS = [kind for kind in WRAPPERS if kind != "xargs"]
+"""Wrappers under which a command an allow rule covers stays covered (under xargs, a program with a
+read-only table, git here, gets arguments no rule saw: see test_read_only.py)."""
+
+
 @SETTINGS
-@given(line_of(ALLOWED))
+@given(line_of(ALLOWED, kinds=RULE_WRAPPERS))
 def test_a_line_of_allowed_programs_is_allowed(line: str) -> None:
     decision = policy(read_only=False).check("shell_execute", {"command": line})
     assert decision is not None and decision.approved and decision.exact_line, (line, decision)

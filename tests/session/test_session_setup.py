@@ -104,3 +104,33 @@ async def test_a_renderer_that_cannot_show_more_stops_the_turn(workspace: Path, 
     await session.send("go")
     await session.close()
     assert ended == ["cancelled"]
+
+
+@pytest.mark.parametrize("where", ["home", "project"])
+def test_a_config_file_that_is_not_utf8_is_a_setup_error(workspace: Path, tmp_path: Path, monkey_home: Path,
+                                                         where: str) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    folder = monkey_home if where == "home" else workspace / ".monkey"
+    folder.mkdir(exist_ok=True)
+    (folder / "config.toml").write_bytes(b'[agent]\nmodel = "caf\xe9"\n')  # Latin-1, not UTF-8
+    with pytest.raises(SetupError, match=f"cannot read {folder / 'config.toml'}: 'utf-8' codec can't decode"):
+        resolve_setup(_request(workspace, script), None)
+
+
+def test_the_sandbox_is_probed_meanwhile_and_build_says_what_it_found(workspace: Path, tmp_path: Path,
+                                                                     monkey_home: Path) -> None:
+    """resolve_setup begins the probe (the app draws meanwhile); build waits for it, applies it to the
+    policy, and returns its line with the rest of what building found (an untrusted AGENTS.md here)."""
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n')
+    (workspace / "AGENTS.md").write_text("be brief\n")
+    setup = resolve_setup(_request(workspace, script), HeadlessApprover())
+    assert setup.probing is not None and not any("sandbox" in n for n in setup.notices)
+    agent, found = setup.build()
+    assert setup.probing is None and setup.sandbox is None and setup.policy.sandboxed is False
+    assert agent.policy is setup.policy
+    assert found[0].startswith('the sandbox is off (shell.sandbox = "off" in your config)')
+    assert found[1].startswith("not read: AGENTS.md: this folder is not trusted")
+    assert setup.notices[-len(found):] == found
+    again = build_agent(_request(workspace, script), HeadlessApprover())  # both at once: the same lines, once each
+    assert [n for n in again.notices if "sandbox" in n or "AGENTS.md" in n] == found

@@ -40,7 +40,7 @@ def test_continue_resume_and_sessions_commands(workspace: Path, monkey_home: Pat
     cont = invoke(_agent(second, workspace, "--continue", "--task", "what did I ask?"), home=monkey_home)
     assert cont.returncode == 0, cont.stderr
     assert cont.events[0]["session_id"] == sid and cont.events[0]["resumed"] is True
-    assert f"resumed session {sid} (4 messages, 1 turns" in cont.stderr
+    assert f"resumed session {sid} (4 messages, 1 turn," in cont.stderr
     assert cont.of_type("turn_started")[0]["turn"] == 2
 
     other = invoke(_agent(second, workspace, "--task", "a new session"), home=monkey_home)

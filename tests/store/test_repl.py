@@ -66,7 +66,7 @@ def test_resume_without_id_asks_which(workspace: Path, monkey_home: Path, tmp_pa
     child.expect_exact("first task")
     child.expect_exact("resume which?")
     child.sendline("2")
-    child.expect(r"resumed session \S+ \(2 messages, 1 turns")
+    child.expect(r"resumed session \S+ \(2 messages, 1 turn,")
     child.expect_exact("Type a task")
     child.sendline("where was I?")
     child.expect_exact("Back in the first one.")

@@ -3,6 +3,7 @@ middle of a CLI turn, the hash chain."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from pathlib import Path
 
@@ -123,12 +124,16 @@ def test_a_failing_write_stops_the_turn(scripted, monkey_home: Path, workspace: 
     ])
     run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
                   "--output-format", "stream-json", "--task", "fill the disk"], home=monkey_home)
-    assert run.returncode == 1 and "disk is full" in run.stderr and "stopping the turn" in run.stderr
-    assert "Traceback" not in run.stderr
+    assert run.returncode == 1 and "disk is full" in run.stderr and "the turn was stopped there" in run.stderr
+    assert run.stderr.count("cannot save the session") == 1, run.stderr  # said once
+    assert "Traceback" not in run.stderr and "cancelled by the user" not in run.stderr + run.stdout
     sid = run.events[0]["session_id"]
-    assert run.of_type("turn_completed")[0]["reason"] == "cancelled"
+    assert not run.of_type("turn_completed"), "nothing is printed that was not stored"
     stored = [data.decode() for _, data in stored_events(conn, sid)]
-    assert stored and stored == run.stdout.splitlines()[: len(stored)], "what was stored is kept, in order"
+    printed = run.stdout.splitlines()
+    assert stored and stored == printed[: len(stored)], "what was stored is kept, in order"
+    assert all(json.loads(line)["type"] == "text_delta" for line in printed[len(stored):]), \
+        "after what was stored, only streamed text (shown before its batch is written) was printed"
 
 
 def test_chain_check_finds_gaps_and_changes() -> None:

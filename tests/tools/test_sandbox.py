@@ -97,6 +97,30 @@ def test_no_network_unless_allowed(kind: str, ws: Path) -> None:
         assert ok and "CONNECTED" in out
 
 
+@pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
+def test_no_udp_either_where_the_sandbox_promises_no_network(kind: str, ws: Path) -> None:
+    problem = bubblewrap_problem() if kind == "bubblewrap" else landlock_problem()
+    if problem:
+        pytest.skip(problem)
+    found = probe(kind)
+    assert found.sandbox is not None
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
+        server.bind(("127.0.0.1", 0))
+        port = server.getsockname()[1]
+        code = (f"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', {port})); "
+                "print('SENT')")
+        ok, out = run(found.sandbox, ws, code)
+        server.setblocking(False)  # the command has ended: a datagram it sent to loopback is already queued here
+        try:
+            got = server.recv(16)
+        except BlockingIOError:
+            got = b""
+    if kind == "landlock" and not found.sandbox.net_namespace:  # the kernel refuses one: it must be said
+        assert "UDP, DNS included, stays open" in found.notice
+        return
+    assert got == b"", out  # nothing left the sandbox (bubblewrap's own loopback may take it, unheard)
+
+
 def test_monkeys_home_inside_the_workspace_stays_read_only(ws: Path) -> None:
     home = ws / "tools" / "monkey-home"
     home.mkdir(parents=True)

@@ -13,7 +13,7 @@ from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
 from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send
+from tests.ui.conftest import settle, type_and_send, until
 
 SIZE = (120, 36)
 
@@ -234,3 +234,37 @@ async def test_ctrl_c_twice_quits(app_for) -> None:
         await pilot.press("ctrl+c")
         await pilot.pause(0.3)
         assert not app.is_running
+
+
+async def test_escape_keeps_the_queue_for_the_person_to_send_or_clear(app_for) -> None:
+    slow = {"text": "word " * 200, "delay": 0.05}
+    app = app_for([slow, {"text": "Second."}, {"text": "Third."}, slow])
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "talk slowly")
+        await until(pilot, lambda: app.working and bool(texts(app)), "the answer streaming")
+        await type_and_send(pilot, app, "two")
+        await type_and_send(pilot, app, "three")
+        assert list(app.queue) == ["two", "three"]
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.working, "the turn cancelled")
+        await pilot.pause(0.3)
+        assert app.last_reason == "cancelled"
+        assert list(app.queue) == ["two", "three"], "a cancelled turn does not send what was queued"
+        assert [m.content for m in app.agent.messages if m.role == "user"] == ["talk slowly"]
+        notices = [str(w.render()) for w in app.transcript.query(".notice")]
+        assert any("2 queued message(s) kept" in n for n in notices)
+        await pilot.press("enter")  # an empty message box: send what waits
+        await settle(pilot, app)
+        assert [m.content for m in app.agent.messages if m.role == "user"] == ["talk slowly", "two", "three"]
+        assert texts(app)[-1] == "Third."
+        await type_and_send(pilot, app, "four")
+        await until(pilot, lambda: app.working and texts(app)[-1].startswith("word"), "the answer streaming")
+        await type_and_send(pilot, app, "five")
+        await pilot.press("escape")
+        await until(pilot, lambda: not app.working, "the turn cancelled")
+        await pilot.pause(0.3)
+        assert list(app.queue) == ["five"]
+        await pilot.press("escape")  # no turn to cancel: the queue is cleared
+        await pilot.pause(0.1)
+        assert list(app.queue) == [] and app.status.queued == 0
+        assert [m.content for m in app.agent.messages if m.role == "user"][-1] == "four"

@@ -41,7 +41,7 @@ async def test_keys_typed_as_the_dialog_opens_do_not_answer_it(app_for, workspac
         assert app.agent.policy.grants == {}
         keys = str(screen.query_one("#keys").render())
         assert "look first" in keys
-        clock.now += 0.2  # the dialog has now been on screen for the guard's 0.4 s
+        clock.now += 0.4  # the keyboard has now been quiet for the guard's 0.4 s
         for _ in range(100):  # the key line says so on its next tick
             if "y approve once" in str(screen.query_one("#keys").render()):
                 break
@@ -69,3 +69,47 @@ async def test_escape_stops_at_once_even_inside_the_guard(app_for) -> None:
         await pilot.press("escape")  # denying is always safe
         await settle(pilot, app)
         assert [b.state for b in app.transcript.query(ToolBlock)] == ["denied"]
+
+
+async def test_steady_typing_keeps_the_guard_up_until_the_keyboard_is_quiet(workspace: Path) -> None:
+    """Each key pressed while the guard lasts starts its wait again: a later key of someone typing
+    on does not answer, however long ago the dialog opened."""
+    from monkey.permissions.requests import Decision
+    from tests.ui.screen_data import ScreenApp, edit_request
+
+    clock = Clock()
+    app = ScreenApp(ApprovalScreen(edit_request(workspace), guard=0.4, clock=clock))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        for key in "keep typing, you see":  # a key every 0.15 s, for 3 s: never 0.4 s quiet
+            clock.now += 0.15
+            await pilot.press(key)
+        clock.now += 0.15
+        await pilot.press("y")
+        await pilot.pause()
+        assert app.results == [] and app.screen is screen and not screen.armed
+        clock.now += 0.4  # now quiet for the guard's 0.4 s since the last key
+        await pilot.press("y")
+        await pilot.pause()
+    assert app.results == [Decision(approved=True, by="user")]
+
+
+def test_the_guard_by_explicit_timestamps(workspace: Path) -> None:
+    """The guard's rule on its own: quiet for ``guard`` seconds after opening (or the last key)."""
+    from tests.ui.screen_data import edit_request
+
+    clock = Clock()
+    dialog = ApprovalScreen(edit_request(workspace), guard=0.4, clock=clock)
+    assert not dialog.armed  # not shown yet
+    dialog.opened_at = dialog.quiet_since = 100.0  # as on_mount does
+    dialog.note_key(100.3)
+    clock.now = 100.5
+    assert not dialog.armed  # 0.5 s after opening, but only 0.2 s after the last key
+    dialog.note_key(100.6)
+    clock.now = 100.99
+    assert not dialog.armed
+    clock.now = 101.0
+    assert dialog.armed
+    dialog.note_key(101.05)  # once the keys work, a key pressed is an answer, not a restart
+    assert dialog.armed

@@ -129,3 +129,46 @@ async def test_a_multi_line_command_is_shown_on_one_line_and_flagged(workspace: 
         assert "newline" in warnings and "zero width space" in warnings
         await pilot.press("n", *"no", "enter")
     assert app.results == [Decision(approved=False, by="user", reason="the user said: no")]
+
+
+def _eleven_line_diff(workspace: Path):
+    (workspace / "calc.py").write_text("".join(f"line {i}\n" for i in range(20)))
+    from tests.ui.screen_data import request_for
+
+    return request_for(workspace, "file_edit", {"path": "calc.py", "old_string": "line 3\n", "new_string": "LINE 3\n"})
+
+
+def _on_screen(app: ScreenApp, selector: str) -> bool:
+    widget = app.screen.query_one(selector)
+    dialog = app.screen.query_one("#dialog")
+    return widget.region.height > 0 and dialog.region.contains_region(widget.region) \
+        and widget.region.bottom <= app.size.height
+
+
+async def test_at_80_by_24_the_keys_and_grant_lines_stay_in_view_and_the_diff_scrolls(workspace: Path) -> None:
+    request = _eleven_line_diff(workspace)
+    assert len(request.summary.splitlines()) >= 11
+    app = ScreenApp(ApprovalScreen(request, guard=0))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause(0.2)
+        assert _on_screen(app, "#keys") and _on_screen(app, "#grant")
+        assert "n deny" in shown_text(app.screen.query_one("#keys", Static))
+        box = app.screen.query_one("#diff-box")
+        assert box.max_scroll_y > 0  # the diff shrank and scrolls
+        await pilot.press("pagedown")
+        await pilot.pause(0.1)
+        assert box.scroll_y > 0
+        assert _on_screen(app, "#keys") and _on_screen(app, "#grant")
+        await pilot.press("n")  # the reason box opens: it and the keys stay in view too
+        await pilot.pause(0.2)
+        assert _on_screen(app, "#reason") and _on_screen(app, "#keys")
+        await pilot.press(*"no", "enter")
+        await pilot.pause()
+    assert app.results == [Decision(approved=False, by="user", reason="the user said: no")]
+
+
+async def test_a_short_diff_is_not_shrunk(workspace: Path) -> None:
+    app = ScreenApp(ApprovalScreen(edit_request(workspace), guard=0))
+    async with app.run_test(size=(120, 36)) as pilot:
+        await pilot.pause(0.2)
+        assert app.screen.query_one("#diff-box").max_scroll_y == 0

@@ -57,3 +57,42 @@ async def test_scrolled_up_it_stays_and_says_more_below_until_ctrl_end(app_for) 
         await pilot.press("ctrl+end")
         await until(pilot, lambda: at_bottom(transcript) and not app.more_below.has_class("-shown"),
                     "back at the bottom after Ctrl+End")
+
+
+LONG_FILE = "".join(f"line {i} of a new module, long enough to wrap nowhere\n" for i in range(60))
+
+
+async def test_a_long_diff_that_opens_does_not_stop_the_following(app_for) -> None:
+    """A finished edit opens its block on a diff taller than the view; opening it must not scroll
+    the view up to the block's top (Collapsible's scroll_visible released the anchor, so the
+    final answer that came next was left below "more below")."""
+    turns = [{"text": "Writing the module.",
+              "tool_calls": [{"name": "file_write", "arguments": {"path": "mod.py", "content": LONG_FILE}}]},
+             {"text": LONG + "\n\nTHE END."}]
+    app = app_for(turns, "--no-approval")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await type_and_send(pilot, app, "write the module")
+        await settle(pilot, app)
+        transcript = app.transcript
+        await pilot.pause(0.3)
+        assert at_bottom(transcript)
+        assert not app.more_below.has_class("-shown")
+
+
+async def test_opening_a_block_by_the_program_keeps_the_view_at_the_end(app_for) -> None:
+    """The same, step by step: a diff opens its block and the answer arrives before the next refresh."""
+    from monkey.events import TextDelta, ToolCallEvent, ToolResult
+
+    app = app_for([{"text": "x"}])
+    async with app.run_test(size=(80, 24)) as pilot:
+        transcript = app.transcript
+        transcript.load_history([(f"question {i}", f"answer {i}") for i in range(20)])
+        await app.feed(ToolCallEvent(call_id="c1", name="file_write", arguments={"path": "mod.py"}))
+        await until(pilot, lambda: at_bottom(transcript), "following the end")
+        diff = "".join(f"+line {i}\n" for i in range(60))
+        await app.feed(ToolResult(call_id="c1", name="file_write", ok=True, output="wrote", diff=diff))
+        await app.feed(TextDelta(text=LONG + "\n\nTHE END."))
+        for _ in range(10):
+            await pilot.pause(0.05)
+        assert transcript.is_anchored and at_bottom(transcript)
+        assert not app.more_below.has_class("-shown")

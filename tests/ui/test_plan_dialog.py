@@ -85,3 +85,18 @@ async def test_a_session_left_in_plan_mode_resumes_in_it(app_for, workspace: Pat
         await type_and_send(pilot, app, "write x.txt")
         await settle(pilot, app)
         assert not (workspace / "x.txt").exists()
+
+
+async def test_the_plan_calls_block_names_the_plan_not_its_json(app_for) -> None:
+    from monkey.ui.widgets.tool_block import ToolBlock
+
+    app = app_for(TURNS)
+    async with app.run_test(size=SIZE) as pilot:
+        await type_and_send(pilot, app, "/plan greet the world")
+        await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan dialog")
+        title = str(app.transcript.tools[app.screen.request.call_id].title)
+        assert "exit_plan_mode plan: Plan" in title and "{" not in title and "\\n" not in title, title
+        await pilot.press("r")
+        await settle(pilot, app)
+    other = ToolBlock("c2", "mcp__docs__search", {"query": "two\nlines", "limit": 3})
+    assert "search query: two lines, limit: 3" in other.title

@@ -35,6 +35,41 @@ async def test_the_agent_is_built_after_the_first_frame(app_for) -> None:
     assert drawn_without_agent == [True]
 
 
+async def test_the_collector_is_held_until_the_first_frame(app_for) -> None:
+    """``monkey agent`` holds the garbage collector while it starts; the app lets it run again
+    (less often) once its first frame is drawn, before it builds the agent."""
+    import gc
+
+    from monkey.ui.memory import THRESHOLDS, hold_collector
+
+    app = app_for([{"text": "hello"}])
+    hold_collector()
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            held_at_mount = not gc.isenabled() and app._agent is None
+            await send(pilot, app, "hi")
+            assert gc.isenabled() and gc.get_threshold() == THRESHOLDS
+        assert held_at_mount
+    finally:
+        gc.enable()
+
+
+async def test_what_building_the_agent_found_is_shown_in_the_app(app_for, workspace: Path, monkey_home: Path) -> None:
+    """The sandbox's line and the instruction files left out come from Setup.build, after the first
+    frame: the transcript shows them, as the line front end prints them."""
+    (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n')
+    (workspace / "AGENTS.md").write_text("be brief\n")
+    app = app_for([{"text": "hello"}])
+    async with app.run_test(size=SIZE) as pilot:
+        await send(pilot, app, "hi")
+        shown = notices(app)
+        assert 'the sandbox is off (shell.sandbox = "off" in your config)' in shown
+        assert "this folder is not trusted, so monkey did not use: AGENTS.md" in shown
+        assert shown.count("the sandbox is off") == 1
+    said_after = "\n".join(app.prepare_notices)  # the command line repeats them on stderr once the app has closed
+    assert "the sandbox is off" in said_after and "did not use: AGENTS.md" in said_after
+
+
 async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, workspace: Path) -> None:
     app = app_for([{"text": "first answer"}])
     async with app.run_test(size=SIZE) as pilot:

@@ -36,6 +36,7 @@ def test_the_app_closes_when_the_task_is_done_and_leaves_the_answer(workspace: P
 @pytest.mark.parametrize(("turns", "code", "says"), [
     ([{"error": "the server is on fire", "error_kind": "invalid_request"}], 1, "the server is on fire"),
     ([{"tool_calls": [{"name": "file_read", "arguments": {"path": "README.md"}}]}] * 3, 3, "--max-iterations 2"),
+    ([{"text": "Half an answ", "stop_reason": "max_tokens"}], 0, "the answer was cut off"),
 ])
 def test_the_exit_status_is_the_tasks(workspace: Path, monkey_home: Path, tmp_path: Path, turns: list,
                                       code: int, says: str) -> None:

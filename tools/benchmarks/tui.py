@@ -157,13 +157,14 @@ async def _key_latencies(app, presses: int, *, loaded: bool, long_paragraph: boo
         await pilot.pause(0.2)
         stop = asyncio.Event()
         streamer = None
-        if loaded:  # a resumed 2,000-turn session, shown the way the app shows one
+        if loaded:  # a resumed 2,000-turn session, shown the way the app shows one (Transcript.load_items)
             from monkey.messages import Message
+            from monkey.store.history import Said
 
-            app.agent.messages[:] = [
-                Message(role=role, content=f"{what} {i}" + (" with some **markdown** and `code`" if role == "assistant" else ""))
-                for i in range(2000) for role, what in (("user", "question"), ("assistant", "answer"))]
-            app._show_restored()
+            said = [(role, f"{what} {i}" + (" with some **markdown** and `code`" if role == "assistant" else ""))
+                    for i in range(2000) for role, what in (("user", "question"), ("assistant", "answer"))]
+            app.agent.messages[:] = [Message(role=role, content=text) for role, text in said]
+            app.transcript.load_items([Said(role, text) for role, text in said])
             await pilot.pause(0.5)
             app.status.set_working(True)
 

@@ -114,11 +114,31 @@ class ApprovalScreen(GuardedDialog):
                 grant.append_text(Text.assemble("\n", ("f", "bold"), " approves for good, saving to your config: ",
                                                 rules))
             if request.unsandboxed:
-                grant.append_text(Text("\napproved here, this call runs as your own command: outside the sandbox",
-                                       style="italic"))
+                grant.append_text(Text("\napproved here, this command runs again OUTSIDE the sandbox",
+                                       style="bold"))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
             yield self.keys_line()
+
+    def on_resize(self) -> None:
+        self.call_after_refresh(self.fit_to_screen)
+
+    def fit_to_screen(self) -> None:
+        """Shrink the diff (or command line) box so the grant lines and the answer keys stay on
+        screen; the box scrolls what does not fit (the dialog may take 90% of the screen)."""
+        try:
+            dialog = self.query_one("#dialog")
+            box = self.query_one("#command-box" if self.is_shell else "#diff-box")
+        except Exception:  # not composed yet
+            return
+        cap = 8 if self.is_shell else 20
+        room = int(self.size.height * 0.9) - dialog.styles.gutter.height
+        for child in dialog.children:
+            if child is not box and child.display:
+                room -= child.outer_size.height + child.styles.margin.top + child.styles.margin.bottom
+        height = max(3, min(cap, room))
+        if box.styles.max_height is None or box.styles.max_height.value != height:
+            box.styles.max_height = height
 
     def offers(self, action: str) -> bool:
         """``a`` needs a grant, ``f`` rules to save."""
@@ -148,6 +168,7 @@ class ApprovalScreen(GuardedDialog):
         reason = self.query_one("#reason", Input)
         reason.display = True
         reason.focus()
+        self.call_after_refresh(self.fit_to_screen)
         self.query_one("#keys", Static).update(Text("Enter send the reason   Esc deny and stop"))
 
     def action_stop(self) -> None:

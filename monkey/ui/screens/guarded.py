@@ -1,10 +1,12 @@
 """What the approval and plan dialogs share: a guard against keys typed ahead, and who asks.
 
-A person typing while the agent works does not see a dialog appear between two keys; what
-they type in the next moments must not answer it. A :class:`GuardedDialog` ignores its answer
-keys for ``guard`` seconds after it opens and says so on its key line (``#keys``) until they
-work; the key that only refuses (Esc) works at once. While a text box of the dialog is open
-(:attr:`GuardedDialog.typing`: a reason, feedback) the answer keys type into it instead.
+A person typing while the agent works does not see a dialog appear between two keys; what they type
+in the next moments must not answer it. A :class:`GuardedDialog` ignores its answer keys until the
+keyboard has been quiet for ``guard`` seconds since it opened (every key pressed meanwhile starts
+the wait again, so someone typing steadily never answers it by accident) and says so on its key line
+(``#keys``) until they work; the key that only refuses (Esc) works at once. While a text box of the
+dialog is open (:attr:`GuardedDialog.typing`: a reason, feedback) the answer keys type into it
+instead.
 
 Its title (``#title``) also says who asks when a sub-agent does, and how many more requests
 wait behind it (the app shows one dialog at a time: :mod:`monkey.ui.approvals`).
@@ -26,8 +28,8 @@ from monkey.safe_text import escape_controls
 __all__ = ["GuardedDialog", "GUARD_SECONDS"]
 
 GUARD_SECONDS = 0.4
-"""How long a new dialog ignores its answer keys. A person typing while the agent works
-does not see the dialog appear between two keys; what they type next must not answer it."""
+"""How long the keyboard must be quiet after a new dialog opens before its answer keys work.
+A person typing while the agent works does not see the dialog appear between two keys; what they type next must not answer it."""
 
 
 class GuardedDialog(ModalScreen[Decision]):
@@ -54,6 +56,9 @@ class GuardedDialog(ModalScreen[Decision]):
         """The clock of the guard."""
         self.opened_at: float | None = None
         """When the dialog was first shown (by :attr:`clock`)."""
+        self.quiet_since: float | None = None
+        """When the guard's wait last started: the dialog opened, or a key was pressed since."""
+        self._armed = False
         self.typing = False
         """Whether a text box of the dialog is open (the answer keys type into it)."""
         self.waiting = waiting
@@ -61,11 +66,24 @@ class GuardedDialog(ModalScreen[Decision]):
 
     @property
     def armed(self) -> bool:
-        """Whether the answer keys work: the dialog has been on screen for :attr:`guard` seconds."""
-        return self.opened_at is not None and self.clock() - self.opened_at >= self.guard
+        """Whether the answer keys work: the keyboard has been quiet for :attr:`guard` seconds since
+        the dialog opened. Once they work they keep working."""
+        if not self._armed and self.quiet_since is not None:
+            self._armed = self.clock() - self.quiet_since >= self.guard
+        return self._armed
+
+    def note_key(self, at: float) -> None:
+        """A key was pressed at ``at`` (by :attr:`clock`): while the guard lasts, its wait starts again."""
+        if self.quiet_since is not None and not self.armed:
+            self.quiet_since = max(self.quiet_since, at)
+
+    def on_key(self) -> None:
+        """Every key reaches the screen before its binding is looked up, so an answer key pressed
+        while the guard lasts restarts it and is then ignored."""
+        self.note_key(self.clock())
 
     def on_mount(self) -> None:
-        self.opened_at = self.clock()
+        self.opened_at = self.quiet_since = self.clock()
         if self.guard > 0:
             self._arming = self.set_interval(0.05, self._show_keys_when_armed)
 

@@ -12,6 +12,8 @@ from monkey.safe_text import escape_controls
 
 TIPS = "/help commands · @ mention a file · Shift+Tab mode · Esc cancels a turn · Ctrl+E events · Ctrl+C twice quits"
 """The line of tips under the header."""
+SHORT_TIPS = "/help commands · @ file · Shift+Tab mode · Esc cancels · Ctrl+C twice quits"
+"""The tips where the whole line does not fit (80 columns): the way out stays."""
 
 
 class AppHeader(Static):
@@ -23,7 +25,8 @@ class AppHeader(Static):
     """
 
     DEFAULT_CSS = """
-    AppHeader { height: 2; padding: 0 1; color: $text-muted; border-bottom: none; }
+    AppHeader { height: 2; padding: 0 1; color: $text-muted; border-bottom: none;
+                text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, workspace: Path, backend: str, model: str, **kwargs: object) -> None:
@@ -69,8 +72,12 @@ class AppHeader(Static):
             extra = f" +{len(self.instructions) - 2}" if len(self.instructions) > 2 else ""
             text.append(f" · follows {names}{extra}", style="dim")
         text.append("\n")
-        text.append(TIPS, style="dim")
+        width = self.content_size.width
+        text.append(SHORT_TIPS if 0 < width < len(TIPS) else TIPS, style="dim")
         return text
+
+    def on_resize(self) -> None:
+        self.show()
 
     def show(self) -> None:
         """Redraw."""

@@ -13,6 +13,11 @@ HISTORY_LIMIT = 1000
 """Entries kept in the history file."""
 
 
+def is_secret(text: str) -> bool:
+    """Whether a line holds a secret (``/login KEY``), so it is kept in no history."""
+    return text.split(maxsplit=1)[0] == "/login" and len(text.split()) > 1
+
+
 def mention_at(line: str) -> str | None:
     """The ``@path`` being typed at the end of ``line`` (what follows the ``@``), or None."""
     word = line.rpartition(" ")[2].rpartition("\t")[2]
@@ -129,9 +134,10 @@ class PromptInput(TextArea):
     def send(self) -> None:
         """Send the text (if any) and remember it."""
         text = self.text.strip()
-        if not text:
+        if not text:  # the app may have messages queued for the person to send
+            self.post_message(self.Submitted(""))
             return
-        if not self.sent or self.sent[-1] != text:
+        if (not self.sent or self.sent[-1] != text) and not is_secret(text):
             self.sent.append(text)
             self._save(text)
         self._index = None

@@ -20,7 +20,8 @@ class StatusBar(Static):
     """One line of figures about the session; the app sets attributes and calls :meth:`show`."""
 
     DEFAULT_CSS = """
-    StatusBar { height: 1; dock: bottom; background: $panel; color: $text-muted; padding: 0 1; }
+    StatusBar { height: 1; dock: bottom; background: $panel; color: $text-muted; padding: 0 1;
+                text-wrap: nowrap; text-overflow: ellipsis; }
     """
 
     def __init__(self, clock: Callable[[], float] = time.monotonic, **kwargs: object) -> None:
@@ -91,36 +92,50 @@ class StatusBar(Static):
                 self._timer = None
         self.show()
 
-    def status_text(self) -> Text:
-        """The status line as text."""
-        text = Text(no_wrap=True, overflow="ellipsis")
+    def status_text(self, width: int = 0) -> Text:
+        """The status line as text; with ``width`` the least needed figures are left out until it
+        fits (the model's name, the iteration, the context, the tokens ...), never the mode, the
+        checkpoints or the queue."""
+        parts: list[tuple[int, Text]] = []  # (drop order: higher goes first; 0 stays, Text)
         if self.started is not None:
             elapsed = max(0.0, self.clock() - self.started)
-            text.append(f"{SPINNER[int(elapsed * 10) % len(SPINNER)]} working {elapsed:.0f}s", style="bold yellow")
-            text.append("  ")
+            parts.append((0, Text(f"{SPINNER[int(elapsed * 10) % len(SPINNER)]} working {elapsed:.0f}s  ",
+                                  style="bold yellow")))
         label = LABELS.get(self.mode, self.mode)  # type: ignore[call-overload]
-        text.append(f"⏵ {label}", style=MODE_STYLES.get(self.mode, ""))
-        text.append(" · ")
-        text.append(escape_controls(self.backend or "?", keep_newlines=False), style="bold")
-        text.append(f" · {escape_controls(self.model or '?', keep_newlines=False)}")
-        text.append(f" · ↑{self.tokens_in:,} ↓{self.tokens_out:,}")
+        parts.append((0, Text(f"⏵ {label}", style=MODE_STYLES.get(self.mode, ""))))
+        parts.append((3, Text.assemble(" · ", (escape_controls(self.backend or "?", keep_newlines=False), "bold"))))
+        parts.append((7, Text(f" · {escape_controls(self.model or '?', keep_newlines=False)}")))
+        tokens = Text(f" · ↑{self.tokens_in:,} ↓{self.tokens_out:,}")
         if self.max_tokens:
             used = self.tokens_in + self.tokens_out
-            text.append(f"/{self.max_tokens:,}", style="bold red" if used >= self.max_tokens else "")
-        text.append(f" · ${self.cost:.4f}")
+            tokens.append(f"/{self.max_tokens:,}", style="bold red" if used >= self.max_tokens else "")
+        parts.append((4 if not self.max_tokens else 1, tokens))
+        cost = Text(f" · ${self.cost:.4f}")
         if self.max_budget_usd:
-            text.append(f"/${self.max_budget_usd:.2f}", style="bold red" if self.cost >= self.max_budget_usd else "")
+            cost.append(f"/${self.max_budget_usd:.2f}", style="bold red" if self.cost >= self.max_budget_usd else "")
+        parts.append((2 if not self.max_budget_usd else 1, cost))
         if self.context is not None:
-            text.append(f" · ctx {self.context:.0%}")
+            parts.append((5, Text(f" · ctx {self.context:.0%}")))
         if self.max_iterations:
-            text.append(f" · iter {self.iteration}/{self.max_iterations}")
-        text.append(f" · {self.checkpoints} checkpoint{'s' if self.checkpoints != 1 else ''}")
+            parts.append((6, Text(f" · iter {self.iteration}/{self.max_iterations}")))
+        parts.append((0, Text(f" · {self.checkpoints} checkpoint{'s' if self.checkpoints != 1 else ''}")))
         if self.queued:
-            text.append(f" · {self.queued} queued", style="cyan")
+            parts.append((0, Text(f" · {self.queued} queued", style="cyan")))
         if self.mcp:
-            text.append(f" · {self.mcp}", style="red" if "failed" in self.mcp else "")
+            parts.append((1, Text(f" · {self.mcp}", style="red" if "failed" in self.mcp else "")))
+        if width > 0:
+            for level in range(7, 0, -1):
+                if sum(t.cell_len for _, t in parts) <= width:
+                    break
+                parts = [(n, t) for n, t in parts if n != level]
+        text = Text(no_wrap=True, overflow="ellipsis")
+        for _, part in parts:
+            text.append_text(part)
         return text
 
+    def on_resize(self) -> None:
+        self.show()
+
     def show(self) -> None:
-        """Redraw the line."""
-        self.update(self.status_text(), layout=False)  # one docked row: never a reflow
+        """Redraw the line (fitted to the width it has once laid out)."""
+        self.update(self.status_text(self.content_size.width), layout=False)  # one docked row: never a reflow

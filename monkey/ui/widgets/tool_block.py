@@ -7,9 +7,10 @@ import json
 from rich.console import Group
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.widgets import Collapsible, Static
+from textual.widgets import Static
 
 from monkey.safe_text import escape_controls
+from monkey.ui.widgets.quiet_collapsible import QuietCollapsible
 
 MAX_OUTPUT = 20_000
 """Characters of live output kept in a block (the tail)."""
@@ -22,13 +23,21 @@ def _args_line(name: str, arguments: dict) -> str:
         return str(arguments["path"])
     if name == "task" and "description" in arguments:
         return f"{arguments.get('agent', 'general')}: {arguments['description']}"
-    try:
-        return json.dumps(arguments, ensure_ascii=False)
-    except (TypeError, ValueError):
-        return repr(arguments)
+    if isinstance(arguments.get("plan"), str):  # exit_plan_mode: the plan's first line, not its JSON
+        lines = [line.strip().lstrip("#").strip() for line in arguments["plan"].splitlines()]
+        return "plan: " + next((line for line in lines if line), "(empty)")
+    shown = []
+    for key, value in arguments.items():  # name: value, as a person reads it
+        if not isinstance(value, str):
+            try:
+                value = json.dumps(value, ensure_ascii=False)
+            except (TypeError, ValueError):
+                value = repr(value)
+        shown.append(f"{key}: {' '.join(value.split())}")
+    return ", ".join(shown)
 
 
-class ToolBlock(Collapsible):
+class ToolBlock(QuietCollapsible):
     """A tool call: the title says tool, arguments, state and duration; the body the details."""
 
     DEFAULT_CSS = """
@@ -83,7 +92,7 @@ class ToolBlock(Collapsible):
             self.shown = escape_controls(self.output)
             self.body.update(Text(self.shown))
             if self.collapsed and self.tool == "shell_execute":
-                self.collapsed = False
+                self.set_open(True)
 
     def finish(self, ok: bool, output: str, duration_ms: float, diff: str, wait_ms: float = 0.0) -> None:
         """Show the result: a syntax-highlighted diff, else the output; the title says run and wait times."""
@@ -98,11 +107,11 @@ class ToolBlock(Collapsible):
         if diff:
             self.shown = escape_controls(diff)
             parts.append(Syntax(self.shown, "diff", theme="ansi_dark", word_wrap=True))
-            self.collapsed = False
+            self.set_open(True)
         shown = output  # what the model was given: the same however the live output arrived
         if shown and not diff:
             if self.tool == "shell_execute":
-                self.collapsed = False
+                self.set_open(True)
             lines = escape_controls(shown).splitlines()
             if len(lines) > 40:
                 lines = lines[:20] + [f"… {len(lines) - 40} more lines …"] + lines[-20:]

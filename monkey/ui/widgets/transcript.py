@@ -142,6 +142,10 @@ class Transcript(VerticalScroll):
             if block is not None:
                 block.complete()
 
+    def shows(self, text: str) -> bool:
+        """Whether a tool block of the conversation already says ``text`` (a denial's reason)."""
+        return bool(text) and any(text in block.shown for block in self.tools.values())
+
     def end_tools(self, state: str) -> None:
         """Give every tool block that never got a result the state word ``state`` (the turn ended)."""
         for block in self.tools.values():
@@ -213,7 +217,8 @@ class Transcript(VerticalScroll):
 
     def _show_earlier(self) -> None:
         """Say at the top how much is not on screen, and where to read it all."""
-        parts = [f"{n} earlier {what}" for n, what in ((self.hidden_turns, "turns"), (self.dropped, "blocks")) if n]
+        parts = [f"{n} earlier {what}{'' if n == 1 else 's'}" for n, what in ((self.hidden_turns, "turn"),
+                                                                             (self.dropped, "block")) if n]
         if not parts:
             return
         text = Text(f"… {' and '.join(parts)} not shown", style="dim")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import monkey_env
+from tests.support.cli import monkey_env, run_monkey
 from tests.support.procs import pids_running
 from tests.backends.plugin.test_plugin_text import task
 
@@ -179,3 +179,15 @@ async def test_cancelling_a_plugin_that_ignores_eof_and_sigterm_kills_it(install
     assert proc.returncode == -9  # stdin closed, 0.5 s, SIGTERM ignored, 0.5 s, SIGKILL
     assert proc.stopped == "cancelled"
     assert asyncio.get_running_loop().time() - started < 10
+
+
+def test_a_line_over_the_cap_ends_a_task_from_stdin_cleanly(install, workspace: Path, monkey_home: Path):
+    """A task read from standard input: monkey says why the plugin was stopped and exits with no
+    "Event loop is closed" traceback (the stopped plugin's stdout, left unread, kept its transport
+    open past the loop's end)."""
+    install("bigline", [{"text": "start"}, {"big": 10_000_000}])
+    run = run_monkey(["agent", "--backend", "plugin:bigline", "--plain", "--cwd", str(workspace)], home=monkey_home,
+                     input="hi\n", timeout=120)
+    assert "plugin bigline printed a line longer than 8388608 bytes" in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr and "Event loop is closed" not in run.stderr, run.stderr
+    assert run.returncode == 1
