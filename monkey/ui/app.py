@@ -7,8 +7,6 @@ The agent runs in a ``@work`` worker; each event goes to the session recorder an
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import signal
 import time
 from collections import deque
 from collections.abc import Callable
@@ -22,10 +20,11 @@ from textual.containers import Horizontal, Vertical
 
 from monkey.config import UIConfig
 from monkey.events import Event
-from monkey.line.stop_signals import StopSignals, terminal_there
+from monkey.line.stop_signals import StopSignals
 from monkey.ui import memory
 from monkey.ui.agent_setup import AgentSetup
 from monkey.ui.approver import ApprovalNeeded, TuiApprover
+from monkey.ui.stopping import Stopping
 from monkey.ui.subagents import SubagentBlocks
 from monkey.ui.widgets.app_header import AppHeader
 from monkey.ui.widgets.command_hints import CommandHints
@@ -56,7 +55,7 @@ def history_path(workspace: Path) -> Path:
     return workspace_history(workspace, "tui-")
 
 
-class MonkeyApp(App[int]):
+class MonkeyApp(Stopping, App[int]):
     """The interactive app. ``run()`` returns the exit status."""
 
     CSS_PATH = "app.tcss"
@@ -573,54 +572,3 @@ class MonkeyApp(App[int]):
             self._terminal_write(text)
         elif not self.is_headless and self._driver is not None:
             self._driver.write(text)
-
-    async def action_quit(self) -> None:
-        """End the session cleanly and quit."""
-        self.attention.close()
-        if self._agent is not None:
-            self._agent.cancel()
-        self.workers.cancel_group(self, "turn")
-        await self._end_session()
-        self.exit(0 if self.last_reason in ("", "completed") else 1)
-
-    def _title_back(self) -> str:
-        """A forced exit: the terminal's own title back (what the app queued may not have been written)."""
-        from monkey.ui.attention import POP_TITLE
-
-        return POP_TITLE if self.attention.changed_title else ""
-
-    def _stop_for_signal(self, sig: int) -> None:
-        """A stop signal: the running turn (and its command) is cancelled and waited for, then the app quits."""
-        asyncio.get_running_loop().create_task(self._quit_for_signal(128 + sig))
-
-    async def _quit_for_signal(self, code: int) -> None:
-        self.attention.close()
-        turn = [worker for worker in self.workers if worker.group == "turn"]
-        if self._agent is not None:
-            self._agent.cancel()
-        with contextlib.suppress(asyncio.TimeoutError):  # the command is stopped, the turn's end stored
-            await asyncio.wait_for(self.workers.wait_for_complete(turn), self.stop_signals.grace / 2)
-        self.workers.cancel_group(self, "turn")
-        if code == 128 + signal.SIGHUP and not terminal_there():  # the terminal is gone: drawing on it could hang
-            with contextlib.suppress(Exception):
-                await self._end_session()
-            self.stop_signals.force()
-        await self._end_session()
-        self.exit(code)
-
-    async def _end_session(self) -> None:
-        """End the session and close what it runs (:meth:`Session.close`); a backend whose agent was
-        never built (the app quit before its first frame) is closed alone."""
-        if self._session_closed:
-            return
-        self._session_closed = True
-        if self._agent is not None:
-            await self.live.close()
-        else:
-            await self._backend.aclose()
-
-    async def on_unmount(self) -> None:
-        self.stop_signals.uninstall()
-        self.attention.close()
-        with contextlib.suppress(Exception):  # a backend that fails to close: nothing to show it on any more
-            await self._end_session()

@@ -130,7 +130,7 @@ def test_the_sandbox_is_probed_meanwhile_and_build_says_what_it_found(workspace:
     assert setup.probing is None and setup.sandbox is None and setup.policy.sandboxed is False
     assert agent.policy is setup.policy
     assert found[0].startswith('the sandbox is off (shell.sandbox = "off" in your config)')
-    assert found[1].startswith("not read: AGENTS.md: this folder is not trusted")
+    assert found[1].startswith("this folder is not trusted, so monkey did not use: AGENTS.md")
     assert setup.notices[-len(found):] == found
     again = build_agent(_request(workspace, script), HeadlessApprover())  # both at once: the same lines, once each
     assert [n for n in again.notices if "sandbox" in n or "AGENTS.md" in n] == found

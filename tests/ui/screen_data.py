@@ -58,7 +58,7 @@ def request_for(workspace: Path, tool: str, arguments: dict[str, Any], call_id: 
     """The request the loop would build: the real tool's preview, then ``build_request``."""
     real = ToolRegistry.default().get(tool)
     preview = real.preview(real.parse(arguments), ToolContext(workspace=workspace, call_id=call_id))
-    return build_request(call_id, tool, arguments, preview)
+    return build_request(call_id, tool, arguments, preview, workspace)
 
 
 def edit_request(workspace: Path) -> ApprovalRequest:

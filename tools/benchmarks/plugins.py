@@ -7,7 +7,7 @@
    the baseline, in the same run, starts the same plugin, sends the same three requests and
    reads its stdout line by line with ``json.loads`` per line. Events (lines) per second,
    median of interleaved runs; target: monkey at least 0.5x the baseline.
-2. ``plugin_tool_round_trip``: the plugin asks for 200 ``file_read`` calls one after another
+2. ``plugin_tool_round_trip``: the plugin asks for 200 ``file_read`` calls one after another (two files, twenty offsets: no cycle the repetition guard would stop)
    through the real agent loop (rules, events, the call's result back as ``agent.tool_result``);
    the plugin times each round trip from writing ``tool_use`` to reading the result. The
    baseline is the tool's own run time as the loop measured it (``tool_result.duration_ms``);
@@ -53,7 +53,7 @@ for line in sys.stdin:
         times = []
         for i in range(N):
             start = time.perf_counter()
-            out({"jsonrpc": "2.0", "method": "stream", "params": {"type": "tool_use", "data": {"id": "t%d" % i, "name": "file_read", "input": {"path": "f%d.txt" % (i % 2)}}}})
+            out({"jsonrpc": "2.0", "method": "stream", "params": {"type": "tool_use", "data": {"id": "t%d" % i, "name": "file_read", "input": {"path": "f%d.txt" % (i % 2), "offset": i % 20 + 1}}}})
             while True:
                 got = json.loads(sys.stdin.readline())
                 if got.get("method") == "agent.tool_result":
