@@ -1,7 +1,7 @@
 """Fixtures shared by the whole suite: temporary workspaces, an isolated monkey home, the
-``monkey`` CLI on a scripted model, a tmux server per test; and the markers by fixture.
-Helpers to import are in tests/support/ (the names below stay importable from here for the
-test files written before it)."""
+``monkey`` CLI and the app on a scripted model, a tmux server per test; and the markers by fixture.
+Helpers to import are in tests/support/; a conftest.py holds fixtures and hooks only, and no
+test imports one."""
 
 from __future__ import annotations
 
@@ -14,11 +14,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
-from tests.support.cli import (ROOT, Run, init_git_workspace, invoke, monkey_env, run_monkey,  # noqa: F401
-                               stored_events, write_script)
-from tests.support.procs import pids_running  # noqa: F401
-from tests.support.pty import refuse_without_reason, spawn_repl  # noqa: F401
+from tests.support.app import make_app
+from tests.support.cli import Run, init_git_workspace, invoke, run_monkey, write_script
+
+settings.register_profile("monkey", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("monkey")
+"""Property tests check what holds, not how fast examples come: no deadline, and a slow draw on a
+loaded machine is not a failure."""
 
 
 @pytest.fixture(autouse=True)
@@ -51,6 +55,16 @@ def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):
         return run_monkey(args, home=monkey_home, **kw) if process else invoke(args, home=monkey_home, **kw)
 
     return run
+
+
+@pytest.fixture
+def app_for(workspace: Path, tmp_path: Path):
+    """``app_for(turns, *flags, **kw)``: the real app (:class:`MonkeyApp`) for a script, not yet running."""
+
+    def build(turns: list[dict[str, Any]], *flags: str, **kw: Any):  # type: ignore[no-untyped-def]
+        return make_app(workspace, tmp_path / "script.json", turns, *flags, **kw)
+
+    return build
 
 
 @pytest.fixture

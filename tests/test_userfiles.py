@@ -11,7 +11,7 @@ import pytest
 
 from monkey.permissions.user_rules import add_rules, remove_rule, saved_rules
 from monkey.trust import trust, trusted_folders
-from tests.conftest import monkey_env
+from tests.support.cli import monkey_env
 
 WRITERS = 20
 EACH = 10

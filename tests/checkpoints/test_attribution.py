@@ -15,7 +15,8 @@ import pytest
 
 from monkey.checkpoints.watch import DISABLE_ENV
 from monkey.checkpoints.watch import start as start_watch
-from tests.checkpoints.test_cli import call, py
+from tests.support.checkpoints import py
+from tests.support.script import call_turn
 from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 
 HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(Path.cwd()))
@@ -67,7 +68,7 @@ def test_a_persons_write_during_a_shell_command_is_never_undone(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "notes.txt").write_text("the person's notes\n")
     proc = start_agent(workspace, monkey_home, tmp_path, "a", [
-        call("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)])
+        call_turn("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)])
     wait_for(workspace / "made.txt", proc)
     (workspace / "person.txt").write_text("typed by the person while monkey's command ran\n")
     (workspace / "notes.txt").write_text("the person's notes, edited meanwhile\n")
@@ -97,14 +98,14 @@ def test_concurrent_sessions_undo_only_their_own_changes(
         pytest.skip("needs fanotify and the process connector (root on Linux)")
     env = {} if watch else {DISABLE_ENV: "1"}
     a = start_agent(workspace, monkey_home, tmp_path, "a", [
-        call("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)], **env)
+        call_turn("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)], **env)
     wait_for(workspace / "a.txt", a)
     b = start_agent(workspace, monkey_home, tmp_path, "b", [
-        call("file_write", path="b.txt", content="session b\n"),
-        call("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),
+        call_turn("file_write", path="b.txt", content="session b\n"),
+        call_turn("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),
     ], **env)
     c = start_agent(workspace, monkey_home, tmp_path, "c", [
-        call("file_write", path="sub/c.txt", content="session c\n")], **env)
+        call_turn("file_write", path="sub/c.txt", content="session c\n")], **env)
     b_events, c_events = finish(b), finish(c)
     (tmp_path / "a.go").write_text("")
     a_events = finish(a)
@@ -148,7 +149,7 @@ def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
                       "p.Path('made.txt').write_text('by the command')\n"
                       "p.Path('scratch.tmp').write_text('made by the command, ignored by the new rules')\n")
     run = start_agent(workspace, monkey_home, tmp_path, "g", [
-        call("shell_execute", command=f"{sys.executable} {script}")])
+        call_turn("shell_execute", command=f"{sys.executable} {script}")])
     finish(run)
     listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     [cp] = listing["checkpoints"]
@@ -180,7 +181,7 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
                       "os.makedirs('out/a/b')\n"
                       "os.makedirs('was_empty/inner')\n"
                       "p.Path('made.txt').write_text('undoable')\n")
-    command = call("shell_execute", command=f"{sys.executable} {script}")
+    command = call_turn("shell_execute", command=f"{sys.executable} {script}")
     for fmt in ("stream-json", "text"):
         script_file = write_script(tmp_path / f"{fmt}.json", [command, {"text": "done"}])
         args = ["agent", "--backend", "scripted", "--script", str(script_file), "--cwd", str(workspace),

@@ -9,30 +9,15 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from monkey.checkpoints.guard import BEAT
 from monkey.children import death_mark
-from tests.checkpoints.conftest import git, tree_digest
+from tests.support.checkpoints import agent, git, py, tree_digest
 from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 from tests.support.procs import pids_running
-
-
-def agent(ws: Path, home: Path, tmp: Path, turns: list[dict[str, Any]], *flags: str) -> Any:
-    script = write_script(tmp / "script.json", turns + [{"text": "done"}])
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                       "--output-format", "stream-json", "--task", "go", *flags], home=home)
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-def py(code: str) -> str:
-    """A shell_execute command that runs Python code (no shell needed)."""
-    return f"{sys.executable} -c {json.dumps(code)}"
+from tests.support.script import call_turn
 
 
 def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
@@ -44,10 +29,10 @@ def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monk
     git(workspace, "stash", "list")
     before = tree_digest(workspace / ".git")
     run = agent(workspace, monkey_home, tmp_path, [
-        call("file_edit", path="src/app.py", old_string="hi", new_string="hello"),
-        call("file_write", path="docs/new.md", content="# new\n"),
-        call("file_delete", path="scratch.txt"),
-        call("shell_execute", command=py("open('made.txt','w').write('x')")),
+        call_turn("file_edit", path="src/app.py", old_string="hi", new_string="hello"),
+        call_turn("file_write", path="docs/new.md", content="# new\n"),
+        call_turn("file_delete", path="scratch.txt"),
+        call_turn("shell_execute", command=py("open('made.txt','w').write('x')")),
     ], "--no-approval")
     assert run.returncode == 0, run.stderr
     created = run.of_type("checkpoint_created")
@@ -87,8 +72,8 @@ def test_hostile_git_config_never_runs(workspace: Path, monkey_home: Path, tmp_p
                  f"[filter \"evil\"]\n\tclean = {evil}\n\tsmudge = {evil}\n\trequired = true\n"
                  f"[diff]\n\texternal = {evil}\n[diff \"evil\"]\n\ttextconv = {evil}\n\tcommand = {evil}\n")
     run = agent(workspace, monkey_home, tmp_path, [
-        call("file_write", path="README.md", content="# changed\n"),
-        call("shell_execute", command=py("open('x.txt','w').write('x')")),
+        call_turn("file_write", path="README.md", content="# changed\n"),
+        call_turn("shell_execute", command=py("open('x.txt','w').write('x')")),
     ], "--no-approval")
     assert run.returncode == 0, run.stderr
     for args in (["checkpoints"], ["checkpoints", "show", run.of_type("checkpoint_created")[0]["checkpoint_id"]],
@@ -116,7 +101,7 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
             "time.sleep(60)\n")
     slow = workspace / "slow.py"  # in the workspace: the sandboxed command sees no other folder of /tmp
     slow.write_text(code)
-    script = write_script(tmp_path / "script.json", [call("shell_execute", command=f"{sys.executable} slow.py {marker}",
+    script = write_script(tmp_path / "script.json", [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}",
                                                           timeout=120), {"text": "done"}])
     proc = subprocess.Popen(
         [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
@@ -170,7 +155,7 @@ def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
             "pathlib.Path('late.txt').write_text('just before the kill')\n"
             "time.sleep(60)\n")
     (workspace / "slow.py").write_text(code)
-    script = write_script(tmp_path / "script.json", [call("shell_execute", command=f"{sys.executable} slow.py {marker}",
+    script = write_script(tmp_path / "script.json", [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}",
                                                           timeout=120), {"text": "done"}])
     proc = subprocess.Popen(
         [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
@@ -235,8 +220,8 @@ def test_kill_9_between_pending_and_applied(workspace: Path, monkey_home: Path, 
 
 def test_a_failed_checkpoint_blocks_the_change(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "checkpoints").write_text("not a folder")
-    run = agent(workspace, monkey_home, tmp_path, [call("file_write", path="new.txt", content="x"),
-                                                   call("shell_execute", command=py("open('s.txt','w')"))],
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="new.txt", content="x"),
+                                                   call_turn("shell_execute", command=py("open('s.txt','w')"))],
                 "--no-approval")
     results = run.of_type("tool_result")
     assert [r["ok"] for r in results] == [False, False]
@@ -248,7 +233,7 @@ def test_a_failed_checkpoint_blocks_the_change(workspace: Path, monkey_home: Pat
 def test_very_large_files_need_a_person(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "config.toml").write_text("[checkpoints]\nmax_file_size = 1000\n")
     (workspace / "data.bin").write_bytes(b"\0" * 5000)
-    run = agent(workspace, monkey_home, tmp_path, [call("file_delete", path="data.bin")], "--no-approval")
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_delete", path="data.bin")], "--no-approval")
     [result] = run.of_type("tool_result")
     assert not result["ok"] and "over the checkpoint limit" in result["output"]
     assert (workspace / "data.bin").stat().st_size == 5000
@@ -265,7 +250,7 @@ def test_cli_errors_are_clear(workspace: Path, monkey_home: Path, tmp_path: Path
     assert size.returncode == 2 and "not a size" in size.stderr
     missing = invoke(["undo", "--cwd", str(tmp_path / "nope")], home=monkey_home)
     assert missing.returncode == 2
-    agent(workspace, monkey_home, tmp_path, [call("file_write", path="README.md", content="monkey\n")],
+    agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="README.md", content="monkey\n")],
           "--no-approval")
     (workspace / "README.md").write_text("user\n")
     refused = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
@@ -318,7 +303,7 @@ def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace
     import pexpect
 
     hostile = "title \x1b]0;PWNED\x07 clipboard \x1b]52;c;aGk=\x07 end\n"
-    run = agent(workspace, monkey_home, tmp_path, [call("file_write", path="evil\x1b[31m.txt", content=hostile)],
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="evil\x1b[31m.txt", content=hostile)],
                 "--no-approval")
     assert run.returncode == 0, run.stderr
     listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from monkey.checkpoints.api import Checkpoints, parse_size
 from monkey.checkpoints.undo import UndoConflict, UndoError
 from monkey.events import UndoApplied, decode, encode
-from tests.checkpoints.conftest import change, tree_digest
+from tests.support.checkpoints import change, tree_digest
 
 
 def test_file_changes_round_trip_exactly(cps: Checkpoints, any_ws: Path) -> None:

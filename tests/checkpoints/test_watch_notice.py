@@ -12,7 +12,7 @@ import pytest
 from monkey.checkpoints.watch import DISABLE_ENV
 from monkey.session.setup import WATCH_NOTICE
 from tests.checkpoints.test_attribution import HAS_WATCH
-from tests.conftest import monkey_env, write_script
+from tests.support.cli import monkey_env, write_script
 
 pytestmark = pytest.mark.pty
 

@@ -15,10 +15,7 @@ import pytest
 
 from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 from tests.support.procs import pids_running
-
-
-def call(name: str, **arguments: object) -> dict:
-    return {"name": name, "arguments": arguments}
+from tests.support.script import call
 
 
 def test_version_is_fast_path(monkey_home: Path) -> None:

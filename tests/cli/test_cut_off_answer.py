@@ -11,8 +11,8 @@ from pathlib import Path
 from monkey.cli import run_command
 from monkey.events import TurnCompleted
 from monkey.line.output import TextSink
-from tests.conftest import write_script
-from tests.ui.conftest import app_for, settle, type_and_send  # noqa: F401 - app_for is a fixture
+from tests.support.cli import write_script
+from tests.support.app import settle, type_and_send
 
 CUT = [{"text": "The first half of a long answer, and then", "stop_reason": "max_tokens"}]
 

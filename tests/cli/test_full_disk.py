@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 FILL = """
 set -u

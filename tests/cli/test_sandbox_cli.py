@@ -16,12 +16,9 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import invoke
+from tests.support.script import call
 
 PY = sys.executable
-
-
-def call(name: str, **arguments: object) -> dict:
-    return {"name": name, "arguments": arguments}
 
 
 def py(code: str) -> dict:

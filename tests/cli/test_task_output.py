@@ -11,10 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import monkey_env, run_monkey, write_script
-
-
-def call(name: str, **arguments: object) -> dict:
-    return {"name": name, "arguments": arguments}
+from tests.support.script import call
 
 
 def waiter(tmp_path: Path) -> str:

@@ -127,7 +127,7 @@ async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_n
     from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
     from monkey.events import ContextEdited, ContextUsage
     from monkey.session.session import Session
-    from tests.store.conftest import ListSink
+    from tests.support.agent import ListSink
 
     ws = tmp_path / "ws"
     ws.mkdir()

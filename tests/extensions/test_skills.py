@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 import pytest
 
 from monkey.extensions.skills import SkillError, discover, parse_skill, tool_rules
-from tests.support.cli import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, invoke, write_script
 from tests.support.pty import refuse_without_reason
 
 
@@ -93,7 +93,7 @@ def test_tool_rules_never_crash_and_name_only_known_tools(line: str) -> None:
 
 
 def _agent(ws: Path, home: Path, script: Path, *extra: str):  # type: ignore[no-untyped-def]
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
                        "--output-format", "stream-json", *extra, "--task", "make the file"], home=home,
                       HOME=str(home))
 

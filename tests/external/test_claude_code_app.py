@@ -17,7 +17,7 @@ from monkey.ui.approver import TuiApprover
 from monkey.ui.screens.approval import ApprovalScreen
 from tests.external.fake_anthropic import FakeAnthropic
 from tests.external.test_claude_code_e2e import _cli, _configure
-from tests.ui.conftest import type_and_send
+from tests.support.app import type_and_send
 
 pytestmark = pytest.mark.external
 

@@ -18,7 +18,7 @@ import pytest
 
 from tests.support.cli import Run, run_monkey
 from tests.external.fake_anthropic import FakeAnthropic
-from tests.external.helpers import configure, run_task
+from tests.support.external import configure, run_task
 
 pytestmark = pytest.mark.external
 

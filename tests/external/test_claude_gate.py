@@ -16,8 +16,7 @@ from monkey.agent.loop import Agent
 from monkey.backends.claude_code.backend import ClaudeCodeBackend
 from monkey.events import ApprovalRequested
 from tests.support.cli import run_monkey
-from tests.external.conftest import FIXTURES
-from tests.external.helpers import Waits, answers, cancel_when_asked, configure, prepend_config, run_task
+from tests.support.external import FIXTURES, Waits, answers, cancel_when_asked, configure, prepend_config, run_task
 
 
 def test_recorded_write_is_allowed_by_a_rule(monkey_home: Path, workspace: Path, fake_agent: Path,

@@ -17,8 +17,7 @@ from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
 from monkey.events import ApprovalRequested
 from tests.support.cli import Run
-from tests.external.conftest import FIXTURES
-from tests.external.helpers import Waits, cancel_when_asked, configure, decisions, run_task, sent
+from tests.support.external import FIXTURES, Waits, cancel_when_asked, configure, decisions, run_task, sent
 
 
 def _run(home: Path, workspace: Path, codex: Path, fixture: str, log: Path, task: str,

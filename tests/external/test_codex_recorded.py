@@ -24,7 +24,7 @@ from monkey.backends.codex.backend import SUPPORTED
 from monkey.backends.supervise import parse_version
 from tests.support.cli import Run, run_monkey
 from tests.external.fake_openai_responses import FakeResponses, codex_config
-from tests.external.helpers import configure, run_task
+from tests.support.external import configure, run_task
 from tests.external.test_claude_parser import plain
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codex"

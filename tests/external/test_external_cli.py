@@ -8,8 +8,7 @@ import json
 from pathlib import Path
 
 from tests.support.cli import invoke
-from tests.external.conftest import FIXTURES
-from tests.external.helpers import configure, run_task, sent
+from tests.support.external import FIXTURES, configure, run_task, sent
 
 
 def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: Path, fake_agent: Path,

@@ -15,7 +15,7 @@ import pytest
 from monkey.backends.claude_code.parser import ClaudeStreamParser
 from monkey.backends.codex.app_parser import CodexAppParser
 from tests.support.cli import monkey_env, run_monkey
-from tests.external.conftest import FIXTURES
+from tests.support.external import FIXTURES
 
 
 @pytest.mark.subprocess

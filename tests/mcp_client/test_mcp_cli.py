@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import invoke
-from tests.mcp_client.conftest import EVERYTHING, FILESYSTEM, call, fake_server, needs_npm, results, write_servers
+from tests.support.mcp import EVERYTHING, FILESYSTEM, fake_server, needs_npm, results, write_servers
+from tests.support.script import call
 
 
 @needs_npm
@@ -227,7 +228,7 @@ def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: P
     import sys
     import time
 
-    from tests.mcp_client.conftest import ROOT
+    from tests.support.cli import ROOT
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -10,8 +10,9 @@ import pytest
 
 from tests.support.cli import write_script
 from tests.support.pty import spawn_repl
-from tests.mcp_client.conftest import call, fake_server, write_servers
-from tests.ui.conftest import make_app, settle, type_and_send
+from tests.support.mcp import fake_server, write_servers
+from tests.support.script import call
+from tests.support.app import make_app, notices, settle, type_and_send
 
 
 async def _until(pilot, ok, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
@@ -21,23 +22,19 @@ async def _until(pilot, ok, what: str, timeout: float = 30.0) -> None:  # type: 
         await pilot.pause(0.05)
 
 
-def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [str(n.render()) for n in app.transcript.query(".notice")]
-
-
 async def test_mcp_in_the_app_lists_disables_and_reconnects(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
     app = make_app(workspace, tmp_path / "s.json", [{"text": "x"}])
     async with app.run_test(size=(160, 50)) as pilot:
         await _until(pilot, lambda: app.status.mcp == "mcp 1/1 ready", "the server is ready")
         await type_and_send(pilot, app, "/mcp")
-        await _until(pilot, lambda: any("fake (user): ready, 9 tools" in n for n in _notices(app)), "/mcp answered")
-        assert any("mcp__fake__greet, mcp__fake__peek" in n for n in _notices(app))
+        await _until(pilot, lambda: any("fake (user): ready, 9 tools" in n for n in notices(app)), "/mcp answered")
+        assert any("mcp__fake__greet, mcp__fake__peek" in n for n in notices(app))
         await type_and_send(pilot, app, "/mcp disable fake")
         await _until(pilot, lambda: app.status.mcp == "mcp 0/1 ready", "the status bar shows it")
         assert "mcp__fake__greet" not in app.agent.tools
         await type_and_send(pilot, app, "/mcp reconnect fake")
-        await _until(pilot, lambda: any(n.startswith("fake: ready") for n in _notices(app)), "reconnected")
+        await _until(pilot, lambda: any(n.startswith("fake: ready") for n in notices(app)), "reconnected")
         assert "mcp__fake__greet" in app.agent.tools and (tmp_path / "starts").read_text() == "2"
         await app.action_quit()
 

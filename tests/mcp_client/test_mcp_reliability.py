@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env
-from tests.mcp_client.conftest import call, fake_server, results, write_servers
+from tests.support.cli import ROOT, monkey_env
+from tests.support.mcp import fake_server, results, write_servers
+from tests.support.script import call
 
 
 def test_the_first_call_after_a_crash_waits_for_the_restart(scripted, monkey_home: Path, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ import pytest
 
 from tests.support.cli import init_git_workspace, write_script
 from tests.support.pty import spawn_repl
-from tests.ui.conftest import make_app, settle, type_and_send
+from tests.support.app import make_app, settle, type_and_send
 
 pytestmark = pytest.mark.pty
 

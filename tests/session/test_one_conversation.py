@@ -77,7 +77,7 @@ def _repl(workspace: Path, home: Path, script: Path) -> None:
 
 async def _app(workspace: Path, script: Path) -> None:
     """The app (Pilot): type the message, wait for the turn, quit."""
-    from tests.ui.conftest import make_app, settle, type_and_send
+    from tests.support.app import make_app, settle, type_and_send
 
     app = make_app(workspace, script, TURNS, "--no-approval")
     async with app.run_test(size=(120, 36)) as pilot:

@@ -84,21 +84,28 @@ def _start(args: list[str], home: Path) -> subprocess.Popen[str]:
 @pytest.mark.subprocess
 def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "a.txt").write_text("alpha\n")
+    release = tmp_path / "release"  # the second call's command waits for it: the turn is mid-way until the kill
+    wait = f"import os, time; any(os.path.exists({str(release)!r}) or time.sleep(0.05) for _ in range(2400))"
     script = write_script(tmp_path / "slow.json", [
         {"text": "Reading the file first.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
-        {"text": " ".join(f"word{i}" for i in range(600)), "delay": 0.02},
+        {"text": " ".join(f"word{i}" for i in range(600)), "tool_calls": [
+            {"name": "shell_execute", "arguments": {"command": f"{sys.executable} -c {json.dumps(wait)}", "timeout": 120}}]},
     ])
-    proc = _start(_agent(script, workspace, "--task", "read a.txt slowly"), monkey_home)
+    proc = _start(_agent(script, workspace, "--no-approval", "--task", "read a.txt slowly"), monkey_home)
     assert proc.stdout is not None
     seen = []
-    for line in proc.stdout:
-        seen.append(json.loads(line))
-        if sum(e["type"] == "text_delta" for e in seen) >= 20:  # well into the second model call
-            break
-    busy = run_monkey(_agent(script, workspace, "--continue", "--task", "me too"), home=monkey_home)
-    assert busy.returncode == 1 and f"open in another monkey process (pid {proc.pid})" in busy.stderr
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    try:
+        for line in proc.stdout:
+            seen.append(json.loads(line))
+            if seen[-1]["type"] == "tool_started" and seen[-1]["name"] == "shell_execute":
+                break  # well into the second model call, and it stays there until killed
+        busy = run_monkey(_agent(script, workspace, "--continue", "--task", "me too"), home=monkey_home)
+        assert busy.returncode == 1 and f"open in another monkey process (pid {proc.pid})" in busy.stderr
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        release.write_text("")
+        proc.kill()
     sid = seen[0]["session_id"]
     conn = sqlite3.connect(monkey_home / "monkey.db")
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)

@@ -15,7 +15,7 @@ import pytest
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.shell import ShellExecute
 
-from .conftest import Call
+from tests.support.tools import Call
 
 PY = sys.executable
 

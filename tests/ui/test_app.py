@@ -13,7 +13,7 @@ from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
 from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send, until
+from tests.support.app import settle, type_and_send, until
 
 SIZE = (120, 36)
 

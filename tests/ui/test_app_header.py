@@ -8,7 +8,7 @@ from pathlib import Path
 
 from monkey.gitinfo import current_branch, short_path
 from monkey.ui.widgets.app_header import AppHeader
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 
 SIZE = (120, 36)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 from tests.ui.test_app import SIZE
 
 WRITE = [{"tool_calls": [{"name": "file_write", "arguments": {"path": "plan.txt", "content": "x\n"}}]},

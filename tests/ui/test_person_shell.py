@@ -7,7 +7,7 @@ from pathlib import Path
 
 from monkey.ui.widgets.tool_block import ToolBlock
 from tests.support.cli import run_monkey
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 from tests.ui.test_app import SIZE
 
 

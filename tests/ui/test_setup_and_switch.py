@@ -10,7 +10,7 @@ import pytest
 
 from monkey.ui.widgets.event_pane import EventPane
 from tests.support.cli import monkey_env, run_monkey, write_script
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import notice_text, settle, type_and_send
 
 SIZE = (120, 36)
 
@@ -18,10 +18,6 @@ SIZE = (120, 36)
 async def send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
     await type_and_send(pilot, app, text)
     await settle(pilot, app)
-
-
-def notices(app) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(str(w.render()) for w in app.transcript.query(".notice"))
 
 
 async def test_the_agent_is_built_after_the_first_frame(app_for) -> None:
@@ -62,7 +58,7 @@ async def test_what_building_the_agent_found_is_shown_in_the_app(app_for, worksp
     app = app_for([{"text": "hello"}])
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "hi")
-        shown = notices(app)
+        shown = notice_text(app)
         assert 'the sandbox is off (shell.sandbox = "off" in your config)' in shown
         assert "this folder is not trusted, so monkey did not use: AGENTS.md" in shown
         assert shown.count("the sandbox is off") == 1
@@ -75,16 +71,16 @@ async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, w
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "one?")
         await send(pilot, app, "/backend")
-        assert "* scripted" in notices(app) and "ANTHROPIC_API_KEY" in notices(app)
+        assert "* scripted" in notice_text(app) and "ANTHROPIC_API_KEY" in notice_text(app)
 
         await send(pilot, app, "/model bigger")
         assert app.agent.backend.model == "bigger" and app.status.model == "bigger"
-        assert "now using scripted · bigger" in notices(app)
+        assert "now using scripted · bigger" in notice_text(app)
         pane = app.query_one(EventPane)
         assert any(event.type == "backend_changed" for _, event in pane.events)
 
         await send(pilot, app, "/backend nope")
-        assert "unknown backend 'nope'" in notices(app)
+        assert "unknown backend 'nope'" in notice_text(app)
         assert app.agent.backend.model == "bigger"
 
         await send(pilot, app, "two?")  # the new backend answers, with the conversation so far
@@ -124,7 +120,7 @@ async def test_a_switch_before_the_first_turn_opens_the_session(app_for, monkey_
     app = app_for([{"text": "hello"}])
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "/model early")
-        assert "no longer saved" not in notices(app)
+        assert "no longer saved" not in notice_text(app)
         session_id = app.agent.session_id
         await app.action_quit()
     exported = run_monkey(["sessions", "export", session_id], home=monkey_home)

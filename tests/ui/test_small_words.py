@@ -8,8 +8,8 @@ from pathlib import Path
 
 from monkey.cli import run_command
 from monkey.ui.widgets.transcript import MAX_BLOCKS
-from tests.conftest import write_script
-from tests.ui.conftest import settle, type_and_send
+from tests.support.cli import write_script
+from tests.support.app import settle, type_and_send
 
 
 def users(app) -> list[str]:  # type: ignore[no-untyped-def]

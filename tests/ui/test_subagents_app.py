@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from monkey.ui.widgets.subagent_block import SubagentBlock
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, until
+from tests.support.app import settle, until
 
 WRITE = {"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}
 TASK = {"name": "task", "arguments": {"description": "find it", "prompt": "find the answer", "agent": "general"}}

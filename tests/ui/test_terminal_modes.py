@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env, write_script
+from tests.support.cli import ROOT, monkey_env, write_script
 from tests.ui.test_signals import monkey_pid
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),

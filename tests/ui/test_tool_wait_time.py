@@ -11,7 +11,7 @@ from monkey.events import ToolResult, decode
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
 from tests.support.cli import run_monkey
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 from tests.ui.test_app import SIZE, wait_for_screen
 
 EDIT = [{"text": "", "tool_calls": [{"name": "file_edit", "arguments": {

@@ -17,19 +17,16 @@ from monkey.workflow.stages import parse_verdict
 from monkey.workflow.runner import Workflow
 from tests.support.cli import invoke, run_monkey, stored_events, write_script
 from tests.fakes.approvers import AnsweringApprover
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+from tests.support.script import call_turn
 
 
 LOOPING = [
-    call("file_read", path="README.md"), {"text": "Found the README; hello.txt is missing."},           # think
-    call("exit_plan_mode", plan="1. Write hello.txt"), {"text": "Proposed."},                             # plan 1
-    call("file_write", path="hello.txt", content="hi\n"), {"text": "Wrote hello.txt."},                  # do 1
+    call_turn("file_read", path="README.md"), {"text": "Found the README; hello.txt is missing."},           # think
+    call_turn("exit_plan_mode", plan="1. Write hello.txt"), {"text": "Proposed."},                             # plan 1
+    call_turn("file_write", path="hello.txt", content="hi\n"), {"text": "Wrote hello.txt."},                  # do 1
     {"text": "It says hi.\nVERDICT: not done\nREASON: hello.txt does not say hello"},                     # reflect 1
-    call("exit_plan_mode", plan="1. Put hello in hello.txt"), {"text": "Proposed again."},                # plan 2
-    call("file_edit", path="hello.txt", old_string="hi", new_string="hello"), {"text": "Fixed."},         # do 2
+    call_turn("exit_plan_mode", plan="1. Put hello in hello.txt"), {"text": "Proposed again."},                # plan 2
+    call_turn("file_edit", path="hello.txt", old_string="hi", new_string="hello"), {"text": "Fixed."},         # do 2
     {"text": "VERDICT: done\nREASON: the verify command passes"},                                         # reflect 2
 ]
 
@@ -89,11 +86,11 @@ def test_a_workflow_loops_once_after_a_failing_verify_and_traces_every_stage(
 
 
 def test_a_failing_verify_is_fed_back_at_most_n_times(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    turns = [call("file_read", path="README.md"), {"text": "Read it."},
-             call("exit_plan_mode", plan="1. Write it"), {"text": "Proposed."},
-             call("file_write", path="hello.txt", content="hi\n"), {"text": "Done."},
+    turns = [call_turn("file_read", path="README.md"), {"text": "Read it."},
+             call_turn("exit_plan_mode", plan="1. Write it"), {"text": "Proposed."},
+             call_turn("file_write", path="hello.txt", content="hi\n"), {"text": "Done."},
              {"text": "VERDICT: done\nREASON: looks right"},  # the verify command says otherwise
-             call("exit_plan_mode", plan="1. Try again"), {"text": "Proposed."},
+             call_turn("exit_plan_mode", plan="1. Try again"), {"text": "Proposed."},
              {"text": "Nothing to change."},
              {"text": "VERDICT: done\nREASON: still looks right"}]
     run = workflow_run(workspace, monkey_home, tmp_path, turns, "--approve-plan", "accept-edits", retries=1)

@@ -71,7 +71,7 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
     import json
 
     from tests.support.cli import invoke, run_monkey
-    from tests.backends.plugin.conftest import manifest_text
+    from tests.support.plugins import manifest_text
 
     dump = tmp_path / "env.json"
     plugin = install("envy", [{"env_to": str(dump)}, {"text": "ok"}],
@@ -100,7 +100,7 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
 
 def test_a_required_variable_set_nowhere_is_a_usage_error(install, workspace: Path, monkey_home: Path):
     from tests.support.cli import invoke, run_monkey
-    from tests.backends.plugin.conftest import manifest_text
+    from tests.support.plugins import manifest_text
 
     plugin = install("needy", [{"text": "never"}])
     manifest = plugin.folder / "plugin.yaml"

@@ -1,23 +1,26 @@
-"""Build the real app on a scripted backend for Pilot tests."""
+"""The real Textual app on a scripted backend, and driving it with Pilot.
+
+Textual is imported when an app is built, not when this module is (collection stays quick)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pytest
-
-from monkey.cli import build_parser
-from monkey.commands.flags import session_request
-from monkey.session.setup import resolve_setup
-from monkey.ui.app import MonkeyApp
-from monkey.ui.approver import TuiApprover
-from monkey.ui.widgets.prompt_input import PromptInput
+if TYPE_CHECKING:
+    from monkey.ui.app import MonkeyApp
 
 
 def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags: str, **kw: Any) -> MonkeyApp:
     """The real app, built the way ``monkey agent`` builds it, on a scripted backend."""
+    from monkey.cli import build_parser
+    from monkey.commands.flags import session_request
+    from monkey.session.setup import resolve_setup
+    from monkey.ui.app import MonkeyApp
+    from monkey.ui.approver import TuiApprover
+
     script.write_text(json.dumps({"turns": turns, "agents": kw.pop("agents", {})}))
     args = build_parser().parse_args(
         ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags])
@@ -27,20 +30,8 @@ def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags:
     return MonkeyApp(setup, notices=setup.notices, **kw)
 
 
-@pytest.fixture
-def app_for(workspace: Path, tmp_path: Path):
-    """``app_for(turns, *flags, **kw)``: a :class:`MonkeyApp` for a script."""
-
-    def build(turns: list[dict[str, Any]], *flags: str, **kw: Any) -> MonkeyApp:
-        return make_app(workspace, tmp_path / "script.json", turns, *flags, **kw)
-
-    return build
-
-
 async def settle(pilot, app: MonkeyApp, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
     """Wait until no turn runs and the screen has caught up."""
-    import asyncio
-
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     await pilot.pause(0.05)
@@ -53,8 +44,6 @@ async def settle(pilot, app: MonkeyApp, timeout: float = 10.0) -> None:  # type:
 
 async def until(pilot, condition, what: str, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
     """Let the app run until ``condition()`` holds (a screen catching up), or fail saying ``what``."""
-    import asyncio
-
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
     while not condition():
@@ -65,7 +54,19 @@ async def until(pilot, condition, what: str, timeout: float = 15.0) -> None:  # 
 
 async def type_and_send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
     """Type ``text`` into the message box and press Enter."""
+    from monkey.ui.widgets.prompt_input import PromptInput
+
     prompt = app.query_one(PromptInput)
     prompt.focus()
     prompt.insert(text)
     await pilot.press("enter")
+
+
+def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
+    """The notices of the transcript, each as it is rendered."""
+    return [str(w.render()) for w in app.transcript.query(".notice")]
+
+
+def notice_text(app) -> str:  # type: ignore[no-untyped-def]
+    """The notices of the transcript as one text, a line each."""
+    return "\n".join(notices(app))

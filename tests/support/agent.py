@@ -1,19 +1,33 @@
-"""Helpers of the session-store tests: a backend that keeps the requests it was sent, and
-running a task through the real ``--task`` driver in-process."""
+"""The agent loop and a session in this process, on the scripted backend."""
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
-from monkey.context.window import ContextManager, ContextSettings
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
+from monkey.context.window import ContextManager, ContextSettings
 from monkey.events import Event
-from monkey.messages import ModelRequest
+
+
+async def collect(stream: AsyncIterator[Event]) -> list[Event]:
+    """Every event of a stream (a turn of the agent), in order."""
+    return [event async for event in stream]
+
+
+def agent_for(workspace: Path, turns: list[ScriptTurn], **kw: Any) -> Agent:
+    """An :class:`Agent` in ``workspace`` on a scripted backend playing ``turns`` (``kw`` go to the Agent)."""
+    return Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace, **kw)
+
+
+def of(events: list[Event], kind: str, session: str | None = None) -> list[Any]:
+    """The events of one type (of one session, when given)."""
+    return [e for e in events if e.type == kind and (session is None or e.session_id == session)]
 
 
 class RecordingBackend(ScriptedBackend):
@@ -37,13 +51,14 @@ class ListSink(list):
 
 def make_agent(workspace: Path, turns: list[ScriptTurn], *, window: int = 0, compact_at: float = 0.8,
                session_id: str | None = None) -> Agent:
+    """An agent on a :class:`RecordingBackend` with a context window of ``window`` tokens (0: none)."""
     backend = RecordingBackend(Script(turns=turns, context_window=window))
     context = ContextManager(backend, settings=ContextSettings(compact_at=compact_at))
     return Agent(backend=backend, workspace=workspace, options=AgentOptions(max_iterations=10),
                  context=context, session_id=session_id)
 
 
-async def drive(agent: Agent, prompt: str, **kw) -> ListSink:
+async def drive(agent: Agent, prompt: str, **kw: Any) -> ListSink:
     """One task through the real ``--task`` driver (a session, store included), in this process."""
     from monkey.line.task import drive_task
     from monkey.session.session import Session
@@ -55,4 +70,5 @@ async def drive(agent: Agent, prompt: str, **kw) -> ListSink:
 
 
 def db(home: Path) -> sqlite3.Connection:
+    """The session store of a monkey home."""
     return sqlite3.connect(home / "monkey.db")

@@ -1,0 +1,40 @@
+"""Plugins installed in a monkey home as a person would (the ``install`` fixture of tests/backends/plugin)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCRIPT_PLUGIN = Path(__file__).resolve().parents[1] / "backends" / "plugin" / "script_plugin.py"
+"""A plugin that plays a script of JSON lines and logs what it reads on stdin."""
+
+
+@dataclass
+class Installed:
+    """A scripted plugin in the monkey home: where its script and its log of stdin are."""
+
+    name: str
+    folder: Path
+    script: Path
+    log: Path
+
+    def received(self) -> list[dict[str, Any]]:
+        """Every JSON line the plugin read on stdin, in order (runs of all its processes)."""
+        if not self.log.exists():
+            return []
+        return [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
+
+    def methods(self) -> list[str]:
+        return [m.get("method", "") for m in self.received()]
+
+    def saw_eof(self) -> bool:
+        return self.log.exists() and "EOF" in self.log.read_text().splitlines()
+
+
+def manifest_text(name: str, command: list[str], capabilities: list[str], env: str = "") -> str:
+    """A ``plugin.yaml`` of an agent plugin that runs ``command``."""
+    return (f'version: "0.1"\nname: "{name}"\ntype: "agent"\ndescription: "test plugin {name}"\nprotocol: "1"\n'
+            f"executable:\n  command: {json.dumps(command)}\n"
+            f'agent:\n  name: "{name}"\n  streaming: true\n  capabilities: {json.dumps(capabilities)}\n' + env)
