@@ -18,6 +18,7 @@ from tests.support.checkpoints import agent, git, py, tree_digest
 from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 from tests.support.procs import pids_running
 from tests.support.script import call_turn
+from tests.support.pty import PTY_TIMEOUT
 
 
 def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
@@ -312,7 +313,7 @@ def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace
     assert "\x1b]0;PWNED\x07" in piped.stdout  # a file or a pipe gets the diff as it is (git apply works)
     for args in (["checkpoints", "show", ident], ["checkpoints"]):
         child = pexpect.spawn(sys.executable, ["-m", "monkey", *args, "--cwd", str(workspace)],
-                              env=monkey_env(monkey_home), encoding="utf-8", timeout=30)
+                              env=monkey_env(monkey_home), encoding="utf-8", timeout=PTY_TIMEOUT)
         child.expect(pexpect.EOF)
         shown = child.before
         child.close()

@@ -11,7 +11,7 @@ import pexpect
 import pytest
 
 from tests.support.cli import invoke, monkey_env, run_monkey, write_script
-from tests.support.pty import spawn_repl
+from tests.support.pty import PTY_TIMEOUT, spawn_repl
 
 FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_request"}]
 
@@ -26,7 +26,7 @@ def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
 def spawn_app(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
     return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                                           "--cwd", str(workspace), *flags],
-                         env=monkey_env(home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                         env=monkey_env(home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
 
 
 def test_a_mistyped_command_gets_a_suggestion(monkey_home: Path) -> None:
@@ -51,7 +51,7 @@ def test_bare_monkey_without_a_terminal_prints_help(monkey_home: Path) -> None:
 def test_bare_monkey_on_a_terminal_opens_the_app(workspace: Path, monkey_home: Path) -> None:
     child = pexpect.spawn(sys.executable, ["-m", "monkey"], cwd=str(workspace),
                           env=monkey_env(monkey_home, TERM="xterm-256color", ANTHROPIC_API_KEY=""),
-                          timeout=30, dimensions=(36, 120))
+                          timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect_exact("\x1b[?1049h")  # the full-screen app took the screen
     child.expect("iter")  # its status bar is drawn
     child.sendcontrol("d")

@@ -12,7 +12,7 @@ import pexpect
 import pytest
 
 from tests.support.cli import monkey_env, write_script
-from tests.support.pty import refuse_without_reason, spawn_repl
+from tests.support.pty import PTY_TIMEOUT, refuse_without_reason, spawn_repl
 
 pytestmark = pytest.mark.pty
 
@@ -32,9 +32,9 @@ def spawn_task(workspace: Path, home: Path, script: Path, *flags: str, command: 
             "--cwd", str(workspace), "--task", "do it", *flags]
     if command:  # through a shell, for redirections
         return pexpect.spawn("/bin/sh", ["-c", " ".join(f"'{a}'" for a in argv) + " " + command],
-                             env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30,
+                             env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT,
                              dimensions=(40, 120))
-    return pexpect.spawn(argv[0], argv[1:], env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30,
+    return pexpect.spawn(argv[0], argv[1:], env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT,
                          dimensions=(40, 120))
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from tests.support.cli import invoke
 from tests.support.script import call
+from tests.support.pty import PTY_TIMEOUT
 
 PY = sys.executable
 
@@ -247,7 +248,7 @@ def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_appro
         {"tool_calls": [py("open('.git/hooks/approved', 'w').write('approved')")]}, {"text": "done"}])
     task = pexpect.spawn(PY, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                               "--cwd", str(workspace), "--task", "do it"],
-                         env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 120))
+                         env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 120))
     task.expect_exact("allow? [y/a/")
     task.sendline("y")
     task.expect_exact("this command runs again OUTSIDE the sandbox")

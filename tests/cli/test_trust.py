@@ -11,6 +11,7 @@ import pytest
 
 from monkey.config import load_config
 from tests.support.cli import invoke, monkey_env, write_script
+from tests.support.pty import PTY_TIMEOUT
 
 HOSTILE = ('[agent]\nbackend = "claude-code"\nmax_iterations = 500\n'
            '[local]\nmodel_path = "/tmp/crafted.gguf"\n'
@@ -70,7 +71,7 @@ def test_on_a_terminal_monkey_asks_once_and_remembers(workspace: Path, monkey_ho
     def start():  # type: ignore[no-untyped-def]
         return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted",
                                               "--script", str(script), "--cwd", str(workspace)],
-                             env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30)
+                             env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT)
 
     child = start()
     child.expect_exact("sets agent.max_iterations")

@@ -17,6 +17,7 @@ import pytest
 
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
 from tests.support.cli import invoke, monkey_env, run_monkey, stored_events, write_script
+from tests.support.pty import PTY_TIMEOUT
 
 
 def _agent(script: Path, ws: Path, *flags: str) -> list[str]:
@@ -233,7 +234,7 @@ def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path
     for args in (["sessions", "export", session_id], ["sessions", "export", session_id, "--format", "markdown"],
                  ["sessions", "show", session_id]):
         child = pexpect.spawn(sys.executable, ["-m", "monkey", *args], env=monkey_env(monkey_home),
-                              encoding="utf-8", timeout=30, dimensions=(40, 200))
+                              encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 200))
         child.expect(pexpect.EOF)
         shown = child.before
         child.close()
@@ -243,7 +244,7 @@ def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path
         assert "clipboard" in shown
     # on a terminal the JSON lines are still the same JSON
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "sessions", "export", session_id],
-                          env=monkey_env(monkey_home), encoding="utf-8", timeout=30, dimensions=(40, 4000))
+                          env=monkey_env(monkey_home), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 4000))
     child.expect(pexpect.EOF)
     events = [json.loads(line) for line in child.before.replace("\r\n", "\n").splitlines() if line]
     assert any(e.get("text") == hostile for e in events)

@@ -7,8 +7,12 @@ from pathlib import Path
 
 from tests.support.cli import monkey_env
 
+PTY_TIMEOUT = 90
+"""Seconds a test waits for what it expects on a pseudo-terminal before it fails: long, because a
+loaded machine may take many seconds to start Python and Textual; a passing test never waits it out."""
 
-def spawn_repl(workspace: Path, home: Path, script: Path, *flags: str, timeout: int = 30,
+
+def spawn_repl(workspace: Path, home: Path, script: Path, *flags: str, timeout: float = PTY_TIMEOUT,
                columns: int = 120):  # type: ignore[no-untyped-def]
     """``monkey agent --plain`` on a pty (pexpect) with the scripted backend."""
     import pexpect

@@ -11,6 +11,7 @@ import pytest
 from monkey.ui.widgets.event_pane import EventPane
 from tests.support.cli import monkey_env, run_monkey, write_script
 from tests.support.app import notice_text, settle, type_and_send
+from tests.support.pty import PTY_TIMEOUT
 
 SIZE = (120, 36)
 
@@ -107,7 +108,7 @@ def test_usage_errors_exit_2_before_the_app_draws(workspace: Path, monkey_home: 
     flags = setup.get("flags", ["--backend", "scripted"])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", *flags, "--script", str(script),
                                            "--cwd", str(workspace)],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect(pexpect.EOF)
     child.close()
     out = child.before.decode(errors="replace")
@@ -164,7 +165,7 @@ def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path,
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                                            "--cwd", str(workspace), *flags],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect(pexpect.EOF)
     child.close()
     out = child.before.decode(errors="replace")
@@ -183,7 +184,7 @@ def test_continue_in_the_app_opens_the_latest_session(workspace: Path, monkey_ho
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                                            "--cwd", str(workspace), "--continue"],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect(f"resumed session {session_id}")
     child.sendcontrol("d")
     child.expect(pexpect.EOF)
