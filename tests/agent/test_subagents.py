@@ -13,35 +13,11 @@ import msgspec
 from monkey.agent.agent_defs import discover_agents
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.budget import Limits
-from monkey.agent.loop import Agent, AgentOptions
+from monkey.agent.loop import Agent
 from monkey.agent.subagents import Delegation, TaskTool, install_task_tool
 from monkey.backends.scripted import Script, ScriptedBackend
-from monkey.checkpoints.guard import CheckpointGuard
 from tests.support.cli import run_monkey
-from tests.support.agent import collect, of
-
-
-def task(agent: str, prompt: str = "look into it", description: str = "a part", **kw: Any) -> dict[str, Any]:
-    return {"name": "task", "arguments": {"description": description, "prompt": prompt, "agent": agent, **kw}}
-
-
-def define(workspace: Path, name: str, front: str, body: str = "Do the part you are given.") -> None:
-    folder = workspace / ".monkey" / "agents"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.md").write_text(f"---\nname: {name}\n{front}\n---\n{body}\n")
-
-
-def root_agent(workspace: Path, home: Path, script: dict[str, Any], *, mode: str = "auto", max_depth: int = 2,
-               limits: Limits | None = None, checkpoints: bool = False, **delegation: Any) -> Agent:
-    backend = ScriptedBackend(msgspec.convert(script, Script))
-    policy = ApprovalPolicy(mode=mode)  # type: ignore[arg-type]
-    guard = CheckpointGuard(workspace, home=home) if checkpoints else None
-    agent = Agent(backend=backend, workspace=workspace, policy=policy, checkpoints=guard,
-                  options=AgentOptions(limits=limits or Limits()))
-    defs = discover_agents(workspace, home=home, trusted=True)
-    assert not defs.warnings, defs.warnings
-    install_task_tool(agent, Delegation(defs, max_depth=max_depth, **delegation))
-    return agent
+from tests.support.agent import collect, define, of, root_agent, task
 
 
 async def test_delegation_returns_a_handoff(workspace: Path, monkey_home: Path) -> None:

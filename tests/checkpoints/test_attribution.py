@@ -250,7 +250,7 @@ async def test_two_commands_at_once_in_one_monkey_each_undo_only_their_own(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     """Two sub-agents' shell commands run at the same time in one process: each command's
     checkpoint holds its own files only, so undoing one child's session leaves the other's."""
-    from tests.agent.test_subagents import collect, of, root_agent, task
+    from tests.support.agent import collect, of, root_agent, task
 
     def shell(command: str) -> dict[str, Any]:
         return {"name": "shell_execute", "arguments": {"command": command, "timeout": 60}}

@@ -258,7 +258,7 @@ async def test_session_start_runs_again_for_a_session_opened_in_the_same_process
 async def test_a_sub_agent_runs_subagent_start_and_stop_and_its_calls_run_the_tool_hooks(
         tmp_path: Path, monkey_home: Path) -> None:
     from monkey.extensions.hooks import Hooks, parse_hooks
-    from tests.agent.test_subagents import collect, root_agent, task
+    from tests.support.agent import collect, root_agent, task
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     log = tmp_path / "log.jsonl"

@@ -9,10 +9,15 @@ from typing import Any
 
 import msgspec
 
+from monkey.agent.agent_defs import discover_agents
+from monkey.agent.budget import Limits
 from monkey.agent.loop import Agent, AgentOptions
+from monkey.agent.subagents import Delegation, install_task_tool
 from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
+from monkey.checkpoints.guard import CheckpointGuard
 from monkey.context.window import ContextManager, ContextSettings
 from monkey.events import Event
+from monkey.permissions.policy import ApprovalPolicy
 
 
 async def collect(stream: AsyncIterator[Event]) -> list[Event]:
@@ -72,3 +77,29 @@ async def drive(agent: Agent, prompt: str, **kw: Any) -> ListSink:
 def db(home: Path) -> sqlite3.Connection:
     """The session store of a monkey home."""
     return sqlite3.connect(home / "monkey.db")
+
+
+def task(agent: str, prompt: str = "look into it", description: str = "a part", **kw: Any) -> dict[str, Any]:
+    """A ``task`` call (a sub-agent) of a script."""
+    return {"name": "task", "arguments": {"description": description, "prompt": prompt, "agent": agent, **kw}}
+
+
+def define(workspace: Path, name: str, front: str, body: str = "Do the part you are given.") -> None:
+    """A sub-agent definition ``.monkey/agents/NAME.md`` in the workspace."""
+    folder = workspace / ".monkey" / "agents"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{name}.md").write_text(f"---\nname: {name}\n{front}\n---\n{body}\n")
+
+
+def root_agent(workspace: Path, home: Path, script: dict[str, Any], *, mode: str = "auto", max_depth: int = 2,
+               limits: Limits | None = None, checkpoints: bool = False, **delegation: Any) -> Agent:
+    """An agent on ``script`` (with its ``agents``) that can delegate with ``task``."""
+    backend = ScriptedBackend(msgspec.convert(script, Script))
+    policy = ApprovalPolicy(mode=mode)  # type: ignore[arg-type]
+    guard = CheckpointGuard(workspace, home=home) if checkpoints else None
+    agent = Agent(backend=backend, workspace=workspace, policy=policy, checkpoints=guard,
+                  options=AgentOptions(limits=limits or Limits()))
+    defs = discover_agents(workspace, home=home, trusted=True)
+    assert not defs.warnings, defs.warnings
+    install_task_tool(agent, Delegation(defs, max_depth=max_depth, **delegation))
+    return agent

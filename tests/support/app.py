@@ -12,6 +12,16 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from monkey.ui.app import MonkeyApp
 
+SIZE = (120, 36)
+"""The terminal size the app tests run the app at."""
+
+SHELL_TWICE = [  # python3 is no read-only command (those never ask), so these wait for a person
+    {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c \"print('one')\""}}]},
+    {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c \"print('two')\""}}]},
+    {"text": "Both ran."},
+]
+"""A script of two shell calls that each wait for a person's approval."""
+
 
 def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags: str, **kw: Any) -> MonkeyApp:
     """The real app, built the way ``monkey agent`` builds it, on a scripted backend."""
@@ -60,6 +70,15 @@ async def type_and_send(pilot, app, text: str) -> None:  # type: ignore[no-untyp
     prompt.focus()
     prompt.insert(text)
     await pilot.press("enter")
+
+
+async def wait_for_screen(pilot, app, kind: type, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+    """Let the app run until its screen is a ``kind`` (a dialog opening), or fail saying what it is."""
+    for _ in range(int(timeout / 0.05)):
+        if isinstance(app.screen, kind):
+            return
+        await pilot.pause(0.05)
+    raise AssertionError(f"{kind.__name__} never showed; the screen is {type(app.screen).__name__}")
 
 
 def notices(app) -> list[str]:  # type: ignore[no-untyped-def]

@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from tests.support.cli import Run, run_monkey
+
 SCRIPT_PLUGIN = Path(__file__).resolve().parents[1] / "backends" / "plugin" / "script_plugin.py"
 """A plugin that plays a script of JSON lines and logs what it reads on stdin."""
 
@@ -38,3 +40,19 @@ def manifest_text(name: str, command: list[str], capabilities: list[str], env: s
     return (f'version: "0.1"\nname: "{name}"\ntype: "agent"\ndescription: "test plugin {name}"\nprotocol: "1"\n'
             f"executable:\n  command: {json.dumps(command)}\n"
             f'agent:\n  name: "{name}"\n  streaming: true\n  capabilities: {json.dumps(capabilities)}\n' + env)
+
+
+def task(workspace: Path, home: Path, name: str, prompt: str = "say hello", *flags: str, timeout: float = 60) -> Run:
+    """``monkey agent --backend plugin:NAME --task PROMPT`` (a process) with stream-json output."""
+    return run_monkey(["agent", "--backend", f"plugin:{name}", "--task", prompt, "--cwd", str(workspace),
+                       "--output-format", "stream-json", *flags], home=home, timeout=timeout)
+
+
+WRITE: dict[str, Any] = {"tool_use": {"id": "t1", "name": "file_write",
+                                       "input": {"path": "notes.txt", "content": "from the plugin\n"}}}
+"""A plugin step that asks monkey to write notes.txt."""
+
+
+def results(plugin: Installed) -> list[dict[str, Any]]:
+    """The tool results monkey sent the plugin, in order."""
+    return [m["params"] for m in plugin.received() if m.get("method") == "agent.tool_result"]

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.support.app import settle, type_and_send
-from tests.ui.test_app import SHELL_TWICE, SIZE, wait_for_screen
+from tests.support.app import SHELL_TWICE, SIZE, settle, type_and_send, wait_for_screen
 
 
 class Clock:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.transcript import Transcript
-from tests.support.app import notice_text, settle, type_and_send
-from tests.ui.test_app import SIZE
+from tests.support.app import SIZE, notice_text, settle, type_and_send
 
 ANSWER = "Use `git log --oneline`.\nIt prints one line per commit."
 

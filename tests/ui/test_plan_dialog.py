@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.ui.screens.plan import PlanScreen
-from tests.support.app import settle, type_and_send, until
-from tests.ui.test_app import SIZE
+from tests.support.app import SIZE, settle, type_and_send, until
 
 PLAN = "# Plan\n\n1. Write `hello.txt`.\n2. Check it."
 TURNS = [

@@ -12,7 +12,7 @@ import pytest
 from tests.support.cli import invoke
 from tests.fakes.ollama_server import FakeOllama
 from tests.backends.plugin.test_manifest import SEED
-from tests.backends.plugin.test_plugin_text import task
+from tests.support.plugins import task
 
 OLLAMA = Path(__file__).resolve().parent / "ollama"
 ALIAS = '''

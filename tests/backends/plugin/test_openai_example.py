@@ -7,7 +7,7 @@ from pathlib import Path
 
 from tests.support.cli import invoke
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.backends.plugin.test_plugin_text import task
+from tests.support.plugins import task
 
 
 def configure(home: Path, url: str, extra: str = "") -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from tests.support.cli import monkey_env, run_monkey
 from tests.support.procs import pids_running
-from tests.backends.plugin.test_plugin_text import task
+from tests.support.plugins import task
 
 FAST = "idle_timeout = 1.0\ngrace = 0.5\n"
 

@@ -10,7 +10,7 @@ import pexpect
 import pytest
 
 from tests.support.cli import monkey_env
-from tests.backends.plugin.test_plugin_tools import WRITE, results
+from tests.support.plugins import WRITE, results
 from tests.support.pty import PTY_TIMEOUT
 
 pytestmark = pytest.mark.pty

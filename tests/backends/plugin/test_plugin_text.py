@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.cli import invoke, run_monkey
-
-
-def task(workspace: Path, home: Path, name: str, prompt: str = "say hello", *flags: str, timeout: float = 60):
-    return run_monkey(["agent", "--backend", f"plugin:{name}", "--task", prompt, "--cwd", str(workspace),
-                       "--output-format", "stream-json", *flags], home=home, timeout=timeout)
+from tests.support.cli import invoke
+from tests.support.plugins import task
 
 
 def test_text_thinking_usage_stream_as_events(install, workspace: Path, monkey_home: Path):
@@ -70,7 +66,6 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
                                                                tmp_path: Path):
     import json
 
-    from tests.support.cli import invoke, run_monkey
     from tests.support.plugins import manifest_text
 
     dump = tmp_path / "env.json"
@@ -99,7 +94,6 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
 
 
 def test_a_required_variable_set_nowhere_is_a_usage_error(install, workspace: Path, monkey_home: Path):
-    from tests.support.cli import invoke, run_monkey
     from tests.support.plugins import manifest_text
 
     plugin = install("needy", [{"text": "never"}])

@@ -5,14 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.cli import invoke
-from tests.backends.plugin.test_plugin_text import task
-
-WRITE = {"tool_use": {"id": "t1", "name": "file_write", "input": {"path": "notes.txt", "content": "from the plugin\n"}}}
-
-
-def results(plugin) -> list[dict]:
-    return [m["params"] for m in plugin.received() if m.get("method") == "agent.tool_result"]
-
+from tests.support.plugins import WRITE, results, task
 
 def test_a_write_is_denied_headless_and_the_plugin_is_told(install, workspace: Path, monkey_home: Path):
     plugin = install("writer", [WRITE, {"text": "ok, I could not"}])
