@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from tests.support.cli import Run, run_monkey
+from tests.support.cli import Run, invoke, run_monkey
 
 SCRIPT_PLUGIN = Path(__file__).resolve().parents[1] / "backends" / "plugin" / "script_plugin.py"
 """A plugin that plays a script of JSON lines and logs what it reads on stdin."""
@@ -42,10 +42,12 @@ def manifest_text(name: str, command: list[str], capabilities: list[str], env: s
             f'agent:\n  name: "{name}"\n  streaming: true\n  capabilities: {json.dumps(capabilities)}\n' + env)
 
 
-def task(workspace: Path, home: Path, name: str, prompt: str = "say hello", *flags: str, timeout: float = 60) -> Run:
-    """``monkey agent --backend plugin:NAME --task PROMPT`` (a process) with stream-json output."""
-    return run_monkey(["agent", "--backend", f"plugin:{name}", "--task", prompt, "--cwd", str(workspace),
-                       "--output-format", "stream-json", *flags], home=home, timeout=timeout)
+def task(workspace: Path, home: Path, name: str, prompt: str = "say hello", *flags: str, process: bool = False) -> Run:
+    """``monkey agent --backend plugin:NAME --task PROMPT`` with stream-json output, in this process
+    (``process=True``: as a process, for what only a process shows, such as the plugins it leaves)."""
+    args = ["agent", "--backend", f"plugin:{name}", "--task", prompt, "--cwd", str(workspace),
+            "--output-format", "stream-json", *flags]
+    return run_monkey(args, home=home) if process else invoke(args, home=home)
 
 
 WRITE: dict[str, Any] = {"tool_use": {"id": "t1", "name": "file_write",

@@ -79,7 +79,7 @@ def test_a_plugin_ignoring_sigterm_is_killed(install, workspace: Path, monkey_ho
     marker = f"ignore-term-{os.getpid()}"
     install("stubborn", [{"ignore_term": True}, {"text": "you cannot stop me"}, {"sleep": 60}],
             settings=FAST + f'config = {{ marker = "{marker}" }}\n')
-    run = task(workspace, monkey_home, "stubborn")
+    run = task(workspace, monkey_home, "stubborn", process=True)
     ended_with_error(run)
     assert "printed nothing for 1 s" in error_of(run)
     assert not pids_running(str(Path(__file__).parent / "script_plugin.py") + "\0")  # none of ours left
