@@ -178,7 +178,7 @@ def test_header_with_the_instruction_files(app_for, workspace, monkey_home, snap
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         from monkey.events import InstructionRef, InstructionsLoaded
         from monkey.ui.widgets.app_header import AppHeader
-        from tests.ui.conftest import until
+        from tests.support.app import until
 
         header = pilot.app.query_one(AppHeader)
         await until(pilot, lambda: header.instructions, "the header names the session's instruction files")

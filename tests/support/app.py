@@ -1,5 +1,8 @@
 """The real Textual app on a scripted backend, and driving it with Pilot.
 
+The waits (settle, until, wait_for_screen) give up after a minute: a loaded machine may take
+seconds where a quiet one takes milliseconds; a passing test never waits them out.
+
 Textual is imported when an app is built, not when this module is (collection stays quick)."""
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags:
     return MonkeyApp(setup, notices=setup.notices, **kw)
 
 
-async def settle(pilot, app: MonkeyApp, timeout: float = 10.0) -> None:  # type: ignore[no-untyped-def]
+async def settle(pilot, app: MonkeyApp, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Wait until no turn runs and the screen has caught up."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -52,7 +55,7 @@ async def settle(pilot, app: MonkeyApp, timeout: float = 10.0) -> None:  # type:
     await pilot.pause(0.1)
 
 
-async def until(pilot, condition, what: str, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+async def until(pilot, condition, what: str, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Let the app run until ``condition()`` holds (a screen catching up), or fail saying ``what``."""
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -72,7 +75,7 @@ async def type_and_send(pilot, app, text: str) -> None:  # type: ignore[no-untyp
     await pilot.press("enter")
 
 
-async def wait_for_screen(pilot, app, kind: type, timeout: float = 15.0) -> None:  # type: ignore[no-untyped-def]
+async def wait_for_screen(pilot, app, kind: type, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
     """Let the app run until its screen is a ``kind`` (a dialog opening), or fail saying what it is."""
     for _ in range(int(timeout / 0.05)):
         if isinstance(app.screen, kind):
