@@ -219,7 +219,7 @@ async def test_ctrl_c_twice_quits(app_for) -> None:
 
 
 async def test_escape_keeps_the_queue_for_the_person_to_send_or_clear(app_for) -> None:
-    slow = {"text": "word " * 200, "delay": 0.05}
+    slow = {"text": "word " * 6000, "delay": 0.05}  # streams far longer than any test waits: only escape ends it
     app = app_for([slow, {"text": "Second."}, {"text": "Third."}, slow])
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "talk slowly")
