@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-__all__ = ["main", "build_parser", "undumpable"]
+__all__ = ["main", "run_command", "build_parser", "undumpable"]
 
 EXIT_OK = 0
 EXIT_ERROR = 1
@@ -311,17 +311,27 @@ def _main(argv: list[str] | None) -> int:
     hide_secrets()  # root's children pass PR_SET_DUMPABLE: keys blanked where /proc/<pid>/environ shows them
     if not args_list and sys.stdin.isatty() and sys.stdout.isatty():
         args_list = ["agent"]  # bare `monkey` on a terminal opens the app, as claude, codex and aider do
+    return run_command(args_list, process=True)
+
+
+def run_command(args_list: list[str], *, process: bool = False) -> int:
+    """Parse and run one ``monkey`` command line; its exit status.
+
+    ``process``: this is monkey's own process (:func:`main`), so it also takes the process-wide
+    duties: the collector's hold, the children's supervision and the logging handlers. The tests
+    run command lines in their own process without them.
+    """
     parser = build_parser(only="agent" if args_list[:1] == ["agent"] else None)
     unknown = _unknown_command(parser, args_list)
     if unknown:
         sys.stderr.write(f"monkey: {unknown}\n")
         return EXIT_USAGE
     args = parser.parse_args(args_list)
-    if args.command == "agent":  # no collections until the app's first frame (the line front ends: at once)
+    if process and args.command == "agent":  # no collections until the app's first frame (the line front ends: at once)
         from monkey.ui.memory import hold_collector
 
         hold_collector()
-    if args.command in ("agent", "acp", "serve"):
+    if process and args.command in ("agent", "acp", "serve"):
         _supervise_children()
         if hasattr(args, "verbose") and (problem := _logging(args)):
             sys.stderr.write(f"monkey: {problem}\n")

@@ -19,8 +19,8 @@ import pytest
 from textual.reactive import reactive
 from textual.widgets import Input, TextArea
 
-from tests.conftest import init_git_workspace, monkey_home  # noqa: F401 - a fixture (autouse)
-from tests.ui.conftest import app_for  # noqa: F401 - a fixture
+from tests.conftest import app_for, monkey_home  # noqa: F401 - fixtures (monkey_home autouse)
+from tests.support.cli import init_git_workspace
 
 SNAPSHOT_WORKSPACE = Path("/tmp/monkey-snapshots/proj")
 """Where every snapshot test's workspace is, on every machine."""

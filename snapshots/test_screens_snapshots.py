@@ -9,13 +9,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from monkey.store import SessionStore
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.screens.picker import SessionPickerScreen
 from monkey.ui.screens.timeline import TimelineScreen
-from tests.ui.conftest import until
+from tests.support.app import until
 from tests.ui.screen_data import (SESSION, ScreenApp, edit_request, fixed_time, shell_request, three_changes,
                                   timeline_loaded)
+
+pytestmark = pytest.mark.xdist_group("snapshots")  # one workspace path: one worker at a time
 
 SIZE = (120, 36)
 

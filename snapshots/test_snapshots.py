@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import pytest
+
 from monkey.events import (IterationStarted, TextDelta, ThinkingDelta, ToolCallEvent, ToolOutput, ToolResult,
                            TurnStarted, Usage)
 from monkey.ui.widgets.tool_block import ToolBlock
+
+pytestmark = pytest.mark.xdist_group("snapshots")  # one workspace path: one worker at a time
 
 SIZE = (120, 36)
 EDIT = [{"text": "I'll rename the project and look around.", "tool_calls": [
@@ -174,7 +178,7 @@ def test_header_with_the_instruction_files(app_for, workspace, monkey_home, snap
     async def run(pilot) -> None:  # type: ignore[no-untyped-def]
         from monkey.events import InstructionRef, InstructionsLoaded
         from monkey.ui.widgets.app_header import AppHeader
-        from tests.ui.conftest import until
+        from tests.support.app import until
 
         header = pilot.app.query_one(AppHeader)
         await until(pilot, lambda: header.instructions, "the header names the session's instruction files")

@@ -23,10 +23,11 @@ from monkey import children
 from monkey.backends.supervise import AgentProcess, ChildSpec
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
-from tests.conftest import monkey_env, write_script
+from tests.support.cli import monkey_env, write_script
 from tests.fakes.family_procs import FAMILY, Procs, family, family_task, kill_all, living, wait_gone
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")
+pytestmark = [pytest.mark.subprocess,
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")]
 
 def caught(procs: Procs) -> Procs:
     """The family without ``bare``: once monkey itself is killed with SIGKILL, a grandchild that left

@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's"),
+              pytest.mark.subprocess]  # a real process's /proc/<pid>/environ and cmdline
 
 PROBE = r"""
 import ctypes, json, os, subprocess, sys

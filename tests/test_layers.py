@@ -31,6 +31,8 @@ A new top-level module or package must be placed in a layer here before the test
 from __future__ import annotations
 
 import ast
+import functools
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -138,12 +140,26 @@ def _segment(lines: list[str], node: ast.stmt) -> str:
     return "\n".join(c.decode() for c in chunk)
 
 
+def _statements(body: list[ast.stmt]) -> Iterator[ast.stmt]:
+    """Every statement in ``body`` and in the blocks nested in it (functions, classes, ``if``,
+    ``try``, ``with``, loops, ``match``): an import is always a statement, so the expressions,
+    most of a file's nodes, need no visit."""
+    for node in body:
+        yield node
+        for name in ("body", "orelse", "finalbody"):
+            block = getattr(node, name, None)
+            if isinstance(block, list):
+                yield from _statements(block)
+        for part in getattr(node, "handlers", ()) or getattr(node, "cases", ()):
+            yield from _statements(part.body)
+
+
 def _file_imports(module: str, path: Path, file: str, modules: dict[str, Path]) -> list[Import]:
     """Every import statement of one file, resolved to what it imports."""
     found: list[Import] = []
     source = path.read_text(encoding="utf-8")
     lines = source.splitlines()  # once per file: ast.get_source_segment splits the whole file per call
-    for node in ast.walk(ast.parse(source, filename=file)):
+    for node in _statements(ast.parse(source, filename=file).body):
         if not isinstance(node, (ast.Import, ast.ImportFrom)):
             continue
         text = " ".join(_segment(lines, node).split())  # one line, even (a,\n b)
@@ -305,12 +321,24 @@ def import_cycles(imports: list[Import], modules: dict[str, Path]) -> list[str]:
     return reports
 
 
-MODULES = _modules()
-IMPORTS = _imports(MODULES)
+@functools.cache
+def _tree() -> tuple[dict[str, Path], list[Import]]:
+    """Every module and every import under monkey/, read once per test process when a test first
+    asks (not while the suite is collected)."""
+    modules = _modules()
+    return modules, _imports(modules)
+
+
+def all_modules() -> dict[str, Path]:
+    return _tree()[0]
+
+
+def all_imports() -> list[Import]:
+    return _tree()[1]
 
 
 def test_every_module_has_a_layer() -> None:
-    unplaced = sorted(m for m in MODULES if _layer_of(m) is None)
+    unplaced = sorted(m for m in all_modules() if _layer_of(m) is None)
     assert not unplaced, (
         f"modules in no layer: {', '.join(unplaced)}; place each in LAYERS in tests/test_layers.py "
         "and in the table of docs/architecture.md"
@@ -318,23 +346,23 @@ def test_every_module_has_a_layer() -> None:
 
 
 def test_core_never_imports_a_ui_library() -> None:
-    wrong = ui_library_imports(IMPORTS)
+    wrong = ui_library_imports(all_imports())
     assert not wrong, "below the front ends, nothing imports textual, prompt_toolkit or rich:\n" + "\n".join(wrong)
 
 
 def test_no_import_runs_upward() -> None:
-    wrong = upward_imports(IMPORTS, MODULES)
+    wrong = upward_imports(all_imports(), all_modules())
     assert not wrong, "imports that run upward (a layer imports one above it):\n" + "\n".join(wrong)
 
 
 def test_no_private_helper_crosses_a_package() -> None:
-    wrong = private_imports(IMPORTS, MODULES)
+    wrong = private_imports(all_imports(), all_modules())
     assert not wrong, ("private names imported from another package (make them public in a module "
                        "both can import):\n" + "\n".join(wrong))
 
 
 def test_no_import_cycles() -> None:
-    wrong = import_cycles(IMPORTS, MODULES)
+    wrong = import_cycles(all_imports(), all_modules())
     assert not wrong, ("import cycles (a module imports, however far round, one that imports it):\n"
                        + "\n".join(wrong))
 
@@ -355,7 +383,7 @@ def engine_reaching_up(imports: list[Import], modules: dict[str, Path]) -> list[
 
 
 def test_the_permission_engine_never_imports_the_loop_the_session_or_a_front_end() -> None:
-    wrong = engine_reaching_up(IMPORTS, MODULES)
+    wrong = engine_reaching_up(all_imports(), all_modules())
     assert not wrong, (
         "monkey.permissions decides every call for the loop, the session and the front ends, so it must "
         "never import them (name what it needs of them as a Protocol, as external_gate.CallPath does):\n"
@@ -366,8 +394,8 @@ def test_an_engine_import_of_the_loop_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "monkey" / "permissions" / "planted.py"
     path.parent.mkdir(parents=True)
     path.write_text("from monkey.agent.calls import CallPipeline\n", encoding="utf-8")
-    found = _file_imports("monkey.permissions.planted", path, "monkey/permissions/planted.py", MODULES)
-    assert engine_reaching_up(found, MODULES) == [
+    found = _file_imports("monkey.permissions.planted", path, "monkey/permissions/planted.py", all_modules())
+    assert engine_reaching_up(found, all_modules()) == [
         "monkey/permissions/planted.py:1: from monkey.agent.calls import CallPipeline  "
         "(monkey.permissions.planted imports monkey.agent.calls)"]
 
@@ -398,7 +426,7 @@ def planted(tmp_path: Path) -> tuple[list[Import], dict[str, Path]]:
     """``monkey/store/planted.py`` with the imports above, beside the real modules."""
     path = tmp_path / "planted.py"
     path.write_text(PLANTED, encoding="utf-8")
-    modules = {**MODULES, "monkey.store.planted": path}
+    modules = {**all_modules(), "monkey.store.planted": path}
     imports = _file_imports("monkey.store.planted", path, "monkey/store/planted.py", modules)
     return imports, modules
 
@@ -455,10 +483,24 @@ def test_a_module_outside_every_layer_has_none() -> None:
 def test_a_relative_import_and_a_split_line_are_resolved(tmp_path: Path) -> None:
     path = tmp_path / "shell.py"
     path.write_text("from ..agent.loop import (\n    Agent,\n    _StopTurn,\n)\n", encoding="utf-8")
-    imports = _file_imports("monkey.tools.shell", path, "monkey/tools/shell.py", MODULES)
+    imports = _file_imports("monkey.tools.shell", path, "monkey/tools/shell.py", all_modules())
     assert [(i.target, i.names, i.where()) for i in imports] == [
         ("monkey.agent.loop", ("Agent",), "monkey/tools/shell.py:1: from ..agent.loop import ( Agent, _StopTurn, )"),
         ("monkey.agent.loop", ("_StopTurn",), "monkey/tools/shell.py:1: from ..agent.loop import ( Agent, _StopTurn, )"),
     ]
-    assert len(upward_imports(imports, MODULES)) == 2
-    assert len(private_imports(imports, MODULES)) == 1
+    assert len(upward_imports(imports, all_modules())) == 2
+    assert len(private_imports(imports, all_modules())) == 1
+
+
+def test_an_import_in_any_block_is_found(tmp_path: Path) -> None:
+    path = tmp_path / "nested.py"
+    path.write_text(
+        "try:\n    import a1\nexcept ImportError:\n    import a2\nelse:\n    import a3\nfinally:\n    import a4\n"
+        "with open('x') as f:\n    import a5\n"
+        "while False:\n    import a6\nelse:\n    import a7\n"
+        "for _ in ():\n    import a8\n"
+        "match 1:\n    case 1:\n        import a9\n"
+        "class C:\n    import a10\n\n    async def m(self):\n        if True:\n            import a11\n",
+        encoding="utf-8")
+    found = _file_imports("monkey.tools.nested", path, "monkey/tools/nested.py", {})
+    assert sorted(int(i.target[1:]) for i in found) == list(range(1, 12))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import ROOT, init_git_workspace, run_monkey, write_script
+from tests.support.cli import ROOT, init_git_workspace, run_monkey, write_script
 
 TURNS = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "x\n"}}]},
          {"text": "done"}]

@@ -15,16 +15,17 @@ import sys
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.support.cli import ROOT
 
 
+@pytest.mark.xdist_group("snapshots")  # their one workspace path: not while a worker runs them
 @pytest.mark.timeout(900)
 def test_the_snapshots_pass_with_a_temporary_folder_of_another_length(tmp_path) -> None:
     basetemp = tmp_path / ("a-much-longer-temporary-folder-name-than-usual-" * 3) / "base"
     basetemp.parent.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "snapshots", "-q", "-p", "no:cacheprovider", "--basetemp", str(basetemp)],
+        [sys.executable, "-m", "pytest", "snapshots", "-q", "-p", "no:cacheprovider", "-n", "0", "--basetemp", str(basetemp)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=840,
     )
     tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])

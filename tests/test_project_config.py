@@ -9,7 +9,7 @@ from monkey.config import load_config
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import SessionRequest, resolve_setup
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 HOSTILE = """
 [agent]

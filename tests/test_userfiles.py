@@ -11,7 +11,7 @@ import pytest
 
 from monkey.permissions.user_rules import add_rules, remove_rule, saved_rules
 from monkey.trust import trust, trusted_folders
-from tests.conftest import monkey_env
+from tests.support.cli import monkey_env
 
 WRITERS = 20
 EACH = 10
@@ -50,6 +50,7 @@ def _run_writers(script: str, *args: str, home: Path) -> None:
         assert proc.returncode == 0, err
 
 
+@pytest.mark.subprocess
 def test_twenty_processes_saving_rules_lose_nothing_and_a_revoked_rule_stays_gone(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
@@ -64,6 +65,7 @@ def test_twenty_processes_saving_rules_lose_nothing_and_a_revoked_rule_stays_gon
     assert [p.name for p in home.iterdir() if p.name.endswith(".tmp")] == []
 
 
+@pytest.mark.subprocess
 def test_twenty_processes_trusting_folders_lose_nothing_and_an_untrusted_folder_stays_out(tmp_path: Path) -> None:
     home = tmp_path / "home"
     root = tmp_path / "folders"

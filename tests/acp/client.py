@@ -12,7 +12,7 @@ from typing import Any
 from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
 from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
 
-from tests.conftest import monkey_env
+from tests.support.cli import monkey_env
 
 __all__ = ["EditorClient", "start_monkey", "kinds", "text_of"]
 

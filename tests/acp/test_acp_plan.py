@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.acp.client import prompt, start_monkey, text_of
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 PLAN_TURNS = [
     {"text": "My plan.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Write hello.txt"}}]},

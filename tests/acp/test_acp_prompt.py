@@ -8,7 +8,7 @@ import pytest
 from acp import PROTOCOL_VERSION
 
 from tests.acp.client import kinds, prompt, start_monkey, text_of
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 
 WRITE = [
     {"thinking": "A file is wanted.", "text": "I'll write it.",

@@ -10,7 +10,7 @@ from acp import RequestError, resource_block, resource_link_block, text_block
 from acp.helpers import embedded_text_resource
 
 from tests.acp.client import prompt, start_monkey, text_of
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 
 
 def _args(script: Path) -> tuple[str, ...]:
@@ -167,7 +167,7 @@ def test_garbage_on_stdin_is_skipped_and_unknown_methods_are_errors(monkey_home:
     import subprocess
     import sys
 
-    from tests.conftest import monkey_env
+    from tests.support.cli import monkey_env
 
     script = write_script(tmp_path / "s.json", [{"text": "fine"}])
     lines = ["this is not json", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
@@ -187,7 +187,7 @@ def test_version_and_help_do_not_load_the_sdk(monkey_home: Path) -> None:
     import subprocess
     import sys
 
-    from tests.conftest import monkey_env
+    from tests.support.cli import monkey_env
 
     code = ("import sys, contextlib, io\nfrom monkey.cli import main\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"

@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 from tests.acp.client import prompt, start_monkey
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
+
+pytestmark = pytest.mark.subprocess  # signals to a real monkey acp process
 
 
 def _stored(workspace: Path, home: Path) -> tuple[dict, list[dict]]:

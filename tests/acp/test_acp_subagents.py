@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.acp.client import prompt, start_monkey
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 
 def _two_children_writing(tmp_path: Path) -> Path:

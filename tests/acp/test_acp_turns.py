@@ -8,7 +8,7 @@ from monkey.acp.updates import diff_contents, stop_reason
 from monkey.events import MessageCompleted, TurnCompleted
 from monkey.tools.fileio import unified_diff
 from tests.acp.client import prompt, start_monkey, text_of
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 
 
 def _args(script: Path) -> tuple[str, ...]:
@@ -92,7 +92,7 @@ async def test_the_question_is_stored_before_the_editor_sees_it(workspace: Path,
     import asyncio
     import sys
 
-    from tests.conftest import monkey_env
+    from tests.support.cli import monkey_env
 
     script = write_script(tmp_path / "s.json", [
         {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]}, {"text": "ok"}])

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from monkey.agent.agent_defs import discover_agents
 from monkey.modes import stricter_mode
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 
 
 def put(folder: Path, name: str, text: str) -> Path:
@@ -84,11 +84,11 @@ def test_cli_says_bad_limits_and_bad_definitions(workspace: Path, monkey_home: P
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"]
     (monkey_home / "config.toml").write_text("[subagents]\nmax_depth = 9\n")
-    run = run_monkey(base, home=monkey_home)
+    run = invoke(base, home=monkey_home)
     assert run.returncode == 2 and run.stderr.strip() == \
         "monkey: [subagents] max_depth must be between 1 and 5, got 9"
     (monkey_home / "config.toml").write_text("")
     put(monkey_home / "agents", "broken", "---\nname: broken\n---\n")
-    run = run_monkey(base, home=monkey_home)
+    run = invoke(base, home=monkey_home)
     assert run.returncode == 0
     assert f"monkey: agent skipped: {monkey_home}/agents/broken.md: description is missing" in run.stderr

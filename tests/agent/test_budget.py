@@ -9,18 +9,13 @@ import pytest
 
 from monkey.agent.budget import Budget, Limits, parse_limits
 from monkey.agent.loop import Agent, AgentOptions
-from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
-from monkey.events import Event
-from tests.conftest import run_monkey, write_script
+from monkey.backends.scripted import ScriptCall, ScriptTurn
+from tests.support.cli import invoke, write_script
+from tests.support.agent import agent_for, collect
 
 
-def agent_for(workspace: Path, turns: list[ScriptTurn], limits: Limits) -> Agent:
-    return Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace,
-                 options=AgentOptions(limits=limits))
-
-
-async def collect(stream) -> list[Event]:
-    return [event async for event in stream]
+def budgeted(workspace: Path, turns: list[ScriptTurn], limits: Limits) -> Agent:
+    return agent_for(workspace, turns, options=AgentOptions(limits=limits))
 
 
 def ls(path: str = ".") -> ScriptCall:
@@ -57,7 +52,7 @@ def test_bad_limits_are_refused_with_the_origin() -> None:
 
 
 async def test_max_turns_stops_before_the_next_model_call(workspace: Path) -> None:
-    agent = agent_for(workspace, [ScriptTurn(tool_calls=[ls()]), ScriptTurn(tool_calls=[ls("..")]),
+    agent = budgeted(workspace, [ScriptTurn(tool_calls=[ls()]), ScriptTurn(tool_calls=[ls("..")]),
                                   ScriptTurn(text="never")], Limits(max_turns=2))
     events = await collect(agent.run_task("look around"))
     assert agent.backend.calls == 2  # type: ignore[attr-defined]
@@ -70,7 +65,7 @@ async def test_max_turns_stops_before_the_next_model_call(workspace: Path) -> No
 
 
 async def test_cost_reached_after_a_response_leaves_its_calls_unrun(workspace: Path) -> None:
-    agent = agent_for(workspace, [ScriptTurn(tool_calls=[ls()], usage={"cost_usd": 0.02}),
+    agent = budgeted(workspace, [ScriptTurn(tool_calls=[ls()], usage={"cost_usd": 0.02}),
                                   ScriptTurn(text="never")], Limits(max_budget_usd=0.01))
     events = await collect(agent.run_task("look"))
     assert not [e for e in events if e.type == "tool_started"]
@@ -81,7 +76,7 @@ async def test_cost_reached_after_a_response_leaves_its_calls_unrun(workspace: P
 
 
 async def test_tokens_are_checked_before_each_tool_call(workspace: Path) -> None:
-    agent = agent_for(workspace, [ScriptTurn(tool_calls=[ls()], usage={"input_tokens": 40, "output_tokens": 20}),
+    agent = budgeted(workspace, [ScriptTurn(tool_calls=[ls()], usage={"input_tokens": 40, "output_tokens": 20}),
                                   ScriptTurn(text="never")], Limits(max_tokens=60))
     events = await collect(agent.run_task("look"))
     assert [(e.budget, e.used) for e in events if e.type == "budget_reached"] == [("max_tokens", 60)]
@@ -90,7 +85,7 @@ async def test_tokens_are_checked_before_each_tool_call(workspace: Path) -> None
 
 async def test_wall_time_stops_a_long_tool_call(workspace: Path) -> None:
     sleep = ScriptCall(name="shell_execute", arguments={"command": "sleep 30", "timeout": 60})
-    agent = agent_for(workspace, [ScriptTurn(tool_calls=[sleep]), ScriptTurn(text="never")], Limits(max_wall=0.5))
+    agent = budgeted(workspace, [ScriptTurn(tool_calls=[sleep]), ScriptTurn(text="never")], Limits(max_wall=0.5))
     agent.policy.mode = "auto"
     events = await collect(agent.run_task("wait"))
     reached = [e for e in events if e.type == "budget_reached"]
@@ -103,8 +98,8 @@ def test_cli_budget_exit_status_and_json_subtype(workspace: Path, monkey_home: P
     script = write_script(tmp_path / "s.json", [
         {"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}], "usage": {"cost_usd": 0.5}},
         {"text": "never"}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--output-format", "json", "--max-budget-usd", "0.25", "--task", "look"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--output-format", "json", "--max-budget-usd", "0.25", "--task", "look"], home=monkey_home)
     assert run.returncode == 5, run.stderr
     out = json.loads(run.stdout)
     assert out["subtype"] == "error_max_budget_usd" and out["reason"] == "budget" and out["is_error"]
@@ -118,20 +113,20 @@ def test_cli_budget_from_config_and_bad_values(workspace: Path, monkey_home: Pat
                                                 {"text": "never"}])
     (monkey_home / "config.toml").write_text("[budget]\nmax_turns = 1\n")
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "look"]
-    run = run_monkey([*base, "--output-format", "stream-json"], home=monkey_home)
+    run = invoke([*base, "--output-format", "stream-json"], home=monkey_home)
     assert run.returncode == 5, run.stderr
     assert [e["budget"] for e in run.of_type("budget_reached")] == ["max_turns"]
-    run = run_monkey([*base, "--max-turns", "5"], home=monkey_home)
+    run = invoke([*base, "--max-turns", "5"], home=monkey_home)
     assert run.returncode == 0, "the flag is over the config"
     (monkey_home / "config.toml").write_text("[budget]\nmax_wall = -3\n")
-    run = run_monkey(base, home=monkey_home)
+    run = invoke(base, home=monkey_home)
     assert run.returncode == 2 and run.stderr.strip().splitlines()[-1].startswith("monkey: [budget]: max_wall must be")
-    run = run_monkey([*base, "--max-budget-usd", "lots"], home=monkey_home)
+    run = invoke([*base, "--max-budget-usd", "lots"], home=monkey_home)
     assert run.returncode == 2 and "not a number: 'lots'" in run.stderr
 
 
 async def test_wall_time_counts_turns_not_the_time_between_them(workspace: Path) -> None:
-    agent = agent_for(workspace, [ScriptTurn(text="one"), ScriptTurn(text="two"), ScriptTurn(text="never")],
+    agent = budgeted(workspace, [ScriptTurn(text="one"), ScriptTurn(text="two"), ScriptTurn(text="never")],
                       Limits(max_wall=10))
     now = [1000.0]
     agent.budget.clock = lambda: now[0]

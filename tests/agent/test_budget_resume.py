@@ -11,10 +11,12 @@ from typing import Any
 
 import msgspec
 
+import pytest
+
 from monkey import events as ev
 from monkey.store import Recorder, SessionStore
 from monkey.store.spent import Spent, session_spent
-from tests.conftest import Run, run_monkey, stored_events, write_script
+from tests.support.cli import Run, invoke, run_monkey, stored_events, write_script
 
 LS = {"name": "list_directory", "arguments": {"path": "."}}
 _looks = iter(range(1, 1000))
@@ -31,9 +33,11 @@ def answer(text: str = "done", cost: float = 0.0, tokens: int = 0) -> dict[str, 
     return {"text": text, "usage": {"cost_usd": cost, "input_tokens": tokens, "output_tokens": tokens}}
 
 
-def monkey(workspace: Path, home: Path, script: Path, *flags: str) -> Run:
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--output-format", "stream-json", *flags], home=home)
+def monkey(workspace: Path, home: Path, script: Path, *flags: str, process: bool = False) -> Run:
+    """``monkey agent`` on a script, in this process (``process=True``: a process, from an async test)."""
+    return (run_monkey if process else invoke)(["agent", "--backend", "scripted", "--script", str(script),
+                                                "--cwd", str(workspace), "--output-format", "stream-json", *flags],
+                                               home=home)
 
 
 def responses(run: Run) -> int:
@@ -69,7 +73,7 @@ def test_continue_counts_the_dollars_spent_before(workspace: Path, monkey_home: 
                    "--max-budget-usd", "0.25", "--task", "one")
     assert first.returncode == 0, first.stderr
     more = write_script(tmp_path / "b.json", [look(0.1), look(0.1), answer()])
-    again = run_monkey(["agent", "--backend", "scripted", "--script", str(more), "--cwd", str(workspace),
+    again = invoke(["agent", "--backend", "scripted", "--script", str(more), "--cwd", str(workspace),
                         "--continue", "--max-budget-usd", "0.25", "--output-format", "json", "--task", "two"],
                        home=monkey_home)
     assert again.returncode == 5, again.stderr
@@ -179,12 +183,14 @@ async def test_session_spent_reads_turns_usage_children_and_each_turns_seconds(m
     assert spent.wall == 10 + 5 + 2
 
 
+@pytest.mark.pty
 def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
 
-    from tests.conftest import spawn_repl
+    from tests.support.pty import spawn_repl
 
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
+    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one",
+                  process=True)
     assert first.returncode == 0, first.stderr
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "b.json", [look(), look(), answer("no")]),
                        "--continue", "--max-turns", "3")
@@ -206,7 +212,8 @@ async def test_an_editor_loading_a_session_gets_what_is_left(workspace: Path, mo
                                                              tmp_path: Path) -> None:
     from tests.acp.client import prompt, start_monkey
 
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
+    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one",
+                  process=True)
     assert first.returncode == 0, first.stderr
     sid = first.events[0]["session_id"]
     more = write_script(tmp_path / "b.json", [look(), look(), answer("no")])

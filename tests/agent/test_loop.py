@@ -13,14 +13,7 @@ from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
 from tests.fakes.approvers import AnsweringApprover
-
-
-def agent_for(workspace: Path, turns: list[ScriptTurn], **kw) -> Agent:
-    return Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace, **kw)
-
-
-async def collect(stream) -> list[Event]:
-    return [event async for event in stream]
+from tests.support.agent import agent_for, collect
 
 
 def write(path: str, content: str) -> ScriptCall:

@@ -9,19 +9,15 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.agent.person_shell import shell_line
 from monkey.backends.external import last_prompt
-from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
+from monkey.backends.scripted import ScriptTurn
 from monkey.checkpoints.guard import CheckpointGuard
-from monkey.events import ApprovalResolved, CheckpointCreated, Event, ToolResult, TurnCompleted
+from monkey.events import ApprovalResolved, CheckpointCreated, ToolResult, TurnCompleted
 from monkey.messages import Message, ModelRequest
+from tests.support.agent import agent_for, collect
 
 
-async def collect(stream) -> list[Event]:  # type: ignore[no-untyped-def]
-    return [event async for event in stream]
-
-
-def agent_for(workspace: Path, home: Path, **kw) -> Agent:  # type: ignore[no-untyped-def]
-    backend = ScriptedBackend(Script(turns=[ScriptTurn(text="I see the file.")]))
-    return Agent(backend=backend, workspace=workspace, checkpoints=CheckpointGuard(workspace, home=home), **kw)
+def shell_agent(workspace: Path, home: Path, **kw) -> Agent:  # type: ignore[no-untyped-def]
+    return agent_for(workspace, [ScriptTurn(text="I see the file.")], checkpoints=CheckpointGuard(workspace, home=home), **kw)
 
 
 def test_what_counts_as_a_shell_line() -> None:
@@ -33,7 +29,7 @@ def test_what_counts_as_a_shell_line() -> None:
 
 async def test_the_person_s_command_is_checkpointed_recorded_and_read_by_the_model(
         workspace: Path, monkey_home: Path) -> None:
-    agent = agent_for(workspace, monkey_home)
+    agent = shell_agent(workspace, monkey_home)
     events = await collect(agent.run_shell("printf 'by hand\\n' > hand.txt && echo made it"))
     assert (workspace / "hand.txt").read_text() == "by hand\n"  # shell syntax runs: the person typed the line
     types = [e.type for e in events]
@@ -63,7 +59,7 @@ async def test_the_person_s_command_is_checkpointed_recorded_and_read_by_the_mod
 
 async def test_a_deny_rule_holds_for_the_person_s_commands(workspace: Path, monkey_home: Path) -> None:
     (workspace / "keep.txt").write_text("keep\n")
-    agent = agent_for(workspace, monkey_home, policy=ApprovalPolicy.from_strings(deny=["shell_execute(rm)"]))
+    agent = shell_agent(workspace, monkey_home, policy=ApprovalPolicy.from_strings(deny=["shell_execute(rm)"]))
     events = await collect(agent.run_shell("rm keep.txt"))
     assert (workspace / "keep.txt").exists()
     resolved = next(e for e in events if isinstance(e, ApprovalResolved))
@@ -76,7 +72,7 @@ async def test_a_deny_rule_holds_for_the_person_s_commands(workspace: Path, monk
 
 async def test_a_failing_command_says_so_and_a_builtin_is_refused_before_a_checkpoint(
         workspace: Path, monkey_home: Path) -> None:
-    agent = agent_for(workspace, monkey_home)
+    agent = shell_agent(workspace, monkey_home)
     events = await collect(agent.run_shell("sh -c 'echo oops >&2; exit 3'"))
     result = next(e for e in events if isinstance(e, ToolResult))
     assert not result.ok and "oops" in result.output and "[exit code 3]" in result.output

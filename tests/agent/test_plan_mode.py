@@ -15,7 +15,7 @@ from monkey.agent.loop import Agent
 from monkey.agent.plan_mode import approve_plan, reject_plan, send_back
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import invoke, run_monkey, stored_events, write_script
 from tests.fakes.approvers import AnsweringApprover
 
 PLAN = "# Plan\n\n1. Write `hello.txt` with a greeting.\n2. Check it."
@@ -163,8 +163,8 @@ def test_headless_plan_run_prints_the_plan_and_resume_stays_in_plan_mode(workspa
     assert saved["outcome"] == "recorded" and saved["plan"] == PLAN
     sid = run.of_type("session_started")[0]["session_id"]
     assert run.of_type("session_started")[0]["mode"] == "plan"
-    text = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--mode", "plan", "--task", "greet"], home=monkey_home)
+    text = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                   "--mode", "plan", "--task", "greet"], home=monkey_home)
     assert "plan (recorded; nobody approved it, so the session stays in plan mode):" in text.stdout
     assert "  1. Write `hello.txt` with a greeting." in text.stdout
     # resumed without --mode: still in plan mode, so the write is refused
@@ -184,7 +184,7 @@ def test_headless_plan_run_prints_the_plan_and_resume_stays_in_plan_mode(workspa
     with sqlite3.connect(monkey_home / "monkey.db") as conn:
         kinds = [kind for kind, _ in stored_events(conn, sid)]
     assert "plan_saved" in kinds
-    exported = run_monkey(["sessions", "export", sid, "--format", "markdown"], home=monkey_home)
+    exported = invoke(["sessions", "export", sid, "--format", "markdown"], home=monkey_home)
     assert "## Plan (recorded (nobody to approve it))\n\n# Plan\n\n1. Write `hello.txt`" in exported.stdout
 
 

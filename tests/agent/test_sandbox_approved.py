@@ -11,12 +11,13 @@ from pathlib import Path
 import pytest
 
 from monkey.agent.loop import Agent, AgentOptions
-from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
+from monkey.backends.scripted import ScriptCall, ScriptTurn
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.events import Event, ToolResult
 from monkey.permissions.requests import ApprovalRequest, Approver, Decision, HeadlessApprover
 from monkey.tools.base import ShellSettings
 from monkey.tools.sandbox import bubblewrap_problem, probe
+from tests.support.agent import agent_for
 
 pytestmark = pytest.mark.skipif(bool(bubblewrap_problem()), reason=bubblewrap_problem() or "bubblewrap")
 
@@ -43,14 +44,13 @@ class Answer:
         return self.decision
 
 
-def agent_for(workspace: Path, home: Path, command: str, approver: Approver) -> Agent:
+def sandboxed_agent(workspace: Path, home: Path, command: str, approver: Approver) -> Agent:
     sandbox = probe("bubblewrap").sandbox
     assert sandbox is not None
     calls = [ScriptCall(name="shell_execute", arguments={"command": command, "timeout": 60})]
-    backend = ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="ok")]))
-    return Agent(backend=backend, workspace=workspace, approver=approver,
-                 options=AgentOptions(shell=ShellSettings(sandbox=sandbox)),
-                 checkpoints=CheckpointGuard(workspace, home=home))
+    return agent_for(workspace, [ScriptTurn(tool_calls=calls), ScriptTurn(text="ok")], approver=approver,
+                     options=AgentOptions(shell=ShellSettings(sandbox=sandbox)),
+                     checkpoints=CheckpointGuard(workspace, home=home))
 
 
 def writes(path: Path) -> str:
@@ -70,7 +70,7 @@ async def test_an_approved_command_runs_in_the_sandbox_and_is_rerun_outside_only
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     target = tmp_path / "outside.txt"
     person = Person(Answer(Decision(approved=True)))
-    events = await run(agent_for(workspace, monkey_home, writes(target), person))
+    events = await run(sandboxed_agent(workspace, monkey_home, writes(target), person))
     assert len(person.requests) == 2, "the approved run was blocked, so the person was asked again"
     first, second = person.requests
     assert not first.unsandboxed and second.unsandboxed
@@ -90,14 +90,14 @@ async def test_refused_or_with_nobody_to_ask_it_is_not_rerun_and_the_model_is_to
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     target = tmp_path / "outside.txt"
     no = Person(Answer(Decision(approved=False, reason="keep it in")))
-    events = await run(agent_for(workspace, monkey_home, writes(target), no))
+    events = await run(sandboxed_agent(workspace, monkey_home, writes(target), no))
     assert not target.exists()
     said = result(events)
     assert not said.ok and "[not run outside the sandbox: keep it in]" in said.output
     assert "Read-only file system" in said.output  # what the sandbox refused, from the first run
 
     headless = Person(HeadlessApprover())
-    events = await run(agent_for(workspace, monkey_home, writes(target), headless))
+    events = await run(sandboxed_agent(workspace, monkey_home, writes(target), headless))
     assert not target.exists() and len(headless.requests) == 2
     said = result(events)
     assert not said.ok and "not run outside the sandbox" in said.output and "no terminal to ask on" in said.output
@@ -113,7 +113,7 @@ async def test_an_approved_command_has_no_network(workspace: Path, monkey_home: 
     code = f"import socket; socket.create_connection(('127.0.0.1', {port}), 5); print('CONNECTED')"
     person = Person(Answer(Decision(approved=False, reason="no")))
     try:
-        events = await run(agent_for(workspace, monkey_home, f"{sys.executable} -c {json.dumps(code)}", person))
+        events = await run(sandboxed_agent(workspace, monkey_home, f"{sys.executable} -c {json.dumps(code)}", person))
     finally:
         server.close()
     said = result(events)
@@ -124,7 +124,7 @@ async def test_an_approved_command_has_no_network(workspace: Path, monkey_home: 
 async def test_a_line_the_person_typed_runs_outside(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     target = tmp_path / "typed.txt"
     person = Person(Answer(Decision(approved=False)))
-    agent = agent_for(workspace, monkey_home, "true", person)
+    agent = sandboxed_agent(workspace, monkey_home, "true", person)
     events = [event async for event in agent.run_shell(writes(target))]
     assert result(events).ok and target.read_text() == "out"
     assert person.requests == []

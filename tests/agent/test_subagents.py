@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import time
+import json
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -12,43 +13,11 @@ import msgspec
 from monkey.agent.agent_defs import discover_agents
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.budget import Limits
-from monkey.agent.loop import Agent, AgentOptions
+from monkey.agent.loop import Agent
 from monkey.agent.subagents import Delegation, TaskTool, install_task_tool
 from monkey.backends.scripted import Script, ScriptedBackend
-from monkey.checkpoints.guard import CheckpointGuard
-from monkey.events import Event
-from tests.conftest import run_monkey
-
-
-def task(agent: str, prompt: str = "look into it", description: str = "a part", **kw: Any) -> dict[str, Any]:
-    return {"name": "task", "arguments": {"description": description, "prompt": prompt, "agent": agent, **kw}}
-
-
-def define(workspace: Path, name: str, front: str, body: str = "Do the part you are given.") -> None:
-    folder = workspace / ".monkey" / "agents"
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{name}.md").write_text(f"---\nname: {name}\n{front}\n---\n{body}\n")
-
-
-def root_agent(workspace: Path, home: Path, script: dict[str, Any], *, mode: str = "auto", max_depth: int = 2,
-               limits: Limits | None = None, checkpoints: bool = False, **delegation: Any) -> Agent:
-    backend = ScriptedBackend(msgspec.convert(script, Script))
-    policy = ApprovalPolicy(mode=mode)  # type: ignore[arg-type]
-    guard = CheckpointGuard(workspace, home=home) if checkpoints else None
-    agent = Agent(backend=backend, workspace=workspace, policy=policy, checkpoints=guard,
-                  options=AgentOptions(limits=limits or Limits()))
-    defs = discover_agents(workspace, home=home, trusted=True)
-    assert not defs.warnings, defs.warnings
-    install_task_tool(agent, Delegation(defs, max_depth=max_depth, **delegation))
-    return agent
-
-
-async def collect(stream) -> list[Event]:  # type: ignore[no-untyped-def]
-    return [event async for event in stream]
-
-
-def of(events: list[Event], kind: str, session: str | None = None) -> list[Any]:
-    return [e for e in events if e.type == kind and (session is None or e.session_id == session)]
+from tests.support.cli import run_monkey
+from tests.support.agent import collect, define, of, root_agent, task
 
 
 async def test_delegation_returns_a_handoff(workspace: Path, monkey_home: Path) -> None:
@@ -85,22 +54,26 @@ async def test_delegation_returns_a_handoff(workspace: Path, monkey_home: Path) 
     assert explore_request.messages[0].content == "find the answer", "its own conversation"
 
 
-async def test_two_children_run_in_parallel(workspace: Path, monkey_home: Path) -> None:
-    sleep = {"name": "shell_execute", "arguments": {"command": "sleep 1"}}
-    child = {"turns": [{"tool_calls": [sleep]}, {"text": "slept"}]}
-    script = {"turns": [{"tool_calls": [task("general", "sleep a"), task("general", "sleep b")]}, {"text": "both"}],
+async def test_two_children_run_in_parallel(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    # each child's command marks that it runs, then waits for the other's mark: run one after the
+    # other, the first would wait in vain (and fail); together, both see two marks at once
+    meeting = tmp_path / "meeting"
+    meeting.mkdir()
+    code = (f"import os, sys, time; d = {str(meeting)!r}; open(os.path.join(d, str(os.getpid())), 'w').close(); "
+            "sys.exit(0 if any(len(os.listdir(d)) >= 2 or time.sleep(0.02) for _ in range(3000)) else 1)")
+    meet = {"name": "shell_execute", "arguments": {"command": f"{sys.executable} -c {json.dumps(code)}", "timeout": 120}}
+    child = {"turns": [{"tool_calls": [meet]}, {"text": "met"}]}
+    script = {"turns": [{"tool_calls": [task("general", "meet a"), task("general", "meet b")]}, {"text": "both"}],
               "agents": {"general#1": child, "general#2": child}}
     agent = root_agent(workspace, monkey_home, script)
-    started = time.monotonic()
-    events = await collect(agent.run_task("sleep twice"))
-    wall = time.monotonic() - started
+    events = await collect(agent.run_task("meet twice"))
     done = of(events, "subagent_completed")
     assert len(done) == 2 and all(d.handoff.completed for d in done)
     runs = {e.session_id: e for e in events if e.type == "tool_started" and e.name == "shell_execute"}
     ends = {e.session_id: e for e in events if e.type == "tool_result" and e.name == "shell_execute"}
+    assert len(ends) == 2 and all(e.ok for e in ends.values()), [e.output for e in ends.values()]
     (a, b) = sorted(runs)
-    assert runs[a].ts < ends[b].ts and runs[b].ts < ends[a].ts, "each sleep started before the other ended"
-    assert wall < 1.9, f"two 1 s sleeps overlapped: {wall:.2f}s"
+    assert runs[a].ts < ends[b].ts and runs[b].ts < ends[a].ts, "each command started before the other ended"
 
 
 async def test_max_parallel_makes_children_wait(workspace: Path, monkey_home: Path) -> None:

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from monkey.events import Event
-from tests.agent.test_subagents import collect, of, root_agent, task
+from tests.support.agent import collect, of, root_agent, task
 
 WAIT_FOR_GO = "sh wait.sh"
 """A command that ends as soon as another agent writes ``go`` (or after 30 s without it)."""
@@ -126,7 +126,7 @@ async def test_a_turn_cut_short_cancels_children_still_running(workspace: Path, 
 
 
 async def test_a_background_child_that_cannot_start_says_why(workspace: Path, monkey_home: Path) -> None:
-    from tests.agent.test_subagents import define
+    from tests.support.agent import define
 
     define(workspace, "remote", "description: runs elsewhere\nmodel: some-other-model")
     script = {"turns": [{"tool_calls": [task("remote", "go", "elsewhere", background=True)]},

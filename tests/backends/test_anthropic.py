@@ -15,7 +15,7 @@ from monkey.backends.base import BackendError  # noqa: E402
 from monkey.backends.retry import RetryingBackend, RetryPolicy  # noqa: E402
 from monkey.events import MessageCompleted, Retry, TextDelta, ThinkingDelta, ToolCallSpec, Usage  # noqa: E402
 from monkey.messages import Message, ModelRequest, ToolSpec  # noqa: E402
-from tests.conftest import run_monkey  # noqa: E402
+from tests.support.cli import run_monkey  # noqa: E402
 from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events  # noqa: E402
 
 READ = ToolSpec(name="file_read", description="Read a file.", parameters={"type": "object", "properties": {

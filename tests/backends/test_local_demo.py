@@ -20,6 +20,8 @@ import pytest
 from monkey.backends.select import create_backend
 from monkey.config import load_config
 
+pytestmark = [pytest.mark.timeout(300), pytest.mark.local_model]  # the model runs a task
+
 ROOT = Path(__file__).resolve().parents[2]
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from monkey.context.tokens import BpeCounter
 from tests.backends.plugin.test_openai_example import configure
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 LONG = "word " * 200_001 + "end"

@@ -14,8 +14,10 @@ from monkey.backends.retry import RetryingBackend, RetryPolicy
 from monkey.events import MessageCompleted, TextDelta, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
 from tests.backends.llama_server import llama_server
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.fakes.anthropic_server import FakeAnthropic, Status, error_body
+
+pytestmark = pytest.mark.timeout(300)  # the model loads (or its server starts) on a loaded machine
 
 READ = ToolSpec(name="file_read", description="Read a file.", parameters={"type": "object", "properties": {
     "path": {"type": "string"}}, "required": ["path"]})

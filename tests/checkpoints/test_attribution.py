@@ -15,8 +15,9 @@ import pytest
 
 from monkey.checkpoints.watch import DISABLE_ENV
 from monkey.checkpoints.watch import start as start_watch
-from tests.checkpoints.test_cli import call, py
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.checkpoints import py
+from tests.support.script import call_turn
+from tests.support.cli import invoke, monkey_env, run_monkey, write_script
 
 HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(Path.cwd()))
 
@@ -61,12 +62,13 @@ def session_of(events: list[dict[str, Any]]) -> str:
     return next(e["session_id"] for e in events if e.get("session_id"))
 
 
+@pytest.mark.subprocess
 @pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
 def test_a_persons_write_during_a_shell_command_is_never_undone(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "notes.txt").write_text("the person's notes\n")
     proc = start_agent(workspace, monkey_home, tmp_path, "a", [
-        call("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)])
+        call_turn("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)])
     wait_for(workspace / "made.txt", proc)
     (workspace / "person.txt").write_text("typed by the person while monkey's command ran\n")
     (workspace / "notes.txt").write_text("the person's notes, edited meanwhile\n")
@@ -88,6 +90,7 @@ def test_a_persons_write_during_a_shell_command_is_never_undone(
     assert "person.txt: left as it is, not attributable to monkey: written by another program (pid" in undo.stdout
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("watch", [pytest.param(True, id="write-watch"), pytest.param(False, id="time-window")])
 def test_concurrent_sessions_undo_only_their_own_changes(
         workspace: Path, monkey_home: Path, tmp_path: Path, watch: bool) -> None:
@@ -95,14 +98,14 @@ def test_concurrent_sessions_undo_only_their_own_changes(
         pytest.skip("needs fanotify and the process connector (root on Linux)")
     env = {} if watch else {DISABLE_ENV: "1"}
     a = start_agent(workspace, monkey_home, tmp_path, "a", [
-        call("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)], **env)
+        call_turn("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)], **env)
     wait_for(workspace / "a.txt", a)
     b = start_agent(workspace, monkey_home, tmp_path, "b", [
-        call("file_write", path="b.txt", content="session b\n"),
-        call("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),
+        call_turn("file_write", path="b.txt", content="session b\n"),
+        call_turn("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),
     ], **env)
     c = start_agent(workspace, monkey_home, tmp_path, "c", [
-        call("file_write", path="sub/c.txt", content="session c\n")], **env)
+        call_turn("file_write", path="sub/c.txt", content="session c\n")], **env)
     b_events, c_events = finish(b), finish(c)
     (tmp_path / "a.go").write_text("")
     a_events = finish(a)
@@ -129,6 +132,7 @@ def test_concurrent_sessions_undo_only_their_own_changes(
     assert (workspace / "README.md").read_text() == "# proj\n"
 
 
+@pytest.mark.subprocess
 def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / ".gitignore").write_text(".env\nbuild/\n")
@@ -145,7 +149,7 @@ def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
                       "p.Path('made.txt').write_text('by the command')\n"
                       "p.Path('scratch.tmp').write_text('made by the command, ignored by the new rules')\n")
     run = start_agent(workspace, monkey_home, tmp_path, "g", [
-        call("shell_execute", command=f"{sys.executable} {script}")])
+        call_turn("shell_execute", command=f"{sys.executable} {script}")])
     finish(run)
     listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     [cp] = listing["checkpoints"]
@@ -177,12 +181,12 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
                       "os.makedirs('out/a/b')\n"
                       "os.makedirs('was_empty/inner')\n"
                       "p.Path('made.txt').write_text('undoable')\n")
-    command = call("shell_execute", command=f"{sys.executable} {script}")
+    command = call_turn("shell_execute", command=f"{sys.executable} {script}")
     for fmt in ("stream-json", "text"):
         script_file = write_script(tmp_path / f"{fmt}.json", [command, {"text": "done"}])
         args = ["agent", "--backend", "scripted", "--script", str(script_file), "--cwd", str(workspace),
                 "--no-approval", "--output-format", fmt, "--task", "go"]
-        run = run_monkey(args, home=monkey_home)
+        run = invoke(args, home=monkey_home)
         assert run.returncode == 0, run.stderr
         if fmt == "stream-json":
             [said] = run.of_type("not_undoable")
@@ -194,9 +198,9 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
             assert any(i.startswith(over) for i in items), items
             assert any(i.startswith("vendor/lib/: changed inside (vendor/lib/x.txt)") for i in items), items
             assert len(items) == 3, items
-            stored = run_monkey(["sessions", "export", said["session_id"]], home=monkey_home)
+            stored = invoke(["sessions", "export", said["session_id"]], home=monkey_home)
             assert "not_undoable" in stored.stdout, "stored as well as shown"
-            undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+            undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
             assert undo.returncode == 0, undo.stderr
             assert not (workspace / "made.txt").exists() and not (workspace / "out").exists(), undo.stdout
             assert (workspace / "was_empty").is_dir() and not (workspace / "was_empty" / "inner").exists()
@@ -205,11 +209,12 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
             (workspace / "grows.log").write_bytes(b"small, under the limit\n")
         else:
             assert "cannot be undone: big.bin: deleted; it was over the checkpoint size limit (1000 bytes)" in run.stdout
-    listing = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     last = listing.stdout.splitlines()[-1]
     assert "[cannot be undone: " in last and "big.bin: deleted" in last and "vendor/lib/: changed" in last, last
 
 
+@pytest.mark.subprocess
 def test_two_shell_commands_at_once_in_one_process_are_not_told_apart(
         workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Two sessions of one monkey process (an editor over ACP, `monkey serve`) each run a shell
@@ -246,7 +251,7 @@ async def test_two_commands_at_once_in_one_monkey_each_undo_only_their_own(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     """Two sub-agents' shell commands run at the same time in one process: each command's
     checkpoint holds its own files only, so undoing one child's session leaves the other's."""
-    from tests.agent.test_subagents import collect, of, root_agent, task
+    from tests.support.agent import collect, of, root_agent, task
 
     def shell(command: str) -> dict[str, Any]:
         return {"name": "shell_execute", "arguments": {"command": command, "timeout": 60}}

@@ -9,27 +9,16 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+
+import pytest
 
 from monkey.checkpoints.guard import BEAT
 from monkey.children import death_mark
-from tests.checkpoints.conftest import git, tree_digest
-from tests.conftest import monkey_env, pids_running, run_monkey, write_script
-
-
-def agent(ws: Path, home: Path, tmp: Path, turns: list[dict[str, Any]], *flags: str) -> Any:
-    script = write_script(tmp / "script.json", turns + [{"text": "done"}])
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                       "--output-format", "stream-json", "--task", "go", *flags], home=home)
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-def py(code: str) -> str:
-    """A shell_execute command that runs Python code (no shell needed)."""
-    return f"{sys.executable} -c {json.dumps(code)}"
+from tests.support.checkpoints import agent, git, py, tree_digest
+from tests.support.cli import invoke, monkey_env, run_monkey, write_script
+from tests.support.procs import pids_running
+from tests.support.script import call_turn
+from tests.support.pty import PTY_TIMEOUT
 
 
 def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
@@ -41,28 +30,28 @@ def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monk
     git(workspace, "stash", "list")
     before = tree_digest(workspace / ".git")
     run = agent(workspace, monkey_home, tmp_path, [
-        call("file_edit", path="src/app.py", old_string="hi", new_string="hello"),
-        call("file_write", path="docs/new.md", content="# new\n"),
-        call("file_delete", path="scratch.txt"),
-        call("shell_execute", command=py("open('made.txt','w').write('x')")),
+        call_turn("file_edit", path="src/app.py", old_string="hi", new_string="hello"),
+        call_turn("file_write", path="docs/new.md", content="# new\n"),
+        call_turn("file_delete", path="scratch.txt"),
+        call_turn("shell_execute", command=py("open('made.txt','w').write('x')")),
     ], "--no-approval")
     assert run.returncode == 0, run.stderr
     created = run.of_type("checkpoint_created")
     assert [c["tool"] for c in created] == ["file_edit", "file_write", "file_delete", "shell_execute"]
     assert created[0]["paths"] == ["src/app.py"] and created[0]["turn"] == 1 and created[0]["call_id"]
-    listing = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
     data = json.loads(listing.stdout)
     assert [c["state"] for c in data["checkpoints"]] == ["applied"] * 4 and data["size_bytes"] > 0
-    shown = run_monkey(["checkpoints", "show", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
+    shown = invoke(["checkpoints", "show", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
     assert "-print('hi')" in shown.stdout and "+print('hello')" in shown.stdout
-    undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0 and json.loads(undo.stdout)["removed"] == ["made.txt"]
-    restore = run_monkey(["restore", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
+    restore = invoke(["restore", created[0]["checkpoint_id"], "--cwd", str(workspace)], home=monkey_home)
     assert restore.returncode == 0, restore.stderr
     assert "scratch.txt: brought back" in restore.stdout and "docs/new.md: removed" in restore.stdout
     assert (workspace / "src" / "app.py").read_text() == "print('hi')\n"
     assert (workspace / "scratch.txt").read_text() == "untracked\n" and not (workspace / "docs").exists()
-    gc = run_monkey(["checkpoints", "gc", "--keep-days", "0", "--cwd", str(workspace)], home=monkey_home)
+    gc = invoke(["checkpoints", "gc", "--keep-days", "0", "--cwd", str(workspace)], home=monkey_home)
     assert gc.returncode == 0 and "removed 6 checkpoint(s)" in gc.stdout
     assert tree_digest(workspace / ".git") == before, "HEAD, index, refs, config, stash: untouched"
     assert git(workspace, "status", "--porcelain") == "?? scratch.txt\n"
@@ -84,13 +73,13 @@ def test_hostile_git_config_never_runs(workspace: Path, monkey_home: Path, tmp_p
                  f"[filter \"evil\"]\n\tclean = {evil}\n\tsmudge = {evil}\n\trequired = true\n"
                  f"[diff]\n\texternal = {evil}\n[diff \"evil\"]\n\ttextconv = {evil}\n\tcommand = {evil}\n")
     run = agent(workspace, monkey_home, tmp_path, [
-        call("file_write", path="README.md", content="# changed\n"),
-        call("shell_execute", command=py("open('x.txt','w').write('x')")),
+        call_turn("file_write", path="README.md", content="# changed\n"),
+        call_turn("shell_execute", command=py("open('x.txt','w').write('x')")),
     ], "--no-approval")
     assert run.returncode == 0, run.stderr
     for args in (["checkpoints"], ["checkpoints", "show", run.of_type("checkpoint_created")[0]["checkpoint_id"]],
                  ["undo", "--steps", "2"], ["checkpoints", "gc", "--keep-days", "0"]):
-        done = run_monkey([*args, "--cwd", str(workspace)], home=monkey_home)
+        done = invoke([*args, "--cwd", str(workspace)], home=monkey_home)
         assert done.returncode == 0, done.stderr
     assert not marker.exists(), marker.read_text() if marker.exists() else ""
     assert (workspace / "README.md").read_text() == "# proj\n" and not (workspace / "x.txt").exists()
@@ -105,6 +94,7 @@ def _wait_for(path: Path, timeout: float = 30) -> None:
         time.sleep(0.05)
 
 
+@pytest.mark.subprocess
 def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     marker = f"monkey-kill-9-{os.getpid()}"
     code = ("import pathlib, time\n"
@@ -112,7 +102,7 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
             "time.sleep(60)\n")
     slow = workspace / "slow.py"  # in the workspace: the sandboxed command sees no other folder of /tmp
     slow.write_text(code)
-    script = write_script(tmp_path / "script.json", [call("shell_execute", command=f"{sys.executable} slow.py {marker}",
+    script = write_script(tmp_path / "script.json", [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}",
                                                           timeout=120), {"text": "done"}])
     proc = subprocess.Popen(
         [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
@@ -153,6 +143,7 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
     assert (workspace / "after.txt").exists(), "never deleted on a guess"
 
 
+@pytest.mark.subprocess
 def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     """The command writes long after monkey's last heartbeat (a starved heartbeat thread, as
@@ -165,7 +156,7 @@ def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
             "pathlib.Path('late.txt').write_text('just before the kill')\n"
             "time.sleep(60)\n")
     (workspace / "slow.py").write_text(code)
-    script = write_script(tmp_path / "script.json", [call("shell_execute", command=f"{sys.executable} slow.py {marker}",
+    script = write_script(tmp_path / "script.json", [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}",
                                                           timeout=120), {"text": "done"}])
     proc = subprocess.Popen(
         [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
@@ -208,6 +199,7 @@ os.kill(os.getpid(), signal.SIGKILL)
 """
 
 
+@pytest.mark.subprocess
 def test_kill_9_between_pending_and_applied(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     for when in ("before", "after"):
         proc = subprocess.run([sys.executable, "-c", KILLER, str(workspace), str(monkey_home), when],
@@ -229,8 +221,8 @@ def test_kill_9_between_pending_and_applied(workspace: Path, monkey_home: Path, 
 
 def test_a_failed_checkpoint_blocks_the_change(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "checkpoints").write_text("not a folder")
-    run = agent(workspace, monkey_home, tmp_path, [call("file_write", path="new.txt", content="x"),
-                                                   call("shell_execute", command=py("open('s.txt','w')"))],
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="new.txt", content="x"),
+                                                   call_turn("shell_execute", command=py("open('s.txt','w')"))],
                 "--no-approval")
     results = run.of_type("tool_result")
     assert [r["ok"] for r in results] == [False, False]
@@ -242,30 +234,30 @@ def test_a_failed_checkpoint_blocks_the_change(workspace: Path, monkey_home: Pat
 def test_very_large_files_need_a_person(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "config.toml").write_text("[checkpoints]\nmax_file_size = 1000\n")
     (workspace / "data.bin").write_bytes(b"\0" * 5000)
-    run = agent(workspace, monkey_home, tmp_path, [call("file_delete", path="data.bin")], "--no-approval")
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_delete", path="data.bin")], "--no-approval")
     [result] = run.of_type("tool_result")
     assert not result["ok"] and "over the checkpoint limit" in result["output"]
     assert (workspace / "data.bin").stat().st_size == 5000
 
 
 def test_cli_errors_are_clear(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    nothing = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    nothing = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert nothing.returncode == 1 and "nothing to undo" in nothing.stderr
-    empty = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    empty = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert empty.returncode == 0 and "no checkpoints yet" in empty.stdout
-    unknown = run_monkey(["restore", "zzz", "--cwd", str(workspace)], home=monkey_home)
+    unknown = invoke(["restore", "zzz", "--cwd", str(workspace)], home=monkey_home)
     assert unknown.returncode == 1 and "no checkpoint 'zzz'" in unknown.stderr
-    size = run_monkey(["checkpoints", "gc", "--max-size", "huge", "--cwd", str(workspace)], home=monkey_home)
+    size = invoke(["checkpoints", "gc", "--max-size", "huge", "--cwd", str(workspace)], home=monkey_home)
     assert size.returncode == 2 and "not a size" in size.stderr
-    missing = run_monkey(["undo", "--cwd", str(tmp_path / "nope")], home=monkey_home)
+    missing = invoke(["undo", "--cwd", str(tmp_path / "nope")], home=monkey_home)
     assert missing.returncode == 2
-    agent(workspace, monkey_home, tmp_path, [call("file_write", path="README.md", content="monkey\n")],
+    agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="README.md", content="monkey\n")],
           "--no-approval")
     (workspace / "README.md").write_text("user\n")
-    refused = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    refused = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert refused.returncode == 1 and "-monkey" in refused.stderr and "+user" in refused.stderr
     assert (workspace / "README.md").read_text() == "user\n"
-    forced = run_monkey(["undo", "--force", "--cwd", str(workspace)], home=monkey_home)
+    forced = invoke(["undo", "--force", "--cwd", str(workspace)], home=monkey_home)
     assert forced.returncode == 0 and (workspace / "README.md").read_text() == "# proj\n"
 
 
@@ -285,6 +277,7 @@ for i in range(15):
 """
 
 
+@pytest.mark.subprocess
 def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_home: Path) -> None:
     procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(workspace), str(monkey_home), tag],
                               env=monkey_env(monkey_home), stderr=subprocess.PIPE, text=True) for tag in "ab"]
@@ -305,12 +298,13 @@ def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_ho
     assert sorted(p.name for p in workspace.iterdir()) == [".git", "README.md"]
 
 
+@pytest.mark.pty
 def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
                                                                        tmp_path: Path) -> None:
     import pexpect
 
     hostile = "title \x1b]0;PWNED\x07 clipboard \x1b]52;c;aGk=\x07 end\n"
-    run = agent(workspace, monkey_home, tmp_path, [call("file_write", path="evil\x1b[31m.txt", content=hostile)],
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="evil\x1b[31m.txt", content=hostile)],
                 "--no-approval")
     assert run.returncode == 0, run.stderr
     listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
@@ -319,7 +313,7 @@ def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace
     assert "\x1b]0;PWNED\x07" in piped.stdout  # a file or a pipe gets the diff as it is (git apply works)
     for args in (["checkpoints", "show", ident], ["checkpoints"]):
         child = pexpect.spawn(sys.executable, ["-m", "monkey", *args, "--cwd", str(workspace)],
-                              env=monkey_env(monkey_home), encoding="utf-8", timeout=30)
+                              env=monkey_env(monkey_home), encoding="utf-8", timeout=PTY_TIMEOUT)
         child.expect(pexpect.EOF)
         shown = child.before
         child.close()

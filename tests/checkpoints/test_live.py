@@ -18,10 +18,10 @@ from monkey.checkpoints.api import Checkpoints
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.journal import Entry
 from monkey.checkpoints.watch import DISABLE_ENV
-from tests.checkpoints.conftest import tree_digest
+from tests.support.checkpoints import py, tree_digest
 from tests.checkpoints.test_attribution import HAS_WATCH, finish, start_agent, wait_for, waiting_command
-from tests.checkpoints.test_cli import call, py
-from tests.conftest import run_monkey
+from tests.support.script import call_turn
+from tests.support.cli import run_monkey
 
 needs_watch = pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
 
@@ -182,8 +182,8 @@ def test_a_persons_writes_during_a_later_command_are_never_undone(
     the person edits, creates, deletes and renames while it runs; undo reverts only the command's."""
     for name in ("notes.txt", "drop.txt", "move.txt"):
         (workspace / name).write_text(f"the person's {name}\n")
-    first = call("shell_execute", command=py("open('first.txt', 'w').write('1')"))
-    second = call("shell_execute", command=waiting_command(tmp_path, "b", "made.txt"), timeout=120)
+    first = call_turn("shell_execute", command=py("open('first.txt', 'w').write('1')"))
+    second = call_turn("shell_execute", command=waiting_command(tmp_path, "b", "made.txt"), timeout=120)
     proc = start_agent(workspace, monkey_home, tmp_path, "b", [first, second])
     wait_for(workspace / "made.txt", proc)
     (workspace / "notes.txt").write_text("the person's notes, edited meanwhile\n")
@@ -220,7 +220,7 @@ def test_a_moved_folders_files_are_not_claimed_when_someone_else_wrote_meanwhile
                       "while not go.exists(): time.sleep(0.02)\n"
                       "os.remove('started')\n")
     proc = start_agent(workspace, monkey_home, tmp_path, "m", [
-        call("shell_execute", command=f"{sys.executable} {script}", timeout=120)])
+        call_turn("shell_execute", command=f"{sys.executable} {script}", timeout=120)])
     wait_for(workspace / "started", proc)
     (workspace / "lib" / "a.py").write_text("a, edited by the person in the moved folder\n")
     (tmp_path / "m.go").write_text("")

@@ -12,10 +12,13 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.undo import FAULT_KILL_AFTER
-from tests.checkpoints.test_cli import agent, call, py
-from tests.conftest import ROOT, monkey_env, run_monkey
+from tests.support.checkpoints import agent, py
+from tests.support.script import call_turn
+from tests.support.cli import ROOT, monkey_env, run_monkey
 
 
 def temp_files(ws: Path) -> list[str]:
@@ -23,13 +26,14 @@ def temp_files(ws: Path) -> list[str]:
                   if p.name.endswith((".monkey-tmp", ".monkey-undo")))
 
 
+@pytest.mark.subprocess
 def test_a_killed_undo_is_completed_exactly_and_nothing_older_is_undone(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "x.txt").write_text("the person's x\n")
     run = agent(workspace, monkey_home, tmp_path, [
-        call("file_write", path="keep.txt", content="oldest change\n"),
-        call("file_write", path="b.txt", content="made by monkey\n"),
-        call("file_write", path="x.txt", content="monkey's x\n"),
+        call_turn("file_write", path="keep.txt", content="oldest change\n"),
+        call_turn("file_write", path="b.txt", content="made by monkey\n"),
+        call_turn("file_write", path="x.txt", content="monkey's x\n"),
     ], "--no-approval")
     assert run.returncode == 0, run.stderr
     killed = run_monkey(["undo", "--steps", "2", "--cwd", str(workspace)], home=monkey_home,
@@ -73,14 +77,15 @@ def test_a_change_killed_mid_write_leaves_no_temporary_file(workspace: Path, mon
     assert temp_files(workspace) == ["src/.a.txt.notmine.monkey-tmp"]
 
 
+@pytest.mark.subprocess
 def test_a_stale_index_lock_is_removed_and_a_held_one_is_named(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    run = agent(workspace, monkey_home, tmp_path, [call("shell_execute", command=py("open('a','w').write('1')"))],
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("shell_execute", command=py("open('a','w').write('1')"))],
                 "--no-approval")
     assert run.returncode == 0, run.stderr
     lock = CheckpointGuard(workspace, home=monkey_home).shadow.git_dir / "index.lock"
     lock.write_text("")  # what a git killed during a snapshot leaves
-    run = agent(workspace, monkey_home, tmp_path, [call("shell_execute", command=py("open('b','w').write('2')"))],
+    run = agent(workspace, monkey_home, tmp_path, [call_turn("shell_execute", command=py("open('b','w').write('2')"))],
                 "--no-approval")
     assert run.returncode == 0, run.stderr
     assert "stale lock" in run.stderr and not lock.exists()
@@ -93,7 +98,7 @@ def test_a_stale_index_lock_is_removed_and_a_held_one_is_named(
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
         run = agent(workspace, monkey_home, tmp_path,
-                    [call("shell_execute", command=py("open('c','w').write('3')"))], "--no-approval")
+                    [call_turn("shell_execute", command=py("open('c','w').write('3')"))], "--no-approval")
         [result] = run.of_type("tool_result")
         assert not result["ok"] and f"pid {holder.pid}" in result["output"], result
         assert lock.exists(), "a lock a live process holds is never removed"

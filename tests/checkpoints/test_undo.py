@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from monkey.checkpoints.api import Checkpoints, parse_size
 from monkey.checkpoints.undo import UndoConflict, UndoError
 from monkey.events import UndoApplied, decode, encode
-from tests.checkpoints.conftest import change, tree_digest
+from tests.support.checkpoints import change, tree_digest
 
 
 def test_file_changes_round_trip_exactly(cps: Checkpoints, any_ws: Path) -> None:
@@ -219,6 +219,7 @@ def test_undo_never_writes_through_a_symlink_out_of_the_workspace(cps: Checkpoin
     assert (outside / "f.txt").read_text() == "monkey\n"
 
 
+@pytest.mark.subprocess
 def test_pending_entries_of_a_live_process_are_left_alone(cps: Checkpoints, any_ws: Path, monkey_home: Path) -> None:
     code = ("import sys\nfrom pathlib import Path\nfrom monkey.checkpoints.guard import CheckpointGuard\n"
             "g = CheckpointGuard(Path(sys.argv[1]), home=Path(sys.argv[2]))\n"

@@ -12,7 +12,10 @@ import pytest
 from monkey.checkpoints.watch import DISABLE_ENV
 from monkey.session.setup import WATCH_NOTICE
 from tests.checkpoints.test_attribution import HAS_WATCH
-from tests.conftest import monkey_env, write_script
+from tests.support.cli import monkey_env, write_script
+from tests.support.pty import PTY_TIMEOUT
+
+pytestmark = pytest.mark.pty
 
 SAID = WATCH_NOTICE.split("(")[0].strip()
 
@@ -26,7 +29,7 @@ def _repl(workspace: Path, home: Path, tmp_path: Path, **env: str) -> str:
     script = write_script(tmp_path / "s.json", [{"text": "answer one"}, {"text": "answer two"}])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script",
                                            str(script), "--cwd", str(workspace)],
-                          env=monkey_env(home, TERM="xterm", **env), encoding="utf-8", timeout=60,
+                          env=monkey_env(home, TERM="xterm", **env), encoding="utf-8", timeout=PTY_TIMEOUT,
                           dimensions=(40, 200))
     log = io.StringIO()
     child.logfile_read = log

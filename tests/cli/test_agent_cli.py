@@ -11,11 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import monkey_env, pids_running, run_monkey, write_script
+import pytest
 
-
-def call(name: str, **arguments: object) -> dict:
-    return {"name": name, "arguments": arguments}
+from tests.support.cli import invoke, monkey_env, run_monkey, write_script
+from tests.support.procs import pids_running
+from tests.support.script import call
 
 
 def test_version_is_fast_path(monkey_home: Path) -> None:
@@ -234,36 +234,37 @@ def test_script_exhausted_and_bad_script(scripted, monkey_home: Path, tmp_path: 
     assert "no more turns" in run.stderr
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(bad), "--task", "x", "--cwd", str(workspace)],
-                     home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(bad), "--task", "x", "--cwd", str(workspace)],
+                 home=monkey_home)
     assert run.returncode == 2 and "bad script" in run.stderr
 
 
 def test_bad_flags_and_config(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    run = run_monkey(["agent", "--task", "x", "--cwd", str(tmp_path / "nope")], home=monkey_home)
+    run = invoke(["agent", "--task", "x", "--cwd", str(tmp_path / "nope")], home=monkey_home)
     assert run.returncode == 2 and "not a directory" in run.stderr
-    run = run_monkey(["agent", "--task", "x", "--max-iterations", "0"], home=monkey_home)
+    run = invoke(["agent", "--task", "x", "--max-iterations", "0"], home=monkey_home)
     assert run.returncode == 2
     (monkey_home / "config.toml").write_text("[agent]\nmax_iterations = 'many'\n")
-    run = run_monkey(["agent", "--task", "x", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["agent", "--task", "x", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2 and "config.toml" in run.stderr
     (monkey_home / "config.toml").unlink()
-    run = run_monkey(["agent", "--backend", "codex", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
-                     PATH="/nonexistent")
+    run = invoke(["agent", "--backend", "codex", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
+                 PATH="/nonexistent")
     assert run.returncode == 2 and "Codex not found" in run.stderr
-    run = run_monkey(["agent", "--backend", "anthropic", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
-                     ANTHROPIC_API_KEY="")
+    run = invoke(["agent", "--backend", "anthropic", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
+                 ANTHROPIC_API_KEY="")
     assert run.returncode == 1 and "no Anthropic API key" in run.stderr
 
 
 def test_task_from_stdin(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "hello from stdin"}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)],
-                     home=monkey_home, input="say hello\n")
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)],
+                 home=monkey_home, input="say hello\n")
     assert run.returncode == 0, run.stderr
     assert "hello from stdin" in run.stdout
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     marker = f"monkey-ctrl-c-{os.getpid()}"
     code = f"import time; open('child.started','w').write('{marker}'); time.sleep(60)"

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env
+from tests.support.cli import monkey_env
+from tests.support.script import call
 
-
-def call(name: str, **arguments: object) -> dict[str, object]:
-    return {"name": name, "arguments": arguments}
+pytestmark = pytest.mark.subprocess  # a real pipe whose reader is gone, and the exit status of a real process
 
 
 def _closed_pipe_run(args: list[str], workspace: Path, home: Path) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,6 @@
 """An answer the model did not finish (stop reason ``max_tokens``) is said to be cut off, in
 ``--task``'s exit message and JSON output, in the REPL's rendering and in the app; the turn
-itself completed (the partial answer is the result). Run in-process: the CLI's ``main``."""
+itself completed (the partial answer is the result). Run in-process: the CLI's ``run_command``."""
 
 from __future__ import annotations
 
@@ -8,18 +8,18 @@ import io
 import json
 from pathlib import Path
 
-from monkey.cli import main
+from monkey.cli import run_command
 from monkey.events import TurnCompleted
 from monkey.line.output import TextSink
-from tests.conftest import write_script
-from tests.ui.conftest import app_for, settle, type_and_send  # noqa: F401 - app_for is a fixture
+from tests.support.cli import write_script
+from tests.support.app import settle, type_and_send
 
 CUT = [{"text": "The first half of a long answer, and then", "stop_reason": "max_tokens"}]
 
 
 def run_task(workspace: Path, tmp_path: Path, capsys, *flags: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
     script = write_script(tmp_path / "s.json", CUT)
-    code = main(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+    code = run_command(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
                  "--task", "explain everything", *flags])
     out = capsys.readouterr()
     return code, out.out, out.err
@@ -49,7 +49,7 @@ def test_task_stream_json_turn_completed_carries_the_stop_reason(workspace: Path
 
 def test_an_answer_that_ended_on_its_own_says_nothing_more(workspace: Path, tmp_path: Path, capsys) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "A whole answer."}])
-    code = main(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+    code = run_command(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
                  "--output-format", "json", "--task", "explain"])
     out = capsys.readouterr()
     assert code == 0 and json.loads(out.out)["stop_reason"] == "" and "cut off" not in out.err

@@ -8,8 +8,10 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import monkey_env, run_monkey, spawn_repl, write_script
+from tests.support.cli import invoke, monkey_env, run_monkey, write_script
+from tests.support.pty import PTY_TIMEOUT, spawn_repl
 
 FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_request"}]
 
@@ -24,31 +26,32 @@ def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
 def spawn_app(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
     return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                                           "--cwd", str(workspace), *flags],
-                         env=monkey_env(home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                         env=monkey_env(home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
 
 
 def test_a_mistyped_command_gets_a_suggestion(monkey_home: Path) -> None:
-    run = run_monkey(["agnet", "--task", "x"], home=monkey_home)
+    run = invoke(["agnet", "--task", "x"], home=monkey_home)
     assert run.returncode == 2
     assert run.stderr == "monkey: unknown command 'agnet'; did you mean 'agent'?\n"
-    far = run_monkey(["zzzz"], home=monkey_home)
+    far = invoke(["zzzz"], home=monkey_home)
     assert far.returncode == 2
     assert far.stderr.startswith("monkey: unknown command 'zzzz'; commands: agent, sessions")
-    nested = run_monkey(["sessions", "lst"], home=monkey_home)
+    nested = invoke(["sessions", "lst"], home=monkey_home)
     assert nested.returncode == 2
     assert nested.stderr == "monkey: unknown command 'sessions lst'; did you mean 'sessions list'?\n"
 
 
 def test_bare_monkey_without_a_terminal_prints_help(monkey_home: Path) -> None:
-    run = run_monkey([], home=monkey_home)
+    run = invoke([], home=monkey_home)
     assert run.returncode == 0
     assert run.stdout.startswith("usage: monkey")
 
 
+@pytest.mark.pty
 def test_bare_monkey_on_a_terminal_opens_the_app(workspace: Path, monkey_home: Path) -> None:
     child = pexpect.spawn(sys.executable, ["-m", "monkey"], cwd=str(workspace),
                           env=monkey_env(monkey_home, TERM="xterm-256color", ANTHROPIC_API_KEY=""),
-                          timeout=30, dimensions=(36, 120))
+                          timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect_exact("\x1b[?1049h")  # the full-screen app took the screen
     child.expect("iter")  # its status bar is drawn
     child.sendcontrol("d")
@@ -58,6 +61,7 @@ def test_bare_monkey_on_a_terminal_opens_the_app(workspace: Path, monkey_home: P
     assert b"--resume" not in child.before, "an empty session has nothing to resume"
 
 
+@pytest.mark.pty
 def test_the_app_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     sid = stored_session(workspace, monkey_home, tmp_path)
     child = spawn_app(workspace, monkey_home, write_script(tmp_path / "s.json", FAILING_TURN), "--resume")
@@ -75,6 +79,7 @@ def test_the_app_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_hom
     assert f"monkey: resume this session with: monkey agent --resume {sid}" in tail
 
 
+@pytest.mark.pty
 def test_escape_in_the_app_picker_chooses_nothing(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     stored_session(workspace, monkey_home, tmp_path)
     child = spawn_app(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]), "--resume")
@@ -86,6 +91,7 @@ def test_escape_in_the_app_picker_chooses_nothing(workspace: Path, monkey_home: 
     assert b"monkey: no session chosen" in child.before
 
 
+@pytest.mark.pty
 def test_plain_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", FAILING_TURN))
     child.expect_exact("Type a task")
@@ -101,6 +107,7 @@ def test_plain_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home:
     assert found.group(1) in listed.stdout
 
 
+@pytest.mark.pty
 def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]))
@@ -112,6 +119,7 @@ def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, mon
     assert "--resume" not in child.before
 
 
+@pytest.mark.pty
 def test_plain_keeps_thinking_apart_from_the_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [
         {"thinking": "I should greet back.", "text": "Hello there."}]))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 FILL = """
 set -u
@@ -26,6 +26,7 @@ ID=$("$PY" -c "import json, sys; print(json.load(open(sys.argv[1]))['checkpoints
 """
 
 
+@pytest.mark.subprocess
 def test_checkpoints_are_listed_and_shown_on_a_full_disk(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     if shutil.which("unshare") is None:
         pytest.skip("needs unshare(1) to mount a tmpfs in a private mount namespace")

@@ -6,8 +6,12 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import monkey_env, spawn_repl, write_script
+from tests.support.cli import monkey_env, write_script
+from tests.support.pty import PTY_TIMEOUT, spawn_repl
+
+pytestmark = pytest.mark.pty
 
 PLAN = "# Plan\n\n1. Write hello.txt.\n2. Check it."
 
@@ -23,7 +27,7 @@ def plan_script(tmp_path: Path) -> Path:
 def spawn_task(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
     return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                                           "--cwd", str(workspace), "--task", "greet", *flags],
-                         env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 120))
+                         env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 120))
 
 
 def test_inline_plan_approved_goes_on_accepting_edits(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:

@@ -9,8 +9,12 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import monkey_env, refuse_without_reason, spawn_repl, write_script
+from tests.support.cli import monkey_env, write_script
+from tests.support.pty import PTY_TIMEOUT, refuse_without_reason, spawn_repl
+
+pytestmark = pytest.mark.pty
 
 SLOW = (f"{sys.executable} -c \"import time; print('tool is running', flush=True); "
         "time.sleep(60)\"")
@@ -28,9 +32,9 @@ def spawn_task(workspace: Path, home: Path, script: Path, *flags: str, command: 
             "--cwd", str(workspace), "--task", "do it", *flags]
     if command:  # through a shell, for redirections
         return pexpect.spawn("/bin/sh", ["-c", " ".join(f"'{a}'" for a in argv) + " " + command],
-                             env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30,
+                             env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT,
                              dimensions=(40, 120))
-    return pexpect.spawn(argv[0], argv[1:], env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30,
+    return pexpect.spawn(argv[0], argv[1:], env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT,
                          dimensions=(40, 120))
 
 
@@ -115,6 +119,7 @@ def test_the_question_goes_to_the_terminal_when_stdout_is_a_file(workspace: Path
     assert "allow?" not in text and "needs approval" not in text
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_between_turns_does_not_end_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "First answer."}, {"text": "Second answer."}])
     child = spawn_repl(workspace, monkey_home, script)

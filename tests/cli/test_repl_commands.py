@@ -9,9 +9,13 @@ import json
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from monkey.session.commands import COMMANDS
-from tests.conftest import run_monkey, spawn_repl, write_script
+from tests.support.cli import run_monkey, write_script
+from tests.support.pty import spawn_repl
+
+pytestmark = pytest.mark.pty
 
 
 def _repl(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:

@@ -6,8 +6,12 @@ import json
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import run_monkey, spawn_repl, write_script
+from tests.support.cli import run_monkey, write_script
+from tests.support.pty import spawn_repl
+
+pytestmark = pytest.mark.pty
 
 
 def test_a_mention_attaches_the_file_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:

@@ -15,13 +15,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_monkey
+from tests.support.cli import invoke
+from tests.support.script import call
+from tests.support.pty import PTY_TIMEOUT
 
 PY = sys.executable
-
-
-def call(name: str, **arguments: object) -> dict:
-    return {"name": name, "arguments": arguments}
 
 
 def py(code: str) -> dict:
@@ -94,19 +92,21 @@ _SCAN = ("import os\nfound = []\nfor pid in os.listdir('/proc'):\n"
 def test_a_child_cannot_read_monkeys_environment(scripted, workspace: Path, monkey_home: Path) -> None:
     (workspace / "scan.py").write_text(_SCAN)
     scan = call("shell_execute", command=f"{PY} scan.py")
-    run = scripted([{"tool_calls": [scan]}, {"text": "done"}], "--no-approval", MONKEY_TEST_SECRET="sandbox-secret-value")
+    run = scripted([{"tool_calls": [scan]}, {"text": "done"}], "--no-approval", process=True,
+                   MONKEY_TEST_SECRET="sandbox-secret-value")  # monkey's own /proc/<pid>/environ: its process
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["output"] == "NOT FOUND\n[exit code 0]"
     # unsandboxed (allowed by the user's own rule): root's child passes PR_SET_DUMPABLE and reads monkey's
     # /proc/<pid>/environ, where monkey blanked the credential at start; the key still works (below)
     (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
-    bare = scripted([{"tool_calls": [scan]}, {"text": "done"}], MONKEY_TEST_SECRET="sandbox-secret-value")
+    bare = scripted([{"tool_calls": [scan]}, {"text": "done"}], process=True, MONKEY_TEST_SECRET="sandbox-secret-value")
     assert bare.returncode == 0, bare.stderr
     assert results(bare)[0]["output"] == "NOT FOUND\n[exit code 0]"
     # nor an --api-key given on the command line, in /proc/<pid>/cmdline (anyone's to read)
     (workspace / "scan_argv.py").write_text(_SCAN.replace("environ", "cmdline"))
     argv_scan = call("shell_execute", command=f"{PY} scan_argv.py")
-    keyed = scripted([{"tool_calls": [argv_scan]}, {"text": "done"}], "--api-key", "sandbox-secret-value")
+    keyed = scripted([{"tool_calls": [argv_scan]}, {"text": "done"}], "--api-key", "sandbox-secret-value",
+                     process=True)  # monkey's own /proc/<pid>/cmdline: its process
     assert keyed.returncode == 0, keyed.stderr
     assert results(keyed)[0]["output"] == "NOT FOUND\n[exit code 0]"
 
@@ -174,7 +174,7 @@ def test_a_bad_sandbox_value_is_a_usage_error(scripted, monkey_home: Path) -> No
 
 def test_a_project_config_cannot_turn_the_sandbox_off(scripted, workspace: Path, monkey_home: Path,
                                                      server: int) -> None:
-    run_monkey(["trust", str(workspace)], home=monkey_home)
+    invoke(["trust", str(workspace)], home=monkey_home)
     (workspace / ".monkey").mkdir()
     (workspace / ".monkey" / "config.toml").write_text(
         '[shell]\nsandbox = "off"\nsandbox_network = true\ntimeout = 30\n')
@@ -218,17 +218,20 @@ def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: P
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["ok"], results(run)[0]["output"]
     assert (workspace / "made.txt").exists()
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stdout + undo.stderr
     assert not (workspace / "made.txt").exists()
     assert (workspace / "README.md").read_text() == "# proj\nedited before\n"
 
 
+@pytest.mark.pty
 def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_approved_again(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import pexpect
 
-    from tests.conftest import monkey_env, spawn_repl, write_script
+    from tests.support.cli import monkey_env, write_script
+
+    from tests.support.pty import spawn_repl
 
     # !command: typed by the person, theirs (git commit writes .git/, which the sandbox keeps read-only)
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "ok"}]))
@@ -245,7 +248,7 @@ def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_appro
         {"tool_calls": [py("open('.git/hooks/approved', 'w').write('approved')")]}, {"text": "done"}])
     task = pexpect.spawn(PY, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                               "--cwd", str(workspace), "--task", "do it"],
-                         env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 120))
+                         env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 120))
     task.expect_exact("allow? [y/a/")
     task.sendline("y")
     task.expect_exact("this command runs again OUTSIDE the sandbox")
@@ -257,6 +260,7 @@ def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_appro
     assert (workspace / ".git" / "hooks" / "approved").read_text() == "approved"
 
 
+@pytest.mark.subprocess
 def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monkey_home: Path,
                                                           tmp_path: Path) -> None:
     """Even the grandchild that left the session and cleared its environment (which monkey alone cannot
@@ -264,7 +268,9 @@ def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monke
     import subprocess
     import time
 
-    from tests.conftest import monkey_env, pids_running, write_script
+    from tests.support.cli import monkey_env, write_script
+
+    from tests.support.procs import pids_running
 
     family = Path(__file__).parent.parent / "fakes" / "family.py"
     folder = workspace / f"family-{os.getpid()}"  # in the workspace: the only place the command may write

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from monkey.tools.sandbox import bubblewrap_problem
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
+from tests.support.script import call_turn
 
 pytestmark = pytest.mark.skipif(bool(bubblewrap_problem()), reason=bubblewrap_problem() or "bubblewrap")
 
@@ -54,12 +55,8 @@ def test_a_bad_trusted_commands_value_is_a_usage_error(scripted, monkey_home: Pa
     assert run.returncode == 2 and "shell.trusted_commands must be" in run.stderr
 
 
-def call(name: str, **arguments: object) -> dict:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
-
-
-ONE_ROUND = [call("file_read", path="README.md"), {"text": "Read it."},        # think
-             call("exit_plan_mode", plan="1. Nothing"), {"text": "Proposed."},  # plan
+ONE_ROUND = [call_turn("file_read", path="README.md"), {"text": "Read it."},        # think
+             call_turn("exit_plan_mode", plan="1. Nothing"), {"text": "Proposed."},  # plan
              {"text": "Nothing to change."},                                      # do
              {"text": "VERDICT: done\nREASON: fine"}]                             # reflect
 

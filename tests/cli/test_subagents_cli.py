@@ -6,7 +6,7 @@ import json
 import sqlite3
 from pathlib import Path
 
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import invoke, stored_events, write_script
 
 CHILD = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
                    {"text": "Wrote found.txt with the answer."}]}
@@ -21,7 +21,7 @@ def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(workspace:
     script = write_script(tmp_path / "s.json", [{"tool_calls": [task("general", "find the answer", "find it")]},
                                                 {"text": "The child found it."}], agents={"general": CHILD})
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--no-approval"]
-    run = run_monkey([*base, "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
+    run = invoke([*base, "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
     assert run.returncode == 0, run.stderr
     root = run.events[0]["session_id"]
     [started] = run.of_type("subagent_started")
@@ -44,26 +44,26 @@ def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(workspace:
     assert status == {root: "completed", child: "completed"}
     conn.close()
 
-    listed = run_monkey(["sessions", "list", "--cwd", str(workspace)], home=monkey_home)
+    listed = invoke(["sessions", "list", "--cwd", str(workspace)], home=monkey_home)
     assert root in listed.stdout and child not in listed.stdout, "sessions list shows what a person started"
-    shown = run_monkey(["sessions", "show", root], home=monkey_home)
+    shown = invoke(["sessions", "show", root], home=monkey_home)
     assert shown.returncode == 0, shown.stderr
     tree = shown.stdout.split("sub-agents\n", 1)[1].splitlines()
     assert tree[0].startswith(f"  {child}  general  completed 1 turn  $0.0000  find it")
-    assert f"parent     {root}" in run_monkey(["sessions", "show", child], home=monkey_home).stdout
+    assert f"parent     {root}" in invoke(["sessions", "show", child], home=monkey_home).stdout
 
     again = write_script(tmp_path / "again.json", [{"text": "Still 42."}])
-    resumed = run_monkey(["agent", "--backend", "scripted", "--script", str(again), "--cwd", str(workspace),
-                          "--continue", "--output-format", "stream-json", "--task", "and now?"], home=monkey_home)
+    resumed = invoke(["agent", "--backend", "scripted", "--script", str(again), "--cwd", str(workspace),
+                      "--continue", "--output-format", "stream-json", "--task", "and now?"], home=monkey_home)
     assert resumed.returncode == 0, resumed.stderr
     first = resumed.events[0]
     assert first["type"] == "session_started" and first["session_id"] == root and first["resumed"] is True, \
         "--continue goes on with the parent, not its child"
-    shown = run_monkey(["sessions", "show", root], home=monkey_home).stdout
+    shown = invoke(["sessions", "show", root], home=monkey_home).stdout
     assert "tool      agent: general (session" in shown, "the parent's conversation keeps the handoff"
     assert f"  {child}  general" in shown, "and its sub-agents"
 
-    removed = run_monkey(["sessions", "rm", root], home=monkey_home)
+    removed = invoke(["sessions", "rm", root], home=monkey_home)
     assert removed.returncode == 0, removed.stderr
     conn = sqlite3.connect(monkey_home / "monkey.db")
     assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,), "its sub-agents' sessions go with it"
@@ -75,8 +75,8 @@ def test_json_output_is_the_parents(workspace: Path, monkey_home: Path, tmp_path
     script = write_script(tmp_path / "s.json", [{"tool_calls": [task("explore", "look", "look")]},
                                                 {"text": "Parent's answer."}],
                           agents={"explore": {"turns": [{"text": "Child's answer."}]}})
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--output-format", "json", "--task", "delegate"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--output-format", "json", "--task", "delegate"], home=monkey_home)
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["result"] == "Parent's answer." and out["subtype"] == "success" and out["reason"] == "completed"
@@ -91,8 +91,8 @@ def test_text_output_shows_the_childs_calls_under_the_task(workspace: Path, monk
                                                 {"text": "The child found it."}], agents={"general": {"turns": [
                                                     {"text": "I will write it.", "tool_calls": CHILD["turns"][0]["tool_calls"]},
                                                     {"text": "Wrote found.txt with the answer."}]}})
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--no-approval", "--task", "delegate"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--no-approval", "--task", "delegate"], home=monkey_home)
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     at = lines.index("● task general: find it")
@@ -110,8 +110,8 @@ def test_a_background_child_is_waited_for_and_its_events_name_the_parents_call(w
     background["arguments"] = {**background["arguments"], "background": True}
     script = write_script(tmp_path / "s.json", [{"tool_calls": [background]}, {"text": "Waiting for the child."},
                                                 {"text": "The child wrote found.txt."}], agents={"general": CHILD})
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
     assert run.returncode == 0, run.stderr
     root = run.events[0]["session_id"]
     [started] = run.of_type("subagent_started")

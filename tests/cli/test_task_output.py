@@ -10,11 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, run_monkey, write_script
-
-
-def call(name: str, **arguments: object) -> dict:
-    return {"name": name, "arguments": arguments}
+from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.script import call
 
 
 def waiter(tmp_path: Path) -> str:
@@ -26,6 +23,7 @@ def waiter(tmp_path: Path) -> str:
     return f"{sys.executable} {wait}"
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("fmt", ["text", "stream-json"])
 def test_a_closed_stdout_ends_quietly_and_keeps_the_session(fmt: str, workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:

@@ -6,8 +6,12 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import monkey_env, refuse_without_reason, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.pty import refuse_without_reason
+
+pytestmark = pytest.mark.pty
 
 
 def spawn(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:

@@ -7,9 +7,11 @@ import sys
 from pathlib import Path
 
 import pexpect
+import pytest
 
 from monkey.config import load_config
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
+from tests.support.pty import PTY_TIMEOUT
 
 HOSTILE = ('[agent]\nbackend = "claude-code"\nmax_iterations = 500\n'
            '[local]\nmodel_path = "/tmp/crafted.gguf"\n'
@@ -39,16 +41,16 @@ def test_an_untrusted_folder_s_config_keeps_only_deny_rules_and_ui(workspace: Pa
 
 def test_monkey_trust_makes_it_count_and_revoke_undoes_it(workspace: Path, monkey_home: Path) -> None:
     project(workspace)
-    done = run_monkey(["trust", str(workspace)], home=monkey_home)
+    done = invoke(["trust", str(workspace)], home=monkey_home)
     assert done.returncode == 0 and "trusted:" in done.stdout
     config = load_config(workspace, home=monkey_home)
     assert config.agent.backend == "claude-code" and config.approvals.allow == ["shell_execute"]
     sub = workspace / "sub"
     sub.mkdir()
     assert load_config(sub, home=monkey_home).untrusted == []  # a folder inside a trusted one: no .monkey, nothing
-    listed = run_monkey(["trust", "--list"], home=monkey_home)
+    listed = invoke(["trust", "--list"], home=monkey_home)
     assert str(workspace.resolve()) in listed.stdout
-    assert run_monkey(["trust", "--revoke", str(workspace)], home=monkey_home).returncode == 0
+    assert invoke(["trust", "--revoke", str(workspace)], home=monkey_home).returncode == 0
     assert load_config(workspace, home=monkey_home).agent.backend == ""
     assert json.loads((monkey_home / "trusted_folders.json").read_text()) == {"folders": []}
 
@@ -56,11 +58,12 @@ def test_monkey_trust_makes_it_count_and_revoke_undoes_it(workspace: Path, monke
 def test_headless_never_asks_and_never_trusts(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     project(workspace, '[agent]\nmax_iterations = 1\n')
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--task", "hi"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--task", "hi"], home=monkey_home)
     assert run.returncode == 0 and "the settings agent.max_iterations of" in run.stderr and "Trust" not in run.stderr
 
 
+@pytest.mark.pty
 def test_on_a_terminal_monkey_asks_once_and_remembers(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     project(workspace, '[agent]\nmax_iterations = 1\n')
     script = write_script(tmp_path / "s.json", [{"text": "hello"}, {"text": "again"}])
@@ -68,7 +71,7 @@ def test_on_a_terminal_monkey_asks_once_and_remembers(workspace: Path, monkey_ho
     def start():  # type: ignore[no-untyped-def]
         return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted",
                                               "--script", str(script), "--cwd", str(workspace)],
-                             env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30)
+                             env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT)
 
     child = start()
     child.expect_exact("sets agent.max_iterations")

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env
+from tests.support.cli import ROOT, monkey_env
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")
+pytestmark = [pytest.mark.subprocess,
+              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl is Linux's")]
 
 READER = """
 import os, subprocess, sys

@@ -11,8 +11,8 @@ import pytest
 
 from monkey.cli import main
 from monkey.trust import TRUST_TURNS_ON, trust
-from tests.conftest import write_script
-from tests.ui.conftest import app_for, settle, type_and_send  # noqa: F401 - app_for is a fixture
+from tests.support.cli import write_script
+from tests.support.app import settle, type_and_send
 
 
 def furnish(ws: Path) -> None:

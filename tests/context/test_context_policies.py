@@ -127,7 +127,7 @@ async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_n
     from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
     from monkey.events import ContextEdited, ContextUsage
     from monkey.session.session import Session
-    from tests.store.conftest import ListSink
+    from tests.support.agent import ListSink
 
     ws = tmp_path / "ws"
     ws.mkdir()
@@ -166,7 +166,7 @@ async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_n
 
 
 def test_an_unknown_policy_is_a_clear_error(tmp_path: Path, monkey_home: Path) -> None:
-    from tests.conftest import init_git_workspace, run_monkey, write_script
+    from tests.support.cli import init_git_workspace, run_monkey, write_script
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     (monkey_home / "config.toml").write_text('[context]\npolicies = ["compact", "drop_everything"]\n')

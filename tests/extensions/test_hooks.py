@@ -7,7 +7,7 @@ import contextlib
 import json
 from pathlib import Path
 
-from tests.conftest import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, invoke, write_script
 
 
 def _hook(tmp: Path, name: str, body: str) -> str:
@@ -30,7 +30,7 @@ def _table(event: str, command: str, matcher: str = "", timeout: float = 30) -> 
 
 def _run(ws: Path, home: Path, tmp: Path, turns: list[dict], *flags: str):  # type: ignore[no-untyped-def]
     script = write_script(tmp / "script.json", turns)
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
                        "--output-format", "stream-json", *flags, "--task", "do it"], home=home)
 
 
@@ -109,8 +109,8 @@ def test_post_tool_use_prompt_and_stop_hooks(tmp_path: Path, monkey_home: Path) 
     [result] = run.of_type("tool_result")
     assert "remember to run make lint" in result["output"]
     assert len(count.read_text().splitlines()) == 4, "sent back three times at most, then the turn ends"
-    lines = [json.loads(x) for x in run_monkey(["sessions", "export", run.events[0]["session_id"]],
-                                               home=monkey_home).stdout.splitlines()]
+    lines = [json.loads(x) for x in invoke(["sessions", "export", run.events[0]["session_id"]],
+                                           home=monkey_home).stdout.splitlines()]
     assert any(e["type"] == "turn_started" for e in lines)
     blocked = _hook(tmp_path, "blocked", "cat >/dev/null; echo 'not on Fridays' >&2; exit 2\n")
     _config(monkey_home, _table("UserPromptSubmit", blocked))
@@ -156,7 +156,7 @@ def test_session_start_and_end_hooks_with_their_source_and_reason(tmp_path: Path
 async def _open_session(agent):  # type: ignore[no-untyped-def]
     """A stored session around ``agent`` (ended on the way out), and the events it showed."""
     from monkey.session.session import Session
-    from tests.store.conftest import ListSink
+    from tests.support.agent import ListSink
 
     events = ListSink()
     session = Session(agent, switcher=None, show=events, tell=lambda text, level: None)  # type: ignore[arg-type]
@@ -171,7 +171,7 @@ async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
     from monkey.permissions.requests import ApprovalRequest, Decision
     from monkey.extensions.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptCall, ScriptTurn
-    from tests.store.conftest import make_agent
+    from tests.support.agent import make_agent
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     log = tmp_path / "log.jsonl"
@@ -205,7 +205,7 @@ async def test_pre_compact_and_notification_hooks(tmp_path: Path) -> None:
 async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_path: Path) -> None:
     from monkey.extensions.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptTurn
-    from tests.store.conftest import make_agent
+    from tests.support.agent import make_agent
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     log = tmp_path / "log.jsonl"
@@ -238,7 +238,7 @@ async def test_session_start_runs_again_after_a_compaction_and_after_clear(tmp_p
 async def test_session_start_runs_again_for_a_session_opened_in_the_same_process(tmp_path: Path) -> None:
     from monkey.extensions.hooks import Hooks, parse_hooks
     from monkey.backends.scripted import ScriptTurn
-    from tests.store.conftest import make_agent
+    from tests.support.agent import make_agent
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     log = tmp_path / "log.jsonl"
@@ -258,7 +258,7 @@ async def test_session_start_runs_again_for_a_session_opened_in_the_same_process
 async def test_a_sub_agent_runs_subagent_start_and_stop_and_its_calls_run_the_tool_hooks(
         tmp_path: Path, monkey_home: Path) -> None:
     from monkey.extensions.hooks import Hooks, parse_hooks
-    from tests.agent.test_subagents import collect, root_agent, task
+    from tests.support.agent import collect, root_agent, task
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     log = tmp_path / "log.jsonl"

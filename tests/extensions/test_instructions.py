@@ -6,8 +6,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from monkey.extensions.instructions import changes_since, load_instructions
-from tests.conftest import init_git_workspace, run_monkey
+from tests.support.cli import init_git_workspace, invoke
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
 
@@ -86,7 +88,7 @@ def test_changes_since_a_session_last_ran(tmp_path: Path) -> None:
 
 
 def _run(ws: Path, home: Path, fake: FakeAnthropic, *extra: str):  # type: ignore[no-untyped-def]
-    return run_monkey(["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k",
+    return invoke(["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k",
                        "--cwd", str(ws), "--output-format", "stream-json", "--no-approval", *extra,
                        "--task", "read the helper"], home=home)
 
@@ -141,10 +143,13 @@ _INIT_TURNS = [
 ]
 
 
+@pytest.mark.pty
 def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
     import pexpect
 
-    from tests.conftest import spawn_repl, write_script
+    from tests.support.cli import write_script
+
+    from tests.support.pty import spawn_repl
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     script = write_script(tmp_path / "script.json", _INIT_TURNS)
@@ -160,14 +165,14 @@ def test_init_in_the_repl_runs_a_turn_that_writes_agents_md(tmp_path: Path, monk
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     assert (ws / "AGENTS.md").read_text() == "# Agents\nRun `make test`.\n"
-    sessions = run_monkey(["sessions", "list", "--json", "--cwd", str(ws)], home=monkey_home)
+    sessions = invoke(["sessions", "list", "--json", "--cwd", str(ws)], home=monkey_home)
     title = json.loads(sessions.stdout)[0]["title"] if sessions.stdout.startswith("[") else sessions.stdout
     assert str(title) == "/init", "the session's title is what the person typed, not monkey's /init prompt"
 
 
 async def test_init_in_the_app_runs_a_turn_that_writes_agents_md(tmp_path: Path, monkey_home: Path) -> None:
     from monkey.ui.screens.approval import ApprovalScreen
-    from tests.ui.conftest import make_app, settle, type_and_send
+    from tests.support.app import make_app, settle, type_and_send
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     app = make_app(ws, tmp_path / "script.json", _INIT_TURNS, "--no-approval")

@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, invoke, write_script
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
 
@@ -17,7 +17,7 @@ def _call(name: str, call_id: str = "", **arguments: object) -> dict:
 
 def _scripted(ws: Path, home: Path, tmp: Path, turns: list[dict], *flags: str):  # type: ignore[no-untyped-def]
     script = write_script(tmp / "script.json", turns)
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
                        "--output-format", "stream-json", *flags, "--task", "go"], home=home)
 
 
@@ -48,7 +48,7 @@ def test_notes_survive_continue_and_bad_writes_are_said(tmp_path: Path, monkey_h
 async def test_a_compacted_result_is_still_read_back_after_a_resume(workspace: Path) -> None:
     from monkey.backends.scripted import ScriptCall, ScriptTurn
     from monkey.session.session import Session
-    from tests.store.conftest import ListSink, make_agent
+    from tests.support.agent import ListSink, make_agent
 
     (workspace / "notes.txt").write_text("".join(f"note line {i}\n" for i in range(200)))
     read = ScriptTurn(text="", tool_calls=[ScriptCall(id="r1", name="file_read", arguments={"path": "notes.txt"})])
@@ -81,7 +81,7 @@ async def test_a_compacted_result_is_still_read_back_after_a_resume(workspace: P
 
 def _cache_run(ws: Path, home: Path, fake: FakeAnthropic, step: int):  # type: ignore[no-untyped-def]
     (home / "config.toml").write_text(f"[context]\nkeep_tool_calls = 2\npolicy_step = {step}\n")
-    return run_monkey(["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k",
+    return invoke(["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k",
                        "--cwd", str(ws), "--output-format", "stream-json", "--no-approval",
                        "--max-iterations", "20", "--task", "read them all"], home=home)
 
@@ -125,7 +125,7 @@ async def test_the_project_memory_is_kept_with_memory_add_and_reaches_the_model(
     from monkey.extensions.instructions import load_instructions
     from monkey.backends.scripted import ScriptTurn
     from monkey.session.session import Session
-    from tests.store.conftest import ListSink, make_agent
+    from tests.support.agent import ListSink, make_agent
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     home = tmp_path / "home"

@@ -9,8 +9,11 @@ from pathlib import Path
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pytest
+
 from monkey.extensions.skills import SkillError, discover, parse_skill, tool_rules
-from tests.conftest import init_git_workspace, refuse_without_reason, run_monkey, write_script
+from tests.support.cli import init_git_workspace, invoke, write_script
+from tests.support.pty import refuse_without_reason
 
 
 def _skill(base: Path, name: str, front: str, body: str = "Do the thing.\n") -> Path:
@@ -90,7 +93,7 @@ def test_tool_rules_never_crash_and_name_only_known_tools(line: str) -> None:
 
 
 def _agent(ws: Path, home: Path, script: Path, *extra: str):  # type: ignore[no-untyped-def]
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
                        "--output-format", "stream-json", *extra, "--task", "make the file"], home=home,
                       HOME=str(home))
 
@@ -123,13 +126,14 @@ def test_the_model_loads_a_skill_and_its_tools_are_allowed_for_that_turn_only(
     assert run.of_type("approval_resolved")[0]["decision"] == "denied"
 
 
+@pytest.mark.pty
 def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(
         tmp_path: Path, monkey_home: Path) -> None:
     """Turn 1 runs /make-file (the person's invocation): its command runs without asking;
     turn 2 asks for the same kind of command (the grant ended with the turn)."""
     import pexpect
 
-    from tests.conftest import spawn_repl
+    from tests.support.pty import spawn_repl
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     _skill(ws / ".monkey" / "skills", "make-file", "name: make-file\ndescription: Makes a file.\n"

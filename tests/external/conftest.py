@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).resolve().parent
-FIXTURES = HERE.parent / "fixtures"
 
 
 @pytest.fixture

@@ -5,12 +5,16 @@ names an agent."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
-from tests.conftest import run_monkey
+from tests.support.checkpoints import run_monkey
 from tests.external.acp_helpers import fake_acp_exe
-from tests.external.helpers import run_task
+from tests.support.external import run_task
+
+pytestmark = pytest.mark.subprocess
 
 
 def _configure(home: Path, exe: Path, log: Path, *, allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> None:

@@ -20,8 +20,8 @@ from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.backends.acp_client.backend import AcpBackend
 from monkey.events import ToolResult
 from monkey.permissions.policy import ApprovalPolicy
-from tests.conftest import run_monkey
-from tests.external.helpers import run_task
+from tests.support.checkpoints import run_monkey
+from tests.support.external import run_task
 from tests.fakes.gemini_server import FakeGemini, GeminiReply
 
 pytestmark = pytest.mark.external

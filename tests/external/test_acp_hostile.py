@@ -10,9 +10,9 @@ from pathlib import Path
 from monkey.agent.loop import Agent
 from monkey.events import ApprovalRequested, TextDelta
 from monkey.permissions.policy import ApprovalPolicy
-from tests.conftest import pids_running
+from tests.support.procs import pids_running
 from tests.external.acp_helpers import acp_backend, fake_acp_exe, got, run_turns
-from tests.external.helpers import Waits, cancel_when_asked
+from tests.support.external import Waits, cancel_when_asked
 
 
 def _text(events: list) -> str:

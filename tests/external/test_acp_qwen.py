@@ -20,8 +20,8 @@ from monkey.agent.loop import Agent
 from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.backends.acp_client.backend import AcpBackend
 from monkey.permissions.policy import ApprovalPolicy
-from tests.conftest import run_monkey
-from tests.external.helpers import Waits, run_task
+from tests.support.checkpoints import run_monkey
+from tests.support.external import Waits, run_task
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.external

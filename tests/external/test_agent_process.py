@@ -15,7 +15,9 @@ from monkey.backends.claude_code.backend import ClaudeCodeBackend
 from monkey.backends.codex.backend import CodexBackend
 from monkey.events import Event
 from monkey.messages import Message, ModelRequest
-from tests.external.conftest import FIXTURES
+from tests.support.external import FIXTURES
+
+pytestmark = pytest.mark.subprocess
 
 
 def request(prompt: str = "say hello") -> ModelRequest:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from monkey.cli import build_parser
 from monkey.commands.flags import session_request
 from monkey.session.setup import resolve_setup
@@ -15,7 +17,9 @@ from monkey.ui.approver import TuiApprover
 from monkey.ui.screens.approval import ApprovalScreen
 from tests.external.fake_anthropic import FakeAnthropic
 from tests.external.test_claude_code_e2e import _cli, _configure
-from tests.ui.conftest import type_and_send
+from tests.support.app import type_and_send
+
+pytestmark = pytest.mark.external
 
 
 async def _wait(pilot, what, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]

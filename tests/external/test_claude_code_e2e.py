@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import Run, run_monkey
+from tests.support.cli import Run, run_monkey
 from tests.external.fake_anthropic import FakeAnthropic
-from tests.external.helpers import configure, run_task
+from tests.support.external import configure, run_task
+
+pytestmark = pytest.mark.external
 
 
 def _bundled() -> str | None:

@@ -17,7 +17,9 @@ from monkey.cli import main
 from monkey.session.claude_export import CLAUDE_CODE_VERSION, claude_uuid, project_dir, project_slug
 from tests.external.fake_anthropic import FakeAnthropic
 from tests.external.test_claude_code_e2e import _cli as claude_cli
-from tests.store.conftest import drive, make_agent
+from tests.support.agent import drive, make_agent
+
+pytestmark = pytest.mark.external
 
 
 async def _export(capsys, *extra: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
@@ -147,7 +149,7 @@ async def test_bad_ids(capsys) -> None:  # type: ignore[no-untyped-def]
 
 async def test_slash_export_claude(workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from monkey.session.session import Session
-    from tests.store.conftest import ListSink
+    from tests.support.agent import ListSink
 
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "claude-config"))
     agent = make_agent(workspace, [ScriptTurn(text="an answer")])

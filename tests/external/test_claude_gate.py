@@ -9,13 +9,14 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.claude_code.backend import ClaudeCodeBackend
 from monkey.events import ApprovalRequested
-from tests.conftest import run_monkey
-from tests.external.conftest import FIXTURES
-from tests.external.helpers import Waits, answers, cancel_when_asked, configure, prepend_config, run_task
+from tests.support.cli import run_monkey
+from tests.support.external import FIXTURES, Waits, answers, cancel_when_asked, configure, prepend_config, run_task
 
 
 def test_recorded_write_is_allowed_by_a_rule(monkey_home: Path, workspace: Path, fake_agent: Path,
@@ -48,6 +49,7 @@ def test_recorded_bash_is_refused_headless(monkey_home: Path, workspace: Path, f
     assert run.of_type("approval_resolved")[0]["decision"] == "denied"
 
 
+@pytest.mark.subprocess
 def test_cancel_while_the_question_is_pending_answers_the_cli(workspace: Path, fake_agent: Path,
                                                                tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"

@@ -16,9 +16,11 @@ import pytest
 from monkey.cli import main
 from monkey.session.claude_export import project_dir
 from monkey.store import SessionStore
-from tests.conftest import run_monkey
+from tests.support.checkpoints import run_monkey
 from tests.external.fake_anthropic import FakeAnthropic
 from tests.external.test_claude_code_e2e import _cli as claude_cli
+
+pytestmark = pytest.mark.external
 
 
 async def _cli(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]

@@ -9,6 +9,8 @@ import json
 import os
 from pathlib import Path
 
+import pytest
+
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
@@ -20,8 +22,10 @@ from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 from tests.external.fake_openai_responses import FakeResponses, codex_config
 from tests.external.test_claude_code_app import _turn
-from tests.external.helpers import Waits, cancel_when_asked
+from tests.support.external import Waits, cancel_when_asked
 from tests.external.test_codex_recorded import _cli, _configure
+
+pytestmark = pytest.mark.external
 
 COMMAND = "printf 'hi there\\n' > hello.txt && echo wrote hello.txt"
 

@@ -16,9 +16,8 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.codex.backend import CodexBackend
 from monkey.events import ApprovalRequested
-from tests.conftest import Run
-from tests.external.conftest import FIXTURES
-from tests.external.helpers import Waits, cancel_when_asked, configure, decisions, run_task, sent
+from tests.support.cli import Run
+from tests.support.external import FIXTURES, Waits, cancel_when_asked, configure, decisions, run_task, sent
 
 
 def _run(home: Path, workspace: Path, codex: Path, fixture: str, log: Path, task: str,
@@ -100,6 +99,7 @@ def test_a_request_monkey_does_not_know_gets_an_error(monkey_home: Path, workspa
     assert run.of_type("turn_completed")[0]["result"].startswith("Hello from the fake server")
 
 
+@pytest.mark.subprocess
 def test_cancel_while_the_question_is_pending_answers_codex(workspace: Path, fake_codex: Path,
                                                             tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"

@@ -16,7 +16,9 @@ from monkey.cli import main
 from monkey.store import SessionStore
 from tests.external.fake_openai_responses import FakeResponses, codex_config
 from tests.external.test_codex_recorded import _cli as codex_cli
-from tests.store.conftest import drive, make_agent
+from tests.support.agent import drive, make_agent
+
+pytestmark = pytest.mark.external
 
 
 async def _cli(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]

@@ -22,9 +22,9 @@ from hypothesis import strategies as st
 from monkey.backends.codex.app_parser import CodexAppParser
 from monkey.backends.codex.backend import SUPPORTED
 from monkey.backends.supervise import parse_version
-from tests.conftest import Run, run_monkey
+from tests.support.cli import Run, run_monkey
 from tests.external.fake_openai_responses import FakeResponses, codex_config
-from tests.external.helpers import configure, run_task
+from tests.support.external import configure, run_task
 from tests.external.test_claude_parser import plain
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codex"
@@ -191,6 +191,7 @@ def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
     return run_task(home, workspace, "codex", task, *extra, timeout=150)
 
 
+@pytest.mark.external
 def test_real_codex_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     cli = _cli()
     codex_home = tmp_path / "cli-home" / ".codex"

@@ -10,8 +10,7 @@ import pytest
 
 from monkey.backends.codex import rpc
 from monkey.backends.gate import GateAnswer
-from tests.external.conftest import FIXTURES
-from tests.external.helpers import configure, decisions, run_task
+from tests.support.external import FIXTURES, configure, decisions, run_task
 
 WS = Path("/w")
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.conftest import run_monkey
-from tests.external.conftest import FIXTURES
-from tests.external.helpers import configure, run_task, sent
+from tests.support.cli import invoke
+from tests.support.external import FIXTURES, configure, run_task, sent
 
 
 def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: Path, fake_agent: Path,
@@ -29,7 +28,7 @@ def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: P
     assert done["reason"] == "completed" and done["result"] == "Done: hello.txt is written."
     assert done["iterations"] == 1  # the loop did not run the Write call again
 
-    undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "hello.txt").exists()
     assert "hello.txt" in json.loads(undo.stdout)["removed"]
@@ -43,11 +42,11 @@ def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: P
 
 def test_claude_code_api_error_and_crash(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
     configure(monkey_home, "claude_code", fake_agent, FAKE_REPLAY=str(FIXTURES / "claude_code" / "api_error.jsonl"))
-    run = run_monkey(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 1 and "api_error" in run.stderr
     configure(monkey_home, "claude_code", fake_agent, FAKE_MODE="crash",
               FAKE_REPLAY=str(FIXTURES / "claude_code" / "tool_write.jsonl"))
-    run = run_monkey(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 1 and "without a result" in run.stderr and "status 3" in run.stderr
 
 
@@ -69,7 +68,7 @@ def test_codex_run_is_resumed(monkey_home: Path, workspace: Path, fake_codex: Pa
 def test_project_config_cannot_choose_the_executable(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     (workspace / ".monkey").mkdir()
     (workspace / ".monkey" / "config.toml").write_text('[claude_code]\nexecutable = "/bin/evil"\n')
-    run = run_monkey(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)],
-                     home=monkey_home, PATH="/nonexistent")
+    run = invoke(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)],
+                 home=monkey_home, PATH="/nonexistent")
     assert run.returncode == 2
     assert "Claude Code not found ('claude'" in run.stderr and "evil" not in run.stderr

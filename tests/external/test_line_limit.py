@@ -10,12 +10,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from monkey.backends.claude_code.parser import ClaudeStreamParser
 from monkey.backends.codex.app_parser import CodexAppParser
-from tests.conftest import monkey_env, run_monkey
-from tests.external.conftest import FIXTURES
+from tests.support.cli import monkey_env, run_monkey
+from tests.support.external import FIXTURES
 
 
+@pytest.mark.subprocess
 def test_endless_line_from_claude_is_stopped_small(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
     (monkey_home / "config.toml").write_text(
         f"[claude_code]\nexecutable = {json.dumps(str(fake_agent))}\nmax_line_bytes = 1048576\n"

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 from monkey import children
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 __all__ = ["FAMILY", "Procs", "family", "family_task", "kill_all", "living", "wait_gone"]
 
@@ -36,8 +36,9 @@ def family_task(home: Path, tmp_path: Path, folder: Path) -> Path:
     ])
 
 
-def family(folder: Path, deadline: float = 30.0) -> Procs:
-    """The family's processes by name, once it has written them to ``folder/pids``."""
+def family(folder: Path, deadline: float = 90.0) -> Procs:
+    """The family's processes by name, once it has written them to ``folder/pids`` (the deadline is
+    long: a loaded machine may take many seconds to start them; a passing test never waits it out)."""
     end = time.monotonic() + deadline
     while not (folder / "pids").exists():
         assert time.monotonic() < end, "the family never started"
@@ -54,7 +55,7 @@ def living(procs: Procs) -> list[str]:
     return [name for name, (pid, start) in procs.items() if children.alive(pid, start)]
 
 
-def wait_gone(procs: Procs, deadline: float = 20.0) -> list[str]:
+def wait_gone(procs: Procs, deadline: float = 60.0) -> list[str]:
     """Wait until none of ``procs`` runs; the names still running at the deadline (none: ``[]``)."""
     end = time.monotonic() + deadline
     while (left := living(procs)) and time.monotonic() < end:

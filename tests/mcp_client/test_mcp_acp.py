@@ -9,8 +9,8 @@ from pathlib import Path
 from acp.schema import EnvVariable, McpServerStdio
 
 from tests.acp.client import prompt, start_monkey
-from tests.conftest import write_script
-from tests.mcp_client.conftest import ROOT, call
+from tests.support.cli import ROOT, write_script
+from tests.support.script import call
 
 
 async def test_an_editors_mcp_server_is_started_and_its_call_asked_in_the_editor(

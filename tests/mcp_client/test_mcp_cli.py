@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_monkey
-from tests.mcp_client.conftest import EVERYTHING, FILESYSTEM, call, fake_server, needs_npm, results, write_servers
+from tests.support.cli import invoke
+from tests.support.mcp import EVERYTHING, FILESYSTEM, fake_server, needs_npm, results, write_servers
+from tests.support.script import call
 
 
 @needs_npm
@@ -56,7 +57,7 @@ def test_a_trusted_project_server_still_needs_its_definition_approved(scripted, 
                                                                       monkey_home: Path) -> None:
     state = tmp_path / "starts"
     write_servers(workspace / ".mcp.json", {"fake": fake_server(state)})
-    run_monkey(["trust", str(workspace)], home=monkey_home)
+    invoke(["trust", str(workspace)], home=monkey_home)
     run = scripted([{"text": "done"}], "--no-approval")
     assert "MCP server fake not started" in run.stderr and "you have not approved this definition" in run.stderr
     assert not state.exists()
@@ -134,7 +135,7 @@ def test_a_filesystem_server_write_is_undone_by_monkey_undo(scripted, workspace:
     assert result["ok"], result
     assert (workspace / "made.txt").read_text() == "by mcp\n"
     assert any(json.loads(line)["type"] == "checkpoint_created" for line in run.stdout.splitlines())
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "made.txt").exists()
 
@@ -172,19 +173,20 @@ def test_tool_timeout_bounds_a_call(scripted, monkey_home: Path, tmp_path: Path)
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts", tool_timeout=1)})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
     run = scripted([{"tool_calls": [call("mcp__fake__slow", seconds=60), call("mcp__fake__greet", name="c")]},
-                    {"text": "done"}], timeout=40)
+                    {"text": "done"}])
     slow, greet = results(run.stdout)
     assert not slow["ok"] and "took longer than 1 s (tool_timeout); the call was cancelled" in slow["output"]
     assert greet["ok"], "the server still answers after a cancelled call"
 
 
+@pytest.mark.subprocess
 def test_a_call_is_cancelled_with_its_turn(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     import signal
     import subprocess
     import sys
     import time
 
-    from tests.conftest import monkey_env, write_script
+    from tests.support.cli import monkey_env, write_script
 
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
@@ -218,6 +220,7 @@ def test_images_are_kept_and_structured_content_is_given(scripted, monkey_home: 
     assert structured["ok"] and json.loads(structured["output"]).get("temperature") is not None
 
 
+@pytest.mark.subprocess
 def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: Path, tmp_path: Path) -> None:
     import os
     import socket
@@ -225,7 +228,7 @@ def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: P
     import sys
     import time
 
-    from tests.mcp_client.conftest import ROOT
+    from tests.support.cli import ROOT
 
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -6,9 +6,13 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from tests.conftest import spawn_repl, write_script
-from tests.mcp_client.conftest import call, fake_server, write_servers
-from tests.ui.conftest import make_app, settle, type_and_send
+import pytest
+
+from tests.support.cli import write_script
+from tests.support.pty import spawn_repl
+from tests.support.mcp import fake_server, write_servers
+from tests.support.script import call
+from tests.support.app import make_app, notices, settle, type_and_send
 
 
 async def _until(pilot, ok, what: str, timeout: float = 30.0) -> None:  # type: ignore[no-untyped-def]
@@ -18,23 +22,19 @@ async def _until(pilot, ok, what: str, timeout: float = 30.0) -> None:  # type: 
         await pilot.pause(0.05)
 
 
-def _notices(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [str(n.render()) for n in app.transcript.query(".notice")]
-
-
 async def test_mcp_in_the_app_lists_disables_and_reconnects(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
     app = make_app(workspace, tmp_path / "s.json", [{"text": "x"}])
     async with app.run_test(size=(160, 50)) as pilot:
         await _until(pilot, lambda: app.status.mcp == "mcp 1/1 ready", "the server is ready")
         await type_and_send(pilot, app, "/mcp")
-        await _until(pilot, lambda: any("fake (user): ready, 9 tools" in n for n in _notices(app)), "/mcp answered")
-        assert any("mcp__fake__greet, mcp__fake__peek" in n for n in _notices(app))
+        await _until(pilot, lambda: any("fake (user): ready, 9 tools" in n for n in notices(app)), "/mcp answered")
+        assert any("mcp__fake__greet, mcp__fake__peek" in n for n in notices(app))
         await type_and_send(pilot, app, "/mcp disable fake")
         await _until(pilot, lambda: app.status.mcp == "mcp 0/1 ready", "the status bar shows it")
         assert "mcp__fake__greet" not in app.agent.tools
         await type_and_send(pilot, app, "/mcp reconnect fake")
-        await _until(pilot, lambda: any(n.startswith("fake: ready") for n in _notices(app)), "reconnected")
+        await _until(pilot, lambda: any(n.startswith("fake: ready") for n in notices(app)), "reconnected")
         assert "mcp__fake__greet" in app.agent.tools and (tmp_path / "starts").read_text() == "2"
         await app.action_quit()
 
@@ -59,6 +59,7 @@ async def test_the_approval_dialog_shows_the_description_and_arguments(workspace
         await app.action_quit()
 
 
+@pytest.mark.pty
 def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts"),
                                              "gone": {"command": "/nonexistent/server"}})
@@ -74,9 +75,10 @@ def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> 
     child.close()
 
 
+@pytest.mark.pty
 def test_a_project_servers_definition_is_approved_once_and_asked_again_when_it_changes(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    from tests.conftest import run_monkey
+    from tests.support.cli import run_monkey
 
     state = tmp_path / "starts"
     write_servers(workspace / ".mcp.json", {"fake": fake_server(state)})

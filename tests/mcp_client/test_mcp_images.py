@@ -16,10 +16,10 @@ import msgspec
 from monkey.backends.convert import to_anthropic, to_openai
 from monkey.events import ToolImage, ToolResult, decode
 from monkey.messages import Message, ModelRequest
-from tests.conftest import run_monkey
+from tests.support.cli import run_monkey
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.mcp_client.conftest import EVERYTHING, needs_npm, results, write_servers
+from tests.support.mcp import EVERYTHING, needs_npm, results, write_servers
 
 PNG = b"\x89PNG\r\n\x1a\n"
 TOOL = "mcp__everything__get-tiny-image"

@@ -7,8 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.conftest import ROOT, monkey_env
-from tests.mcp_client.conftest import call, fake_server, results, write_servers
+import pytest
+
+from tests.support.cli import ROOT, monkey_env
+from tests.support.mcp import fake_server, results, write_servers
+from tests.support.script import call
 
 
 def test_the_first_call_after_a_crash_waits_for_the_restart(scripted, monkey_home: Path, tmp_path: Path) -> None:
@@ -36,6 +39,8 @@ def test_a_result_far_over_the_cap_is_cut_as_it_arrives(scripted, monkey_home: P
 PEAK = """
 import asyncio, json, resource, sys
 from pathlib import Path
+
+import pytest
 from monkey.mcp_client.config import Servers, parse_server
 from monkey.mcp_client.manager import McpManager
 from monkey.tools.base import ToolContext
@@ -57,6 +62,7 @@ asyncio.run(main())
 """
 
 
+@pytest.mark.subprocess  # the peak memory of a process of its own
 def test_a_30_mb_result_does_not_become_copies_of_itself_in_memory(tmp_path: Path) -> None:
     """The fake sends the 30 MB text twice (content and structured content): a 60 MB line. Cut as it
     arrives, monkey's peak grows by well under three times the line (it grew by ~344 MB before, ~115 MB now)."""

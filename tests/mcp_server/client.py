@@ -14,7 +14,7 @@ from typing import Any
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.conftest import monkey_env
+from tests.support.cli import monkey_env
 
 __all__ = ["stdio_session", "http_session", "text", "HttpServer", "start_http"]
 

@@ -9,7 +9,9 @@ import sqlite3
 import time
 from pathlib import Path
 
-from tests.conftest import run_monkey, stored_events, write_script
+import pytest
+
+from tests.support.cli import run_monkey, stored_events, write_script
 from tests.mcp_server.client import stdio_session, text
 from tests.mcp_server.test_serve_stdio import INIT, _answer, _send, _serve
 
@@ -61,6 +63,7 @@ async def test_an_agent_task_runs_headless_what_would_ask_is_refused(workspace: 
     assert (workspace / "agent.txt").read_text() == "by the client\n"
 
 
+@pytest.mark.subprocess
 def test_sigterm_during_an_agent_task_ends_its_turn_and_session(workspace: Path, monkey_home: Path,
                                                                  tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.json", [{"text": "a very slow answer indeed", "delay": 600}])

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.conftest import monkey_env, run_monkey
+from tests.support.cli import monkey_env, run_monkey
 from tests.external.fake_anthropic import FakeAnthropic, _text_of
 from tests.external.test_claude_code_e2e import _cli
 

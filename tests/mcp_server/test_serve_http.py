@@ -9,11 +9,12 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.conftest import run_monkey
+from tests.support.cli import invoke, run_monkey
 from tests.mcp_server.client import http_session, start_http, text
 from tests.mcp_server.test_serve_stdio import TOOLS
 
 
+@pytest.mark.subprocess
 async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_write(secret/**)"]\n')
     server = start_http(workspace, monkey_home)
@@ -47,6 +48,7 @@ async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_hom
     assert not (workspace / "web.txt").exists()
 
 
+@pytest.mark.subprocess
 def test_a_given_port_and_a_bad_request(workspace: Path, monkey_home: Path) -> None:
     import socket
 
@@ -77,7 +79,7 @@ def test_bad_ports_anywhere_are_one_line(workspace: Path, monkey_home: Path) -> 
                        (["serve", "http", "--cwd", str(workspace), "8080", "--port", "8081"], "the port is given twice"),
                        (["serve", "--cwd", str(workspace), "8080"], "invalid choice: '8080'"),
                        (["serve", "http", "--cwd", str(workspace), "8080", "9090"], "unrecognized arguments: 9090")):
-        run = run_monkey(argv, home=monkey_home)
+        run = invoke(argv, home=monkey_home)
         assert run.returncode == 2 and said in run.stderr, (argv, run.stderr)
         assert run.stdout == ""
 
@@ -152,6 +154,6 @@ def test_non_loopback_binds_need_an_explicit_host_and_then_a_token(workspace: Pa
     (["--port", "8080"], "are for 'monkey serve http'"),
 ])
 def test_bad_flags_are_one_line_errors(workspace: Path, monkey_home: Path, flags: list[str], said: str) -> None:
-    run = run_monkey(["serve", *flags, "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["serve", *flags, "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2 and said in run.stderr and run.stdout == ""
     assert len(run.stderr.strip().splitlines()) == 1

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, run_monkey
+from tests.support.cli import invoke, monkey_env, run_monkey
 from tests.mcp_server.client import stdio_session, text
 
 TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "list_directory",
@@ -153,6 +153,7 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
 
 
+@pytest.mark.subprocess
 def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: Path, monkey_home: Path) -> None:
     proc = _serve(workspace, monkey_home)
     try:
@@ -185,6 +186,7 @@ def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: 
             proc.wait()
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey_home: Path, sig: int) -> None:
     proc = _serve(workspace, monkey_home)
@@ -208,10 +210,11 @@ def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey
     assert session["state"] == "completed" and session["turns"] == 1
 
 
+@pytest.mark.subprocess
 async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspace: Path, monkey_home: Path) -> None:
     from mcp.shared.exceptions import MCPError
 
-    from tests.conftest import pids_running
+    from tests.support.procs import pids_running
 
     marker = "4711.25"  # sleep's argument, to find its process
     async with stdio_session(workspace, monkey_home) as client:
@@ -265,10 +268,10 @@ async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation
 
 def test_a_bad_workspace_or_config_is_one_line_and_nothing_on_stdout(workspace: Path, monkey_home: Path,
                                                                      tmp_path: Path) -> None:
-    missing = run_monkey(["serve", "--cwd", str(tmp_path / "nowhere")], home=monkey_home, input="")
+    missing = invoke(["serve", "--cwd", str(tmp_path / "nowhere")], home=monkey_home, input="")
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.strip() == f"monkey: workspace {tmp_path / 'nowhere'} is not a directory"
     (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_write(("]\n')
-    broken = run_monkey(["serve", "--cwd", str(workspace)], home=monkey_home, input="")
+    broken = invoke(["serve", "--cwd", str(workspace)], home=monkey_home, input="")
     assert broken.returncode == 2 and broken.stdout == ""
     assert len(broken.stderr.strip().splitlines()) == 1 and broken.stderr.startswith("monkey: ")

@@ -3,12 +3,18 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
 import pexpect
 
-from tests.conftest import refuse_without_reason, run_monkey, spawn_repl, write_script
+from tests.support.checkpoints import run_monkey, write_script
+
+from tests.support.pty import refuse_without_reason, spawn_repl
+
+pytestmark = pytest.mark.pty
 
 WRITE = {"name": "file_write", "arguments": {"path": "b.txt", "content": "x\ny\n"}}
 

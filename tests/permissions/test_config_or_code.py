@@ -19,7 +19,7 @@ from monkey.session.setup import SessionRequest, build_agent
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.sandbox import Sandbox, bubblewrap_problem, landlock_problem
 from monkey.tools.shell import ShellArgs, ShellExecute
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 PY = sys.executable
 

@@ -11,7 +11,7 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.permissions.user_rules import add_rules, saved_rules
 from monkey.session.setup import SessionRequest, build_agent
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 
 def allowed(policy: ApprovalPolicy, path: str, ws: Path) -> bool:

@@ -15,7 +15,7 @@ import pytest
 from monkey.permissions.decide import Call, decide
 from monkey.permissions.git_repo import runs_repository_code
 from monkey.permissions.policy import ApprovalPolicy
-from tests.conftest import init_git_workspace
+from tests.support.cli import init_git_workspace
 
 MARK = "MARK"
 

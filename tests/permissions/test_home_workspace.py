@@ -17,7 +17,7 @@ from monkey.session.setup import SessionRequest, resolve_setup
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.sandbox import Sandbox, bubblewrap_problem, landlock_problem
 from monkey.tools.shell import ShellArgs, ShellExecute
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import pytest
 from monkey.permissions.policy import PLAN_REFUSAL, ApprovalPolicy
 from monkey.permissions.rules import rules_for
 from monkey.modes import ModeError, next_mode, parse_mode
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import run_monkey, write_script
 
 
 def shell(command: str) -> dict[str, Any]:

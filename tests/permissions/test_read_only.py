@@ -12,7 +12,7 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.rules import RuleError
 from monkey.permissions.read_only import ReadOnly
 from monkey.config import load_config
-from tests.conftest import write_script, run_monkey
+from tests.support.cli import invoke, write_script
 
 
 def decide(command: str, **kw: object):  # type: ignore[no-untyped-def]
@@ -152,8 +152,8 @@ def test_headless_run_reads_without_asking_and_refuses_the_rest(scripted, worksp
 def test_a_bad_extra_entry_is_one_clear_line(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "config.toml").write_text('[approvals]\nread_only_extra = ["make \'oops"]\n')
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--task", "x"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--task", "x"], home=monkey_home)
     assert run.returncode == 2
     assert "bad read_only_extra entry" in run.stderr and run.stderr.count("\n") == 1, run.stderr
     assert run.stdout == ""

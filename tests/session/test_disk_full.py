@@ -15,7 +15,7 @@ from monkey.events import Event
 from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import SessionRequest, build_agent
 from monkey.store import SessionStore
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 
 async def test_a_full_disk_stops_the_turn_at_the_first_failed_write(workspace: Path, tmp_path: Path) -> None:

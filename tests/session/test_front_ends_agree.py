@@ -11,9 +11,13 @@ import re
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import init_git_workspace, spawn_repl, write_script
-from tests.ui.conftest import make_app, settle, type_and_send
+from tests.support.cli import init_git_workspace, write_script
+from tests.support.pty import spawn_repl
+from tests.support.app import make_app, settle, type_and_send
+
+pytestmark = pytest.mark.pty
 
 TURNS = [
     {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "hi\n"}}]},

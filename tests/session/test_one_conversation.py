@@ -27,11 +27,15 @@ from pathlib import Path
 from typing import Any
 
 import pexpect
+import pytest
 
 from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import Questions, SessionRequest, build_agent
 from monkey.store import SessionStore
-from tests.conftest import init_git_workspace, spawn_repl, write_script
+from tests.support.cli import init_git_workspace, write_script
+from tests.support.pty import spawn_repl
+
+pytestmark = pytest.mark.pty
 
 TURNS = [
     {"text": "I will write the notes.",
@@ -73,7 +77,7 @@ def _repl(workspace: Path, home: Path, script: Path) -> None:
 
 async def _app(workspace: Path, script: Path) -> None:
     """The app (Pilot): type the message, wait for the turn, quit."""
-    from tests.ui.conftest import make_app, settle, type_and_send
+    from tests.support.app import make_app, settle, type_and_send
 
     app = make_app(workspace, script, TURNS, "--no-approval")
     async with app.run_test(size=(120, 36)) as pilot:

@@ -11,7 +11,7 @@ from monkey.config import monkey_home
 from monkey.permissions.requests import HeadlessApprover
 from monkey.session.setup import Questions, SessionRequest, SetupError, build_agent, resolve_setup
 from monkey.trust import trust
-from tests.conftest import write_script
+from tests.support.cli import write_script
 
 
 def _request(workspace: Path, script: Path, **kw: object) -> SessionRequest:

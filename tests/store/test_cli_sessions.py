@@ -13,8 +13,11 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
-from tests.conftest import monkey_env, run_monkey, stored_events, write_script
+from tests.support.cli import invoke, monkey_env, run_monkey, stored_events, write_script
+from tests.support.pty import PTY_TIMEOUT
 
 
 def _agent(script: Path, ws: Path, *flags: str) -> list[str]:
@@ -28,48 +31,48 @@ def test_continue_resume_and_sessions_commands(workspace: Path, monkey_home: Pat
         {"text": "Reading.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
         {"text": "It says alpha.\u001b]0;pwned\u0007"},
     ])
-    run = run_monkey(_agent(first, workspace, "--task", "what is in a.txt?"), home=monkey_home)
+    run = invoke(_agent(first, workspace, "--task", "what is in a.txt?"), home=monkey_home)
     assert run.returncode == 0, run.stderr
     sid = run.events[0]["session_id"]
-    exported = run_monkey(["sessions", "export", sid], home=monkey_home)
+    exported = invoke(["sessions", "export", sid], home=monkey_home)
     assert exported.returncode == 0 and exported.stdout == run.stdout, "export prints what stream-json printed"
 
     second = write_script(tmp_path / "2.json", [{"text": "You asked about a.txt."}])
-    cont = run_monkey(_agent(second, workspace, "--continue", "--task", "what did I ask?"), home=monkey_home)
+    cont = invoke(_agent(second, workspace, "--continue", "--task", "what did I ask?"), home=monkey_home)
     assert cont.returncode == 0, cont.stderr
     assert cont.events[0]["session_id"] == sid and cont.events[0]["resumed"] is True
     assert f"resumed session {sid} (4 messages, 1 turn," in cont.stderr
     assert cont.of_type("turn_started")[0]["turn"] == 2
 
-    other = run_monkey(_agent(second, workspace, "--task", "a new session"), home=monkey_home)
-    by_id = run_monkey(_agent(second, workspace, "--resume", sid[:12], "--task", "again"), home=monkey_home)
+    other = invoke(_agent(second, workspace, "--task", "a new session"), home=monkey_home)
+    by_id = invoke(_agent(second, workspace, "--resume", sid[:12], "--task", "again"), home=monkey_home)
     assert by_id.returncode == 0 and by_id.events[0]["session_id"] == sid
-    picked = run_monkey(_agent(second, workspace, "--resume", "--task", "x"), home=monkey_home)
+    picked = invoke(_agent(second, workspace, "--resume", "--task", "x"), home=monkey_home)
     assert picked.returncode == 2 and "needs a session id" in picked.stderr and sid in picked.stderr
-    both = run_monkey(_agent(second, workspace, "--resume", sid, "--continue", "--task", "x"), home=monkey_home)
+    both = invoke(_agent(second, workspace, "--resume", sid, "--continue", "--task", "x"), home=monkey_home)
     assert both.returncode == 2 and "contradict" in both.stderr
 
-    listing = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     rows = json.loads(listing.stdout)
     assert [r["id"] for r in rows] == [sid, other.events[0]["session_id"]]
     assert rows[0]["turns"] == 3 and rows[0]["state"] == "completed" and rows[0]["title"] == "what is in a.txt?"
-    assert run_monkey(["sessions", "list", "--cwd", str(tmp_path)], home=monkey_home).stdout.startswith("no sessions")
-    assert sid in run_monkey(["sessions", "list", "--all"], home=monkey_home).stdout
-    shown = run_monkey(["sessions", "show", sid], home=monkey_home)
+    assert invoke(["sessions", "list", "--cwd", str(tmp_path)], home=monkey_home).stdout.startswith("no sessions")
+    assert sid in invoke(["sessions", "list", "--all"], home=monkey_home).stdout
+    shown = invoke(["sessions", "show", sid], home=monkey_home)
     assert "integrity  intact" in shown.stdout and "It says alpha." in shown.stdout
-    markdown = run_monkey(["sessions", "export", sid, "--format", "markdown"], home=monkey_home).stdout
+    markdown = invoke(["sessions", "export", sid, "--format", "markdown"], home=monkey_home).stdout
     assert "## User (turn 1)\n\nwhat is in a.txt?" in markdown and "### file_read (ok)" in markdown
     assert "\x1b" not in markdown and "\x07" not in markdown and "pwned" in markdown, "escapes are shown, not run"
     assert "\\u001b" in exported.stdout, "jsonl keeps the exact text, JSON-escaped"
 
-    assert run_monkey(["sessions", "rm", sid], home=monkey_home).returncode == 0
-    gone = run_monkey(["sessions", "show", sid], home=monkey_home)
+    assert invoke(["sessions", "rm", sid], home=monkey_home).returncode == 0
+    gone = invoke(["sessions", "show", sid], home=monkey_home)
     assert gone.returncode == 1 and "no session" in gone.stderr
     conn = sqlite3.connect(monkey_home / "monkey.db")
     assert conn.execute("SELECT count(*) FROM events WHERE session_id = ?", (sid,)).fetchone() == (0,)
     conn.execute("UPDATE sessions SET updated = updated - 10 * 86400")
     conn.commit()
-    pruned = run_monkey(["sessions", "prune", "--older-than", "7"], home=monkey_home)
+    pruned = invoke(["sessions", "prune", "--older-than", "7"], home=monkey_home)
     assert pruned.returncode == 0 and "deleted 1 session" in pruned.stdout
     assert conn.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
 
@@ -79,23 +82,31 @@ def _start(args: list[str], home: Path) -> subprocess.Popen[str]:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(home))
 
 
+@pytest.mark.subprocess
 def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "a.txt").write_text("alpha\n")
+    release = tmp_path / "release"  # the second call's command waits for it: the turn is mid-way until the kill
+    wait = f"import os, time; any(os.path.exists({str(release)!r}) or time.sleep(0.05) for _ in range(2400))"
     script = write_script(tmp_path / "slow.json", [
         {"text": "Reading the file first.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
-        {"text": " ".join(f"word{i}" for i in range(600)), "delay": 0.02},
+        {"text": " ".join(f"word{i}" for i in range(600)), "tool_calls": [
+            {"name": "shell_execute", "arguments": {"command": f"{sys.executable} -c {json.dumps(wait)}", "timeout": 120}}]},
     ])
-    proc = _start(_agent(script, workspace, "--task", "read a.txt slowly"), monkey_home)
+    proc = _start(_agent(script, workspace, "--no-approval", "--task", "read a.txt slowly"), monkey_home)
     assert proc.stdout is not None
     seen = []
-    for line in proc.stdout:
-        seen.append(json.loads(line))
-        if sum(e["type"] == "text_delta" for e in seen) >= 20:  # well into the second model call
-            break
-    busy = run_monkey(_agent(script, workspace, "--continue", "--task", "me too"), home=monkey_home)
-    assert busy.returncode == 1 and f"open in another monkey process (pid {proc.pid})" in busy.stderr
-    proc.send_signal(signal.SIGKILL)
-    proc.wait(timeout=10)
+    try:
+        for line in proc.stdout:
+            seen.append(json.loads(line))
+            if seen[-1]["type"] == "tool_started" and seen[-1]["name"] == "shell_execute":
+                break  # well into the second model call, and it stays there until killed
+        busy = run_monkey(_agent(script, workspace, "--continue", "--task", "me too"), home=monkey_home)
+        assert busy.returncode == 1 and f"open in another monkey process (pid {proc.pid})" in busy.stderr
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+    finally:
+        release.write_text("")
+        proc.kill()
     sid = seen[0]["session_id"]
     conn = sqlite3.connect(monkey_home / "monkey.db")
     assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -114,6 +125,7 @@ def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_p
     assert "alpha" in shown and "go on" in shown and "integrity  intact" in shown
 
 
+@pytest.mark.subprocess
 def test_eight_processes_at_once(tmp_path: Path, monkey_home: Path) -> None:
     text = " ".join(f"w{i}" for i in range(900))  # 300 text deltas per model call
     script = write_script(tmp_path / "many.json", [
@@ -151,14 +163,14 @@ def test_damaged_and_newer_databases_are_reported_not_overwritten(scripted, monk
     before = _digest(path)
     run = scripted([{"text": "hi"}])
     assert run.returncode == 1 and "newer monkey" in run.stderr and "upgrade monkey" in run.stderr
-    assert run_monkey(["sessions", "list"], home=monkey_home).returncode == 1
+    assert invoke(["sessions", "list"], home=monkey_home).returncode == 1
     assert _digest(path) == before
 
     path.write_bytes(b"this is not a database at all" * 100)
     before = _digest(path)
     run = scripted([{"text": "hi"}])
     assert run.returncode == 1 and "damaged" in run.stderr and str(path) in run.stderr
-    listing = run_monkey(["sessions", "list"], home=monkey_home)
+    listing = invoke(["sessions", "list"], home=monkey_home)
     assert listing.returncode == 1 and "damaged" in listing.stderr
     assert _digest(path) == before, "a damaged file is never overwritten"
 
@@ -173,7 +185,7 @@ def test_truncated_database_is_reported(scripted, monkey_home: Path) -> None:
     for name in ("monkey.db-wal", "monkey.db-shm"):
         (monkey_home / name).unlink(missing_ok=True)
     before = _digest(path)
-    listing = run_monkey(["sessions", "list", "--all"], home=monkey_home)
+    listing = invoke(["sessions", "list", "--all"], home=monkey_home)
     run = scripted([{"text": "hi"}], "--continue")
     assert listing.returncode == 1 or run.returncode == 1, (listing, run)
     for r in (listing, run):
@@ -202,11 +214,12 @@ def test_an_old_database_is_upgraded(monkey_home: Path, scripted) -> None:
 
 
 def test_sessions_needs_an_action(monkey_home: Path) -> None:
-    run = run_monkey(["sessions"], home=monkey_home)
+    run = invoke(["sessions"], home=monkey_home)
     assert run.returncode == 2 and "needs an action" in run.stderr
     assert time.time() > 0 and os.sep
 
 
+@pytest.mark.pty
 def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
                                                                   tmp_path: Path) -> None:
     import pexpect
@@ -221,7 +234,7 @@ def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path
     for args in (["sessions", "export", session_id], ["sessions", "export", session_id, "--format", "markdown"],
                  ["sessions", "show", session_id]):
         child = pexpect.spawn(sys.executable, ["-m", "monkey", *args], env=monkey_env(monkey_home),
-                              encoding="utf-8", timeout=30, dimensions=(40, 200))
+                              encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 200))
         child.expect(pexpect.EOF)
         shown = child.before
         child.close()
@@ -231,7 +244,7 @@ def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path
         assert "clipboard" in shown
     # on a terminal the JSON lines are still the same JSON
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "sessions", "export", session_id],
-                          env=monkey_env(monkey_home), encoding="utf-8", timeout=30, dimensions=(40, 4000))
+                          env=monkey_env(monkey_home), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 4000))
     child.expect(pexpect.EOF)
     events = [json.loads(line) for line in child.before.replace("\r\n", "\n").splitlines() if line]
     assert any(e.get("text") == hostile for e in events)

@@ -17,7 +17,7 @@ from monkey.backends.scripted import Script, ScriptedBackend, ScriptTurn
 from monkey.events import ToolCallSpec
 from monkey.messages import Message
 from monkey.store import SessionStore
-from tests.conftest import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 
 
 def test_bpe_counts_match_openai_references() -> None:
@@ -92,7 +92,7 @@ def test_compaction_through_the_cli_and_resume(workspace: Path, monkey_home: Pat
     ], context_window=window)
     args = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
             "--output-format", "stream-json", "--task", "read f1.txt then f2.txt", "--compact-at", "0.5"]
-    run = run_monkey(args, home=monkey_home)
+    run = invoke(args, home=monkey_home)
     assert run.returncode == 0, run.stderr
     compacted = run.of_type("context_compacted")
     assert len(compacted) == 1, [e["type"] for e in run.events]
@@ -122,7 +122,7 @@ def test_compaction_through_the_cli_and_resume(workspace: Path, monkey_home: Pat
     assert not restored.damaged
     assert restored.messages[0].content == c["summary"] and restored.messages[0].content in restored.summaries
 
-    bad = run_monkey(args[:-1] + ["0"], home=monkey_home)
+    bad = invoke(args[:-1] + ["0"], home=monkey_home)
     assert bad.returncode == 2 and "fraction" in bad.stderr
 
 
@@ -143,6 +143,7 @@ async def test_manual_compaction_and_failures(workspace: Path) -> None:
     assert made[-1].type == "error" and "overloaded" in made[-1].message and agent.messages == before
 
 
+@pytest.mark.local_model
 def test_compaction_with_the_local_model(workspace: Path) -> None:
     pytest.importorskip("llama_cpp")
     from monkey.backends.local import LocalBackend

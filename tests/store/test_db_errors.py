@@ -20,7 +20,7 @@ from monkey.checkpoints.journal import Journal
 from monkey.db import FILE_SCHEMA, DatabaseError, db_path
 from monkey.store import SessionStore, StoreError
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
-from tests.conftest import init_git_workspace, run_monkey, write_script
+from tests.support.cli import init_git_workspace, invoke, run_monkey, write_script
 
 WRITE = [{"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt",
                                                                                   "content": "monkey\n"}}]},
@@ -118,13 +118,13 @@ def test_a_page_corrupt_database_is_found_at_open_and_never_written(monkey_home:
     data[start:start + page_size] = bytes([0x5A]) * page_size
     path.write_bytes(bytes(data))
     before = digest(path)
-    run = run_monkey(["sessions", "list", "--all"], home=monkey_home)
+    run = invoke(["sessions", "list", "--all"], home=monkey_home)
     assert run.returncode == 1
     one_clear_line(run.stderr, "is damaged (quick_check:")
     run = task(monkey_home, workspace, tmp_path, WRITE)
     assert "Traceback" not in run.stderr and "is damaged" in run.stderr
     assert not (workspace / "b.txt").exists()  # without a working journal no change is made
-    run = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 1
     one_clear_line(run.stderr, "is damaged")
     assert digest(path) == before
@@ -139,15 +139,15 @@ def test_a_full_home(small_fs: Path, workspace: Path, tmp_path: Path) -> None:
         "path": "c.txt", "content": "c\n"}}]}, {"text": "done"}], "again.json")
     one_clear_line(run.stderr, f"no space left on device: 0 KB free in {home}")
     assert not (workspace / "c.txt").exists()  # no journal, no change
-    listing = run_monkey(["sessions", "list", "--cwd", str(workspace)], home=home)
+    listing = invoke(["sessions", "list", "--cwd", str(workspace)], home=home)
     assert listing.returncode == 0, listing.stderr  # reading still works
     assert "completed" in listing.stdout
-    run = run_monkey(["undo", "--cwd", str(workspace)], home=home)
+    run = invoke(["undo", "--cwd", str(workspace)], home=home)
     assert run.returncode == 1
     one_clear_line(run.stderr, f"no space left on device: 0 KB free in {home}")
     assert (workspace / "b.txt").read_text() == before  # nothing half-done
     (small_fs / "filler").unlink()
-    run = run_monkey(["undo", "--cwd", str(workspace)], home=home)
+    run = invoke(["undo", "--cwd", str(workspace)], home=home)
     assert run.returncode == 0, run.stderr
     assert not (workspace / "b.txt").exists()
 
@@ -160,13 +160,13 @@ def test_a_full_workspace_undo_says_so_and_puts_everything_back(small_fs: Path, 
     assert task(monkey_home, workspace, tmp_path, DELETE).returncode == 0
     assert not (workspace / "big.txt").exists()
     fill(small_fs)
-    run = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 1
     one_clear_line(run.stderr, f"(no space left on device: 0 KB free in {workspace})")
     assert not (workspace / "big.txt").exists()
     assert not [p.name for p in workspace.iterdir() if p.name.startswith(".monkey-")]  # no temporary left
     (small_fs / "filler").unlink()
-    run = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 0, run.stderr
     assert (workspace / "big.txt").read_text() == "line of text\n" * 40000
 
@@ -175,13 +175,13 @@ def test_a_read_only_home(small_fs: Path, workspace: Path, tmp_path: Path) -> No
     home = small_fs / "home"
     assert task(home, workspace, tmp_path, WRITE).returncode == 0
     remount_readonly(small_fs)
-    listing = run_monkey(["sessions", "list", "--cwd", str(workspace)], home=home)
+    listing = invoke(["sessions", "list", "--cwd", str(workspace)], home=home)
     assert listing.returncode == 0, listing.stderr
     assert "completed" in listing.stdout
     sid = listing.stdout.split()[0]
-    shown = run_monkey(["sessions", "show", sid], home=home)
+    shown = invoke(["sessions", "show", sid], home=home)
     assert shown.returncode == 0, shown.stderr
-    run = run_monkey(["undo", "--cwd", str(workspace)], home=home)
+    run = invoke(["undo", "--cwd", str(workspace)], home=home)
     assert run.returncode == 1
     one_clear_line(run.stderr, "the file system is read-only")
     assert (workspace / "b.txt").read_text() == "monkey\n"

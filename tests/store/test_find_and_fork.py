@@ -12,7 +12,7 @@ from monkey.cli import main
 from monkey.session.replies import Note, ResumeSession
 from monkey.session.session import Session
 from monkey.store import SessionStore
-from tests.store.conftest import ListSink, db, drive, make_agent
+from tests.support.agent import ListSink, db, drive, make_agent
 
 
 async def _cli(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]

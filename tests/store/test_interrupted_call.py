@@ -11,7 +11,11 @@ import sys
 import time
 from pathlib import Path
 
-from tests.conftest import monkey_env, run_monkey, write_script
+import pytest
+
+from tests.support.cli import monkey_env, run_monkey, write_script
+
+pytestmark = pytest.mark.subprocess
 
 
 def _wait_for(check, what: str, deadline: float = 60.0) -> None:  # type: ignore[no-untyped-def]

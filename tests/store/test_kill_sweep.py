@@ -19,7 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import init_git_workspace, monkey_env, run_monkey, stored_events, write_script
+from tests.support.cli import init_git_workspace, monkey_env, run_monkey, stored_events, write_script
+
+pytestmark = pytest.mark.subprocess
 
 STREAMING = {"text_delta", "thinking_delta"}
 
@@ -87,6 +89,7 @@ def task(tmp_path: Path, monkey_home: Path):  # type: ignore[no-untyped-def]
     return make
 
 
+@pytest.mark.timeout(900)  # a real monkey killed at each of its events, one after another
 def test_kill_at_every_event_boundary_loses_nothing_shown_and_undo_restores(task, monkey_home: Path) -> None:
     args, ws = task()
     full = _run_and_kill(args, monkey_home, None)

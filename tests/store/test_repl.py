@@ -6,8 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import run_monkey, spawn_repl, write_script
+from tests.support.cli import run_monkey, write_script
+from tests.support.pty import spawn_repl
+
+pytestmark = pytest.mark.pty
 
 
 def _repl(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:

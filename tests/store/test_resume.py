@@ -10,7 +10,7 @@ import pytest
 from monkey.backends.scripted import ScriptCall, ScriptTurn
 from monkey.session.stored import open_session
 from monkey.store import SessionStore, StoreError
-from tests.store.conftest import ListSink, db, drive, make_agent
+from tests.support.agent import ListSink, db, drive, make_agent
 
 
 def _turns() -> list[list[ScriptTurn]]:

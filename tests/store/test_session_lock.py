@@ -10,8 +10,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from monkey.store.lock import SessionLock, session_locked
-from tests.conftest import monkey_env, run_monkey, write_script
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 
 def _agent(workspace: Path, script: Path, *flags: str) -> list[str]:
@@ -47,6 +49,7 @@ def _hold(workspace: Path, home: Path, tmp_path: Path) -> tuple[subprocess.Popen
     return proc, sid
 
 
+@pytest.mark.subprocess
 def test_concurrent_continue_one_wins_the_others_run_nothing(workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:
     first = run_monkey(["agent", "--backend", "scripted", "--script",
@@ -76,6 +79,7 @@ def test_concurrent_continue_one_wins_the_others_run_nothing(workspace: Path, mo
     assert sum('"type":"tool_started"' in line for line in stored) == 1, "only the winner stored anything"
 
 
+@pytest.mark.subprocess
 def test_a_killed_owner_frees_the_session_before_it_is_reaped(workspace: Path, monkey_home: Path,
                                                                tmp_path: Path) -> None:
     first = run_monkey(["agent", "--backend", "scripted", "--script",

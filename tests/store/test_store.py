@@ -13,7 +13,7 @@ from monkey import events as ev
 from monkey.store import Recorder, SessionStore, StoreError
 from monkey.store.chain import check_chain, link
 from monkey.store.recorder import BATCH, GROUP
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import invoke, stored_events, write_script
 
 
 def _started(sid: str) -> ev.SessionStarted:
@@ -122,8 +122,8 @@ def test_a_failing_write_stops_the_turn(scripted, monkey_home: Path, workspace: 
         {"text": "one two three four five six", "tool_calls": [{"name": "list_directory", "arguments": {}}]},
         {"text": "never reached"},
     ])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--output-format", "stream-json", "--task", "fill the disk"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--output-format", "stream-json", "--task", "fill the disk"], home=monkey_home)
     assert run.returncode == 1 and "disk is full" in run.stderr and "the turn was stopped there" in run.stderr
     assert run.stderr.count("cannot save the session") == 1, run.stderr  # said once
     assert "Traceback" not in run.stderr and "cancelled by the user" not in run.stderr + run.stdout

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from monkey.cli import main
-from tests.conftest import write_script
+from tests.support.checkpoints import write_script
 from tests.fakes.otlp_receiver import Receiver
 
 pytest.importorskip("opentelemetry.sdk")

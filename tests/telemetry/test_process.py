@@ -12,8 +12,11 @@ from pathlib import Path
 import pytest
 
 from monkey.telemetry import SHUTDOWN_SECONDS
-from tests.conftest import monkey_env, write_script
+from tests.support.checkpoints import write_script
+from tests.support.cli import monkey_env
 from tests.fakes.otlp_receiver import Hanging, Receiver, closed_port
+
+pytestmark = pytest.mark.subprocess
 
 LONG = 600.0
 """Seconds an export may take before the SDK gives up (OTEL_EXPORTER_OTLP_TIMEOUT, the export timeouts): a

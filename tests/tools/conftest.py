@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
@@ -10,8 +9,7 @@ import pytest
 
 from monkey.tools.base import ShellSettings, ToolContext, ToolOutcome
 from monkey.tools.registry import ToolRegistry
-
-Call = Callable[..., Awaitable[ToolOutcome]]
+from tests.support.tools import Call
 
 
 @pytest.fixture

@@ -12,7 +12,7 @@ import pytest
 from monkey.tools.base import ToolContext, ToolError
 from monkey.tools.files import FileDelete, FileEdit, FileWrite
 
-from .conftest import Call
+from tests.support.tools import Call
 
 # ------------------------------------------------------------------------------- file_read
 

@@ -9,7 +9,7 @@ import pytest
 from monkey.tools.base import ToolError
 from monkey.tools.search import glob_regex
 
-from .conftest import Call
+from tests.support.tools import Call
 from .test_gitignore import make
 
 

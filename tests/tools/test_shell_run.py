@@ -15,7 +15,7 @@ import pytest
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.shell import ShellExecute
 
-from .conftest import Call
+from tests.support.tools import Call
 
 PY = sys.executable
 
@@ -173,6 +173,7 @@ async def test_background_leftovers_are_stopped_when_the_command_ends(
     assert gone(int((await wait_for_text(outputs, r"child=(\d+)")).group(1)))
 
 
+@pytest.mark.subprocess
 async def test_killed_by_a_signal(call: Call, approved: ToolContext) -> None:
     with pytest.raises(ToolError, match=r"\[killed by SIGKILL\]"):
         await call("shell_execute", approved, command="kill -9 $$")

@@ -95,6 +95,7 @@ def _sh_argv(command: str) -> list[str]:
     return proc.stdout.decode().split("\0")[:-1]
 
 
+@pytest.mark.timeout(600)  # 150 runs of sh: minutes on a loaded machine
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.filter_too_much, HealthCheck.too_slow])
 @given(_COMMAND)
 def test_plain_lines_split_the_way_sh_does(command: str) -> None:

@@ -105,7 +105,7 @@ SESSION_PROMPTS = ["fix the failing test in calc.py", "explain [bold]it[/bold]\x
 
 async def record_sessions(workspace: Path) -> None:
     """Three one-turn sessions recorded in the store by the real CLI driver."""
-    from tests.store.conftest import drive, make_agent
+    from tests.support.agent import drive, make_agent
 
     for sid, prompt in zip(SESSION_IDS, SESSION_PROMPTS, strict=True):
         agent = make_agent(workspace, [ScriptTurn(text=f"ok: {sid}")], session_id=sid)

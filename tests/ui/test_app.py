@@ -13,18 +13,7 @@ from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.event_pane import EventPane
 from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send, until
-
-SIZE = (120, 36)
-
-
-async def wait_for_screen(pilot, app, kind: type, timeout: float = 5.0) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(int(timeout / 0.05)):
-        if isinstance(app.screen, kind):
-            return
-        await pilot.pause(0.05)
-    raise AssertionError(f"{kind.__name__} never showed; the screen is {type(app.screen).__name__}")
-
+from tests.support.app import SHELL_TWICE, SIZE, settle, type_and_send, until, wait_for_screen
 
 def texts(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [w.text for w in app.transcript.query(AssistantText)]
@@ -32,13 +21,6 @@ def texts(app) -> list[str]:  # type: ignore[no-untyped-def]
 
 EDIT = [{"text": "I'll fix **it**.", "tool_calls": [{"name": "file_edit", "arguments": {
     "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]}, {"text": "Done."}]
-SHELL_TWICE = [  # python3 is no read-only command (those never ask), so these wait for a person
-    {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c \"print('one')\""}}]},
-    {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c \"print('two')\""}}]},
-    {"text": "Both ran."},
-]
-
-
 async def test_send_shows_streamed_text_and_a_tool_block(app_for, workspace: Path) -> None:
     app = app_for(EDIT, "--no-approval")
     async with app.run_test(size=SIZE) as pilot:
@@ -237,7 +219,7 @@ async def test_ctrl_c_twice_quits(app_for) -> None:
 
 
 async def test_escape_keeps_the_queue_for_the_person_to_send_or_clear(app_for) -> None:
-    slow = {"text": "word " * 200, "delay": 0.05}
+    slow = {"text": "word " * 6000, "delay": 0.05}  # streams far longer than any test waits: only escape ends it
     app = app_for([slow, {"text": "Second."}, {"text": "Third."}, slow])
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "talk slowly")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from monkey.gitinfo import current_branch, short_path
 from monkey.ui.widgets.app_header import AppHeader
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 
 SIZE = (120, 36)
 
@@ -66,7 +66,7 @@ def test_the_home_folder_is_written_as_a_tilde(tmp_path: Path) -> None:
 
 async def test_the_header_follows_memory_add_making_the_memory_file(app_for, workspace: Path,
                                                                     monkey_home: Path) -> None:
-    from tests.conftest import run_monkey
+    from tests.support.cli import run_monkey
 
     assert run_monkey(["trust", str(workspace)], home=monkey_home).returncode == 0
     app = app_for([{"text": "hello"}])

@@ -12,8 +12,7 @@ from pathlib import Path
 
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send
-from tests.ui.test_app import SHELL_TWICE, SIZE, wait_for_screen
+from tests.support.app import SHELL_TWICE, SIZE, settle, type_and_send, until, wait_for_screen
 
 
 class Clock:
@@ -42,18 +41,12 @@ async def test_keys_typed_as_the_dialog_opens_do_not_answer_it(app_for, workspac
         keys = str(screen.query_one("#keys").render())
         assert "look first" in keys
         clock.now += 0.4  # the keyboard has now been quiet for the guard's 0.4 s
-        for _ in range(100):  # the key line says so on its next tick
-            if "y approve once" in str(screen.query_one("#keys").render()):
-                break
-            await pilot.pause(0.05)
-        assert "y approve once" in str(screen.query_one("#keys").render())
+        await until(pilot, lambda: "y approve once" in str(screen.query_one("#keys").render()),
+                    "the key line saying so on its next tick")
         await pilot.press("y")  # a fresh key press, made looking at the dialog
-        for _ in range(200):  # the second command asks again (nothing was granted): a new dialog, shown
-            # (its guard starts when it mounts, by the test's clock: the clock moves only after that)
-            if isinstance(app.screen, ApprovalScreen) and app.screen is not screen and app.screen.opened_at:
-                break
-            await pilot.pause(0.05)
-        assert isinstance(app.screen, ApprovalScreen) and app.screen is not screen
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen is not screen
+                    and bool(app.screen.opened_at),  # its guard starts when it mounts, by the test's clock
+                    "the second command asking again (nothing was granted): a new dialog")
         clock.now += 1.0
         await pilot.press("y")
         await settle(pilot, app)

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from monkey import events as ev
 from monkey.ui.screens.approval import ApprovalScreen
-from tests.ui.conftest import settle, until
+from tests.support.app import settle, until
 
 
 def task(description: str) -> dict:

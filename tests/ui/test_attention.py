@@ -7,8 +7,7 @@ from pathlib import Path
 from monkey.config import UIConfig
 from monkey.ui.attention import POP_TITLE, PUSH_TITLE, title_sequence
 from monkey.ui.screens.approval import ApprovalScreen
-from tests.ui.conftest import settle, type_and_send
-from tests.ui.test_app import SIZE, wait_for_screen
+from tests.support.app import SIZE, settle, type_and_send, wait_for_screen
 
 EDIT = [{"text": "", "tool_calls": [{"name": "file_edit", "arguments": {
     "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},

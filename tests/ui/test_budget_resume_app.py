@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey, write_script
-from tests.ui.conftest import settle, type_and_send, until
+from tests.support.cli import run_monkey, write_script
+from tests.support.app import settle, type_and_send, until
 
 SIZE = (120, 36)
 

@@ -4,14 +4,9 @@ from __future__ import annotations
 
 from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.transcript import Transcript
-from tests.ui.conftest import settle, type_and_send
-from tests.ui.test_app import SIZE
+from tests.support.app import SIZE, notice_text, settle, type_and_send
 
 ANSWER = "Use `git log --oneline`.\nIt prints one line per commit."
-
-
-def notices(app) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(str(w.render()) for w in app.transcript.query(".notice"))
 
 
 async def test_slash_copy_puts_the_last_answer_on_the_clipboard(app_for) -> None:
@@ -19,13 +14,13 @@ async def test_slash_copy_puts_the_last_answer_on_the_clipboard(app_for) -> None
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "/copy")
         await pilot.pause(0.1)
-        assert app.clipboard == "" and "nothing to copy yet" in notices(app)
+        assert app.clipboard == "" and "nothing to copy yet" in notice_text(app)
         await type_and_send(pilot, app, "how do I list commits?")
         await settle(pilot, app)
         await type_and_send(pilot, app, "/copy")
         await pilot.pause(0.1)
         assert app.clipboard == ANSWER
-        assert "copied the last answer to the clipboard (55 characters, 2 lines)" in notices(app)
+        assert "copied the last answer to the clipboard (55 characters, 2 lines)" in notice_text(app)
 
 
 async def test_ctrl_c_copies_the_selected_text_and_does_not_cancel(app_for) -> None:

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send
-from tests.ui.test_app import wait_for_screen
+from tests.support.app import settle, type_and_send, wait_for_screen
 
 TURNS = [{"text": "Running.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch x"}}]},
          {"text": "OK, I will not."}]

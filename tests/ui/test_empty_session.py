@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey
-from tests.ui.conftest import settle, type_and_send
+from tests.support.cli import run_monkey
+from tests.support.app import settle, type_and_send
 
 SIZE = (120, 36)
 

@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 from monkey.ui.screens.approval import ApprovalScreen
-from tests.ui.conftest import settle, type_and_send, until
-from tests.ui.test_app import wait_for_screen
+from tests.support.app import settle, type_and_send, until, wait_for_screen
 
 SIZE = (120, 36)
 LONG = "\n\n".join(f"Paragraph {i} of the final answer, long enough to take a line." for i in range(40))

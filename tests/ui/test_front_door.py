@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey, write_script
-from tests.ui.conftest import make_app
+from tests.support.cli import run_monkey, write_script
+from tests.support.app import make_app, notices
 
 SIZE = (120, 36)
 
@@ -16,10 +16,6 @@ def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
                       str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
                       str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
     return run.of_type("session_started")[0]["session_id"]
-
-
-def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [str(w.render()) for w in app.transcript.query(".notice")]
 
 
 async def test_resuming_says_so_once(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:

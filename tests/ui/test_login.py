@@ -14,11 +14,7 @@ import pytest
 from monkey.backends.select import choose_backend
 from monkey.config import Config
 from monkey.session.login import store_key
-from tests.ui.conftest import settle, type_and_send
-
-
-def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
-    return [str(w.render()) for w in app.transcript.query(".notice")]
+from tests.support.app import notices, settle, type_and_send
 
 
 def test_without_a_key_the_start_says_what_the_embedded_model_can_do_and_how_to_set_one() -> None:

@@ -6,13 +6,9 @@ from pathlib import Path
 
 from monkey.ui.widgets.command_hints import CommandHints
 from monkey.ui.widgets.prompt_input import PromptInput
-from tests.ui.conftest import settle
+from tests.support.app import notice_text, settle
 
 SIZE = (120, 36)
-
-
-def notices(app) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(str(w.render()) for w in app.transcript.query(".notice"))
 
 
 async def test_tab_completes_a_mention_and_the_file_goes_to_the_model(app_for, workspace: Path) -> None:
@@ -36,7 +32,7 @@ async def test_tab_completes_a_mention_and_the_file_goes_to_the_model(app_for, w
         user = app.agent.messages[0]
         assert user.content.startswith("what does @src/main.py do?")
         assert "<file path=\"src/main.py\">\nprint('hi')\n</file>" in user.content
-        assert "attached src/main.py (1 line)" in notices(app)
+        assert "attached src/main.py (1 line)" in notice_text(app)
 
 
 async def test_a_protected_mention_is_refused_with_a_note(app_for) -> None:
@@ -47,4 +43,4 @@ async def test_a_protected_mention_is_refused_with_a_note(app_for) -> None:
         await pilot.press(*"read @.git/config", "enter")
         await settle(pilot, app)
         assert app.agent.messages[0].content == "read @.git/config"
-        assert "@.git/config not attached" in notices(app) and "protected" in notices(app)
+        assert "@.git/config not attached" in notice_text(app) and "protected" in notice_text(app)

@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send
-from tests.ui.test_app import SIZE
+from tests.support.app import SIZE, settle, type_and_send
 
 WRITE = [{"tool_calls": [{"name": "file_write", "arguments": {"path": "plan.txt", "content": "x\n"}}]},
          {"text": "I could not write it."}]
@@ -68,7 +67,7 @@ async def test_accept_edits_writes_without_asking(app_for, workspace: Path) -> N
 
 async def test_approve_for_good_in_the_dialog_then_revoke_it(app_for, workspace: Path, monkey_home: Path) -> None:
     from monkey.ui.screens.approval import ApprovalScreen
-    from tests.ui.test_app import wait_for_screen
+    from tests.support.app import wait_for_screen
 
     app = app_for(WRITE + [{"text": "again"}])
     async with app.run_test(size=SIZE) as pilot:
@@ -95,7 +94,7 @@ async def test_approve_for_good_in_the_dialog_then_revoke_it(app_for, workspace:
 
 async def test_the_dialog_does_not_say_an_approved_command_leaves_the_sandbox(app_for) -> None:
     from monkey.ui.screens.approval import ApprovalScreen
-    from tests.ui.test_app import SHELL_TWICE, wait_for_screen
+    from tests.support.app import SHELL_TWICE, wait_for_screen
 
     app = app_for(SHELL_TWICE)
     async with app.run_test(size=SIZE) as pilot:
@@ -112,7 +111,7 @@ async def test_a_blocked_approved_command_is_put_to_the_person_again_to_run_outs
 
     from monkey.tools.sandbox import bubblewrap_problem
     from monkey.ui.screens.approval import ApprovalScreen
-    from tests.ui.test_app import wait_for_screen
+    from tests.support.app import wait_for_screen
 
     if bubblewrap_problem():  # the app probes auto: bubblewrap here (the sandbox tests need it)
         pytest.skip(bubblewrap_problem())

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from monkey.ui.widgets.app_header import AppHeader
 from monkey.ui.widgets.status_bar import StatusBar
-from tests.ui.conftest import settle
+from tests.support.app import settle
 from tests.ui.screen_data import shown_text
 
 

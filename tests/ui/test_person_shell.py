@@ -6,9 +6,8 @@ import json
 from pathlib import Path
 
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.conftest import run_monkey
-from tests.ui.conftest import settle, type_and_send
-from tests.ui.test_app import SIZE
+from tests.support.cli import run_monkey
+from tests.support.app import SIZE, settle, type_and_send
 
 
 async def test_a_bang_command_runs_without_the_model_and_can_be_undone(

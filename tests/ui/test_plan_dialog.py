@@ -5,8 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.ui.screens.plan import PlanScreen
-from tests.ui.conftest import settle, type_and_send, until
-from tests.ui.test_app import SIZE
+from tests.support.app import SIZE, settle, type_and_send, until
 
 PLAN = "# Plan\n\n1. Write `hello.txt`.\n2. Check it."
 TURNS = [
@@ -69,7 +68,7 @@ async def test_plan_sent_back_with_feedback(app_for, workspace: Path) -> None:
 
 async def test_a_session_left_in_plan_mode_resumes_in_it(app_for, workspace: Path, monkey_home: Path,
                                                          tmp_path: Path) -> None:
-    from tests.conftest import run_monkey, write_script
+    from tests.support.cli import run_monkey, write_script
 
     script = write_script(tmp_path / "first.json", [{"text": "Looked around."}])
     first = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),

@@ -8,8 +8,8 @@ from monkey.events import MessageCompleted, ToolCallEvent, ToolResult, TurnStart
 from monkey.store.history import Said, ToolUse, history_items
 from monkey.ui.widgets.assistant_text import AssistantText
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.conftest import run_monkey, write_script
-from tests.ui.conftest import settle
+from tests.support.cli import run_monkey, write_script
+from tests.support.app import settle
 
 SIZE = (120, 36)
 WRITE = {"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\n"}}

@@ -9,8 +9,9 @@ import pexpect
 import pytest
 
 from monkey.ui.widgets.event_pane import EventPane
-from tests.conftest import monkey_env, run_monkey, write_script
-from tests.ui.conftest import settle, type_and_send
+from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.app import notice_text, settle, type_and_send
+from tests.support.pty import PTY_TIMEOUT
 
 SIZE = (120, 36)
 
@@ -18,10 +19,6 @@ SIZE = (120, 36)
 async def send(pilot, app, text: str) -> None:  # type: ignore[no-untyped-def]
     await type_and_send(pilot, app, text)
     await settle(pilot, app)
-
-
-def notices(app) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(str(w.render()) for w in app.transcript.query(".notice"))
 
 
 async def test_the_agent_is_built_after_the_first_frame(app_for) -> None:
@@ -62,7 +59,7 @@ async def test_what_building_the_agent_found_is_shown_in_the_app(app_for, worksp
     app = app_for([{"text": "hello"}])
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "hi")
-        shown = notices(app)
+        shown = notice_text(app)
         assert 'the sandbox is off (shell.sandbox = "off" in your config)' in shown
         assert "this folder is not trusted, so monkey did not use: AGENTS.md" in shown
         assert shown.count("the sandbox is off") == 1
@@ -75,16 +72,16 @@ async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, w
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "one?")
         await send(pilot, app, "/backend")
-        assert "* scripted" in notices(app) and "ANTHROPIC_API_KEY" in notices(app)
+        assert "* scripted" in notice_text(app) and "ANTHROPIC_API_KEY" in notice_text(app)
 
         await send(pilot, app, "/model bigger")
         assert app.agent.backend.model == "bigger" and app.status.model == "bigger"
-        assert "now using scripted · bigger" in notices(app)
+        assert "now using scripted · bigger" in notice_text(app)
         pane = app.query_one(EventPane)
         assert any(event.type == "backend_changed" for _, event in pane.events)
 
         await send(pilot, app, "/backend nope")
-        assert "unknown backend 'nope'" in notices(app)
+        assert "unknown backend 'nope'" in notice_text(app)
         assert app.agent.backend.model == "bigger"
 
         await send(pilot, app, "two?")  # the new backend answers, with the conversation so far
@@ -96,6 +93,7 @@ async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, w
     assert '"to_model":"bigger"' in changed
 
 
+@pytest.mark.pty
 @pytest.mark.parametrize(("setup", "says"), [
     ({"config": '[approvals]\ndeny = ["shell_execute(git status"]\n'}, "shell_execute(git status"),
     ({"config": "[agent]\nmax_iterations = 'many'\n"}, "max_iterations"),
@@ -110,7 +108,7 @@ def test_usage_errors_exit_2_before_the_app_draws(workspace: Path, monkey_home: 
     flags = setup.get("flags", ["--backend", "scripted"])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", *flags, "--script", str(script),
                                            "--cwd", str(workspace)],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect(pexpect.EOF)
     child.close()
     out = child.before.decode(errors="replace")
@@ -123,7 +121,7 @@ async def test_a_switch_before_the_first_turn_opens_the_session(app_for, monkey_
     app = app_for([{"text": "hello"}])
     async with app.run_test(size=SIZE) as pilot:
         await send(pilot, app, "/model early")
-        assert "no longer saved" not in notices(app)
+        assert "no longer saved" not in notice_text(app)
         session_id = app.agent.session_id
         await app.action_quit()
     exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
@@ -160,13 +158,14 @@ async def test_the_top_says_what_is_not_on_screen_and_where_to_read_it(app_for) 
         assert str(transcript.children[-1].render()) == f"note {MAX_BLOCKS - 1}"
 
 
+@pytest.mark.pty
 @pytest.mark.parametrize("flags", [["--continue"], ["--resume", "nosuchsession"]])
 def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path, monkey_home: Path,
                                                                 tmp_path: Path, flags: list[str]) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                                            "--cwd", str(workspace), *flags],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect(pexpect.EOF)
     child.close()
     out = child.before.decode(errors="replace")
@@ -176,6 +175,7 @@ def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path,
     assert run_monkey(["sessions", "list", "--all", "--json"], home=monkey_home).stdout.strip() == "[]"
 
 
+@pytest.mark.pty
 def test_continue_in_the_app_opens_the_latest_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     first = run_monkey(["agent", "--backend", "scripted", "--script",
                         str(write_script(tmp_path / "a.json", [{"text": "first answer"}])), "--cwd", str(workspace),
@@ -184,7 +184,7 @@ def test_continue_in_the_app_opens_the_latest_session(workspace: Path, monkey_ho
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
                                            "--cwd", str(workspace), "--continue"],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=30, dimensions=(36, 120))
+                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect(f"resumed session {session_id}")
     child.sendcontrol("d")
     child.expect(pexpect.EOF)

@@ -22,12 +22,13 @@ from pathlib import Path
 import pytest
 
 from monkey import children
-from tests.conftest import ROOT, monkey_env
+from tests.support.cli import ROOT, monkey_env
 from tests.fakes.family_procs import family, family_task, kill_all, wait_gone
 from tests.ui.test_tmux import capture, wait_for
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
-                                reason="needs tmux and /proc")
+pytestmark = [pytest.mark.usefixtures("tmux"), pytest.mark.subprocess,
+              pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
+                                 reason="needs tmux and /proc")]
 
 MODES = "#{alternate_on} #{mouse_any_flag} #{mouse_button_flag} #{mouse_standard_flag} #{mouse_sgr_flag} #{cursor_flag}"
 """tmux's view of the pane: alternate screen, the mouse-reporting modes, and whether the cursor shows."""

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.cli import main
+from monkey.cli import run_command
 from monkey.ui.widgets.transcript import MAX_BLOCKS
-from tests.conftest import write_script
-from tests.ui.conftest import settle, type_and_send
+from tests.support.cli import write_script
+from tests.support.app import settle, type_and_send
 
 
 def users(app) -> list[str]:  # type: ignore[no-untyped-def]
@@ -20,7 +20,7 @@ async def titles(workspace: Path, capsys) -> str:  # type: ignore[no-untyped-def
     import asyncio
 
     capsys.readouterr()
-    assert await asyncio.to_thread(main, ["sessions", "list", "--cwd", str(workspace)]) == 0  # its own event loop
+    assert await asyncio.to_thread(run_command, ["sessions", "list", "--cwd", str(workspace)]) == 0  # its own event loop
     return capsys.readouterr().out
 
 
@@ -64,8 +64,8 @@ async def test_one_earlier_turn_is_one_turn(app_for) -> None:
 def test_resuming_a_one_turn_session_says_1_turn(workspace: Path, tmp_path: Path, capsys) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "one"}, {"text": "two"}])
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)]
-    assert main([*base, "--task", "first"]) == 0
+    assert run_command([*base, "--task", "first"]) == 0
     capsys.readouterr()
-    assert main([*base, "--continue", "--task", "second"]) == 0
+    assert run_command([*base, "--continue", "--task", "second"]) == 0
     err = capsys.readouterr().err
     assert "2 messages, 1 turn," in err, err

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 from tests.ui.test_app import SIZE
 
 

@@ -11,7 +11,7 @@ from textual.widgets._markdown import MarkdownBlock
 from monkey.events import MessageCompleted, TextDelta
 from monkey.ui.widgets.assistant_text import OPEN_BLOCK_LIMIT, AssistantText
 from monkey.ui.widgets.open_tail import OpenTail, wrap_rows
-from tests.ui.conftest import until as wait_until
+from tests.support.app import until as wait_until
 
 SIZE = (120, 36)
 WORDS = ["the", "**bold**", "answer", "and", "`code`", "keeps", "going,", "word", "*it*"]

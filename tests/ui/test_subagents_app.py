@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from monkey.ui.widgets.subagent_block import SubagentBlock
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, until
+from tests.support.app import settle, until
 
 WRITE = {"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}
 TASK = {"name": "task", "arguments": {"description": "find it", "prompt": "find the answer", "agent": "general"}}
@@ -39,7 +39,7 @@ async def test_a_child_block_under_its_task_call(app_for, workspace) -> None:  #
 
 
 async def test_a_resumed_parent_shows_its_children(app_for, workspace, monkey_home, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tests.conftest import run_monkey, write_script
+    from tests.support.cli import run_monkey, write_script
 
     child = {"turns": [{"tool_calls": [WRITE]}, {"text": "Wrote found.txt."}]}
     script = write_script(tmp_path / "first.json", [{"tool_calls": [TASK]}, {"text": "The child wrote it."}],

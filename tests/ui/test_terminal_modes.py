@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env, write_script
+from tests.support.cli import ROOT, monkey_env, write_script
 from tests.ui.test_signals import monkey_pid
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
@@ -29,32 +29,31 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform
 MODES = ("#{cursor_flag} #{wrap_flag} #{alternate_on} #{mouse_any_flag} #{mouse_button_flag} "
          "#{mouse_standard_flag} #{mouse_sgr_flag} #{pane_title}")
 RUNS = 3
-SOCKET = f"monkey-modes-{os.getpid()}"
-"""A tmux server of this test's own (``-L``): another test's ``kill-server`` cannot end it."""
 
 
-def tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(["tmux", "-L", SOCKET, *args], capture_output=True, text=True, **kw)  # type: ignore[call-overload]
+def _tmux(*args: str, **kw: object) -> subprocess.CompletedProcess[str]:
+    """``tmux ARGS`` on the test's own server (the ``tmux`` fixture's ``TMUX_TMPDIR``)."""
+    return subprocess.run(["tmux", *args], capture_output=True, text=True, **kw)  # type: ignore[call-overload]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _server():  # type: ignore[no-untyped-def]
-    """One server for the module, kept by a session of its own: a server whose last session ended exits,
-    and a new session made meanwhile fails with 'server exited unexpectedly'."""
-    tmux("new-session", "-d", "-s", "keeper", "sleep", "3600", check=True)
+@pytest.fixture(autouse=True)
+def _server(tmux: Path):  # type: ignore[no-untyped-def]
+    """A tmux server of this test's own (the ``tmux`` fixture: parallel runs never share one, and it is
+    killed afterwards), kept by a session of its own: a server whose last session ended exits, and a
+    new session made meanwhile fails with 'server exited unexpectedly'."""
+    _tmux("new-session", "-d", "-s", "keeper", "sleep", "3600", check=True)
     yield
-    tmux("kill-server")
 
 
 def _modes(session: str) -> str:
-    return tmux("display-message", "-p", "-t", session, MODES).stdout.strip()
+    return _tmux("display-message", "-p", "-t", session, MODES).stdout.strip()
 
 
 def wait_for(session: str, text: str, timeout: float = 20.0) -> str:
     end = time.monotonic() + timeout
     screen = ""
     while time.monotonic() < end:
-        screen = tmux("capture-pane", "-p", "-t", session).stdout
+        screen = _tmux("capture-pane", "-p", "-t", session).stdout
         if text in screen:
             return screen
         time.sleep(0.1)
@@ -79,14 +78,14 @@ def _run_once(tmp_path: Path, workspace: Path, home: Path, sig: int, n: int,
     shell = (f"printf '\\033]2;before-monkey\\007'; tmux display-message -p -t \"$TMUX_PANE\" '{MODES}' > {q}/before; "
              f"{command}; echo $? > {q}/status; echo MONKEY-EXITED; sleep 60")
     session = f"monkey-modes-{os.getpid()}-{tmp_path.name}-{n}"
-    made = tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(ROOT),
+    made = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(ROOT),
                 *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
                 "sh", "-c", shell, env=env)
     assert made.returncode == 0, made.stderr
     try:
         wait_for(session, "Type a task", timeout=60)
-        tmux("send-keys", "-t", session, "-l", "go", check=True)
-        tmux("send-keys", "-t", session, "Enter", check=True)
+        _tmux("send-keys", "-t", session, "-l", "go", check=True)
+        _tmux("send-keys", "-t", session, "Enter", check=True)
         wait_for(session, f"answered {n}", timeout=60)
         end = time.monotonic() + 30
         while "monkey" not in _modes(session) and time.monotonic() < end:  # the title the turn set
@@ -96,7 +95,7 @@ def _run_once(tmp_path: Path, workspace: Path, home: Path, sig: int, n: int,
         assert "Traceback" not in screen, screen
         return (out / "before").read_text().strip(), _modes(session), (out / "status").read_text().strip()
     finally:
-        tmux("kill-session", "-t", session)
+        _tmux("kill-session", "-t", session)
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT],

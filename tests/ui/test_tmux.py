@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env, write_script
+from tests.support.cli import ROOT, monkey_env, write_script
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+pytestmark = [pytest.mark.usefixtures("tmux"),
+              pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 
 
 def capture(session: str) -> str:

@@ -10,9 +10,8 @@ import msgspec
 from monkey.events import ToolResult, decode
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.conftest import run_monkey
-from tests.ui.conftest import settle, type_and_send
-from tests.ui.test_app import SIZE, wait_for_screen
+from tests.support.cli import run_monkey
+from tests.support.app import SIZE, settle, type_and_send, wait_for_screen
 
 EDIT = [{"text": "", "tool_calls": [{"name": "file_edit", "arguments": {
     "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},

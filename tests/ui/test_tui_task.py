@@ -9,13 +9,16 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.conftest import monkey_env, write_script
+from tests.support.cli import monkey_env, write_script
+from tests.support.pty import PTY_TIMEOUT
+
+pytestmark = pytest.mark.pty
 
 
 def _tui_task(workspace: Path, home: Path, script: Path) -> tuple[int, str]:
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--tui", "--backend", "scripted", "--script",
                                            str(script), "--cwd", str(workspace), "--task", "greet me"],
-                          env=monkey_env(home, TERM="xterm-256color"), timeout=60, dimensions=(36, 120))
+                          env=monkey_env(home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
     child.expect(pexpect.EOF)  # it exits by itself: nobody presses a key
     child.close()
     return child.exitstatus, child.before.decode(errors="replace")

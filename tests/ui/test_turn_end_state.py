@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 
 SIZE = (120, 36)
 SLEEP = [{"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.ui.conftest import settle, type_and_send
+from tests.support.app import settle, type_and_send
 
 CACHES = ("import os, pathlib as p\n"
           "os.makedirs('pkg/__pycache__', exist_ok=True); p.Path('pkg/__pycache__/m.cpython-311.pyc').write_bytes(b'x')\n"

@@ -9,8 +9,8 @@ from tests.checkpoints.test_watch_notice import SAID
 
 
 async def test_the_app_says_it_once(app_for, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
-    from tests.ui.conftest import settle, type_and_send
-    from tests.ui.test_setup_and_switch import notices
+    from tests.support.app import settle, type_and_send
+    from tests.support.app import notice_text
 
     monkeypatch.setenv(DISABLE_ENV, "1")  # the environment a person sets; the watch then never starts
     app = app_for([{"text": "one"}, {"text": "two"}])
@@ -18,5 +18,5 @@ async def test_the_app_says_it_once(app_for, monkeypatch: pytest.MonkeyPatch) ->
         for text in ("first", "second"):
             await type_and_send(pilot, app, text)
             await settle(pilot, app)
-        assert notices(app).count(SAID) == 1, notices(app)
+        assert notice_text(app).count(SAID) == 1, notice_text(app)
         await app.action_quit()

@@ -4,6 +4,8 @@ and a real uvicorn on 127.0.0.1 where the network path matters)."""
 
 from __future__ import annotations
 
+import pytest
+
 import asyncio
 import json
 import sys
@@ -11,8 +13,12 @@ from pathlib import Path
 
 import httpx2 as httpx
 
-from tests.conftest import init_git_workspace, monkey_env, run_monkey, write_script
+from tests.support.checkpoints import run_monkey, write_script
+
+from tests.support.cli import init_git_workspace, monkey_env
 from tests.web.helpers import TOKEN, asgi_client, base, login, served, sse
+
+pytestmark = pytest.mark.pty
 
 ANSWER = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
           {"text": "wrote a.txt"}]

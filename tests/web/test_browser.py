@@ -16,7 +16,9 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, monkey_env, write_script
+from tests.support.checkpoints import write_script
+
+from tests.support.cli import ROOT, monkey_env
 from tests.web.helpers import TOKEN, served
 
 CHROMIUM = os.environ.get("MONKEY_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"

@@ -11,7 +11,11 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from tests.conftest import monkey_env, run_monkey
+from tests.support.checkpoints import run_monkey
+
+from tests.support.cli import monkey_env
+
+pytestmark = pytest.mark.pty
 
 
 def _start(home: Path, *flags: str) -> tuple[subprocess.Popen[str], str]:
@@ -73,7 +77,7 @@ def test_agent_web_serves_the_monitor_beside_the_session_in_the_same_process(
         tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
     import pexpect
 
-    from tests.conftest import write_script
+    from tests.support.checkpoints import write_script
 
     script = write_script(tmp_path / "s.json", [{"text": "hello from the session"}])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--web", "--backend", "scripted",

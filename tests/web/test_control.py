@@ -4,6 +4,8 @@ a denial's reason reaches the model, and the first answer wins."""
 
 from __future__ import annotations
 
+import pytest
+
 import json
 import sqlite3
 import sys
@@ -15,8 +17,11 @@ from typing import Any
 import httpx2 as httpx
 
 from monkey.db import db_path
-from tests.conftest import monkey_env, write_script
+from tests.support.checkpoints import write_script
+from tests.support.cli import monkey_env
 from tests.web.helpers import base, served
+
+pytestmark = pytest.mark.pty
 
 WRITE = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
          {"text": "the turn is over"}]

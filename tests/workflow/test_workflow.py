@@ -15,21 +15,18 @@ from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, Script
 from monkey.config import WorkflowConfig
 from monkey.workflow.stages import parse_verdict
 from monkey.workflow.runner import Workflow
-from tests.conftest import run_monkey, stored_events, write_script
+from tests.support.cli import invoke, run_monkey, stored_events, write_script
 from tests.fakes.approvers import AnsweringApprover
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"tool_calls": [{"name": name, "arguments": arguments}]}
+from tests.support.script import call_turn
 
 
 LOOPING = [
-    call("file_read", path="README.md"), {"text": "Found the README; hello.txt is missing."},           # think
-    call("exit_plan_mode", plan="1. Write hello.txt"), {"text": "Proposed."},                             # plan 1
-    call("file_write", path="hello.txt", content="hi\n"), {"text": "Wrote hello.txt."},                  # do 1
+    call_turn("file_read", path="README.md"), {"text": "Found the README; hello.txt is missing."},           # think
+    call_turn("exit_plan_mode", plan="1. Write hello.txt"), {"text": "Proposed."},                             # plan 1
+    call_turn("file_write", path="hello.txt", content="hi\n"), {"text": "Wrote hello.txt."},                  # do 1
     {"text": "It says hi.\nVERDICT: not done\nREASON: hello.txt does not say hello"},                     # reflect 1
-    call("exit_plan_mode", plan="1. Put hello in hello.txt"), {"text": "Proposed again."},                # plan 2
-    call("file_edit", path="hello.txt", old_string="hi", new_string="hello"), {"text": "Fixed."},         # do 2
+    call_turn("exit_plan_mode", plan="1. Put hello in hello.txt"), {"text": "Proposed again."},                # plan 2
+    call_turn("file_edit", path="hello.txt", old_string="hi", new_string="hello"), {"text": "Fixed."},         # do 2
     {"text": "VERDICT: done\nREASON: the verify command passes"},                                         # reflect 2
 ]
 
@@ -77,23 +74,23 @@ def test_a_workflow_loops_once_after_a_failing_verify_and_traces_every_stage(
         kinds = [kind for kind, _ in stored_events(conn, sid)]
     assert kinds.count("stage_started") == 7 and kinds.count("stage_completed") == 7
     # monkey workflows show prints it as a table
-    shown = run_monkey(["workflows", "show", workflow_id[:8]], home=monkey_home)
+    shown = invoke(["workflows", "show", workflow_id[:8]], home=monkey_home)
     assert shown.returncode == 0, shown.stderr
     rows = shown.stdout.splitlines()
     assert rows[0].startswith(f"workflow {workflow_id} · session {sid} · 7 stages")
     assert rows[1].split()[:4] == ["#", "stage", "iter", "outcome"]
     assert [r.split()[1] for r in rows[3:10]] == ["think", "plan", "do", "reflect", "plan", "do", "reflect"]
     assert "not_done — hello.txt does not say hello" in rows[6] and rows[-1].split()[0] == "total"
-    listed = run_monkey(["workflows", "list"], home=monkey_home)
+    listed = invoke(["workflows", "list"], home=monkey_home)
     assert listed.stdout.startswith(workflow_id)
 
 
 def test_a_failing_verify_is_fed_back_at_most_n_times(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    turns = [call("file_read", path="README.md"), {"text": "Read it."},
-             call("exit_plan_mode", plan="1. Write it"), {"text": "Proposed."},
-             call("file_write", path="hello.txt", content="hi\n"), {"text": "Done."},
+    turns = [call_turn("file_read", path="README.md"), {"text": "Read it."},
+             call_turn("exit_plan_mode", plan="1. Write it"), {"text": "Proposed."},
+             call_turn("file_write", path="hello.txt", content="hi\n"), {"text": "Done."},
              {"text": "VERDICT: done\nREASON: looks right"},  # the verify command says otherwise
-             call("exit_plan_mode", plan="1. Try again"), {"text": "Proposed."},
+             call_turn("exit_plan_mode", plan="1. Try again"), {"text": "Proposed."},
              {"text": "Nothing to change."},
              {"text": "VERDICT: done\nREASON: still looks right"}]
     run = workflow_run(workspace, monkey_home, tmp_path, turns, "--approve-plan", "accept-edits", retries=1)
@@ -109,14 +106,14 @@ def test_a_failing_verify_is_fed_back_at_most_n_times(workspace: Path, monkey_ho
 def test_bad_workflow_flags_are_usage_errors(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)]
-    bad = run_monkey([*base, "--workflow", "nope", "--task", "x"], home=monkey_home)
+    bad = invoke([*base, "--workflow", "nope", "--task", "x"], home=monkey_home)
     assert bad.returncode == 2 and "unknown workflow 'nope': expected one of tpdr" in bad.stderr
-    no_task = run_monkey([*base, "--workflow", "tpdr"], home=monkey_home)
+    no_task = invoke([*base, "--workflow", "tpdr"], home=monkey_home)
     assert no_task.returncode == 2 and "the task is empty" in no_task.stderr  # stdin is empty here
-    missing = run_monkey(["workflows", "show", "wf-nope"], home=monkey_home)
+    missing = invoke(["workflows", "show", "wf-nope"], home=monkey_home)
     assert missing.returncode == 1 and "no workflow 'wf-nope'" in missing.stderr and not missing.stdout
     (monkey_home / "config.toml").write_text("[workflow]\nverify = 3\n")
-    typed = run_monkey([*base, "--workflow", "tpdr", "--task", "x"], home=monkey_home)
+    typed = invoke([*base, "--workflow", "tpdr", "--task", "x"], home=monkey_home)
     assert typed.returncode == 2 and "workflow.verify" in typed.stderr
 
 

@@ -5,42 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-HERE = Path(__file__).resolve().parent
-SCRIPT_PLUGIN = HERE / "script_plugin.py"
-
-
-@dataclass
-class Installed:
-    """A scripted plugin in the monkey home: where its script and its log of stdin are."""
-
-    name: str
-    folder: Path
-    script: Path
-    log: Path
-
-    def received(self) -> list[dict[str, Any]]:
-        """Every JSON line the plugin read on stdin, in order (runs of all its processes)."""
-        if not self.log.exists():
-            return []
-        return [json.loads(line) for line in self.log.read_text().splitlines() if line.startswith("{")]
-
-    def methods(self) -> list[str]:
-        return [m.get("method", "") for m in self.received()]
-
-    def saw_eof(self) -> bool:
-        return self.log.exists() and "EOF" in self.log.read_text().splitlines()
-
-
-def manifest_text(name: str, command: list[str], capabilities: list[str], env: str = "") -> str:
-    return (f'version: "0.1"\nname: "{name}"\ntype: "agent"\ndescription: "test plugin {name}"\nprotocol: "1"\n'
-            f"executable:\n  command: {json.dumps(command)}\n"
-            f'agent:\n  name: "{name}"\n  streaming: true\n  capabilities: {json.dumps(capabilities)}\n' + env)
+from tests.support.plugins import SCRIPT_PLUGIN, Installed, manifest_text
 
 
 @pytest.fixture

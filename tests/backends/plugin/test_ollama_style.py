@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_monkey
+from tests.support.cli import invoke
 from tests.fakes.ollama_server import FakeOllama
 from tests.backends.plugin.test_manifest import SEED
-from tests.backends.plugin.test_plugin_text import task
+from tests.support.plugins import task
 
 OLLAMA = Path(__file__).resolve().parent / "ollama"
 ALIAS = '''
@@ -38,8 +38,8 @@ def configure(home: Path, url: str) -> None:
 def test_validate_walks_every_step(ollama, workspace: Path, monkey_home: Path):
     with FakeOllama() as server:
         configure(monkey_home, server.url)
-        run = run_monkey(["plugins", "validate", "ollama", "--run", "Hello, world!", "--cwd", str(workspace)],
-                         home=monkey_home)
+        run = invoke(["plugins", "validate", "ollama", "--run", "Hello, world!", "--cwd", str(workspace)],
+                     home=monkey_home)
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
     assert lines[0].startswith(f"ok   manifest {ollama / 'plugin.yaml'}: ollama 1, protocol 1, capabilities streaming, tool_use")
@@ -69,18 +69,18 @@ def test_a_task_streams_the_models_text(ollama, workspace: Path, monkey_home: Pa
 def test_list_shows_plugins_and_aliases(ollama, workspace: Path, monkey_home: Path):
     with FakeOllama() as server:
         configure(monkey_home, server.url)
-        run = run_monkey(["plugins", "list", "--cwd", str(workspace)], home=monkey_home)
+        run = invoke(["plugins", "list", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 0, run.stderr
     rows = {line.split()[0]: line for line in run.stdout.splitlines()}
     assert rows["ollama"].split()[1:3] == ["1", "user"] and "streaming, tool_use" in rows["ollama"]
     assert rows["ollama"].endswith("available (model codellama:13b)")
     assert "alias of ollama" in rows["fast-local"] and rows["fast-local"].endswith("available (model codellama:7b)")
     assert "built-in" in rows["openai-compat"] and "not available" in rows["openai-compat"]
-    listed = run_monkey(["plugins", "list", "--json", "--no-check", "--cwd", str(workspace)], home=monkey_home)
+    listed = invoke(["plugins", "list", "--json", "--no-check", "--cwd", str(workspace)], home=monkey_home)
     by_name = {row["name"]: row for row in json.loads(listed.stdout)}
     assert by_name["fast-local"]["source"] == "alias of ollama" and "status" not in by_name["fast-local"]
     assert by_name["ollama"]["capabilities"] == ["streaming", "tool_use"]
-    info = run_monkey(["plugins", "info", "fast-local", "--cwd", str(workspace)], home=monkey_home)
+    info = invoke(["plugins", "info", "fast-local", "--cwd", str(workspace)], home=monkey_home)
     assert info.returncode == 0, info.stderr
     assert "alias: fast-local -> ollama" in info.stdout
     assert "env OLLAMA_MODEL (optional; set by monkey's config): Model to use (e.g., codellama:13b)" in info.stdout
@@ -90,7 +90,7 @@ def test_with_the_server_down_it_is_not_available(ollama, workspace: Path, monke
     with FakeOllama() as server:
         url = server.url
     configure(monkey_home, url)
-    run = run_monkey(["plugins", "validate", "ollama", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["plugins", "validate", "ollama", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 1
     assert run.stdout.splitlines()[-1] == "FAIL agent.available: not available: Ollama server not running"
     agent = task(workspace, monkey_home, "ollama", "Say hi")
@@ -101,13 +101,13 @@ def test_with_the_server_down_it_is_not_available(ollama, workspace: Path, monke
 def test_validate_a_folder_by_its_path(workspace: Path, monkey_home: Path, tmp_path: Path):
     with FakeOllama() as server:
         configure(monkey_home, server.url)
-        run = run_monkey(["plugins", "validate", str(OLLAMA), "--cwd", str(workspace)], home=monkey_home)
+        run = invoke(["plugins", "validate", str(OLLAMA), "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 0, run.stdout + run.stderr
     assert run.stdout.splitlines()[-1] == "ok   agent.available: available"
     broken = tmp_path / "broken"
     broken.mkdir()
     (broken / "plugin.yaml").write_text(SEED.replace('type: "agent"', 'type: "agnet"'))
-    bad = run_monkey(["plugins", "validate", str(broken), "--cwd", str(workspace)], home=monkey_home)
+    bad = invoke(["plugins", "validate", str(broken), "--cwd", str(workspace)], home=monkey_home)
     assert bad.returncode == 1
     assert bad.stdout.strip() == (f"FAIL manifest: {(broken / 'plugin.yaml').resolve()}: type: expected \"agent\" "
                                   "(the only plugin type monkey runs), got 'agnet'")

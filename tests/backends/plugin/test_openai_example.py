@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey
+from tests.support.cli import invoke
 from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.backends.plugin.test_plugin_text import task
+from tests.support.plugins import task
 
 
 def configure(home: Path, url: str, extra: str = "") -> None:
@@ -47,7 +47,7 @@ def test_tool_use_goes_through_monkey_and_undo_reverts_it(workspace: Path, monke
     tool_messages = [m for m in server.requests[2]["messages"] if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_messages] == ["call_1", "call_2"]
     assert tool_messages[1]["content"].endswith("print('hi')\n") or "print('hi')" in tool_messages[1]["content"]
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "hello.py").exists()
 

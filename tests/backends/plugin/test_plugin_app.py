@@ -11,8 +11,8 @@ from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.backends.plugin.test_plugin_tools import WRITE, results
-from tests.ui.conftest import settle, type_and_send, until
+from tests.support.plugins import WRITE, results
+from tests.support.app import settle, type_and_send, until
 
 SIZE = (120, 36)
 

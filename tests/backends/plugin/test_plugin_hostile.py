@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import monkey_env, pids_running, run_monkey
-from tests.backends.plugin.test_plugin_text import task
+from tests.support.cli import monkey_env, run_monkey
+from tests.support.procs import pids_running
+from tests.support.plugins import task
 
 FAST = "idle_timeout = 1.0\ngrace = 0.5\n"
 
@@ -73,11 +74,12 @@ def test_silence_is_stopped_by_the_idle_watchdog(install, workspace: Path, monke
     assert time.monotonic() - started < 30
 
 
+@pytest.mark.subprocess
 def test_a_plugin_ignoring_sigterm_is_killed(install, workspace: Path, monkey_home: Path, tmp_path: Path):
     marker = f"ignore-term-{os.getpid()}"
     install("stubborn", [{"ignore_term": True}, {"text": "you cannot stop me"}, {"sleep": 60}],
             settings=FAST + f'config = {{ marker = "{marker}" }}\n')
-    run = task(workspace, monkey_home, "stubborn")
+    run = task(workspace, monkey_home, "stubborn", process=True)
     ended_with_error(run)
     assert "printed nothing for 1 s" in error_of(run)
     assert not pids_running(str(Path(__file__).parent / "script_plugin.py") + "\0")  # none of ours left
@@ -126,6 +128,7 @@ def test_unknown_notifications_are_counted_raw_events_and_requests_refused(insta
     assert run.of_type("message_completed")[0]["text"] == "fine"
 
 
+@pytest.mark.subprocess
 def test_ctrl_c_closes_the_plugins_stdin_then_stops_it(install, workspace: Path, monkey_home: Path):
     plugin = install("waiter", [{"text": "working"}, {"wait_eof": True}])
     proc = subprocess.Popen(
@@ -150,6 +153,7 @@ def test_near_misses_of_the_seeds_shapes_still_stream(install, workspace: Path, 
     assert run.of_type("message_completed")[0]["text"] == "abc"
 
 
+@pytest.mark.subprocess
 async def test_cancelling_a_plugin_that_ignores_eof_and_sigterm_kills_it(install, workspace: Path):
     import asyncio
 

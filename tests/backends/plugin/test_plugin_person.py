@@ -7,15 +7,19 @@ import time
 from pathlib import Path
 
 import pexpect
+import pytest
 
-from tests.conftest import monkey_env
-from tests.backends.plugin.test_plugin_tools import WRITE, results
+from tests.support.cli import monkey_env
+from tests.support.plugins import WRITE, results
+from tests.support.pty import PTY_TIMEOUT
+
+pytestmark = pytest.mark.pty
 
 
 def spawn(workspace: Path, home: Path, name: str) -> pexpect.spawn:
     return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", f"plugin:{name}", "--task", "go",
                                           "--cwd", str(workspace)],
-                         env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=60, dimensions=(40, 120))
+                         env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 120))
 
 
 def test_a_person_approves_one_call_and_refuses_another_with_a_reason(install, workspace: Path, monkey_home: Path):

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey
-
-
-def task(workspace: Path, home: Path, name: str, prompt: str = "say hello", *flags: str, timeout: float = 60):
-    return run_monkey(["agent", "--backend", f"plugin:{name}", "--task", prompt, "--cwd", str(workspace),
-                       "--output-format", "stream-json", *flags], home=home, timeout=timeout)
+from tests.support.cli import invoke
+from tests.support.plugins import task
 
 
 def test_text_thinking_usage_stream_as_events(install, workspace: Path, monkey_home: Path):
@@ -70,8 +66,7 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
                                                                tmp_path: Path):
     import json
 
-    from tests.conftest import run_monkey
-    from tests.backends.plugin.conftest import manifest_text
+    from tests.support.plugins import manifest_text
 
     dump = tmp_path / "env.json"
     plugin = install("envy", [{"env_to": str(dump)}, {"text": "ok"}],
@@ -85,9 +80,9 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
     config = (monkey_home / "config.toml").read_text().replace(
         'PLUGIN_LOG = ', 'PASSED_KEY = "${MY_API_KEY}", PLUGIN_SHAPE = "round", PLUGIN_LOG = ')
     (monkey_home / "config.toml").write_text(config)
-    run = run_monkey(["agent", "--backend", "plugin:envy", "--task", "hi", "--cwd", str(workspace), "-m", "flagged",
-                      "--output-format", "stream-json"], home=monkey_home, MY_API_KEY="sk-secret-value-123",
-                     GITHUB_TOKEN="ghp_x", PLUGIN_COLOR="green")
+    run = invoke(["agent", "--backend", "plugin:envy", "--task", "hi", "--cwd", str(workspace), "-m", "flagged",
+                  "--output-format", "stream-json"], home=monkey_home, MY_API_KEY="sk-secret-value-123",
+                 GITHUB_TOKEN="ghp_x", PLUGIN_COLOR="green")
     assert run.returncode == 0, run.stderr
     env = json.loads(dump.read_text())
     assert "MY_API_KEY" not in env and "GITHUB_TOKEN" not in env  # scrubbed
@@ -100,15 +95,14 @@ def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspac
 
 
 def test_a_required_variable_set_nowhere_is_a_usage_error(install, workspace: Path, monkey_home: Path):
-    from tests.conftest import run_monkey
-    from tests.backends.plugin.conftest import manifest_text
+    from tests.support.plugins import manifest_text
 
     plugin = install("needy", [{"text": "never"}])
     manifest = plugin.folder / "plugin.yaml"
     manifest.write_text(manifest_text("needy", ["python3", "x.py"], ["streaming"],
                                       'env:\n  NEEDY_URL:\n    description: "where the model is"\n    required: true\n'))
-    run = run_monkey(["agent", "--backend", "plugin:needy", "--task", "hi", "--cwd", str(workspace)],
-                     home=monkey_home)
+    run = invoke(["agent", "--backend", "plugin:needy", "--task", "hi", "--cwd", str(workspace)],
+                 home=monkey_home)
     assert run.returncode == 2
     assert run.stderr.strip() == ("monkey: plugin needy needs NEEDY_URL (where the model is); set it in "
                                   "[plugins.needy] env in monkey's config")

@@ -4,15 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import run_monkey
-from tests.backends.plugin.test_plugin_text import task
-
-WRITE = {"tool_use": {"id": "t1", "name": "file_write", "input": {"path": "notes.txt", "content": "from the plugin\n"}}}
-
-
-def results(plugin) -> list[dict]:
-    return [m["params"] for m in plugin.received() if m.get("method") == "agent.tool_result"]
-
+from tests.support.cli import invoke
+from tests.support.plugins import WRITE, results, task
 
 def test_a_write_is_denied_headless_and_the_plugin_is_told(install, workspace: Path, monkey_home: Path):
     plugin = install("writer", [WRITE, {"text": "ok, I could not"}])
@@ -42,7 +35,7 @@ def test_a_write_allowed_by_a_rule_runs_checkpointed_and_undo_reverts_it(install
     assert sent["is_error"] is False and "notes.txt" in sent["result"]
     texts = [e["text"] for e in run.of_type("message_completed")]
     assert texts == ["Writing.", "Done."]
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "notes.txt").exists()
 
@@ -59,7 +52,7 @@ def test_a_file_event_is_a_file_write_through_the_same_path(install, workspace: 
     assert call["name"] == "file_write"
     assert run.of_type("checkpoint_created")[0]["paths"] == ["src/validate.py"]
     assert results(plugin) == []  # a file event gets no answer
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "src/validate.py").exists()
 

@@ -1,4 +1,4 @@
-"""Real MCP servers for the MCP client's tests: the npm reference servers and tests/fakes/mcp_server.py."""
+"""Real MCP servers for the tests: the npm reference servers (``tests/npm``) and tests/fakes/mcp_server.py."""
 
 from __future__ import annotations
 
@@ -9,17 +9,19 @@ from typing import Any
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.cli import ROOT
+
 NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
 EVERYTHING = NPM_BIN / "mcp-server-everything"
 FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
 
-needs_npm = pytest.mark.skipif(not EVERYTHING.exists() or not FILESYSTEM.exists(),
-                               reason="npm ci --prefix tests/npm installs the MCP reference servers")
+_npm_servers = pytest.mark.skipif(not EVERYTHING.exists() or not FILESYSTEM.exists(),
+                                  reason="npm ci --prefix tests/npm installs the MCP reference servers")
 
 
-def call(tool: str, **arguments: object) -> dict[str, Any]:
-    return {"name": tool, "arguments": arguments}
+def needs_npm(test):  # type: ignore[no-untyped-def]
+    """An ``external`` test on the npm MCP reference servers, skipped until ``npm ci --prefix tests/npm`` ran."""
+    return pytest.mark.external(_npm_servers(test))
 
 
 def fake_server(state: Path, **extra: Any) -> dict[str, Any]:
@@ -29,14 +31,17 @@ def fake_server(state: Path, **extra: Any) -> dict[str, Any]:
 
 
 def write_servers(path: Path, servers: dict[str, Any]) -> Path:
+    """An ``mcp.json`` with these ``mcpServers``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"mcpServers": servers}))
     return path
 
 
 def events(stdout: str) -> list[dict[str, Any]]:
+    """The JSON lines of a stream-json output."""
     return [json.loads(line) for line in stdout.splitlines() if line.startswith("{")]
 
 
 def results(stdout: str) -> list[dict[str, Any]]:
+    """The ``tool_result`` events of a stream-json output."""
     return [e for e in events(stdout) if e["type"] == "tool_result"]

@@ -12,9 +12,12 @@ from pathlib import Path
 from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.events import Event
-from tests.conftest import Run, run_monkey
+from tests.support.cli import ROOT, Run, run_monkey
 
-__all__ = ["Waits", "answers", "cancel_when_asked", "configure", "decisions", "prepend_config", "run_task", "sent"]
+FIXTURES = ROOT / "tests" / "fixtures"
+"""Recorded sessions of the real agents (``claude_code/``, ``codex/``) that the fakes replay."""
+
+__all__ = ["FIXTURES", "Waits", "answers", "cancel_when_asked", "configure", "decisions", "prepend_config", "run_task", "sent"]
 
 
 def configure(home: Path, section: str, exe: Path | str, *, allow: tuple[str, ...] | None = None,

@@ -1,0 +1,32 @@
+"""``monkey`` on a pseudo-terminal (pexpect)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from tests.support.cli import monkey_env
+
+PTY_TIMEOUT = 90
+"""Seconds a test waits for what it expects on a pseudo-terminal before it fails: long, because a
+loaded machine may take many seconds to start Python and Textual; a passing test never waits it out."""
+
+
+def spawn_repl(workspace: Path, home: Path, script: Path, *flags: str, timeout: float = PTY_TIMEOUT,
+               columns: int = 120):  # type: ignore[no-untyped-def]
+    """``monkey agent --plain`` on a pty (pexpect) with the scripted backend."""
+    import pexpect
+
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script", str(script),
+         "--cwd", str(workspace), *flags],
+        env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=timeout, dimensions=(40, columns),
+    )
+
+
+def refuse_without_reason(child) -> None:  # type: ignore[no-untyped-def]
+    """Answer monkey's inline approval question on a pty with no, and give the model no reason."""
+    child.sendline("n")
+    child.expect_exact("tell the model why")
+    child.sendline("")
