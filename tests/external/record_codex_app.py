@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Record the real Codex CLI's ``app-server`` JSON-RPC streams against the fake Responses API.
 
-    npm ci --prefix tests/npm
+    npm install --prefix tests/npm
     python tests/external/record_codex_app.py tests/npm/node_modules/.bin/codex
 
 Writes tests/fixtures/codex/app_*.jsonl: what ``codex app-server`` printed (the workspace

@@ -32,7 +32,7 @@ NPM_GEMINI = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bi
 def _gemini() -> str:
     path = os.environ.get("MONKEY_GEMINI_CLI") or (str(NPM_GEMINI) if NPM_GEMINI.exists() else "")
     if not path:
-        pytest.skip("Gemini CLI is not installed (npm ci --prefix tests/npm, or set MONKEY_GEMINI_CLI to its `gemini`)")
+        pytest.skip("Gemini CLI is not installed (npm install --prefix tests/npm, or set MONKEY_GEMINI_CLI to its `gemini`)")
     return path
 
 

@@ -32,7 +32,7 @@ NPM_QWEN = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin"
 def _qwen() -> str:
     path = os.environ.get("MONKEY_QWEN_CLI") or (str(NPM_QWEN) if NPM_QWEN.exists() else "")
     if not path:
-        pytest.skip("Qwen Code is not installed (npm ci --prefix tests/npm, or set MONKEY_QWEN_CLI to its `qwen`)")
+        pytest.skip("Qwen Code is not installed (npm install --prefix tests/npm, or set MONKEY_QWEN_CLI to its `qwen`)")
     return path
 
 

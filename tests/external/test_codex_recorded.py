@@ -3,7 +3,7 @@
 The ``app_*.jsonl`` fixtures were recorded from ``codex app-server`` (the version in
 ``app_VERSION``) driven against the fake Responses API in fake_openai_responses.py by
 record_codex_app.py. They are parsed whole, in random chunks and cut short. With the pinned CLI
-installed (``npm ci --prefix tests/npm``, the README's test command, or ``MONKEY_CODEX_CLI``),
+installed (``npm install --prefix tests/npm``, the README's test command, or ``MONKEY_CODEX_CLI``),
 ``monkey agent --backend codex`` also runs it end to end against the fake server: an allowed
 command, a refused one, a file change allowed and undone, a protected path refused, a resumed
 thread and an API error.
@@ -164,13 +164,13 @@ def test_junk_is_counted_never_raised() -> None:
 
 
 NPM_CODEX = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "codex"
-"""The pinned Codex CLI the README's test command installs (``npm ci --prefix tests/npm``)."""
+"""The pinned Codex CLI the README's test command installs (``npm install --prefix tests/npm``)."""
 
 
 def _cli() -> str:
     path = os.environ.get("MONKEY_CODEX_CLI") or (str(NPM_CODEX) if NPM_CODEX.exists() else "")
     if not path:
-        pytest.skip("the Codex CLI is not installed (npm ci --prefix tests/npm, or set MONKEY_CODEX_CLI to its `codex`)")
+        pytest.skip("the Codex CLI is not installed (npm install --prefix tests/npm, or set MONKEY_CODEX_CLI to its `codex`)")
     return path
 
 

@@ -16,11 +16,11 @@ EVERYTHING = NPM_BIN / "mcp-server-everything"
 FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
 
 _npm_servers = pytest.mark.skipif(not EVERYTHING.exists() or not FILESYSTEM.exists(),
-                                  reason="npm ci --prefix tests/npm installs the MCP reference servers")
+                                  reason="npm install --prefix tests/npm installs the MCP reference servers")
 
 
 def needs_npm(test):  # type: ignore[no-untyped-def]
-    """An ``external`` test on the npm MCP reference servers, skipped until ``npm ci --prefix tests/npm`` ran."""
+    """An ``external`` test on the npm MCP reference servers, skipped until ``npm install --prefix tests/npm`` ran."""
     return pytest.mark.external(_npm_servers(test))
 
 
