@@ -36,7 +36,7 @@ __all__ = ["DB_NAME", "db_path", "connect", "connect_readonly", "migrate", "Data
 
 DB_NAME = "monkey.db"
 BUSY_TIMEOUT_MS = 30_000
-FILE_SCHEMA = 5
+FILE_SCHEMA = 7
 """The file's schema version: the store's migrations plus the journal's. Add one with every
 migration of any component (``tests/store/test_db_errors.py`` checks the sum)."""
 FULL_BELOW = 1 << 20

@@ -190,6 +190,8 @@ async def _run_turn(state: ReplState, text: str, workflow: str = "") -> None:
         loop.add_signal_handler(signal.SIGINT, _between_turns)
     state.sink.close()
     approver = agent.approver
+    while not isinstance(approver, InlineApprover) and hasattr(approver, "inner"):  # wrapped (monkey web's answers)
+        approver = approver.inner
     took = time.monotonic() - started
     if isinstance(approver, InlineApprover) and approver.notifier is not None and took >= state.long_turn:
         from monkey.notify import Notice

@@ -67,7 +67,7 @@ def test_auto_mode_cannot_write_protected_places_but_writes_the_workspace(
     assert run.returncode == 0, run.stderr
     outcomes = results(run)
     assert len(outcomes) == len(calls)
-    for (what, path), outcome in zip(targets.items(), outcomes, strict=True):
+    for (what, path), outcome in zip(targets.items(), outcomes, strict=False):  # the last two calls are not targets
         assert not outcome["ok"], (what, outcome["output"])
         assert "[sandbox: the sandbox kept this command from writing " in outcome["output"], what
         if path.exists():

@@ -54,7 +54,8 @@ def write_script(path: Path, turns: list[dict[str, Any]], **extra: Any) -> Path:
 
 def monkey_env(home: Path, **extra: str) -> dict[str, str]:
     """The environment a CLI subprocess runs with."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("MONKEY_")}
+    # not the runner's COLUMNS / LINES either: a program on a pseudo-terminal takes its size from the terminal
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MONKEY_") and k not in ("COLUMNS", "LINES")}
     env["MONKEY_HOME"] = str(home)
     env["MONKEY_USER_SKILLS"] = ""
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
