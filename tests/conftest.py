@@ -88,12 +88,19 @@ MARK_BY_FIXTURE = {"tmux": "tmux", "llama": "local_model", "llama_url": "local_m
 """Fixtures that make a test of a kind: a test using one (directly or through another fixture) is marked."""
 
 
+GROUP_BY_FIXTURE = {"install": "script_plugin"}
+"""Fixtures whose tests look for their processes by a shared command line (the script plugin's path, in
+``/proc``): one xdist worker runs them one after the other, so one test never sees another's process."""
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark the tests that use a fixture of a kind (``-m "not local_model"`` then leaves them out)."""
     for item in items:
         for fixture in getattr(item, "fixturenames", ()):
             if fixture in MARK_BY_FIXTURE:
                 item.add_marker(MARK_BY_FIXTURE[fixture])
+            if fixture in GROUP_BY_FIXTURE:
+                item.add_marker(pytest.mark.xdist_group(GROUP_BY_FIXTURE[fixture]))
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -97,8 +97,11 @@ def test_inline_app_keeps_the_conversation_in_the_scrollback(workspace: Path, mo
         assert "BEFORE-MONKEY" in screen  # below the shell's own lines, not over them
         subprocess.run(["tmux", "send-keys", "-t", session, "-l", "rename the project"], check=True)
         subprocess.run(["tmux", "send-keys", "-t", session, "Enter"], check=True)
-        # the dialog's title (its buttons may sit below a short inline region when the workspace's path is long)
+        # the dialog's title (its buttons may sit below a short inline region when the workspace's path is long);
+        # keys typed as a dialog opens are not answers (its guard, 0.4 s from when it opened, before it was drawn):
+        # a second after it is seen, a key is an answer whatever the machine's load
         wait_for(session, "Approve file_edit?")
+        time.sleep(1.0)
         subprocess.run(["tmux", "send-keys", "-t", session, "y"], check=True)
         screen = wait_for(session, "All done here.")
         assert "Type a task" in screen  # the view did not collapse after the turn
