@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-__all__ = ["HostCheck", "base_url", "bind", "host_part", "is_loopback_name", "refuse"]
+__all__ = ["HostCheck", "base_url", "bind", "host_part", "is_loopback_name", "refuse", "stop_uvicorn"]
 
 
 def host_part(value: str) -> str:
@@ -120,3 +120,15 @@ def base_url(sock: socket.socket) -> str:
     address = sock.getsockname()
     host = f"[{address[0]}]" if sock.family == socket.AF_INET6 else address[0]
     return f"http://{host}:{address[1]}"
+
+
+def stop_uvicorn(server: Any) -> bool:
+    """Ask a running uvicorn server to stop: after its open requests the first time, at once the
+    second. False when none runs yet (the caller then stops it as soon as it starts)."""
+    if server is None:
+        return False
+    if server.should_exit:
+        server.force_exit = True
+    else:
+        server.should_exit = True
+    return True

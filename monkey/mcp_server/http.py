@@ -124,13 +124,10 @@ class HttpFront:
 
     def stop(self) -> None:
         """Stop taking requests and end :meth:`serve` (a second call does not wait for open requests)."""
-        server = self._server
-        if server is None:
+        from monkey.http_guard import stop_uvicorn
+
+        if not stop_uvicorn(self._server):
             self._stopping = True
-        elif server.should_exit:
-            server.force_exit = True
-        else:
-            server.should_exit = True
 
     async def serve(self) -> None:
         """Serve until stopped; raises OSError when the address cannot be bound."""

@@ -116,13 +116,10 @@ class WebFront:
     def stop(self) -> None:
         """Stop taking requests and end the event streams (a second call does not wait for open requests)."""
         self.stopping.set()
-        server = self._server
-        if server is None:
+        from monkey.http_guard import stop_uvicorn
+
+        if not stop_uvicorn(self._server):
             self._stopping = True
-        elif server.should_exit:
-            server.force_exit = True
-        else:
-            server.should_exit = True
 
     async def serve(self) -> None:
         """Serve until stopped; OSError when the address cannot be bound. The caller's signal
