@@ -397,7 +397,7 @@ _TOKEN_VALUE = re.compile(
 )
 """Tokens with a provider's well-known prefix, wherever they sit in a value."""
 _PRIVATE_KEY = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----")
-_URL_PASSWORD_ANYWHERE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
+_URL_PASSWORD_ANYWHERE = re.compile(r"(?<![A-Za-z])[A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:[^/\s@]+@")
 
 
 def _secret_value(value: str) -> bool:

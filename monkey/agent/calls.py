@@ -54,6 +54,7 @@ from monkey.permissions.rules import EXIT_PLAN_MODE
 from monkey.process import spawns_go_to
 from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.errors import SandboxBlocked
+from monkey.tools.processes import ProcessTable
 from monkey.tools.registry import ToolRegistry
 
 __all__ = ["CallOutcome", "CallPipeline", "Emit"]
@@ -93,6 +94,8 @@ class CallPipeline:
     """Calls that started running (a stopped turn says 'may have run' for them)."""
     changed: dict[str, tuple[int, int, int]] = field(default_factory=dict)
     """Lines added, removed and files changed by each finished call's change, until its result says so."""
+    processes: ProcessTable | None = None
+    """The agent's background processes (``shell_execute`` with ``background``); None: none may start."""
 
     async def _shown(self) -> None:
         if self.shown is not None:
@@ -174,6 +177,7 @@ class CallPipeline:
             return finish(False, call.error)
         ctx = ToolContext(workspace=self.workspace, call_id=call.id, emit=emit, shell=self.shell,
                           read_denied=self.read_denied(), net_named=self.policy.names_host,
+                          processes=self.processes, session_id=sid,
                           emit_output=lambda stream, text: emit(
                               ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)))  # type: ignore[arg-type]
         try:
@@ -244,6 +248,10 @@ class CallPipeline:
             with self.spawns(pending):
                 outcome = await tool.run(args, ctx)
             ran = True
+            if pending is not None and outcome.process and self.processes is not None:
+                # a background process goes on changing things: its change stays open on it, finished at
+                # the turn's end (monkey.agent.processes.settle)
+                self.processes.get(outcome.process).change, pending = pending, None
         finally:
             if pending is not None:
                 await self.finish(pending, ran, emit)

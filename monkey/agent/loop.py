@@ -28,23 +28,12 @@ from monkey.agent.hook_glue import run_hooks
 from monkey.agent.model_call import stream_model
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.plan_mode import ExitPlanMode, offered, plan_system_prompt
+from monkey.agent.processes import settle
 from monkey.agent.turn_guard import StopTurn, budget_event, cut_off, check_budget, check_repeats, wall_over, wall_watchdog
 from monkey.backends.base import Backend, BackendError, as_turn_bound
 from monkey.context.window import ContextManager
-from monkey.events import (
-    BackendChanged,
-    EndReason,
-    Error,
-    Event,
-    InstructionRef,
-    IterationStarted,
-    MessageCompleted,
-    SessionEnded,
-    SessionStarted,
-    ToolCallSpec,
-    TurnCompleted,
-    TurnStarted,
-)
+from monkey.events import (BackendChanged, EndReason, Error, Event, InstructionRef, IterationStarted, MessageCompleted,
+                           SessionEnded, SessionStarted, ToolCallSpec, TurnCompleted, TurnStarted)
 from monkey.extensions.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
 from monkey.extensions.instructions import Instructions
 from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
@@ -57,6 +46,7 @@ from monkey.permissions.requests import Approver, HeadlessApprover
 from monkey.permissions.rules import EXIT_PLAN_MODE
 from monkey.prompts import render_system_prompt
 from monkey.tools.base import ShellSettings
+from monkey.tools.processes import ProcessTable
 from monkey.tools.registry import ToolRegistry
 
 __all__ = ["Agent", "AgentOptions"]
@@ -155,6 +145,9 @@ class Agent:
             self.options.skills = None
         self.background = Background()
         """Sub-agents started with ``background`` during the running turn (see :mod:`monkey.agent.background`)."""
+        shell = self.options.shell
+        self.processes = ProcessTable(limit=shell.background_limit, keep=shell.background_keep, grace=shell.kill_grace)
+        """Commands started with ``shell_execute``'s ``background`` (a sub-agent is given its parent's)."""
         self.memory = WorkingMemory()
         """The model's notes (``memory_write``); restored from the store when resuming."""
         # Given its own tools (a sub-agent gets the ones its definition allows of its parent's),
@@ -473,6 +466,7 @@ class Agent:
             self._over = None
             await self.background.stop()  # the turn ended with sub-agents still running: they end with it
             self.budget.pause()  # the wall clock counts turns, not a person's time between them
+        await self.settle_processes(turn, emit)
         bound = as_turn_bound(self.backend)
         if bound is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
             await bound.end_turn()
@@ -486,6 +480,11 @@ class Agent:
             stop_reason = ""
         emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result, iterations=iteration,
                            message=cut_off(stop_reason) or note, stop_reason=stop_reason))
+
+    async def settle_processes(self, turn: int, emit: Emit) -> None:
+        """A turn's end for the background processes' changes (:func:`monkey.agent.processes.settle`)."""
+        if not self.agent_type:  # a sub-agent's turns leave it to the agent a person talks to
+            await settle(self.processes, self.checkpoints, self.session_id, turn, emit)
 
     def _deliver_background(self) -> None:
         """Give the model what background sub-agents finished (a person's stop of one stops the turn)."""
@@ -556,7 +555,7 @@ class Agent:
                             policy=self.policy, approver=self.approver, checkpoints=self.checkpoints,
                             shell=self.options.shell, hooks=self.options.hooks,
                             instructions=self.options.instructions, asker=self.asker, shown=self._shown,
-                            ran=self._ran)
+                            ran=self._ran, processes=self.processes)
 
     async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
                      **payload: Any) -> HookResult | None:

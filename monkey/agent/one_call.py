@@ -35,6 +35,10 @@ class TurnHost(Protocol):
     turns: int
     messages: list[Message]
 
+    async def settle_processes(self, turn: int, emit: Emit) -> None:
+        """The turn's end for its background processes' changes (see :mod:`monkey.agent.processes`)."""
+        ...
+
 
 @dataclass
 class Ran:
@@ -68,6 +72,7 @@ async def run_one(agent: TurnHost, call: ToolCallSpec, prompt: str, emit: Emit, 
         ran = Ran(f"{call.name} failed: {type(exc).__name__}: {exc}", False, "error", note)
         emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
     agent.messages.append(Message(role="user", content=tell(ran)))
+    await agent.settle_processes(turn, emit)
     emit(TurnCompleted(session_id=sid, turn=turn, reason=ran.reason, result=ran.output if result and ran.ok else "",
                        iterations=0, message=ran.note))
     return ran

@@ -210,6 +210,7 @@ class TaskTool(Tool[TaskArgs]):
                       context=context)
         child.budget = parent.budget.child(agent.limits, owner=f"{agent.name} {session_id}")
         child.agent_type = agent.name  # its hooks are SubagentStart / SubagentStop
+        child.processes = parent.processes  # what it starts in the background is the session's
         child.upstream = parent.shown
         if agent.allows("task"):  # never more than the allowlist; none at the deepest level
             install_task_tool(child, self.delegation, depth=self.depth + 1, stack=(*self.stack, agent.name))

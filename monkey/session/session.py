@@ -164,6 +164,10 @@ class Session:
 
         ``record=False``: close the store with what is stored (a ``--task`` quit at once records no end).
         """
+        from monkey.agent.processes import end as end_processes
+
+        agent = self.agent
+        stopped = await end_processes(agent.processes, agent.checkpoints, agent.session_id, agent.turns)
         handle, self.handle = self.handle, None
         if handle is None:
             return
@@ -171,7 +175,8 @@ class Session:
             recorder = handle.recorder
             ready: list[Event] = []
             failed = recorder.failed
-            for event in [*await self.agent.end_hooks("prompt_input_exit"), self.agent.session_ended("completed")]:
+            for event in [*stopped, *await self.agent.end_hooks("prompt_input_exit"),
+                          self.agent.session_ended("completed")]:
                 ready += await _kept(recorder, event)
             self.agent.started = False
             if recorder.failed is not None:
@@ -189,7 +194,8 @@ class Session:
 
     async def close(self, *, record: bool = True) -> None:
         """The one way a session ends: stop a running turn, end the stored session (see :meth:`end`),
-        then close the MCP servers and the backend, and with them the child processes they run. Once."""
+        stop the background processes, then close the MCP servers and the backend, and with them the
+        child processes they run. Once."""
         if self.closed:
             return
         self.closed = True
@@ -199,6 +205,7 @@ class Session:
             await self.end(record=record)
         finally:
             try:
+                await agent.processes.stop_all()  # the ones the person kept too: nothing outlives the session
                 if agent.mcp is not None:
                     await agent.mcp.aclose()
             finally:

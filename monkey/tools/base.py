@@ -25,6 +25,7 @@ from monkey.tools.command_line import ShellLine
 from monkey.tools.errors import ToolError
 
 if TYPE_CHECKING:
+    from monkey.tools.processes import ProcessTable
     from monkey.tools.sandbox import Sandbox
 
 __all__ = [
@@ -52,6 +53,10 @@ class ShellSettings:
     """Characters of output kept and given back to the model."""
     kill_grace: float = 2.0
     """Seconds between SIGTERM and SIGKILL."""
+    background_limit: int = 8
+    """Background processes (``shell_execute`` with ``background``) that may run at once."""
+    background_keep: int = 200_000
+    """Characters of each background process's output kept (the latest)."""
     sandbox: Sandbox | None = None
     """The sandbox commands run in (:mod:`monkey.tools.sandbox`); None: none (the front ends
     probe for one, and without it the permission engine has a person approve every command)."""
@@ -88,6 +93,10 @@ class ToolContext:
     line: ShellLine | None = None
     """The shell line the permission engine decided on (set by the call pipeline): ``shell_execute``
     runs its argv, or its text through a shell, and never reads the command again."""
+    processes: ProcessTable | None = None
+    """The agent's background processes (``shell_execute`` with ``background``, ``process_*``); None:
+    nothing may run in the background here."""
+    session_id: str = ""
 
 
 @dataclass
@@ -101,6 +110,8 @@ class ToolOutcome:
     """Why a person stopped the work this call did (a sub-agent's turn): the calling turn stops too."""
     images: list[ToolImage] = field(default_factory=list)
     """Images for the model besides ``output`` (an MCP tool's image blocks)."""
+    process: str = ""
+    """The background process the call started (``p1``): its checkpoint stays open while it runs."""
 
 
 @cache

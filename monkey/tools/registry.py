@@ -7,6 +7,7 @@ from collections.abc import Iterable, Iterator
 from monkey.messages import ToolSpec
 from monkey.tools.base import Tool, ToolError
 from monkey.tools.files import FileDelete, FileEdit, FileRead, FileWrite, ListDirectory
+from monkey.tools.process_tools import ProcessList, ProcessOutput, ProcessStop
 from monkey.tools.search import GlobSearch, GrepSearch
 from monkey.tools.shell import ShellExecute
 from monkey.tools.web_fetch import WebFetch
@@ -22,6 +23,9 @@ def default_tools() -> list[Tool]:
         FileEdit(),
         FileDelete(),
         ShellExecute(),
+        ProcessOutput(),
+        ProcessStop(),
+        ProcessList(),
         ListDirectory(),
         GlobSearch(),
         GrepSearch(),

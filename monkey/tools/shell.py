@@ -60,6 +60,12 @@ class ShellArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
         Annotated[float, msgspec.Meta(gt=0)] | None,
         msgspec.Meta(description="Seconds before the command is stopped; a default applies when omitted."),
     ] = None
+    background: Annotated[
+        bool,
+        msgspec.Meta(description="Start the command and return at once with a process id (a dev server, a "
+                                 "watcher, a long test run); read it with process_output, stop it with "
+                                 "process_stop. No timeout applies."),
+    ] = False
 
 
 class ShellExecute(Tool[ShellArgs]):
@@ -116,6 +122,8 @@ class ShellExecute(Tool[ShellArgs]):
         env = for_child(scrub_env(os.environ), root)  # no editor, pager or repository-chosen program waits or runs
         env["PWD"] = str(root)
         sandbox = settings.sandbox if ctx.sandboxed else None
+        if args.background:
+            return await self._background(argv, root, env, args, ctx)
         prepared = sandbox.prepare(argv, root, env) if sandbox is not None else None
         try:
             done = await self._spawn(argv, root, env, prepared, timeout, ctx)
@@ -144,12 +152,32 @@ class ShellExecute(Tool[ShellArgs]):
             raise ToolError(f"{output}{note}[exit code {code}]")
         return ToolOutcome(output=f"{output}{note}[exit code 0]")
 
-    async def _spawn(self, argv: list[str], root: Path, env: dict[str, str], prepared: Prepared | None,
-                     timeout: float, ctx: ToolContext) -> Finished:
-        """Start ``argv`` (inside the sandbox when ``prepared``) and supervise it to its end."""
-        settings = ctx.shell
+    async def _background(self, argv: list[str], root: Path, env: dict[str, str], args: ShellArgs,
+                          ctx: ToolContext) -> ToolOutcome:
+        """Start ``argv`` as a background process of the agent's table (see :mod:`monkey.tools.processes`)."""
+        table = ctx.processes
+        if table is None:
+            raise ToolError("background commands cannot run here (no session keeps them); run it in the foreground")
+        table.room()
+        sandbox = ctx.shell.sandbox if ctx.sandboxed else None
+        prepared = sandbox.prepare(argv, root, env) if sandbox is not None else None
         try:
-            proc = await spawn(
+            proc = await self._start(argv, root, env, prepared)
+        except BaseException:
+            if prepared is not None:
+                prepared.cleanup()
+            raise
+        entry = table.add(proc, command=args.command, call_id=ctx.call_id, session_id=ctx.session_id,
+                          cleanup=prepared.cleanup if prepared is not None else (lambda: None))
+        return ToolOutcome(output=f"started in the background as process {entry.id}; read its output with "
+                                  f"process_output {{\"id\": \"{entry.id}\"}}, stop it with process_stop",
+                           process=entry.id)
+
+    async def _start(self, argv: list[str], root: Path, env: dict[str, str],
+                     prepared: Prepared | None) -> asyncio.subprocess.Process:
+        """Spawn ``argv`` (inside the sandbox when ``prepared``) the way every command starts."""
+        try:
+            return await spawn(
                 prepared.argv if prepared else argv,
                 cwd=root,
                 env=prepared.env if prepared else env,
@@ -166,6 +194,12 @@ class ShellExecute(Tool[ShellArgs]):
             raise ToolError(f"cannot run {argv[0]}: {exc.strerror or exc}") from None
         except subprocess.SubprocessError as exc:  # the Landlock sandbox could not be applied in the child
             raise ToolError(f"cannot run {argv[0]} in the sandbox: {exc}") from None
+
+    async def _spawn(self, argv: list[str], root: Path, env: dict[str, str], prepared: Prepared | None,
+                     timeout: float, ctx: ToolContext) -> Finished:
+        """Start ``argv`` (inside the sandbox when ``prepared``) and supervise it to its end."""
+        settings = ctx.shell
+        proc = await self._start(argv, root, env, prepared)
         done = await run_supervised(
             proc, timeout=timeout, grace=settings.kill_grace, limit=settings.output_limit, emit=ctx.emit_output
         )

@@ -14,7 +14,8 @@ import pytest
 from tests.support.cli import invoke, monkey_env, run_monkey
 from tests.mcp_server.client import stdio_session, text
 
-TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "list_directory",
+TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "process_output", "process_stop",
+         "process_list", "list_directory",
          "glob_search", "grep_search", "web_fetch", "agent", "agent_reply"]
 
 

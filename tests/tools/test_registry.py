@@ -24,6 +24,9 @@ ORDER = [
     "file_edit",
     "file_delete",
     "shell_execute",
+    "process_output",
+    "process_stop",
+    "process_list",
     "list_directory",
     "glob_search",
     "grep_search",
@@ -39,7 +42,7 @@ def test_default_tools_in_order() -> None:
 def test_lookup() -> None:
     registry = ToolRegistry()
     assert registry.get("file_read").name == "file_read"
-    assert registry.find("nope") is None and "grep_search" in registry and len(registry) == 9
+    assert registry.find("nope") is None and "grep_search" in registry and len(registry) == 12
     with pytest.raises(ToolError, match="unknown tool nope; available: file_read, file_write"):
         registry.get("nope")
     with pytest.raises(ValueError, match="two tools"):
@@ -53,6 +56,8 @@ def test_safety_flags() -> None:
     for name in ("file_read", "list_directory", "glob_search", "grep_search"):
         assert flags[name] == (False, True), name
     assert flags["web_fetch"] == (True, True)  # asked (the network), but changes nothing: runs beside reads
+    assert flags["process_output"] == flags["process_list"] == (False, True)  # reading output only reads
+    assert flags["process_stop"] == (False, False)  # no approval to stop what monkey started; never beside reads
 
 
 def test_descriptions_are_packaged_and_short() -> None:
