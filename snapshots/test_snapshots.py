@@ -220,3 +220,31 @@ def test_workflow_stages(app_for, snap_compare, monkeypatch) -> None:
         await pilot.pause(0.2)
 
     assert snap_compare(app_for(WORKFLOW), terminal_size=SIZE, run_before=run)
+
+
+def test_background_processes_view(app_for, snap_compare) -> None:
+    """``/processes``: the table (no pids, no times) and the selected process's output."""
+    turns = [{"text": "", "tool_calls": [
+        {"name": "shell_execute", "arguments": {"command": "printf 'compiled 3 files\\nwatching for changes\\n'",
+                                                "background": True}},
+        {"name": "shell_execute", "arguments": {"command": "sleep 300", "background": True}}]},
+        {"text": "Both started."}]
+
+    async def run(pilot) -> None:  # type: ignore[no-untyped-def]
+        from monkey.ui.screens.processes import ProcessesScreen
+
+        await send(pilot, "start them")
+        app = pilot.app
+        for _ in range(1200):  # the printer ends, its output read; the sleeper runs on
+            if app.agent.processes.get("p1").done.is_set() and app.status.processes == 1:
+                break
+            await pilot.pause(0.05)
+        app.query_one("#prompt").insert("/processes")
+        await pilot.press("enter")
+        for _ in range(1200):
+            if isinstance(app.screen, ProcessesScreen) and len(app.screen.query_one("#output").lines) >= 2:
+                break
+            await pilot.pause(0.05)
+        await pilot.pause(0.3)
+
+    assert snap_compare(app_for(turns, "--no-approval"), terminal_size=SIZE, run_before=run)

@@ -213,6 +213,8 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
             await state.run_turn(task, workflow=name)
         case r.CopyText(text=text, what=what):
             _copy(text, what)
+        case r.ProcessView(text=text):
+            _say(escape_controls(text))
     return True
 
 

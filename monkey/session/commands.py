@@ -14,6 +14,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from monkey.session.process_commands import processes_command
 from monkey.session.stats_command import stats_command
 from monkey.session.replies import (
     CheckpointDiff,
@@ -499,6 +500,8 @@ REGISTRY: list[Command] = [
     Command("/hooks", "list the hook commands that run at tool calls, prompts and stops", _hooks),
     Command("/mcp", "list MCP servers, their status and tools (/mcp reconnect|disable NAME)", _mcp,
             "[reconnect|disable NAME]"),
+    Command("/processes", "background processes and their output (/processes ID|stop ID|keep ID|release ID)",
+            lambda host, rest: processes_command(host.agent.processes, rest), "[ID | stop ID | keep ID | release ID]"),
     Command("/copy", "copy the last answer to the clipboard", _copy),
     Command("/stats", "tokens, cost and tool calls of this session and of today (monkey stats: more)",
             lambda host, rest: stats_command(host.store, host.agent.session_id, rest)),

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Literal
 if TYPE_CHECKING:
     from monkey.checkpoints.api import CheckpointInfo, Checkpoints
     from monkey.store import SessionInfo
+    from monkey.tools.processes import ProcessTable
 
 __all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ModeChanged", "ToggleEvents",
-           "CheckpointList", "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow"]
+           "CheckpointList", "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow",
+           "ProcessView"]
 
 Level = Literal["info", "warning", "error"]
 
@@ -123,6 +125,14 @@ class CopyText:
     what: str
 
 
+@dataclass(frozen=True)
+class ProcessView:
+    """The background processes: the app's view with their live output, the REPL's lines (``text``)."""
+
+    table: ProcessTable
+    text: str
+
+
 Reply = (Note | Quit | Help | Cleared | InstructionsChanged | ModeChanged | ToggleEvents | CheckpointList
-         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow)
+         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow | ProcessView)
 """Any reply."""

@@ -267,6 +267,7 @@ class MonkeyApp(Stopping, App[int]):
             if self._agent.mcp is not None:  # the status bar follows the MCP servers
                 self._agent.mcp.listeners.append(self._show_mcp)
                 self._show_mcp()
+            self._agent.processes.listeners.append(self._show_processes)  # and the background processes
         instructions = self.agent.options.instructions
         if instructions is not None:  # the header names what the model follows
             self.show_instructions([f.shown for f in instructions.files])
@@ -277,6 +278,10 @@ class MonkeyApp(Stopping, App[int]):
         if self.first_task:
             task, self.first_task = self.first_task, None
             self.submit(task)
+
+    def _show_processes(self) -> None:
+        self.status.processes = self.agent.processes.running
+        self.status.show()
 
     def _show_mcp(self) -> None:
         mcp = self.agent.mcp

@@ -122,6 +122,10 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
             app.transcript.add_user(task)
             app.status.set_working(True)
             app.run_turn(task, workflow=name)
+        case r.ProcessView(table=table):
+            from monkey.ui.screens.processes import ProcessesScreen
+
+            app.push_screen(ProcessesScreen(table))
         case r.CopyText(text=text, what=what):
             from monkey.session.commands import copied_note
 

@@ -1,4 +1,4 @@
-"""The status bar: backend, model, tokens, cost, context, iteration, checkpoints, spinner."""
+"""The status bar: backend, model, tokens, cost, context, iteration, checkpoints, background processes, spinner."""
 
 from __future__ import annotations
 
@@ -57,6 +57,8 @@ class StatusBar(Static):
         """Messages waiting for the turn to end."""
         self.mcp = ""
         """The MCP servers' status (``mcp 2/3 ready``; empty: none configured)."""
+        self.processes = 0
+        """Background processes running (``/processes`` lists them)."""
         self.started: float | None = None
         """When the running turn began (``None``: idle)."""
         self._timer: Timer | None = None
@@ -122,6 +124,8 @@ class StatusBar(Static):
         parts.append((0, Text(f" · {self.checkpoints} checkpoint{'s' if self.checkpoints != 1 else ''}")))
         if self.queued:
             parts.append((0, Text(f" · {self.queued} queued", style="cyan")))
+        if self.processes:
+            parts.append((0, Text(f" · {self.processes} background", style="cyan")))
         if self.mcp:
             parts.append((1, Text(f" · {self.mcp}", style="red" if "failed" in self.mcp else "")))
         if width > 0:
