@@ -240,6 +240,9 @@ class ProcessTable:
                     await pumps
             entry.output.flush()
             entry.returncode = proc.returncode
+            if pumps.done() and not pumps.cancelled():  # nothing of it holds its output: the sandbox's part ends
+                entry.cleanup()
+                entry.cleanup = lambda: None
             entry.done.set()
             self._changed()
 

@@ -223,3 +223,37 @@ async def test_the_limit_of_processes_at_once(workspace: Path) -> None:
         assert "1 background processes already run (the limit is 1)" in got["c2"].output
     finally:
         await agent.processes.stop_all()
+
+
+def test_kill_9_of_monkey_leaves_no_orphan_of_a_background_command(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    """monkey (a real process) starts the family in the background, then waits in a foreground command;
+    ``kill -9`` of monkey takes the background command and its grandchildren with it."""
+    import subprocess
+
+    from tests.support.cli import monkey_env, write_script
+
+    folder = tmp_path / "family"
+    folder.mkdir()
+    monkey_home.mkdir(parents=True, exist_ok=True)
+    (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
+    script = write_script(tmp_path / "script.json", [
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": f"{PY} {FAMILY} {folder} wait",
+                                                                "background": True}}]},
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 300", "timeout": 300}}]},
+        {"text": "done"},
+    ])
+    monkey = subprocess.Popen(
+        [PY, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+         "--output-format", "stream-json", "--task", "run it"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=monkey_env(monkey_home))
+    procs = family(folder)
+    try:
+        monkey.kill()  # kill -9
+        monkey.wait()
+        # the command by its parent-death signal, what it started by the guardian (the one that left the
+        # session and cleared its environment is the documented limit, as for a foreground command)
+        assert wait_gone({k: v for k, v in procs.items() if k != "bare"}) == []
+    finally:
+        kill_all(procs)
+    assert not list(folder.glob("wrote-*"))
