@@ -257,3 +257,28 @@ def test_kill_9_of_monkey_leaves_no_orphan_of_a_background_command(
     finally:
         kill_all(procs)
     assert not list(folder.glob("wrote-*"))
+
+
+@pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
+async def test_a_background_command_runs_in_the_sandbox_like_a_foreground_one(
+        kind: str, workspace: Path, tmp_path: Path) -> None:
+    from monkey.tools.sandbox import bubblewrap_problem, landlock_problem, probe
+
+    problem = bubblewrap_problem() if kind == "bubblewrap" else landlock_problem()
+    if problem:
+        pytest.skip(problem)
+    outside = tmp_path / "outside.txt"
+    script = tmp_path / "writes.py"  # outside the workspace: readable in the sandbox, not writable
+    (workspace / "build").mkdir()  # Landlock lets no new entry into the workspace's root itself
+    script.write_text(f"open('build/inside.txt', 'w').write('x')\ntry:\n    open({str(outside)!r}, 'w')\n"
+                      "except OSError as e:\n    print('refused', e.errno)\n")
+    agent = Agent(backend=ScriptedBackend(Script(turns=[bg(f"{PY} {script}", "c1"), ScriptTurn(text="x")])),
+                  workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
+                  options=AgentOptions(shell=ShellSettings(kill_grace=0.5, sandbox=probe(kind).sandbox)))
+    assert results(await turn(agent))["c1"].ok
+    entry = agent.processes.get("p1")
+    await asyncio.wait_for(entry.done.wait(), 60)
+    assert entry.status() == "exited 0", printed(entry)
+    assert "refused" in printed(entry) and not outside.exists()  # outside the workspace: read-only
+    assert (workspace / "build" / "inside.txt").read_text() == "x"
+    await agent.processes.stop_all()
