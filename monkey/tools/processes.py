@@ -214,6 +214,7 @@ class ProcessTable:
     def add(self, proc: asyncio.subprocess.Process, *, command: str, call_id: str, session_id: str,
             cleanup: Callable[[], None] = lambda: None) -> BackgroundProcess:
         """Take a process just spawned (stdout and stderr piped, stdin closed) and read its output."""
+        self._trim()
         self._count += 1
         entry = BackgroundProcess(id=f"p{self._count}", command=command, call_id=call_id, session_id=session_id,
                                   proc=proc, output=OutputLog(self.keep, secret_values()), cleanup=cleanup)
@@ -221,6 +222,15 @@ class ProcessTable:
         entry._reader = asyncio.create_task(self._read(entry), name=f"monkey-process-{entry.id}")
         self._changed()
         return entry
+
+    def _trim(self) -> None:
+        """Forget the oldest ended processes (their output) past ``4 × limit`` in the table, so memory stays
+        bounded however many a long session starts; one whose change is still open or that the person
+        keeps stays."""
+        ended = [p for p in self._procs.values()
+                 if p.state != "running" and p.done.is_set() and p.change is None and not p.kept]
+        for entry in ended[:max(len(self._procs) - 4 * self.limit + 1, 0)]:
+            del self._procs[entry.id]
 
     async def _read(self, entry: BackgroundProcess) -> None:
         proc = entry.proc

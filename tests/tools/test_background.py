@@ -282,3 +282,23 @@ async def test_a_background_command_runs_in_the_sandbox_like_a_foreground_one(
     assert "refused" in printed(entry) and not outside.exists()  # outside the workspace: read-only
     assert (workspace / "build" / "inside.txt").read_text() == "x"
     await agent.processes.stop_all()
+
+
+async def test_a_long_session_keeps_a_bounded_table(workspace: Path) -> None:
+    """Many short commands, one a turn: the oldest ended ones are forgotten, never the running one."""
+    turns = [bg(SLEEPER, "c0"), ScriptTurn(text="started")]
+    for n in range(1, 13):
+        turns += [bg("true", f"c{n}"), ScriptTurn(text="ran")]
+    agent = Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace,
+                  policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
+                  options=AgentOptions(shell=ShellSettings(kill_grace=0.5, background_limit=2)))
+    try:
+        for n in range(13):
+            assert results(await turn(agent))[f"c{n}"].ok
+            if n:  # each short one has ended before the next starts
+                await asyncio.wait_for(agent.processes.get(f"p{n + 1}").done.wait(), 60)
+        ids = [p.id for p in agent.processes.all()]
+        assert ids == ["p1"] + [f"p{n}" for n in range(7, 14)]  # 4 × the limit: the sleeper and the latest
+        assert agent.processes.get("p1").state == "running"
+    finally:
+        await agent.processes.stop_all()
