@@ -203,7 +203,8 @@ def strays(tag: str, pgid: int) -> list[tuple[int, int]]:
 
     Those carrying the tag, plus orphans re-parented to monkey (the subreaper) in a session
     monkey did not start, which cleared their environment. Children monkey started itself
-    (and the guardian) are never strays.
+    (and the guardian) are never strays, nor are orphans that carry another live child's tag or
+    sit in its group or session (what a background command that exited left running is its own).
     """
     if not _LINUX:
         return []
@@ -211,6 +212,7 @@ def strays(tag: str, pgid: int) -> list[tuple[int, int]]:
     my_sid = os.getsid(0)
     want = f"{TAG_VAR}={tag}".encode()
     guardian = _guardian.pid if _guardian is not None else -1
+    others = {other for other in _tags if other != pgid}
     found = []
     for pid in _pids():
         if pid in (me, guardian) or pid in _tags:
@@ -218,10 +220,20 @@ def strays(tag: str, pgid: int) -> list[tuple[int, int]]:
         fields = _stat(pid)
         if not fields or len(fields) < 20 or fields[0] in (b"Z", b"X") or int(fields[2]) == pgid:
             continue
-        orphan = int(fields[1]) == me and int(fields[3]) != my_sid
-        if orphan or _environ_has(pid, want, exact=True):
+        if _environ_has(pid, want, exact=True):
             found.append((pid, int(fields[19])))
+        elif int(fields[1]) == me and int(fields[3]) != my_sid and not _others(pid, fields, others):
+            found.append((pid, int(fields[19])))  # an orphan whose tag (if any) is no other child's
     return found
+
+
+def _others(pid: int, fields: list[bytes], others: set[int]) -> bool:
+    """Whether a process belongs to another live child monkey started: in its group or session, or
+    carrying its tag."""
+    if int(fields[2]) in others or int(fields[3]) in others:
+        return True
+    tags = [f"{TAG_VAR}={_tags[other]}".encode() for other in others if other in _tags]
+    return any(_environ_has(pid, entry, exact=True) for entry in tags)
 
 
 def reap(pids: list[tuple[int, int]]) -> None:

@@ -302,3 +302,28 @@ async def test_a_long_session_keeps_a_bounded_table(workspace: Path) -> None:
         assert agent.processes.get("p1").state == "running"
     finally:
         await agent.processes.stop_all()
+
+
+async def test_a_foreground_command_ending_leaves_a_background_ones_processes_alone(
+        workspace: Path, tmp_path: Path) -> None:
+    """A background command that forks and exits leaves processes re-parented to monkey (its subreaper);
+    a foreground command ending meanwhile stops its own strays, not those: they carry the background
+    command's tag or sit in its group. (One that left the session and cleared its environment cannot be
+    told from the foreground command's own: the documented limit.)"""
+    folder = tmp_path / "family"
+    folder.mkdir()
+    agent = make(workspace, [bg(f"{PY} {FAMILY} {folder} exit", "c1"), ScriptTurn(text="started"),
+                             ScriptTurn(tool_calls=[ScriptCall(name="shell_execute", arguments={"command": "true"},
+                                                               id="c2")]), ScriptTurn(text="ran"),
+                             tool("process_stop", "c3", id="p1"), ScriptTurn(text="stopped")])
+    await turn(agent)
+    procs = family(folder)
+    try:
+        entry = agent.processes.get("p1")
+        await until(lambda: entry.state == "exited", "the command exited")
+        assert results(await turn(agent))["c2"].ok
+        assert {"group", "setsid"} <= set(living(procs))  # not the foreground command's strays
+        assert results(await turn(agent))["c3"].ok
+        assert living(procs) == []
+    finally:
+        kill_all(procs)
