@@ -45,7 +45,7 @@ __all__ = ["tool_kind", "tool_title", "diff_contents", "stop_reason", "Translato
            "tool_start", "tool_end"]
 
 _KINDS: dict[str, ToolKind] = {
-    "file_read": "read", "list_directory": "read",
+    "file_read": "read", "list_directory": "read", "process_output": "read", "process_list": "read",
     "file_write": "edit", "file_edit": "edit",
     "file_delete": "delete",
     "shell_execute": "execute",

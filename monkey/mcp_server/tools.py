@@ -7,7 +7,7 @@ if TYPE_CHECKING:
 
 __all__ = ["ASKED_READS", "IDEMPOTENT", "OPEN_WORLD", "annotations", "definitions", "agent_definitions"]
 
-IDEMPOTENT = frozenset({"file_write", "file_delete"})
+IDEMPOTENT = frozenset({"file_write", "file_delete", "process_stop"})
 """Changing tools whose second identical call changes nothing more (read-only tools all are)."""
 OPEN_WORLD = frozenset({"shell_execute", "web_fetch"})
 """Tools that may reach beyond the workspace's files (a command may use the network)."""

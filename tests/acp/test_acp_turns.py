@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.acp.updates import diff_contents, stop_reason
+from monkey.acp.updates import diff_contents, stop_reason, tool_kind
 from monkey.events import MessageCompleted, TurnCompleted
 from monkey.tools.fileio import unified_diff
 from tests.acp.client import prompt, start_monkey, text_of
@@ -112,3 +112,8 @@ async def test_the_question_is_stored_before_the_editor_sees_it(workspace: Path,
     stored, = seen
     assert '"type":"tool_call"' in stored and '"type":"approval_requested"' in stored
     assert '"type":"tool_result"' not in stored
+
+
+def test_background_process_tools_have_their_kinds() -> None:
+    assert [tool_kind(n) for n in ("shell_execute", "process_output", "process_list", "process_stop")] == [
+        "execute", "read", "read", "other"]

@@ -34,6 +34,8 @@ async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path,
     fetch = by["web_fetch"].annotations  # changes nothing, but reaches the network
     hints = (fetch.read_only_hint, fetch.destructive_hint, fetch.idempotent_hint, fetch.open_world_hint)
     assert hints == (True, False, True, True)
+    stop, out = by["process_stop"].annotations, by["process_output"].annotations
+    assert (stop.read_only_hint, stop.idempotent_hint, out.read_only_hint, out.open_world_hint) == (False, True, True, False)
 
 
 async def test_every_tool_runs_and_changes_are_recorded_and_undoable(workspace: Path, monkey_home: Path) -> None:
