@@ -191,15 +191,19 @@ async def test_one_that_forks_and_exits_is_still_stopped_whole(workspace: Path, 
         kill_all(procs)
 
 
-async def test_the_end_of_the_session_stops_them_but_the_kept_ones(workspace: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ["wait", "exit"])  # exit: the command forks and exits, its processes run on
+async def test_the_end_of_the_session_stops_them_but_the_kept_ones(workspace: Path, tmp_path: Path, mode: str) -> None:
     from monkey.session.session import Session
 
     folder = tmp_path / "family"
     folder.mkdir()
-    agent = make(workspace, [bg(f"{PY} {FAMILY} {folder} wait", "c1"), bg(SLEEPER, "c2"), ScriptTurn(text="both")])
+    agent = make(workspace, [bg(f"{PY} {FAMILY} {folder} {mode}", "c1"), bg(SLEEPER, "c2"), ScriptTurn(text="both")])
     await turn(agent)
     procs = family(folder)
     try:
+        if mode == "exit":
+            await until(lambda: agent.processes.get("p1").state == "exited", "the command exited")
+            assert living(procs) == ["group", "setsid", "bare"]
         kept = agent.processes.keep_aside("p2")
         session = Session(agent, switcher=None, show=lambda e: None, tell=lambda t, lvl: None)  # type: ignore[arg-type]
         await session.end()
