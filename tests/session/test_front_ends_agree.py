@@ -29,7 +29,7 @@ COMMANDS = [
     "/checkpoints bogus", "/resume 99", "/resume zzzz", "/model", "/backend nosuch", "/compact", "/copy",
     "/nosuch", "/undo", "/undo", "/clear", "/copy", "/mode", "/mode plan", "/mode yolo", "/mode next", "/mode", "/memory",
     "/skills", "/hooks", "/mcp", "/mcp reconnect", "/mcp disable nosuch",
-    "/workflow", "/workflow nope", "/workflow tpdr", "/plan", "/plan",
+    "/workflow", "/workflow nope", "/workflow tpdr", "/plan", "/plan", "/processes p9", "/processes frob p1",
 ]
 """Commands whose replies are notes (screens and lists are rendered differently on purpose)."""
 _NEXT_PROMPT = re.compile(r"\n(?:\x1b\[[0-9;?]*[A-Za-z]|\r)*›")
