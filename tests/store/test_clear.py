@@ -6,6 +6,7 @@ builds it); what the model is sent is what the scripted backend received."""
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
 
@@ -47,6 +48,7 @@ async def _cleared_between(workspace: Path, script: Path) -> str:
         await session.send("before the clear")
         said = await session.command("/clear")
         assert any(getattr(r, "text", "") == "(new conversation)" for r in said)
+        await session.command("/clear")  # nothing left to clear: nothing more to store
         await session.send("after the clear")
         await session.send("later still")
     finally:
@@ -61,10 +63,12 @@ async def test_clear_is_stored_and_a_resume_sends_nothing_from_before_it(workspa
     sid = await _cleared_between(workspace, tmp_path / "s.json")
     conn = db(monkey_home)
     try:
-        kinds = [kind for kind, _ in stored_events(conn, sid)]
+        stored = stored_events(conn, sid)
     finally:
         conn.close()
-    assert "conversation_cleared" in kinds
+    kinds = [kind for kind, _ in stored]
+    assert kinds.count("conversation_cleared") == 1
+    assert json.loads(stored[kinds.index("conversation_cleared")][1])["messages"] == 2, "the question and its answer"
     assert kinds.index("conversation_cleared") < kinds.index("turn_started", kinds.index("turn_completed"))
     again = _session(workspace, tmp_path / "s.json", ["answer four"])
     await again.open(continue_=True)
