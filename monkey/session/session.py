@@ -15,7 +15,7 @@ the OpenTelemetry export (:mod:`monkey.telemetry`) observes each event once it i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.session.switch import BackendSwitcher
     from monkey.session.stored import SessionHandle
-    from monkey.events import Event
+    from monkey.events import Event, ToolImage
     from monkey.session.replies import Level, Reply
     from monkey.store import Recorder, SessionStore
 
@@ -255,11 +255,17 @@ class Session:
         expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
         for note in expanded.notes:
             self.tell(note, "info" if note.startswith("attached ") else "warning")
-        return self.message(expanded.prompt)
+        return self.message(expanded.prompt, expanded.images)
 
-    def message(self, prompt: str) -> AsyncIterator[Event]:
-        """``prompt`` as one turn of the model, as it is (no ``!command``, no ``@path``)."""
-        return self.pump(self.agent.run(prompt))
+    def message(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncIterator[Event]:
+        """``prompt`` as one turn of the model, as it is (no ``!command``, no ``@path``), with the
+        ``images`` attached; a backend that takes no images gets none, and the person is told."""
+        if images and not self.agent.backend.capabilities.images:
+            n = len(images)
+            self.tell(f"{'the image was' if n == 1 else f'the {n} images were'} not sent: the {self.agent.backend.name} "
+                      "backend takes only text", "warning")
+            images = ()
+        return self.pump(self.agent.run(prompt, images))
 
     def shell(self, command: str) -> AsyncIterator[Event]:
         """A shell command the person typed, as a turn of its own (decided, checkpointed, recorded)."""
