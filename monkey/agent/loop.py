@@ -264,11 +264,11 @@ class Agent:
         """The event that closes the session."""
         return SessionEnded(session_id=self.session_id, reason=reason, message=message, turns=self.turns)
 
-    async def run_task(self, prompt: str) -> AsyncGenerator[Event, None]:
+    async def run_task(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncGenerator[Event, None]:
         """A whole one-task session: ``session_started``, one turn, ``session_ended``."""
         yield self.session_started()
         last: TurnCompleted | None = None
-        async for event in self.run(prompt):
+        async for event in self.run(prompt, images):
             if isinstance(event, TurnCompleted):
                 last = event
             yield event

@@ -245,27 +245,37 @@ class Session:
     def turn(self, text: str) -> AsyncIterator[Event]:
         """Like :meth:`send`, yielding each event once it is stored (see :meth:`pump`)."""
         from monkey.agent.person_shell import shell_line
-        from monkey.session.mentions import expand_mentions
 
         command = shell_line(text)
         if command is not None:  # !command: the person runs it, recorded and undoable
             return self.shell(command)
         if self.recorder is not None:  # the title is what the person typed, not the attached files
             self.recorder.name(text)
+        return self.message(*self.attach(text))
+
+    def attach(self, text: str) -> tuple[str, list[ToolImage]]:
+        """``text`` with the files its ``@path`` mentions attached, and the images it attaches that the
+        backend takes (each note told: attached, cut, refused, an image not sent)."""
+        from monkey.session.mentions import expand_mentions
+
         expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
         for note in expanded.notes:
             self.tell(note, "info" if note.startswith("attached ") else "warning")
-        return self.message(expanded.prompt, expanded.images)
+        return expanded.prompt, self.sendable(expanded.images)
 
-    def message(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncIterator[Event]:
-        """``prompt`` as one turn of the model, as it is (no ``!command``, no ``@path``), with the
-        ``images`` attached; a backend that takes no images gets none, and the person is told."""
+    def sendable(self, images: Sequence[ToolImage]) -> list[ToolImage]:
+        """``images`` if the backend takes images; none otherwise, and the person is told."""
         if images and not self.agent.backend.capabilities.images:
             n = len(images)
             self.tell(f"{'the image was' if n == 1 else f'the {n} images were'} not sent: the {self.agent.backend.name} "
                       "backend takes only text", "warning")
-            images = ()
-        return self.pump(self.agent.run(prompt, images))
+            return []
+        return list(images)
+
+    def message(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncIterator[Event]:
+        """``prompt`` as one turn of the model, as it is (no ``!command``, no ``@path``), with the
+        ``images`` attached that the backend takes (see :meth:`sendable`)."""
+        return self.pump(self.agent.run(prompt, self.sendable(images)))
 
     def shell(self, command: str) -> AsyncIterator[Event]:
         """A shell command the person typed, as a turn of its own (decided, checkpointed, recorded)."""

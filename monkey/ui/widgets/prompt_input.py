@@ -221,8 +221,7 @@ class PromptInput(TextArea):
         """A pasted image path becomes its ``@`` mention (sent as the image); other text is pasted as is."""
         mention = pasted_image(event.text, self.workspace)
         if mention is None or self.read_only:
-            await super()._on_paste(event)
-            return
+            return  # TextArea's own handler pastes it (Textual calls each class's in turn)
         event.prevent_default()
         before = self.document.get_text_range((self.cursor_location[0], 0), self.cursor_location)
         self.insert(("" if not before or before.endswith(" ") else " ") + mention + " ")
