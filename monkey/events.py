@@ -116,6 +116,8 @@ class TurnStarted(Event, frozen=True, kw_only=True, tag="turn_started"):
 
     turn: int
     prompt: str
+    images: list[ToolImage] = []
+    """Images the person attached to the message (``@shot.png``, an editor's image block)."""
 
 
 class IterationStarted(Event, frozen=True, kw_only=True, tag="iteration_started"):

@@ -99,7 +99,7 @@ class Conversation:
         """Follow one event of the stream."""
         match event:
             case ev.TurnStarted():
-                self._append("user", Message(role="user", content=event.prompt))
+                self._append("user", Message(role="user", content=event.prompt, images=list(event.images)))
             case ev.MessageCompleted():
                 self._append("assistant", Message(role="assistant", content=event.text, thinking=event.thinking,
                                                   thinking_signature=event.thinking_signature,
