@@ -77,7 +77,9 @@ async def test_start_read_and_stop_a_background_command(workspace: Path) -> None
     agent = make(workspace, [bg(SLEEPER, "c1"), ScriptTurn(text="started"),
                              tool("process_output", "c2", id="p1"), tool("process_list", "c3"),
                              tool("process_stop", "c4", id="p1"), tool("process_list", "c5"),
-                             tool("process_output", "c6", id="p1", since=3), ScriptTurn(text="stopped")])
+                             tool("process_output", "c6", id="p1", since=3), tool("process_output", "c7", id="p9"),
+                             tool("process_output", "c8", id="p1", since=-1), tool("process_stop", "c9", id="p1"),
+                             ScriptTurn(text="stopped")])
     first = results(await turn(agent))
     assert first["c1"].ok and "started in the background as process p1" in first["c1"].output
     entry = agent.processes.get("p1")
@@ -90,6 +92,9 @@ async def test_start_read_and_stop_a_background_command(workspace: Path) -> None
     assert not children.alive(entry.pid) and entry.state == "stopped"
     assert second["c5"].output.startswith("p1  stopped  ")
     assert second["c6"].output == "dy\n[p1 stopped; next=6]"  # since: only what came after
+    assert not second["c7"].ok and second["c7"].output == "no background process 'p9'; known: p1"
+    assert not second["c8"].ok and "invalid arguments for process_output" in second["c8"].output
+    assert second["c9"].ok and "stopped p1 (stopped before" in second["c9"].output  # twice: nothing more to do
 
 
 async def test_a_background_command_is_decided_like_a_foreground_one(workspace: Path) -> None:
