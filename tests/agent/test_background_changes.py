@@ -103,3 +103,23 @@ async def test_without_the_watch_the_turns_end_records_what_it_wrote(
     assert [e.call_id for e in points.entries() if e.state == "pending"] == ["c1"]  # still running: the next one
     await agent.processes.stop_all()
     assert points.undo().removed == ["bg.txt"] and not (workspace / "bg.txt").exists()
+
+
+async def test_without_the_watch_a_foreground_command_beside_it_cannot_be_told_apart(
+        workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The documented limit: no write watch, a background process running, a foreground command's change
+    is marked not attributable (undo leaves it and says why), never silently given to either."""
+    monkeypatch.setenv(watch.DISABLE_ENV, "1")
+    sleeper = f"{PY} -c \"import time; time.sleep(300)\""
+    agent = agent_on(workspace, monkey_home, [
+        ScriptTurn(tool_calls=[call("shell_execute", "c1", command=sleeper, background=True)]),
+        ScriptTurn(tool_calls=[call("shell_execute", "c2", command=f"{PY} -c \"open('fg.txt', 'w').write('fg')\"")]),
+        ScriptTurn(text="done"),
+    ])
+    try:
+        await turn(agent)
+        points = Checkpoints(workspace, home=monkey_home)
+        [fg] = [e for e in points.entries() if e.call_id == "c2"]
+        assert fg.paths == ["fg.txt"] and "at the same time" in fg.files[0].unattributed
+    finally:
+        await agent.processes.stop_all()
