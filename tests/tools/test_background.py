@@ -336,3 +336,22 @@ async def test_a_foreground_command_ending_leaves_a_background_ones_processes_al
         assert living(procs) == []
     finally:
         kill_all(procs)
+
+
+async def test_a_sub_agents_background_command_is_the_sessions(workspace: Path, monkey_home: Path) -> None:
+    """A sub-agent (the ``task`` tool) starts one; its parent lists and stops it, after the child ended."""
+    from tests.support.agent import define, root_agent, task
+
+    define(workspace, "starter", "description: starts a server")
+    script = {"turns": [{"tool_calls": [task("starter", "start the server")]},
+                        {"tool_calls": [{"name": "process_list", "arguments": {}, "id": "l1"}]},
+                        {"tool_calls": [{"name": "process_stop", "arguments": {"id": "p1"}, "id": "s1"}]},
+                        {"text": "done"}],
+              "agents": {"starter": {"turns": [
+                  {"tool_calls": [{"name": "shell_execute", "arguments": {"command": SLEEPER, "background": True}}]},
+                  {"text": "started p1"}]}}}
+    agent = root_agent(workspace, monkey_home, script)
+    events = await turn(agent)
+    got = results(events)
+    assert got["l1"].output.startswith("p1  running  ") and got["s1"].ok
+    assert agent.processes.get("p1").state == "stopped"
