@@ -28,7 +28,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from monkey.process import redact, secret_values, stop_group, wait_exited
+from monkey import children
+from monkey.process import group_alive, redact, secret_values, stop_group, wait_exited
 from monkey.tools.errors import ToolError
 
 __all__ = ["BackgroundProcess", "OutputLog", "ProcessTable", "State"]
@@ -136,6 +137,8 @@ class BackgroundProcess:
     ended: float | None = None
     kept: bool = False
     """The person keeps it past the end of the session (it still dies with monkey)."""
+    gone: bool = False
+    """It ended and nothing of its group is left: its pid is never signalled again (the system may reuse it)."""
     change: Any = None
     """The open checkpoint of what it changes (the agent's; see :mod:`monkey.agent.processes`)."""
     cleanup: Callable[[], None] = lambda: None
@@ -253,6 +256,9 @@ class ProcessTable:
             if pumps.done() and not pumps.cancelled():  # nothing of it holds its output: the sandbox's part ends
                 entry.cleanup()
                 entry.cleanup = lambda: None
+                if proc.returncode is not None and not group_alive(proc.pid):
+                    entry.gone = True  # its pid may be another process's from now on: never signalled again
+                    children.forget(proc.pid)
             entry.done.set()
             self._changed()
 
@@ -281,7 +287,8 @@ class ProcessTable:
             entry.state = "stopped"
             entry.ended = time.time()
         try:
-            await stop_group(entry.proc, self.grace)
+            if not entry.gone:
+                await stop_group(entry.proc, self.grace)
         finally:
             reader = entry._reader
             if reader is not None and not reader.done():
