@@ -256,7 +256,9 @@ class ProcessTable:
             if pumps.done() and not pumps.cancelled():  # nothing of it holds its output: the sandbox's part ends
                 entry.cleanup()
                 entry.cleanup = lambda: None
-                if proc.returncode is not None and not group_alive(proc.pid):
+                tag = children.tag_of(proc.pid)
+                if proc.returncode is not None and not group_alive(proc.pid) and not (
+                        tag and children.strays(tag, proc.pid)):  # a daemon it left (setsid, no output) keeps it
                     entry.gone = True  # its pid may be another process's from now on: never signalled again
                     children.forget(proc.pid)
             entry.done.set()

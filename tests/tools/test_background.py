@@ -357,3 +357,31 @@ async def test_a_sub_agents_background_command_is_the_sessions(workspace: Path, 
     got = results(events)
     assert got["l1"].output.startswith("p1  running  ") and got["s1"].ok
     assert agent.processes.get("p1").state == "stopped"
+
+
+async def test_a_daemon_that_closed_its_output_is_still_stopped(workspace: Path, tmp_path: Path) -> None:
+    """The classic daemon: the command starts a child in a session of its own with no output and exits;
+    nothing holds the pipes, the group is empty, yet the daemon is still the process's (its tag)."""
+    pidfile = tmp_path / "daemon.pid"
+    script = tmp_path / "daemonize.py"
+    script.write_text(
+        "import subprocess, sys\n"
+        "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], start_new_session=True,\n"
+        "                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n")
+    agent = make(workspace, [bg(f"{PY} {script}", "c1"), ScriptTurn(text="started"),
+                             tool("process_stop", "c2", id="p1"), ScriptTurn(text="stopped")])
+    await turn(agent)
+    entry = agent.processes.get("p1")
+    await asyncio.wait_for(entry.done.wait(), 60)
+    daemon = int(pidfile.read_text())
+    start = children.start_time(daemon)
+    try:
+        assert children.alive(daemon, start) and not entry.gone
+        assert results(await turn(agent))["c2"].ok
+        await until(lambda: not children.alive(daemon, start), "the daemon stopped")
+    finally:
+        if children.alive(daemon, start):
+            import os
+            import signal
+            os.kill(daemon, signal.SIGKILL)
