@@ -1,7 +1,8 @@
 """A fake ACP agent speaking JSON-RPC on stdio, for the ``acp:NAME`` backend's tests.
 
 The prompt's first word picks what it does (``text``, ``write PATH``, ``rawwrite PATH``, ``read PATH``,
-``shell COMMAND``, ``garbage``, ``huge``, ``early``, ``silent``, ``crash``, ``unknown``, ``terminal``);
+``shell COMMAND``, ``garbage``, ``huge``, ``early``, ``silent``, ``crash``, ``unknown``, ``term COMMAND``,
+``askterm COMMAND``, ``termkill COMMAND``, ``termleft COMMAND``);
 every message it receives is appended to ``$FAKE_LOG`` as a JSON line. ``$FAKE_AUTH`` lists the auth
 methods it offers (comma-separated); ``$FAKE_MODES`` its modes, the first one current.
 """
@@ -136,8 +137,45 @@ def prompt(text: str) -> dict:
     if word == "unknown":
         weird = call("weird/method", {"sessionId": SESSION})
         vendor = call("_vendor/thing", {"sessionId": SESSION})
-        term = call("terminal/create", {"sessionId": SESSION, "command": "ls"})
-        say(f"codes {weird['error']['code']} {vendor['error']['code']} {term['error']['code']}")
+        other = call("fs/delete_text_file", {"sessionId": SESSION, "path": "x"})
+        say(f"codes {weird['error']['code']} {vendor['error']['code']} {other['error']['code']}")
+        return {"stopReason": "end_turn"}
+    if word in ("term", "askterm"):  # run REST in a terminal monkey runs (after asking first, for askterm)
+        argv = rest.split()
+        if word == "askterm":
+            tc = {"toolCallId": "t1", "title": rest, "kind": "execute", "status": "pending", "rawInput": {"command": rest}}
+            update("tool_call", **tc)
+            say(f"permission: {ask(tc)}; ")
+        made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:], "cwd": cwd,
+                                        "outputByteLimit": int(os.environ.get("FAKE_LIMIT", "100000"))})
+        if "error" in made:
+            say(f"refused: {made['error']['message']}")
+            return {"stopReason": "end_turn"}
+        tid = made["result"]["terminalId"]
+        waited = call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": tid})["result"]
+        out = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})["result"]
+        call("terminal/release", {"sessionId": SESSION, "terminalId": tid})
+        gone = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})
+        say(json.dumps({"wait": waited, "output": out, "after_release": "error" in gone}))
+        return {"stopReason": "end_turn"}
+    if word == "termkill":  # start REST, wait until it wrote its pid to started.txt, kill it
+        argv = rest.split()
+        made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:]})
+        tid = made["result"]["terminalId"]
+        while not os.path.exists(os.path.join(cwd, "started.txt")):
+            time.sleep(0.05)
+        before = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})["result"]
+        call("terminal/kill", {"sessionId": SESSION, "terminalId": tid})
+        waited = call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": tid})["result"]
+        after = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})["result"]
+        say(json.dumps({"before": before, "wait": waited, "after": after}))
+        return {"stopReason": "end_turn"}
+    if word == "termleft":  # start REST and end the turn without waiting: monkey stops it
+        argv = rest.split()
+        made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:]})
+        say(json.dumps(made.get("result")))
+        while not os.path.exists(os.path.join(cwd, "started.txt")):
+            time.sleep(0.05)
         return {"stopReason": "end_turn"}
     say(f"unknown scenario {word}")
     return {"stopReason": "end_turn"}

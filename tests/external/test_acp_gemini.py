@@ -108,3 +108,5 @@ def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_p
     (resolved,) = [e for e in events if e.type == "approval_resolved"]
     assert resolved.name == "shell_execute" and resolved.decision == "approved", resolved
     assert (ws / "made.txt").exists()
+    # offered terminals (initialize says terminal: true), Gemini CLI still runs the command itself
+    assert not [e for e in events if str(getattr(e, "call_id", "")).startswith("acp-term-")]

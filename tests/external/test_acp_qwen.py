@@ -94,6 +94,8 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
     (resolved,) = run.of_type("approval_resolved")
     assert resolved["name"] == "shell_execute" and resolved["decision"] == "approved", resolved
     assert (workspace / "made.txt").exists()
+    # offered terminals (initialize says terminal: true), Qwen Code still runs the command itself
+    assert not [e for e in run.events if str(e.get("call_id", "")).startswith("acp-term-")]
     assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
     assert not (workspace / "made.txt").exists()
 

@@ -3,7 +3,8 @@
 The agent runs as a supervised child (:class:`~monkey.backends.supervise.AgentProcess`: monkey's
 scrubbed environment plus what its entry names, its own process group, the idle watchdog, a
 wall-clock cap counted per turn, stderr shown on failure, dies with monkey), kept across turns so it
-keeps its own context. It is started at the first turn: ``initialize`` offering file reads and writes,
+keeps its own context. It is started at the first turn: ``initialize`` offering file reads and writes
+and terminals,
 ``authenticate`` with the entry's method when the agent lists it, ``session/new`` in the workspace,
 then at once the entry's asking mode. Each turn is one ``session/prompt``; what the agent asks and
 sends is answered by :class:`~monkey.backends.acp_client.client.AcpClient` through the gate the loop
@@ -109,7 +110,7 @@ class AcpBackend:
             init = await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False),
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True),
                 client_info=Implementation(name="monkey", version=__version__))
             self.auth_methods = [m.id for m in init.auth_methods or []]
             if self.auth_methods and entry.auth_method:
@@ -174,6 +175,7 @@ class AcpBackend:
             client.turn = None
             client.late += turn.queue.qsize()  # came after the prompt's answer: of no turn, not shown
             turn.cancel()
+            await asyncio.shield(client.terminals.stop_all())  # no command of this turn outlives it
             if not finished and not task.done():
                 await asyncio.shield(self._cancel(task))
             proc.waiting += 1
@@ -219,6 +221,8 @@ class AcpBackend:
         """End the connection and stop the agent's process group."""
         conn, transport = self._conn, self._transport
         self._conn = None
+        if self.client is not None:
+            await self.client.terminals.stop_all()
         if conn is not None:
             try:
                 await conn.close()
