@@ -4,7 +4,9 @@ The prompt's first word picks what it does (``text``, ``write PATH``, ``rawwrite
 ``shell COMMAND``, ``garbage``, ``huge``, ``early``, ``silent``, ``crash``, ``unknown``, ``term COMMAND``,
 ``askterm COMMAND``, ``termkill COMMAND``, ``termleft COMMAND``);
 every message it receives is appended to ``$FAKE_LOG`` as a JSON line. ``$FAKE_AUTH`` lists the auth
-methods it offers (comma-separated); ``$FAKE_MODES`` its modes, the first one current.
+methods it offers (comma-separated); ``$FAKE_MODES`` its modes, the first one current; ``$FAKE_LOAD``
+set: it says ``loadSession`` and replays a session of ``$FAKE_KNOWN`` (its own id by default) on
+``session/load``.
 """
 
 from __future__ import annotations
@@ -192,7 +194,7 @@ def main() -> None:
         params = message.get("params") or {}
         if method == "initialize":
             write({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": 1, "agentCapabilities": {"loadSession": False},
+                "protocolVersion": 1, "agentCapabilities": {"loadSession": bool(os.environ.get("FAKE_LOAD"))},
                 "authMethods": [{"id": a, "name": a} for a in auth]}})
         elif method == "authenticate":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})
@@ -202,6 +204,13 @@ def main() -> None:
                 result["modes"] = {"currentModeId": modes[0],
                                    "availableModes": [{"id": m, "name": m} for m in modes]}
             write({"jsonrpc": "2.0", "id": rid, "result": result})
+        elif method == "session/load":  # replays the stored session as updates, then answers
+            if params.get("sessionId") not in os.environ.get("FAKE_KNOWN", SESSION).split(","):
+                write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32002, "message": "Resource not found"}})
+                continue
+            update("user_message_chunk", content={"type": "text", "text": "REPLAYED the earlier prompt"})
+            write({"jsonrpc": "2.0", "id": rid, "result": {}})
+            say("REPLAYED the earlier answer")  # after its answer, as Gemini CLI does
         elif method == "session/set_mode":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "session/prompt":

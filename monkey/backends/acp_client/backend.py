@@ -4,9 +4,10 @@ The agent runs as a supervised child (:class:`~monkey.backends.supervise.AgentPr
 scrubbed environment plus what its entry names, its own process group, the idle watchdog, a
 wall-clock cap counted per turn, stderr shown on failure, dies with monkey), kept across turns so it
 keeps its own context. It is started at the first turn: ``initialize`` offering file reads and writes
-and terminals,
-``authenticate`` with the entry's method when the agent lists it, ``session/new`` in the workspace,
-then at once the entry's asking mode. Each turn is one ``session/prompt``; what the agent asks and
+and terminals, ``authenticate`` with the entry's method when the agent lists it, ``session/new`` in
+the workspace (``session/load`` of the stored agent session for a resumed one, when the agent says
+``loadSession``: what it replays is not stored again), then at once the entry's asking mode, and
+monkey's MCP servers the agent may start. Each turn is one ``session/prompt``; what the agent asks and
 sends is answered by :class:`~monkey.backends.acp_client.client.AcpClient` through the gate the loop
 passes (monkey's one call pipeline). A stopped turn sends ``session/cancel`` and answers every
 request still waiting as cancelled. A child that exits, sends garbage or an oversized message, or
@@ -34,6 +35,10 @@ from monkey.messages import ModelRequest
 
 __all__ = ["AcpBackend"]
 
+_REPLAY_QUIET = 0.5
+"""Seconds without an update after which a loaded session's replay is taken to be over."""
+_REPLAY_MAX = 10.0
+"""Seconds at most a first prompt waits for a loaded session's replay to end."""
 _ALIVE_WAIT = 5.0
 """Seconds a stopped turn waits for the agent's answer to ``session/cancel`` before it stops waiting."""
 
@@ -63,6 +68,12 @@ class AcpBackend:
         self.mode = ""
         """The session mode the agent is in (set by monkey at start), ``""`` when it has none."""
         self.auth_methods: list[str] = []
+        self.can_load = False
+        """The agent said ``loadSession`` at ``initialize``."""
+        self.loaded = False
+        """The agent process's session is the stored one, loaded (``session/load``): it has the conversation."""
+        self.load_error = ""
+        """Why ``session/load`` failed (then a new session was made), or ``""``."""
         self._transport: ProcessTransport | None = None
         self._conn: Any = None
 
@@ -119,9 +130,14 @@ class AcpBackend:
                                        f"{entry.auth_method!r} (auth_method in [acp_agents.{entry.name}])",
                                        kind="invalid_request")
                 await conn.authenticate(method_id=entry.auth_method)
-            session = await conn.new_session(cwd=str(self.workspace), mcp_servers=[])
-            self.agent_session_id = session.session_id
-            modes = session.modes
+            caps = init.agent_capabilities
+            self.can_load = bool(caps is not None and caps.load_session)
+            session = await self._load(conn, client) if self.agent_session_id and self.can_load else None
+            self.loaded = session is not None
+            if session is None:
+                session = await conn.new_session(cwd=str(self.workspace), mcp_servers=[])
+                self.agent_session_id = session.session_id
+            modes = getattr(session, "modes", None)
             if modes is not None:
                 self.mode = modes.current_mode_id
                 offered = [m.id for m in modes.available_modes]
@@ -130,7 +146,7 @@ class AcpBackend:
                         raise BackendError(f"{entry.title} offers the modes {', '.join(offered)}, not its asking mode "
                                            f"{entry.mode!r} (mode in [acp_agents.{entry.name}]); monkey does not run "
                                            "it in a mode that may not ask", kind="invalid_request")
-                    await conn.set_session_mode(session_id=session.session_id, mode_id=entry.mode)
+                    await conn.set_session_mode(session_id=self.agent_session_id, mode_id=entry.mode)
                     self.mode = entry.mode
         except BackendError:
             await self.aclose()
@@ -141,6 +157,33 @@ class AcpBackend:
             raise error from None
         proc.waiting += 1  # no turn runs: its silence is not idleness
         return [AgentSession(agent=self.name, agent_session_id=self.agent_session_id)]
+
+    async def _load(self, conn: Any, client: AcpClient) -> Any:
+        """``session/load`` of the stored agent session (a resumed one); None when the agent no longer has
+        it (then a new session gets the conversation as text). What the agent replays of it is not stored
+        again: it comes while no turn runs, and is only counted (:attr:`AcpClient.replayed`)."""
+        from acp import RequestError
+
+        client.replaying = True
+        try:
+            response = await conn.load_session(cwd=str(self.workspace), session_id=self.agent_session_id,
+                                               mcp_servers=[])
+            # An agent may go on replaying after its answer (Gemini CLI streams the history in the
+            # background): the replay is taken to be over once the agent is quiet for a moment.
+            waited = 0.0
+            while waited < _REPLAY_MAX:
+                client.heard.clear()
+                try:
+                    await asyncio.wait_for(client.heard.wait(), _REPLAY_QUIET)
+                except TimeoutError:
+                    break
+                waited += _REPLAY_QUIET
+        except RequestError as exc:
+            self.load_error = str(exc)
+            return None
+        finally:
+            client.replaying = False
+        return response if response is not None else _NoModes()
 
     # -- a turn ------------------------------------------------------------------------
 
@@ -154,7 +197,7 @@ class AcpBackend:
         if self._conn is None:
             for event in await self._start():
                 yield _with_session(event, sid)
-            earlier = _earlier(request)
+            earlier = "" if self.loaded else _earlier(request)
             if earlier:  # a resumed session, or a new agent after one failed: it has none of the conversation
                 blocks.append(text_block(earlier))
         blocks.append(text_block(prompt))
@@ -246,6 +289,12 @@ def _earlier(request: ModelRequest) -> str:
         return ""
     text = "\n".join(lines)[-_EARLIER_LIMIT:]
     return f"The conversation so far (kept by monkey, the client):\n{text}\n\n"
+
+
+class _NoModes:
+    """What ``session/load`` answered when its answer was empty (no modes)."""
+
+    modes = None
 
 
 def _with_session(event: Event, sid: str) -> Event:

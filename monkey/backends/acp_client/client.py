@@ -85,6 +85,12 @@ class AcpClient:
         self.turn: Turn | None = None
         self.late = 0
         """Updates that came while no turn ran (after a prompt's answer): not shown, counted."""
+        self.replaying = False
+        """A ``session/load`` is under way: the updates are the agent's replay of the stored session."""
+        self.replayed = 0
+        self.heard = asyncio.Event()
+        """Set by each update of a replay (monkey waits for the replay to end before the first prompt)."""
+        """Updates of a loaded session's replay: already stored as monkey's events, not stored again."""
         self.terminals = Terminals(workspace)
         self.answers: list[str] = []
         """The option kinds (or ``cancelled``) monkey answered permission requests with, in order."""
@@ -201,7 +207,11 @@ class AcpClient:
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         turn = self.turn
         if turn is None:
-            self.late += 1
+            if self.replaying:
+                self.replayed += 1
+                self.heard.set()
+            else:
+                self.late += 1
             return
         sid = turn.session_id
         kind = getattr(update, "session_update", "")
