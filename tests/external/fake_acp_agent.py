@@ -6,7 +6,7 @@ The prompt's first word picks what it does (``text``, ``write PATH``, ``rawwrite
 every message it receives is appended to ``$FAKE_LOG`` as a JSON line. ``$FAKE_AUTH`` lists the auth
 methods it offers (comma-separated); ``$FAKE_MODES`` its modes, the first one current; ``$FAKE_LOAD``
 set: it says ``loadSession`` and replays a session of ``$FAKE_KNOWN`` (its own id by default) on
-``session/load``.
+``session/load``; ``$FAKE_MCP_HTTP`` set: it takes HTTP MCP servers.
 """
 
 from __future__ import annotations
@@ -194,7 +194,9 @@ def main() -> None:
         params = message.get("params") or {}
         if method == "initialize":
             write({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": 1, "agentCapabilities": {"loadSession": bool(os.environ.get("FAKE_LOAD"))},
+                "protocolVersion": 1, "agentCapabilities": {
+                    "loadSession": bool(os.environ.get("FAKE_LOAD")),
+                    "mcpCapabilities": {"http": bool(os.environ.get("FAKE_MCP_HTTP"))}},
                 "authMethods": [{"id": a, "name": a} for a in auth]}})
         elif method == "authenticate":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})

@@ -68,6 +68,12 @@ class AcpBackend:
         self.mode = ""
         """The session mode the agent is in (set by monkey at start), ``""`` when it has none."""
         self.auth_methods: list[str] = []
+        self.mcp_servers: list[Any] = []
+        """monkey's MCP servers the agent is given (each with ``name``, ``command``, ``args``, ``env``, ``url``,
+        ``headers``: :class:`monkey.mcp_client.config.ServerConfig`), set by the session: only those monkey
+        itself may start (a project's only in a trusted folder, once its definition was approved)."""
+        self.mcp_left_out: list[str] = []
+        """Servers not given because the agent does not take their transport (HTTP)."""
         self.can_load = False
         """The agent said ``loadSession`` at ``initialize``."""
         self.loaded = False
@@ -132,10 +138,10 @@ class AcpBackend:
                 await conn.authenticate(method_id=entry.auth_method)
             caps = init.agent_capabilities
             self.can_load = bool(caps is not None and caps.load_session)
-            session = await self._load(conn, client) if self.agent_session_id and self.can_load else None
+            session = await self._load(conn, client, caps) if self.agent_session_id and self.can_load else None
             self.loaded = session is not None
             if session is None:
-                session = await conn.new_session(cwd=str(self.workspace), mcp_servers=[])
+                session = await conn.new_session(cwd=str(self.workspace), mcp_servers=self._mcp(caps))
                 self.agent_session_id = session.session_id
             modes = getattr(session, "modes", None)
             if modes is not None:
@@ -158,7 +164,27 @@ class AcpBackend:
         proc.waiting += 1  # no turn runs: its silence is not idleness
         return [AgentSession(agent=self.name, agent_session_id=self.agent_session_id)]
 
-    async def _load(self, conn: Any, client: AcpClient) -> Any:
+    def _mcp(self, caps: Any) -> list[Any]:
+        """monkey's MCP servers as the spec's entries: stdio ones always, HTTP ones when the agent says
+        ``mcpCapabilities.http`` (else left out, said in :attr:`mcp_left_out`)."""
+        from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
+
+        http = bool(caps is not None and caps.mcp_capabilities is not None and caps.mcp_capabilities.http)
+        out: list[Any] = []
+        self.mcp_left_out = []
+        for server in self.mcp_servers:
+            if server.url:
+                if not http:
+                    self.mcp_left_out.append(server.name)
+                    continue
+                out.append(HttpMcpServer(type="http", name=server.name, url=server.url,
+                                         headers=[HttpHeader(name=k, value=v) for k, v in server.headers.items()]))
+            else:
+                out.append(McpServerStdio(name=server.name, command=server.command, args=list(server.args),
+                                          env=[EnvVariable(name=k, value=v) for k, v in server.env.items()]))
+        return out
+
+    async def _load(self, conn: Any, client: AcpClient, caps: Any) -> Any:
         """``session/load`` of the stored agent session (a resumed one); None when the agent no longer has
         it (then a new session gets the conversation as text). What the agent replays of it is not stored
         again: it comes while no turn runs, and is only counted (:attr:`AcpClient.replayed`)."""
@@ -167,7 +193,7 @@ class AcpBackend:
         client.replaying = True
         try:
             response = await conn.load_session(cwd=str(self.workspace), session_id=self.agent_session_id,
-                                               mcp_servers=[])
+                                               mcp_servers=self._mcp(caps))
             # An agent may go on replaying after its answer (Gemini CLI streams the history in the
             # background): the replay is taken to be over once the agent is quiet for a moment.
             waited = 0.0
