@@ -1,6 +1,6 @@
 """A fake ACP agent speaking JSON-RPC on stdio, for the ``acp:NAME`` backend's tests.
 
-The prompt's first word picks what it does (``text``, ``write PATH``, ``rawwrite PATH``, ``read PATH``,
+The prompt's first word picks what it does (``text``, ``usage``, ``quota``, ``write PATH``, ``rawwrite PATH``, ``read PATH``,
 ``shell COMMAND``, ``garbage``, ``huge``, ``early``, ``silent``, ``crash``, ``unknown``, ``term COMMAND``,
 ``askterm COMMAND``, ``termkill COMMAND``, ``termleft COMMAND``);
 every message it receives is appended to ``$FAKE_LOG`` as a JSON line. ``$FAKE_AUTH`` lists the auth
@@ -89,6 +89,19 @@ def prompt(text: str) -> dict:
         update("tool_call", toolCallId="r1", title="Read notes.txt", kind="read", status="completed",
                locations=[{"path": os.path.join(cwd, "notes.txt")}])
         return {"stopReason": "end_turn", "usage": {"totalTokens": 30, "inputTokens": 20, "outputTokens": 10}}
+    if word == "usage":  # as Qwen Code reports it: an empty chunk's _meta.usage per model call
+        for given, made in ((100, 7), (150, 9)):
+            say("part ")
+            update("agent_message_chunk", content={"type": "text", "text": ""},
+                   _meta={"usage": {"inputTokens": given, "outputTokens": made, "totalTokens": given + made,
+                                    "thoughtTokens": 0, "cachedReadTokens": 40}, "durationMs": 5})
+        return {"stopReason": "end_turn"}
+    if word == "quota":  # as Gemini CLI reports it: the answer's _meta.quota
+        say("counted")
+        return {"stopReason": "end_turn", "_meta": {"quota": {
+            "token_count": {"input_tokens": 300, "output_tokens": 20},
+            "model_usage": [{"model": "gemini-a", "token_count": {"input_tokens": 200, "output_tokens": 15}},
+                            {"model": "gemini-b", "token_count": {"input_tokens": 100, "output_tokens": 5}}]}}}
     if word == "write":
         path = os.path.join(cwd, rest)
         tc = {"toolCallId": "w1", "title": f"Write {rest}", "kind": "edit", "status": "pending",

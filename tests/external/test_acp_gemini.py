@@ -110,6 +110,10 @@ def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_p
     assert (ws / "made.txt").exists()
     # offered terminals (initialize says terminal: true), Gemini CLI still runs the command itself
     assert not [e for e in events if str(getattr(e, "call_id", "")).startswith("acp-term-")]
+    # its usage comes in the answer's _meta.quota (per model): two model calls of 10 in, 5 out
+    used = [e for e in events if e.type == "usage"]
+    assert used and sum(e.input_tokens for e in used) == 20 and sum(e.output_tokens for e in used) == 10, used
+    assert all(e.model not in ("", "default") for e in used), used  # the model it names
 
 
 def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:

@@ -96,6 +96,8 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
     assert (workspace / "made.txt").exists()
     # offered terminals (initialize says terminal: true), Qwen Code still runs the command itself
     assert not [e for e in run.events if str(e.get("call_id", "")).startswith("acp-term-")]
+    # its usage comes in an update's _meta.usage, once per model call (the fake API's 11 in, 5 out)
+    assert [(u["input_tokens"], u["output_tokens"]) for u in run.of_type("usage")] == [(11, 5), (11, 5)]
     assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
     assert not (workspace / "made.txt").exists()
 

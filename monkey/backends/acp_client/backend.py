@@ -25,6 +25,7 @@ from typing import Any
 from monkey.backends.acp_client.agents import AgentEntry
 from monkey.backends.acp_client.client import END, AcpClient, Turn
 from monkey.backends.acp_client.transport import ProcessTransport
+from monkey.backends.acp_client.usage import Tokens, quota_usage
 from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.backends.external import last_prompt
 from monkey.backends.gate import ToolGate
@@ -259,9 +260,13 @@ class AcpBackend:
         text, thinking = "".join(turn.text), "".join(turn.thinking)
         usage = response.usage
         if usage is not None:
-            yield Usage(session_id=sid, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                        cache_read_tokens=usage.cached_read_tokens or 0,
-                        cache_creation_tokens=usage.cached_write_tokens or 0, model=self.model)
+            counted: list[Tokens] = [("", usage.input_tokens, usage.output_tokens, usage.cached_read_tokens or 0,
+                                      usage.cached_write_tokens or 0)]
+        else:  # what the agent reported under _meta (see monkey.backends.acp_client.usage)
+            counted = turn.usages or quota_usage(response.field_meta)
+        for model, given, made, read, wrote in counted:
+            yield Usage(session_id=sid, input_tokens=given, output_tokens=made, cache_read_tokens=read,
+                        cache_creation_tokens=wrote, model=model or self.model)
         stop = str(response.stop_reason)
         if turn.stopped or stop == "cancelled":
             stop = "cancelled"

@@ -29,6 +29,7 @@ from acp.schema import (AllowedOutcome, CreateTerminalResponse, DeniedOutcome, K
 
 from monkey.backends.acp_client.calls import content_text, diff_text, gate_calls, tool_arguments
 from monkey.backends.acp_client.terminals import Terminals
+from monkey.backends.acp_client.usage import Tokens, meta_usage
 from monkey.backends.gate import READ_TOOLS, REFUSED_WITHOUT_GATE, GateAnswer, GateCall, ToolGate
 from monkey.events import Event, Raw, TextDelta, ThinkingDelta, ToolCallEvent, ToolResult
 from monkey.tools.base import ToolError
@@ -59,6 +60,8 @@ class Turn:
         self.finished: set[str] = set()
         self.covered: dict[str, str] = {}
         """Workspace-relative path → the id of the allowed call whose checkpoint is open for it."""
+        self.usages: list[Tokens] = []
+        """Usage the agent reported in its updates' ``_meta`` (one per model call)."""
         self.commands: dict[str, str] = {}
         """Command line → the id of the allowed ``execute`` request that asked for it (a terminal may run it)."""
         self.deciding: set[asyncio.Task[GateAnswer]] = set()
@@ -214,6 +217,9 @@ class AcpClient:
                 self.late += 1
             return
         sid = turn.session_id
+        tokens = meta_usage(getattr(update, "field_meta", None))
+        if tokens is not None:
+            turn.usages.append(tokens)
         kind = getattr(update, "session_update", "")
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             text = getattr(update.content, "text", None)
