@@ -2,7 +2,7 @@
 
 The prompt's first word picks what it does (``text``, ``usage``, ``quota``, ``write PATH``, ``rawwrite PATH``, ``read PATH``,
 ``shell COMMAND``, ``garbage``, ``huge``, ``early``, ``silent``, ``crash``, ``unknown``, ``term COMMAND``,
-``askterm COMMAND``, ``termkill COMMAND``, ``termleft COMMAND``);
+``askterm COMMAND``, ``termbad``, ``termkill COMMAND``, ``termleft COMMAND``, ``termhold COMMAND``);
 every message it receives is appended to ``$FAKE_LOG`` as a JSON line. ``$FAKE_AUTH`` lists the auth
 methods it offers (comma-separated); ``$FAKE_MODES`` its modes, the first one current; ``$FAKE_LOAD``
 set: it says ``loadSession`` and replays a session of ``$FAKE_KNOWN`` (its own id by default) on
@@ -173,6 +173,16 @@ def prompt(text: str) -> dict:
         gone = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})
         say(json.dumps({"wait": waited, "output": out, "after_release": "error" in gone}))
         return {"stopReason": "end_turn"}
+    if word == "termbad":  # an unknown terminal id, a working directory outside, variables set
+        bogus = call("terminal/output", {"sessionId": SESSION, "terminalId": "no-such-terminal"})
+        outside = call("terminal/create", {"sessionId": SESSION, "command": "python3", "args": ["tool.py", "0"],
+                                           "cwd": "/"})
+        made = call("terminal/create", {"sessionId": SESSION, "command": "python3", "args": ["tool.py", "0"],
+                                        "env": [{"name": "FAKE_VAR", "value": "set by the agent"}]})
+        waited = call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": made["result"]["terminalId"]}) \
+            if "result" in made else made
+        say(json.dumps({"bogus": bogus.get("error"), "outside": outside.get("error"), "env": waited}))
+        return {"stopReason": "end_turn"}
     if word == "termkill":  # start REST, wait until it wrote its pid to started.txt, kill it
         argv = rest.split()
         made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:]})
@@ -185,12 +195,14 @@ def prompt(text: str) -> dict:
         after = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})["result"]
         say(json.dumps({"before": before, "wait": waited, "after": after}))
         return {"stopReason": "end_turn"}
-    if word == "termleft":  # start REST and end the turn without waiting: monkey stops it
+    if word in ("termleft", "termhold"):  # start REST; end the turn without waiting (monkey stops it), or hang
         argv = rest.split()
         made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:]})
         say(json.dumps(made.get("result")))
         while not os.path.exists(os.path.join(cwd, "started.txt")):
             time.sleep(0.05)
+        if word == "termhold":
+            time.sleep(3600)
         return {"stopReason": "end_turn"}
     say(f"unknown scenario {word}")
     return {"stopReason": "end_turn"}

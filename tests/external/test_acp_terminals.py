@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -18,13 +21,14 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import ApprovalRequest, Decision
 from tests.external.acp_helpers import acp_backend, fake_acp_exe, got, run_turns
 from tests.support.checkpoints import run_monkey
+from tests.support.cli import monkey_env
 from tests.support.external import run_task
 
 TOKEN = "sk-ant-" + "Q" * 30
 
-TOOL = f"""import sys
+TOOL = f"""import os, sys
 from pathlib import Path
-Path("ran.txt").write_text("ran")
+Path("ran.txt").write_text(os.environ.get("FAKE_VAR", "ran"))
 print("out line")
 print("token {TOKEN}")
 sys.exit(int(sys.argv[1]))
@@ -114,6 +118,21 @@ def test_a_command_the_engine_refuses_does_not_run(workspace: Path, tmp_path: Pa
         assert resolved.name == "shell_execute" and resolved.decision == "denied"
 
 
+def test_bad_terminal_requests_are_refused_and_variables_go_as_an_env_prefix(workspace: Path, tmp_path: Path) -> None:
+    (workspace / "tool.py").write_text(TOOL)
+    approver = CountingApprover()
+    backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, tmp_path / "log")
+    agent = Agent(backend=backend, workspace=workspace, policy=ApprovalPolicy(), approver=approver)
+    (events,) = run_turns(agent, "termbad")
+    said = _said(events)
+    assert said["bogus"]["code"] == -32602  # no such terminal
+    assert "runs commands in the workspace root" in said["outside"]["message"]
+    assert said["env"]["result"] == {"exitCode": 0}
+    # what was decided (and asked) is the whole line, the variable included
+    assert [r.arguments for r in approver.asked] == [{"command": "env 'FAKE_VAR=set by the agent' python3 tool.py 0"}]
+    assert (workspace / "ran.txt").read_text() == "set by the agent"
+
+
 def test_a_command_allowed_when_the_agent_asked_is_not_asked_again(workspace: Path, tmp_path: Path) -> None:
     (workspace / "tool.py").write_text(TOOL)
     approver = CountingApprover()
@@ -165,3 +184,48 @@ def test_a_commands_change_is_checkpointed_and_undone(monkey_home: Path, workspa
     undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "made.txt").exists()
+
+
+def _within(condition, what: str, seconds: float = 50.0) -> None:  # type: ignore[no-untyped-def]
+    end = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > end:
+            raise AssertionError(f"never happened: {what}")
+        time.sleep(0.05)
+
+
+def _sleepers(workspace: Path) -> list[int]:
+    """Live processes running sleeper.py in ``workspace`` (by /proc: the sandbox has a pid namespace of its own)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            cwd = os.readlink(f"/proc/{name}/cwd")
+        except OSError:
+            continue
+        if b"sleeper.py" in argv and argv[0] != b"/usr/bin/bwrap" and cwd == str(workspace.resolve()) \
+                and _alive(int(name)):
+            found.append(int(name))
+    return found
+
+
+@pytest.mark.subprocess
+def test_a_running_command_dies_with_monkey(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    (workspace / "sleeper.py").write_text(SLEEPER)
+    exe = fake_acp_exe(tmp_path / "bin")
+    (monkey_home / "config.toml").write_text(
+        '[approvals]\nallow = ["shell_execute(python3 *)"]\n'
+        f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n")
+    proc = subprocess.Popen([sys.executable, "-m", "monkey", "agent", "--backend", "acp:fake", "--task",
+                             "termhold python3 sleeper.py", "--cwd", str(workspace)], env=monkey_env(monkey_home),
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        _within(lambda: (workspace / "started.txt").exists() and bool(_sleepers(workspace)), "the command started")
+        proc.kill()  # monkey dies without cleaning up: the command goes with it
+        proc.wait()
+        _within(lambda: not _sleepers(workspace), "the command died with monkey")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
