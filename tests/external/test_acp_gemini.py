@@ -116,6 +116,7 @@ def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_p
     assert all(e.model not in ("", "default") for e in used), used  # the model it names
 
 
+@pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
 def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Gemini CLI says ``loadSession``: ``--continue`` loads its stored session (it has the conversation, none
     of it comes as text) and what it replays is not stored again."""

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from monkey.mcp_client.config import load_servers
 from monkey.mcp_client.pins import PinStore
 from tests.external.acp_helpers import fake_acp_exe, got
@@ -32,6 +34,7 @@ def _given(home: Path, workspace: Path, log: Path) -> dict[str, dict]:
     return {s["name"]: s for s in new["params"]["mcpServers"]}
 
 
+@pytest.mark.timeout(300)  # five runs of monkey in this process, each starting the agent
 def test_the_persons_servers_are_given_and_a_projects_only_where_monkey_would_start_it(
         monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": "false", "args": ["p"]}}}))

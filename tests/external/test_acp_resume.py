@@ -31,6 +31,7 @@ def _methods(log: Path) -> list[str]:
     return [m["method"] for m in got(log) if "method" in m]
 
 
+@pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
 def test_continue_loads_the_agents_session_and_stores_no_replay(monkey_home: Path, workspace: Path,
                                                                  tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
@@ -51,6 +52,7 @@ def test_continue_loads_the_agents_session_and_stores_no_replay(monkey_home: Pat
     assert "hello from the agent" in again.stdout
 
 
+@pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
 def test_continue_without_load_gives_the_conversation_as_text(monkey_home: Path, workspace: Path,
                                                               tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
