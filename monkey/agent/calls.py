@@ -145,8 +145,11 @@ class CallPipeline:
     # -- the whole path of one call ----------------------------------------------------------
 
     async def run(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False,
-                  sandboxed: bool | None = None) -> CallOutcome:
+                  sandboxed: bool | None = None, admitted: Admitted | None = None) -> CallOutcome:
         """Decide, checkpoint, run and report one call (``by_person``: a line the person typed, ``!command``).
+
+        ``admitted``: the call was decided already by this pipeline's front half (:meth:`admit`), as an
+        external agent's permission request for exactly this call; its hooks and the engine are not asked again.
 
         A shell command runs in the sandbox unless the person typed it (``sandboxed`` says otherwise: a
         command monkey runs for the person, such as ``[workflow] verify``, in the sandbox unless their own
@@ -182,16 +185,17 @@ class CallPipeline:
                               ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)))  # type: ignore[arg-type]
         try:
             args = tool.parse(call.arguments)
-            hook = await self.pre_hook(call, emit)
+            hook = await self.pre_hook(call, emit) if admitted is None else None
             if hook is not None and hook.decision != "deny" and hook.updated_input is not None:
                 call = msgspec.structs.replace(call, arguments=hook.updated_input)  # decided and shown as changed
                 args = tool.parse(call.arguments)
             guarded = tool.dangerous and self.checkpoints is not None
             paths = tool.touched_paths(args, ctx) if guarded else []
-            admitted = await self.admit(call, emit, dangerous=tool.dangerous, paths=paths, hook=hook,
-                                        by_person=by_person, protects=lambda: tool.needs_person(args),
-                                        preview=lambda: tool.preview(args, ctx))
-            waited = admitted.waited
+            if admitted is None:
+                admitted = await self.admit(call, emit, dangerous=tool.dangerous, paths=paths, hook=hook,
+                                            by_person=by_person, protects=lambda: tool.needs_person(args),
+                                            preview=lambda: tool.preview(args, ctx))
+                waited = admitted.waited
             decision = admitted.decision
             if not decision.approved:
                 return finish(False, admitted.said, denied=decision.by != "user",

@@ -20,9 +20,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any, Protocol
 
-__all__ = ["GateAnswer", "GateCall", "ToolGate", "READ_TOOLS", "REFUSED_WITHOUT_GATE", "workspace_relative"]
+__all__ = ["GateAnswer", "GateCall", "GateRan", "ToolGate", "READ_TOOLS", "REFUSED_WITHOUT_GATE", "workspace_relative"]
 
 READ_TOOLS = frozenset({"file_read", "list_directory", "glob_search", "grep_search"})
 """monkey's tools that only read: a deny rule may refuse them, nothing else asks."""
@@ -62,6 +63,21 @@ class GateAnswer:
     """The person asked to stop the turn: the agent should stop, not go on without the call."""
 
 
+@dataclass(frozen=True)
+class GateRan:
+    """How a call monkey ran for the agent (:meth:`ToolGate.run`: an ACP terminal's command) ended."""
+
+    ran: bool
+    """Whether it started (False: refused before it ran; :attr:`output` says why)."""
+    ok: bool
+    output: str
+    """The call's result as monkey's pipeline gives it (capped, with its exit marker)."""
+    exit_code: int | None = None
+    signal: str | None = None
+    stop: bool = False
+    """The person asked to stop the turn."""
+
+
 class ToolGate(Protocol):
     """What the agent loop gives an external backend for one turn (see :mod:`monkey.permissions.external_gate`)."""
 
@@ -71,6 +87,19 @@ class ToolGate(Protocol):
 
     async def done(self, call_id: str, ok: bool) -> None:
         """The agent reported the result of an allowed call: close what was opened for it."""
+        ...
+
+    @property
+    def output_limit(self) -> int:
+        """Characters of a command's output monkey keeps (its shell settings' cap)."""
+        ...
+
+    async def run(self, call: GateCall, *, covered: str = "", output: Callable[[str], None],
+                  started: Callable[[], None]) -> GateRan:
+        """Run ``call`` (``shell_execute``) for the agent through monkey's one call pipeline: decided (unless
+        ``covered`` names an allowed call of this turn that asked for exactly this command), sandboxed,
+        checkpointed, run and journaled. ``output`` gets its output as it comes, ``started`` is called
+        when it starts running; cancelled, its processes are stopped."""
         ...
 
 

@@ -122,6 +122,11 @@ class McpManager:
                 if trusted_folder or config.origin != "project":  # else the session says it with the rest
                     self.notices.append(f"MCP server {config.name} not started: {why}")
 
+    def startable(self) -> list[ServerConfig]:
+        """The enabled servers allowed to start (a project's only in a trusted folder, once the person
+        approved its definition): what an ACP agent backend is given to start itself."""
+        return [s.config for name, s in self.servers.items() if s.config.enabled and name not in self._blocked]
+
     # -- lifecycle ---------------------------------------------------------------------
 
     def start(self) -> None:

@@ -26,12 +26,13 @@ attributed to the agent's call id, and closed when the agent reports the call's 
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
-from monkey.backends.gate import READ_TOOLS, GateAnswer, GateCall
-from monkey.events import Event, ToolCallSpec
+from monkey.backends.gate import READ_TOOLS, GateAnswer, GateCall, GateRan
+from monkey.events import Event, ToolCallSpec, ToolOutput, ToolResult, ToolStarted
 from monkey.permissions.decide import Admitted, HookSays
 from monkey.permissions.rules import FILE_TOOLS, SHELL_TOOL
 from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError
@@ -71,6 +72,10 @@ class CallPath(Protocol):
         """Complete the journal entry once the change ran."""
         ...
 
+    async def run(self, call: ToolCallSpec, turn: int, emit: Emit, *, admitted: Admitted | None = None) -> Any:
+        """The whole path of a call monkey runs itself (a ``CallOutcome``); ``admitted``: decided already."""
+        ...
+
 
 class ExternalGate:
     """Decides an external agent's tool calls for one turn (see the module's docstring)."""
@@ -85,6 +90,9 @@ class ExternalGate:
         self._open: dict[str, list[Any]] = {}
         """Checkpoints of allowed calls whose result has not come yet, by call id (a Codex patch
         touching several files is decided path by path under one id)."""
+        self._commands: dict[str, tuple[str, Admitted]] = {}
+        """Allowed shell calls of this turn by call id: the command line and how it was admitted (an ACP
+        agent may then run exactly that line in a terminal monkey runs: :meth:`run`)."""
 
     async def decide(self, call: GateCall) -> GateAnswer:
         """monkey's decision on one of the agent's calls (a person may be asked)."""
@@ -117,6 +125,8 @@ class ExternalGate:
             return GateAnswer(False, f"denied by monkey: {decision.reason or 'no reason given'}", stop=decision.stop)
         if admitted.route == "read":
             return GateAnswer(True, "a read")
+        if call.tool == SHELL_TOOL and call.call_id:
+            self._commands[call.call_id] = (str(call.arguments.get("command", "")), admitted)
         if paths and self.checkpoints and call.call_id:
             try:
                 self._open.setdefault(call.call_id, []).append(await calls.begin(
@@ -131,11 +141,61 @@ class ExternalGate:
         for pending in self._open.pop(call_id, []):
             await asyncio.shield(self.calls.finish(pending, ok, self.emit))
 
+    @property
+    def output_limit(self) -> int:
+        return self.calls.shell.output_limit
+
+    async def run(self, call: GateCall, *, covered: str = "", output: Callable[[str], None],
+                  started: Callable[[], None]) -> GateRan:
+        """Run a ``shell_execute`` call for the agent through the whole pipeline (see
+        :meth:`~monkey.backends.gate.ToolGate.run`); an allowed request ``covered`` of exactly this
+        command line is not decided again."""
+        spec = ToolCallSpec(id=call.call_id, name=call.tool, arguments=call.arguments)
+        prior = self._commands.pop(covered, None) if covered else None
+        admitted = prior[1] if prior is not None and prior[0] == call.arguments.get("command") else None
+        began = False
+
+        def emit(event: Event) -> None:
+            nonlocal began
+            if getattr(event, "call_id", None) == spec.id:
+                if isinstance(event, ToolOutput):
+                    output(event.text)
+                elif isinstance(event, ToolStarted):
+                    began = True
+                    started()
+            self.emit(event)
+
+        try:
+            outcome = await self.calls.run(spec, self.turn, emit, admitted=admitted)
+        except asyncio.CancelledError:  # killed: the group is stopped; its result is said
+            if began:
+                self.emit(ToolResult(session_id=self.calls.session_id, call_id=spec.id, name=spec.name, ok=False,
+                                     output="[killed at the agent's request]"))
+            raise
+        message = outcome.message
+        code, sig = _exit_status(message.content) if began else (None, None)
+        return GateRan(ran=began, ok=not message.is_error, output=message.content, exit_code=code, signal=sig,
+                       stop=outcome.stop is not None)
+
     async def close(self) -> None:
         """The run ended: close the checkpoints of calls whose result never came."""
         while self._open:
             call_id = next(iter(self._open))
             await self.done(call_id, True)  # it may have run: what changed is recorded either way
+
+
+_EXIT = re.compile(r"\[exit code (\d+)\]|\[killed by (\w+)\]|\[(timed out) after ")
+
+
+def _exit_status(output: str) -> tuple[int | None, str | None]:
+    """The exit code or signal the shell tool's last marker in ``output`` says (what follows may be a hook's)."""
+    found = list(_EXIT.finditer(output))
+    if not found:
+        return None, None
+    code, sig, timed_out = found[-1].groups()
+    if code is not None:
+        return int(code), None
+    return None, "SIGTERM" if timed_out else sig
 
 
 def _protects(tool: Tool | None, args: object) -> Callable[[], str | None]:

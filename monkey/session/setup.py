@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from monkey.agent.budget import Limits
 from monkey.backends.base import Backend
 from monkey.config import Config, ConfigError, load_config, monkey_home
-from monkey.session.switch import BackendSwitcher
+from monkey.session.switch import BackendSwitcher, offer_mcp
 
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
@@ -219,6 +219,7 @@ class Setup:
                                         registry=self.agent.tools, trusted_folder=config.approvals.trust_project,
                                         refused=self.mcp.refused, result_limit=config.mcp.result_limit)
             found += self.agent.mcp.notices  # type: ignore[attr-defined]
+            offer_mcp(self.backend, self.agent.mcp)
         found += repaired
         self.notices += found
         return self.agent, found

@@ -24,7 +24,7 @@ from monkey.events import BackendChanged
 if TYPE_CHECKING:
     from monkey.agent.loop import Agent
 
-__all__ = ["BackendSwitcher", "SwitchResult", "switch_command"]
+__all__ = ["BackendSwitcher", "SwitchResult", "offer_mcp", "switch_command"]
 
 @dataclass
 class BackendSwitcher:
@@ -145,6 +145,14 @@ class SwitchResult:
     """False when the command failed (shown as a warning)."""
 
 
+def offer_mcp(backend: Backend, mcp: object) -> None:
+    """Give an ACP agent backend (``mcp_servers``) the MCP servers the session may start itself
+    (:meth:`monkey.mcp_client.manager.McpManager.startable`: the same trust rules); others take none."""
+    startable = getattr(mcp, "startable", None)
+    if hasattr(backend, "mcp_servers") and startable is not None:
+        backend.mcp_servers = list(startable())
+
+
 async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, rest: str) -> SwitchResult:
     """Run ``/model [NAME]`` or ``/backend [NAME [MODEL]]``; not while a turn runs.
 
@@ -190,6 +198,7 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
         await _close_quietly(backend)
         return SwitchResult([f"cannot switch to {model}: {checked.note}; still using "
                              f"{current.name} · {current.model or 'default model'}"], ok=False)
+    offer_mcp(backend, agent.mcp)
     event = agent.use_backend(backend)
     try:
         await current.aclose()

@@ -1,9 +1,12 @@
 """A fake ACP agent speaking JSON-RPC on stdio, for the ``acp:NAME`` backend's tests.
 
-The prompt's first word picks what it does (``text``, ``write PATH``, ``rawwrite PATH``, ``read PATH``,
-``shell COMMAND``, ``garbage``, ``huge``, ``early``, ``silent``, ``crash``, ``unknown``, ``terminal``);
+The prompt's first word picks what it does (``text``, ``usage``, ``quota``, ``write PATH``, ``rawwrite PATH``, ``read PATH``,
+``shell COMMAND``, ``garbage``, ``huge``, ``early``, ``silent``, ``crash``, ``unknown``, ``term COMMAND``,
+``askterm COMMAND``, ``termbad``, ``termkill COMMAND``, ``termleft COMMAND``, ``termhold COMMAND``);
 every message it receives is appended to ``$FAKE_LOG`` as a JSON line. ``$FAKE_AUTH`` lists the auth
-methods it offers (comma-separated); ``$FAKE_MODES`` its modes, the first one current.
+methods it offers (comma-separated); ``$FAKE_MODES`` its modes, the first one current; ``$FAKE_LOAD``
+set: it says ``loadSession`` and replays a session of ``$FAKE_KNOWN`` (its own id by default) on
+``session/load``; ``$FAKE_MCP_HTTP`` set: it takes HTTP MCP servers.
 """
 
 from __future__ import annotations
@@ -86,6 +89,19 @@ def prompt(text: str) -> dict:
         update("tool_call", toolCallId="r1", title="Read notes.txt", kind="read", status="completed",
                locations=[{"path": os.path.join(cwd, "notes.txt")}])
         return {"stopReason": "end_turn", "usage": {"totalTokens": 30, "inputTokens": 20, "outputTokens": 10}}
+    if word == "usage":  # as Qwen Code reports it: an empty chunk's _meta.usage per model call
+        for given, made in ((100, 7), (150, 9)):
+            say("part ")
+            update("agent_message_chunk", content={"type": "text", "text": ""},
+                   _meta={"usage": {"inputTokens": given, "outputTokens": made, "totalTokens": given + made,
+                                    "thoughtTokens": 0, "cachedReadTokens": 40}, "durationMs": 5})
+        return {"stopReason": "end_turn"}
+    if word == "quota":  # as Gemini CLI reports it: the answer's _meta.quota
+        say("counted")
+        return {"stopReason": "end_turn", "_meta": {"quota": {
+            "token_count": {"input_tokens": 300, "output_tokens": 20},
+            "model_usage": [{"model": "gemini-a", "token_count": {"input_tokens": 200, "output_tokens": 15}},
+                            {"model": "gemini-b", "token_count": {"input_tokens": 100, "output_tokens": 5}}]}}}
     if word == "write":
         path = os.path.join(cwd, rest)
         tc = {"toolCallId": "w1", "title": f"Write {rest}", "kind": "edit", "status": "pending",
@@ -136,8 +152,57 @@ def prompt(text: str) -> dict:
     if word == "unknown":
         weird = call("weird/method", {"sessionId": SESSION})
         vendor = call("_vendor/thing", {"sessionId": SESSION})
-        term = call("terminal/create", {"sessionId": SESSION, "command": "ls"})
-        say(f"codes {weird['error']['code']} {vendor['error']['code']} {term['error']['code']}")
+        other = call("fs/delete_text_file", {"sessionId": SESSION, "path": "x"})
+        say(f"codes {weird['error']['code']} {vendor['error']['code']} {other['error']['code']}")
+        return {"stopReason": "end_turn"}
+    if word in ("term", "askterm"):  # run REST in a terminal monkey runs (after asking first, for askterm)
+        argv = rest.split()
+        if word == "askterm":
+            tc = {"toolCallId": "t1", "title": rest, "kind": "execute", "status": "pending", "rawInput": {"command": rest}}
+            update("tool_call", **tc)
+            say(f"permission: {ask(tc)}; ")
+        made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:], "cwd": cwd,
+                                        "outputByteLimit": int(os.environ.get("FAKE_LIMIT", "100000"))})
+        if "error" in made:
+            say(f"refused: {made['error']['message']}")
+            return {"stopReason": "end_turn"}
+        tid = made["result"]["terminalId"]
+        waited = call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": tid})["result"]
+        out = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})["result"]
+        call("terminal/release", {"sessionId": SESSION, "terminalId": tid})
+        gone = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})
+        say(json.dumps({"wait": waited, "output": out, "after_release": "error" in gone}))
+        return {"stopReason": "end_turn"}
+    if word == "termbad":  # an unknown terminal id, a working directory outside, variables set
+        bogus = call("terminal/output", {"sessionId": SESSION, "terminalId": "no-such-terminal"})
+        outside = call("terminal/create", {"sessionId": SESSION, "command": "python3", "args": ["tool.py", "0"],
+                                           "cwd": "/"})
+        made = call("terminal/create", {"sessionId": SESSION, "command": "python3", "args": ["tool.py", "0"],
+                                        "env": [{"name": "FAKE_VAR", "value": "set by the agent"}]})
+        waited = call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": made["result"]["terminalId"]}) \
+            if "result" in made else made
+        say(json.dumps({"bogus": bogus.get("error"), "outside": outside.get("error"), "env": waited}))
+        return {"stopReason": "end_turn"}
+    if word == "termkill":  # start REST, wait until it wrote its pid to started.txt, kill it
+        argv = rest.split()
+        made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:]})
+        tid = made["result"]["terminalId"]
+        while not os.path.exists(os.path.join(cwd, "started.txt")):
+            time.sleep(0.05)
+        before = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})["result"]
+        call("terminal/kill", {"sessionId": SESSION, "terminalId": tid})
+        waited = call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": tid})["result"]
+        after = call("terminal/output", {"sessionId": SESSION, "terminalId": tid})["result"]
+        say(json.dumps({"before": before, "wait": waited, "after": after}))
+        return {"stopReason": "end_turn"}
+    if word in ("termleft", "termhold"):  # start REST; end the turn without waiting (monkey stops it), or hang
+        argv = rest.split()
+        made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:]})
+        say(json.dumps(made.get("result")))
+        while not os.path.exists(os.path.join(cwd, "started.txt")):
+            time.sleep(0.05)
+        if word == "termhold":
+            time.sleep(3600)
         return {"stopReason": "end_turn"}
     say(f"unknown scenario {word}")
     return {"stopReason": "end_turn"}
@@ -154,7 +219,9 @@ def main() -> None:
         params = message.get("params") or {}
         if method == "initialize":
             write({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": 1, "agentCapabilities": {"loadSession": False},
+                "protocolVersion": 1, "agentCapabilities": {
+                    "loadSession": bool(os.environ.get("FAKE_LOAD")),
+                    "mcpCapabilities": {"http": bool(os.environ.get("FAKE_MCP_HTTP"))}},
                 "authMethods": [{"id": a, "name": a} for a in auth]}})
         elif method == "authenticate":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})
@@ -164,6 +231,13 @@ def main() -> None:
                 result["modes"] = {"currentModeId": modes[0],
                                    "availableModes": [{"id": m, "name": m} for m in modes]}
             write({"jsonrpc": "2.0", "id": rid, "result": result})
+        elif method == "session/load":  # replays the stored session as updates, then answers
+            if params.get("sessionId") not in os.environ.get("FAKE_KNOWN", SESSION).split(","):
+                write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32002, "message": "Resource not found"}})
+                continue
+            update("user_message_chunk", content={"type": "text", "text": "REPLAYED the earlier prompt"})
+            write({"jsonrpc": "2.0", "id": rid, "result": {}})
+            say("REPLAYED the earlier answer")  # after its answer, as Gemini CLI does
         elif method == "session/set_mode":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "session/prompt":

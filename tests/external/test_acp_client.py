@@ -24,7 +24,7 @@ def test_a_session_starts_in_the_asking_mode_and_streams_typed_events(workspace:
     assert methods[:4] == ["initialize", "authenticate", "session/new", "session/set_mode"]
     init = sent[0]["params"]
     assert init["clientCapabilities"]["fs"] == {"readTextFile": True, "writeTextFile": True}
-    assert not init["clientCapabilities"].get("terminal")  # the agent runs its commands itself, after asking
+    assert init["clientCapabilities"]["terminal"] is True  # its commands may run through monkey's pipeline
     assert sent[1]["params"]["methodId"] == "key"
     assert sent[2]["params"]["cwd"] == str(workspace.resolve())
     assert sent[3]["params"] == {"sessionId": "fake-session-1", "modeId": "default"}

@@ -108,3 +108,30 @@ def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_p
     (resolved,) = [e for e in events if e.type == "approval_resolved"]
     assert resolved.name == "shell_execute" and resolved.decision == "approved", resolved
     assert (ws / "made.txt").exists()
+    # offered terminals (initialize says terminal: true), Gemini CLI still runs the command itself
+    assert not [e for e in events if str(getattr(e, "call_id", "")).startswith("acp-term-")]
+    # its usage comes in the answer's _meta.quota (per model): two model calls of 10 in, 5 out
+    used = [e for e in events if e.type == "usage"]
+    assert used and sum(e.input_tokens for e in used) == 20 and sum(e.output_tokens for e in used) == 10, used
+    assert all(e.model not in ("", "default") for e in used), used  # the model it names
+
+
+@pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
+def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    """Gemini CLI says ``loadSession``: ``--continue`` loads its stored session (it has the conversation, none
+    of it comes as text) and what it replays is not stored again."""
+    gemini = _gemini()
+    ghome = tmp_path / "ghome"
+    with FakeGemini([GeminiReply(text="the first answer")]) as api:
+        _configure(monkey_home, gemini, _env(api, ghome))
+        first = run_task(monkey_home, workspace, "acp:gemini", "remember the word pineapple", timeout=180)
+    assert first.returncode == 0, first.stderr
+    with FakeGemini([GeminiReply(text="the second answer")]) as api:
+        _configure(monkey_home, gemini, _env(api, ghome))
+        again = run_task(monkey_home, workspace, "acp:gemini", "which word", "--continue", timeout=180)
+        asked = [json.dumps(body) for path, body in api.requests if body and ":streamGenerateContent" in path]
+    assert again.returncode == 0, again.stderr
+    assert asked and "pineapple" in asked[-1] and "The conversation so far" not in asked[-1]
+    shown = "".join(e["text"] for e in again.of_type("text_delta"))
+    assert "the second answer" in shown and "the first answer" not in shown
+    assert [e["type"] for e in again.events].count("turn_started") == 1

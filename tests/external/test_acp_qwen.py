@@ -94,6 +94,10 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
     (resolved,) = run.of_type("approval_resolved")
     assert resolved["name"] == "shell_execute" and resolved["decision"] == "approved", resolved
     assert (workspace / "made.txt").exists()
+    # offered terminals (initialize says terminal: true), Qwen Code still runs the command itself
+    assert not [e for e in run.events if str(e.get("call_id", "")).startswith("acp-term-")]
+    # its usage comes in an update's _meta.usage, once per model call (the fake API's 11 in, 5 out)
+    assert [(u["input_tokens"], u["output_tokens"]) for u in run.of_type("usage")] == [(11, 5), (11, 5)]
     assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
     assert not (workspace / "made.txt").exists()
 
@@ -174,3 +178,23 @@ def test_a_crash_mid_turn_ends_it_with_the_reason(workspace: Path, tmp_path: Pat
     errors = [e for e in events if e.type == "error"]
     assert errors and "killed by signal 9" in errors[0].message, events
     assert events[-1].type == "turn_completed" and events[-1].reason == "error"
+
+
+@pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
+def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    """Qwen Code says ``loadSession``: ``--continue`` loads its stored session (the earlier prompt reaches
+    the model without monkey sending it as text) and what it replays is not stored again."""
+    qwen = _qwen()
+    qhome = tmp_path / "qhome"
+    with FakeOpenAI([Reply(text="the first answer")]) as api:
+        _configure(monkey_home, qwen, _env(api, qhome))
+        first = run_task(monkey_home, workspace, "acp:qwen", "remember the word pineapple", timeout=180)
+    assert first.returncode == 0, first.stderr
+    with FakeOpenAI([Reply(text="the second answer")]) as api:
+        _configure(monkey_home, qwen, _env(api, qhome))
+        again = run_task(monkey_home, workspace, "acp:qwen", "which word", "--continue", timeout=180)
+        asked = [json.dumps(r) for r in api.requests]
+    assert again.returncode == 0, again.stderr
+    assert asked and "pineapple" in asked[-1] and "The conversation so far" not in asked[-1]
+    shown = "".join(e["text"] for e in again.of_type("text_delta"))
+    assert "the second answer" in shown and "the first answer" not in shown

@@ -3,9 +3,11 @@
 The agent runs as a supervised child (:class:`~monkey.backends.supervise.AgentProcess`: monkey's
 scrubbed environment plus what its entry names, its own process group, the idle watchdog, a
 wall-clock cap counted per turn, stderr shown on failure, dies with monkey), kept across turns so it
-keeps its own context. It is started at the first turn: ``initialize`` offering file reads and writes,
-``authenticate`` with the entry's method when the agent lists it, ``session/new`` in the workspace,
-then at once the entry's asking mode. Each turn is one ``session/prompt``; what the agent asks and
+keeps its own context. It is started at the first turn: ``initialize`` offering file reads and writes
+and terminals, ``authenticate`` with the entry's method when the agent lists it, ``session/new`` in
+the workspace (``session/load`` of the stored agent session for a resumed one, when the agent says
+``loadSession``: what it replays is not stored again), then at once the entry's asking mode, and
+monkey's MCP servers the agent may start. Each turn is one ``session/prompt``; what the agent asks and
 sends is answered by :class:`~monkey.backends.acp_client.client.AcpClient` through the gate the loop
 passes (monkey's one call pipeline). A stopped turn sends ``session/cancel`` and answers every
 request still waiting as cancelled. A child that exits, sends garbage or an oversized message, or
@@ -23,6 +25,7 @@ from typing import Any
 from monkey.backends.acp_client.agents import AgentEntry
 from monkey.backends.acp_client.client import END, AcpClient, Turn
 from monkey.backends.acp_client.transport import ProcessTransport
+from monkey.backends.acp_client.usage import Tokens, quota_usage
 from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.backends.external import last_prompt
 from monkey.backends.gate import ToolGate
@@ -33,6 +36,10 @@ from monkey.messages import ModelRequest
 
 __all__ = ["AcpBackend"]
 
+_REPLAY_QUIET = 0.5
+"""Seconds without an update after which a loaded session's replay is taken to be over."""
+_REPLAY_MAX = 10.0
+"""Seconds at most a first prompt waits for a loaded session's replay to end."""
 _ALIVE_WAIT = 5.0
 """Seconds a stopped turn waits for the agent's answer to ``session/cancel`` before it stops waiting."""
 
@@ -62,6 +69,18 @@ class AcpBackend:
         self.mode = ""
         """The session mode the agent is in (set by monkey at start), ``""`` when it has none."""
         self.auth_methods: list[str] = []
+        self.mcp_servers: list[Any] = []
+        """monkey's MCP servers the agent is given (each with ``name``, ``command``, ``args``, ``env``, ``url``,
+        ``headers``: :class:`monkey.mcp_client.config.ServerConfig`), set by the session: only those monkey
+        itself may start (a project's only in a trusted folder, once its definition was approved)."""
+        self.mcp_left_out: list[str] = []
+        """Servers not given because the agent does not take their transport (HTTP)."""
+        self.can_load = False
+        """The agent said ``loadSession`` at ``initialize``."""
+        self.loaded = False
+        """The agent process's session is the stored one, loaded (``session/load``): it has the conversation."""
+        self.load_error = ""
+        """Why ``session/load`` failed (then a new session was made), or ``""``."""
         self._transport: ProcessTransport | None = None
         self._conn: Any = None
 
@@ -109,7 +128,7 @@ class AcpBackend:
             init = await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=False),
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True),
                 client_info=Implementation(name="monkey", version=__version__))
             self.auth_methods = [m.id for m in init.auth_methods or []]
             if self.auth_methods and entry.auth_method:
@@ -118,9 +137,14 @@ class AcpBackend:
                                        f"{entry.auth_method!r} (auth_method in [acp_agents.{entry.name}])",
                                        kind="invalid_request")
                 await conn.authenticate(method_id=entry.auth_method)
-            session = await conn.new_session(cwd=str(self.workspace), mcp_servers=[])
-            self.agent_session_id = session.session_id
-            modes = session.modes
+            caps = init.agent_capabilities
+            self.can_load = bool(caps is not None and caps.load_session)
+            session = await self._load(conn, client, caps) if self.agent_session_id and self.can_load else None
+            self.loaded = session is not None
+            if session is None:
+                session = await conn.new_session(cwd=str(self.workspace), mcp_servers=self._mcp(caps))
+                self.agent_session_id = session.session_id
+            modes = getattr(session, "modes", None)
             if modes is not None:
                 self.mode = modes.current_mode_id
                 offered = [m.id for m in modes.available_modes]
@@ -129,7 +153,7 @@ class AcpBackend:
                         raise BackendError(f"{entry.title} offers the modes {', '.join(offered)}, not its asking mode "
                                            f"{entry.mode!r} (mode in [acp_agents.{entry.name}]); monkey does not run "
                                            "it in a mode that may not ask", kind="invalid_request")
-                    await conn.set_session_mode(session_id=session.session_id, mode_id=entry.mode)
+                    await conn.set_session_mode(session_id=self.agent_session_id, mode_id=entry.mode)
                     self.mode = entry.mode
         except BackendError:
             await self.aclose()
@@ -140,6 +164,53 @@ class AcpBackend:
             raise error from None
         proc.waiting += 1  # no turn runs: its silence is not idleness
         return [AgentSession(agent=self.name, agent_session_id=self.agent_session_id)]
+
+    def _mcp(self, caps: Any) -> list[Any]:
+        """monkey's MCP servers as the spec's entries: stdio ones always, HTTP ones when the agent says
+        ``mcpCapabilities.http`` (else left out, said in :attr:`mcp_left_out`)."""
+        from acp.schema import EnvVariable, HttpHeader, HttpMcpServer, McpServerStdio
+
+        http = bool(caps is not None and caps.mcp_capabilities is not None and caps.mcp_capabilities.http)
+        out: list[Any] = []
+        self.mcp_left_out = []
+        for server in self.mcp_servers:
+            if server.url:
+                if not http:
+                    self.mcp_left_out.append(server.name)
+                    continue
+                out.append(HttpMcpServer(type="http", name=server.name, url=server.url,
+                                         headers=[HttpHeader(name=k, value=v) for k, v in server.headers.items()]))
+            else:
+                out.append(McpServerStdio(name=server.name, command=server.command, args=list(server.args),
+                                          env=[EnvVariable(name=k, value=v) for k, v in server.env.items()]))
+        return out
+
+    async def _load(self, conn: Any, client: AcpClient, caps: Any) -> Any:
+        """``session/load`` of the stored agent session (a resumed one); None when the agent no longer has
+        it (then a new session gets the conversation as text). What the agent replays of it is not stored
+        again: it comes while no turn runs, and is only counted (:attr:`AcpClient.replayed`)."""
+        from acp import RequestError
+
+        client.replaying = True
+        try:
+            response = await conn.load_session(cwd=str(self.workspace), session_id=self.agent_session_id,
+                                               mcp_servers=self._mcp(caps))
+            # An agent may go on replaying after its answer (Gemini CLI streams the history in the
+            # background): the replay is taken to be over once the agent is quiet for a moment.
+            waited = 0.0
+            while waited < _REPLAY_MAX:
+                client.heard.clear()
+                try:
+                    await asyncio.wait_for(client.heard.wait(), _REPLAY_QUIET)
+                except TimeoutError:
+                    break
+                waited += _REPLAY_QUIET
+        except RequestError as exc:
+            self.load_error = str(exc)
+            return None
+        finally:
+            client.replaying = False
+        return response if response is not None else _NoModes()
 
     # -- a turn ------------------------------------------------------------------------
 
@@ -153,7 +224,7 @@ class AcpBackend:
         if self._conn is None:
             for event in await self._start():
                 yield _with_session(event, sid)
-            earlier = _earlier(request)
+            earlier = "" if self.loaded else _earlier(request)
             if earlier:  # a resumed session, or a new agent after one failed: it has none of the conversation
                 blocks.append(text_block(earlier))
         blocks.append(text_block(prompt))
@@ -174,6 +245,7 @@ class AcpBackend:
             client.turn = None
             client.late += turn.queue.qsize()  # came after the prompt's answer: of no turn, not shown
             turn.cancel()
+            await asyncio.shield(client.terminals.stop_all())  # no command of this turn outlives it
             if not finished and not task.done():
                 await asyncio.shield(self._cancel(task))
             proc.waiting += 1
@@ -188,9 +260,13 @@ class AcpBackend:
         text, thinking = "".join(turn.text), "".join(turn.thinking)
         usage = response.usage
         if usage is not None:
-            yield Usage(session_id=sid, input_tokens=usage.input_tokens, output_tokens=usage.output_tokens,
-                        cache_read_tokens=usage.cached_read_tokens or 0,
-                        cache_creation_tokens=usage.cached_write_tokens or 0, model=self.model)
+            counted: list[Tokens] = [("", usage.input_tokens, usage.output_tokens, usage.cached_read_tokens or 0,
+                                      usage.cached_write_tokens or 0)]
+        else:  # what the agent reported under _meta (see monkey.backends.acp_client.usage)
+            counted = turn.usages or quota_usage(response.field_meta)
+        for model, given, made, read, wrote in counted:
+            yield Usage(session_id=sid, input_tokens=given, output_tokens=made, cache_read_tokens=read,
+                        cache_creation_tokens=wrote, model=model or self.model)
         stop = str(response.stop_reason)
         if turn.stopped or stop == "cancelled":
             stop = "cancelled"
@@ -219,6 +295,8 @@ class AcpBackend:
         """End the connection and stop the agent's process group."""
         conn, transport = self._conn, self._transport
         self._conn = None
+        if self.client is not None:
+            await self.client.terminals.stop_all()
         if conn is not None:
             try:
                 await conn.close()
@@ -242,6 +320,12 @@ def _earlier(request: ModelRequest) -> str:
         return ""
     text = "\n".join(lines)[-_EARLIER_LIMIT:]
     return f"The conversation so far (kept by monkey, the client):\n{text}\n\n"
+
+
+class _NoModes:
+    """What ``session/load`` answered when its answer was empty (no modes)."""
+
+    modes = None
 
 
 def _with_session(event: Event, sid: str) -> Event:

@@ -11,8 +11,8 @@
   and a journal entry, then the write, so ``monkey undo`` reverts it.
 - ``fs/read_text_file`` passes the read rules (a deny rule refuses it); a missing file is answered
   as the agent's entry says (the spec's "not found", or empty content).
-- Terminals are not offered (the agent runs its commands itself after asking); any request monkey
-  does not know gets "method not found" at once.
+- ``terminal/*`` run the agent's commands as monkey's own ``shell_execute`` calls (:mod:`.terminals`);
+  any request monkey does not know gets "method not found" at once.
 """
 
 from __future__ import annotations
@@ -23,10 +23,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
-from acp.schema import (AllowedOutcome, DeniedOutcome, ReadTextFileResponse, RequestPermissionResponse,
-                        WriteTextFileResponse)
+from acp.schema import (AllowedOutcome, CreateTerminalResponse, DeniedOutcome, KillTerminalResponse,
+                        ReadTextFileResponse, ReleaseTerminalResponse, RequestPermissionResponse,
+                        TerminalOutputResponse, WaitForTerminalExitResponse, WriteTextFileResponse)
 
 from monkey.backends.acp_client.calls import content_text, diff_text, gate_calls, tool_arguments
+from monkey.backends.acp_client.terminals import Terminals
+from monkey.backends.acp_client.usage import Tokens, meta_usage
 from monkey.backends.gate import READ_TOOLS, REFUSED_WITHOUT_GATE, GateAnswer, GateCall, ToolGate
 from monkey.events import Event, Raw, TextDelta, ThinkingDelta, ToolCallEvent, ToolResult
 from monkey.tools.base import ToolError
@@ -57,6 +60,10 @@ class Turn:
         self.finished: set[str] = set()
         self.covered: dict[str, str] = {}
         """Workspace-relative path → the id of the allowed call whose checkpoint is open for it."""
+        self.usages: list[Tokens] = []
+        """Usage the agent reported in its updates' ``_meta`` (one per model call)."""
+        self.commands: dict[str, str] = {}
+        """Command line → the id of the allowed ``execute`` request that asked for it (a terminal may run it)."""
         self.deciding: set[asyncio.Task[GateAnswer]] = set()
         self.stopped = False
         """The person asked to stop the turn (a denial with stop)."""
@@ -81,6 +88,13 @@ class AcpClient:
         self.turn: Turn | None = None
         self.late = 0
         """Updates that came while no turn ran (after a prompt's answer): not shown, counted."""
+        self.replaying = False
+        """A ``session/load`` is under way: the updates are the agent's replay of the stored session."""
+        self.replayed = 0
+        self.heard = asyncio.Event()
+        """Set by each update of a replay (monkey waits for the replay to end before the first prompt)."""
+        """Updates of a loaded session's replay: already stored as monkey's events, not stored again."""
+        self.terminals = Terminals(workspace)
         self.answers: list[str] = []
         """The option kinds (or ``cancelled``) monkey answered permission requests with, in order."""
 
@@ -120,6 +134,8 @@ class AcpClient:
             for call in calls:
                 if call.tool not in READ_TOOLS and call.arguments.get("path"):
                     turn.covered[str(call.arguments["path"])] = call.call_id
+                if call.tool == "shell_execute" and call.call_id:
+                    turn.commands[str(call.arguments.get("command", ""))] = call.call_id
         return self._answer(options, answer.allow)
 
     def _answer(self, options: list[Any], allow: bool | None) -> RequestPermissionResponse:
@@ -194,9 +210,16 @@ class AcpClient:
     async def session_update(self, session_id: str, update: Any, **_: Any) -> None:
         turn = self.turn
         if turn is None:
-            self.late += 1
+            if self.replaying:
+                self.replayed += 1
+                self.heard.set()
+            else:
+                self.late += 1
             return
         sid = turn.session_id
+        tokens = meta_usage(getattr(update, "field_meta", None))
+        if tokens is not None:
+            turn.usages.append(tokens)
         kind = getattr(update, "session_update", "")
         if kind in ("agent_message_chunk", "agent_thought_chunk"):
             text = getattr(update.content, "text", None)
@@ -233,22 +256,43 @@ class AcpClient:
             if turn.gate is not None:
                 await turn.gate.done(call_id, ok)
 
+    # -- terminals: commands through monkey's pipeline (:mod:`.terminals`) -----------------
+
+    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
+                              env: list[Any] | None = None, cwd: str | None = None,
+                              output_byte_limit: int | None = None, **_: Any) -> CreateTerminalResponse:
+        turn = self.turn
+        if turn is None:
+            raise RequestError(-32000, "monkey refused the command: no prompt of the agent's is running")
+
+        def stopped() -> None:
+            turn.stopped = True
+
+        self.proc.waiting += 1  # a person may be asked
+        try:
+            return await self.terminals.create(turn.gate, command=command, args=args, env=env, cwd=cwd,
+                                               output_byte_limit=output_byte_limit, covered=turn.commands,
+                                               stopped=stopped)
+        finally:
+            self.proc.waiting -= 1
+
+    async def terminal_output(self, session_id: str, terminal_id: str, **_: Any) -> TerminalOutputResponse:
+        return self.terminals.output(terminal_id)
+
+    async def release_terminal(self, session_id: str, terminal_id: str, **_: Any) -> ReleaseTerminalResponse:
+        return await self.terminals.release(terminal_id)
+
+    async def wait_for_terminal_exit(self, session_id: str, terminal_id: str, **_: Any) -> WaitForTerminalExitResponse:
+        self.proc.waiting += 1  # a long command is not the agent's silence
+        try:
+            return await self.terminals.wait(terminal_id)
+        finally:
+            self.proc.waiting -= 1
+
+    async def kill_terminal(self, session_id: str, terminal_id: str, **_: Any) -> KillTerminalResponse:
+        return await self.terminals.kill(terminal_id)
+
     # -- what monkey does not offer ----------------------------------------------------
-
-    async def create_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/create")
-
-    async def terminal_output(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/output")
-
-    async def release_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/release")
-
-    async def wait_for_terminal_exit(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/wait_for_exit")
-
-    async def kill_terminal(self, *args: Any, **kwargs: Any) -> Any:
-        raise RequestError.method_not_found("terminal/kill")
 
     async def create_elicitation(self, message: str, mode: Any, **kwargs: Any) -> Any:
         raise RequestError.method_not_found("elicitation/create")
