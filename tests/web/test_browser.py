@@ -264,3 +264,31 @@ async def test_undo_from_the_browser_shows_the_preview_then_undoes(
         await page.click("#checkpoint-list button.apply")
         await page.locator("#checkpoint-list .said .good", has_text="undone: a.txt").wait_for()
     assert not (workspace / "a.txt").exists()
+
+
+async def test_cancel_and_mode_from_the_browser_reach_a_task_in_another_process(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    gate, script = _gated(tmp_path)
+    proc = _task(workspace, monkey_home, script, "wait at the gate for good")
+    try:
+        async with served() as front:
+            page = await browser.new_page()
+            await page.goto(front.url)
+            await page.locator("li.session .state.running").wait_for()
+            await page.locator("li.session a.title").click()
+            await page.wait_for_selector("#transcript .tool .name:text('shell_execute')")
+            await page.wait_for_selector("#cancel-turn:not([disabled])")
+            await page.select_option("#mode-choice", "plan")
+            await page.click("#set-mode")
+            await page.locator("#control-said", has_text="done: mode set to plan from the browser").wait_for()
+            await page.wait_for_selector("#transcript .msg.note:text('mode set to plan from the browser')")
+            await page.click("#cancel-turn")
+            await page.locator("#control-said", has_text="done: cancelled from the browser").wait_for()
+            await page.wait_for_selector("#transcript .msg.note:text('turn ended: cancelled from the browser')")
+            assert await asyncio.to_thread(proc.wait, 60) == 130
+            await page.wait_for_selector("#control", state="hidden")  # ended: nothing to steer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not (workspace / "notes.txt").exists(), "the turn never went on"

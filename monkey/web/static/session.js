@@ -93,7 +93,14 @@
         break;
       }
       case "error": transcript.append(el("div", { class: "msg error", text: "error: " + (e.message || json(e)) })); break;
-      case "turn_completed": answer = null; break;
+      case "turn_completed":
+        answer = null;
+        if (e.reason === "cancelled") transcript.append(el("div", { class: "msg note", text: "turn ended: " + e.message }));
+        break;
+      case "mode_changed":
+        transcript.append(el("div", { class: "msg note", text: e.by === "web"
+          ? "mode set to " + e.mode + " from the browser" : "mode: " + e.mode }));
+        break;
       default: break;
     }
   }
@@ -191,6 +198,30 @@
     }));
   }
 
+  // Cancel and mode: a request stored for the session's own process; its outcome is read back.
+  async function steer(path, body) {
+    const said = $("control-said");
+    said.textContent = "sending...";
+    try {
+      const base = "/api/sessions/" + encodeURIComponent(id);
+      const reply = await fetch(base + path, { method: "POST", credentials: "same-origin",
+        headers: { "content-type": "application/json" }, body: JSON.stringify(body || {}) });
+      let result = await reply.json();
+      if (!reply.ok) { said.textContent = monkey.visible(result.error); return; }
+      said.textContent = "sent; waiting for the session...";
+      for (let i = 0; i < 50 && result.state === "stored"; i++) {
+        await new Promise((done) => setTimeout(done, 200));
+        result = await (await fetch(base + "/requests/" + encodeURIComponent(result.id),
+          { credentials: "same-origin" })).json();
+      }
+      said.textContent = monkey.visible(result.state === "stored" ? "not taken yet" : result.state + ": " + result.message);
+    } catch (err) {
+      said.textContent = "not sent: " + err.message;
+    }
+  }
+  $("cancel-turn").addEventListener("click", () => steer("/cancel"));
+  $("set-mode").addEventListener("click", () => steer("/mode", { mode: $("mode-choice").value }));
+
   async function info() {
     try {
       const answer = await fetch("/api/sessions/" + encodeURIComponent(id), { credentials: "same-origin" });
@@ -204,6 +235,8 @@
         el("span", { class: "when", text: when(s.updated) }),
         ...(s.parent ? [el("a", { href: "/session?id=" + encodeURIComponent(s.parent), text: "parent session" })] : []));
       approvals(s.pending || []);
+      $("control").hidden = s.state === "ended";
+      $("cancel-turn").disabled = s.state !== "running" && s.state !== "waiting";
     } catch (err) {
       status.textContent = "cannot reach monkey web (" + err.message + ")";
     }
