@@ -169,6 +169,28 @@ def spec() -> dict[str, Any]:
                                           "error": {"type": "string"}, "conflicts": {"type": "array", "items": {
                                               "type": "object", "properties": {"reason": {"type": "string"},
                                                                                "diff": {"type": "string"}}}}}}}}}}}},
+            "/api/stats": {"get": {
+                "summary": "the figures monkey stats --json prints for the same scope (every workspace unless "
+                           "session or workspace is given)",
+                "description": "From the store's summary rows (docs/metrics.md): totals, the groups of `by`, and "
+                               "tokens and cost per day. Equal to `monkey stats --json --all --by BY` (or "
+                               "`--session ID`, or `--cwd WORKSPACE`, and `--since`).",
+                "parameters": [
+                    {"name": "by", "in": "query",
+                     "schema": {"type": "string", "enum": ["day", "model", "backend", "tool", "session"]}},
+                    {"name": "session", "in": "query", "schema": {"type": "string"},
+                     "description": "a session id (or unique prefix): it and its sub-agents"},
+                    {"name": "workspace", "in": "query", "schema": {"type": "string"}},
+                    {"name": "since", "in": "query", "schema": {"type": "string"},
+                     "description": "30m, 12h, 7d, 2w, today or a date (2026-11-01)"}],
+                "responses": {"200": {"description": "the report", "content": {"application/json": {"schema": {
+                    "type": "object", "properties": {
+                        "scope": {"type": "object"}, "totals": {"type": "object"},
+                        "groups": {"type": "array", "items": {"type": "object"}},
+                        "daily": {"type": "array", "items": {"type": "object", "properties": {
+                            "day": {"type": "string"}, "tokens": {"type": "integer"},
+                            "cost_micros": {"type": "integer"}}}}}}}}},
+                    "400": _ERROR, "404": _ERROR}}},
             "/api/openapi.json": {"get": {"summary": "this description",
                                           "responses": {"200": {"description": "OpenAPI 3.1"}}}},
         },

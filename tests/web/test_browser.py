@@ -292,3 +292,68 @@ async def test_cancel_and_mode_from_the_browser_reach_a_task_in_another_process(
             proc.kill()
             proc.wait()
     assert not (workspace / "notes.txt").exists(), "the turn never went on"
+
+
+STATS_RUN = [
+    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\n"}},
+                                {"name": "file_read", "arguments": {"path": "missing.txt"}}],
+     "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012}},
+    {"text": "", "tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}],
+     "usage": {"input_tokens": 1500, "output_tokens": 40, "cost_usd": 0.0155}},
+    {"text": "wrote notes.txt", "usage": {"input_tokens": 1600, "output_tokens": 30, "cost_usd": 0.016}}]
+
+
+async def test_the_stats_page_draws_the_figures_of_the_api(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    first = _task(workspace, monkey_home, write_script(tmp_path / "a.json", STATS_RUN), "write notes")
+    assert first.wait(timeout=60) == 0, first.stderr.read() if first.stderr else ""
+    second = _task(workspace, monkey_home, write_script(tmp_path / "b.json", [
+        {"text": "nothing to do", "usage": {"input_tokens": 700, "output_tokens": 25, "cost_usd": 0.003}}],
+        model="haiku-ish"), "say hello")
+    assert second.wait(timeout=60) == 0
+    async with served() as front:
+        page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
+        await page.goto(front.url)
+        await page.click("#stats-link")
+        await page.wait_for_selector("body[data-ready]")
+        api = {by: await page.evaluate(f"fetch('/api/stats?by={by}').then(r => r.json())") for by in ("day", "model", "tool")}
+        totals = api["day"]["totals"]
+        shown = {k: await page.locator(f"[data-figure='{k}'] dd").inner_text()
+                 for k in ("sessions", "tokens in", "tokens out", "cost", "tool calls")}
+        assert shown == {"sessions": "2", "tokens in": f"{totals['tokens']['input']:,}",
+                         "tokens out": f"{totals['tokens']['output']:,}",
+                         "cost": f"${totals['cost_micros'] / 1e6:.4f}", "tool calls": str(totals["tools"]["calls"])}
+        assert totals["tokens"]["input"] == 5000 and totals["cost_micros"] == 46500
+
+        async def rows(chart: str) -> list[tuple[str, str]]:
+            found = page.locator(f"[data-chart='{chart}'] g.row")
+            labels = await found.locator("text.label").all_text_contents()
+            values = await found.locator("text.value").all_text_contents()
+            return list(zip(labels, values, strict=True))
+
+        assert await rows("tokens-per-model") == [
+            (g["key"], f"{g['tokens']['input'] + g['tokens']['output']:,}") for g in api["model"]["groups"]]
+        assert {label for label, _ in await rows("cost-per-model")} == {"scripted", "haiku-ish"}
+        assert dict(await rows("tools")) == {"file_read": "1/2 ok (50%)", "file_write": "1/1 ok (100%)"}
+        assert await rows("tokens-per-day") == [(d["day"], f"{d['tokens']:,}") for d in api["day"]["daily"]]
+        waits = dict(await rows("waits"))
+        assert waits["model: whole call p50"].endswith(" ms") and "people: answer p50" not in waits, "nobody was asked"
+        assert await page.locator(".chart svg foreignObject, .chart img, .chart script").count() == 0
+        # the day and the measured durations drawn fixed in the docs' screenshot (the page is not drawn again)
+        await page.evaluate("""() => {
+          for (const t of document.querySelectorAll('.chart text.day')) t.textContent = '2026-11-27';
+          document.querySelectorAll('[data-chart=waits] g.row').forEach((g, i) => {
+            const width = [60, 90, 120, 160, 20, 30][i % 6];
+            g.querySelector('rect').setAttribute('width', width);
+            const value = g.querySelector('text.value');
+            value.setAttribute('x', 190 + width + 6);
+            value.textContent = [40, 60, 80, 107, 13, 20][i % 6] + ' ms';
+          });
+        }""")
+        await page.screenshot(path=str(IMAGES / "web-stats.png"), animations="disabled", full_page=True)
+        # one session's figures, on its page
+        await page.goto(front.url.split("/?")[0] + "/")
+        await page.locator("li.session a.title", has_text="say hello").click()
+        await page.click(".tabs button[data-tab=figures]")
+        await page.locator("#figures-box [data-figure='tokens in'] dd", has_text="700").wait_for()
+        assert await page.locator("#figures-box [data-figure='sessions'] dd").inner_text() == "1"

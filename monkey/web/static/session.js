@@ -20,6 +20,11 @@
     button.addEventListener("click", () => {
       for (const b of document.querySelectorAll(".tabs button")) b.classList.toggle("on", b === button);
       for (const tab of document.querySelectorAll(".tab")) tab.hidden = tab.id !== button.dataset.tab;
+      if (button.dataset.tab === "figures") {
+        monkey.charts.show($("figures-box"), { session: id }).catch((err) => {
+          $("figures-box").replaceChildren(el("p", { class: "bad", text: "cannot read the figures (" + err.message + ")" }));
+        });
+      }
     });
   }
   typeFilter.addEventListener("change", () => {
