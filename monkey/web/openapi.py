@@ -108,9 +108,15 @@ def spec() -> dict[str, Any]:
                     {"name": "Last-Event-ID", "in": "header", "schema": {"type": "integer"}},
                     {"name": "after", "in": "query", "schema": {"type": "integer", "minimum": 0}},
                     {"name": "types", "in": "query", "schema": {"type": "string"},
-                     "description": "comma-separated event types to keep"}],
-                "responses": {"200": {"description": "an event stream",
-                                      "content": {"text/event-stream": {"schema": {"type": "string"}}}},
+                     "description": "comma-separated event types to keep"},
+                    {"name": "format", "in": "query", "schema": {"type": "string", "enum": ["json"]},
+                     "description": "json: the events stored so far in one answer, not a stream"}],
+                "responses": {"200": {"description": "an event stream (with format=json: the events stored so far)",
+                                      "content": {"text/event-stream": {"schema": {"type": "string"}},
+                                                  "application/json": {"schema": {"type": "object", "properties": {
+                                                      "last": {"type": "integer"},
+                                                      "events": {"type": "array", "items": {
+                                                          "type": "array", "description": "[seq, event]"}}}}}}},
                               "400": _ERROR, "404": _ERROR}}},
             "/api/sessions/{session_id}/approvals/{call_id}": {"post": {
                 "summary": "answer an approval the session waits for (the session of its approval_requested event)",

@@ -204,6 +204,7 @@ async def test_a_reconnect_replays_exactly_the_missed_events(
         finally:
             again.stop()
             await task
+        await page.click(".tabs button[data-tab=events]")  # the list is built when its tab is shown
         seqs = [int(s) for s in await page.locator("#event-list li").evaluate_all("els => els.map(e => e.dataset.seq)")]
         assert seen > 0 and seqs == list(range(1, len(seqs) + 1)), "each event once, none missed"
         import sqlite3
@@ -245,6 +246,22 @@ async def test_an_approval_denied_in_the_browser_with_a_reason_reaches_the_termi
     assert not (workspace / "a.txt").exists()
 
 
+async def _checkpoints_shot(page: Any) -> None:
+    """docs/images/web-checkpoints.png: the checkpoint's id, its session's id and its time drawn fixed (the
+    checkpoints tab is built once from the events: nothing draws it again while the picture is taken)."""
+    checkpoint = await page.get_attribute("#checkpoint-list li", "data-checkpoint")
+    sid = await page.evaluate("new URLSearchParams(location.search).get('id')")
+    await page.evaluate("""([checkpoint, sid]) => {
+      for (const pre of document.querySelectorAll('#checkpoint-list pre.preview')) {
+        pre.textContent = pre.textContent.replaceAll(checkpoint, '0193a5c0ffee1234abcd')
+          .replaceAll(sid, '0193a5c0ffee5678ef01').replace(/\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d/, '2026-11-27 04:00:00');
+      }
+      for (const name of document.querySelectorAll('#checkpoint-list .name')) name.textContent = '0193a5c0ffee';
+    }""", [checkpoint, sid])
+    assert checkpoint not in await page.locator("#checkpoint-list").inner_text()
+    await _shot(page, "web-checkpoints.png")
+
+
 async def test_undo_from_the_browser_shows_the_preview_then_undoes(
         browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
     from tests.web.test_api import ANSWER
@@ -261,6 +278,7 @@ async def test_undo_from_the_browser_shows_the_preview_then_undoes(
         preview = page.locator("#checkpoint-list pre.preview")
         await preview.wait_for()
         assert "+hi" in await preview.inner_text()
+        await _checkpoints_shot(page)
         await page.click("#checkpoint-list button.apply")
         await page.locator("#checkpoint-list .said .good", has_text="undone: a.txt").wait_for()
     assert not (workspace / "a.txt").exists()

@@ -20,6 +20,7 @@
     button.addEventListener("click", () => {
       for (const b of document.querySelectorAll(".tabs button")) b.classList.toggle("on", b === button);
       for (const tab of document.querySelectorAll(".tab")) tab.hidden = tab.id !== button.dataset.tab;
+      if (button.dataset.tab === "events") listEvents();
       if (button.dataset.tab === "figures") {
         monkey.charts.show($("figures-box"), { session: id }).catch((err) => {
           $("figures-box").replaceChildren(el("p", { class: "bad", text: "cannot read the figures (" + err.message + ")" }));
@@ -150,17 +151,13 @@
     }
   }
 
-  function eventOf(seq, e) {
-    if (!seenTypes.has(e.type)) {
-      seenTypes.add(e.type);
-      typeFilter.append(el("option", { value: e.type, text: e.type }));
-    }
+  function eventOf(seq, e, into) {
     const body = Object.assign({}, e);
     delete body.type;
     const li = el("li", { value: String(seq), "data-type": e.type, "data-seq": String(seq) },
       el("span", { class: "type", text: e.type }), el("span", { text: JSON.stringify(body) }));
     li.hidden = Boolean(typeFilter.value) && e.type !== typeFilter.value;
-    eventList.append(li);
+    into.append(li);
   }
 
   const answered = new Map();  // call id -> what the answer to it said
@@ -247,19 +244,56 @@
     }
   }
 
-  const source = new EventSource("/api/sessions/" + encodeURIComponent(id) + "/events");
-  source.onopen = () => { status.textContent = "live"; };
-  source.onerror = () => { status.textContent = "reconnecting (from event " + last + ")"; };
-  source.onmessage = (message) => {
+  function live() {  // the stream from the last event drawn on (a reconnect sends Last-Event-ID itself)
+    const source = new EventSource("/api/sessions/" + encodeURIComponent(id) + "/events?after=" + last);
+    source.onopen = () => { status.textContent = "live"; };
+    source.onerror = () => { status.textContent = "reconnecting (from event " + last + ")"; };
+    source.onmessage = received;
+  }
+  // Events are drawn in batches (a replay of thousands at once builds the page in a few layouts, not one each).
+  let batch = [];
+  // The event list is built when its tab is first shown (a long session's page is ready without it).
+  const kept = [];
+  let listed = 0;
+  function listEvents() {
+    if ($("events").hidden) return;
+    const rows = document.createDocumentFragment();
+    for (; listed < kept.length; listed++) eventOf(kept[listed][0], kept[listed][1], rows);
+    eventList.append(rows);
+  }
+  function draw() {
+    const events = batch;
+    batch = [];
+    for (const [seq, e] of events) {
+      kept.push([seq, e]);
+      if (!seenTypes.has(e.type)) {
+        seenTypes.add(e.type);
+        typeFilter.append(el("option", { value: e.type, text: e.type }));
+      }
+      transcriptOf(e);
+      checkpointOf(e);
+    }
+    listEvents();
+    document.body.dataset.last = String(last);
+  }
+  function received(message) {
     const seq = Number(message.lastEventId);  // the server replays exactly what was missed: no check here
-    last = seq;
     let e;
     try { e = JSON.parse(message.data); } catch (err) { return; }
-    eventOf(seq, e);
-    transcriptOf(e);
-    checkpointOf(e);
-    document.body.dataset.last = String(last);
-  };
+    last = seq;
+    if (!batch.length) setTimeout(draw, 0);
+    batch.push([seq, e]);
+  }
+  // What is stored already comes in one answer and is drawn at once; then the stream goes on from there.
+  fetch("/api/sessions/" + encodeURIComponent(id) + "/events?format=json", { credentials: "same-origin" })
+    .then((answer) => (answer.ok ? answer.json() : { last: 0, events: [] }))
+    .catch(() => ({ last: 0, events: [] }))
+    .then((stored) => {
+      batch = stored.events;
+      last = stored.last;
+      draw();
+      live();
+    });
   info();
   setInterval(info, 1000);
 })();
