@@ -64,7 +64,10 @@ async def follow_requests(session: Session, since: float) -> None:
             if rid in done:
                 continue
             done.add(rid)
-            ok, message = await _do(session, request)
+            try:
+                ok, message = await _do(session, request)
+            except Exception as exc:  # noqa: BLE001 - said to the browser; the session goes on taking requests
+                ok, message = False, f"failed: {type(exc).__name__}: {exc}"
             try:
                 await finish(store, sid, rid, ok, message)
             except StoreError:
