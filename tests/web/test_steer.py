@@ -191,3 +191,35 @@ async def test_a_request_outlives_a_killed_server_and_never_reaches_the_next_pro
         if child.isalive():
             child.terminate(force=True)
     assert [c["mode"] for c in _stored(monkey_home, sid, "mode_changed")] == ["accept-edits"], "plan never came"
+
+
+async def test_a_cancel_on_a_sub_agents_page_cancels_its_root_sessions_turn(
+        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "task", "arguments": {"description": "slow", "prompt": "take your time",
+                                                         "agent": "general"}}]}, {"text": "never"}],
+        agents={"general": {"turns": [{"text": " ".join(["word"] * 400), "delay": 0.5}]}})
+    proc = _task(workspace, monkey_home, script)
+    try:
+        async with served() as front, httpx.AsyncClient(base_url=base(front)) as client:
+            await client.get(front.url)
+            for _ in range(3000):
+                listed = (await client.get("/api/sessions")).json()["sessions"]
+                child = [s for s in listed if s["parent"] and s["state"] == "running"]
+                if child:
+                    break
+                await asyncio.sleep(0.02)
+            assert child, f"no sub-agent ran: {listed}"
+            root = child[0]["parent"]
+            asked = await client.post(f"/api/sessions/{child[0]['id']}/cancel", headers={"origin": base(front)})
+            assert asked.status_code == 202 and asked.json()["session"] == root, "the root's process runs it"
+            said = await _outcome(client, child[0]["id"], asked.json()["id"])
+            assert said["state"] == "done" and said["session"] == root
+            _, err = proc.communicate(timeout=60)
+            assert proc.returncode == 130, err
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    [end] = _stored(monkey_home, root, "turn_completed")
+    assert end["message"] == "cancelled from the browser"
