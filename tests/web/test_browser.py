@@ -70,8 +70,11 @@ async def _open_gate(gate: Path) -> None:
 
 
 FIXED = """
-.ws, .when, .took { font-size: 0 !important; }
+.ws, .when, .took, .tokens { font-size: 0 !important; }
 .ws::after { content: "/home/you/proj"; }
+.tokens::after { content: "512 tokens"; }
+.meta .tokens::after { font-size: 13.6px; }
+.info .tokens::after { font-size: 14.4px; }
 .when::after { content: "2026-11-27 04:00:00 UTC"; }
 .took::after { content: "0.10s"; }
 .meta .ws::after, .meta .when::after { font-size: 13.6px; }
@@ -79,7 +82,8 @@ FIXED = """
 .took::after { font-size: 14.4px; }
 #workspace { width: 16em; }
 """
-"""What depends on the run (the temporary workspace's path, clock times, durations) drawn as fixed text
+"""What depends on the run (the temporary workspace's path, clock times, durations, the scripted model's token
+counts, which count the system prompt naming that path) drawn as fixed text
 in the docs' screenshots, so they are the same on every machine (a style sheet: the live page may
 render again while the picture is taken)."""
 

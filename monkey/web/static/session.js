@@ -233,7 +233,7 @@
       $("title").textContent = monkey.visible(s.title || s.id);
       $("info").replaceChildren(state(s.state), el("span", { class: "ws", text: s.workspace }),
         el("span", { text: s.backend + (s.model ? " / " + s.model : "") }), el("span", { text: s.turns + " turns" }),
-        el("span", { text: s.tokens + " tokens" }), el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
+        el("span", { class: "tokens", text: s.tokens + " tokens" }), el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
         el("span", { class: "when", text: when(s.updated) }),
         ...(s.parent ? [el("a", { href: "/session?id=" + encodeURIComponent(s.parent), text: "parent session" })] : []));
       approvals(s.pending || []);
