@@ -449,7 +449,7 @@ class ModeChanged(Event, frozen=True, kw_only=True, tag="mode_changed"):
     mode: str
     previous: str = ""
     by: str = "user"
-    """``user`` (a command or key), ``plan`` (the person approved a plan) or ``workflow`` (a stage)."""
+    """``user`` (a command or key), ``plan`` (an approved plan), ``workflow`` (a stage) or ``web`` (monkey web)."""
 
 
 class PlanSaved(Event, frozen=True, kw_only=True, tag="plan_saved"):

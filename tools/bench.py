@@ -10,6 +10,7 @@
                                    # the upgrade of a 1,000,000-event store from before search
     python tools/bench.py acp_client  # an ACP agent's text updates/s vs the bare SDK client; a permission round trip
     python tools/bench.py stats   # monkey stats over 1,000 sessions / 1,000,000 events; storing with summary rows
+    python tools/bench.py web   # monkey web: SSE latency at 500 events/s; the loop with 20 clients; a 10,000-event page
     python tools/bench.py local_tasks --runs 10    # slow: about 100 runs of the local model
 
 Every figure is ``{"name", "value", "unit", "baseline_name", "baseline_value", "ratio",
@@ -52,6 +53,7 @@ BENCHMARKS: dict[str, tuple[str, str]] = {
     "travel": ("benchmarks.travel", "bench_travel"),
     "acp_client": ("benchmarks.acp_client", "bench_acp_client"),
     "stats": ("benchmarks.stats", "bench_stats"),
+    "web": ("benchmarks.web", "bench_web"),
 }
 TAKES_ARGS = {"local_tasks", "permissions", "telemetry"}
 """Benchmarks that take their own flags (everything bench.py does not know is passed on)."""

@@ -119,8 +119,8 @@ class Agent:
         self._task: asyncio.Task[None] | None = None
         self._queue: asyncio.Queue[Event | None] | None = None
         self._ending = 0
-        self._cancel_why = ""
-        """Why the running turn was cancelled, when not by a person (its end says so)."""
+        self._cancel_why = self._cancel_said = ""
+        """Why the running turn was cancelled when not by a person, or who cancelled it (its end says so)."""
         self._session_hooks_ran = False
         self._cleared = False
         """``/clear`` started a new conversation: the next turn runs ``SessionStart`` with source ``clear``."""
@@ -285,13 +285,13 @@ class Agent:
         queue = self._queue
         return 0 if queue is None else queue.qsize() - self._ending
 
-    def cancel(self, *, why: str = "") -> bool:
+    def cancel(self, *, why: str = "", said: str = "") -> bool:
         """Cancel the running turn; returns whether there was one. ``why``: the turn's end says it
-        (an error, not "cancelled by the user": the session store could not write, say)."""
+        (an error, not "cancelled by the user": the session store could not write, say); ``said``: the
+        turn is cancelled and its end says this instead of "cancelled by the user" (who cancelled it)."""
         if self.running:
             assert self._task is not None
-            if why and not self._cancel_why:
-                self._cancel_why = why
+            self._cancel_why, self._cancel_said = self._cancel_why or why, self._cancel_said or said
             self._task.cancel()
             return True
         return False
@@ -344,7 +344,7 @@ class Agent:
                 self._ending = 1  # the end mark below is no event
                 put(None)
 
-        self._queue, self._ending, self._cancel_why = queue, 0, ""
+        self._queue, self._ending, self._cancel_why, self._cancel_said = queue, 0, "", ""
         self._task = asyncio.create_task(body(), name=f"monkey-turn-{self.turns + 1}")
         try:
             while (event := await queue.get()) is not None:
@@ -452,7 +452,8 @@ class Agent:
             if task is not None:
                 task.uncancel()
             self._close_unanswered()
-            reason, note = ("error", self._cancel_why) if self._cancel_why else ("cancelled", "cancelled by the user")
+            said = self._cancel_said or "cancelled by the user"
+            reason, note = ("error", self._cancel_why) if self._cancel_why else ("cancelled", said)
             if (over := wall_over(self.budget)) is not None:  # the wall-clock budget's timer stopped it
                 reason, note = "budget", over.describe()
                 emit(budget_event(sid, over))

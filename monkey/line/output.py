@@ -324,7 +324,8 @@ class TextSink:
             case ev.PlanSaved():
                 self._plan(event)
             case ev.ModeChanged() if event.by != "user":  # a command's own reply says it
-                self._line(f"mode: {escape_controls(event.mode)}", "dim")
+                where = " (set from the browser)" if event.by == "web" else ""
+                self._line(f"mode: {escape_controls(event.mode)}{where}", "dim")
             case ev.StageStarted():
                 self._line(f"── {escape_controls(event.stage)} (iteration {event.iteration}) ──", "bold")
             case ev.StageCompleted():

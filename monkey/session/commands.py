@@ -40,7 +40,7 @@ if TYPE_CHECKING:
     from monkey.events import Event
 
 __all__ = ["Host", "Command", "REGISTRY", "COMMANDS", "run_command", "last_answer", "copied_note",
-           "describe_undo", "BUSY"]
+           "describe_undo", "switch_mode", "BUSY"]
 
 Run = Callable[[Host, str], Awaitable[list[Reply]]]
 
@@ -259,7 +259,7 @@ async def _hooks(host: Host, rest: str) -> list[Reply]:
 
 
 async def _mode(host: Host, rest: str) -> list[Reply]:
-    from monkey.modes import DESCRIPTIONS, MODES, ModeError, next_mode, parse_mode
+    from monkey.modes import DESCRIPTIONS, MODES
 
     policy = host.agent.policy
     name = rest.strip()
@@ -267,14 +267,26 @@ async def _mode(host: Host, rest: str) -> list[Reply]:
         lines = [f"{'*' if m == policy.mode else ' '} {m:<13}{DESCRIPTIONS[m]}" for m in MODES]
         return [Note("permission modes (* is this session's; /mode NAME or Shift+Tab switches):\n"
                      + "\n".join(lines))]
+    return [await switch_mode(host, name)]
+
+
+async def switch_mode(host: Host, name: str, *, by: str = "user") -> Note | ModeChanged:
+    """Switch the mode named ``name`` (or ``next``): ``/mode``, Shift+Tab, and ``monkey web`` (``by="web"``),
+    which never widens a session to ``auto`` it did not start in (only its own person does)."""
+    from monkey.modes import ModeError, next_mode, parse_mode
+
+    policy = host.agent.policy
     try:
         mode = next_mode(policy.mode, auto_allowed=policy.auto_allowed) if name == "next" else parse_mode(name)
     except ModeError as exc:
-        return [Note(str(exc), "warning")]
-    return [await _switch_mode(host, mode)]
+        return Note(str(exc), "warning")
+    if mode == "auto" and by != "user" and not policy.auto_allowed:
+        return Note("auto mode is switched on only at the session's own terminal (/mode auto), or started with "
+                    "--no-approval or --mode auto", "warning")
+    return await _switch_mode(host, mode, by)
 
 
-async def _switch_mode(host: Host, mode: Mode) -> ModeChanged:
+async def _switch_mode(host: Host, mode: Mode, by: str = "user") -> ModeChanged:
     """Switch the session's mode and store it (``mode_changed``: a resumed session goes on in it)."""
     from monkey.events import ModeChanged as ModeEvent
 
@@ -282,7 +294,7 @@ async def _switch_mode(host: Host, mode: Mode) -> ModeChanged:
     previous = policy.mode
     said = policy.set_mode(mode)
     if mode != previous:
-        await host.emit(ModeEvent(session_id=host.agent.session_id, mode=mode, previous=previous))
+        await host.emit(ModeEvent(session_id=host.agent.session_id, mode=mode, previous=previous, by=by))
     return ModeChanged(mode, said)
 
 

@@ -50,6 +50,11 @@ class Session:
         """Whether :meth:`close` ran (the backend and the MCP servers are closed)."""
         self._quiet = False
         """A write of the store failed in this stream: nothing more of it is shown (it was not stored)."""
+        self.interrupted: Callable[[str], None] = lambda said: tell(said, "warning")
+        """The front end's own reaction to its turn cancelled elsewhere (``monkey web``), as to its Esc or
+        Ctrl-C: the app closes its dialogs; the line says it."""
+        self._steering: Any = None
+        """The task doing what ``monkey web`` asks of the open session (see :mod:`monkey.session.steer`)."""
         self.told: Exception | None = None
         """The store's failure the person was told of (a front end need not say it again)."""
         from monkey.telemetry import watch
@@ -157,6 +162,9 @@ class Session:
             self.telemetry.problems = []
         if self.agent.mcp is not None:  # MCP servers connect in the background while the person types
             self.agent.mcp.start()
+        from monkey.session.steer import start
+
+        self._steering = start(self)  # cancel and mode asked in monkey web, from now on
         return self.handle
 
     async def end(self, *, record: bool = True) -> None:
@@ -169,6 +177,9 @@ class Session:
         agent = self.agent
         stopped = await end_processes(agent.processes, agent.checkpoints, agent.session_id, agent.turns)
         handle, self.handle = self.handle, None
+        if self._steering is not None:
+            self._steering.cancel()
+            self._steering = None
         if handle is None:
             return
         if self.agent.started and record:

@@ -15,7 +15,7 @@ import fcntl
 import os
 from pathlib import Path
 
-__all__ = ["SessionLock", "lock_folder", "session_locked", "lock_owner"]
+__all__ = ["SessionLock", "lock_folder", "locked_since", "session_locked", "lock_owner"]
 
 
 def lock_folder(database: Path) -> Path:
@@ -115,3 +115,11 @@ def lock_owner(folder: Path, session_id: str) -> int:
         return int(_path(folder, session_id).read_text().strip() or 0)
     except (OSError, ValueError):
         return 0
+
+
+def locked_since(folder: Path, session_id: str) -> float:
+    """When the owner of ``session_id`` took it (its lock file written, seconds since the epoch); 0 when unknown."""
+    try:
+        return _path(folder, session_id).stat().st_mtime
+    except OSError:
+        return 0.0

@@ -159,6 +159,7 @@ class MonkeyApp(Stopping, App[int]):
             self._live = Session(self.agent, self.switcher, show=self._show_event,
                                  tell=lambda text, level: self.transcript.add_notice(text, level),
                                  store_path=self.store_path, working=lambda: self.working)
+            self._live.interrupted = self._stopping
         return self._live
 
     @property
@@ -501,9 +502,7 @@ class MonkeyApp(Stopping, App[int]):
     def action_cancel_turn(self) -> None:
         """Cancel the running turn (the app stays)."""
         if self._agent is not None and self._agent.cancel():
-            self.queue_held = bool(self.queue)
-            self._approvals.stop_all()
-            self.transcript.add_notice("cancelling…", "warning")
+            self._stopping("cancelling…")
         elif self.queue and not self.working:
             self.transcript.add_notice(f"queue cleared: {len(self.queue)} message(s) not sent", "warning")
             self.queue.clear()
@@ -527,11 +526,15 @@ class MonkeyApp(Stopping, App[int]):
             return
         self._ctrl_c_at = now
         if self._agent is not None and self._agent.cancel():
-            self.queue_held = bool(self.queue)
-            self._approvals.stop_all()
-            self.transcript.add_notice("cancelling… (Ctrl-C again to quit)", "warning")
+            self._stopping("cancelling… (Ctrl-C again to quit)")
         else:
             self.notify("Press Ctrl-C again to quit", timeout=QUIT_WINDOW)
+
+    def _stopping(self, said: str) -> None:
+        """The turn is being cancelled (Esc, Ctrl-C, or in monkey web): its dialogs close, the queue waits."""
+        self.queue_held = bool(self.queue)
+        self._approvals.stop_all()
+        self.transcript.add_notice(said, "warning")
 
     def selected_text(self) -> str:
         """Text selected with the mouse on the screen, or in the focused text box."""

@@ -238,8 +238,10 @@ def translate(event: Event) -> list[Message]:  # noqa: PLR0912 - one dispatch, o
         case StageCompleted(stage=stage, outcome=outcome, verdict=verdict, reason=reason):
             said = f"{verdict.replace('_', ' ')}: {reason}" if verdict else outcome
             out.append(Notice(f"── {stage} ended: {said}", "info" if outcome == "completed" else "warning"))
-        case ModeChanged(mode=mode):
+        case ModeChanged(mode=mode, by=by):
             out.append(StatusChanged(mode=mode))
+            if by == "web":  # /mode's own reply says the others
+                out.append(Notice(f"mode set to {mode} from the browser"))
         case PlanSaved(outcome=outcome, mode=mode, path=path):
             plans = {"approved": f"plan approved: going on in {mode} mode", "sent_back": "plan sent back to the model",
                      "rejected": "plan rejected: still in plan mode", "recorded": "plan recorded (still in plan mode)"}

@@ -7,7 +7,8 @@
   is its sequence number; ``Last-Event-ID`` (a reconnect) or ``?after=N`` starts after that
   number, replaying exactly what was missed from the store, then the stream follows the store
   live (polled by sequence number, so sessions of other processes show as they are written).
-  ``?types=a,b`` keeps only those event types (the numbers stay the store's).
+  ``?types=a,b`` keeps only those event types (the numbers stay the store's). ``?format=json``: the
+  events stored so far, in one JSON answer (``{"last": N, "events": [[seq, event], ...]}``).
 - ``GET /api/openapi.json``: this API's description.
 """
 
@@ -117,9 +118,9 @@ def _after(request: Any) -> int | None:
 
 
 async def follow(store: SessionStore, session_id: str, after: int, types: frozenset[str],
-                 stop: asyncio.Event | None = None) -> AsyncIterator[tuple[int, str, bytes]]:
+                 stop: asyncio.Event | None = None) -> AsyncIterator[list[tuple[int, str, bytes]]]:
     """The session's events after ``after`` from the store, then live as they are stored (forever,
-    or until ``stop`` is set)."""
+    or until ``stop`` is set), in batches: what one read of the store found."""
     last = after
     ended = False
     while stop is None or not stop.is_set():
@@ -127,12 +128,12 @@ async def follow(store: SessionStore, session_id: str, after: int, types: frozen
             rows = await events_after(store, session_id, last)
         except StoreError:
             rows = []
-        for seq, kind, data in rows:
-            last = seq
-            if kind == "session_ended":
-                ended = True
-            if not types or kind in types:
-                yield seq, kind, data
+        if rows:
+            last = rows[-1][0]
+            ended = ended or any(kind == "session_ended" for _, kind, _ in rows)
+            kept = [row for row in rows if not types or row[1] in types]
+            if kept:
+                yield kept
         if not rows:
             info = None if ended else await store.get(session_id)
             ended = ended or info is None or (await live_state(store, info)).state == ENDED
@@ -152,12 +153,33 @@ async def session_events(request: Any) -> Any:
     if after is None:
         return JSONResponse({"error": "Last-Event-ID and after are event numbers"}, status_code=400)
     types = frozenset(t for t in request.query_params.get("types", "").split(",") if t)
+    if request.query_params.get("format") == "json":
+        return await _stored_now(store, info.id, after, types)
 
-    async def stream() -> AsyncIterator[dict[str, str]]:
-        async for seq, _, data in follow(store, info.id, after, types, request.app.state.stopping):
-            yield {"id": str(seq), "data": data.decode()}
+    async def stream() -> AsyncIterator[bytes]:
+        # one write per read of the store (a replay of thousands of events is a few writes, not one each);
+        # a stored event is one line of JSON, so it is one data field as it is
+        async for rows in follow(store, info.id, after, types, request.app.state.stopping):
+            yield b"".join(b"id: %d\r\ndata: %s\r\n\r\n" % (seq, data) for seq, _, data in rows)
 
     return EventSourceResponse(stream(), ping=15, headers={"cache-control": "no-store"})
+
+
+async def _stored_now(store: SessionStore, session_id: str, after: int, types: frozenset[str]) -> Any:
+    """``?format=json``: the events stored so far after ``after``, in one answer (a page draws a long
+    session's past at once, then follows the stream from ``last``): ``{"last": N, "events": [[seq, event]...]}``."""
+    from starlette.responses import Response
+
+    parts: list[bytes] = []
+    last = after
+    while True:
+        rows = await events_after(store, session_id, last)
+        if not rows:
+            break
+        last = rows[-1][0]
+        parts += [b"[%d,%s]" % (seq, data) for seq, kind, data in rows if not types or kind in types]
+    body = b'{"last":%d,"events":[%s]}' % (last, b",".join(parts))
+    return Response(body, media_type="application/json", headers={"cache-control": "no-store"})
 
 
 async def openapi(request: Any) -> Any:

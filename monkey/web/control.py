@@ -5,6 +5,12 @@
 - ``POST /api/sessions/{id}/approvals/{call_id}`` with ``{"choice": "once" | "session" | "always"
   | "deny", "reason": "..."}``: 200 ``{"by": "web", ...}`` when this answer is the one that holds;
   409 when the call was answered first elsewhere (``by`` says where) or nothing waits for it.
+- ``POST /api/sessions/{id}/cancel``: cancel the running turn; ``POST /api/sessions/{id}/mode`` with
+  ``{"mode": NAME}``: switch the permission mode. Each is a request stored for the process that runs the
+  session tree (a sub-agent's: its root's), which does it within about 100 ms through the session's own
+  paths (:mod:`monkey.session.steer`); 202 ``{"id": ...}``, or 409 when no process runs the session.
+- ``GET /api/sessions/{id}/requests/{request_id}``: what came of it (``stored``, ``done``, ``refused``,
+  or ``dropped``: the process ended before it took the request).
 """
 
 from __future__ import annotations
@@ -12,7 +18,9 @@ from __future__ import annotations
 from typing import Any
 
 from monkey.session.remote import CHOICES
-from monkey.store.control import claim
+from monkey.store.control import claim, outcome
+from monkey.store.control import request as store_request
+from monkey.store.lock import locked_since
 from monkey.store.store import SessionInfo, SessionStore
 from monkey.store.watch import live_state
 
@@ -60,7 +68,75 @@ async def answer_approval(request: Any) -> Any:
     return JSONResponse(held)
 
 
+async def _body(request: Any) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        return {}
+    return body if isinstance(body, dict) else {}
+
+
+async def _ask(request: Any, action: dict[str, Any]) -> Any:
+    """Store ``action`` for the process that runs the session's tree: 202 with the request's id."""
+    from starlette.responses import JSONResponse
+
+    store: SessionStore = request.app.state.store
+    info = await store.get(request.path_params["session_id"])
+    if info is None:
+        return JSONResponse({"error": "no such session"}, status_code=404)
+    root, running = await _root(store, info)
+    if not running:
+        return JSONResponse({"error": "no monkey process runs this session now"}, status_code=409)
+    rid = await store_request(store, root, action, "web")
+    return JSONResponse({"id": rid, "session": root, "state": "stored", **action}, status_code=202)
+
+
+async def cancel(request: Any) -> Any:
+    return await _ask(request, {"action": "cancel"})
+
+
+async def set_mode(request: Any) -> Any:
+    from starlette.responses import JSONResponse
+
+    from monkey.modes import MODES, ModeError, parse_mode
+
+    name = (await _body(request)).get("mode")
+    try:
+        mode = parse_mode(name) if isinstance(name, str) else None
+    except ModeError:
+        mode = None
+    if mode is None:
+        return JSONResponse({"error": f"send {{\"mode\": one of {', '.join(MODES)}}}"}, status_code=400)
+    return await _ask(request, {"action": "mode", "mode": mode})
+
+
+async def request_state(request: Any) -> Any:
+    """What came of a request: ``stored`` (not taken yet), ``done``, ``refused`` (with why), ``dropped``."""
+    from starlette.responses import JSONResponse
+
+    store: SessionStore = request.app.state.store
+    info = await store.get(request.path_params["session_id"])
+    if info is None:
+        return JSONResponse({"error": "no such session"}, status_code=404)
+    root, running = await _root(store, info)
+    rid = request.path_params["request_id"]
+    asked, done = await outcome(store, root, rid)
+    if asked is None:
+        return JSONResponse({"error": "no such request"}, status_code=404)
+    if done is not None:
+        state, message = ("done" if done.get("ok") else "refused"), str(done.get("message", ""))
+    elif running and asked["ts"] >= locked_since(store.locks, root):
+        state, message = "stored", "waiting for the session's process to take it"
+    else:
+        state, message = "dropped", "the process that ran the session ended before it took the request"
+    asked.pop("ts")
+    return JSONResponse({"id": rid, "session": root, "state": state, "message": message, **asked})
+
+
 def routes() -> list[Any]:
     from starlette.routing import Route
 
-    return [Route("/api/sessions/{session_id}/approvals/{call_id}", answer_approval, methods=["POST"])]
+    return [Route("/api/sessions/{session_id}/approvals/{call_id}", answer_approval, methods=["POST"]),
+            Route("/api/sessions/{session_id}/cancel", cancel, methods=["POST"]),
+            Route("/api/sessions/{session_id}/mode", set_mode, methods=["POST"]),
+            Route("/api/sessions/{session_id}/requests/{request_id}", request_state, methods=["GET"])]

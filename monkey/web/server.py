@@ -17,7 +17,7 @@ __all__ = ["STATIC", "WebFront", "WebSettings", "build_app"]
 
 STATIC = Path(__file__).with_name("static")
 """The pages, their style sheet and scripts: shipped in the package, nothing from the internet."""
-_PAGES = {"/": "sessions.html", "/session": "session.html"}
+_PAGES = {"/": "sessions.html", "/session": "session.html", "/stats": "stats.html"}
 _SECURITY_HEADERS = {
     "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
                                "frame-ancestors 'none'; form-action 'self'",
@@ -51,6 +51,7 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
     from monkey.web.api import routes
     from monkey.web.control import routes as control_routes
     from monkey.web.guard import WebGuard
+    from monkey.web.stats import routes as stats_routes
     from monkey.web.undo import routes as undo_routes
 
     def page(name: str) -> Any:
@@ -69,7 +70,7 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
             await app.state.store.close()
 
     pages = [Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()]
-    app = Starlette(routes=[*routes(), *control_routes(), *undo_routes(), *pages,
+    app = Starlette(routes=[*routes(), *control_routes(), *undo_routes(), *stats_routes(), *pages,
                             Mount("/static", StaticFiles(directory=STATIC), name="static")],
                     lifespan=lifespan)
     guard = WebGuard(_Headers(app), settings.host, settings.token)

@@ -157,3 +157,20 @@ async def test_a_session_in_another_process_shows_live_and_waiting_for_a_person(
     finally:
         child.sendeof()
         child.expect(pexpect.EOF)
+
+
+async def test_the_stored_events_in_one_json_answer(tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    sid = _task(workspace, monkey_home, tmp_path, ANSWER)
+    stored = run_monkey(["sessions", "export", sid], home=monkey_home)
+    everything = [json.loads(line) for line in stored.stdout.splitlines() if line.strip()]
+    async with asgi_client() as (client, _):
+        await login(client)
+        url = f"/api/sessions/{sid}/events"
+        whole = (await client.get(url, params={"format": "json"})).json()
+        assert whole == {"last": len(everything), "events": [[n + 1, e] for n, e in enumerate(everything)]}
+        rest = (await client.get(url, params={"format": "json", "after": "4"})).json()
+        assert [n for n, _ in rest["events"]] == list(range(5, len(everything) + 1))
+        assert (await client.get(url, params={"format": "json"}, headers={"last-event-id": "4"})).json() == rest
+        typed = (await client.get(url, params={"format": "json", "types": "tool_result"})).json()
+        assert [e["type"] for _, e in typed["events"]] == ["tool_result"] and typed["last"] == len(everything)
+        assert (await client.get(url, params={"format": "json", "after": "x"})).status_code == 400

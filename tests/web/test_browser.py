@@ -70,8 +70,11 @@ async def _open_gate(gate: Path) -> None:
 
 
 FIXED = """
-.ws, .when, .took { font-size: 0 !important; }
+.ws, .when, .took, .tokens { font-size: 0 !important; }
 .ws::after { content: "/home/you/proj"; }
+.tokens::after { content: "512 tokens"; }
+.meta .tokens::after { font-size: 13.6px; }
+.info .tokens::after { font-size: 14.4px; }
 .when::after { content: "2026-11-27 04:00:00 UTC"; }
 .took::after { content: "0.10s"; }
 .meta .ws::after, .meta .when::after { font-size: 13.6px; }
@@ -79,7 +82,8 @@ FIXED = """
 .took::after { font-size: 14.4px; }
 #workspace { width: 16em; }
 """
-"""What depends on the run (the temporary workspace's path, clock times, durations) drawn as fixed text
+"""What depends on the run (the temporary workspace's path, clock times, durations, the scripted model's token
+counts, which count the system prompt naming that path) drawn as fixed text
 in the docs' screenshots, so they are the same on every machine (a style sheet: the live page may
 render again while the picture is taken)."""
 
@@ -204,6 +208,7 @@ async def test_a_reconnect_replays_exactly_the_missed_events(
         finally:
             again.stop()
             await task
+        await page.click(".tabs button[data-tab=events]")  # the list is built when its tab is shown
         seqs = [int(s) for s in await page.locator("#event-list li").evaluate_all("els => els.map(e => e.dataset.seq)")]
         assert seen > 0 and seqs == list(range(1, len(seqs) + 1)), "each event once, none missed"
         import sqlite3
@@ -245,6 +250,22 @@ async def test_an_approval_denied_in_the_browser_with_a_reason_reaches_the_termi
     assert not (workspace / "a.txt").exists()
 
 
+async def _checkpoints_shot(page: Any) -> None:
+    """docs/images/web-checkpoints.png: the checkpoint's id, its session's id and its time drawn fixed (the
+    checkpoints tab is built once from the events: nothing draws it again while the picture is taken)."""
+    checkpoint = await page.get_attribute("#checkpoint-list li", "data-checkpoint")
+    sid = await page.evaluate("new URLSearchParams(location.search).get('id')")
+    await page.evaluate("""([checkpoint, sid]) => {
+      for (const pre of document.querySelectorAll('#checkpoint-list pre.preview')) {
+        pre.textContent = pre.textContent.replaceAll(checkpoint, '0193a5c0ffee1234abcd')
+          .replaceAll(sid, '0193a5c0ffee5678ef01').replace(/\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d/, '2026-11-27 04:00:00');
+      }
+      for (const name of document.querySelectorAll('#checkpoint-list .name')) name.textContent = '0193a5c0ffee';
+    }""", [checkpoint, sid])
+    assert checkpoint not in await page.locator("#checkpoint-list").inner_text()
+    await _shot(page, "web-checkpoints.png")
+
+
 async def test_undo_from_the_browser_shows_the_preview_then_undoes(
         browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
     from tests.web.test_api import ANSWER
@@ -261,6 +282,100 @@ async def test_undo_from_the_browser_shows_the_preview_then_undoes(
         preview = page.locator("#checkpoint-list pre.preview")
         await preview.wait_for()
         assert "+hi" in await preview.inner_text()
+        await _checkpoints_shot(page)
         await page.click("#checkpoint-list button.apply")
         await page.locator("#checkpoint-list .said .good", has_text="undone: a.txt").wait_for()
     assert not (workspace / "a.txt").exists()
+
+
+async def test_cancel_and_mode_from_the_browser_reach_a_task_in_another_process(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    gate, script = _gated(tmp_path)
+    proc = _task(workspace, monkey_home, script, "wait at the gate for good")
+    try:
+        async with served() as front:
+            page = await browser.new_page()
+            await page.goto(front.url)
+            await page.locator("li.session .state.running").wait_for()
+            await page.locator("li.session a.title").click()
+            await page.wait_for_selector("#transcript .tool .name:text('shell_execute')")
+            await page.wait_for_selector("#cancel-turn:not([disabled])")
+            await page.select_option("#mode-choice", "plan")
+            await page.click("#set-mode")
+            await page.locator("#control-said", has_text="done: mode set to plan from the browser").wait_for()
+            await page.wait_for_selector("#transcript .msg.note:text('mode set to plan from the browser')")
+            await page.click("#cancel-turn")
+            await page.locator("#control-said", has_text="done: cancelled from the browser").wait_for()
+            await page.wait_for_selector("#transcript .msg.note:text('turn ended: cancelled from the browser')")
+            assert await asyncio.to_thread(proc.wait, 60) == 130
+            await page.wait_for_selector("#control", state="hidden")  # ended: nothing to steer
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert not (workspace / "notes.txt").exists(), "the turn never went on"
+
+
+STATS_RUN = [
+    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\n"}},
+                                {"name": "file_read", "arguments": {"path": "missing.txt"}}],
+     "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012}},
+    {"text": "", "tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}],
+     "usage": {"input_tokens": 1500, "output_tokens": 40, "cost_usd": 0.0155}},
+    {"text": "wrote notes.txt", "usage": {"input_tokens": 1600, "output_tokens": 30, "cost_usd": 0.016}}]
+
+
+async def test_the_stats_page_draws_the_figures_of_the_api(
+        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    first = _task(workspace, monkey_home, write_script(tmp_path / "a.json", STATS_RUN), "write notes")
+    assert first.wait(timeout=60) == 0, first.stderr.read() if first.stderr else ""
+    second = _task(workspace, monkey_home, write_script(tmp_path / "b.json", [
+        {"text": "nothing to do", "usage": {"input_tokens": 700, "output_tokens": 25, "cost_usd": 0.003}}],
+        model="haiku-ish"), "say hello")
+    assert second.wait(timeout=60) == 0
+    async with served() as front:
+        page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
+        await page.goto(front.url)
+        await page.click("#stats-link")
+        await page.wait_for_selector("body[data-ready]")
+        api = {by: await page.evaluate(f"fetch('/api/stats?by={by}').then(r => r.json())") for by in ("day", "model", "tool")}
+        totals = api["day"]["totals"]
+        shown = {k: await page.locator(f"[data-figure='{k}'] dd").inner_text()
+                 for k in ("sessions", "tokens in", "tokens out", "cost", "tool calls")}
+        assert shown == {"sessions": "2", "tokens in": f"{totals['tokens']['input']:,}",
+                         "tokens out": f"{totals['tokens']['output']:,}",
+                         "cost": f"${totals['cost_micros'] / 1e6:.4f}", "tool calls": str(totals["tools"]["calls"])}
+        assert totals["tokens"]["input"] == 5000 and totals["cost_micros"] == 46500
+
+        async def rows(chart: str) -> list[tuple[str, str]]:
+            found = page.locator(f"[data-chart='{chart}'] g.row")
+            labels = await found.locator("text.label").all_text_contents()
+            values = await found.locator("text.value").all_text_contents()
+            return list(zip(labels, values, strict=True))
+
+        assert await rows("tokens-per-model") == [
+            (g["key"], f"{g['tokens']['input'] + g['tokens']['output']:,}") for g in api["model"]["groups"]]
+        assert {label for label, _ in await rows("cost-per-model")} == {"scripted", "haiku-ish"}
+        assert dict(await rows("tools")) == {"file_read": "1/2 ok (50%)", "file_write": "1/1 ok (100%)"}
+        assert await rows("tokens-per-day") == [(d["day"], f"{d['tokens']:,}") for d in api["day"]["daily"]]
+        waits = dict(await rows("waits"))
+        assert waits["model: whole call p50"].endswith(" ms") and "people: answer p50" not in waits, "nobody was asked"
+        assert await page.locator(".chart svg foreignObject, .chart img, .chart script").count() == 0
+        # the day and the measured durations drawn fixed in the docs' screenshot (the page is not drawn again)
+        await page.evaluate("""() => {
+          for (const t of document.querySelectorAll('.chart text.day')) t.textContent = '2026-11-27';
+          document.querySelectorAll('[data-chart=waits] g.row').forEach((g, i) => {
+            const width = [60, 90, 120, 160, 20, 30][i % 6];
+            g.querySelector('rect').setAttribute('width', width);
+            const value = g.querySelector('text.value');
+            value.setAttribute('x', 190 + width + 6);
+            value.textContent = [40, 60, 80, 107, 13, 20][i % 6] + ' ms';
+          });
+        }""")
+        await page.screenshot(path=str(IMAGES / "web-stats.png"), animations="disabled", full_page=True)
+        # one session's figures, on its page
+        await page.goto(front.url.split("/?")[0] + "/")
+        await page.locator("li.session a.title", has_text="say hello").click()
+        await page.click(".tabs button[data-tab=figures]")
+        await page.locator("#figures-box [data-figure='tokens in'] dd", has_text="700").wait_for()
+        assert await page.locator("#figures-box [data-figure='sessions'] dd").inner_text() == "1"

@@ -20,6 +20,12 @@
     button.addEventListener("click", () => {
       for (const b of document.querySelectorAll(".tabs button")) b.classList.toggle("on", b === button);
       for (const tab of document.querySelectorAll(".tab")) tab.hidden = tab.id !== button.dataset.tab;
+      if (button.dataset.tab === "events") listEvents();
+      if (button.dataset.tab === "figures") {
+        monkey.charts.show($("figures-box"), { session: id }).catch((err) => {
+          $("figures-box").replaceChildren(el("p", { class: "bad", text: "cannot read the figures (" + err.message + ")" }));
+        });
+      }
     });
   }
   typeFilter.addEventListener("change", () => {
@@ -93,7 +99,14 @@
         break;
       }
       case "error": transcript.append(el("div", { class: "msg error", text: "error: " + (e.message || json(e)) })); break;
-      case "turn_completed": answer = null; break;
+      case "turn_completed":
+        answer = null;
+        if (e.reason === "cancelled") transcript.append(el("div", { class: "msg note", text: "turn ended: " + e.message }));
+        break;
+      case "mode_changed":
+        transcript.append(el("div", { class: "msg note", text: e.by === "web"
+          ? "mode set to " + e.mode + " from the browser" : "mode: " + e.mode }));
+        break;
       default: break;
     }
   }
@@ -138,17 +151,13 @@
     }
   }
 
-  function eventOf(seq, e) {
-    if (!seenTypes.has(e.type)) {
-      seenTypes.add(e.type);
-      typeFilter.append(el("option", { value: e.type, text: e.type }));
-    }
+  function eventOf(seq, e, into) {
     const body = Object.assign({}, e);
     delete body.type;
     const li = el("li", { value: String(seq), "data-type": e.type, "data-seq": String(seq) },
       el("span", { class: "type", text: e.type }), el("span", { text: JSON.stringify(body) }));
     li.hidden = Boolean(typeFilter.value) && e.type !== typeFilter.value;
-    eventList.append(li);
+    into.append(li);
   }
 
   const answered = new Map();  // call id -> what the answer to it said
@@ -191,6 +200,30 @@
     }));
   }
 
+  // Cancel and mode: a request stored for the session's own process; its outcome is read back.
+  async function steer(path, body) {
+    const said = $("control-said");
+    said.textContent = "sending...";
+    try {
+      const base = "/api/sessions/" + encodeURIComponent(id);
+      const reply = await fetch(base + path, { method: "POST", credentials: "same-origin",
+        headers: { "content-type": "application/json" }, body: JSON.stringify(body || {}) });
+      let result = await reply.json();
+      if (!reply.ok) { said.textContent = monkey.visible(result.error); return; }
+      said.textContent = "sent; waiting for the session...";
+      for (let i = 0; i < 50 && result.state === "stored"; i++) {
+        await new Promise((done) => setTimeout(done, 200));
+        result = await (await fetch(base + "/requests/" + encodeURIComponent(result.id),
+          { credentials: "same-origin" })).json();
+      }
+      said.textContent = monkey.visible(result.state === "stored" ? "not taken yet" : result.state + ": " + result.message);
+    } catch (err) {
+      said.textContent = "not sent: " + err.message;
+    }
+  }
+  $("cancel-turn").addEventListener("click", () => steer("/cancel"));
+  $("set-mode").addEventListener("click", () => steer("/mode", { mode: $("mode-choice").value }));
+
   async function info() {
     try {
       const answer = await fetch("/api/sessions/" + encodeURIComponent(id), { credentials: "same-origin" });
@@ -200,28 +233,67 @@
       $("title").textContent = monkey.visible(s.title || s.id);
       $("info").replaceChildren(state(s.state), el("span", { class: "ws", text: s.workspace }),
         el("span", { text: s.backend + (s.model ? " / " + s.model : "") }), el("span", { text: s.turns + " turns" }),
-        el("span", { text: s.tokens + " tokens" }), el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
+        el("span", { class: "tokens", text: s.tokens + " tokens" }), el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
         el("span", { class: "when", text: when(s.updated) }),
         ...(s.parent ? [el("a", { href: "/session?id=" + encodeURIComponent(s.parent), text: "parent session" })] : []));
       approvals(s.pending || []);
+      $("control").hidden = s.state === "ended";
+      $("cancel-turn").disabled = s.state !== "running" && s.state !== "waiting";
     } catch (err) {
       status.textContent = "cannot reach monkey web (" + err.message + ")";
     }
   }
 
-  const source = new EventSource("/api/sessions/" + encodeURIComponent(id) + "/events");
-  source.onopen = () => { status.textContent = "live"; };
-  source.onerror = () => { status.textContent = "reconnecting (from event " + last + ")"; };
-  source.onmessage = (message) => {
+  function live() {  // the stream from the last event drawn on (a reconnect sends Last-Event-ID itself)
+    const source = new EventSource("/api/sessions/" + encodeURIComponent(id) + "/events?after=" + last);
+    source.onopen = () => { status.textContent = "live"; };
+    source.onerror = () => { status.textContent = "reconnecting (from event " + last + ")"; };
+    source.onmessage = received;
+  }
+  // Events are drawn in batches (a replay of thousands at once builds the page in a few layouts, not one each).
+  let batch = [];
+  // The event list is built when its tab is first shown (a long session's page is ready without it).
+  const kept = [];
+  let listed = 0;
+  function listEvents() {
+    if ($("events").hidden) return;
+    const rows = document.createDocumentFragment();
+    for (; listed < kept.length; listed++) eventOf(kept[listed][0], kept[listed][1], rows);
+    eventList.append(rows);
+  }
+  function draw() {
+    const events = batch;
+    batch = [];
+    for (const [seq, e] of events) {
+      kept.push([seq, e]);
+      if (!seenTypes.has(e.type)) {
+        seenTypes.add(e.type);
+        typeFilter.append(el("option", { value: e.type, text: e.type }));
+      }
+      transcriptOf(e);
+      checkpointOf(e);
+    }
+    listEvents();
+    document.body.dataset.last = String(last);
+  }
+  function received(message) {
     const seq = Number(message.lastEventId);  // the server replays exactly what was missed: no check here
-    last = seq;
     let e;
     try { e = JSON.parse(message.data); } catch (err) { return; }
-    eventOf(seq, e);
-    transcriptOf(e);
-    checkpointOf(e);
-    document.body.dataset.last = String(last);
-  };
+    last = seq;
+    if (!batch.length) setTimeout(draw, 0);
+    batch.push([seq, e]);
+  }
+  // What is stored already comes in one answer and is drawn at once; then the stream goes on from there.
+  fetch("/api/sessions/" + encodeURIComponent(id) + "/events?format=json", { credentials: "same-origin" })
+    .then((answer) => (answer.ok ? answer.json() : { last: 0, events: [] }))
+    .catch(() => ({ last: 0, events: [] }))
+    .then((stored) => {
+      batch = stored.events;
+      last = stored.last;
+      draw();
+      live();
+    });
   info();
   setInterval(info, 1000);
 })();

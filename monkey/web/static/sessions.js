@@ -22,7 +22,7 @@
         el("span", { class: "ws", text: s.workspace }),
         el("span", { text: s.backend + (s.model ? " / " + s.model : "") }),
         el("span", { text: s.turns + " turns" }),
-        el("span", { text: s.tokens + " tokens" }),
+        el("span", { class: "tokens", text: s.tokens + " tokens" }),
         el("span", { text: "$" + Number(s.cost_usd).toFixed(4) }),
         el("span", { class: "when", text: when(s.updated) })));
     if (s.pending && s.pending.length) {
