@@ -157,3 +157,15 @@ def test_the_sdk_reads_the_standard_variables_and_http_json_is_said_once(
     (result,) = r.logs("monkey.tool_result")  # the header's token, in an argument, is not sent back
     assert json.loads(result.attributes["tool_parameters"]) == {"path": "notes-[redacted].txt"}
     assert b"collector-t0ken-77" not in b"".join(r.received.requests)
+
+
+def test_batch_variables_the_sdk_refused_are_told_and_the_events_still_sent(
+        otel_env: Receiver, workspace: Path, monkey_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "4096")  # more than the 2048 queued at most
+    monkeypatch.setenv("OTEL_BLRP_SCHEDULE_DELAY", "soon")
+    assert run_task(workspace, monkey_home, tmp_path) == 4
+    err = capsys.readouterr().err
+    assert "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE (4096) is larger than the queue (2048)" in err
+    assert "OTEL_BLRP_SCHEDULE_DELAY='soon' is not a positive integer; using 1000" in err
+    assert len(otel_env.logs("monkey.tool_result")) == 3 and otel_env.total("monkey.session.count") == 1
