@@ -84,9 +84,10 @@ class LogBatch:
         self._lock = threading.Lock()
         self._wake = threading.Event()
         self._sending = threading.Lock()
-        self._stopped = False
+        self._stopped = not self.exporters  # OTEL_LOGS_EXPORTER=none: nothing is queued, no thread runs
         self._thread = threading.Thread(target=self._run, name="monkey-telemetry-logs", daemon=True)
-        self._thread.start()
+        if self.exporters:
+            self._thread.start()
 
     def put(self, name: str, attributes: dict[str, Any], timestamp: int) -> None:
         """Queue the event ``name`` (``timestamp`` in nanoseconds); ``attributes`` must not change after (it is

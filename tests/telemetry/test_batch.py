@@ -123,3 +123,10 @@ def test_the_resource_hashes_as_the_sdks() -> None:
     theirs = Resource(dict(ours.attributes), ours.schema_url)
     assert ours == theirs and hash(ours) == hash(theirs) and {theirs: 1}[ours] == 1
     assert ours.attributes["service.name"] == "monkey"
+
+
+def test_with_no_exporter_nothing_is_queued_and_no_thread_runs() -> None:
+    batch = LogBatch([], resource(), SCOPE, {}, [])
+    batch.put("monkey.user_prompt", {"prompt_length": 4}, 1)
+    assert not batch.queue and not batch._thread.is_alive()
+    batch.shutdown()
