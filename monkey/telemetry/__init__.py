@@ -4,9 +4,10 @@
 exporters); the standard ``OTEL_*`` variables configure it. Each :class:`~monkey.session.session.Session`
 watches the events of its one pump, after they are stored (:meth:`Watch.observe`), and a
 :class:`~monkey.telemetry.observer.Observer` turns them into the metrics and events named after
-Claude Code's (``monkey.token.usage``, ``monkey.api_request`` ...). Export runs on the SDK's
-background threads with bounded queues; a session's end waits at most :data:`SHUTDOWN_SECONDS`
-for the last export. See docs/telemetry.md.
+Claude Code's (``monkey.token.usage``, ``monkey.api_request`` ...). Export runs on background
+threads (the SDK's metric reader, the log events' batch of :mod:`monkey.telemetry.batch`) with
+bounded queues; a session's end waits at most :data:`SHUTDOWN_SECONDS` for the last export. See
+docs/telemetry.md.
 
 This module imports nothing heavy: with telemetry off nothing of ``opentelemetry`` is imported.
 """

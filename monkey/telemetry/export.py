@@ -1,17 +1,19 @@
-"""The OpenTelemetry SDK's side: a meter and a logger provider with the OTLP (or console) exporters.
+"""The OpenTelemetry SDK's side: a meter provider and the log events' batch, with the OTLP (or console) exporters.
 
 One export per process, shared by its sessions (:func:`acquire`, :func:`release`): the last session
 to end shuts it down, waiting :data:`~monkey.telemetry.SHUTDOWN_SECONDS` at most. The SDK reads
 what it reads itself (``OTEL_EXPORTER_OTLP_ENDPOINT``, ``_HEADERS``, ``_TIMEOUT``, ``_COMPRESSION``,
-``OTEL_METRIC_EXPORT_INTERVAL``, ``OTEL_BLRP_*``, ``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_SERVICE_NAME``);
-this module reads the protocol (``OTEL_EXPORTER_OTLP_PROTOCOL`` and the per-signal ones) and which
-exporters (``OTEL_METRICS_EXPORTER``, ``OTEL_LOGS_EXPORTER``: ``otlp``, ``console``, ``none``).
+``OTEL_METRIC_EXPORT_INTERVAL``, ``OTEL_RESOURCE_ATTRIBUTES``, ``OTEL_SERVICE_NAME``, the attribute
+limits); this module reads the protocol (``OTEL_EXPORTER_OTLP_PROTOCOL`` and the per-signal ones),
+which exporters (``OTEL_METRICS_EXPORTER``, ``OTEL_LOGS_EXPORTER``: ``otlp``, ``console``, ``none``)
+and, in :mod:`monkey.telemetry.batch`, the ``OTEL_BLRP_*`` variables.
 
 Metrics are summed in memory (observable counters read at each export) and sent by the periodic
-reader's thread; log events wait in the batch processor's bounded queue
-(``OTEL_BLRP_MAX_QUEUE_SIZE``, 2048 by default: the oldest are dropped when a collector cannot keep
-up) and are sent by its thread. Nothing here runs an export on the caller's thread, and the SDK's own
-exit handlers (30 s each) are replaced by :func:`release`'s bounded wait.
+reader's thread; log events wait in a bounded queue (``OTEL_BLRP_MAX_QUEUE_SIZE``, 2048 by default:
+the oldest are dropped when a collector cannot keep up) and are built into the SDK's records and sent
+by the batch's thread (:class:`~monkey.telemetry.batch.LogBatch`). Nothing here runs an export on the
+caller's thread, and the SDK's own exit handlers (30 s each) are replaced by :func:`release`'s bounded
+wait.
 """
 
 from __future__ import annotations
@@ -25,21 +27,18 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
-from opentelemetry._logs import SeverityNumber
 from opentelemetry.metrics import Observation
-from opentelemetry.sdk._logs import LoggerProvider
-from opentelemetry.sdk._logs.export import (
-    BatchLogRecordProcessor,
-    ConsoleLogRecordExporter,
-)
+from opentelemetry.sdk._logs.export import ConsoleLogRecordExporter
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import (
     ConsoleMetricExporter,
     PeriodicExportingMetricReader,
 )
 from opentelemetry.sdk.resources import Resource
+from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 
 import monkey
+from monkey.telemetry.batch import LogBatch
 
 __all__ = ["COUNTERS", "Exporting", "acquire", "release"]
 
@@ -134,28 +133,45 @@ def _log_exporter(kind: str, env: Mapping[str, str], problems: list[str]) -> Any
     return HttpLogExporter()
 
 
+class _Resource(Resource):
+    """A resource whose hash is computed once: the SDK's is a JSON dump of its attributes, and the log
+    encoder hashes the resource of every record it sends."""
+
+    def __init__(self, resource: Resource) -> None:
+        super().__init__(dict(resource.attributes), resource.schema_url)
+        self._hash = super().__hash__()
+
+    def __hash__(self) -> int:
+        return self._hash
+
+
+def resource() -> Resource:
+    """The process's resource: ``OTEL_RESOURCE_ATTRIBUTES`` and ``OTEL_SERVICE_NAME`` as the SDK reads them,
+    ``service.version``, and ``service.name`` ``monkey`` unless one is given."""
+    found = Resource.create({"service.version": monkey.__version__})
+    if str(found.attributes.get("service.name", "")).startswith("unknown_service"):
+        found = found.merge(Resource({"service.name": "monkey"}))
+    return _Resource(found)
+
+
 class Exporting:
-    """The providers, the counters and the logger of one process."""
+    """The meter provider, the counters and the log events' batch of one process."""
 
     def __init__(self, env: Mapping[str, str], problems: list[str]) -> None:
         _quiet_sdk()
-        resource = Resource.create({"service.version": monkey.__version__})
-        if str(resource.attributes.get("service.name", "")).startswith("unknown_service"):
-            resource = resource.merge(Resource({"service.name": "monkey"}))
+        where = resource()
         readers = [PeriodicExportingMetricReader(exporter) for kind in _kinds(env, "metrics", problems)
                    if (exporter := _metric_exporter(kind, env, problems)) is not None]
-        self.meters = MeterProvider(resource=resource, metric_readers=readers, shutdown_on_exit=False)
-        self.loggers = LoggerProvider(resource=resource, shutdown_on_exit=False)
-        for kind in _kinds(env, "logs", problems):
-            if (exporter := _log_exporter(kind, env, problems)) is not None:
-                self.loggers.add_log_record_processor(BatchLogRecordProcessor(exporter))
+        self.meters = MeterProvider(resource=where, metric_readers=readers, shutdown_on_exit=False)
+        exporters = [exporter for kind in _kinds(env, "logs", problems)
+                     if (exporter := _log_exporter(kind, env, problems)) is not None]
+        self.logs = LogBatch(exporters, where, InstrumentationScope("monkey", monkey.__version__), env, problems)
         meter = self.meters.get_meter("monkey", monkey.__version__)
         self._sums: dict[str, dict[tuple[Any, ...], list[Any]]] = {name: {} for name in COUNTERS}
         self._sums_lock = threading.Lock()
         for name, (unit, text) in COUNTERS.items():
             meter.create_observable_counter(name, callbacks=[functools.partial(self._observe, name)], unit=unit,
                                             description=text)
-        self.logger = self.loggers.get_logger("monkey", monkey.__version__)
 
     def add(self, name: str, value: float, attributes: dict[str, Any]) -> None:
         """Add ``value`` to the counter ``name``: a sum kept here, which the reader's thread reads when it
@@ -173,14 +189,15 @@ class Exporting:
             return [Observation(total, attributes) for total, attributes in self._sums[name].values()]
 
     def log(self, name: str, attributes: dict[str, Any], ts: float) -> None:
-        """Queue the log event ``name`` (the batch processor's thread exports it)."""
-        self.logger.emit(event_name=name, body=name, attributes={"event.name": name, **attributes},
-                         timestamp=int(ts * 1e9), severity_number=SeverityNumber.INFO, severity_text="INFO")
+        """Queue the log event ``name`` (the batch's thread builds the record and exports it); ``attributes``
+        must not change after."""
+        self.logs.put(name, attributes, int(ts * 1e9))
 
     def shutdown(self) -> None:
-        """Flush and stop both providers (blocking; see :func:`release` for the bounded wait)."""
+        """Flush and stop the log events and the meter provider (blocking; see :func:`release` for the bounded
+        wait)."""
         try:
-            self.loggers.shutdown()
+            self.logs.shutdown()
         finally:
             self.meters.shutdown()
 

@@ -75,6 +75,8 @@ class Observer:
         self._turn_started: dict[str, float] = {}
         self._waited = 0.0
         self._arguments: dict[str, dict[str, Any]] = {}
+        self._cleaned: dict[str, str] = {}
+        """Model names as redacted (a usage event each model call, a handful of names in a session)."""
         self._handlers: dict[str, Callable[[Any], None]] = {
             "session_started": self._session_started, "subagent_started": self._subagent_started,
             "backend_changed": self._backend_changed, "turn_started": self._turn_start,
@@ -101,7 +103,13 @@ class Observer:
         return found
 
     def _model(self, sid: str, model: str = "") -> str:
-        return self._clean(model or self._models.get(sid, ""))
+        model = model or self._models.get(sid, "")
+        cleaned = self._cleaned.get(model)
+        if cleaned is None:
+            if len(self._cleaned) >= 256:  # names that keep changing: the cache stays small
+                self._cleaned.clear()
+            cleaned = self._cleaned[model] = self._clean(model)
+        return cleaned
 
     def _arguments_text(self, arguments: dict[str, Any]) -> str:
         def clean(value: Any, key: str = "") -> Any:

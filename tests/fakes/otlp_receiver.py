@@ -71,6 +71,8 @@ class Receiver:
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"  # connections kept open between exports, as a collector keeps them
+
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
@@ -100,6 +102,7 @@ class Receiver:
                     answer = ExportLogsServiceResponse().SerializeToString()
                 else:
                     self.send_response(404)
+                    self.send_header("Content-Length", "0")
                     self.end_headers()
                     return
                 with receiver.lock:

@@ -157,3 +157,32 @@ def test_the_sdk_reads_the_standard_variables_and_http_json_is_said_once(
     (result,) = r.logs("monkey.tool_result")  # the header's token, in an argument, is not sent back
     assert json.loads(result.attributes["tool_parameters"]) == {"path": "notes-[redacted].txt"}
     assert b"collector-t0ken-77" not in b"".join(r.received.requests)
+
+
+def test_batch_variables_the_sdk_refused_are_told_and_the_events_still_sent(
+        otel_env: Receiver, workspace: Path, monkey_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setenv("OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", "4096")  # more than the 2048 queued at most
+    monkeypatch.setenv("OTEL_BLRP_SCHEDULE_DELAY", "soon")
+    assert run_task(workspace, monkey_home, tmp_path) == 4
+    err = capsys.readouterr().err
+    assert "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE (4096) is larger than the queue (2048)" in err
+    assert "OTEL_BLRP_SCHEDULE_DELAY='soon' is not a positive integer; using 1000" in err
+    assert len(otel_env.logs("monkey.tool_result")) == 3 and otel_env.total("monkey.session.count") == 1
+
+
+def test_the_receiver_keeps_a_connection_open_between_exports_as_a_collector_does() -> None:
+    import http.client
+
+    from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsServiceRequest
+
+    with Receiver() as receiver:
+        conn = http.client.HTTPConnection(receiver.endpoint.removeprefix("http://"), timeout=30)
+        for path, status in (("/v1/logs", 200), ("/v1/traces", 404), ("/v1/logs", 200)):
+            conn.request("POST", path, ExportLogsServiceRequest().SerializeToString(),
+                         {"Content-Type": "application/x-protobuf"})
+            answer = conn.getresponse()
+            answer.read()
+            assert answer.status == status and not answer.will_close, path
+        conn.close()
+    assert len(receiver.received.requests) == 2

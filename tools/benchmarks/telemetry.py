@@ -69,7 +69,7 @@ async def _rounds(workspace: Path, script: Path, rounds: int, iterations: int) -
         for _ in range(TURNS):
             await session.send("read the files")
         if session is on:  # what this round queued is sent now, on this round's clock
-            await asyncio.to_thread(exporting.loggers.force_flush)
+            await asyncio.to_thread(exporting.logs.force_flush)
             await asyncio.to_thread(exporting.meters.force_flush)
         return time.process_time() - start
 
