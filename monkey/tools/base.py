@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from monkey.tools.sandbox import Sandbox
 
 __all__ = [
+    "Edit",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -90,6 +91,15 @@ class ToolContext:
     runs its argv, or its text through a shell, and never reads the command again."""
 
 
+@dataclass(frozen=True)
+class Edit:
+    """One file a call changed: its bytes before and after (None: absent), for what is checked after it."""
+
+    rel: str
+    before: bytes | None
+    after: bytes | None
+
+
 @dataclass
 class ToolOutcome:
     """The result of a tool run: ``output`` goes to the model, the rest to people."""
@@ -101,6 +111,8 @@ class ToolOutcome:
     """Why a person stopped the work this call did (a sub-agent's turn): the calling turn stops too."""
     images: list[ToolImage] = field(default_factory=list)
     """Images for the model besides ``output`` (an MCP tool's image blocks)."""
+    edits: list[Edit] = field(default_factory=list)
+    """The files the call wrote, before and after (the call pipeline asks their language server about them)."""
 
 
 @cache
