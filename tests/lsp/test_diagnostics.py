@@ -20,6 +20,7 @@ from monkey.permissions.requests import HeadlessApprover
 from monkey.session.session import Session
 from monkey.session.setup import SessionRequest, build_agent
 from tests.support.cli import write_script
+from tests.support.mcp import NPM_BIN
 from tests.support.script import call_turn
 
 needs_ruff = pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff (the dev and lsp extras) is not installed")
@@ -53,6 +54,7 @@ def _config(home: Path, text: str) -> None:
     (home / "config.toml").write_text(text)
 
 
+@pytest.mark.external
 @needs_ruff
 async def test_new_problems_reach_the_next_model_call_and_old_ones_are_not_repeated(
         workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
@@ -89,6 +91,71 @@ async def test_new_problems_reach_the_next_model_call_and_old_ones_are_not_repea
     assert not children.alive(*pids[0]), "the language server is stopped with the session"
 
 
+JSON_SERVER = NPM_BIN / "vscode-json-language-server"
+
+
+@pytest.mark.external
+@pytest.mark.skipif(not JSON_SERVER.exists(), reason="npm install --prefix tests/npm installs the JSON language server")
+async def test_a_second_language_json_from_npm(workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
+    _config(monkey_home, f"[lsp.json]\ncommand = ['{JSON_SERVER}', '--stdio']\nextensions = ['.json']\n"
+                         f"timeout = {GENEROUS}\n")
+    (workspace / "data.json").write_text('{"a": 1}\n')
+    session = _session(workspace, tmp_path, [
+        call_turn("file_edit", path="data.json", old_string='"a": 1', new_string='"a": 1,, "b" 2'),
+        call_turn("file_edit", path="data.json", old_string='"a": 1,, "b" 2', new_string='"a": 1, "b": 2'),
+    ], [])
+    await _run(session)
+    broke, fixed = _tool_messages(session)
+    assert "data.json:1:9: error: Property expected" in broke.content
+    assert "data.json:1:15: error: Colon expected" in broke.content
+    assert "New problems" not in fixed.content
+    assert (workspace / "data.json").read_text() == '{"a": 1, "b": 2}\n'
+
+
+PUSHING = """
+from lsprotocol import types as lsp
+from pygls.lsp.server import LanguageServer
+
+server = LanguageServer("pushing", "1")  # no diagnosticProvider: it publishes, as many servers do
+
+
+def publish(ls, uri, version, text):
+    found = [lsp.Diagnostic(range=lsp.Range(start=lsp.Position(line=n, character=0), end=lsp.Position(line=n, character=4)),
+                            message="TODO left in", severity=lsp.DiagnosticSeverity.Warning, code="todo")
+             for n, line in enumerate(text.splitlines()) if "TODO" in line]
+    ls.text_document_publish_diagnostics(lsp.PublishDiagnosticsParams(uri=uri, version=version, diagnostics=found))
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_OPEN)
+def opened(ls, params):
+    publish(ls, params.text_document.uri, params.text_document.version, params.text_document.text)
+
+
+@server.feature(lsp.TEXT_DOCUMENT_DID_CHANGE)
+def changed(ls, params):
+    publish(ls, params.text_document.uri, params.text_document.version, params.content_changes[-1].text)
+
+
+server.start_io()
+"""
+
+
+@pytest.mark.subprocess
+async def test_a_server_that_publishes_its_diagnostics(workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
+    """A server built with pygls's server side that pushes ``publishDiagnostics``: the one for the new text counts,
+    and a second TODO is new even though one was there before (counted, not only compared)."""
+    command = _script_server(tmp_path, "pushing", PUSHING)
+    _config(monkey_home, f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = {GENEROUS}\n")
+    (workspace / "notes.txt").write_text("TODO: one\n")
+    session = _session(workspace, tmp_path, [call_turn("file_write", path="notes.txt", content="TODO: one\nTODO: two\n")],
+                       [])
+    await _run(session)
+    (result,) = _tool_messages(session)
+    assert result.content.endswith("New problems the notes language server reports after this change:\n"
+                                   "notes.txt:2:1: warning: TODO left in [todo]")
+    assert result.content.count("TODO left in") == 1
+
+
 def _script_server(tmp_path: Path, name: str, body: str) -> list[str]:
     path = tmp_path / f"{name}.py"
     path.write_text(body)
@@ -99,6 +166,7 @@ def _toml_list(items: list[str]) -> str:
     return "[" + ", ".join(f"'{item}'" for item in items) + "]"
 
 
+@pytest.mark.subprocess
 async def test_a_server_that_never_answers_is_skipped_with_a_note_and_the_edit_is_done(
         workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
     command = _script_server(tmp_path, "hang", "import sys\nsys.stdin.buffer.read()\n")  # reads, never answers
@@ -118,6 +186,7 @@ async def test_a_server_that_never_answers_is_skipped_with_a_note_and_the_edit_i
     assert subprocess.run(["pgrep", "-f", command[1]], capture_output=True).stdout == b"", "the hung server is stopped"
 
 
+@pytest.mark.subprocess
 async def test_a_server_that_crashes_is_skipped_with_a_note(workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
     command = _script_server(tmp_path, "crash", "import sys\nsys.stdin.buffer.read(20)\nsys.exit(3)\n")
     _config(monkey_home, f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = {GENEROUS}\n")
@@ -128,6 +197,7 @@ async def test_a_server_that_crashes_is_skipped_with_a_note(workspace: Path, tmp
     assert (workspace / "a.txt").read_text() == "one\n"
 
 
+@pytest.mark.subprocess
 async def test_a_configured_program_that_is_missing_is_said(workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
     _config(monkey_home, "[lsp.notes]\ncommand = ['no-such-language-server-here']\nextensions = ['.txt']\n")
     session = _session(workspace, tmp_path, [call_turn("file_write", path="a.txt", content="one\n")], [])
@@ -157,6 +227,7 @@ def test_a_bad_table_is_refused(workspace: Path) -> None:
             servers({"mine": table})
 
 
+@pytest.mark.subprocess
 @pytest.mark.parametrize("trusted", [False, True])
 async def test_a_projects_server_runs_only_in_a_trusted_folder(workspace: Path, tmp_path: Path, monkey_home: Path,
                                                                trusted: bool) -> None:
@@ -174,6 +245,7 @@ async def test_a_projects_server_runs_only_in_a_trusted_folder(workspace: Path, 
     assert ("diagnostics" in result.content) is trusted  # trusted: it ran and exited at once, which is said
 
 
+@pytest.mark.subprocess
 def test_version_and_a_session_without_a_server_do_not_import_pygls(workspace: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [call_turn("file_write", path="a.txt", content="x"), {"text": "ok"}])
     code = (
