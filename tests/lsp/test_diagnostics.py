@@ -6,9 +6,12 @@ the server's process is gone once the session ends."""
 
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +22,9 @@ from monkey.messages import Message
 from monkey.permissions.requests import HeadlessApprover
 from monkey.session.session import Session
 from monkey.session.setup import SessionRequest, build_agent
-from tests.support.cli import write_script
+from tests.support.cli import monkey_env, write_script
 from tests.support.mcp import NPM_BIN
+from tests.support.procs import pids_running
 from tests.support.script import call_turn
 
 needs_ruff = pytest.mark.skipif(shutil.which("ruff") is None, reason="ruff (the dev and lsp extras) is not installed")
@@ -267,3 +271,37 @@ def test_version_and_a_session_without_a_server_do_not_import_pygls(workspace: P
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert (workspace / "a.txt").read_text() == "x"
+
+
+@pytest.mark.subprocess
+def test_the_server_dies_with_monkey_even_by_kill_9(workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
+    """monkey runs as a real process: its language server (started by the first edit) is gone once monkey is
+    killed with SIGKILL, with no chance to close anything (the parent-death signal, the guardian)."""
+    command = _script_server(tmp_path, "pushing", PUSHING)
+    _config(monkey_home, f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = {GENEROUS}\n")
+    script = write_script(tmp_path / "script.json", [call_turn("file_write", path="a.txt", content="TODO\n"),
+                                                     {"text": "never said", "delay": 3600}])  # waits until killed
+    monkey = subprocess.Popen(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--task", "go",
+         "--cwd", str(workspace), "--no-approval", "--output-format", "stream-json"],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=monkey_env(monkey_home))
+    try:
+        assert monkey.stdout is not None
+        for line in monkey.stdout:  # until the write's result (its diagnostics asked) is out
+            if b'"tool_result"' in line:
+                assert b"TODO left in" in line
+                break
+        running = pids_running(command[1])
+        assert running, "the server runs, kept for the next edit"
+        monkey.kill()
+        monkey.wait()
+        end = time.monotonic() + 60
+        while pids_running(command[1]):
+            assert time.monotonic() < end, "the language server outlived a kill -9 of monkey"
+            time.sleep(0.05)
+    finally:
+        if monkey.poll() is None:
+            monkey.kill()
+            monkey.wait()
+        for pid in pids_running(command[1]):
+            os.kill(pid, signal.SIGKILL)
