@@ -187,7 +187,7 @@ async def test_a_server_that_never_answers_is_skipped_with_a_note_and_the_edit_i
     assert (workspace / "a.txt").read_text() == "one\n" and (workspace / "b.txt").read_text() == "two\n"
     notes = [e.note for e in shown if e.type == "diagnostics_reported"]
     assert len(notes) == 1 and "notes language server" in notes[0]
-    assert subprocess.run(["pgrep", "-f", command[1]], capture_output=True).stdout == b"", "the hung server is stopped"
+    assert pids_running(command[1]) == [], "the hung server is stopped"
 
 
 @pytest.mark.subprocess
@@ -246,6 +246,9 @@ async def test_a_projects_server_runs_only_in_a_trusted_folder(workspace: Path, 
     await _run(session)
     (result,) = _tool_messages(session)
     assert ran.exists() is trusted, "the project's program runs only where the person trusts the folder"
+    from monkey.config import load_config
+
+    assert ("lsp.notes" in load_config(workspace).untrusted) is not trusted  # named among what the folder holds
     assert ("diagnostics" in result.content) is trusted  # trusted: it ran and exited at once, which is said
 
 
