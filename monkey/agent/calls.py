@@ -387,7 +387,8 @@ class CallPipeline:
                 continue
             emit(DiagnosticsReported(session_id=self.session_id, call_id=call.id, path=edit.rel, server=found.server,
                                      diagnostics=found.diagnostics, note=found.note))
-            output += "\n\n" + render(edit.rel, found)
+            if text := render(edit.rel, found):
+                output += "\n\n" + text
         return output
 
     def nested_instructions(self, call: ToolCallSpec, args: object, output: str, emit: Emit) -> str:

@@ -5,7 +5,8 @@ its files and kept until :meth:`Diagnostics.aclose` (the session's end). For eac
 is shown the file as it was, then as it is, and only the errors and warnings the edit added are
 reported (counted by severity, code and message, so the ones the edit only moved are not). A
 server that cannot start, exits, or does not answer within its ``timeout`` is skipped with a note
-and not asked again this session: the edit itself is done already and never waits longer.
+(in the result for a configured server; for a built-in one only in the event) and not asked again
+this session: the edit itself is done already and never waits longer.
 """
 
 from __future__ import annotations
@@ -37,12 +38,15 @@ class Found:
     server: str
     diagnostics: list[Diagnostic] = field(default_factory=list)
     note: str = ""
+    quiet: bool = False
+    """The note is for front ends only: a built-in server nobody configured is best effort, and the model
+    is not told about it (a configured server's note is in the result)."""
 
 
 def render(rel: str, found: Found) -> str:
     """The lines the model reads: ``path:line:col: severity: message [code]``, capped, or the note."""
     if found.note:
-        return f"[diagnostics: {found.note}]"
+        return "" if found.quiet else f"[diagnostics: {found.note}]"
     if not found.diagnostics:
         return ""
     lines = [f"{rel}:{d.line}:{d.column}: {d.severity}: {d.message}" + (f" [{d.code}]" if d.code else "")
@@ -116,7 +120,7 @@ class Diagnostics:
         conn = self.running.pop(spec.name, None)
         if conn is not None:
             await conn.stop(0.5, polite=False)
-        return Found(spec.name, note=note)
+        return Found(spec.name, note=note, quiet=spec.builtin)
 
     async def _ask(self, spec: ServerSpec, rel: str, before: bytes | None, after: bytes) -> Found:
         conn = self.running.get(spec.name)

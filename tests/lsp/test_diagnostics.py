@@ -308,3 +308,24 @@ def test_the_server_dies_with_monkey_even_by_kill_9(workspace: Path, tmp_path: P
             monkey.wait()
         for pid in pids_running(command[1]):
             os.kill(pid, signal.SIGKILL)
+
+
+@pytest.mark.subprocess
+async def test_a_built_in_that_hangs_is_skipped_without_telling_the_model(
+        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Nobody configured the built-in ``ruff server``: when it fails, the front ends get the note (the event),
+    the model's result stays as it would be without it."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "ruff"  # a `ruff` that reads its input and never answers
+    fake.write_text(f"#!{sys.executable}\nimport sys\nsys.stdin.buffer.read()\n")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    shown: list[Any] = []
+    session = _session(workspace, tmp_path, [call_turn("file_write", path="a.py", content="import os\n")], shown)
+    await _run(session)
+    (result,) = _tool_messages(session)
+    assert result.content == "created a.py (1 line, 10 bytes)"
+    (event,) = [e for e in shown if e.type == "diagnostics_reported"]
+    assert event.server == "python" and "did not answer within 2 s" in event.note
+    assert pids_running(str(fake)) == []
