@@ -12,6 +12,7 @@ this session: the edit itself is done already and never waits longer.
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -90,6 +91,8 @@ class Diagnostics:
         self.off: set[str] = set()
         """Servers skipped for the rest of the session (their note was said)."""
         self.lock = asyncio.Lock()
+        self.stopping: set[asyncio.Task[None]] = set()
+        """Servers being stopped after they were skipped (the session's end waits for them)."""
 
     def server_for(self, rel: str) -> ServerSpec | None:
         """The server that checks ``rel``, if any is configured (or built in and installed)."""
@@ -102,6 +105,8 @@ class Diagnostics:
         if spec is None or after is None or spec.name in self.off:
             return None
         async with self.lock:  # one edit at a time per session: a server sees one document's story at once
+            if spec.name not in self.running:  # the client library, loaded once, off the event loop and outside
+                await asyncio.to_thread(importlib.import_module, "monkey.lsp.client")  # the server's bound
             try:
                 return await asyncio.wait_for(self._ask(spec, rel, before, after), spec.timeout)
             except TimeoutError:
@@ -118,8 +123,10 @@ class Diagnostics:
     async def _skip(self, spec: ServerSpec, note: str) -> Found:
         self.off.add(spec.name)
         conn = self.running.pop(spec.name, None)
-        if conn is not None:
-            await conn.stop(0.5, polite=False)
+        if conn is not None:  # stopped beside the session, so the edit's result does not wait for it
+            task = asyncio.create_task(conn.stop(0.5, polite=False))
+            self.stopping.add(task)
+            task.add_done_callback(self.stopping.discard)
         return Found(spec.name, note=note, quiet=spec.builtin)
 
     async def _ask(self, spec: ServerSpec, rel: str, before: bytes | None, after: bytes) -> Found:
@@ -148,7 +155,7 @@ class Diagnostics:
     async def aclose(self) -> None:
         """Stop every server (the session ends)."""
         running, self.running = self.running, {}
-        await asyncio.gather(*(conn.stop() for conn in running.values()), return_exceptions=True)
+        await asyncio.gather(*(conn.stop() for conn in running.values()), *self.stopping, return_exceptions=True)
 
 
 def _text(data: bytes) -> str:
