@@ -356,6 +356,9 @@ class Config(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """``[acp_agents.NAME]``: ACP agents for ``--backend acp:NAME`` (``command``, ``args``, ``env``, ``mode``...);
     checked by :mod:`monkey.backends.acp_client.agents`."""
     """``[agents.NAME]``: aliases of agent plugins (``extends``, ``env``...); see :mod:`monkey.backends.plugin.discovery`."""
+    lsp: dict[str, Any] = {}
+    """``[lsp.NAME]``: language servers asked after file edits (``command``, ``extensions``, ``language``, ``timeout``,
+    ``enabled``); checked by :mod:`monkey.lsp.servers`. A project's only in a trusted folder (it names a program)."""
     notices: list[str] = []
     """Things worth telling the user about how the config was read."""
     untrusted: list[str] = []

@@ -9,7 +9,8 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["ConversationCleared", "EndReason", "Event", "Handoff", "InstructionRef", "ToolCallSpec", "ToolImage"]
+__all__ = ["ConversationCleared", "Diagnostic", "DiagnosticsReported", "EndReason", "Event", "Handoff", "InstructionRef",
+           "ToolCallSpec", "ToolImage"]
 
 EndReason = Literal["completed", "max_iterations", "cancelled", "error", "denied", "budget"]
 """Why a turn or a session ended."""
@@ -88,3 +89,33 @@ class ConversationCleared(Event, frozen=True, kw_only=True, tag="conversation_cl
 
     messages: int = 0
     """How many messages the model would have been sent that the clear took away."""
+
+
+class Diagnostic(msgspec.Struct, frozen=True, kw_only=True):
+    """One error or warning a language server reported (see :mod:`monkey.lsp`)."""
+
+    line: int
+    """1-based."""
+    column: int
+    """1-based."""
+    severity: Literal["error", "warning"]
+    message: str
+    code: str = ""
+    """The rule or error code (``F401``), if the server gave one."""
+    source: str = ""
+    """The tool that found it (``Ruff``), if the server said."""
+
+
+class DiagnosticsReported(Event, frozen=True, kw_only=True, tag="diagnostics_reported"):
+    """After a ``file_write`` or ``file_edit``: what the file's language server newly reports (the
+    model reads the same, added to the call's result), or why it said nothing (``note``)."""
+
+    call_id: str
+    path: str
+    """The file, relative to the workspace."""
+    server: str
+    """The ``[lsp.NAME]`` that checked it."""
+    diagnostics: list[Diagnostic] = []
+    """The errors and warnings the change added (those it only moved are not repeated)."""
+    note: str = ""
+    """Why the server was skipped (it did not start, exited, or did not answer in time)."""

@@ -49,7 +49,7 @@ __all__ = [
     "ContextUsage",
     "ContextCompacted",
     "ContextEdited",
-    "ConversationCleared",
+    "ConversationCleared", "Diagnostic", "DiagnosticsReported",
     "AgentSession",
     "BackendChanged",
     "BudgetReached",
@@ -73,8 +73,8 @@ __all__ = [
     "DecodeError",
 ]
 
-from monkey.event_base import (ConversationCleared, EndReason, Event, Handoff, InstructionRef,  # noqa: E402
-                               ToolCallSpec, ToolImage)
+from monkey.event_base import (ConversationCleared, Diagnostic, DiagnosticsReported, EndReason, Event,  # noqa: E402
+                               Handoff, InstructionRef, ToolCallSpec, ToolImage)
 
 class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     """A session began (or was resumed) in a workspace."""
@@ -531,6 +531,7 @@ AnyEvent = Union[  # noqa: UP007 (one event type a line: adding one is a one-lin
     ContextCompacted,
     ContextEdited,
     ConversationCleared,
+    DiagnosticsReported,
     AgentSession,
     BudgetReached,
     SubagentStarted,

@@ -69,6 +69,7 @@ LAYERS: dict[str, int] = {
     "monkey.store": 1,
     "monkey.mcp_client": 1,  # monkey as an MCP client: servers, their tools, pinned definitions
     "monkey.telemetry": 1,  # the OpenTelemetry export of stored events (its SDK imported only when on)
+    "monkey.lsp": 1,  # language servers asked after file edits (pygls imported only when one starts)
     # below the loop: the permission engine, the context window, the extension points
     "monkey.permissions": 2,
     "monkey.context": 2,

@@ -21,7 +21,7 @@ from contextlib import AbstractContextManager, nullcontext
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -30,6 +30,7 @@ from monkey.agent.hook_glue import post_tool_output, run_hooks
 from monkey.agent.plan_mode import plan_decided
 from monkey.events import (
     ApprovalRequested,
+    DiagnosticsReported,
     ApprovalResolved,
     CheckpointCreated,
     Error,
@@ -52,10 +53,13 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import Approver, Decision, HeadlessApprover
 from monkey.permissions.rules import EXIT_PLAN_MODE
 from monkey.process import spawns_go_to
-from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
+from monkey.tools.base import Edit, ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.errors import SandboxBlocked
 from monkey.tools.processes import ProcessTable
 from monkey.tools.registry import ToolRegistry
+
+if TYPE_CHECKING:
+    from monkey.lsp.diagnostics import Diagnostics
 
 __all__ = ["CallOutcome", "CallPipeline", "Emit"]
 
@@ -96,6 +100,8 @@ class CallPipeline:
     """Lines added, removed and files changed by each finished call's change, until its result says so."""
     processes: ProcessTable | None = None
     """The agent's background processes (``shell_execute`` with ``background``); None: none may start."""
+    diagnostics: Diagnostics | None = None
+    """The session's language servers, asked what a file write newly broke (None: none configured)."""
 
     async def _shown(self) -> None:
         if self.shown is not None:
@@ -235,7 +241,8 @@ class CallPipeline:
         if outcome.stopped:  # a person stopped a sub-agent: this turn stops as if they had stopped it
             return finish(False, outcome.output, outcome.diff,
                           stop=Decision(approved=False, by="user", reason=outcome.stopped, stop=True))
-        output = self.nested_instructions(call, args, outcome.output, emit)
+        output = await self.diagnose(call, outcome.edits, outcome.output, emit)
+        output = self.nested_instructions(call, args, output, emit)
         return finish(True, await self.post_hooks(call, True, output, emit), outcome.diff, images=outcome.images)
 
     async def _execute(self, tool: Tool[Any], args: Any, ctx: ToolContext, call: ToolCallSpec,
@@ -378,6 +385,23 @@ class CallPipeline:
     async def post_hooks(self, call: ToolCallSpec, ok: bool, output: str, emit: Emit) -> str:
         """``output`` with what ``PostToolUse`` (or ``PostToolUseFailure``) hooks tell the model."""
         return await post_tool_output(self.hooks, self.session_id, self.workspace, call, ok, output, emit)
+
+    async def diagnose(self, call: ToolCallSpec, edits: list[Edit], output: str, emit: Emit) -> str:
+        """``output`` with the errors and warnings the files' language servers newly report after the
+        change (:mod:`monkey.lsp.diagnostics`; bounded: a server too slow is skipped with a note)."""
+        if self.diagnostics is None or call.name not in ("file_write", "file_edit"):
+            return output
+        from monkey.lsp.diagnostics import render
+
+        for edit in edits:
+            found = await self.diagnostics.check(edit.rel, edit.before, edit.after)
+            if found is None or not (found.diagnostics or found.note):
+                continue
+            emit(DiagnosticsReported(session_id=self.session_id, call_id=call.id, path=edit.rel, server=found.server,
+                                     diagnostics=found.diagnostics, note=found.note))
+            if text := render(edit.rel, found):
+                output += "\n\n" + text
+        return output
 
     def nested_instructions(self, call: ToolCallSpec, args: object, output: str, emit: Emit) -> str:
         """``output`` with the instruction files of the folders below the workspace that this

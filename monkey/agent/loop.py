@@ -40,6 +40,7 @@ from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
 from monkey.extensions.skill_tool import SkillTool
 from monkey.extensions.skills import Skill, Skills, granted
 from monkey.ids import new_id
+from monkey.lsp.diagnostics import Diagnostics
 from monkey.messages import STOPPED_WHILE_RUNNING, Message, ModelRequest
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import Approver, HeadlessApprover
@@ -79,6 +80,7 @@ class AgentOptions:
     """Offer ``exit_plan_mode`` in plan mode (a sub-agent has no plan to propose to the person: False)."""
     limits: Limits = field(default_factory=Limits)
     """The run's budget (see :mod:`monkey.agent.budget`): model responses, dollars, tokens, seconds."""
+    diagnostics: Diagnostics | None = None  # the session's language servers (monkey.lsp); sub-agents share them
 
 
 class Agent:
@@ -556,7 +558,7 @@ class Agent:
                             policy=self.policy, approver=self.approver, checkpoints=self.checkpoints,
                             shell=self.options.shell, hooks=self.options.hooks,
                             instructions=self.options.instructions, asker=self.asker, shown=self._shown,
-                            ran=self._ran, processes=self.processes)
+                            ran=self._ran, processes=self.processes, diagnostics=self.options.diagnostics)
 
     async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
                      **payload: Any) -> HookResult | None:

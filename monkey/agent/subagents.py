@@ -198,7 +198,7 @@ class TaskTool(Tool[TaskArgs]):
             max_iterations=parent.options.max_iterations, max_repeats=parent.options.max_repeats,
             shell=parent.options.shell, instructions=parent.options.instructions, skills=skills,
             hooks=parent.options.hooks, max_tokens=parent.options.max_tokens, limits=agent.limits, plan_tool=False,
-            system_prompt=load_prompt("system") + "\n\n" + agent.prompt,
+            system_prompt=load_prompt("system") + "\n\n" + agent.prompt, diagnostics=parent.options.diagnostics,
         )
         context = None
         if parent.context is not None:

@@ -205,8 +205,8 @@ class Session:
 
     async def close(self, *, record: bool = True) -> None:
         """The one way a session ends: stop a running turn, end the stored session (see :meth:`end`),
-        stop the background processes, then close the MCP servers and the backend, and with them the
-        child processes they run. Once."""
+        stop the background processes, then close the MCP servers, the backend and the language servers, and with
+        them the child processes they run. Once."""
         if self.closed:
             return
         self.closed = True
@@ -223,6 +223,8 @@ class Session:
                 try:
                     await agent.backend.aclose()
                 finally:
+                    if agent.options.diagnostics is not None:  # the language servers, with their processes
+                        await agent.options.diagnostics.aclose()
                     if self.telemetry is not None:  # the last export, waited for a short while at most
                         await self.telemetry.close()
 

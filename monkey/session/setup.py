@@ -206,7 +206,7 @@ class Setup:
                               trusted_outside=trusted_outside)
         options = AgentOptions(instructions=instructions, skills=skills, hooks=hooks,
                                max_iterations=self.max_iterations, max_repeats=config.agent.max_repeats,
-                               limits=self.limits, shell=shell)
+                               limits=self.limits, shell=shell, diagnostics=_language_servers(self.workspace, config))
         guard, repaired = _checkpoint_guard(self.workspace, config) if checkpoints else (None, [])
         self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
                            policy=self.policy, options=options, checkpoints=guard,
@@ -515,3 +515,16 @@ def _context_manager(backend: Backend, config: Config, compact_at: float):  # ty
                                policy=PolicySettings(keep=c.keep_tool_calls, max_tokens=c.keep_tool_tokens,
                                                      step=c.policy_step))
     return ContextManager(backend, settings=settings)
+
+
+def _language_servers(workspace: Path, config: Config):  # type: ignore[no-untyped-def]
+    """The session's language servers from ``[lsp.NAME]`` and the installed built-ins (None: none);
+    none starts before the first edit of one of its files."""
+    from monkey.lsp.diagnostics import Diagnostics
+    from monkey.lsp.servers import LspError, servers
+
+    try:
+        specs = servers(config.lsp)
+    except LspError as exc:
+        raise SetupError(str(exc)) from None
+    return Diagnostics(workspace, specs) if specs else None

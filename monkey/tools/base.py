@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from monkey.tools.sandbox import Sandbox
 
 __all__ = [
+    "Edit",
     "Tool",
     "ToolContext",
     "ToolError",
@@ -99,6 +100,15 @@ class ToolContext:
     session_id: str = ""
 
 
+@dataclass(frozen=True)
+class Edit:
+    """One file a call changed: its bytes before and after (None: absent), for what is checked after it."""
+
+    rel: str
+    before: bytes | None
+    after: bytes | None
+
+
 @dataclass
 class ToolOutcome:
     """The result of a tool run: ``output`` goes to the model, the rest to people."""
@@ -112,6 +122,8 @@ class ToolOutcome:
     """Images for the model besides ``output`` (an MCP tool's image blocks)."""
     process: str = ""
     """The background process the call started (``p1``): its checkpoint stays open while it runs."""
+    edits: list[Edit] = field(default_factory=list)
+    """The files the call wrote, before and after (the call pipeline asks their language server about them)."""
 
 
 @cache

@@ -21,7 +21,7 @@ from typing import Annotated, Any, TypeVar
 
 import msgspec
 
-from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome
+from monkey.tools.base import Edit, Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.fileio import (
     BIG_FILE,
     SNIFF_BYTES,
@@ -232,7 +232,8 @@ class Change:
             await _blocking(len(self.after or b""), self.apply)
         except OSError as exc:
             raise ToolError(f"cannot change {self.rel}: {exc.strerror or exc}") from None
-        return ToolOutcome(output=self.summary, diff=self.diff(), paths=[self.rel])
+        return ToolOutcome(output=self.summary, diff=self.diff(), paths=[self.rel],
+                           edits=[Edit(self.rel, self.before, self.after)] if self.before != self.after else [])
 
 
 def _existing_bytes(target: Path, rel: str) -> bytes | None:
