@@ -1,0 +1,229 @@
+"""``monkey agent --worktree NAME`` and ``monkey worktrees``: real git worktrees, the real loop on the scripted backend."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from monkey.config import load_config
+from tests.support.cli import invoke, write_script
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
+           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def writes(tmp_path: Path, name: str, path: str, content: str) -> Path:
+    return write_script(tmp_path / f"{name}.json", [
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": content}}]},
+        {"text": f"wrote {path}"}])
+
+
+def run_in_worktree(workspace: Path, home: Path, script: Path, name: str, *more: str):  # type: ignore[no-untyped-def]
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval", f"--worktree={name}",
+                   "--output-format", "stream-json", *more, "--task", "go"], home=home, cwd=workspace)
+
+
+def test_a_session_in_a_worktree_writes_there_only_and_continue_resumes_there(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    run = run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "new.txt", "hello\n"), "feat")
+    assert run.returncode == 0, run.stderr
+    wt = (workspace / ".monkey" / "worktrees" / "feat").resolve()
+    assert f"worktree feat: {wt} on the new branch monkey/feat" in run.stderr
+    assert (wt / "new.txt").read_text() == "hello\n"
+    assert not (workspace / "new.txt").exists(), "the person's checkout is untouched"
+    assert git(wt, "branch", "--show-current").strip() == "monkey/feat"
+    assert git(workspace, "status", "--porcelain") == "", "the worktrees are excluded, nothing tracked changed"
+    assert "/.monkey/worktrees/" in (workspace / ".git" / "info" / "exclude").read_text().splitlines()
+    first = run.events[0]
+    assert first["type"] == "session_started"
+    session = first["session_id"]
+
+    listed = invoke(["sessions", "list", "--json", "--cwd", str(wt)], home=monkey_home)
+    assert [s["id"] for s in json.loads(listed.stdout)] == [session], "the session's stored cwd is the worktree"
+    shown = invoke(["sessions", "show", session], home=monkey_home).stdout
+    assert f"workspace  {wt}" in shown and f"worktree   feat (branch monkey/feat) of {workspace.resolve()}" in shown
+
+    again = write_script(tmp_path / "again.json", [{"text": "still here"}])
+    resumed = invoke(["agent", "--backend", "scripted", "--script", str(again), "--continue",
+                      "--output-format", "stream-json", "--task", "and?"], home=monkey_home, cwd=wt)
+    assert resumed.returncode == 0, resumed.stderr
+    assert resumed.events[0]["session_id"] == session and resumed.events[0]["resumed"] is True
+
+
+def test_undo_in_a_worktree_undoes_there(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / "README.md").write_text("# proj\nthe person's edit\n")  # a dirty checkout: the worktree starts from HEAD
+    script = write_script(tmp_path / "s.json", [
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": "README.md", "content": "# changed\n"}}]},
+        {"text": "done"}])
+    run = run_in_worktree(workspace, monkey_home, script, "fix")
+    assert run.returncode == 0, run.stderr
+    assert "has uncommitted changes; they stay there: the worktree starts from HEAD" in run.stderr
+    wt = workspace / ".monkey" / "worktrees" / "fix"
+    assert (wt / "README.md").read_text() == "# changed\n"
+    assert (workspace / "README.md").read_text() == "# proj\nthe person's edit\n"
+    undone = invoke(["undo"], home=monkey_home, cwd=wt)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert (wt / "README.md").read_text() == "# proj\n", "back to the worktree's own HEAD"
+    assert (workspace / "README.md").read_text() == "# proj\nthe person's edit\n"
+
+
+def test_two_sessions_in_two_worktrees_keep_apart_then_list_and_rm(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    one = run_in_worktree(workspace, monkey_home, writes(tmp_path, "one", "same.txt", "one\n"), "one")
+    two = run_in_worktree(workspace, monkey_home, writes(tmp_path, "two", "same.txt", "two\n"), "two")
+    assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
+    base = workspace / ".monkey" / "worktrees"
+    assert (base / "one" / "same.txt").read_text() == "one\n" and (base / "two" / "same.txt").read_text() == "two\n"
+    assert one.events[0]["session_id"] != two.events[0]["session_id"]
+
+    listed = invoke(["worktrees", "list", "--json"], home=monkey_home, cwd=base / "two")
+    rows = {r["name"]: r for r in json.loads(listed.stdout)}
+    assert set(rows) == {"one", "two"} and rows["one"]["branch"] == "monkey/one"
+    assert rows["one"]["changed_files"] == 1 and rows["two"]["in_use"] is False
+    text = invoke(["worktrees", "list"], home=monkey_home, cwd=workspace).stdout
+    assert "one" in text and "monkey/two" in text and "1 changed" in text
+
+    refused = invoke(["worktrees", "rm", "one"], home=monkey_home, cwd=workspace)
+    assert refused.returncode == 1 and "uncommitted or untracked files (same.txt)" in refused.stderr
+    assert (base / "one" / "same.txt").exists()
+    git(base / "two", "add", "-A")
+    git(base / "two", "commit", "-qm", "two")
+    done = invoke(["worktrees", "rm", "two"], home=monkey_home, cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert "its branch monkey/two stays" in done.stdout and not (base / "two").exists()
+    assert "two" in git(workspace, "log", "--format=%s", "monkey/two"), "the branch is left to merge"
+    forced = invoke(["worktrees", "rm", "one", "--force"], home=monkey_home, cwd=workspace)
+    assert forced.returncode == 0, forced.stderr
+    assert not (base / "one").exists() and "monkey/one" in git(workspace, "branch", "--list", "monkey/one")
+    assert invoke(["worktrees", "rm", "one"], home=monkey_home, cwd=workspace).returncode == 1
+
+
+def test_rm_refuses_a_worktree_a_running_session_uses(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from monkey.session.setup import SessionRequest, build_agent
+    from monkey.session.stored import open_session
+
+    made = invoke(["worktrees", "list"], home=monkey_home, cwd=workspace)
+    assert "no worktrees" in made.stdout
+    run = run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "busy")
+    assert run.returncode == 0, run.stderr
+    wt = workspace / ".monkey" / "worktrees" / "busy"
+    script = write_script(tmp_path / "idle.json", [{"text": "idle"}])
+    setup = build_agent(SessionRequest(workspace=wt, backend="scripted", script=str(script)), None)
+
+    async def while_open() -> tuple[object, object, object]:
+        assert setup.agent is not None
+        handle = await open_session(setup.agent)
+        try:
+            during = await asyncio.to_thread(invoke, ["worktrees", "rm", "busy", "--force"], home=monkey_home,
+                                             cwd=workspace)
+            listed = await asyncio.to_thread(invoke, ["worktrees", "list", "--json"], home=monkey_home, cwd=workspace)
+        finally:
+            await handle.close()
+        return during, listed, None
+
+    during, listed, _ = asyncio.run(while_open())
+    assert during.returncode == 1 and "a running monkey session works in" in during.stderr  # type: ignore[attr-defined]
+    assert json.loads(listed.stdout)[0]["in_use"] is True  # type: ignore[attr-defined]
+    assert wt.exists()
+    after = invoke(["worktrees", "rm", "busy", "--force"], home=monkey_home, cwd=workspace)
+    assert after.returncode == 0, after.stderr
+    assert not wt.exists()
+
+
+@pytest.mark.parametrize("name", ["..", "a/b", "../x", "-x", "a b", "x.lock", "é", "a..b"])
+def test_bad_names_are_refused_before_anything_is_made(workspace: Path, monkey_home: Path, tmp_path: Path,
+                                                        name: str) -> None:
+    run = run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), name)
+    assert run.returncode == 2 and "worktree name" in run.stderr, run.stderr
+    assert not (workspace / ".monkey").exists()
+    assert git(workspace, "branch", "--list", "monkey/*") == ""
+
+
+def test_taken_names_branches_and_contradictions(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    script = writes(tmp_path, "a", "a.txt", "a\n")
+    assert run_in_worktree(workspace, monkey_home, script, "taken").returncode == 0
+    again = run_in_worktree(workspace, monkey_home, script, "taken")
+    assert again.returncode == 2 and "a worktree named taken exists already" in again.stderr
+    git(workspace, "branch", "monkey/mine")
+    branch = run_in_worktree(workspace, monkey_home, script, "mine")
+    assert branch.returncode == 2 and "the branch monkey/mine exists already" in branch.stderr
+    assert not (workspace / ".monkey" / "worktrees" / "mine").exists()
+    both = run_in_worktree(workspace, monkey_home, script, "other", "--continue")
+    assert both.returncode == 2 and "--worktree makes a new worktree" in both.stderr
+    bad = run_in_worktree(workspace, monkey_home, script, "late", "--mode", "bogus")
+    assert bad.returncode == 2, bad.stderr
+    assert not (workspace / ".monkey" / "worktrees" / "late").exists(), "a session that cannot start takes it back"
+    assert git(workspace, "branch", "--list", "monkey/late") == ""
+    made = run_in_worktree(workspace, monkey_home, script, "")
+    assert made.returncode == 0, made.stderr
+    names = [r["name"] for r in json.loads(invoke(["worktrees", "list", "--json"], home=monkey_home,
+                                                  cwd=workspace).stdout)]
+    assert len(names) == 2 and "taken" in names and any(n.startswith("wt-") for n in names), "without NAME: made up"
+
+
+def test_repositories_a_worktree_cannot_come_from(monkey_home: Path, tmp_path: Path) -> None:
+    script = writes(tmp_path, "a", "a.txt", "a\n")
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    run = run_in_worktree(plain, monkey_home, script, "x")
+    assert run.returncode == 2 and "is not in a git repository" in run.stderr
+    empty = tmp_path / "empty"
+    git(tmp_path, "init", "-q", str(empty))
+    run = run_in_worktree(empty, monkey_home, script, "x")
+    assert run.returncode == 2 and "has no commit yet" in run.stderr
+    bare = tmp_path / "bare.git"
+    git(tmp_path, "init", "-q", "--bare", str(bare))
+    run = run_in_worktree(bare, monkey_home, script, "x")
+    assert run.returncode == 2 and "is a bare repository" in run.stderr
+    listed = invoke(["worktrees", "list"], home=monkey_home, cwd=plain)
+    assert listed.returncode == 1 and "is not in a git repository" in listed.stderr
+
+
+def test_a_detached_head_is_said_and_the_branch_starts_there(workspace: Path, monkey_home: Path,
+                                                              tmp_path: Path) -> None:
+    (workspace / "second.txt").write_text("2\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "second")
+    first = git(workspace, "rev-parse", "HEAD~1").strip()
+    git(workspace, "checkout", "-q", "--detach", first)
+    run = run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "old")
+    assert run.returncode == 0, run.stderr
+    assert f"HEAD is detached at {first[:7]}: the worktree's branch monkey/old starts there" in run.stderr
+    assert git(workspace, "rev-parse", "monkey/old").strip() == first
+    assert not (workspace / ".monkey" / "worktrees" / "old" / "second.txt").exists()
+
+
+def test_a_worktree_shares_its_repository_s_trust(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / ".monkey").mkdir()
+    (workspace / ".monkey" / "config.toml").write_text('[agent]\nmax_iterations = 7\n')
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "config")
+    assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "t").returncode == 0
+    wt = workspace / ".monkey" / "worktrees" / "t"
+    assert load_config(wt, home=monkey_home).untrusted == ["agent.max_iterations"], "an untrusted repository's"
+    trusted = invoke(["trust"], home=monkey_home, cwd=wt)
+    assert trusted.returncode == 0 and f"trusted: {workspace.resolve()} " in trusted.stdout, "the repository is trusted"
+    assert load_config(wt, home=monkey_home).agent.max_iterations == 7
+    assert load_config(workspace, home=monkey_home).agent.max_iterations == 7
+
+    outside = tmp_path / "outside"  # a linked worktree elsewhere shares it too (git worktree add)
+    git(workspace, "worktree", "add", "-q", "-b", "elsewhere", str(outside))
+    assert load_config(outside, home=monkey_home).agent.max_iterations == 7
+
+    fake = tmp_path / "fake"  # a folder that claims the repository without git's link back: its own trust
+    fake.mkdir()
+    (fake / ".monkey").mkdir()
+    (fake / ".monkey" / "config.toml").write_text('[agent]\nmax_iterations = 9\n')
+    (fake / ".git").write_text(f"gitdir: {workspace / '.git' / 'worktrees' / 'outside'}\n")
+    assert load_config(fake, home=monkey_home).untrusted == ["agent.max_iterations"]
+
+    assert invoke(["trust", "--revoke"], home=monkey_home, cwd=outside).returncode == 0
+    assert load_config(wt, home=monkey_home).untrusted == ["agent.max_iterations"]
