@@ -227,3 +227,75 @@ def test_a_worktree_shares_its_repository_s_trust(workspace: Path, monkey_home: 
 
     assert invoke(["trust", "--revoke"], home=monkey_home, cwd=outside).returncode == 0
     assert load_config(wt, home=monkey_home).untrusted == ["agent.max_iterations"]
+
+
+ISOLATED = """---
+name: iso
+description: works in a worktree of its own
+isolation: worktree
+---
+You work alone.
+"""
+
+
+def delegate(tmp_path: Path, child: dict) -> Path:  # type: ignore[type-arg]
+    call = {"name": "task", "arguments": {"description": "alone", "prompt": "do it", "agent": "iso"}}
+    return write_script(tmp_path / "s.json", [{"tool_calls": [call]}, {"text": "the child is done"}],
+                        agents={"iso": child})
+
+
+def test_a_sub_agent_with_isolation_worktree_works_in_its_own(workspace: Path, monkey_home: Path,
+                                                               tmp_path: Path) -> None:
+    (monkey_home / "agents").mkdir()
+    (monkey_home / "agents" / "iso.md").write_text(ISOLATED)
+    child = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
+                       {"text": "wrote found.txt"}]}
+    run = invoke(["agent", "--backend", "scripted", "--script", str(delegate(tmp_path, child)), "--no-approval",
+                  "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=workspace)
+    assert run.returncode == 0, run.stderr
+    [done] = run.of_type("subagent_completed")
+    handoff = done["handoff"]
+    wt = Path(handoff["worktree"])
+    assert wt.parent == (workspace / ".monkey" / "worktrees").resolve() and wt.name.startswith("iso-")
+    assert handoff["branch"] == f"monkey/{wt.name}" and handoff["files_changed"] == ["found.txt"]
+    assert (wt / "found.txt").read_text() == "42\n" and not (workspace / "found.txt").exists()
+    [result] = [e for e in run.of_type("tool_result") if e["name"] == "task"]
+    assert f"worktree: {wt} (branch monkey/{wt.name})" in result["output"]
+    [started] = [e for e in run.of_type("session_started") if e["session_id"] == done["child_session_id"]]
+    assert started["workspace"] == str(wt), "the child's session is stored in its worktree"
+    undone = invoke(["undo"], home=monkey_home, cwd=wt)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert not (wt / "found.txt").exists(), "the child's change is undoable in its worktree"
+    assert invoke(["worktrees", "rm", wt.name], home=monkey_home, cwd=workspace).returncode == 0
+
+
+def test_an_isolated_sub_agent_that_changes_nothing_leaves_no_worktree(workspace: Path, monkey_home: Path,
+                                                                       tmp_path: Path) -> None:
+    (monkey_home / "agents").mkdir()
+    (monkey_home / "agents" / "iso.md").write_text(ISOLATED)
+    script = delegate(tmp_path, {"turns": [{"text": "nothing to do"}]})
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval",
+                  "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=workspace)
+    assert run.returncode == 0, run.stderr
+    [done] = run.of_type("subagent_completed")
+    assert done["handoff"]["worktree"] == "" and done["handoff"]["completed"] is True
+    assert list((workspace / ".monkey" / "worktrees").iterdir()) == []
+    assert git(workspace, "branch", "--list", "monkey/*") == "", "its branch went with it"
+
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    refused = invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval",
+                      "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=plain)
+    assert refused.returncode == 0, refused.stderr
+    [result] = [e for e in refused.of_type("tool_result") if e["name"] == "task"]
+    assert result["ok"] is False and "none can be made here" in result["output"]
+    assert "is not in a git repository" in result["output"]
+
+
+def test_isolation_takes_only_worktree(tmp_path: Path) -> None:
+    from monkey.agent.agent_defs import AgentDefError, parse_agent
+
+    parsed, _ = parse_agent(ISOLATED, tmp_path / "iso.md", "user")
+    assert parsed.isolation == "worktree"
+    with pytest.raises(AgentDefError, match="isolation must be worktree"):
+        parse_agent(ISOLATED.replace("isolation: worktree", "isolation: container"), tmp_path / "iso.md", "user")
