@@ -6,7 +6,8 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
 
 - **leaves**: modules that import nothing of monkey above themselves — the typed events
   and the conversation (``events``, ``messages``), ids, escaping (``safe_text``),
-  ``config`` and ``trust`` (and ``worktrees``, which trust follows), the SQLite file (``db``), ``gitinfo``, ``process`` (child processes:
+  ``config`` and ``trust`` (and ``worktrees``, which trust follows), the SQLite file (``db``), ``gitinfo``,
+  ``process`` (child processes:
   process groups, output caps, scrubbed environments; shared by tools and backends) and the
   prompts' text (``prompts``);
 - **parts**: ``tools``, ``backends`` (the external agents among them), ``checkpoints``, ``store``,

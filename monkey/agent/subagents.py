@@ -3,9 +3,10 @@
 A ``task`` call is a tool call like any other: the loop's permission engine decides it (deny
 rules, ``task`` in a rule), it is recorded, and it runs in the loop's call path. Its child is a
 new :class:`~monkey.agent.loop.Agent` with its own conversation and session id, in the parent's
-workspace (or, with ``isolation: worktree``, in a git worktree of its own: :mod:`monkey.agent.isolation`), with a subset of the parent's tools (the definition's allowlist, never a tool the
-parent lacks), the parent's approver, rules, grants and checkpoint guard (so every change it
-makes asks like the parent's and is undoable), a mode never more permissive than the parent's,
+workspace (or, with ``isolation: worktree``, in a git worktree of its own: :mod:`monkey.agent.isolation`),
+with a subset of the parent's tools (the definition's allowlist, never a tool the parent lacks),
+the parent's approver, rules, grants and checkpoint guard (so every change it makes asks like
+the parent's and is undoable), a mode never more permissive than the parent's,
 and a budget that is a child of the parent's (charged to the root, stopped with it).
 
 The child's events go into the parent's stream as they happen, with the child's session id;
