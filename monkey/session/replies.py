@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from monkey.store import SessionInfo
 
 __all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ModeChanged", "ToggleEvents",
-           "CheckpointList", "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow"]
+           "CheckpointList", "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow",
+           "MoveToWorktree"]
 
 Level = Literal["info", "warning", "error"]
 
@@ -123,6 +124,14 @@ class CopyText:
     what: str
 
 
+@dataclass(frozen=True)
+class MoveToWorktree:
+    """End this session and go on in a new one in the worktree at ``path`` (made by ``/worktree``)."""
+
+    path: str
+    name: str
+
+
 Reply = (Note | Quit | Help | Cleared | InstructionsChanged | ModeChanged | ToggleEvents | CheckpointList
-         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow)
+         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow | MoveToWorktree)
 """Any reply."""
