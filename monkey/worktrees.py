@@ -163,6 +163,17 @@ def create(start: Path, name: str | None = None) -> tuple[Worktree, list[str]]:
     a detached ``HEAD``). Raises :class:`WorktreeError`."""
     repo = repository(start)
     name = check_name(name) if name is not None else f"wt-{secrets.token_hex(3)}"
+    _exclude(repo)  # before anything is made in .monkey/worktrees/
+    (repo.root / FOLDER).mkdir(parents=True, exist_ok=True)
+    fd = os.open(repo.root / FOLDER / ".lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # two monkeys making worktrees at once: one after the other
+        return _create(repo, name, start)
+    finally:
+        os.close(fd)
+
+
+def _create(repo: Repository, name: str, start: Path) -> tuple[Worktree, list[str]]:
     branch = BRANCH_PREFIX + name
     path = repo.root / FOLDER / name
     known = {w.name for w in list_worktrees(start)}
@@ -180,8 +191,6 @@ def create(start: Path, name: str | None = None) -> tuple[Worktree, list[str]]:
     if changes(repo.root):
         notes.append(f"{repo.root} has uncommitted changes; they stay there: the worktree starts from HEAD "
                      f"({repo.head[:7]}), without them")
-    _exclude(repo)
-    path.parent.mkdir(parents=True, exist_ok=True)
     _git(repo.root, "worktree", "add", "-q", "-b", branch, str(path), repo.head)
     return Worktree(name=name, path=path.resolve(), branch=branch, head=repo.head), notes
 

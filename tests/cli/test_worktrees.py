@@ -6,6 +6,7 @@ import asyncio
 import json
 import os
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,6 +105,25 @@ def test_two_sessions_in_two_worktrees_keep_apart_then_list_and_rm(
     assert forced.returncode == 0, forced.stderr
     assert not (base / "one").exists() and "monkey/one" in git(workspace, "branch", "--list", "monkey/one")
     assert invoke(["worktrees", "rm", "one"], home=monkey_home, cwd=workspace).returncode == 1
+
+
+@pytest.mark.subprocess  # two monkey processes at once: what one does while the other makes its worktree
+def test_two_monkeys_make_worktrees_at_the_same_time(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from tests.support.cli import monkey_env
+
+    procs = [subprocess.Popen(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--no-approval", "--script",
+         str(writes(tmp_path, name, "same.txt", f"{name}\n")), "--worktree", name, "--task", "go"],
+        cwd=workspace, env=monkey_env(monkey_home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True) for name in ("left", "right")]
+    for proc in procs:
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err
+    base = workspace / ".monkey" / "worktrees"
+    assert (base / "left" / "same.txt").read_text() == "left\n" and (base / "right" / "same.txt").read_text() == "right\n"
+    assert git(workspace, "status", "--porcelain") == ""
+    inner = invoke(["worktrees", "list", "--json"], home=monkey_home, cwd=base / "left")
+    assert [r["name"] for r in json.loads(inner.stdout)] == ["left", "right"], "from inside one: the same repository"
 
 
 def test_rm_refuses_a_worktree_a_running_session_uses(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
@@ -279,7 +299,7 @@ def test_an_isolated_sub_agent_that_changes_nothing_leaves_no_worktree(workspace
     assert run.returncode == 0, run.stderr
     [done] = run.of_type("subagent_completed")
     assert done["handoff"]["worktree"] == "" and done["handoff"]["completed"] is True
-    assert list((workspace / ".monkey" / "worktrees").iterdir()) == []
+    assert [p.name for p in (workspace / ".monkey" / "worktrees").iterdir()] == [".lock"]
     assert git(workspace, "branch", "--list", "monkey/*") == "", "its branch went with it"
 
     plain = tmp_path / "plain"
