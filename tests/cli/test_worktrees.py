@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import os
 import subprocess
@@ -319,3 +320,29 @@ def test_isolation_takes_only_worktree(tmp_path: Path) -> None:
     assert parsed.isolation == "worktree"
     with pytest.raises(AgentDefError, match="isolation must be worktree"):
         parse_agent(ISOLATED.replace("isolation: worktree", "isolation: container"), tmp_path / "iso.md", "user")
+
+
+def test_instructions_come_from_the_worktree_and_the_checkout_s_sessions_cannot_write_there(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / "AGENTS.md").write_text("committed rules\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "rules")
+    (workspace / "AGENTS.md").write_text("committed rules\nand an uncommitted line\n")
+    assert invoke(["trust", str(workspace)], home=monkey_home).returncode == 0
+    run = run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "rules")
+    assert run.returncode == 0, run.stderr
+    wt = (workspace / ".monkey" / "worktrees" / "rules").resolve()
+    [started] = run.of_type("session_started")
+    committed = hashlib.sha256(b"committed rules\n").hexdigest()
+    assert [(ref["path"], ref["sha256"]) for ref in started["instructions"]] == [("AGENTS.md", committed)], \
+        "the worktree's own AGENTS.md (HEAD's), not the checkout's"
+
+    into = write_script(tmp_path / "into.json", [
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": ".monkey/worktrees/rules/a.txt",
+                                                              "content": "from the checkout\n"}}]},
+        {"text": "tried"}])
+    main = invoke(["agent", "--backend", "scripted", "--script", str(into), "--no-approval",
+                   "--output-format", "stream-json", "--task", "go"], home=monkey_home, cwd=workspace)
+    [result] = main.of_type("tool_result")
+    assert result["ok"] is False and ".monkey/" in result["output"], "a worktree is in the protected .monkey/"
+    assert (wt / "a.txt").read_text() == "a\n"
