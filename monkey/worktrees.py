@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["WorktreeError", "Worktree", "Repository", "BRANCH_PREFIX", "FOLDER", "check_name", "repository",
-           "create", "list_worktrees", "find", "remove", "delete_branch", "changes", "main_checkout",
+           "create", "list_worktrees", "checkout_root", "find", "remove", "delete_branch", "changes", "main_checkout",
            "hold", "Hold", "in_use", "describe"]
 
 BRANCH_PREFIX = "monkey/"
@@ -254,7 +254,8 @@ def delete_branch(start: Path, branch: str) -> None:
 # -- which worktree a folder is (files only, no git process) ------------------------------
 
 
-def _checkout_root(path: Path) -> Path | None:
+def checkout_root(path: Path) -> Path | None:
+    """The top of the checkout (main or linked worktree) holding ``path``: the nearest folder with a ``.git``."""
     for folder in (path, *path.parents):
         if (folder / ".git").exists():
             return folder
@@ -270,7 +271,7 @@ def main_checkout(path: Path) -> tuple[Path, Path] | None:
     make that so).
     """
     here = path.resolve()
-    root = _checkout_root(here)
+    root = checkout_root(here)
     if root is None or not (root / ".git").is_file():
         return None
     try:

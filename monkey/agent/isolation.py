@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from monkey.tools.base import ToolError
-from monkey.worktrees import Hold, Worktree, WorktreeError, changes, create, delete_branch, hold, remove
+from monkey.worktrees import (Hold, Worktree, WorktreeError, changes, checkout_root, create, delete_branch, hold,
+                              remove)
 
 __all__ = ["Isolated", "isolate", "release"]
 
@@ -27,6 +28,8 @@ class Isolated:
     """A child's worktree while it runs."""
 
     worktree: Worktree
+    workspace: Path
+    """Where the child works: the worktree's folder the parent's workspace is in its own checkout."""
     home: Path
     guard: Any
     """The worktree's checkpoint guard (None when the parent has none)."""
@@ -49,12 +52,15 @@ async def isolate(workspace: Path, agent: str, session_id: str, parent_guard: An
     except WorktreeError as exc:
         raise ToolError(f"agent {agent} works in a git worktree of its own (isolation: worktree), and none can "
                         f"be made here: {exc}") from None
+    top = checkout_root(workspace.resolve())
+    inside = worktree.path / workspace.resolve().relative_to(top) if top is not None else worktree.path
+    where = inside if inside.is_dir() else worktree.path  # a folder HEAD does not have: the worktree's top
     guard = None
     if parent_guard is not None:
         from monkey.checkpoints.guard import CheckpointGuard
 
-        guard = CheckpointGuard(worktree.path, home=parent_guard.home, max_file_size=parent_guard.max_file_size)
-    return Isolated(worktree=worktree, home=home, guard=guard, held=hold(worktree.path, home))
+        guard = CheckpointGuard(where, home=parent_guard.home, max_file_size=parent_guard.max_file_size)
+    return Isolated(worktree=worktree, workspace=where, home=home, guard=guard, held=hold(worktree.path, home))
 
 
 def _settle(isolated: Isolated) -> bool:

@@ -210,7 +210,7 @@ class TaskTool(Tool[TaskArgs]):
             from monkey.context.window import ContextManager
 
             context = ContextManager(backend, settings=parent.context.settings)
-        workspace, guard = ((isolated.worktree.path, isolated.guard) if isolated is not None
+        workspace, guard = ((isolated.workspace, isolated.guard) if isolated is not None
                             else (parent.workspace, parent.checkpoints))
         child = Agent(backend=backend, workspace=workspace, tools=tools, approver=parent.approver,
                       policy=child_policy, options=options, session_id=session_id, checkpoints=guard,

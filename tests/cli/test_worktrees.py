@@ -346,3 +346,22 @@ def test_instructions_come_from_the_worktree_and_the_checkout_s_sessions_cannot_
     [result] = main.of_type("tool_result")
     assert result["ok"] is False and ".monkey/" in result["output"], "a worktree is in the protected .monkey/"
     assert (wt / "a.txt").read_text() == "a\n"
+
+
+def test_an_isolated_sub_agent_works_in_the_same_folder_of_its_worktree(workspace: Path, monkey_home: Path,
+                                                                        tmp_path: Path) -> None:
+    (monkey_home / "agents").mkdir()
+    (monkey_home / "agents" / "iso.md").write_text(ISOLATED)
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "kept.txt").write_text("kept\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "sub")
+    child = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
+                       {"text": "wrote found.txt"}]}
+    run = invoke(["agent", "--backend", "scripted", "--script", str(delegate(tmp_path, child)), "--no-approval",
+                  "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=workspace / "sub")
+    assert run.returncode == 0, run.stderr
+    [done] = run.of_type("subagent_completed")
+    wt = Path(done["handoff"]["worktree"])
+    assert (wt / "sub" / "found.txt").read_text() == "42\n", "the parent works in sub/, so the child does too"
+    assert not (workspace / "sub" / "found.txt").exists()
