@@ -31,8 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 __all__ = ["WorktreeError", "Worktree", "Repository", "BRANCH_PREFIX", "FOLDER", "check_name", "repository",
-           "create", "list_worktrees", "checkout_root", "find", "remove", "delete_branch", "changes", "main_checkout",
-           "hold", "Hold", "in_use", "describe"]
+           "create", "list_worktrees", "checkout_root", "same_folder", "find", "remove", "delete_branch", "changes",
+           "main_checkout", "hold", "Hold", "in_use", "describe"]
 
 BRANCH_PREFIX = "monkey/"
 """A worktree NAME's branch is ``monkey/NAME``."""
@@ -193,6 +193,15 @@ def _create(repo: Repository, name: str, start: Path) -> tuple[Worktree, list[st
                      f"({repo.head[:7]}), without them")
     _git(repo.root, "worktree", "add", "-q", "-b", branch, str(path), repo.head)
     return Worktree(name=name, path=path.resolve(), branch=branch, head=repo.head), notes
+
+
+def same_folder(worktree: Worktree, start: Path) -> Path:
+    """The worktree's folder that ``start`` is in its own checkout (``pkg/`` for ``<repo>/pkg``), or the
+    worktree's top when ``HEAD`` has no such folder: where a session started in ``start`` goes on."""
+    here = start.resolve()
+    top = checkout_root(here)
+    folder = worktree.path / here.relative_to(top) if top is not None else worktree.path
+    return folder if folder.is_dir() else worktree.path
 
 
 def list_worktrees(start: Path) -> list[Worktree]:

@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from monkey.tools.base import ToolError
-from monkey.worktrees import (Hold, Worktree, WorktreeError, changes, checkout_root, create, delete_branch, hold,
-                              remove)
+from monkey.worktrees import (Hold, Worktree, WorktreeError, changes, create, delete_branch, hold, remove,
+                              same_folder)
 
 __all__ = ["Isolated", "isolate", "release"]
 
@@ -52,9 +52,7 @@ async def isolate(workspace: Path, agent: str, session_id: str, parent_guard: An
     except WorktreeError as exc:
         raise ToolError(f"agent {agent} works in a git worktree of its own (isolation: worktree), and none can "
                         f"be made here: {exc}") from None
-    top = checkout_root(workspace.resolve())
-    inside = worktree.path / workspace.resolve().relative_to(top) if top is not None else worktree.path
-    where = inside if inside.is_dir() else worktree.path  # a folder HEAD does not have: the worktree's top
+    where = same_folder(worktree, workspace)
     guard = None
     if parent_guard is not None:
         from monkey.checkpoints.guard import CheckpointGuard

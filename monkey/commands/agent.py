@@ -125,10 +125,10 @@ def run_agent_command(args: argparse.Namespace) -> int:
     if args.worktree is not None:  # a new worktree first: the session's workspace is there
         from monkey.commands.worktrees import make_worktree
 
-        worktree, said, problem = make_worktree(args)
+        worktree, folder, said, problem = make_worktree(args)
         if problem:
             return _fail(problem, 2)
-    request = session_request(args, **({"workspace": worktree.path} if worktree is not None else {}))
+    request = session_request(args, **({"workspace": folder} if worktree is not None else {}))
     approver = _approver(use_app, request)
     try:
         make = resolve_setup if use_app else build_agent  # the app builds the agent after its first frame

@@ -75,21 +75,26 @@ def run_worktrees_command(args: argparse.Namespace) -> int:
 def make_worktree(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """``--worktree [NAME]``: the worktree made for this session and the lines to tell, or the usage error.
 
-    Returns ``(worktree, notes, error)``; ``error`` is '' when the worktree was made.
+    Returns ``(worktree, folder, notes, error)``; ``error`` is '' when the worktree was made. The session
+    works in ``folder``: the worktree's folder that the workspace is in its own checkout (its top when
+    started there).
     """
-    from monkey.worktrees import WorktreeError, create
+    from monkey.worktrees import WorktreeError, create, same_folder
 
     if args.continue_ or args.resume is not None:
-        return None, [], ("--worktree makes a new worktree, where no session is stored yet; to go on with a "
+        return None, None, [], ("--worktree makes a new worktree, where no session is stored yet; to go on with a "
                           "session there, run monkey agent --continue in the worktree's folder")
     start = Path(args.cwd).expanduser() if args.cwd else Path.cwd()
     try:
         worktree, notes = create(start, args.worktree or None)
     except WorktreeError as exc:
-        return None, [], str(exc)
+        return None, None, [], str(exc)
+    folder = same_folder(worktree, start)
     said = [f"worktree {worktree.name}: {worktree.path} on the new branch {worktree.branch} (from "
             f"{worktree.head[:7]}); monkey worktrees rm {worktree.name} removes it, the branch stays", *notes]
-    return worktree, said, ""
+    if folder != worktree.path:
+        said.append(f"the session works in {folder}, the worktree's copy of the folder it was started in")
+    return worktree, folder, said, ""
 
 
 def take_back(worktree) -> None:  # type: ignore[no-untyped-def]

@@ -17,7 +17,7 @@ __all__ = ["worktree"]
 
 
 async def worktree(host: Host, rest: str) -> list[Reply]:
-    from monkey.worktrees import WorktreeError, create
+    from monkey.worktrees import WorktreeError, create, same_folder
 
     words = rest.split()
     if len(words) > 1:
@@ -34,4 +34,4 @@ async def worktree(host: Host, rest: str) -> list[Reply]:
     if agent.started:
         lines.append(f"this session stays stored in {agent.workspace}: monkey agent --resume {agent.session_id} "
                      "there goes on with it")
-    return [Note("\n".join(lines)), MoveToWorktree(str(made.path), made.name)]
+    return [Note("\n".join(lines)), MoveToWorktree(str(same_folder(made, agent.workspace)), made.name)]

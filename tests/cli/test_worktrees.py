@@ -365,3 +365,16 @@ def test_an_isolated_sub_agent_works_in_the_same_folder_of_its_worktree(workspac
     wt = Path(done["handoff"]["worktree"])
     assert (wt / "sub" / "found.txt").read_text() == "42\n", "the parent works in sub/, so the child does too"
     assert not (workspace / "sub" / "found.txt").exists()
+
+
+def test_started_in_a_subfolder_the_session_works_in_the_worktree_s_copy_of_it(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    (workspace / "pkg").mkdir()
+    (workspace / "pkg" / "mod.py").write_text("x = 1\n")
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "pkg")
+    run = run_in_worktree(workspace / "pkg", monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "sub")
+    assert run.returncode == 0, run.stderr
+    wt = (workspace / ".monkey" / "worktrees" / "sub").resolve()
+    assert (wt / "pkg" / "a.txt").exists() and run.events[0]["workspace"] == str(wt / "pkg")
+    assert "the session works in" in run.stderr
