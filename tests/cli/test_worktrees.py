@@ -378,3 +378,24 @@ def test_started_in_a_subfolder_the_session_works_in_the_worktree_s_copy_of_it(
     wt = (workspace / ".monkey" / "worktrees" / "sub").resolve()
     assert (wt / "pkg" / "a.txt").exists() and run.events[0]["workspace"] == str(wt / "pkg")
     assert "the session works in" in run.stderr
+
+
+@pytest.mark.pty
+def test_asked_in_a_worktree_trust_goes_to_its_repository(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    import pexpect
+
+    from tests.support.pty import spawn_repl
+
+    (workspace / ".monkey").mkdir()
+    (workspace / ".monkey" / "config.toml").write_text('[agent]\nmax_iterations = 3\n')
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "config")
+    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "hi"}]), "--worktree", "ask",
+                       columns=250)
+    child.expect_exact(f"(a git worktree: its repository {workspace.resolve()})? [y/N]")
+    child.sendline("y")
+    child.expect_exact("Type a task")
+    child.sendline("/exit")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert json.loads((monkey_home / "trusted_folders.json").read_text()) == {"folders": [str(workspace.resolve())]}
