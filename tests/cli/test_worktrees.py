@@ -399,3 +399,18 @@ def test_asked_in_a_worktree_trust_goes_to_its_repository(workspace: Path, monke
     child.expect(pexpect.EOF)
     child.close()
     assert json.loads((monkey_home / "trusted_folders.json").read_text()) == {"folders": [str(workspace.resolve())]}
+
+
+def test_a_worktree_deleted_by_hand_is_listed_missing_and_rm_forgets_it(workspace: Path, monkey_home: Path,
+                                                                        tmp_path: Path) -> None:
+    import shutil
+
+    assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "gone").returncode == 0
+    shutil.rmtree(workspace / ".monkey" / "worktrees" / "gone")
+    assert "missing" in invoke(["worktrees", "list"], home=monkey_home, cwd=workspace).stdout
+    done = invoke(["worktrees", "rm", "gone"], home=monkey_home, cwd=workspace)
+    assert done.returncode == 0, done.stderr
+    assert "no worktrees" in invoke(["worktrees", "list"], home=monkey_home, cwd=workspace).stdout
+    assert "monkey/gone" in git(workspace, "branch", "--list", "monkey/gone")
+    bare = invoke(["worktrees"], home=monkey_home, cwd=workspace)
+    assert bare.returncode == 2 and "usage: monkey worktrees list|rm NAME" in bare.stderr
