@@ -414,3 +414,18 @@ def test_a_worktree_deleted_by_hand_is_listed_missing_and_rm_forgets_it(workspac
     assert "monkey/gone" in git(workspace, "branch", "--list", "monkey/gone")
     bare = invoke(["worktrees"], home=monkey_home, cwd=workspace)
     assert bare.returncode == 2 and "usage: monkey worktrees list|rm NAME" in bare.stderr
+
+
+def test_undo_in_the_checkout_leaves_its_worktrees_alone(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "side").returncode == 0
+    wt = workspace / ".monkey" / "worktrees" / "side"
+    script = write_script(tmp_path / "sh.json", [
+        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch out.txt"}}]}, {"text": "ok"}])
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval",
+                  "--output-format", "stream-json", "--task", "go"], home=monkey_home, cwd=workspace)
+    assert run.returncode == 0, run.stderr
+    assert (workspace / "out.txt").exists(), [e["output"] for e in run.events if e["type"] == "tool_result"]
+    undone = invoke(["undo"], home=monkey_home, cwd=workspace)
+    assert undone.returncode == 0, undone.stdout + undone.stderr
+    assert not (workspace / "out.txt").exists() and (wt / "a.txt").read_text() == "a\n"
+    assert git(wt, "status", "--porcelain") == "?? a.txt\n"
