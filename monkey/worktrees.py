@@ -69,9 +69,12 @@ class Worktree:
     branch: str
     head: str = ""
     """Its current commit."""
+    locked: str | None = None
+    """Why the person locked it (``git worktree lock``; '' without a reason), None when not locked."""
 
-    def to_dict(self) -> dict[str, str]:
-        return {"name": self.name, "path": str(self.path), "branch": self.branch, "head": self.head}
+    def to_dict(self) -> dict[str, str | None]:
+        return {"name": self.name, "path": str(self.path), "branch": self.branch, "head": self.head,
+                "locked": self.locked}
 
 
 def _env() -> dict[str, str]:
@@ -221,7 +224,8 @@ def list_worktrees(start: Path) -> list[Worktree]:
         if path.parent != base:
             continue
         branch = fields.get("branch", "").removeprefix("refs/heads/")
-        found.append(Worktree(name=path.name, path=path, branch=branch, head=fields.get("HEAD", "")))
+        found.append(Worktree(name=path.name, path=path, branch=branch, head=fields.get("HEAD", ""),
+                              locked=fields.get("locked")))
     return sorted(found, key=lambda w: w.name)
 
 
@@ -241,6 +245,9 @@ def remove(start: Path, name: str, *, home: Path, force: bool = False) -> Worktr
     with _exclusive(worktree.path, home) as free:
         if not free:
             raise WorktreeError(f"a running monkey session works in {worktree.path}; end it first")
+        if worktree.locked is not None:
+            why = f" ({worktree.locked})" if worktree.locked else ""
+            raise WorktreeError(f"worktree {name} is locked{why}: git worktree unlock {worktree.path} first")
         if worktree.path.is_dir() and not force:
             dirty = changes(worktree.path)
             if dirty:
@@ -248,7 +255,7 @@ def remove(start: Path, name: str, *, home: Path, force: bool = False) -> Worktr
                 raise WorktreeError(f"worktree {name} has uncommitted or untracked files ({shown}); commit them "
                                     f"on {worktree.branch}, or --force removes them")
         repo_root = repository(start).root
-        args = ["worktree", "remove", *(["--force", "--force"] if force else []), str(worktree.path)]
+        args = ["worktree", "remove", *(["--force"] if force else []), str(worktree.path)]  # a lock of yours holds
         if not worktree.path.is_dir():  # deleted by hand: git forgets it
             args = ["worktree", "prune"]
         _git(repo_root, *args)

@@ -56,7 +56,7 @@ def run_worktrees_command(args: argparse.Namespace) -> int:
             if not rows:
                 _say("no worktrees (monkey agent --worktree NAME makes one)")
             for row in rows:
-                state = ("missing" if row["changed_files"] < 0 else
+                state = ("missing" if row["changed_files"] < 0 else "locked" if row["locked"] is not None else
                          f"{row['changed_files']} changed" if row["changed_files"] else "clean")
                 _say(f"{row['name']:<20} {row['branch']:<28} {state:<11} {'in use' if row['in_use'] else '':<7} "
                      f"{row['path']}")

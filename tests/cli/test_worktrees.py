@@ -429,3 +429,15 @@ def test_undo_in_the_checkout_leaves_its_worktrees_alone(workspace: Path, monkey
     assert undone.returncode == 0, undone.stdout + undone.stderr
     assert not (workspace / "out.txt").exists() and (wt / "a.txt").read_text() == "a\n"
     assert git(wt, "status", "--porcelain") == "?? a.txt\n"
+
+
+def test_rm_force_respects_a_worktree_the_person_locked(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "mine").returncode == 0
+    wt = workspace / ".monkey" / "worktrees" / "mine"
+    git(workspace, "worktree", "lock", "--reason", "keep it", str(wt))
+    assert "locked" in invoke(["worktrees", "list"], home=monkey_home, cwd=workspace).stdout
+    refused = invoke(["worktrees", "rm", "mine", "--force"], home=monkey_home, cwd=workspace)
+    assert refused.returncode == 1 and "worktree mine is locked (keep it): git worktree unlock" in refused.stderr
+    assert wt.exists()
+    git(workspace, "worktree", "unlock", str(wt))
+    assert invoke(["worktrees", "rm", "mine", "--force"], home=monkey_home, cwd=workspace).returncode == 0
