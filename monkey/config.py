@@ -244,6 +244,9 @@ class OpenAIConfig(ApiConfig, kw_only=True, forbid_unknown_fields=True):
     DEFAULT_KEY_ENV: ClassVar[str] = "OPENAI_API_KEY"
 
     api_key_env: str = "OPENAI_API_KEY"
+    images: bool = True
+    """The model reads images (a vision model): a person's ``@shot.png`` and the images tools give back
+    go to it; ``false`` for a text-only model (each is then replaced by a line saying so)."""
 
 
 class ExternalAgentConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

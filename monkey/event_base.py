@@ -1,5 +1,6 @@
 """The base of every event and the small records events carry (tool calls, images, instruction
-files, a sub-agent's handoff): a leaf below :mod:`monkey.events`, which re-exports them."""
+files, a sub-agent's handoff), and the event types :mod:`monkey.events` has no room for (it is at
+the module size limit): a leaf below :mod:`monkey.events`, which re-exports them."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["EndReason", "Event", "Handoff", "InstructionRef", "ToolCallSpec", "ToolImage"]
+__all__ = ["ConversationCleared", "EndReason", "Event", "Handoff", "InstructionRef", "ToolCallSpec", "ToolImage"]
 
 EndReason = Literal["completed", "max_iterations", "cancelled", "error", "denied", "budget"]
 """Why a turn or a session ended."""
@@ -85,3 +86,11 @@ class Handoff(msgspec.Struct, frozen=True, kw_only=True):
     (the one the parent's workspace is in its checkout)."""
     branch: str = ""
     """That worktree's branch."""
+
+
+class ConversationCleared(Event, frozen=True, kw_only=True, tag="conversation_cleared"):
+    """``/clear``: the conversation starts afresh in the same session. What came before stays in
+    the store and is never sent to the model again (a resume or a fork after it starts here)."""
+
+    messages: int = 0
+    """How many messages the model would have been sent that the clear took away."""

@@ -49,6 +49,7 @@ __all__ = [
     "ContextUsage",
     "ContextCompacted",
     "ContextEdited",
+    "ConversationCleared",
     "AgentSession",
     "BackendChanged",
     "BudgetReached",
@@ -72,7 +73,8 @@ __all__ = [
     "DecodeError",
 ]
 
-from monkey.event_base import EndReason, Event, Handoff, InstructionRef, ToolCallSpec, ToolImage  # noqa: E402
+from monkey.event_base import (ConversationCleared, EndReason, Event, Handoff, InstructionRef,  # noqa: E402
+                               ToolCallSpec, ToolImage)
 
 class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     """A session began (or was resumed) in a workspace."""
@@ -114,6 +116,8 @@ class TurnStarted(Event, frozen=True, kw_only=True, tag="turn_started"):
 
     turn: int
     prompt: str
+    images: list[ToolImage] = []
+    """Images the person attached to the message (``@shot.png``, an editor's image block)."""
 
 
 class IterationStarted(Event, frozen=True, kw_only=True, tag="iteration_started"):
@@ -526,6 +530,7 @@ AnyEvent = Union[  # noqa: UP007 (one event type a line: adding one is a one-lin
     ContextUsage,
     ContextCompacted,
     ContextEdited,
+    ConversationCleared,
     AgentSession,
     BudgetReached,
     SubagentStarted,

@@ -38,8 +38,8 @@ class Message(msgspec.Struct, frozen=True, kw_only=True):
     is_error: bool = False
     """For a tool message: whether the tool failed."""
     images: list[ToolImage] = []
-    """For a tool message: images the tool gave back; a backend that cannot pass them on says so
-    (:func:`monkey.backends.convert.images_note`)."""
+    """Images of a user message (attached by the person) or a tool message (given back by the tool);
+    a backend that cannot pass them on says so (:func:`monkey.backends.convert.images_note`)."""
     thinking: str = ""
     """For an assistant message: the model's reasoning, if it showed any."""
     thinking_signature: str = ""

@@ -24,8 +24,9 @@ import shutil
 import subprocess
 import threading
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
+from urllib.parse import quote
 
 from monkey.safe_text import escape_controls
 
@@ -107,9 +108,12 @@ class Notifier:
     """Sends :class:`Notice` s the ways ``[notify]`` says; ``write`` is the terminal (None: no terminal)."""
 
     def __init__(self, config: Any, *, write: Callable[[str], None] | None = None,
-                 env: Mapping[str, str] | None = None) -> None:
+                 env: Mapping[str, str] | None = None, monitor: str = "") -> None:
         env = os.environ if env is None else env
         self.config = config
+        self.monitor = monitor.rstrip("/")
+        """The web monitor serving this process's sessions (``--web``: ``http://127.0.0.1:PORT``; "": none):
+        a notice links to its session's page there (no token: the person's browser holds the cookie)."""
         self.write = write
         wanted = config.terminal
         self.terminal = "" if write is None or wanted == "off" else (terminal_kind(env) if wanted == "auto" else wanted)
@@ -127,6 +131,9 @@ class Notifier:
         """Show ``notice`` every way configured; never raises, never waits on the network."""
         if notice.kind not in self.config.on:
             return
+        if self.monitor and not notice.link:
+            page = f"/session?id={quote(notice.session, safe='')}" if notice.session else "/"
+            notice = replace(notice, link=self.monitor + page)
         if self.terminal and self.write is not None:
             try:
                 self.write(terminal_sequence(self.terminal, notice))

@@ -63,6 +63,7 @@ LAYERS: dict[str, int] = {
     "monkey.notify": 0,  # notifications off the terminal: OSC 9/777, notify-send, a webhook
     "monkey.prompts": 0,  # the system, compaction, plan-mode and /init prompts (text only)
     "monkey.http_guard": 0,  # the Host / Origin rules and the listening socket of monkey's HTTP servers
+    "monkey.images": 0,  # images a person attaches or file_read reads: the format, size and sides from the header
     # parts the loop uses
     "monkey.tools": 1,
     "monkey.backends": 1,  # model backends and the external agents (claude_code/, codex/, plugin/)

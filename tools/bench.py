@@ -6,7 +6,8 @@
     python tools/bench.py plugins   # a plugin's text events/s vs json.loads per line; a tool_use round trip
     python tools/bench.py subagents   # a task round trip vs a model call; 4 parallel children's wall time
     python tools/bench.py telemetry [--rounds 7]   # the loop per iteration, OpenTelemetry export on vs off
-    python tools/bench.py travel   # sessions search over 1,000,000 events; a 10,000-event export to Claude Code
+    python tools/bench.py travel   # sessions search over 1,000,000 events; a 10,000-event export to Claude Code;
+                                   # the upgrade of a 1,000,000-event store from before search
     python tools/bench.py acp_client  # an ACP agent's text updates/s vs the bare SDK client; a permission round trip
     python tools/bench.py stats   # monkey stats over 1,000 sessions / 1,000,000 events; storing with summary rows
     python tools/bench.py local_tasks --runs 10    # slow: about 100 runs of the local model

@@ -107,7 +107,7 @@ class MonkeyAcpAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 mcp_capabilities=McpCapabilities(http=True, sse=False),
-                prompt_capabilities=PromptCapabilities(image=False, audio=False, embedded_context=True),
+                prompt_capabilities=PromptCapabilities(image=True, audio=False, embedded_context=True),
                 session_capabilities=SessionCapabilities(list=SessionListCapabilities()),
             ),
             agent_info=Implementation(name="monkey", title="monkey", version=__version__),
@@ -221,7 +221,7 @@ class MonkeyAcpAgent:
             raise RequestError.invalid_params({"message": "the prompt is empty"})
         if text.notes and not text.typed.startswith("/"):
             await session.say("\n".join(f"monkey: {n}" for n in text.notes) + "\n\n")
-        return PromptResponse(stop_reason=await session.prompt(text.typed, text.prompt))  # type: ignore[arg-type]
+        return PromptResponse(stop_reason=await session.prompt(text.typed, text.prompt, text.images))  # type: ignore[arg-type]
 
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)

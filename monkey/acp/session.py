@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING, Any
 from acp import update_agent_message_text
 
 from monkey.acp.updates import Translator, history_updates, stop_reason
-from monkey.events import Event, TurnCompleted
+from monkey.events import Event, ToolImage, TurnCompleted
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Sequence
 
     from monkey.session.setup import Setup
 
@@ -93,14 +93,14 @@ class AcpSession:
 
     # -- prompts ---------------------------------------------------------------------------
 
-    async def prompt(self, typed: str, prompt: str) -> str:
-        """Run ``typed`` (a command, ``!command`` or a message, sent as ``prompt``); the stop reason."""
+    async def prompt(self, typed: str, prompt: str, images: Sequence[ToolImage] = ()) -> str:
+        """Run ``typed`` (a command, ``!command`` or a message, sent as ``prompt`` with ``images``); the stop reason."""
         from monkey.agent.person_shell import shell_line
 
         if typed.startswith("/"):
             return await self.command(typed)
         command = shell_line(typed)
-        last = await self._run(self.core.shell(command) if command is not None else self.core.message(prompt))
+        last = await self._run(self.core.shell(command) if command is not None else self.core.message(prompt, images))
         if last is not None and last.reason == "denied" and last.message:
             await self.say(f"\n\nmonkey: {last.message}\n")
         return "cancelled" if last is None else stop_reason(last, self.translator.last_message)

@@ -14,7 +14,7 @@ the running turn cleanly (children killed, unanswered tool calls closed, a final
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -42,6 +42,7 @@ from monkey.events import (
     SessionEnded,
     SessionStarted,
     ToolCallSpec,
+    ToolImage,
     TurnCompleted,
     TurnStarted,
 )
@@ -263,11 +264,11 @@ class Agent:
         """The event that closes the session."""
         return SessionEnded(session_id=self.session_id, reason=reason, message=message, turns=self.turns)
 
-    async def run_task(self, prompt: str) -> AsyncGenerator[Event, None]:
+    async def run_task(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncGenerator[Event, None]:
         """A whole one-task session: ``session_started``, one turn, ``session_ended``."""
         yield self.session_started()
         last: TurnCompleted | None = None
-        async for event in self.run(prompt):
+        async for event in self.run(prompt, images):
             if isinstance(event, TurnCompleted):
                 last = event
             yield event
@@ -303,9 +304,9 @@ class Agent:
             return True
         return False
 
-    async def run(self, prompt: str) -> AsyncIterator[Event]:
-        """Run one turn for the user's ``prompt``, yielding its events as they happen."""
-        async for event in self._drive(lambda emit: self._turn(prompt, emit)):
+    async def run(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncIterator[Event]:
+        """Run one turn for the user's ``prompt`` (with the ``images`` attached), yielding its events as they happen."""
+        async for event in self._drive(lambda emit: self._turn(prompt, emit, list(images))):
             yield event
 
     async def run_shell(self, command: str, *, typed: bool = True) -> AsyncIterator[Event]:
@@ -366,11 +367,11 @@ class Agent:
                 except asyncio.CancelledError:
                     pass
 
-    async def _turn(self, prompt: str, emit: Emit) -> None:  # noqa: PLR0912, PLR0915 - the loop of one turn, each stop condition in its place; to split
+    async def _turn(self, prompt: str, emit: Emit, images: list[ToolImage]) -> None:  # noqa: PLR0912, PLR0915 - the loop of one turn, each stop condition in its place; to split
         self.turns += 1
         turn = self.turns
         sid = self.session_id
-        emit(TurnStarted(session_id=sid, turn=turn, prompt=prompt))
+        emit(TurnStarted(session_id=sid, turn=turn, prompt=prompt, images=images))
         if not self._session_hooks_ran or self._cleared:  # the first turn in this process, or after /clear
             source = "clear" if self._cleared else "resume" if self.resumed else "startup"
             self._session_hooks_ran, self._cleared = True, False
@@ -383,7 +384,7 @@ class Agent:
         if submitted is not None and submitted.context:
             prompt += "\n\n" + "\n".join(submitted.context)
         if submitted is None or not submitted.blocked:
-            self.messages.append(Message(role="user", content=prompt))
+            self.messages.append(Message(role="user", content=prompt, images=images))
         stop_blocks = 0
         iteration = 0
         result = ""

@@ -44,10 +44,15 @@ class Capabilities:
     counts_tokens: bool = False
     """It has its model's own tokenizer (:meth:`CountsTokens.count_tokens`; the local model, the
     scripted one); otherwise the context window counts with the BPE encoding of the model's name."""
+    images: bool = False
+    """It takes images (a person's ``@shot.png``, an image ``file_read`` or an MCP tool gave back):
+    the APIs, Claude Code; the others are told in a line what they did not get."""
 
 
-API = Capabilities()
+API = Capabilities(images=True)
 """A model behind an API: streams a message; the loop does everything else."""
+TEXT_ONLY = Capabilities()
+"""A model behind an API that reads only text (``[openai] images = false``)."""
 
 
 class BackendError(Exception):

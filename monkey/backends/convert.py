@@ -17,6 +17,7 @@ from typing import Any
 
 import msgspec
 
+from monkey.event_base import ToolImage
 from monkey.messages import Message, ModelRequest, ToolSpec
 
 __all__ = [
@@ -39,11 +40,20 @@ _UNSAFE_ID = re.compile(r"[^A-Za-z0-9_-]")
 
 
 def images_note(msg: Message, why: str) -> str:
-    """The text of a tool result whose images cannot go with it: its text and a line saying so."""
+    """The text of a message whose images cannot go with it: its text and a line saying so."""
     if not msg.images:
         return msg.content
     n = len(msg.images)
-    return f"{msg.content}\n[{'the image' if n == 1 else f'the {n} images'} of this result not passed on: {why}]"
+    whose = "of this result" if msg.role == "tool" else "attached to this message"
+    return f"{msg.content}\n[{'the image' if n == 1 else f'the {n} images'} {whose} not passed on: {why}]"
+
+
+def _anthropic_image(image: ToolImage) -> dict[str, Any]:
+    return {"type": "image", "source": {"type": "base64", "media_type": image.media_type, "data": image.data}}
+
+
+def _openai_image(image: ToolImage) -> dict[str, Any]:
+    return {"type": "image_url", "image_url": {"url": f"data:{image.media_type};base64,{image.data}"}}
 
 
 def bad_arguments(name: str, raw: str, why: object) -> str:
@@ -126,16 +136,14 @@ def _blocks_of(msg: Message, *, signed_thinking: bool) -> list[dict[str, Any]]:
     if msg.role == "tool":
         content: str | list[dict[str, Any]] = msg.content or "(no output)"
         if msg.images:  # a tool_result's content may hold images (base64 source blocks)
-            content = [{"type": "text", "text": content}] + [
-                {"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
-                for i in msg.images]
+            content = [{"type": "text", "text": content}] + [_anthropic_image(i) for i in msg.images]
         return [{
             "type": "tool_result",
             "tool_use_id": safe_tool_id(msg.tool_call_id),
             "content": content,
             **({"is_error": True} if msg.is_error else {}),
         }]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = [_anthropic_image(i) for i in msg.images] if msg.role == "user" else []
     if msg.role == "assistant" and signed_thinking and msg.thinking and msg.thinking_signature:
         blocks.append({"type": "thinking", "thinking": msg.thinking, "signature": msg.thinking_signature})
     if msg.content.strip():  # the API refuses empty and whitespace-only text blocks
@@ -204,17 +212,28 @@ def last_turn_signed(request: ModelRequest) -> bool:
 
 # -- OpenAI chat completions ------------------------------------------------------------
 
-OPENAI_NO_IMAGES = "the chat completions API takes only text in a tool result"
+OPENAI_NO_IMAGES = "this server is set to take only text ([openai] images = false)"
+TOOL_IMAGES = "The images the tool results above gave back, in order:"
+"""The text of the user message that carries tool results' images (the chat completions API takes
+only text in a tool message)."""
 
 
-def to_openai(request: ModelRequest) -> list[dict[str, Any]]:
-    """The ``messages`` of a chat-completions call."""
+def to_openai(request: ModelRequest, *, images: bool = True) -> list[dict[str, Any]]:
+    """The ``messages`` of a chat-completions call; ``images``: the server reads images (a vision model):
+    a person's images go as image parts of their message, a tool result's in a user message after the
+    results; otherwise each is replaced by a line saying so."""
     out: list[dict[str, Any]] = []
     if request.system:
         out.append({"role": "system", "content": request.system})
+    held: list[ToolImage] = []
     for msg in paired(request.messages):
+        if held and msg.role != "tool":
+            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES},
+                                                    *map(_openai_image, held)]})
+            held = []
         if msg.role == "tool":
-            content = images_note(msg, OPENAI_NO_IMAGES) or "(no output)"
+            content = (msg.content if images else images_note(msg, OPENAI_NO_IMAGES)) or "(no output)"
+            held += msg.images if images else []
             if msg.is_error and not content.lower().startswith(("error", "denied", "not run", "no result")):
                 content = f"error: {content}"
             out.append({"role": "tool", "tool_call_id": safe_tool_id(msg.tool_call_id), "content": content})
@@ -230,8 +249,13 @@ def to_openai(request: ModelRequest) -> list[dict[str, Any]]:
             elif not msg.content:
                 continue
             out.append(entry)
+        elif msg.images and images:
+            out.append({"role": "user", "content": [{"type": "text", "text": msg.content or "(empty message)"},
+                                                    *map(_openai_image, msg.images)]})
         else:
-            out.append({"role": "user", "content": msg.content})
+            out.append({"role": "user", "content": images_note(msg, OPENAI_NO_IMAGES)})
+    if held:
+        out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES}, *map(_openai_image, held)]})
     return out
 
 

@@ -29,7 +29,7 @@ from monkey.backends.base import BackendError, Capabilities, ModelCheck
 from monkey.backends.gate import ToolGate
 from monkey.backends.jsonl import DEFAULT_MAX_LINE, JsonlParser
 from monkey.backends.supervise import AgentProcess, ChildSpec, check_version, child_env
-from monkey.events import AgentSession, Event, ToolResult
+from monkey.events import AgentSession, Event, ToolImage, ToolResult
 from monkey.messages import ModelRequest
 
 __all__ = ["ExternalAgentBackend", "StreamParser", "last_prompt", "agent_session_from_events"]
@@ -59,6 +59,17 @@ def last_prompt(request: ModelRequest) -> str:
     if not tail:
         raise BackendError("there is no user message to send to the agent", kind="invalid_request")
     return "\n\n".join(reversed(tail))
+
+
+def last_images(request: ModelRequest) -> list[ToolImage]:
+    """The images attached to the user's latest messages (those :func:`last_prompt` sends), in order."""
+    tail: list[list[ToolImage]] = []
+    for message in reversed(request.messages):
+        if message.role == "user":
+            tail.append(list(message.images))
+        elif tail:
+            break
+    return [image for images in reversed(tail) for image in images]
 
 
 def agent_session_from_events(lines: list[bytes], agent: str) -> str:
@@ -122,7 +133,8 @@ class ExternalAgentBackend(ABC):
     def argv(self, prompt: str) -> list[str]:
         """The command line of one run."""
 
-    def stdin(self, prompt: str) -> bytes:
+    def stdin(self, prompt: str, images: list[ToolImage] | None = None) -> bytes:
+        """What the agent reads for ``prompt``; ``images`` only where :attr:`capabilities` says it takes them."""
         return prompt.encode()
 
     @abstractmethod
@@ -146,7 +158,7 @@ class ExternalAgentBackend(ABC):
             lo, hi = self.version_range
             self.version = await check_version([self.executable, "--version"], name=self.label,
                                                minimum=lo, below=hi, env=env)
-        spec = ChildSpec(argv=self.argv(prompt), cwd=self.workspace, env=env, stdin=self.stdin(prompt),
+        spec = ChildSpec(argv=self.argv(prompt), cwd=self.workspace, env=env, stdin=self.stdin(prompt, last_images(request)),
                          idle_timeout=self.idle_timeout, wall_timeout=self.wall_timeout, grace=self.grace,
                          name=self.label, keep_stdin=self.interactive)
         proc = AgentProcess(spec)

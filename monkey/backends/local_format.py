@@ -223,7 +223,7 @@ def chat_messages(request: ModelRequest) -> list[dict[str, str]]:
     names: dict[str, str] = {}
     for msg in request.messages:
         if msg.role == "user":
-            out.append({"role": "user", "content": msg.content})
+            out.append({"role": "user", "content": images_note(msg, "the local model reads only text")})
         elif msg.role == "assistant":
             out.append({"role": "assistant", "content": _assistant_content(msg, with_tools, names)})
         else:

@@ -22,7 +22,7 @@ import secrets
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
-from monkey.backends.base import API, BackendError, ModelCheck
+from monkey.backends.base import API, TEXT_ONLY, BackendError, ModelCheck
 from monkey.backends.convert import bad_arguments, openai_tools, to_openai
 from monkey.backends.errors import classify_status, make_error, network_error, parse_retry_after
 from monkey.backends.prices import Price, builtin_prices, cost_usd, find_price
@@ -75,7 +75,11 @@ class OpenAICompatBackend:
         timeout: float = 600.0,
         prices: Mapping[str, Price] | None = None,
         key_hint: str = "--api-key or OPENAI_API_KEY",
+        images: bool = True,
     ) -> None:
+        self.images = images
+        """The model reads images (``[openai] images``)."""
+        self.capabilities = API if images else TEXT_ONLY
         self.base_url = (base_url or DEFAULT_BASE_URL).rstrip("/")
         if not self.base_url.startswith(("http://", "https://")):
             raise make_error("invalid_request", f"--base-url must start with http:// or https://, got {base_url!r}")
@@ -103,7 +107,7 @@ class OpenAICompatBackend:
         """The JSON body of the chat-completions call for ``request``."""
         body: dict[str, Any] = {
             "model": self.model,
-            "messages": to_openai(request),
+            "messages": to_openai(request, images=self.images),
             "stream": True,
             "stream_options": {"include_usage": True},
             "max_tokens": max(1, min(request.max_tokens, self.max_tokens)),

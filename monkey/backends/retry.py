@@ -85,10 +85,9 @@ Sleep = Callable[[float], Awaitable[None]]
 class RetryingBackend:
     """A backend whose transient failures are retried."""
 
-    capabilities = API
-    """It retries model calls of an API backend (an external agent is never wrapped)."""
-
     def __init__(self, inner: Backend, policy: RetryPolicy | None = None, *, sleep: Sleep | None = None) -> None:
+        self.capabilities = getattr(inner, "capabilities", API)
+        """The inner API backend's (an external agent is never wrapped)."""
         self.inner = inner
         self.policy = policy or RetryPolicy()
         self._sleep = sleep or asyncio.sleep

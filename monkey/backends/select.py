@@ -174,6 +174,7 @@ def _create_one(
             timeout=cfg_o.timeout,
             prices=_prices(cfg_o.prices),  # type: ignore[arg-type]
             key_hint=f"--api-key or {key_env}",
+            images=cfg_o.images,
         ), config)
     if name == "scripted":
         if not script:

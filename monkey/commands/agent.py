@@ -144,8 +144,6 @@ def run_agent_command(args: argparse.Namespace) -> int:
     setup.notices[:0] = said
     for notice in setup.notices:
         sys.stderr.write(f"monkey: {notice}\n")
-    if not use_app and hasattr(approver, "notify_with"):  # a line front end asking on its terminal
-        approver.notify_with(setup.config.notify, setup.workspace.name)
     resume = request.resume
     if resume == "":
         from monkey.store import StoreError
@@ -168,6 +166,9 @@ def run_agent_command(args: argparse.Namespace) -> int:
         else:
             sys.stderr.write(f"monkey web: {url}\n")
             sys.stderr.flush()
+        setup.monitor = url.partition("/?")[0]
+    if not use_app and hasattr(approver, "notify_with"):  # a line front end asking on its terminal
+        approver.notify_with(setup.config.notify, setup.workspace.name, monitor=setup.monitor)
     try:
         if use_app:
             return _run_app(setup, args, task, resume)

@@ -42,11 +42,12 @@ class InlineApprover:
         """Notifications off the terminal when a question waits (``[notify]``; None: none)."""
         self.place = ""
 
-    def notify_with(self, config: NotifyConfig, place: str) -> None:
-        """Notify as ``config`` says (the terminal's own notification goes to this terminal)."""
+    def notify_with(self, config: NotifyConfig, place: str, monitor: str = "") -> None:
+        """Notify as ``config`` says (the terminal's own notification goes to this terminal);
+        ``monitor``: the web monitor beside the session, which the notices link to."""
         from monkey.notify import Notifier
 
-        self.notifier = Notifier(config, write=self.terminal.write)
+        self.notifier = Notifier(config, write=self.terminal.write, monitor=monitor)
         self.place = place
 
     async def decide(self, request: ApprovalRequest) -> Decision:
@@ -67,7 +68,8 @@ class InlineApprover:
                 from monkey.notify import Notice, question_line
 
                 self.notifier.send(Notice("approval", f"monkey · approval needed · {self.place}",
-                                          question_line(request.tool, request.arguments), workspace=self.place))
+                                          question_line(request.tool, request.arguments), session=request.session_id,
+                                          workspace=self.place))
             lines = ["", term.style(f"? {request.tool} needs approval", "1;33")]
             if request.asker:  # a sub-agent's call
                 lines.append(term.style(f"  asked by {escape_controls(request.asker, keep_newlines=False)}", "2"))

@@ -93,7 +93,7 @@ async def drive_task(session: Session, task: str, *, continue_: bool = False, re
             for view in agent.mcp.views():
                 if view.status == "failed":
                     sys.stderr.write(escape_controls(f"monkey: MCP server {view.name} failed: {view.error}\n"))
-        events = workflow(agent).run_task() if workflow is not None else agent.run_task(task)
+        events = workflow(agent).run_task() if workflow is not None else agent.run_task(*session.attach(task))
         async for event in session.pump(events):
             if isinstance(event, TurnCompleted):
                 last = event

@@ -75,7 +75,13 @@ async def _events(host: Host, rest: str) -> list[Reply]:
 async def _clear(host: Host, rest: str) -> list[Reply]:
     if host.working:
         return [Note(BUSY, "warning")]
-    host.agent.clear()
+    from monkey.events import ConversationCleared
+
+    agent = host.agent
+    cleared = len(agent.messages)
+    agent.clear()
+    if cleared:  # stored, so a resume or a fork after it starts afresh too (the list is empty by then)
+        await host.emit(ConversationCleared(session_id=agent.session_id, messages=cleared))
     if host.recorder is not None:
         host.recorder.reconcile()
     return [Cleared(), Note("(new conversation)")]

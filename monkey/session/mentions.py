@@ -3,7 +3,9 @@
 A mention is ``@`` at the start of the message or after a space, followed by a path inside
 the workspace. The path goes through the tools' workspace guard (symlinks resolved, the
 workspace never left, ``.git`` and ``.monkey`` refused); a file is attached up to
-:data:`MAX_FILE_BYTES`; a mention that names no file is left as typed. Completion offers
+:data:`MAX_FILE_BYTES`, an image (PNG, JPEG, GIF, WebP: :mod:`monkey.images`) as an image, also one
+outside the workspace named by its full path (a screenshot the person pasted); a mention that names
+no file is left as typed. Completion offers
 the entries of one directory at a time, as git sees them (``.gitignore`` honoured).
 """
 
@@ -14,11 +16,12 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from monkey.event_base import ToolImage
 from monkey.tools.base import ToolError
 from monkey.tools.gitignore import IgnoreRules
 from monkey.tools.workspace import is_protected_name, relative, resolve_path
 
-__all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "Expanded", "expand_mentions", "mention_completions",
+__all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "MAX_IMAGES", "Expanded", "expand_mentions", "mention_completions",
            "find_mentions"]
 
 MAX_FILE_BYTES = 100_000
@@ -28,6 +31,10 @@ MAX_TOTAL_BYTES = 300_000
 _MENTION = re.compile(r"(?:(?<=\s)|^)@(\S+)")
 _TRAILING = ",.;:!?)]}'\""
 """Punctuation that may follow a mention in prose (``see @a.py.``) rather than belong to it."""
+
+
+MAX_IMAGES = 20
+"""The most images attached to one message."""
 
 
 @dataclass
@@ -40,6 +47,8 @@ class Expanded:
     """The workspace-relative paths attached, in order."""
     notes: list[str] = field(default_factory=list)
     """One line per mention to tell the person (attached, cut, refused, left as typed)."""
+    images: list[ToolImage] = field(default_factory=list)
+    """The images attached (``@shot.png``): sent as images to a backend that takes them."""
 
 
 def find_mentions(text: str) -> list[str]:
@@ -66,6 +75,38 @@ def _read(path: Path, budget: int) -> tuple[str, str]:
         raise ToolError("it is a binary file")
     cut = f" (the first {len(data):,} of {size:,} bytes)" if size > len(data) else ""
     return data.decode("utf-8", errors="replace"), cut
+
+
+def _is_image(path: Path) -> bool:
+    """An image by its name or by its first bytes (a PNG named ``shot`` is one too)."""
+    from monkey.images import IMAGE_SUFFIXES, info_of
+
+    try:
+        return path.is_file() and (path.suffix.lower() in IMAGE_SUFFIXES or info_of(path) is not None)
+    except OSError:
+        return False
+
+
+def _attach_image(result: Expanded, token: str, rel: str, path: Path) -> None:
+    """Attach the image at ``path`` to ``result``, or say why not."""
+    from monkey.images import ImageError, describe, load
+
+    if len(result.images) >= MAX_IMAGES:
+        result.notes.append(f"@{token} not attached: one message takes at most {MAX_IMAGES} images")
+        return
+    try:
+        image, info = load(path)
+    except ImageError as exc:
+        result.notes.append(f"@{token} not attached: {exc}")
+        return
+    except OSError as exc:
+        result.notes.append(f"@{token} not attached: {exc.strerror or exc}")
+        return
+    if image in result.images:
+        return
+    result.attached.append(rel)
+    result.images.append(image)
+    result.notes.append(f"attached {rel} ({describe(info)})")
 
 
 def expand_mentions(text: str, workspace: Path, *, max_file: int = MAX_FILE_BYTES,
@@ -98,6 +139,9 @@ def expand_mentions(text: str, workspace: Path, *, max_file: int = MAX_FILE_BYTE
                 break
             if path.is_dir():
                 refusal = refusal or f"{candidate} is a directory; mention a file"
+        if found is None and token.startswith(("/", "~/")) and _is_image(Path(token).expanduser()):
+            _attach_image(result, token, str(Path(token).expanduser()), Path(token).expanduser())
+            continue  # an image outside the workspace the person named by its full path (a screenshot)
         if found is None:
             if refusal:
                 result.notes.append(f"@{token} not attached: {refusal}")
@@ -106,6 +150,9 @@ def expand_mentions(text: str, workspace: Path, *, max_file: int = MAX_FILE_BYTE
             continue
         rel = relative(workspace, found)
         if rel in result.attached:
+            continue
+        if _is_image(found):  # sent as an image, not as text
+            _attach_image(result, token, rel, found)
             continue
         if left <= 0:
             result.notes.append(f"@{token} not attached: the files mentioned already fill {max_total:,} bytes")

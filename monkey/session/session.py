@@ -15,7 +15,7 @@ the OpenTelemetry export (:mod:`monkey.telemetry`) observes each event once it i
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from monkey.agent.loop import Agent
     from monkey.session.switch import BackendSwitcher
     from monkey.session.stored import SessionHandle
-    from monkey.events import Event
+    from monkey.events import Event, ToolImage
     from monkey.session.replies import Level, Reply
     from monkey.store import Recorder, SessionStore
 
@@ -245,21 +245,37 @@ class Session:
     def turn(self, text: str) -> AsyncIterator[Event]:
         """Like :meth:`send`, yielding each event once it is stored (see :meth:`pump`)."""
         from monkey.agent.person_shell import shell_line
-        from monkey.session.mentions import expand_mentions
 
         command = shell_line(text)
         if command is not None:  # !command: the person runs it, recorded and undoable
             return self.shell(command)
         if self.recorder is not None:  # the title is what the person typed, not the attached files
             self.recorder.name(text)
+        return self.message(*self.attach(text))
+
+    def attach(self, text: str) -> tuple[str, list[ToolImage]]:
+        """``text`` with the files its ``@path`` mentions attached, and the images it attaches that the
+        backend takes (each note told: attached, cut, refused, an image not sent)."""
+        from monkey.session.mentions import expand_mentions
+
         expanded = expand_mentions(text, self.agent.workspace)  # @path: the file goes with the message
         for note in expanded.notes:
             self.tell(note, "info" if note.startswith("attached ") else "warning")
-        return self.message(expanded.prompt)
+        return expanded.prompt, self.sendable(expanded.images)
 
-    def message(self, prompt: str) -> AsyncIterator[Event]:
-        """``prompt`` as one turn of the model, as it is (no ``!command``, no ``@path``)."""
-        return self.pump(self.agent.run(prompt))
+    def sendable(self, images: Sequence[ToolImage]) -> list[ToolImage]:
+        """``images`` if the backend takes images; none otherwise, and the person is told."""
+        if images and not self.agent.backend.capabilities.images:
+            n = len(images)
+            self.tell(f"{'the image was' if n == 1 else f'the {n} images were'} not sent: the {self.agent.backend.name} "
+                      "backend takes only text", "warning")
+            return []
+        return list(images)
+
+    def message(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncIterator[Event]:
+        """``prompt`` as one turn of the model, as it is (no ``!command``, no ``@path``), with the
+        ``images`` attached that the backend takes (see :meth:`sendable`)."""
+        return self.pump(self.agent.run(prompt, self.sendable(images)))
 
     def shell(self, command: str) -> AsyncIterator[Event]:
         """A shell command the person typed, as a turn of its own (decided, checkpointed, recorded)."""

@@ -140,6 +140,9 @@ class Setup:
     alerts: list[str] = field(default_factory=list)
     """Notices a person must read even where notices are only logged (an editor shows them as a message):
     a workspace that holds their home or ``/``."""
+    monitor: str = ""
+    """The web monitor served beside this session (``--web``: ``http://127.0.0.1:PORT``; "": none),
+    which notifications link to."""
     made_policy: ApprovalPolicy | None = field(default=None, repr=False)
     """The permission engine once made (see :attr:`policy`)."""
 

@@ -3,7 +3,8 @@
 A :class:`Conversation` follows the events of one session and keeps the nodes that are in
 context (what the model is sent), in order: a ``turn_started`` gives a user node, a
 ``message_completed`` an assistant node, a ``tool_result`` a tool node (paired with its
-call by id), a ``context_compacted`` a summary node in place of the compacted ones. Nodes
+call by id), a ``context_compacted`` a summary node in place of the compacted ones, a
+``conversation_cleared`` (``/clear``) takes every node out of context. Nodes
 are written in the same transaction as the events they come from, so what is on disk
 always agrees with itself, even after ``kill -9``.
 
@@ -98,7 +99,7 @@ class Conversation:
         """Follow one event of the stream."""
         match event:
             case ev.TurnStarted():
-                self._append("user", Message(role="user", content=event.prompt))
+                self._append("user", Message(role="user", content=event.prompt, images=list(event.images)))
             case ev.MessageCompleted():
                 self._append("assistant", Message(role="assistant", content=event.text, thinking=event.thinking,
                                                   thinking_signature=event.thinking_signature,
@@ -121,6 +122,10 @@ class Conversation:
                 self.started.clear()
             case ev.ToolStarted():
                 self.started.add(event.call_id)
+            case ev.ConversationCleared():
+                self._exclude_from(0)
+                self.results.clear()
+                self.started.clear()
             case ev.ContextCompacted():
                 kept = self.messages[event.messages_compacted:]
                 self.summaries.add(event.summary)

@@ -6,7 +6,8 @@ original's), written by a :class:`~monkey.store.recorder.Recorder` under the new
 they are numbered, hash-chained and indexed for search like any session's. Its conversation
 is what the model was sent at that point: for a fork of the whole session, exactly the
 original's stored conversation (``/clear`` and compaction included); for ``--at TURN``, the
-conversation the events give up to that turn. Nothing is copied from the checkpoint journal:
+conversation the events give up to the end of that turn (a ``/clear`` before it included: nothing
+from before that clear; one after it left out). Nothing is copied from the checkpoint journal:
 the fork's undo covers only the changes made in the fork, and files are left as they are.
 """
 
@@ -36,6 +37,7 @@ async def fork_session(store: SessionStore, ref: str, *, at_turn: int | None = N
     fork_id = new_id()
     recorder = Recorder(store, fork_id, source=(lambda: restored.messages) if restored is not None else None)
     replace = msgspec.structs.replace
+    ended = False
     for raw in await store.event_lines(original.id):
         try:
             event = ev.decode(raw)
@@ -46,6 +48,9 @@ async def fork_session(store: SessionStore, ref: str, *, at_turn: int | None = N
         if isinstance(event, (ev.Usage, ev.TextDelta, ev.ThinkingDelta)) or (
                 event.session_id and event.session_id != original.id):
             continue  # spending stays the original's; deltas are in their message_completed
+        if isinstance(event, ev.ConversationCleared) and ended:
+            continue  # a /clear after turn TURN began what came next: the fork has the conversation of then
+        ended = ended or (isinstance(event, ev.TurnCompleted) and at_turn is not None and event.turn >= at_turn)
         recorder.add(replace(event, session_id=fork_id))
     if not recorder.events:
         raise StoreError(f"session {original.id} has no events to fork")

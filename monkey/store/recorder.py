@@ -47,7 +47,7 @@ STREAMING = frozenset({"text_delta", "thinking_delta"})
 DURABLE = frozenset({
     "session_started", "turn_started", "iteration_started", "message_completed", "tool_started",
     "tool_result", "approval_resolved", "turn_completed", "context_compacted", "session_ended", "error",
-    "mode_changed", "plan_saved", "stage_completed",
+    "mode_changed", "plan_saved", "stage_completed", "conversation_cleared",
 })
 """Event types whose commit is synced to the disk (the rest are committed, not synced)."""
 BATCH = 512
@@ -59,7 +59,7 @@ MAX_DELAY = 0.25
 
 _FOLLOWED = frozenset({
     "session_started", "turn_started", "iteration_started", "message_completed", "tool_started", "tool_result",
-    "turn_completed", "context_compacted", "usage", "session_ended",
+    "turn_completed", "context_compacted", "conversation_cleared", "usage", "session_ended",
 })
 """Event types that change the conversation or the session's totals."""
 _encode = msgspec.json.Encoder().encode

@@ -165,12 +165,31 @@ class FileRead(Tool[ReadArgs]):
         """Give back the asked lines of the file."""
         target, rel = _target(ctx, args.path, for_write=False)
         _stat_file(target, rel)
+        image = await asyncio.to_thread(_read_image, target, rel)
+        if image is not None:
+            return image
         try:
             # Always in a thread: read-only calls run concurrently, and a read may hit slow disks.
             text = await asyncio.to_thread(_read_window, target, rel, args.offset, args.limit, ctx.read_limit)
         except OSError as exc:
             raise ToolError(f"cannot read {rel}: {exc.strerror or exc}") from None
         return ToolOutcome(output=text)
+
+
+def _read_image(target: Path, rel: str) -> ToolOutcome | None:
+    """An image file as the image itself (the model sees it where its backend takes images), None when
+    the file is not one; ToolError when it is one that cannot be sent (over the limits)."""
+    from monkey.images import ImageError, describe, info_of, load
+
+    if info_of(target) is None:
+        return None
+    try:
+        image, info = load(target)
+    except ImageError as exc:
+        raise ToolError(f"{rel} is an image that cannot be shown: {exc}") from None
+    except OSError as exc:
+        raise ToolError(f"cannot read {rel}: {exc.strerror or exc}") from None
+    return ToolOutcome(output=f"{rel}: {describe(info)}", images=[image])
 
 
 # --------------------------------------------------------------- planned changes

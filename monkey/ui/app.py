@@ -113,7 +113,7 @@ class MonkeyApp(Stopping, App[int]):
         if notify is not None:
             from monkey.notify import Notifier
 
-            notifier = Notifier(notify, write=self.write_to_terminal)
+            notifier = Notifier(notify, write=self.write_to_terminal, monitor=getattr(pending, "monitor", ""))
         self.attention = Attention(self.write_to_terminal, place=self.workspace.name, bell=ui.bell,
                                    title=ui.title, long_turn=ui.long_turn, notifier=notifier,
                                    session=lambda: str(getattr(self.agent, "session_id", "") or ""))

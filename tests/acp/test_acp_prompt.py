@@ -25,7 +25,7 @@ async def test_initialize_says_what_monkey_supports(monkey_home: Path, tmp_path:
     assert reply.protocol_version == PROTOCOL_VERSION
     assert caps.load_session is True
     assert caps.prompt_capabilities.embedded_context is True
-    assert caps.prompt_capabilities.image is False
+    assert caps.prompt_capabilities.image is True  # image blocks go with the message (monkey.images)
     assert caps.session_capabilities.list is not None
     assert caps.mcp_capabilities.http is True  # the editor's HTTP MCP servers are started
     assert caps.mcp_capabilities.sse is False  # the old SSE transport is not spoken

@@ -180,3 +180,62 @@ def test_a_plain_session_notifies_on_its_terminal_when_a_question_waits_and_a_lo
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_with_the_monitor_beside_a_notification_links_to_the_sessions_page(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    """``--web``: the webhook's notice of a waiting question links to that session's page on the monitor
+    this process serves (its address as printed, without the one-time token), and the page is there."""
+    import http.server
+    import json
+    import re
+    import threading
+    import urllib.request
+
+    got: list[dict[str, str]] = []
+
+    class Hook(http.server.BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802
+            got.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
+            self.send_response(200)
+            self.end_headers()
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    (monkey_home / "config.toml").write_text(
+        f'[notify]\nterminal = "off"\nformat = "json"\nurl = "http://127.0.0.1:{server.server_address[1]}/hook"\n')
+    script = write_script(tmp_path / "s.json", [
+        {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+        {"text": "Written."},
+    ])
+    try:
+        child = spawn_repl(workspace, monkey_home, script, "--web")
+        child.expect(r"monkey web: (http://127\.0\.0\.1:\d+)/\?token=(\S+)")
+        base, token = child.match.group(1), child.match.group(2)
+        child.expect_exact("Type a task")
+        child.sendline("write a.txt")
+        child.expect_exact("allow? [y/a/f/n]")
+        for _ in range(int(PTY_TIMEOUT * 10)):  # the webhook is posted on a thread of its own
+            if got:
+                break
+            time.sleep(0.1)
+        child.sendline("y")
+        child.expect_exact("Written.")
+        assert len(got) == 1 and got[0]["kind"] == "approval", got
+        link = got[0]["link"]
+        assert token not in link
+        found = re.fullmatch(re.escape(base) + r"/session\?id=(s[0-9a-f]+)", link)
+        assert found and found.group(1) == got[0]["session"], link
+        opener = urllib.request.build_opener(urllib.request.HTTPCookieProcessor())
+        opener.open(f"{base}/?token={token}").read()  # the person's browser: token traded for the cookie
+        assert opener.open(link).status == 200
+        child.sendline("/exit")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+    finally:
+        server.shutdown()
+        server.server_close()

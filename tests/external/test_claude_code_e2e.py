@@ -157,3 +157,27 @@ def test_claude_code_calls_go_through_monkeys_approvals(monkey_home: Path, works
         (resolved,) = run.of_type("approval_resolved")
         assert resolved["decision"] == "denied"
         assert "in your home folder" in run.of_type("turn_completed")[0]["result"]
+
+
+def test_real_claude_code_gets_an_attached_image(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    """``@shot.png`` with the claude-code backend: the image goes in the stream-json user message, and the
+    real CLI passes it on to the model API as an image block."""
+    import base64
+
+    from tests.support import images
+
+    cli = _cli()
+    cli_home = tmp_path / "cli-home"
+    cli_home.mkdir()
+    shot = images.png(32, 16)
+    (workspace / "shot.png").write_bytes(shot)
+    with FakeAnthropic(str(workspace)) as server:
+        _configure(monkey_home, cli, server, cli_home)
+        run = _agent(monkey_home, workspace, "what is in @shot.png ?")
+        assert run.returncode == 0, run.stderr
+        assert "attached shot.png (PNG image, " in run.stderr
+        sent = [b for r in server.main_requests() for m in r["body"]["messages"] if isinstance(m["content"], list)
+                for b in m["content"] if b.get("type") == "image"]
+    assert sent, "the CLI sent no image block"
+    assert sent[0]["source"]["media_type"] == "image/png"
+    assert base64.b64decode(sent[0]["source"]["data"]) == shot

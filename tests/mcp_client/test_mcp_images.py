@@ -1,7 +1,8 @@
 """Images from MCP tools go on to the model when the backend takes them: server-everything's
 ``get-tiny-image`` called through monkey, the Anthropic request (to the fake Messages API) carries
 the PNG as a base64 image block in the tool_result, also after ``--continue`` from the stored
-session; an OpenAI-compatible server gets the text and a line saying why the image is not sent;
+session; an OpenAI-compatible server gets it in a user message after the results (a tool message takes
+only text), or a line saying why when it is set to take only text;
 sessions stored before images were kept still read."""
 
 from __future__ import annotations
@@ -64,17 +65,32 @@ def test_the_anthropic_request_carries_the_mcp_image(monkey_home: Path, workspac
 
 
 @needs_npm
-def test_an_openai_compatible_server_is_told_why_no_image_came(monkey_home: Path, workspace: Path) -> None:
+def test_an_openai_compatible_server_gets_the_image_after_the_results_or_is_told_why(
+        monkey_home: Path, workspace: Path) -> None:
+    """A tool message takes only text: a vision server gets the image in a user message right after the
+    results; one set to take only text (``[openai] images = false``) gets a line saying why."""
     _configure(monkey_home)
+    args = ["agent", "--backend", "openai", "--api-key", "k", "--model", "fake-model", "--cwd", str(workspace),
+            "--output-format", "stream-json", "--task", "show me the tiny image"]
+    replies = [Reply(tool_calls=[("call_1", TOOL, {})]), Reply(text="an image")]
+    with FakeOpenAI(replies) as fake:
+        run = run_monkey([*args, "--base-url", fake.url], home=monkey_home, timeout=120)
+        assert run.returncode == 0, run.stderr
+        sent = fake.requests[1]["messages"]
+    at = [m["role"] for m in sent].index("tool")
+    assert "[image 1: image/png," in sent[at]["content"]
+    assert sent[at + 1]["role"] == "user" and sent[at + 1]["content"][1]["image_url"]["url"].startswith(
+        "data:image/png;base64,")
+
+    (monkey_home / "config.toml").write_text(
+        '[approvals]\nallow = ["mcp__everything"]\n[openai]\nimages = false\n')
     replies = [Reply(tool_calls=[("call_1", TOOL, {})]), Reply(text="no image here")]
     with FakeOpenAI(replies) as fake:
-        run = run_monkey(["agent", "--backend", "openai", "--base-url", fake.url, "--api-key", "k",
-                          "--model", "fake-model", "--cwd", str(workspace), "--output-format", "stream-json",
-                          "--task", "show me the tiny image"], home=monkey_home, timeout=120)
+        run = run_monkey([*args, "--base-url", fake.url], home=monkey_home, timeout=120)
         assert run.returncode == 0, run.stderr
         (tool,) = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
         assert isinstance(tool["content"], str) and "[image 1: image/png," in tool["content"]
-        assert "the image of this result not passed on: the chat completions API takes only text" in tool["content"]
+        assert "the image of this result not passed on: this server is set to take only text" in tool["content"]
         assert "base64" not in json.dumps(fake.requests[1]) and PNG.decode("latin-1") not in tool["content"]
 
 

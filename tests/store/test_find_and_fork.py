@@ -90,6 +90,14 @@ async def test_an_older_database_gets_its_index_filled(workspace: Path, monkey_h
     assert json.loads(out) == before, "the step indexes the events already stored, as the recorder does"
     assert {h["turn"] for h in json.loads((await _cli(capsys, "sessions", "search", "yak", "--json", "--all"))[1])} == {2}
     assert sid
+    # the index the step built in one pass is kept from then on, as a new store's is
+    later = make_agent(workspace, [ScriptTurn(text="A wombat it is.")])
+    await drive(later, "and now a wombat")
+    hits = json.loads((await _cli(capsys, "sessions", "search", "wombat", "--json", "--all"))[1])
+    assert {h["session_id"] for h in hits} == {later.session_id} and len(hits) == 2
+    assert (await _cli(capsys, "sessions", "rm", sid))[0] == 0
+    assert json.loads((await _cli(capsys, "sessions", "search", "zebra", "--json", "--all"))[1]) == []
+    assert len(json.loads((await _cli(capsys, "sessions", "search", "wombat", "--json", "--all"))[1])) == 2
 
 
 async def test_rename_from_the_command_line_and_the_session(workspace: Path, capsys) -> None:  # type: ignore[no-untyped-def]

@@ -44,3 +44,32 @@ async def test_a_protected_mention_is_refused_with_a_note(app_for) -> None:
         await settle(pilot, app)
         assert app.agent.messages[0].content == "read @.git/config"
         assert "@.git/config not attached" in notice_text(app) and "protected" in notice_text(app)
+
+
+async def test_a_pasted_image_path_becomes_its_mention_and_the_app_says_what_was_attached(
+        app_for, workspace: Path, tmp_path: Path) -> None:
+    """A terminal pastes a file dropped on it as its path (quoted here, as some terminals do): the box gets
+    ``@shot.png``; sent, the notices say its name, size and sides, and that this backend takes no images."""
+    from textual import events
+
+    from tests.support import images
+
+    (workspace / "shot.png").write_bytes(images.png(640, 480))
+    size = len(images.png(640, 480))
+    app = app_for([{"text": "I cannot see it."}])
+    async with app.run_test(size=SIZE) as pilot:
+        prompt = app.query_one(PromptInput)
+        prompt.focus()
+        await pilot.press(*"what is")
+        app.post_message(events.Paste(f"'{workspace / 'shot.png'}'"))  # as the terminal driver sends it
+        await pilot.pause()
+        assert prompt.text == "what is @shot.png "
+        app.post_message(events.Paste("plain words"))
+        await pilot.pause()
+        assert prompt.text == "what is @shot.png plain words"
+        await pilot.press("enter")
+        await settle(pilot, app)
+        said = notice_text(app)
+        assert f"attached shot.png (PNG image, {size:,} bytes, 640×480)" in said
+        assert "the image was not sent: the scripted backend takes only text" in said
+        assert app.agent.messages[0].images == []

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from monkey.backends.base import BackendError
+from monkey.event_base import ToolImage
+
+from monkey.backends.base import BackendError, Capabilities
 from monkey.backends.claude_code.parser import ClaudeStreamParser
 from monkey.backends.claude_code.tools import error_answer, gate_call, permission_answer, user_message
 from monkey.backends.external import ExternalAgentBackend
@@ -38,6 +40,9 @@ STOPPED = "the person stopped the turn"
 
 class ClaudeCodeBackend(ExternalAgentBackend):
     """Drives the Claude Code CLI as a subprocess, one run per turn."""
+
+    capabilities = Capabilities(runs_own_tools=True, keeps_own_context=True, images=True)
+    """Its stream-json input takes image blocks in the person's message."""
 
     name = "claude-code"
     label = "Claude Code"
@@ -79,8 +84,8 @@ class ClaudeCodeBackend(ExternalAgentBackend):
             args += ["--mcp-config", self.mcp_config]
         return args + self.extra_args
 
-    def stdin(self, prompt: str) -> bytes:
-        return user_message(prompt)
+    def stdin(self, prompt: str, images: list[ToolImage] | None = None) -> bytes:
+        return user_message(prompt, images or [])
 
     def _send(self, proc: AgentProcess, line: bytes) -> None:
         self.answered.append(line)

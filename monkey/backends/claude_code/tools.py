@@ -18,10 +18,12 @@ would wait for ever).
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from monkey.backends.gate import GateAnswer, GateCall, workspace_relative
+from monkey.event_base import ToolImage
 
 __all__ = ["gate_call", "user_message", "permission_answer", "error_answer"]
 
@@ -57,9 +59,13 @@ def gate_call(request: dict[str, Any], workspace: Path) -> GateCall:
     return GateCall(call_id, name, name or "unknown", dict(raw), raw, reason)
 
 
-def user_message(prompt: str) -> bytes:
-    """The prompt as one stream-json user message line."""
-    msg = {"type": "user", "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None,
+def user_message(prompt: str, images: Sequence[ToolImage] = ()) -> bytes:
+    """The prompt as one stream-json user message line (its images as image blocks before the text)."""
+    content: str | list[dict[str, Any]] = prompt
+    if images:
+        content = [*({"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+                     for i in images), {"type": "text", "text": prompt}]
+    msg = {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
            "session_id": ""}
     return json.dumps(msg).encode() + b"\n"
 

@@ -20,6 +20,7 @@ from monkey.backends.codex.app_parser import INIT_REQUEST, THREAD_REQUEST, TURN_
 from monkey.backends.external import ExternalAgentBackend
 from monkey.backends.gate import REFUSED_WITHOUT_GATE, GateAnswer, GateCall, ToolGate
 from monkey.backends.supervise import AgentProcess
+from monkey.event_base import ToolImage
 
 __all__ = ["CodexBackend", "SANDBOXES", "SUPPORTED"]
 
@@ -52,7 +53,7 @@ class CodexBackend(ExternalAgentBackend):
     def argv(self, prompt: str) -> list[str]:
         return [self.executable, "app-server", *self.extra_args]
 
-    def stdin(self, prompt: str) -> bytes:
+    def stdin(self, prompt: str, images: list[ToolImage] | None = None) -> bytes:
         self._prompt = prompt
         params: dict[str, Any] = {"cwd": str(self.workspace), "approvalPolicy": rpc.APPROVAL_POLICY}
         if self.sandbox:

@@ -33,6 +33,32 @@ def complete(text: str) -> list[str]:
     return [c for c in COMMANDS if c.startswith(text)]
 
 
+def pasted_image(text: str, workspace: Path | None) -> str | None:
+    """The ``@path`` mention a pasted image path becomes (a terminal pastes a file dropped on it as its
+    path, perhaps quoted or with escaped spaces), or None when ``text`` is not the path of an image file."""
+    from monkey.images import IMAGE_SUFFIXES
+
+    raw = text.strip()
+    if not raw or "\n" in raw or len(raw) > 4096:
+        return None
+    if raw[0] == raw[-1] and raw[0] in "'\"" and len(raw) > 1:
+        raw = raw[1:-1]
+    raw = raw.replace("\\ ", " ").removeprefix("file://")
+    path = Path(raw).expanduser()
+    if path.suffix.lower() not in IMAGE_SUFFIXES or " " in raw:
+        return None  # a mention ends at a space: such a path is pasted as text
+    try:
+        if not path.is_file():
+            return None
+        if workspace is not None and path.is_absolute():
+            return "@" + path.resolve().relative_to(workspace.resolve()).as_posix()
+    except ValueError:  # outside the workspace: by its full path
+        return "@" + str(path.resolve())
+    except OSError:
+        return None
+    return "@" + str(path)
+
+
 class PromptInput(TextArea):
     """Where the person types. Posts :class:`Submitted`; Enter sends, Shift+Enter/Ctrl+J breaks the line."""
 
@@ -190,6 +216,15 @@ class PromptInput(TextArea):
         new = matches[0] + " " if len(matches) == 1 else os.path.commonprefix(matches)
         self.load_text(new)
         self.move_cursor(self.document.end)
+
+    async def _on_paste(self, event: events.Paste) -> None:
+        """A pasted image path becomes its ``@`` mention (sent as the image); other text is pasted as is."""
+        mention = pasted_image(event.text, self.workspace)
+        if mention is None or self.read_only:
+            return  # TextArea's own handler pastes it (Textual calls each class's in turn)
+        event.prevent_default()
+        before = self.document.get_text_range((self.cursor_location[0], 0), self.cursor_location)
+        self.insert(("" if not before or before.endswith(" ") else " ") + mention + " ")
 
     def on_text_area_changed(self, event: TextArea.Changed) -> None:
         event.stop()
