@@ -441,3 +441,28 @@ def test_rm_force_respects_a_worktree_the_person_locked(workspace: Path, monkey_
     assert wt.exists()
     git(workspace, "worktree", "unlock", str(wt))
     assert invoke(["worktrees", "rm", "mine", "--force"], home=monkey_home, cwd=workspace).returncode == 0
+
+
+def test_a_project_mcp_server_approved_in_the_repository_is_not_asked_again_in_its_worktree(
+        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from monkey.session.setup import Questions, SessionRequest, resolve_setup
+
+    (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"tools": {"command": "true"}}}))
+    git(workspace, "add", "-A")
+    git(workspace, "commit", "-qm", "mcp")
+    assert invoke(["trust", str(workspace)], home=monkey_home).returncode == 0
+    asked: list[str] = []
+
+    def ask(config) -> bool:  # type: ignore[no-untyped-def]
+        asked.append(config.name)
+        return True
+
+    script = write_script(tmp_path / "s.json", [{"text": "x"}])
+    resolve_setup(SessionRequest(workspace=workspace, backend="scripted", script=str(script)), None,
+                  Questions(mcp_server=ask))
+    assert asked == ["tools"]
+    assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "mcp").returncode == 0
+    setup = resolve_setup(SessionRequest(workspace=workspace / ".monkey" / "worktrees" / "mcp", backend="scripted",
+                                         script=str(script)), None, Questions(mcp_server=ask))
+    assert asked == ["tools"], "approved for the repository: its worktree's session starts it without asking"
+    assert setup.mcp is not None and setup.mcp.refused == {}
