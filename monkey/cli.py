@@ -212,6 +212,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     agent.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
                        help="text (readable), json (one final object), stream-json (every event as a JSON line)")
     agent.add_argument("--cwd", help="workspace directory (default: the current directory)")
+    agent.add_argument("--worktree", nargs="?", const="", default=None, metavar="NAME",
+                       help="run the session in a new git worktree of the repository, .monkey/worktrees/NAME on a "
+                       "new branch monkey/NAME from HEAD (without NAME: one is made up)")
     agent.add_argument("--plain", action="store_true", help="line-based interactive mode (no full-screen app)")
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
     agent.add_argument("--web", action="store_true", help="also serve the web monitor (monkey web) in this process; "
@@ -247,6 +250,9 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     from monkey.commands.stats import add_parser as add_stats_parser
 
     add_stats_parser(sub)
+    from monkey.commands.worktrees import add_parser as add_worktrees_parser
+
+    add_worktrees_parser(sub)
     return parser
 
 
@@ -364,6 +370,10 @@ def run_command(args_list: list[str], *, process: bool = False) -> int:
         from monkey.commands.plugins import run_plugins_command
 
         return run_plugins_command(args)
+    if args.command == "worktrees":
+        from monkey.commands.worktrees import run_worktrees_command
+
+        return run_worktrees_command(args)
     if args.command == "acp":
         from monkey.commands.acp import run_acp_command
 

@@ -81,6 +81,12 @@ class Handoff(msgspec.Struct, frozen=True, kw_only=True):
     """How the child's turn ended (``completed``, ``budget``, ``error`` ...)."""
     message: str = ""
     """Why, when it did not complete."""
+    worktree: str = ""
+    """The git worktree the child worked in (``isolation: worktree``) and left for the person ('': none, or
+    removed because the child changed nothing); ``files_changed`` are relative to the child's folder in it
+    (the one the parent's workspace is in its checkout)."""
+    branch: str = ""
+    """That worktree's branch."""
 
 
 class ConversationCleared(Event, frozen=True, kw_only=True, tag="conversation_cleared"):

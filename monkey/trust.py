@@ -5,6 +5,10 @@ backend, the model or a model file, the loop's limits, checkpoint settings, appr
 anything that runs or loads code, until the person trusts the folder. Trust is asked once,
 on a terminal, and kept in ``trusted_folders.json`` in the monkey home (one absolute path
 per entry; a folder inside a trusted one is trusted). Headless runs never trust by asking.
+
+A linked git worktree shares its repository's trust: a folder in one counts as the same folder
+of the main checkout (:func:`trust_root`, which checks the link both ways), so trusting, asking
+and revoking in a worktree are about the repository.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from pathlib import Path
 
 from monkey.userfiles import locked, write_atomic
 
-__all__ = ["TRUST_TURNS_ON", "TRUST_FILE", "trusted_folders", "is_trusted", "trust", "untrust"]
+__all__ = ["TRUST_TURNS_ON", "TRUST_FILE", "trusted_folders", "is_trusted", "trust", "untrust", "trust_root"]
 
 TRUST_FILE = "trusted_folders.json"
 
@@ -41,9 +45,22 @@ def trusted_folders(home: Path) -> list[str]:
     return [f for f in folders if isinstance(f, str) and os.path.isabs(f)]
 
 
-def is_trusted(workspace: Path, home: Path) -> bool:
-    """Whether ``workspace`` (resolved) is, or is inside, a trusted folder."""
+def trust_root(workspace: Path) -> Path:
+    """The folder whose trust ``workspace`` has: itself (resolved), or, in a linked git worktree,
+    the same folder of the repository's main checkout."""
+    from monkey.worktrees import main_checkout
+
     here = workspace.resolve()
+    found = main_checkout(here)
+    if found is None:
+        return here
+    main, root = found
+    return main / here.relative_to(root)
+
+
+def is_trusted(workspace: Path, home: Path) -> bool:
+    """Whether ``workspace`` (resolved; in a worktree, its repository's folder) is, or is inside, a trusted folder."""
+    here = trust_root(workspace)
     for folder in trusted_folders(home):
         root = Path(folder)
         if here == root or root in here.parents:
@@ -56,8 +73,9 @@ def _save(home: Path, folders: list[str]) -> None:
 
 
 def trust(workspace: Path, home: Path) -> str:
-    """Trust ``workspace``; returns the path stored (read and written under the file's lock)."""
-    folder = str(workspace.resolve())
+    """Trust ``workspace`` (a worktree: its repository); returns the path stored (read and written under
+    the file's lock)."""
+    folder = str(trust_root(workspace))
     with locked(home / TRUST_FILE):
         folders = trusted_folders(home)
         if folder not in folders:
@@ -66,8 +84,8 @@ def trust(workspace: Path, home: Path) -> str:
 
 
 def untrust(workspace: Path, home: Path) -> bool:
-    """Stop trusting ``workspace`` (exactly that entry); returns whether it was trusted."""
-    folder = str(workspace.resolve())
+    """Stop trusting ``workspace`` (exactly that entry; a worktree: its repository's); returns whether it was trusted."""
+    folder = str(trust_root(workspace))
     with locked(home / TRUST_FILE):
         folders = trusted_folders(home)
         if folder not in folders:

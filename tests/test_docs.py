@@ -41,6 +41,7 @@ PAGES = {
     "acp": "integrations.md",
     "serve": "integrations.md",
     "web": "web.md",
+    "worktrees": "worktrees.md",
 }
 """The page that documents each command (by its first word)."""
 

@@ -6,7 +6,8 @@ is still an arrow a reader follows, and the first step of a cycle). Bottom to to
 
 - **leaves**: modules that import nothing of monkey above themselves — the typed events
   and the conversation (``events``, ``messages``), ids, escaping (``safe_text``),
-  ``config`` and ``trust``, the SQLite file (``db``), ``gitinfo``, ``process`` (child processes:
+  ``config`` and ``trust`` (and ``worktrees``, which trust follows), the SQLite file (``db``), ``gitinfo``,
+  ``process`` (child processes:
   process groups, output caps, scrubbed environments; shared by tools and backends) and the
   prompts' text (``prompts``);
 - **parts**: ``tools``, ``backends`` (the external agents among them), ``checkpoints``, ``store``,
@@ -55,6 +56,7 @@ LAYERS: dict[str, int] = {
     "monkey.children": 0,  # children die with monkey: parent-death signal, tags, subreaper, guardian
     "monkey.userfiles": 0,  # the person's files in the monkey home: locked, written atomically
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)
+    "monkey.worktrees": 0,  # git worktrees sessions run in (trust follows a worktree to its repository)
     "monkey.modes": 0,  # the permission modes' names (config checks them)
     "monkey.logs": 0,  # logging: structured records, stderr lines, a JSON-lines file, handlers by import path
     "monkey.event_base": 0,  # the base of every event and the records events carry (monkey.events re-exports them)

@@ -68,6 +68,9 @@ def render(reply: r.Reply) -> str:  # noqa: C901 - one case per reply type
             return shown
         case r.StartWorkflow(shown=shown):
             return shown
+        case r.MoveToWorktree(path=path):
+            return (f"open a new session with the folder `{path}` from your editor: this thread stays in its "
+                    "workspace")
         case r.ResumeSession(session_id=session_id):
             return (f"open session `{session_id}` from your editor's list of past sessions "
                     "(it loads through session/load); this thread stays this session")

@@ -9,7 +9,8 @@ Front matter keys: ``name`` and ``description`` (required), ``tools`` (an allowl
 names, globs allowed, a list or a comma-separated line; Claude Code's names are translated;
 all of the parent's when omitted), ``disallowed_tools``, ``model`` (``inherit``: the parent's),
 ``backend``, ``mode`` (a permission mode; never more permissive than the parent's),
-``max_turns``, ``max_budget_usd``, ``timeout`` (seconds), ``skills``, ``mcp_servers``. Claude
+``max_turns``, ``max_budget_usd``, ``timeout`` (seconds), ``skills``, ``mcp_servers``, ``isolation``
+(``worktree``: the child works in a git worktree of its own, :mod:`monkey.agent.isolation`). Claude
 Code's spellings (``disallowedTools``, ``permissionMode``, ``maxTurns``, ``mcpServers``) are
 read too and ``color`` is ignored; any other key is a warning, not an error. A file that
 cannot be used is left out with a warning saying why.
@@ -36,7 +37,7 @@ PROJECT_DIRS = (".claude/agents", ".monkey/agents")
 MAX_BYTES = 256 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 _KNOWN = {"name", "description", "tools", "disallowed_tools", "model", "backend", "mode", "max_turns",
-          "max_budget_usd", "timeout", "skills", "mcp_servers"}
+          "max_budget_usd", "timeout", "skills", "mcp_servers", "isolation"}
 _ALIASES = {"disallowedTools": "disallowed_tools", "permissionMode": "mode", "maxTurns": "max_turns",
             "mcpServers": "mcp_servers", "disallowed-tools": "disallowed_tools", "max-turns": "max_turns"}
 _IGNORED = {"color"}
@@ -72,6 +73,8 @@ class AgentDef:
     """The skills the child may load (None: the parent's)."""
     mcp_servers: tuple[str, ...] | None = None
     """The MCP servers whose tools the child gets (None: the parent's)."""
+    isolation: str = ""
+    """``worktree``: the child works in a new git worktree of the repository ('': in the parent's workspace)."""
 
     def allows(self, tool: str) -> bool:
         """Whether the child may have the parent's tool ``tool``."""
@@ -161,6 +164,9 @@ def parse_agent(text: str, where: Path, source: Source) -> tuple[AgentDef, list[
                                "max_wall": meta.get("timeout")}, str(where))
     except ValueError as exc:
         raise AgentDefError(str(exc).replace("max_wall", "timeout")) from None
+    isolation = meta.get("isolation") or ""
+    if isolation not in ("", "worktree"):
+        raise AgentDefError(f"{where}: isolation must be worktree (or left out), got {isolation!r}")
     tools = _names(meta["tools"], "tools", where) if meta.get("tools") is not None else None
     if tools is not None and "*" in tools:
         tools = None
@@ -171,6 +177,7 @@ def parse_agent(text: str, where: Path, source: Source) -> tuple[AgentDef, list[
         model="" if model == "inherit" else model, backend=backend, mode=mode, limits=limits,
         skills=_names(meta["skills"], "skills", where) if meta.get("skills") is not None else None,
         mcp_servers=_names(meta["mcp_servers"], "mcp_servers", where) if meta.get("mcp_servers") is not None else None,
+        isolation=isolation,
     ), warnings
 
 

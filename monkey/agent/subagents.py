@@ -3,9 +3,10 @@
 A ``task`` call is a tool call like any other: the loop's permission engine decides it (deny
 rules, ``task`` in a rule), it is recorded, and it runs in the loop's call path. Its child is a
 new :class:`~monkey.agent.loop.Agent` with its own conversation and session id, in the parent's
-workspace, with a subset of the parent's tools (the definition's allowlist, never a tool the
-parent lacks), the parent's approver, rules, grants and checkpoint guard (so every change it
-makes asks like the parent's and is undoable), a mode never more permissive than the parent's,
+workspace (or, with ``isolation: worktree``, in a git worktree of its own: :mod:`monkey.agent.isolation`),
+with a subset of the parent's tools (the definition's allowlist, never a tool the parent lacks),
+the parent's approver, rules, grants and checkpoint guard (so every change it makes asks like
+the parent's and is undoable), a mode never more permissive than the parent's,
 and a budget that is a child of the parent's (charged to the root, stopped with it).
 
 The child's events go into the parent's stream as they happen, with the child's session id;
@@ -31,6 +32,7 @@ import msgspec
 from monkey.agent import subagent_limits
 from monkey.agent.agent_defs import AgentDef, AgentDefs
 from monkey.agent.background import Finished
+from monkey.agent.isolation import Isolated, isolate, release
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.prompts import load_prompt
 from monkey.extensions.skills import Skills
@@ -104,6 +106,9 @@ def handoff_text(h: Handoff) -> str:
              f"completed: {state}",
              f"turns: {h.turns}, cost: ${h.cost_usd:.4f}",
              f"files changed: {', '.join(h.files_changed) if h.files_changed else 'none'}"]
+    if h.worktree:
+        lines.append(f"worktree: {h.worktree} (branch {h.branch}); its changes are there, not in your workspace: "
+                     f"the person merges the branch")
     if h.key_outputs:
         lines.append("key outputs:")
         lines += [f"- {line}" for line in h.key_outputs]
@@ -183,7 +188,7 @@ class TaskTool(Tool[TaskArgs]):
             return make(parent.name, parent.model), True
         return parent, False  # an API backend: each request stands alone
 
-    def _child(self, agent: AgentDef, backend: Backend, session_id: str) -> Agent:
+    def _child(self, agent: AgentDef, backend: Backend, session_id: str, isolated: Isolated | None = None) -> Agent:
         parent = self.parent
         # task and skill are bound to their agent: the child gets its own
         tools = ToolRegistry([t for t in parent.tools if t.name not in OWN_TOOLS and agent.allows(t.name)])
@@ -205,8 +210,10 @@ class TaskTool(Tool[TaskArgs]):
             from monkey.context.window import ContextManager
 
             context = ContextManager(backend, settings=parent.context.settings)
-        child = Agent(backend=backend, workspace=parent.workspace, tools=tools, approver=parent.approver,
-                      policy=child_policy, options=options, session_id=session_id, checkpoints=parent.checkpoints,
+        workspace, guard = ((isolated.workspace, isolated.guard) if isolated is not None
+                            else (parent.workspace, parent.checkpoints))
+        child = Agent(backend=backend, workspace=workspace, tools=tools, approver=parent.approver,
+                      policy=child_policy, options=options, session_id=session_id, checkpoints=guard,
                       context=context)
         child.budget = parent.budget.child(agent.limits, owner=f"{agent.name} {session_id}")
         child.agent_type = agent.name  # its hooks are SubagentStart / SubagentStop
@@ -233,11 +240,12 @@ class TaskTool(Tool[TaskArgs]):
                 "have nothing else to do (the turn waits for it)."))
         handoff, stopped = await self._delegate(agent, args, ctx.call_id, session_id, emit)
         text = handoff_text(handoff)
+        paths = [] if handoff.worktree else list(handoff.files_changed)  # a worktree's are not in this workspace
         if stopped:  # a person said no to the child (no reason): the parent stops too
-            return ToolOutcome(output=text, paths=list(handoff.files_changed), stopped=stopped)
+            return ToolOutcome(output=text, paths=paths, stopped=stopped)
         if not handoff.completed:
             raise ToolError(text)
-        return ToolOutcome(output=text, paths=list(handoff.files_changed))
+        return ToolOutcome(output=text, paths=paths)
 
     async def _delegate(self, agent: AgentDef, args: TaskArgs, call_id: str, session_id: str,
                         emit: Callable[[Event], None]) -> tuple[Handoff, str]:
@@ -253,8 +261,16 @@ class TaskTool(Tool[TaskArgs]):
                     raise
                 return Handoff(agent=agent.name, session_id=session_id, reason="error", message=str(exc)), ""
             stopped = ""
+            isolated: Isolated | None = None
             try:
-                child = self._child(agent, backend, session_id)
+                if agent.isolation == "worktree":
+                    try:
+                        isolated = await self._isolate(agent, session_id)
+                    except ToolError as exc:
+                        if not args.background:
+                            raise
+                        return Handoff(agent=agent.name, session_id=session_id, reason="error", message=str(exc)), ""
+                child = self._child(agent, backend, session_id, isolated)
                 child.asker = f"{agent.name} (sub-agent): {args.description[:80]}"
                 emit(SubagentStarted(session_id=self.parent.session_id, call_id=call_id, child_session_id=session_id,
                                      agent=agent.name, description=args.description, depth=self.depth + 1,
@@ -264,9 +280,26 @@ class TaskTool(Tool[TaskArgs]):
             finally:
                 if owned:
                     await backend.aclose()
+                if isolated is not None:
+                    kept = await release(isolated)
+                    if isolated.guard is not None:
+                        isolated.guard.close()
+            if isolated is not None and kept:
+                handoff = msgspec.structs.replace(handoff, worktree=str(isolated.worktree.path),
+                                                  branch=isolated.worktree.branch)
         emit(SubagentCompleted(session_id=self.parent.session_id, call_id=call_id, child_session_id=session_id,
                                handoff=handoff))
         return handoff, stopped
+
+    async def _isolate(self, agent: AgentDef, session_id: str) -> Isolated:
+        """The worktree an ``isolation: worktree`` child works in (ToolError: none can be made here)."""
+        guard: Any = self.parent.checkpoints
+        home = guard.home if guard is not None else None
+        if home is None:
+            from monkey.config import monkey_home
+
+            home = monkey_home()
+        return await isolate(self.parent.workspace, agent.name, session_id, guard, home)
 
     @staticmethod
     def _tagged(call_id: str, emit: Callable[[Event], None]) -> Callable[[Event], None]:

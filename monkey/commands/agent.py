@@ -120,15 +120,28 @@ def run_agent_command(args: argparse.Namespace) -> int:
         from monkey.ui.memory import release_collector
 
         release_collector()
-    request = session_request(args)
+    worktree: Any = None
+    said: list[str] = []
+    if args.worktree is not None:  # a new worktree first: the session's workspace is there
+        from monkey.commands.worktrees import make_worktree
+
+        worktree, folder, said, problem = make_worktree(args)
+        if problem:
+            return _fail(problem, 2)
+    request = session_request(args, **({"workspace": folder} if worktree is not None else {}))
     approver = _approver(use_app, request)
     try:
         make = resolve_setup if use_app else build_agent  # the app builds the agent after its first frame
         setup = make(request, approver, terminal_questions())
-    except SetupError as exc:
-        return _fail(str(exc), 2)
-    except BackendError as exc:
+    except (SetupError, BackendError) as exc:
+        if worktree is not None:  # nothing ran in it: taken back, with its branch
+            from monkey.commands.worktrees import take_back
+
+            take_back(worktree)
+        if isinstance(exc, SetupError):
+            return _fail(str(exc), 2)
         return _fail(exc.message, 2 if exc.kind == "invalid_request" else 1)
+    setup.notices[:0] = said
     for notice in setup.notices:
         sys.stderr.write(f"monkey: {notice}\n")
     resume = request.resume

@@ -43,9 +43,13 @@ async def _list(store: SessionStore, args: argparse.Namespace) -> int:
 
 
 def _describe(info: SessionInfo) -> list[str]:
+    from monkey.worktrees import describe
+
+    worktree = describe(Path(info.workspace)).removeprefix("worktree ")
     return [
         f"session    {info.id}",
         f"workspace  {_safe(info.workspace)}",
+        *([f"worktree   {_safe(worktree)}"] if worktree else []),
         f"title      {_safe(info.title)}",
         f"backend    {info.backend} · {_safe(info.model)}",
         f"created    {format_when(info.created)}",

@@ -25,7 +25,7 @@ def add_parser(sub) -> None:  # type: ignore[no-untyped-def]
 def run_trust_command(args: argparse.Namespace) -> int:
     from monkey.config import monkey_home
     from monkey.safe_text import for_stream
-    from monkey.trust import trust, trusted_folders, untrust
+    from monkey.trust import trust, trust_root, trusted_folders, untrust
 
     home = monkey_home()
     if args.list:
@@ -36,7 +36,7 @@ def run_trust_command(args: argparse.Namespace) -> int:
     if not folder.is_dir():
         sys.stderr.write(f"monkey: {for_stream(str(folder), sys.stderr)} is not a folder\n")
         return 2
-    shown = for_stream(str(folder.resolve()), sys.stdout)
+    shown = for_stream(str(trust_root(folder)), sys.stdout)  # a worktree: its repository
     if args.revoke:
         if untrust(folder, home):
             print(f"no longer trusted: {shown}")

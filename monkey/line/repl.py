@@ -7,6 +7,7 @@ import contextlib
 import signal
 import sys
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from monkey.permissions.requests import ApprovalRequest, Decision, stopped_by_user
@@ -206,7 +207,7 @@ def _between_turns() -> None:
     """SIGINT while no turn runs and no prompt reads keys: nothing to cancel."""
 
 
-async def _repl(setup: Setup, resume: str | None) -> int:
+async def _repl(setup: Setup, resume: str | None, moved: list[Path] | None = None) -> int:
     from monkey.line.output import TextSink
     from monkey.store import StoreError
 
@@ -239,6 +240,8 @@ async def _repl(setup: Setup, resume: str | None) -> int:
     stops.install(loop)
     try:
         code = await _prompt_loop(state, prompts, stops)
+        if state.move_to is not None and moved is not None:
+            moved.append(state.move_to)
         return stops.exit_code or code
     except SessionLost as exc:
         sys.stderr.write(f"monkey: no session could be opened: {exc}\n")
@@ -328,6 +331,21 @@ def run_repl(setup: Setup, *, resume: str | None = None) -> int:
     """Run the plain REPL on the built ``setup``'s session until the person quits (new, continued or
     ``resume``d: the id the person picked, else the request's)."""
     try:
-        return asyncio.run(_repl(setup, resume if resume is not None else setup.request.resume))
+        moved: list[Path] = []
+        code = asyncio.run(_repl(setup, resume if resume is not None else setup.request.resume, moved))
+        while moved:  # /worktree: a new session in the worktree, as monkey agent --worktree starts one
+            from monkey.backends.base import BackendError
+            from monkey.session.setup import SetupError, build_agent
+
+            request = setup.request.but(workspace=moved.pop(), continue_=False, resume=None)
+            try:
+                setup = build_agent(request, setup.approver)
+            except (SetupError, BackendError) as exc:
+                sys.stderr.write(f"monkey: no session can start in {request.workspace}: {exc}\n")
+                return 2
+            for notice in setup.notices:
+                sys.stderr.write(f"monkey: {notice}\n")
+            code = asyncio.run(_repl(setup, None, moved))
+        return code
     except KeyboardInterrupt:
         return 130

@@ -11,6 +11,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import IO, TYPE_CHECKING
 
 from monkey.events import Event
@@ -133,6 +134,8 @@ class ReplState:
     """Runs a turn as a typed message does (Ctrl-C cancelling it), or a workflow on it; set by the REPL."""
     long_turn: float = 10.0
     """Seconds: a turn at least this long notifies when it ends (``[ui] long_turn``)."""
+    move_to: Path | None = None
+    """``/worktree``: the worktree to go on in, in a new session, once this one has ended."""
 
     async def run_turn(self, text: str, workflow: str = "") -> None:
         """Run ``text`` as a turn (or ``workflow`` on it), the way the REPL runs what the person types."""
@@ -215,6 +218,9 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
             _copy(text, what)
         case r.ProcessView(text=text):
             _say(escape_controls(text))
+        case r.MoveToWorktree(path=path):
+            state.move_to = Path(path)
+            return False  # this session ends; the REPL starts the next one there
     return True
 
 

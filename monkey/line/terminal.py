@@ -108,7 +108,7 @@ def ask_to_trust(workspace: Path, keys: list[str]) -> bool:
     """Ask on the terminal whether to trust ``workspace``'s ``.monkey/`` (never without one); True if trusted now."""
     from monkey.config import monkey_home
     from monkey.safe_text import escape_controls
-    from monkey.trust import trust
+    from monkey.trust import trust, trust_root
 
     terminal = Terminal.open()
     if terminal is None:  # headless: nobody to ask, the folder stays untrusted
@@ -116,10 +116,13 @@ def ask_to_trust(workspace: Path, keys: list[str]) -> bool:
     try:
         terminal.discard_typed_ahead()
         shown = escape_controls(str(workspace), keep_newlines=False)
+        root = trust_root(workspace)
+        whose = "" if root == workspace.resolve() else \
+            f" (a git worktree: its repository {escape_controls(str(root), keep_newlines=False)})"
         terminal.write(
             f"monkey: {shown}/.monkey/config.toml sets {escape_controls(', '.join(keys), keep_newlines=False)}.\n"
             "Trusted, a folder's .monkey/ may choose the backend, the model, limits and approvals.\n"
-            f"Trust {shown}? [y/N] ")
+            f"Trust {shown}{whose}? [y/N] ")
         answer = terminal.input.readline().strip().lower()
         if answer not in ("y", "yes"):
             terminal.write("monkey: not trusted; its deny rules and [ui] apply, the rest is ignored\n")

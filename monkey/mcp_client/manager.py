@@ -56,6 +56,9 @@ def _may_start(pins: PinStore, workspace: Path, config: ServerConfig, trusted_fo
         return ""
     if not trusted_folder:
         return f"defined by the project ({config.source}) and this folder is not trusted (`monkey trust`)"
+    from monkey.trust import trust_root
+
+    workspace = trust_root(workspace)  # a worktree's approvals are its repository's, as its trust is
     key = pins.server_key(workspace, config.name, config.definition_hash)
     if pins.server_approved(key):
         return ""

@@ -34,6 +34,7 @@ from monkey.session.replies import (
 
 from monkey.session.host import BUSY, Host
 from monkey.session.stored_commands import export, fork, rename, resume, sessions
+from monkey.session.worktree_command import worktree
 
 if TYPE_CHECKING:
     from monkey.modes import Mode
@@ -496,6 +497,7 @@ REGISTRY: list[Command] = [
     Command("/resume", "resume a stored session", resume, "[N|ID]"),
     Command("/rename", "give this session a title", rename, "TITLE"),
     Command("/fork", "go on in a new session with this conversation so far", fork),
+    Command("/worktree", "go on in a new session in a new git worktree (branch monkey/NAME)", worktree, "[NAME]"),
     Command("/export", "write this session as a Claude Code session file (claude --resume continues it)", export,
             "claude [--force]"),
     Command("/model", "show or switch the model (/model NAME)", _model, "[NAME]"),

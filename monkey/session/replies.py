@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ModeChanged", "ToggleEvents",
            "CheckpointList", "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow",
-           "ProcessView"]
+           "ProcessView", "MoveToWorktree"]
 
 Level = Literal["info", "warning", "error"]
 
@@ -133,6 +133,15 @@ class ProcessView:
     text: str
 
 
+@dataclass(frozen=True)
+class MoveToWorktree:
+    """End this session and go on in a new one in the worktree at ``path`` (made by ``/worktree``)."""
+
+    path: str
+    name: str
+
+
 Reply = (Note | Quit | Help | Cleared | InstructionsChanged | ModeChanged | ToggleEvents | CheckpointList
-         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow | ProcessView)
+         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow | ProcessView
+         | MoveToWorktree)
 """Any reply."""

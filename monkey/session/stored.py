@@ -19,6 +19,7 @@ from monkey.extensions.memory import memory_from_events
 from monkey.store import Recorder, Restored, SessionInfo, SessionStore, StoreError
 from monkey.store.lock import SessionLock, lock_owner
 from monkey.store.spent import Spent, session_spent
+from monkey.worktrees import Hold, hold
 
 __all__ = ["SessionHandle", "open_session", "session_to_open", "describe_restored", "format_when",
            "resume_hint", "recent_sessions"]
@@ -34,6 +35,8 @@ class SessionHandle:
     notices: list[str] = field(default_factory=list)
     lock: SessionLock | None = None
     """This process's ownership of the session (released by :meth:`close`, or by the kernel)."""
+    worktree: Hold | None = None
+    """The session's hold on the git worktree it works in (``monkey worktrees rm`` refuses meanwhile)."""
 
     async def close(self) -> None:
         """Write what is left, release the session and close the store."""
@@ -45,6 +48,8 @@ class SessionHandle:
             finally:
                 if self.lock is not None:
                     self.lock.release()
+                if self.worktree is not None:
+                    self.worktree.release()
 
 
 def format_when(ts: float) -> str:
@@ -106,7 +111,9 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
         if lock is not None:
             lock.release()
         raise
-    handle = SessionHandle(store, recorder, restored, lock=lock)
+    from monkey.config import monkey_home
+
+    handle = SessionHandle(store, recorder, restored, lock=lock, worktree=hold(agent.workspace, monkey_home()))
     if restored is not None:
         handle.notices = (describe_restored(restored) + await _mode_restored(store, agent)
                           + await _instructions_changed(store, agent))

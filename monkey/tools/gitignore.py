@@ -1,6 +1,7 @@
 """Walk a workspace the way git sees it: ``.gitignore`` files honoured, ``.git`` skipped.
 
-Rules come from ``.git/info/exclude`` (lowest priority), the root ``.gitignore`` and every
+Rules come from ``.git/info/exclude`` (lowest priority; in a linked worktree, its repository's),
+the root ``.gitignore`` and every
 nested ``.gitignore``, each anchored at its own directory. As in git, a deeper file
 overrides a shallower one, the last matching line of a file wins, ``!pattern`` re-includes,
 and nothing below an ignored directory is looked at (so it cannot be re-included).
@@ -59,6 +60,16 @@ class IgnoreRules:
         """The resolved workspace root."""
         self._layers: dict[str, list[tuple[str, GitIgnoreSpec]]] = {}
 
+    def _exclude_file(self) -> Path:
+        """``.git/info/exclude``; in a linked worktree (``.git`` a file), the repository's, as git reads it."""
+        if (self.root / ".git").is_file():
+            from monkey.worktrees import main_checkout
+
+            found = main_checkout(self.root)
+            if found is not None and found[1] == self.root:
+                return found[0] / ".git" / "info" / "exclude"
+        return self.root / ".git" / "info" / "exclude"
+
     def _layers_for(self, rel_dir: str) -> list[tuple[str, GitIgnoreSpec]]:
         """Rules that apply inside ``rel_dir`` ("" for the root), shallowest first."""
         cached = self._layers.get(rel_dir)
@@ -66,7 +77,7 @@ class IgnoreRules:
             return cached
         if rel_dir == "":
             layers = []
-            for source in (self.root / ".git" / "info" / "exclude", self.root / ".gitignore"):
+            for source in (self._exclude_file(), self.root / ".gitignore"):
                 spec = _load_spec(source)
                 if spec is not None:
                     layers.append(("", spec))

@@ -19,6 +19,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 
 from monkey.config import UIConfig
+from monkey import gitinfo
 from monkey.events import Event
 from monkey.line.stop_signals import StopSignals
 from monkey.ui import memory
@@ -79,6 +80,7 @@ class MonkeyApp(Stopping, App[int]):
         pending = agent if isinstance(agent, AgentSetup) else None
         self._agent: Agent | None = None if pending is not None else agent  # type: ignore[assignment]
         self._setup: AgentSetup | None = pending  # type: ignore[assignment]
+        self.session_request = getattr(pending, "request", None)  # /worktree starts over from it
         self.workspace: Path = agent.workspace
         self._mode: str = pending.mode if pending is not None else agent.policy.mode  # type: ignore[union-attr]
         """The permission mode the session starts in (the status bar shows it)."""
@@ -253,6 +255,19 @@ class MonkeyApp(Stopping, App[int]):
             self.stop_signals.install()
         # The agent, its checkpoint guard and the store are built just after the first frame.
         self.call_after_refresh(self.open_session)
+
+    async def start_over(self, setup: AgentSetup) -> None:
+        """``/worktree``: end this session (it stays stored) and open a new one built from ``setup``."""
+        if self._live is not None:
+            await self._live.close()
+        self._live, self._agent, self._setup, self._switcher = None, None, setup, setup.switcher
+        self.workspace = setup.workspace
+        header = self.query_one(AppHeader)
+        header.workspace, header.branch = setup.workspace, gitinfo.current_branch(setup.workspace)
+        header.show()
+        self._prompt.workspace = setup.workspace  # @path completes in the new workspace
+        self.status.reset_totals()
+        self.open_session()
 
     @work(exclusive=True, group="session")
     async def open_session(self, resume: str | None = None) -> None:

@@ -8,6 +8,7 @@ stored sessions as the picker, notes in the transcript).
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from monkey.session.commands import COMMANDS
@@ -51,6 +52,9 @@ class MonkeyApp(Protocol):
     def open_session(self, resume: str | None = None) -> Any: ...
     def copy_to_clipboard(self, text: str) -> None: ...
     def push_screen(self, screen: Any, callback: Any = None) -> Any: ...
+    @property
+    def session_request(self) -> Any: ...
+    async def start_over(self, setup: Any) -> None: ...
 
 __all__ = ["run_command", "HELP"]
 
@@ -131,6 +135,27 @@ async def _render(app: MonkeyApp, reply: Reply) -> None:  # noqa: C901 - one cas
 
             app.copy_to_clipboard(text)
             show(copied_note(text, what))
+        case r.MoveToWorktree(path=path, name=name):
+            await _move(app, Path(path), name)
+
+
+async def _move(app: MonkeyApp, path: Path, name: str) -> None:
+    """``/worktree``: this session ends (stored) and a new one, set up as this one was, opens in the worktree."""
+    from monkey.backends.base import BackendError
+    from monkey.session.setup import SetupError, resolve_setup
+
+    request = app.session_request
+    if request is None:
+        app.transcript.add_notice(f"start a session there yourself: monkey agent --cwd {path}", "warning")
+        return
+    try:
+        setup = resolve_setup(request.but(workspace=path, continue_=False, resume=None), app.agent.approver)
+    except (SetupError, BackendError) as exc:
+        app.transcript.add_notice(f"no session can start in {path}: {exc}", "error")
+        return
+    app.transcript.clear()
+    app.transcript.add_notice(f"a new session in worktree {name}: {path} (branch monkey/{name})")
+    await app.start_over(setup)
 
 
 def _pick(app: MonkeyApp) -> None:

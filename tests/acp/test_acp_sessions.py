@@ -198,3 +198,18 @@ def test_version_and_help_do_not_load_the_sdk(monkey_home: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
                          env=monkey_env(monkey_home)).stdout
     assert out.strip() == "[]"
+
+
+async def test_worktree_in_an_editor_makes_it_and_says_to_open_it(workspace: Path, monkey_home: Path,
+                                                                  tmp_path: Path) -> None:
+    script = write_script(tmp_path / "s.json", [{"text": "unused"}])
+    async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
+        session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
+        await conn.prompt(session_id=session.session_id, prompt=prompt("/worktree ed"))
+        said = text_of(client.updates)
+        client.updates.clear()
+        await conn.prompt(session_id=session.session_id, prompt=prompt("/worktree a/b"))
+        bad = text_of(client.updates)
+    wt = (workspace / ".monkey" / "worktrees" / "ed").resolve()
+    assert wt.is_dir() and f"open a new session with the folder `{wt}` from your editor" in said
+    assert bad.startswith("warning: worktree name 'a/b'")

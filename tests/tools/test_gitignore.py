@@ -91,3 +91,18 @@ def test_bad_gitignore_lines_do_not_hide_good_ones(ws: Path) -> None:
     make(ws, {".gitignore": "\ufeff*.log\r\n!\r\n[\r\n", "a.log": "", "b.txt": ""})
     assert "a.log" not in list(walk(ws))
     assert "b.txt" in list(walk(ws))
+
+
+def test_a_linked_worktree_honours_its_repository_s_info_exclude(ws: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+
+    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
+    subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
+    subprocess.run(["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
+                    "--allow-empty", "-m", "init"], check=True, env=env)
+    wt = tmp_path / "wt"
+    subprocess.run(["git", "-C", str(ws), "worktree", "add", "-q", str(wt)], check=True, env=env)
+    make(ws, {".git/info/exclude": "*.secret\n"})
+    make(wt, {"a.secret": "", "ok.txt": ""})
+    assert sorted(walk(wt)) == ["ok.txt"], "git's exclude file of the repository applies in its worktrees"
