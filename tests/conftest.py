@@ -31,6 +31,7 @@ def monkey_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.Mo
     home = tmp_path_factory.mktemp("monkey-home")
     monkeypatch.setenv("MONKEY_HOME", str(home))
     monkeypatch.setenv("MONKEY_USER_SKILLS", "")  # nor skills from the person's ~/.agents/skills
+    monkeypatch.setenv("MONKEY_LSP_BUILTINS", "off")  # no `ruff server` a test did not ask for (tests/lsp turn it on)
     for name in ("TERM_PROGRAM", "KITTY_WINDOW_ID", "WT_SESSION", "WEZTERM_PANE", "DISPLAY", "WAYLAND_DISPLAY"):
         monkeypatch.delenv(name, raising=False)  # no notification pops up on the runner's terminal or desktop
     return home

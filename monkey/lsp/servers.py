@@ -9,6 +9,7 @@ elsewhere, like every key that makes monkey run a program).
 
 from __future__ import annotations
 
+import os
 import shutil
 from dataclasses import dataclass
 from typing import Any
@@ -75,7 +76,8 @@ def _spec(name: str, table: Any, base: ServerSpec | None) -> ServerSpec | None:
 
 
 def servers(tables: dict[str, Any]) -> list[ServerSpec]:
-    """The servers of a session: the configured ones, then the built-ins not replaced and installed.
+    """The servers of a session: the configured ones, then the built-ins not replaced and installed
+    (none with ``MONKEY_LSP_BUILTINS=off``).
 
     Raises:
         LspError: A table that cannot be used.
@@ -86,6 +88,8 @@ def servers(tables: dict[str, Any]) -> list[ServerSpec]:
         spec = _spec(name, table, builtin.get(name))
         if spec is not None:
             found.append(spec)
+    if os.environ.get("MONKEY_LSP_BUILTINS", "").strip().lower() in ("0", "off", "false", "no"):
+        return found  # built-ins off for this process (a CI run that wants no server it did not name)
     for spec in BUILTINS:
         if spec.name not in tables and shutil.which(spec.command[0]) is not None:
             found.append(spec)

@@ -214,6 +214,11 @@ async def test_a_configured_program_that_is_missing_is_said(workspace: Path, tmp
 def test_a_built_in_whose_program_is_missing_is_not_used(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from monkey.lsp.servers import servers
 
+    monkeypatch.delenv("MONKEY_LSP_BUILTINS")  # the test root turns the built-ins off
+    assert [s.name for s in servers({})] == (["python"] if shutil.which("ruff") else [])
+    monkeypatch.setenv("MONKEY_LSP_BUILTINS", "off")
+    assert servers({}) == [] and [s.name for s in servers({"python": {"timeout": 5}})] == ["python"]
+    monkeypatch.delenv("MONKEY_LSP_BUILTINS")
     monkeypatch.setenv("PATH", str(tmp_path))  # no ruff here
     assert servers({}) == []
     assert [s.name for s in servers({"python": {"command": ["ruff", "server"]}})] == ["python"], "configured: tried"
@@ -315,6 +320,7 @@ async def test_a_built_in_that_hangs_is_skipped_without_telling_the_model(
         workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """Nobody configured the built-in ``ruff server``: when it fails, the front ends get the note (the event),
     the model's result stays as it would be without it."""
+    monkeypatch.delenv("MONKEY_LSP_BUILTINS")  # the test root turns the built-ins off
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "ruff"  # a `ruff` that reads its input and never answers
