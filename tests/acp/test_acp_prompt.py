@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from acp import PROTOCOL_VERSION
 
 from tests.acp.client import kinds, prompt, start_monkey, text_of
 from tests.support.cli import run_monkey, write_script
@@ -18,6 +17,8 @@ WRITE = [
 
 
 async def test_initialize_says_what_monkey_supports(monkey_home: Path, tmp_path: Path) -> None:
+    from acp import PROTOCOL_VERSION
+
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, _, _):
         reply = await conn.initialize(protocol_version=PROTOCOL_VERSION)

@@ -6,8 +6,6 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from acp import RequestError, resource_block, resource_link_block, text_block
-from acp.helpers import embedded_text_resource
 
 from tests.acp.client import prompt, start_monkey, text_of
 from tests.support.cli import run_monkey, write_script
@@ -18,6 +16,8 @@ def _args(script: Path) -> tuple[str, ...]:
 
 
 async def test_cancel_during_a_slow_turn(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from acp import RequestError
+
     script = write_script(tmp_path / "s.json", [{"text": "one two three four five six seven eight nine ten " * 20,
                                                  "delay": 0.2}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
@@ -104,6 +104,9 @@ async def test_a_slash_command_runs_through_the_session_layer(workspace: Path, m
 
 async def test_linked_and_embedded_files_go_with_the_message(workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:
+    from acp import resource_block, resource_link_block, text_block
+    from acp.helpers import embedded_text_resource
+
     (workspace / "notes.md").write_text("remember the milk\n")
     script = write_script(tmp_path / "s.json", [{"text": "ok"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, _):
@@ -118,6 +121,8 @@ async def test_linked_and_embedded_files_go_with_the_message(workspace: Path, mo
 
 
 async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from acp import RequestError
+
     script = write_script(tmp_path / "s.json", [{"text": "fine"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, process):
         with pytest.raises(RequestError) as bad_prompt:

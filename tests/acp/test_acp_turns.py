@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.acp.updates import diff_contents, stop_reason
 from monkey.events import MessageCompleted, TurnCompleted
 from monkey.tools.fileio import unified_diff
 from tests.acp.client import prompt, start_monkey, text_of
@@ -62,6 +61,8 @@ async def test_a_session_made_over_acp_reopens_in_a_later_process(workspace: Pat
 
 
 def test_stop_reasons() -> None:
+    from monkey.acp.updates import stop_reason  # the acp SDK, imported when a test needs it
+
     def turn(reason: str) -> TurnCompleted:
         return TurnCompleted(turn=1, reason=reason)  # type: ignore[arg-type]
 
@@ -76,6 +77,8 @@ def test_stop_reasons() -> None:
 
 
 def test_diff_contents_cover_new_deleted_and_unterminated_files(tmp_path: Path) -> None:
+    from monkey.acp.updates import diff_contents
+
     new, = diff_contents(tmp_path, unified_diff("a.txt", "", "hi\n"))
     assert (new.path, new.old_text, new.new_text) == (str(tmp_path / "a.txt"), None, "hi\n")
     gone, = diff_contents(tmp_path, unified_diff("a.txt", "x\ny\n", ""))

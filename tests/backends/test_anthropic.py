@@ -8,15 +8,13 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("anthropic", reason="the anthropic package is not installed: pip install -e '.[dev]'")
-
-from monkey.backends.anthropic import AnthropicBackend  # noqa: E402
-from monkey.backends.base import BackendError  # noqa: E402
-from monkey.backends.retry import RetryingBackend, RetryPolicy  # noqa: E402
-from monkey.events import MessageCompleted, Retry, TextDelta, ThinkingDelta, ToolCallSpec, Usage  # noqa: E402
-from monkey.messages import Message, ModelRequest, ToolSpec  # noqa: E402
-from tests.support.cli import run_monkey  # noqa: E402
-from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events  # noqa: E402
+from monkey.backends.anthropic import AnthropicBackend
+from monkey.backends.base import BackendError
+from monkey.backends.retry import RetryingBackend, RetryPolicy
+from monkey.events import MessageCompleted, Retry, TextDelta, ThinkingDelta, ToolCallSpec, Usage
+from monkey.messages import Message, ModelRequest, ToolSpec
+from tests.support.cli import run_monkey
+from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
 
 READ = ToolSpec(name="file_read", description="Read a file.", parameters={"type": "object", "properties": {
     "path": {"type": "string"}}, "required": ["path"]})

@@ -13,16 +13,19 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from monkey.agent.loop import Agent
 from monkey.backends.acp_client.agents import BUILT_IN
-from monkey.backends.acp_client.backend import AcpBackend
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
 from tests.support.external import Waits, run_task
 from tests.fakes.openai_server import FakeOpenAI, Reply
+
+if TYPE_CHECKING:  # the backend imports the acp SDK (seconds): when a test builds one, not at collection
+    from monkey.backends.acp_client.backend import AcpBackend
 
 pytestmark = pytest.mark.external
 
@@ -99,6 +102,8 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
 
 
 def _backend(qwen: str, api: FakeOpenAI, workspace: Path, home: Path) -> AcpBackend:
+    from monkey.backends.acp_client.backend import AcpBackend
+
     entry = dataclasses.replace(BUILT_IN["qwen"], command=qwen, env=_env(api, home))
     return AcpBackend(entry, qwen, workspace=workspace, base_env={"PATH": os.environ["PATH"]}, grace=1.0)
 
