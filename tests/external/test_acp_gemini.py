@@ -57,7 +57,7 @@ def test_a_write_is_asked_allowed_written_through_monkey_and_undone(monkey_home:
     gemini = _gemini()
     with FakeGemini(_write(workspace.resolve())) as api:
         _configure(monkey_home, gemini, _env(api, tmp_path / "ghome"), allow=("file_write",))
-        run = run_task(monkey_home, workspace, "acp:gemini", "create hello.txt", timeout=180)
+        run = run_task(monkey_home, workspace, "acp:gemini", "create hello.txt", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
     (resolved,) = run.of_type("approval_resolved")

@@ -61,7 +61,7 @@ def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, wor
     qwen = _qwen()
     with FakeOpenAI(_write(workspace.resolve())) as api:
         _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("file_write",))
-        run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
+        run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
     (resolved,) = run.of_type("approval_resolved")
@@ -79,7 +79,7 @@ def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, works
             ("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
         with FakeOpenAI(_write(workspace.resolve())) as api:
             _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
-            run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
+            run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180, process=True)
         assert run.returncode == 0, run.stderr
         (resolved,) = run.of_type("approval_resolved")
         assert resolved["decision"] == "denied" and why in resolved["reason"], resolved
@@ -92,7 +92,7 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
     replies = [Reply(tool_calls=[("c1", "run_shell_command", {"command": "touch made.txt"})]), Reply(text="done")]
     with FakeOpenAI(replies) as api:
         _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("shell_execute(touch *)",))
-        run = run_task(monkey_home, workspace, "acp:qwen", "make a file", timeout=180)
+        run = run_task(monkey_home, workspace, "acp:qwen", "make a file", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     (resolved,) = run.of_type("approval_resolved")
     assert resolved["name"] == "shell_execute" and resolved["decision"] == "approved", resolved

@@ -3,11 +3,11 @@
 - :func:`run_monkey` starts ``python -m monkey`` as a real process: for what only a process
   shows (signals, exit statuses under signals, pipes, terminals, process trees, ``-v`` logging).
 - :func:`invoke` (:func:`invoke_async` from an ``async`` test) runs the same command line in
-  this process (a few hundredths of a second instead of more than a second): argv parsed by the real parser and dispatched by the real
-  :func:`monkey.cli.run_command`, with its own environment, working directory, stdin, stdout
-  and stderr. What ``monkey.cli.main`` does to the whole process first (no core dumps, the
-  children's subreaper and guardian, logging handlers) is left out, so the test process stays
-  as it was.
+  this process (a few hundredths of a second instead of more than a second): argv parsed by
+  the real parser and dispatched by the real :func:`monkey.cli.run_command`, with its own
+  environment, working directory, stdin, stdout and stderr. What ``monkey.cli.main`` does to
+  the whole process first (no core dumps, the children's subreaper and guardian, logging
+  handlers) is left out, so the test process stays as it was.
 """
 
 from __future__ import annotations
