@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.acp.client import prompt, start_monkey, text_of
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 
 
 def _args(script: Path) -> tuple[str, ...]:
@@ -33,7 +33,7 @@ async def test_cancel_during_a_slow_turn(workspace: Path, monkey_home: Path, tmp
         again = await conn.prompt(session_id=session.session_id, prompt=prompt("/approvals"))
     assert reply.stop_reason == "cancelled"
     assert again.stop_reason == "end_turn"
-    shown = run_monkey(["sessions", "export", session.session_id], home=monkey_home)
+    shown = await invoke_async(["sessions", "export", session.session_id], home=monkey_home)
     assert '"reason":"cancelled"' in shown.stdout
 
 
@@ -56,8 +56,8 @@ async def test_load_replays_a_stored_session(workspace: Path, monkey_home: Path,
     script = write_script(tmp_path / "s.json", [
         {"text": "I'll write it.", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
         {"text": "Written."}])
-    stored = run_monkey(["agent", *_args(script), "--cwd", str(workspace), "--no-approval",
-                         "--output-format", "stream-json", "--task", "write a.txt"], home=monkey_home)
+    stored = await invoke_async(["agent", *_args(script), "--cwd", str(workspace), "--no-approval",
+                                 "--output-format", "stream-json", "--task", "write a.txt"], home=monkey_home)
     assert stored.returncode == 0, stored.stderr
     session_id = stored.of_type("session_started")[0]["session_id"]
     later = write_script(tmp_path / "later.json", [{"text": "Still here."}])
@@ -76,7 +76,7 @@ async def test_load_replays_a_stored_session(workspace: Path, monkey_home: Path,
     done = replayed[3]
     assert done.status == "completed" and done.content[0].new_text == "a\n"
     assert reply.stop_reason == "end_turn"
-    shown = run_monkey(["sessions", "show", session_id], home=monkey_home)
+    shown = await invoke_async(["sessions", "show", session_id], home=monkey_home)
     assert "are you there?" in shown.stdout
 
 
@@ -115,7 +115,7 @@ async def test_linked_and_embedded_files_go_with_the_message(workspace: Path, mo
                   text_block("and"),
                   resource_block(embedded_text_resource((workspace / "draft.py").as_uri(), "print('unsaved')\n"))]
         await conn.prompt(session_id=session.session_id, prompt=blocks)
-    shown = run_monkey(["sessions", "export", session.session_id], home=monkey_home)
+    shown = await invoke_async(["sessions", "export", session.session_id], home=monkey_home)
     assert '<file path=\\"notes.md\\">\\nremember the milk\\n</file>' in shown.stdout
     assert '<file path=\\"draft.py\\">\\nprint(\'unsaved\')\\n</file>' in shown.stdout
 

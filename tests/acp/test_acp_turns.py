@@ -7,7 +7,7 @@ from pathlib import Path
 from monkey.events import MessageCompleted, TurnCompleted
 from monkey.tools.fileio import unified_diff
 from tests.acp.client import prompt, start_monkey, text_of
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 
 
 def _args(script: Path) -> tuple[str, ...]:
@@ -48,7 +48,7 @@ async def test_a_session_made_over_acp_reopens_in_a_later_process(workspace: Pat
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=prompt("first question"))
-    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listed = await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert '"completed"' in listed.stdout  # the editor went away: the session was ended, not left active
     later = write_script(tmp_path / "later.json", [{"text": "second answer"}])
     async with start_monkey(monkey_home, *_args(later)) as (conn, client, _):
