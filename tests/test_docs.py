@@ -22,7 +22,7 @@ from typing import Any
 import msgspec
 import pytest
 
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
@@ -305,5 +305,5 @@ def test_runnable_examples_run(name: str, tmp_path: Path, monkey_home: Path) -> 
     for line in commands:
         argv = shlex.split(line)
         assert argv[0] == "monkey", f"{name}: a runnable line must be a monkey command: {line}"
-        result = run_monkey(argv[1:], home=monkey_home, cwd=work)
+        result = invoke(argv[1:], home=monkey_home, cwd=work)
         assert result.returncode == 0, f"{name}: `{line}` exited {result.returncode}\n{result.stdout}\n{result.stderr}"

@@ -9,10 +9,9 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-from acp import PROTOCOL_VERSION, RequestError, spawn_agent_process, text_block
-from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
-
 from tests.support.cli import monkey_env
+
+# the acp SDK (pydantic models, seconds to import) is imported where it is used, not when a test module is collected
 
 __all__ = ["EditorClient", "start_monkey", "kinds", "text_of"]
 
@@ -31,6 +30,8 @@ class EditorClient:
         """Awaited before each answer (a test looks at the store, or holds the question open)."""
 
     async def request_permission(self, options: list[Any], session_id: str, tool_call: Any, **kwargs: Any):
+        from acp.schema import AllowedOutcome, DeniedOutcome, RequestPermissionResponse
+
         self.questions.append((options, tool_call))
         self.asked.set()
         if self.before_answer is not None:
@@ -56,12 +57,18 @@ class EditorClient:
         return await asyncio.wait_for(find(), timeout)
 
     async def write_text_file(self, **kwargs: Any) -> None:
+        from acp import RequestError
+
         raise RequestError.method_not_found("fs/write_text_file")
 
     async def read_text_file(self, **kwargs: Any) -> None:
+        from acp import RequestError
+
         raise RequestError.method_not_found("fs/read_text_file")
 
     async def create_terminal(self, **kwargs: Any) -> None:
+        from acp import RequestError
+
         raise RequestError.method_not_found("terminal/create")
 
 
@@ -78,6 +85,8 @@ def text_of(updates: list[Any], kind: str = "agent_message_chunk") -> str:
 @contextlib.asynccontextmanager
 async def start_monkey(home: Path, *args: str) -> AsyncIterator[tuple[Any, EditorClient, Any]]:
     """``python -m monkey acp ARGS`` with an initialized connection: (connection, client, process)."""
+    from acp import PROTOCOL_VERSION, spawn_agent_process
+
     client = EditorClient()
     async with spawn_agent_process(client, sys.executable, "-m", "monkey", "acp", *args,
                                    env=monkey_env(home)) as (conn, process):
@@ -87,4 +96,6 @@ async def start_monkey(home: Path, *args: str) -> AsyncIterator[tuple[Any, Edito
 
 def prompt(text: str) -> list[Any]:
     """A prompt of one text block."""
+    from acp import text_block
+
     return [text_block(text)]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from acp import PROTOCOL_VERSION
 
 from tests.acp.client import kinds, prompt, start_monkey, text_of
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 
 WRITE = [
     {"thinking": "A file is wanted.", "text": "I'll write it.",
@@ -18,6 +17,8 @@ WRITE = [
 
 
 async def test_initialize_says_what_monkey_supports(monkey_home: Path, tmp_path: Path) -> None:
+    from acp import PROTOCOL_VERSION
+
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, _, _):
         reply = await conn.initialize(protocol_version=PROTOCOL_VERSION)
@@ -74,11 +75,11 @@ async def test_prompt_streams_and_an_approved_write_is_checkpointed(
     # the change went through monkey's checkpoints: monkey undo puts it back
     names = [c.name for c in commands.available_commands]
     assert "undo" in names and "approvals" in names and "exit" not in names
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = await invoke_async(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "hello.txt").exists()
     # and the session is stored: monkey sessions list shows it
-    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listed = await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert session.session_id in listed.stdout
 
 

@@ -6,11 +6,9 @@ import asyncio
 from pathlib import Path
 
 import pytest
-from acp import RequestError, resource_block, resource_link_block, text_block
-from acp.helpers import embedded_text_resource
 
 from tests.acp.client import prompt, start_monkey, text_of
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 
 
 def _args(script: Path) -> tuple[str, ...]:
@@ -18,6 +16,8 @@ def _args(script: Path) -> tuple[str, ...]:
 
 
 async def test_cancel_during_a_slow_turn(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from acp import RequestError
+
     script = write_script(tmp_path / "s.json", [{"text": "one two three four five six seven eight nine ten " * 20,
                                                  "delay": 0.2}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
@@ -33,7 +33,7 @@ async def test_cancel_during_a_slow_turn(workspace: Path, monkey_home: Path, tmp
         again = await conn.prompt(session_id=session.session_id, prompt=prompt("/approvals"))
     assert reply.stop_reason == "cancelled"
     assert again.stop_reason == "end_turn"
-    shown = run_monkey(["sessions", "export", session.session_id], home=monkey_home)
+    shown = await invoke_async(["sessions", "export", session.session_id], home=monkey_home)
     assert '"reason":"cancelled"' in shown.stdout
 
 
@@ -56,8 +56,8 @@ async def test_load_replays_a_stored_session(workspace: Path, monkey_home: Path,
     script = write_script(tmp_path / "s.json", [
         {"text": "I'll write it.", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
         {"text": "Written."}])
-    stored = run_monkey(["agent", *_args(script), "--cwd", str(workspace), "--no-approval",
-                         "--output-format", "stream-json", "--task", "write a.txt"], home=monkey_home)
+    stored = await invoke_async(["agent", *_args(script), "--cwd", str(workspace), "--no-approval",
+                                 "--output-format", "stream-json", "--task", "write a.txt"], home=monkey_home)
     assert stored.returncode == 0, stored.stderr
     session_id = stored.of_type("session_started")[0]["session_id"]
     later = write_script(tmp_path / "later.json", [{"text": "Still here."}])
@@ -76,7 +76,7 @@ async def test_load_replays_a_stored_session(workspace: Path, monkey_home: Path,
     done = replayed[3]
     assert done.status == "completed" and done.content[0].new_text == "a\n"
     assert reply.stop_reason == "end_turn"
-    shown = run_monkey(["sessions", "show", session_id], home=monkey_home)
+    shown = await invoke_async(["sessions", "show", session_id], home=monkey_home)
     assert "are you there?" in shown.stdout
 
 
@@ -104,6 +104,9 @@ async def test_a_slash_command_runs_through_the_session_layer(workspace: Path, m
 
 async def test_linked_and_embedded_files_go_with_the_message(workspace: Path, monkey_home: Path,
                                                             tmp_path: Path) -> None:
+    from acp import resource_block, resource_link_block, text_block
+    from acp.helpers import embedded_text_resource
+
     (workspace / "notes.md").write_text("remember the milk\n")
     script = write_script(tmp_path / "s.json", [{"text": "ok"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, _):
@@ -112,12 +115,14 @@ async def test_linked_and_embedded_files_go_with_the_message(workspace: Path, mo
                   text_block("and"),
                   resource_block(embedded_text_resource((workspace / "draft.py").as_uri(), "print('unsaved')\n"))]
         await conn.prompt(session_id=session.session_id, prompt=blocks)
-    shown = run_monkey(["sessions", "export", session.session_id], home=monkey_home)
+    shown = await invoke_async(["sessions", "export", session.session_id], home=monkey_home)
     assert '<file path=\\"notes.md\\">\\nremember the milk\\n</file>' in shown.stdout
     assert '<file path=\\"draft.py\\">\\nprint(\'unsaved\')\\n</file>' in shown.stdout
 
 
 async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    from acp import RequestError
+
     script = write_script(tmp_path / "s.json", [{"text": "fine"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, process):
         with pytest.raises(RequestError) as bad_prompt:

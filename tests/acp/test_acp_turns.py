@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from monkey.acp.updates import diff_contents, stop_reason, tool_kind
 from monkey.events import MessageCompleted, TurnCompleted
 from monkey.tools.fileio import unified_diff
 from tests.acp.client import prompt, start_monkey, text_of
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 
 
 def _args(script: Path) -> tuple[str, ...]:
@@ -49,7 +48,7 @@ async def test_a_session_made_over_acp_reopens_in_a_later_process(workspace: Pat
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=prompt("first question"))
-    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listed = await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert '"completed"' in listed.stdout  # the editor went away: the session was ended, not left active
     later = write_script(tmp_path / "later.json", [{"text": "second answer"}])
     async with start_monkey(monkey_home, *_args(later)) as (conn, client, _):
@@ -62,6 +61,8 @@ async def test_a_session_made_over_acp_reopens_in_a_later_process(workspace: Pat
 
 
 def test_stop_reasons() -> None:
+    from monkey.acp.updates import stop_reason  # the acp SDK, imported when a test needs it
+
     def turn(reason: str) -> TurnCompleted:
         return TurnCompleted(turn=1, reason=reason)  # type: ignore[arg-type]
 
@@ -76,6 +77,8 @@ def test_stop_reasons() -> None:
 
 
 def test_diff_contents_cover_new_deleted_and_unterminated_files(tmp_path: Path) -> None:
+    from monkey.acp.updates import diff_contents
+
     new, = diff_contents(tmp_path, unified_diff("a.txt", "", "hi\n"))
     assert (new.path, new.old_text, new.new_text) == (str(tmp_path / "a.txt"), None, "hi\n")
     gone, = diff_contents(tmp_path, unified_diff("a.txt", "x\ny\n", ""))
@@ -115,5 +118,7 @@ async def test_the_question_is_stored_before_the_editor_sees_it(workspace: Path,
 
 
 def test_background_process_tools_have_their_kinds() -> None:
+    from monkey.acp.updates import tool_kind  # the acp SDK, imported when a test needs it
+
     assert [tool_kind(n) for n in ("shell_execute", "process_output", "process_list", "process_stop")] == [
         "execute", "read", "read", "other"]

@@ -4,6 +4,7 @@ this run only. Real CLI runs on the scripted backend, real SQLite files."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import sqlite3
 from pathlib import Path
@@ -34,7 +35,7 @@ def answer(text: str = "done", cost: float = 0.0, tokens: int = 0) -> dict[str, 
 
 
 def monkey(workspace: Path, home: Path, script: Path, *flags: str, process: bool = False) -> Run:
-    """``monkey agent`` on a script, in this process (``process=True``: a process, from an async test)."""
+    """``monkey agent`` on a script, in this process (``process=True``: a process of its own)."""
     return (run_monkey if process else invoke)(["agent", "--backend", "scripted", "--script", str(script),
                                                 "--cwd", str(workspace), "--output-format", "stream-json", *flags],
                                                home=home)
@@ -189,8 +190,7 @@ def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, 
 
     from tests.support.pty import spawn_repl
 
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one",
-                  process=True)
+    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
     assert first.returncode == 0, first.stderr
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "b.json", [look(), look(), answer("no")]),
                        "--continue", "--max-turns", "3")
@@ -212,8 +212,8 @@ async def test_an_editor_loading_a_session_gets_what_is_left(workspace: Path, mo
                                                              tmp_path: Path) -> None:
     from tests.acp.client import prompt, start_monkey
 
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one",
-                  process=True)
+    first = await asyncio.to_thread(monkey, workspace, monkey_home,  # in-process, on a loop of its own
+                                    write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
     assert first.returncode == 0, first.stderr
     sid = first.events[0]["session_id"]
     more = write_script(tmp_path / "b.json", [look(), look(), answer("no")])

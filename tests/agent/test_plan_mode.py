@@ -15,7 +15,7 @@ from monkey.agent.loop import Agent
 from monkey.agent.plan_mode import approve_plan, reject_plan, send_back
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
-from tests.support.cli import invoke, run_monkey, stored_events, write_script
+from tests.support.cli import invoke, stored_events, write_script
 from tests.fakes.approvers import AnsweringApprover
 
 PLAN = "# Plan\n\n1. Write `hello.txt` with a greeting.\n2. Check it."
@@ -149,8 +149,8 @@ def test_policy_plan_mode_refuses_writes_and_unprovable_shell_lines(tmp_path: Pa
 
 
 def cli_task(workspace: Path, home: Path, script: Path, *flags: str):  # type: ignore[no-untyped-def]
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--output-format", "stream-json", *flags], home=home)
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                   "--output-format", "stream-json", *flags], home=home)
 
 
 def test_headless_plan_run_prints_the_plan_and_resume_stays_in_plan_mode(workspace: Path, monkey_home: Path,

@@ -16,7 +16,7 @@ from monkey.agent.budget import Limits
 from monkey.agent.loop import Agent
 from monkey.agent.subagents import Delegation, TaskTool, install_task_tool
 from monkey.backends.scripted import Script, ScriptedBackend
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke_async
 from tests.support.agent import collect, define, of, root_agent, task
 
 
@@ -204,7 +204,7 @@ async def test_undo_reverts_a_childs_change(workspace: Path, monkey_home: Path) 
     [checkpoint] = of(events, "checkpoint_created")
     assert checkpoint.session_id == done.child_session_id
     assert (workspace / "made.txt").read_text() == "by the child\n"
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = await invoke_async(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "made.txt").exists()
 

@@ -8,15 +8,13 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("anthropic", reason="the anthropic package is not installed: pip install -e '.[dev]'")
-
-from monkey.backends.anthropic import AnthropicBackend  # noqa: E402
-from monkey.backends.base import BackendError  # noqa: E402
-from monkey.backends.retry import RetryingBackend, RetryPolicy  # noqa: E402
-from monkey.events import MessageCompleted, Retry, TextDelta, ThinkingDelta, ToolCallSpec, Usage  # noqa: E402
-from monkey.messages import Message, ModelRequest, ToolSpec  # noqa: E402
-from tests.support.cli import run_monkey  # noqa: E402
-from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events  # noqa: E402
+from monkey.backends.anthropic import AnthropicBackend
+from monkey.backends.base import BackendError
+from monkey.backends.retry import RetryingBackend, RetryPolicy
+from monkey.events import MessageCompleted, Retry, TextDelta, ThinkingDelta, ToolCallSpec, Usage
+from monkey.messages import Message, ModelRequest, ToolSpec
+from tests.support.cli import invoke
+from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
 
 READ = ToolSpec(name="file_read", description="Read a file.", parameters={"type": "object", "properties": {
     "path": {"type": "string"}}, "required": ["path"]})
@@ -193,9 +191,9 @@ def test_agent_task_through_the_sdk(server, workspace: Path, monkey_home: Path):
         Status(529, error_body("overloaded_error", "Overloaded"), {"retry-after": "0"}),
         Stream(reply_events("The file says forty-two.", cache_read=900)),
     )
-    run = run_monkey(["agent", "--task", "what is in a.txt?", "--backend", "anthropic", "--base-url", server.url,
-                      "--api-key", "sk-test", "--cwd", str(workspace), "--output-format", "stream-json"],
-                     home=monkey_home)
+    run = invoke(["agent", "--task", "what is in a.txt?", "--backend", "anthropic", "--base-url", server.url,
+                  "--api-key", "sk-test", "--cwd", str(workspace), "--output-format", "stream-json"],
+                 home=monkey_home)
     assert run.returncode == 0, run.stderr
     assert [e["output"] for e in run.of_type("tool_result")] == ["forty-two\n"] or "forty-two" in json.dumps(
         run.of_type("tool_result"))
@@ -210,14 +208,14 @@ def test_agent_task_through_the_sdk(server, workspace: Path, monkey_home: Path):
 
 def test_api_key_in_the_environment_chooses_anthropic(server, workspace: Path, monkey_home: Path):
     server.add(Stream(reply_events("hi from claude")))
-    run = run_monkey(["agent", "--task", "hi", "--base-url", server.url, "--cwd", str(workspace)],
-                     home=monkey_home, ANTHROPIC_API_KEY="sk-env")
+    run = invoke(["agent", "--task", "hi", "--base-url", server.url, "--cwd", str(workspace)],
+                 home=monkey_home, ANTHROPIC_API_KEY="sk-env")
     # --base-url alone means an OpenAI-compatible server; the key alone means Anthropic
     assert run.returncode != 0 or "hi from claude" not in run.stdout
     (monkey_home / "config.toml").write_text(f'[anthropic]\nbase_url = "{server.url}"\n')
     server.queue.clear()
     server.add(Stream(reply_events("hi from claude")))
-    run = run_monkey(["agent", "--task", "hi", "--cwd", str(workspace)], home=monkey_home, ANTHROPIC_API_KEY="sk-env")
+    run = invoke(["agent", "--task", "hi", "--cwd", str(workspace)], home=monkey_home, ANTHROPIC_API_KEY="sk-env")
     assert run.returncode == 0, run.stderr
     assert "hi from claude" in run.stdout and "Anthropic API" in run.stderr
     headers = server.requests[-1]["headers"]

@@ -11,7 +11,7 @@ import pytest
 
 from monkey.context.tokens import BpeCounter
 from tests.backends.plugin.test_openai_example import configure
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke
 from tests.fakes.openai_server import FakeOpenAI, Reply
 
 LONG = "word " * 200_001 + "end"
@@ -30,14 +30,14 @@ def test_a_million_character_message_is_sent_and_stored(
     with FakeOpenAI([Reply(text="Read it all.")]) as server:
         flags = ["--base-url", server.url] if backend == "openai" else []
         configure(monkey_home, server.url)
-        run = run_monkey(["agent", "--backend", backend, *flags, "--cwd", str(workspace), "--plain"],
-                         home=monkey_home, input=LONG + "\n", timeout=120)
+        run = invoke(["agent", "--backend", backend, *flags, "--cwd", str(workspace), "--plain"],
+                     home=monkey_home, input=LONG + "\n")
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr and "Input too long" not in run.stderr, run.stderr[-3000:]
     assert "Read it all." in run.stdout
     [request] = server.requests
     assert request["messages"][-1]["content"].strip() == LONG, "the model got the whole message"
-    [session] = json.loads(run_monkey(["sessions", "list", "--json"], home=monkey_home, cwd=workspace).stdout)
-    export = run_monkey(["sessions", "export", session["id"]], home=monkey_home)
+    [session] = json.loads(invoke(["sessions", "list", "--json"], home=monkey_home, cwd=workspace).stdout)
+    export = invoke(["sessions", "export", session["id"]], home=monkey_home)
     [turn] = [json.loads(line) for line in export.stdout.splitlines() if '"turn_started"' in line]
     assert turn["prompt"].strip() == LONG, "the message is stored whole"

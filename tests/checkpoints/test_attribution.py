@@ -17,7 +17,7 @@ from monkey.checkpoints.watch import DISABLE_ENV
 from monkey.checkpoints.watch import start as start_watch
 from tests.support.checkpoints import py
 from tests.support.script import call_turn
-from tests.support.cli import invoke, monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, invoke_async, monkey_env, write_script
 
 HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(Path.cwd()))
 
@@ -75,14 +75,14 @@ def test_a_persons_write_during_a_shell_command_is_never_undone(
     (tmp_path / "a.go").write_text("")
     finish(proc)
 
-    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    listing = json.loads(invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     [cp] = listing["checkpoints"]
     assert sorted(cp["paths"]) == ["made.txt", "notes.txt", "person.txt"]
     assert sorted(cp["not_attributable"]) == ["notes.txt", "person.txt"], cp
-    text = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home).stdout
+    text = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home).stdout
     assert "not attributable: notes.txt, person.txt" in text
 
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "made.txt").exists(), "the command's own file is undone"
     assert (workspace / "person.txt").read_text() == "typed by the person while monkey's command ran\n"
@@ -110,7 +110,7 @@ def test_concurrent_sessions_undo_only_their_own_changes(
     (tmp_path / "a.go").write_text("")
     a_events = finish(a)
 
-    undo_a = run_monkey(["undo", "--session", session_of(a_events), "--cwd", str(workspace)], home=monkey_home)
+    undo_a = invoke(["undo", "--session", session_of(a_events), "--cwd", str(workspace)], home=monkey_home)
     assert undo_a.returncode == 0, undo_a.stderr
     for path in ("b.txt", "b2.txt", "sub/c.txt"):
         assert (workspace / path).exists(), f"undoing session a deleted {path}, which another session made"
@@ -123,7 +123,7 @@ def test_concurrent_sessions_undo_only_their_own_changes(
     # b's command ran while a's did: with a write watch each knows its own; without, neither claims it.
     b_made = ["b.txt", "b2.txt"] if watch else ["b.txt"]
     for events, made in ((b_events, b_made), (c_events, ["sub/c.txt"])):
-        undo = run_monkey(["undo", "--session", session_of(events), "--cwd", str(workspace)], home=monkey_home)
+        undo = invoke(["undo", "--session", session_of(events), "--cwd", str(workspace)], home=monkey_home)
         assert undo.returncode == 0, undo.stderr
         assert not any((workspace / p).exists() for p in made), undo.stdout
     assert not (workspace / "sub").exists()
@@ -151,10 +151,10 @@ def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
     run = start_agent(workspace, monkey_home, tmp_path, "g", [
         call_turn("shell_execute", command=f"{sys.executable} {script}")])
     finish(run)
-    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    listing = json.loads(invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     [cp] = listing["checkpoints"]
     assert sorted(cp["paths"]) == [".gitignore", "made.txt", "scratch.tmp", "sub/.gitignore"], cp
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert (workspace / ".env").read_text() == "TOKEN=the person's secret\n"
     assert (workspace / "build" / "app.bin").read_bytes() == b"\x00build output"
@@ -271,14 +271,14 @@ async def test_two_commands_at_once_in_one_monkey_each_undo_only_their_own(
     made = {e.session_id: sorted(e.paths) for e in of(events, "checkpoint_created")}
     assert set(made) == set(children.values())
 
-    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    listing = json.loads((await invoke_async(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)).stdout)
     paths = {cp["session_id"]: sorted(cp["paths"]) for cp in listing["checkpoints"]}
     assert paths == {children["write a"]: ["a.txt"], children["write b"]: ["b.txt"]}, listing
 
-    undo = run_monkey(["undo", "--session", children["write a"], "--cwd", str(workspace)], home=monkey_home)
+    undo = await invoke_async(["undo", "--session", children["write a"], "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "a.txt").exists(), undo.stdout
     assert (workspace / "b.txt").read_text() == "made by the command of b.txt", "the other child's file stays"
-    undo = run_monkey(["undo", "--session", children["write b"], "--cwd", str(workspace)], home=monkey_home)
+    undo = await invoke_async(["undo", "--session", children["write b"], "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "b.txt").exists(), undo.stdout

@@ -15,7 +15,7 @@ import pytest
 from monkey.checkpoints.guard import BEAT
 from monkey.children import death_mark
 from tests.support.checkpoints import agent, git, py, tree_digest
-from tests.support.cli import invoke, monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 from tests.support.procs import pids_running
 from tests.support.script import call_turn
 from tests.support.pty import PTY_TIMEOUT
@@ -130,15 +130,15 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
     while time.time() <= last_alive + 0.1:  # a condition, not a race: the clock passes it
         time.sleep(0.05)
     (workspace / "after.txt").write_text("the person's, written after monkey was killed\n")
-    pending = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
+    pending = invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert "repaired checkpoint" in pending.stderr and "change is kept" in pending.stderr
     assert pending.stderr.count("monkey: ") == 1
     [entry] = json.loads(pending.stdout)["checkpoints"]
     assert entry["state"] == "applied" and entry["paths"] == ["after.txt", "half.txt"]
     assert entry["not_attributable"] == ["after.txt"], "changed after monkey's commands died"
-    again = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    again = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert "repaired" not in again.stderr, "repaired once"
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0 and not (workspace / "half.txt").exists()
     assert (workspace / "after.txt").exists(), "never deleted on a guess"
 
@@ -176,12 +176,12 @@ def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
                 os.kill(pid, signal.SIGKILL)
             except ProcessLookupError:
                 pass
-    pending = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
+    pending = invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert "repaired checkpoint" in pending.stderr, pending.stderr
     [entry] = json.loads(pending.stdout)["checkpoints"]
     assert entry["paths"] == ["early.txt", "late.txt"]
     assert entry["not_attributable"] == [], "written before the command died: the command's"
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "early.txt").exists() and not (workspace / "late.txt").exists()
 
@@ -214,7 +214,7 @@ def test_kill_9_between_pending_and_applied(workspace: Path, monkey_home: Path, 
             assert "nothing was changed" in lines[0]
         else:
             assert "change is kept" in lines[0]
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert (workspace / "README.md").read_text() == "# proj\n"
 
@@ -307,9 +307,9 @@ def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace
     run = agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="evil\x1b[31m.txt", content=hostile)],
                 "--no-approval")
     assert run.returncode == 0, run.stderr
-    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    listing = json.loads(invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     ident = listing["checkpoints"][-1]["id"]
-    piped = run_monkey(["checkpoints", "show", ident, "--cwd", str(workspace)], home=monkey_home)
+    piped = invoke(["checkpoints", "show", ident, "--cwd", str(workspace)], home=monkey_home)
     assert "\x1b]0;PWNED\x07" in piped.stdout  # a file or a pipe gets the diff as it is (git apply works)
     for args in (["checkpoints", "show", ident], ["checkpoints"]):
         child = pexpect.spawn(sys.executable, ["-m", "monkey", *args, "--cwd", str(workspace)],

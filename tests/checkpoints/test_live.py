@@ -21,7 +21,7 @@ from monkey.checkpoints.watch import DISABLE_ENV
 from tests.support.checkpoints import py, tree_digest
 from tests.checkpoints.test_attribution import HAS_WATCH, finish, start_agent, wait_for, waiting_command
 from tests.support.script import call_turn
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke
 
 needs_watch = pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
 
@@ -193,11 +193,11 @@ def test_a_persons_writes_during_a_later_command_are_never_undone(
     (tmp_path / "b.go").write_text("")
     finish(proc)
 
-    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    listing = json.loads(invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     last = listing["checkpoints"][-1]
     assert sorted(last["paths"]) == ["drop.txt", "made.txt", "move.txt", "moved.txt", "notes.txt", "person.txt"]
     assert sorted(last["not_attributable"]) == ["drop.txt", "move.txt", "moved.txt", "notes.txt", "person.txt"]
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "made.txt").exists()
     assert (workspace / "first.txt").exists(), "only the latest command was undone"
@@ -225,7 +225,7 @@ def test_a_moved_folders_files_are_not_claimed_when_someone_else_wrote_meanwhile
     (workspace / "lib" / "a.py").write_text("a, edited by the person in the moved folder\n")
     (tmp_path / "m.go").write_text("")
     finish(proc)
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert (workspace / "lib" / "a.py").read_text() == "a, edited by the person in the moved folder\n"
 

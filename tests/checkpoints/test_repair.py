@@ -18,7 +18,7 @@ from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.undo import FAULT_KILL_AFTER
 from tests.support.checkpoints import agent, py
 from tests.support.script import call_turn
-from tests.support.cli import ROOT, monkey_env, run_monkey
+from tests.support.cli import ROOT, invoke, monkey_env, run_monkey
 
 
 def temp_files(ws: Path) -> list[str]:
@@ -43,16 +43,16 @@ def test_a_killed_undo_is_completed_exactly_and_nothing_older_is_undone(
     assert (workspace / "x.txt").read_text() == "monkey's x\n", "the second was not"
     assert len(temp_files(workspace)) == 1, "the kill left the undo's temporary copy"
 
-    again = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    again = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert again.returncode == 0, again.stderr
     assert "completed the interrupted undo" in again.stdout and "nothing more was undone" in again.stdout
     assert (workspace / "x.txt").read_text() == "the person's x\n"
     assert (workspace / "keep.txt").read_text() == "oldest change\n", "the older change was not undone"
     assert temp_files(workspace) == [], again.stderr
     assert "temporary file" in again.stderr
-    listing = json.loads(run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    listing = json.loads(invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     assert [c["state"] for c in listing["checkpoints"]] == ["applied", "undone", "undone"]
-    third = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    third = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert third.returncode == 0 and not (workspace / "keep.txt").exists(), "a new undo undoes the next one"
 
 
@@ -71,7 +71,7 @@ def test_a_change_killed_mid_write_leaves_no_temporary_file(workspace: Path, mon
     """)
     subprocess.run([sys.executable, "-c", code], check=True, env=monkey_env(monkey_home))
     (workspace / "src" / ".a.txt.notmine.monkey-tmp").write_text("not monkey's shape")
-    listing = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert listing.returncode == 0, listing.stderr
     assert "repaired checkpoint" in listing.stderr and "src/.a.txt.0123abcd.monkey-tmp" in listing.stderr
     assert temp_files(workspace) == ["src/.a.txt.notmine.monkey-tmp"]

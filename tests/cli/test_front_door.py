@@ -10,16 +10,16 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import invoke, monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 from tests.support.pty import PTY_TIMEOUT, spawn_repl
 
 FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_request"}]
 
 
 def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
-    run = run_monkey(["agent", "--backend", "scripted", "--script",
-                      str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
-                      str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
+    run = invoke(["agent", "--backend", "scripted", "--script",
+                  str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
+                  str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
     return run.of_type("session_started")[0]["session_id"]
 
 
@@ -103,7 +103,7 @@ def test_plain_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home:
     assert child.exitstatus == 0
     found = re.search(r"monkey: resume this session with: monkey agent --resume (\S+)", child.before)
     assert found, child.before
-    listed = run_monkey(["sessions", "list", "--cwd", str(workspace)], home=monkey_home)
+    listed = invoke(["sessions", "list", "--cwd", str(workspace)], home=monkey_home)
     assert found.group(1) in listed.stdout
 
 

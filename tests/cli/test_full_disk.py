@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 
 FILL = """
 set -u
@@ -55,14 +55,14 @@ def test_checkpoints_are_listed_and_shown_on_a_full_disk(workspace: Path, monkey
 
 def test_an_empty_database_file_is_said(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "monkey.db").write_bytes(b"")
-    listed = run_monkey(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
+    listed = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     assert "monkey.db was empty (0 bytes); it is set up afresh" in listed.stderr
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
     (monkey_home / "monkey.db").write_bytes(b"")
-    task = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--task", "hi"], home=monkey_home)
+    task = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                   "--task", "hi"], home=monkey_home)
     assert task.returncode == 0, task.stderr
     assert "monkey.db was empty (0 bytes); it is set up afresh" in task.stderr
-    again = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                        "--task", "hi"], home=monkey_home)
+    again = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                    "--task", "hi"], home=monkey_home)
     assert "was empty" not in again.stderr  # only when it is

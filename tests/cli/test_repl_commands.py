@@ -12,7 +12,7 @@ import pexpect
 import pytest
 
 from monkey.session.commands import COMMANDS
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 from tests.support.pty import spawn_repl
 
 pytestmark = pytest.mark.pty
@@ -30,13 +30,13 @@ def _quit(child: pexpect.spawn) -> None:
 
 
 def _sessions(workspace: Path, home: Path) -> list[dict]:
-    listing = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=home)
+    listing = invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=home)
     assert listing.returncode == 0, listing.stderr
     return json.loads(listing.stdout)
 
 
 def _events(session_id: str, home: Path) -> list[dict]:
-    export = run_monkey(["sessions", "export", session_id, "--format", "jsonl"], home=home)
+    export = invoke(["sessions", "export", session_id, "--format", "jsonl"], home=home)
     assert export.returncode == 0, export.stderr
     return [json.loads(line) for line in export.stdout.splitlines() if line.strip()]
 
@@ -96,8 +96,8 @@ def test_undo_refusal_force_and_checkpoints(workspace: Path, monkey_home: Path, 
 def test_sessions_and_resume_in_the_same_process(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     for prompt in ("first task", "second task"):
         script = write_script(tmp_path / "t.json", [{"text": f"done: {prompt}"}])
-        assert run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                           "--task", prompt], home=monkey_home).returncode == 0
+        assert invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                       "--task", prompt], home=monkey_home).returncode == 0
     first = next(s for s in _sessions(workspace, monkey_home) if s["title"] == "first task")
 
     script = write_script(tmp_path / "s.json", [{"text": "Hello there."}, {"text": "Back in the first one."}])
@@ -233,7 +233,7 @@ def test_shift_tab_switches_the_mode_and_keeps_the_half_typed_line(workspace: Pa
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     child.close()
-    listed = json.loads(run_monkey(["sessions", "list", "--json"], home=monkey_home, cwd=workspace).stdout)
-    exported = run_monkey(["sessions", "export", listed[0]["id"]], home=monkey_home).stdout
+    listed = json.loads(invoke(["sessions", "list", "--json"], home=monkey_home, cwd=workspace).stdout)
+    exported = invoke(["sessions", "export", listed[0]["id"]], home=monkey_home).stdout
     said = [json.loads(line) for line in exported.splitlines() if '"turn_started"' in line]
     assert [e["prompt"] for e in said] == ["plan the work"]

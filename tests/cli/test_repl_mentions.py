@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 from tests.support.pty import spawn_repl
 
 pytestmark = pytest.mark.pty
@@ -23,8 +23,8 @@ def test_a_mention_attaches_the_file_in_the_repl(workspace: Path, monkey_home: P
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     child.close()
-    listing = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
-    export = run_monkey(["sessions", "export", listing[0]["id"], "--format", "jsonl"], home=monkey_home).stdout
+    listing = json.loads(invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    export = invoke(["sessions", "export", listing[0]["id"], "--format", "jsonl"], home=monkey_home).stdout
     [started] = [json.loads(line) for line in export.splitlines() if '"turn_started"' in line]
     assert started["prompt"].startswith("what is @README.md about\n\n")
     assert '<file path="README.md">\n# proj\n</file>' in started["prompt"]
@@ -41,9 +41,9 @@ def test_a_bang_command_runs_in_the_repl_and_is_undoable(workspace: Path, monkey
     child.expect(pexpect.EOF)
     child.close()
     assert (workspace / "hand.txt").read_text() == "hi\n"
-    listing = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
-    export = run_monkey(["sessions", "export", listing[0]["id"], "--format", "jsonl"], home=monkey_home).stdout
+    listing = json.loads(invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    export = invoke(["sessions", "export", listing[0]["id"], "--format", "jsonl"], home=monkey_home).stdout
     prompts = [json.loads(line)["prompt"] for line in export.splitlines() if '"turn_started"' in line]
     assert prompts == ["!echo hi > hand.txt && cat hand.txt", "what does it say?"]
-    assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
+    assert invoke(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
     assert not (workspace / "hand.txt").exists()

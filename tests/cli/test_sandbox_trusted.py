@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from monkey.tools.sandbox import bubblewrap_problem
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 from tests.support.script import call_turn
 
 pytestmark = pytest.mark.skipif(bool(bubblewrap_problem()), reason=bubblewrap_problem() or "bubblewrap")
@@ -70,9 +70,9 @@ def test_the_verify_command_runs_in_the_sandbox_unless_trusted(
     (monkey_home / "config.toml").write_text(f'{shell}[workflow]\nverify = "sh verify.sh"\nmax_iterations = 1\n'
                                              'verify_retries = 0\n')
     script = write_script(tmp_path / "script.json", ONE_ROUND)
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--output-format", "stream-json", "--workflow", "tpdr", "--task", "check",
-                      "--approve-plan", "accept-edits"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--output-format", "stream-json", "--workflow", "tpdr", "--task", "check",
+                  "--approve-plan", "accept-edits"], home=monkey_home)
     [verify] = [e for e in run.of_type("tool_result") if e["name"] == "shell_execute"]
     if trusted:
         assert verify["ok"] and target.read_text() == "from-verify\n", verify["output"]

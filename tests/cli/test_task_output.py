@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 from tests.support.script import call
 
 
@@ -48,15 +48,15 @@ def test_a_closed_stdout_ends_quietly_and_keeps_the_session(fmt: str, workspace:
     assert proc.wait(timeout=60) == 141
     assert "Traceback" not in stderr and "BrokenPipe" not in stderr and "Exception ignored" not in stderr
     assert not (workspace / "late.txt").exists(), "monkey stopped when its reader went away"
-    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listed = invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     (session,) = json.loads(listed.stdout)
-    exported = run_monkey(["sessions", "export", session["id"]], home=monkey_home)
+    exported = invoke(["sessions", "export", session["id"]], home=monkey_home)
     stored = [json.loads(line) for line in exported.stdout.splitlines()]
     types = [e["type"] for e in stored]
     assert types[0] == "session_started" and "tool_call" in types, "what was shown is stored"
     assert types[-2:] == ["turn_completed", "session_ended"]
     assert stored[-1]["reason"] == "cancelled"
-    shown = run_monkey(["sessions", "show", session["id"]], home=monkey_home)
+    shown = invoke(["sessions", "show", session["id"]], home=monkey_home)
     assert "integrity  intact" in shown.stdout
 
 

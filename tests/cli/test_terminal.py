@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 from tests.support.pty import refuse_without_reason
 
 pytestmark = pytest.mark.pty
@@ -103,8 +103,8 @@ def test_allow_for_good_saves_a_rule_to_the_users_config(workspace: Path, monkey
     assert config.startswith("# my settings\n[ui]\nbell = false  # quiet\n")  # the person's file, kept as it was
     assert f'"{rule}"' in config
     # the next session runs it without asking (no terminal at all: nobody could answer)
-    again = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                        "--task", "again", "--output-format", "stream-json"], home=monkey_home)
+    again = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                    "--task", "again", "--output-format", "stream-json"], home=monkey_home)
     assert again.returncode == 0, again.stderr
     assert [e["by"] for e in again.of_type("approval_resolved")] == ["rule"]
 

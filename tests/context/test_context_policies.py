@@ -166,13 +166,13 @@ async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_n
 
 
 def test_an_unknown_policy_is_a_clear_error(tmp_path: Path, monkey_home: Path) -> None:
-    from tests.support.cli import init_git_workspace, run_monkey, write_script
+    from tests.support.cli import init_git_workspace, invoke, write_script
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     (monkey_home / "config.toml").write_text('[context]\npolicies = ["compact", "drop_everything"]\n')
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws), "--task", "x"],
-                     home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws), "--task", "x"],
+                 home=monkey_home)
     assert run.returncode == 2
     assert "context.policies: unknown 'drop_everything'; expected some of compact, compress_failed_attempts" \
         in run.stderr

@@ -8,11 +8,13 @@ import json
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from monkey.agent.loop import Agent
-from monkey.backends.acp_client.agents import AgentEntry
-from monkey.backends.acp_client.backend import AcpBackend
 from monkey.events import Event
+
+if TYPE_CHECKING:  # the backend imports the acp SDK (seconds): when a test builds one, not when tests are collected
+    from monkey.backends.acp_client.backend import AcpBackend
 
 HERE = Path(__file__).resolve().parent
 
@@ -31,6 +33,9 @@ def fake_acp_exe(bindir: Path, name: str = "fake-acp") -> Path:
 
 def acp_backend(exe: Path, workspace: Path, log: Path, *, mode: str = "", auth: str = "", missing_file: str = "not_found",
                 idle_timeout: float = 60.0, max_line: int = 1 << 20, **env: str) -> AcpBackend:
+    from monkey.backends.acp_client.agents import AgentEntry
+    from monkey.backends.acp_client.backend import AcpBackend
+
     entry = AgentEntry("fake", str(exe), env={"FAKE_LOG": str(log), **env}, mode=mode, auth_method=auth,
                        missing_file=missing_file, label="Fake agent")
     return AcpBackend(entry, str(exe), workspace=workspace, base_env={"PATH": os.environ["PATH"]},

@@ -27,7 +27,7 @@ def _configure(home: Path, exe: Path, log: Path, *, allow: tuple[str, ...] = (),
 def test_a_write_asked_and_allowed_is_undone(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log, allow=("file_write",))
-    run = run_task(monkey_home, workspace, "acp:fake", "write hello.txt")
+    run = run_task(monkey_home, workspace, "acp:fake", "write hello.txt", process=True)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
     kinds = [e["type"] for e in run.events]
@@ -42,7 +42,7 @@ def test_a_write_no_permission_covered_is_decided_by_the_engine(monkey_home: Pat
                                                                  tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log)
-    run = run_task(monkey_home, workspace, "acp:fake", "rawwrite sneaky.txt")
+    run = run_task(monkey_home, workspace, "acp:fake", "rawwrite sneaky.txt", process=True)
     assert run.returncode == 0, run.stderr
     assert not (workspace / "sneaky.txt").exists()
     (asked,) = run.of_type("approval_requested")
@@ -50,7 +50,7 @@ def test_a_write_no_permission_covered_is_decided_by_the_engine(monkey_home: Pat
     assert "error -32000" in run.stdout
     # allowed by a rule: written, checkpointed, and undone
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log, allow=("file_write",))
-    run = run_task(monkey_home, workspace, "acp:fake", "rawwrite sneaky.txt")
+    run = run_task(monkey_home, workspace, "acp:fake", "rawwrite sneaky.txt", process=True)
     assert (workspace / "sneaky.txt").read_text() == "raw\n" and "wrote" in run.stdout
     assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
     assert not (workspace / "sneaky.txt").exists()
@@ -61,7 +61,7 @@ def test_writes_outside_the_workspace_and_into_git_are_refused(monkey_home: Path
     log = tmp_path / "log.jsonl"
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log, allow=("file_write",))
     for target in ("../outside.txt", ".git/hooks/pre-commit"):
-        run = run_task(monkey_home, workspace, "acp:fake", f"rawwrite {target}")
+        run = run_task(monkey_home, workspace, "acp:fake", f"rawwrite {target}", process=True)
         assert run.returncode == 0, run.stderr
         assert "error -32000: monkey refused" in run.stdout, run.stdout
         assert not (workspace / target).exists()
@@ -70,7 +70,7 @@ def test_writes_outside_the_workspace_and_into_git_are_refused(monkey_home: Path
 def test_unknown_names_and_missing_programs_are_explained(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log)
-    run = run_task(monkey_home, workspace, "acp:nosuch", "hi")
+    run = run_task(monkey_home, workspace, "acp:nosuch", "hi", process=True)
     assert run.returncode == 2 and "unknown ACP agent 'nosuch'; known: fake, gemini, opencode, qwen" in run.stderr
     run = run_monkey(["agent", "--backend", "acp:opencode", "--task", "hi", "--cwd", str(workspace)],
                      home=monkey_home, PATH=str(tmp_path / "bin"))
@@ -83,5 +83,5 @@ def test_a_project_cannot_define_or_choose_an_acp_agent(monkey_home: Path, works
     project.mkdir(exist_ok=True)
     (project / "config.toml").write_text(f'[agent]\nbackend = "acp:evil"\n[acp_agents.evil]\ncommand = "{exe}"\n')
     (monkey_home / "config.toml").write_text('[approvals]\ntrust_project = true\n')
-    run = run_task(monkey_home, workspace, "acp:evil", "hi")
+    run = run_task(monkey_home, workspace, "acp:evil", "hi", process=True)
     assert run.returncode == 2 and "unknown ACP agent 'evil'" in run.stderr, run.stderr

@@ -17,7 +17,6 @@ import pytest
 
 from monkey.agent.loop import Agent
 from monkey.backends.acp_client.agents import BUILT_IN
-from monkey.backends.acp_client.backend import AcpBackend
 from monkey.events import ToolResult
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
@@ -58,7 +57,7 @@ def test_a_write_is_asked_allowed_written_through_monkey_and_undone(monkey_home:
     gemini = _gemini()
     with FakeGemini(_write(workspace.resolve())) as api:
         _configure(monkey_home, gemini, _env(api, tmp_path / "ghome"), allow=("file_write",))
-        run = run_task(monkey_home, workspace, "acp:gemini", "create hello.txt", timeout=180)
+        run = run_task(monkey_home, workspace, "acp:gemini", "create hello.txt", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
     (resolved,) = run.of_type("approval_resolved")
@@ -72,6 +71,8 @@ def test_a_write_is_asked_allowed_written_through_monkey_and_undone(monkey_home:
 
 def _turn(gemini: str, workspace: Path, home: Path, replies: list[GeminiReply], policy: ApprovalPolicy,
           **entry: str) -> list:
+    from monkey.backends.acp_client.backend import AcpBackend  # the acp SDK (seconds): not at collection
+
     with FakeGemini(replies) as api:
         spec = dataclasses.replace(BUILT_IN["gemini"], command=gemini, env=_env(api, home), **entry)
         backend = AcpBackend(spec, gemini, workspace=workspace, base_env={"PATH": os.environ["PATH"]}, grace=1.0)

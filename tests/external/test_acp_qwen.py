@@ -13,16 +13,19 @@ import json
 import os
 import signal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
 from monkey.agent.loop import Agent
 from monkey.backends.acp_client.agents import BUILT_IN
-from monkey.backends.acp_client.backend import AcpBackend
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
 from tests.support.external import Waits, run_task
 from tests.fakes.openai_server import FakeOpenAI, Reply
+
+if TYPE_CHECKING:  # the backend imports the acp SDK (seconds): when a test builds one, not at collection
+    from monkey.backends.acp_client.backend import AcpBackend
 
 pytestmark = pytest.mark.external
 
@@ -58,7 +61,7 @@ def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, wor
     qwen = _qwen()
     with FakeOpenAI(_write(workspace.resolve())) as api:
         _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("file_write",))
-        run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
+        run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
     (resolved,) = run.of_type("approval_resolved")
@@ -76,7 +79,7 @@ def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, works
             ("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
         with FakeOpenAI(_write(workspace.resolve())) as api:
             _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
-            run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
+            run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180, process=True)
         assert run.returncode == 0, run.stderr
         (resolved,) = run.of_type("approval_resolved")
         assert resolved["decision"] == "denied" and why in resolved["reason"], resolved
@@ -89,7 +92,7 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
     replies = [Reply(tool_calls=[("c1", "run_shell_command", {"command": "touch made.txt"})]), Reply(text="done")]
     with FakeOpenAI(replies) as api:
         _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("shell_execute(touch *)",))
-        run = run_task(monkey_home, workspace, "acp:qwen", "make a file", timeout=180)
+        run = run_task(monkey_home, workspace, "acp:qwen", "make a file", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     (resolved,) = run.of_type("approval_resolved")
     assert resolved["name"] == "shell_execute" and resolved["decision"] == "approved", resolved
@@ -103,6 +106,8 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
 
 
 def _backend(qwen: str, api: FakeOpenAI, workspace: Path, home: Path) -> AcpBackend:
+    from monkey.backends.acp_client.backend import AcpBackend
+
     entry = dataclasses.replace(BUILT_IN["qwen"], command=qwen, env=_env(api, home))
     return AcpBackend(entry, qwen, workspace=workspace, base_env={"PATH": os.environ["PATH"]}, grace=1.0)
 

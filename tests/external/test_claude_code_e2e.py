@@ -49,7 +49,7 @@ def _configure(home: Path, cli: str, server: FakeAnthropic, cli_home: Path, allo
 
 
 def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
-    return run_task(home, workspace, "claude-code", task, *extra, timeout=150)
+    return run_task(home, workspace, "claude-code", task, *extra, timeout=150, process=True)
 
 
 def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.agent.loop import Agent
 from monkey.backends.claude_code.backend import ClaudeCodeBackend
 from monkey.events import ApprovalRequested
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke
 from tests.support.external import FIXTURES, Waits, answers, cancel_when_asked, configure, prepend_config, run_task
 
 
@@ -73,8 +73,8 @@ def test_cancel_while_the_question_is_pending_answers_the_cli(workspace: Path, f
 def test_a_mode_that_skips_monkey_is_refused(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
     for key, value in (("permission_mode", '"bypassPermissions"'), ("allowed_tools", '["Bash"]')):
         (monkey_home / "config.toml").write_text(f'[claude_code]\nexecutable = "{fake_agent}"\n{key} = {value}\n')
-        run = run_monkey(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)],
-                         home=monkey_home)
+        run = invoke(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)],
+                     home=monkey_home)
         assert run.returncode == 2, run.stderr
         lines = run.stderr.strip().splitlines()
         assert len(lines) == 1 and "without monkey's approval" in lines[0] and key in lines[0]

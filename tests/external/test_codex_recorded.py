@@ -188,7 +188,7 @@ def _configure(home: Path, cli: str, codex_home: Path, allow: tuple[str, ...] = 
 
 
 def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
-    return run_task(home, workspace, "codex", task, *extra, timeout=150)
+    return run_task(home, workspace, "codex", task, *extra, timeout=150, process=True)
 
 
 @pytest.mark.external

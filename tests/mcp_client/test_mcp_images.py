@@ -17,7 +17,7 @@ import msgspec
 from monkey.backends.convert import to_anthropic, to_openai
 from monkey.events import ToolImage, ToolResult, decode
 from monkey.messages import Message, ModelRequest
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke
 from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 from tests.fakes.openai_server import FakeOpenAI, Reply
 from tests.support.mcp import EVERYTHING, needs_npm, results, write_servers
@@ -44,7 +44,7 @@ def test_the_anthropic_request_carries_the_mcp_image(monkey_home: Path, workspac
                  Stream(reply_events("still there")))
         args = ["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k", "--cwd", str(workspace),
                 "--output-format", "stream-json"]
-        run = run_monkey([*args, "--task", "show me the tiny image"], home=monkey_home, timeout=120)
+        run = invoke([*args, "--task", "show me the tiny image"], home=monkey_home)
         assert run.returncode == 0, run.stderr
         (result,) = results(run.stdout)
         assert result["ok"] and "[image 1: image/png," in result["output"]
@@ -58,7 +58,7 @@ def test_the_anthropic_request_carries_the_mcp_image(monkey_home: Path, workspac
         assert base64.b64decode(image["source"]["data"]).startswith(PNG)
         assert image["source"]["data"] == result["images"][0]["data"]  # as the server gave it
 
-        again = run_monkey([*args, "--continue", "--task", "is it still there?"], home=monkey_home, timeout=120)
+        again = invoke([*args, "--continue", "--task", "is it still there?"], home=monkey_home)
         assert again.returncode == 0, again.stderr
         (block,) = _tool_results(fake.requests[2]["body"])  # read back from the stored session
         assert block["content"][1]["source"]["data"] == result["images"][0]["data"]
@@ -74,7 +74,7 @@ def test_an_openai_compatible_server_gets_the_image_after_the_results_or_is_told
             "--output-format", "stream-json", "--task", "show me the tiny image"]
     replies = [Reply(tool_calls=[("call_1", TOOL, {})]), Reply(text="an image")]
     with FakeOpenAI(replies) as fake:
-        run = run_monkey([*args, "--base-url", fake.url], home=monkey_home, timeout=120)
+        run = invoke([*args, "--base-url", fake.url], home=monkey_home)
         assert run.returncode == 0, run.stderr
         sent = fake.requests[1]["messages"]
     at = [m["role"] for m in sent].index("tool")
@@ -86,7 +86,7 @@ def test_an_openai_compatible_server_gets_the_image_after_the_results_or_is_told
         '[approvals]\nallow = ["mcp__everything"]\n[openai]\nimages = false\n')
     replies = [Reply(tool_calls=[("call_1", TOOL, {})]), Reply(text="no image here")]
     with FakeOpenAI(replies) as fake:
-        run = run_monkey([*args, "--base-url", fake.url], home=monkey_home, timeout=120)
+        run = invoke([*args, "--base-url", fake.url], home=monkey_home)
         assert run.returncode == 0, run.stderr
         (tool,) = [m for m in fake.requests[1]["messages"] if m["role"] == "tool"]
         assert isinstance(tool["content"], str) and "[image 1: image/png," in tool["content"]

@@ -9,12 +9,14 @@ import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
-
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from typing import TYPE_CHECKING, Any
 
 from tests.support.cli import monkey_env
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
+
+# the mcp SDK (pydantic models, seconds to import) is imported where it is used, not when a test module is collected
 
 __all__ = ["stdio_session", "http_session", "text", "HttpServer", "start_http"]
 
@@ -24,6 +26,9 @@ async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = 
                         **session: Any) -> AsyncIterator[ClientSession]:
     """An initialized client session with ``monkey serve --cwd WORKSPACE FLAGS`` over stdio
     (``session``: more arguments of :class:`ClientSession`, e.g. an ``elicitation_callback``)."""
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
     params = StdioServerParameters(command=sys.executable, args=["-m", "monkey", "serve", "--cwd", str(workspace), *flags],
                                    env=monkey_env(home))
     async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write), \
@@ -36,6 +41,7 @@ async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = 
 async def http_session(url: str, token: str = "") -> AsyncIterator[ClientSession]:
     """An initialized client session with a ``monkey serve http`` endpoint (with the bearer token, if any)."""
     import httpx2
+    from mcp import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}

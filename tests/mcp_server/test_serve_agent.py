@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import run_monkey, stored_events, write_script
+from tests.support.cli import invoke, invoke_async, stored_events, write_script
 from tests.mcp_server.client import stdio_session, text
 from tests.mcp_server.test_serve_stdio import INIT, _answer, _send, _serve
 
@@ -42,9 +42,10 @@ async def test_agent_runs_a_task_and_agent_reply_continues_it(workspace: Path, m
         assert missing.is_error and "cannot continue session s-no-such" in text(missing)
         bad = await client.call_tool("agent", {"task": "no prompt"})
         assert bad.is_error and "needs prompt" in text(bad)
-    (session,) = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    (session,) = json.loads((await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)],
+                                                home=monkey_home)).stdout)
     assert session["id"] == done["session_id"] and session["turns"] == 2 and session["state"] == "completed"
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = await invoke_async(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "agent.txt").exists()
 
@@ -94,7 +95,7 @@ def test_sigterm_during_an_agent_task_ends_its_turn_and_session(workspace: Path,
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    (session,) = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    (session,) = json.loads(invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     with sqlite3.connect(monkey_home / "monkey.db") as conn:
         kinds = [kind for kind, _ in stored_events(conn, session["id"])]
     assert kinds[-2:] == ["turn_completed", "session_ended"], kinds

@@ -9,7 +9,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from tests.support.cli import invoke, run_monkey
+from tests.support.cli import invoke, invoke_async, run_monkey
 from tests.mcp_server.client import http_session, start_http, text
 from tests.mcp_server.test_serve_stdio import TOOLS
 
@@ -41,9 +41,10 @@ async def test_tools_calls_health_and_undo_over_http(workspace: Path, monkey_hom
     finally:
         server.stop(signal.SIGKILL)
     assert server.proc.stderr is not None and "Traceback" not in server.proc.stderr.read()
-    (session,) = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    listed = await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    (session,) = json.loads(listed.stdout)
     assert session["state"] == "completed" and session["turns"] == 5
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = await invoke_async(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "web.txt").exists()
 

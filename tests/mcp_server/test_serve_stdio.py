@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import invoke, monkey_env, run_monkey
+from tests.support.cli import invoke, invoke_async, monkey_env
 from tests.mcp_server.client import stdio_session, text
 
 TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "process_output", "process_stop",
@@ -61,13 +61,13 @@ async def test_every_tool_runs_and_changes_are_recorded_and_undoable(workspace: 
     assert (workspace / "notes/a.txt").read_text() == "alpha\ngamma\n"
     assert not (workspace / "gone.txt").exists()
 
-    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listed = await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     sessions = json.loads(listed.stdout)
     assert len(sessions) == 1 and sessions[0]["turns"] == 8, listed.stdout
     assert sessions[0]["state"] == "completed"  # ended at EOF, closed cleanly
 
     for _ in range(3):  # delete, edit, write: each undone in turn
-        undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+        undo = await invoke_async(["undo", "--cwd", str(workspace)], home=monkey_home)
         assert undo.returncode == 0, undo.stderr
     assert (workspace / "gone.txt").read_text() == "bye\n"
     assert not (workspace / "notes/a.txt").exists()
@@ -208,7 +208,7 @@ def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    listed = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listed = invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     (session,) = json.loads(listed.stdout)
     assert session["state"] == "completed" and session["turns"] == 1
 
@@ -230,8 +230,8 @@ async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspa
         assert not pids_running(f"sleep {marker}")
         after = await client.call_tool("file_read", {"path": "README.md"})
         assert text(after) == "# proj\n"
-    show = run_monkey(["sessions", "export", json.loads(run_monkey(
-        ["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)[0]["id"]], home=monkey_home)
+    listed = await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    show = await invoke_async(["sessions", "export", json.loads(listed.stdout)[0]["id"]], home=monkey_home)
     ends = [json.loads(line) for line in show.stdout.splitlines() if '"turn_completed"' in line]
     assert [e["reason"] for e in ends] == ["cancelled", "completed"], ends
 

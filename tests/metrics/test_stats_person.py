@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pexpect
 
-from tests.support.checkpoints import run_monkey, write_script
+from tests.support.checkpoints import write_script
 
+from tests.support.cli import invoke
 from tests.support.pty import refuse_without_reason, spawn_repl
 
 pytestmark = pytest.mark.pty
@@ -51,7 +52,7 @@ def test_a_persons_answers_and_undo_are_counted(workspace: Path, monkey_home: Pa
     child.close()
     assert child.exitstatus == 0
 
-    run = run_monkey(["stats", "--json", "--cwd", str(workspace)], home=monkey_home)
+    run = invoke(["stats", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 0, run.stderr
     t = json.loads(run.stdout)["totals"]
     assert (t["turns"], t["model_calls"], t["cost_micros"]) == (2, 3, 343_750)
@@ -75,7 +76,7 @@ def test_a_call_stopped_by_ctrl_c_is_counted_cancelled(workspace: Path, monkey_h
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 130
-    run = run_monkey(["stats", "--json", "--cwd", str(workspace), "--by", "tool"], home=monkey_home)
+    run = invoke(["stats", "--json", "--cwd", str(workspace), "--by", "tool"], home=monkey_home)
     assert run.returncode == 0, run.stderr
     got = json.loads(run.stdout)
     tools = got["totals"]["tools"]

@@ -10,7 +10,7 @@ import pytest
 from monkey.permissions.policy import PLAN_REFUSAL, ApprovalPolicy
 from monkey.permissions.rules import rules_for
 from monkey.modes import ModeError, next_mode, parse_mode
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 
 
 def shell(command: str) -> dict[str, Any]:
@@ -130,8 +130,8 @@ def test_always_allow_saves_one_prefix_rule_per_command() -> None:
 def task(workspace: Path, home: Path, tmp_path: Path, turns: list[dict[str, Any]], *flags: str,
          **env: str):  # type: ignore[no-untyped-def]
     script = write_script(tmp_path / "script.json", [*turns, {"text": "done"}])
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--output-format", "stream-json", "--task", "go", *flags], home=home, **env)
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                   "--output-format", "stream-json", "--task", "go", *flags], home=home, **env)
 
 
 def shell_call(command: str) -> dict[str, Any]:

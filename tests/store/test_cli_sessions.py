@@ -115,13 +115,13 @@ def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_p
     assert len(stored) >= len(seen) - 40, "at most the in-flight partial text is lost"
     conn.close()
 
-    listing = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert json.loads(listing.stdout)[0]["state"] == "interrupted"
     again = write_script(tmp_path / "again.json", [{"text": "Done now."}])
     cont = run_monkey(_agent(again, workspace, "--continue", "--task", "go on"), home=monkey_home)
     assert cont.returncode == 0, cont.stderr
     assert cont.events[0]["session_id"] == sid and "damaged" not in cont.stderr
-    shown = run_monkey(["sessions", "show", sid], home=monkey_home).stdout
+    shown = invoke(["sessions", "show", sid], home=monkey_home).stdout
     assert "alpha" in shown and "go on" in shown and "integrity  intact" in shown
 
 
@@ -226,10 +226,10 @@ def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path
 
     hostile = "title \x1b]0;PWNED\x07 clipboard \x1b]52;c;aGk=\x07 csi \x9b2J bidi \u202e tag \U000e0041 end"
     script = write_script(tmp_path / "s.json", [{"text": hostile}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--task", "go", "--output-format", "stream-json"], home=monkey_home)
+    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                  "--task", "go", "--output-format", "stream-json"], home=monkey_home)
     session_id = next(e["session_id"] for e in run.events)
-    piped = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    piped = invoke(["sessions", "export", session_id], home=monkey_home)
     assert any(json.loads(line).get("text") == hostile for line in piped.stdout.splitlines())
     for args in (["sessions", "export", session_id], ["sessions", "export", session_id, "--format", "markdown"],
                  ["sessions", "show", session_id]):

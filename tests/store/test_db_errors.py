@@ -7,6 +7,7 @@ traceback, and nothing half-done (the workspace and the database file as they we
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import sqlite3
 import subprocess
@@ -20,7 +21,7 @@ from monkey.checkpoints.journal import Journal
 from monkey.db import FILE_SCHEMA, DatabaseError, db_path
 from monkey.store import SessionStore, StoreError
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
-from tests.support.cli import init_git_workspace, invoke, run_monkey, write_script
+from tests.support.cli import init_git_workspace, invoke, invoke_async, run_monkey, write_script
 
 WRITE = [{"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt",
                                                                                   "content": "monkey\n"}}]},
@@ -29,10 +30,14 @@ DELETE = [{"text": "Deleting.", "tool_calls": [{"name": "file_delete", "argument
           {"text": "done"}]
 
 
-def task(home: Path, workspace: Path, tmp_path: Path, turns: list, name: str = "s.json"):  # type: ignore[no-untyped-def]
+def task(home: Path, workspace: Path, tmp_path: Path, turns: list, name: str = "s.json", *,  # type: ignore[no-untyped-def]
+         process: bool = False):
+    """A headless task, in this process; ``process=True`` in one of its own (which holds nothing open
+    when it ends, and whose first open of the database checks its pages)."""
     script = write_script(tmp_path / name, turns)
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--no-approval", "--task", "do it"], home=home)
+    args = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+            "--no-approval", "--task", "do it"]
+    return run_monkey(args, home=home) if process else invoke(args, home=home)
 
 
 def one_clear_line(stderr: str, text: str) -> None:
@@ -82,7 +87,7 @@ def test_file_schema_counts_every_migration() -> None:
 
 async def test_a_newer_file_is_refused_whole_and_never_written(monkey_home: Path, workspace: Path,
                                                                tmp_path: Path) -> None:
-    assert task(monkey_home, workspace, tmp_path, WRITE).returncode == 0
+    assert (await asyncio.to_thread(task, monkey_home, workspace, tmp_path, WRITE)).returncode == 0
     path = db_path(monkey_home)
     conn = sqlite3.connect(path)
     conn.execute(f"PRAGMA user_version = {FILE_SCHEMA + 1}")  # a newer monkey, whose components look known
@@ -93,10 +98,10 @@ async def test_a_newer_file_is_refused_whole_and_never_written(monkey_home: Path
     with pytest.raises(DatabaseError, match="newer monkey"):
         Journal(path)
     for args in (["sessions", "list"], ["undo", "--cwd", str(workspace)]):
-        run = run_monkey(args, home=monkey_home)
+        run = await invoke_async(args, home=monkey_home)
         assert run.returncode == 1
         one_clear_line(run.stderr, "was written by a newer monkey (file schema")
-    run = task(monkey_home, workspace, tmp_path, WRITE)
+    run = await asyncio.to_thread(task, monkey_home, workspace, tmp_path, WRITE)
     assert "Traceback" not in run.stderr and "newer monkey" in run.stderr
     assert digest(path) == before
     assert (workspace / "b.txt").read_text() == "monkey\n"  # not undone, not written again
@@ -104,8 +109,8 @@ async def test_a_newer_file_is_refused_whole_and_never_written(monkey_home: Path
 
 def test_a_page_corrupt_database_is_found_at_open_and_never_written(monkey_home: Path, workspace: Path,
                                                                     tmp_path: Path) -> None:
-    for i in range(3):
-        assert task(monkey_home, workspace, tmp_path, [{"text": "x" * 3000}], f"s{i}.json").returncode == 0
+    for i in range(3):  # in processes of their own: this process's first open of the file comes after the damage
+        assert task(monkey_home, workspace, tmp_path, [{"text": "x" * 3000}], f"s{i}.json", process=True).returncode == 0
     path = db_path(monkey_home)
     conn = sqlite3.connect(path)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -173,7 +178,8 @@ def test_a_full_workspace_undo_says_so_and_puts_everything_back(small_fs: Path, 
 
 def test_a_read_only_home(small_fs: Path, workspace: Path, tmp_path: Path) -> None:
     home = small_fs / "home"
-    assert task(home, workspace, tmp_path, WRITE).returncode == 0
+    # in a process of its own: the file system is remounted read-only only with nothing open on it
+    assert task(home, workspace, tmp_path, WRITE, process=True).returncode == 0
     remount_readonly(small_fs)
     listing = invoke(["sessions", "list", "--cwd", str(workspace)], home=home)
     assert listing.returncode == 0, listing.stderr

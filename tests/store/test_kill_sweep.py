@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import init_git_workspace, monkey_env, run_monkey, stored_events, write_script
+from tests.support.cli import init_git_workspace, invoke, monkey_env, stored_events, write_script
 
 pytestmark = pytest.mark.subprocess
 
@@ -112,6 +112,6 @@ def test_kill_at_every_event_boundary_loses_nothing_shown_and_undo_restores(task
             f"{[json.loads(x)['type'] for x in shown if x not in kept]}")
         for n, msg in enumerate(e for e in _events_of(printed) if e["type"] == "message_completed"):
             assert msg["text"] == TURNS[n]["text"], "streamed text is stored whole with its message"
-        undo = run_monkey(["undo", "--session", sid, "--cwd", str(ws)], home=monkey_home)
+        undo = invoke(["undo", "--session", sid, "--cwd", str(ws)], home=monkey_home)
         assert undo.returncode == 0 or "nothing to undo" in undo.stderr, (i, undo.stderr)
         assert _tree(ws) == before, f"kill after event {i} ({kinds[i - 1]}): undo did not restore the workspace"

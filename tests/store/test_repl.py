@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 from tests.support.pty import spawn_repl
 
 pytestmark = pytest.mark.pty
@@ -40,7 +40,7 @@ def test_repl_compact_and_continue(workspace: Path, monkey_home: Path, tmp_path:
     child.close()
     assert child.exitstatus == 0
 
-    listing = run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
+    listing = invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert '"turns": 3' in listing.stdout and '"state": "completed"' in listing.stdout
     again = write_script(tmp_path / "again.json", [{"text": "Welcome back."}])
     child = _repl(workspace, monkey_home, again, "--continue")
@@ -57,8 +57,8 @@ def test_repl_compact_and_continue(workspace: Path, monkey_home: Path, tmp_path:
 def test_resume_without_id_asks_which(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     for prompt in ("first task", "second task"):
         script = write_script(tmp_path / "s.json", [{"text": f"done: {prompt}"}])
-        assert run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                           "--task", prompt], home=monkey_home).returncode == 0
+        assert invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                       "--task", prompt], home=monkey_home).returncode == 0
     script = write_script(tmp_path / "r.json", [{"text": "Back in the first one."}])
     child = _repl(workspace, monkey_home, script, "--resume")
     child.expect_exact("Recent sessions of this workspace:")

@@ -2,12 +2,12 @@
 
 - :func:`run_monkey` starts ``python -m monkey`` as a real process: for what only a process
   shows (signals, exit statuses under signals, pipes, terminals, process trees, ``-v`` logging).
-- :func:`invoke` runs the same command line in this process (a few hundredths of a second
-  instead of more than a second): argv parsed by the real parser and dispatched by the real
-  :func:`monkey.cli.run_command`, with its own environment, working directory, stdin, stdout
-  and stderr. What ``monkey.cli.main`` does to the whole process first (no core dumps, the
-  children's subreaper and guardian, logging handlers) is left out, so the test process stays
-  as it was.
+- :func:`invoke` (:func:`invoke_async` from an ``async`` test) runs the same command line in
+  this process (a few hundredths of a second instead of more than a second): argv parsed by
+  the real parser and dispatched by the real :func:`monkey.cli.run_command`, with its own
+  environment, working directory, stdin, stdout and stderr. What ``monkey.cli.main`` does to
+  the whole process first (no core dumps, the children's subreaper and guardian, logging
+  handlers) is left out, so the test process stays as it was.
 """
 
 from __future__ import annotations
@@ -134,6 +134,17 @@ def invoke(args: list[str], *, home: Path, cwd: Path | None = None, input: str |
                 stderr.write(exc.code + "\n")
         gc.collect()  # what the command left behind is finalised (its database closed), as at a process's end
     return Run(code, stdout.text(), stderr.text())
+
+
+async def invoke_async(args: list[str], *, home: Path, cwd: Path | None = None, input: str | None = None,
+                       **env: str) -> Run:
+    """:func:`invoke` from an ``async`` test: the command runs in a thread with its own event loop.
+
+    While it runs, this process's environment, working directory and stdout are the command's
+    (as in :func:`invoke`), so use it between the test's own steps, not while something of the
+    test runs beside it in the background (then start a process with :func:`run_monkey`).
+    """
+    return await asyncio.to_thread(invoke, args, home=home, cwd=cwd, input=input, **env)
 
 
 def stored_events(conn, session_id: str) -> list[tuple[str, bytes]]:  # type: ignore[no-untyped-def]

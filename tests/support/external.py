@@ -12,7 +12,7 @@ from pathlib import Path
 from monkey.permissions.requests import ApprovalRequest, Decision
 from monkey.agent.loop import Agent
 from monkey.events import Event
-from tests.support.cli import ROOT, Run, run_monkey
+from tests.support.cli import ROOT, Run, invoke, run_monkey
 
 FIXTURES = ROOT / "tests" / "fixtures"
 """Recorded sessions of the real agents (``claude_code/``, ``codex/``) that the fakes replay."""
@@ -36,10 +36,14 @@ def prepend_config(home: Path, text: str) -> None:
     (home / "config.toml").write_text(text + (home / "config.toml").read_text())
 
 
-def run_task(home: Path, workspace: Path, backend: str, task: str, *extra: str, timeout: float = 60) -> Run:
-    """``monkey agent --backend BACKEND [EXTRA] --task TASK --output-format stream-json`` in ``workspace``."""
-    return run_monkey(["agent", "--backend", backend, *extra, "--task", task, "--output-format", "stream-json",
-                       "--cwd", str(workspace)], home=home, timeout=timeout)
+def run_task(home: Path, workspace: Path, backend: str, task: str, *extra: str, process: bool = False,
+             timeout: float = 60) -> Run:
+    """``monkey agent --backend BACKEND [EXTRA] --task TASK --output-format stream-json`` in ``workspace``,
+    in this process (the agent it runs is a process all the same); ``process=True`` starts ``monkey``
+    as a process of its own too (``timeout``: its limit)."""
+    args = ["agent", "--backend", backend, *extra, "--task", task, "--output-format", "stream-json",
+            "--cwd", str(workspace)]
+    return run_monkey(args, home=home, timeout=timeout) if process else invoke(args, home=home)
 
 
 def answers(log: Path) -> list[dict]:

@@ -66,9 +66,9 @@ def test_the_home_folder_is_written_as_a_tilde(tmp_path: Path) -> None:
 
 async def test_the_header_follows_memory_add_making_the_memory_file(app_for, workspace: Path,
                                                                     monkey_home: Path) -> None:
-    from tests.support.cli import run_monkey
+    from tests.support.cli import invoke_async
 
-    assert run_monkey(["trust", str(workspace)], home=monkey_home).returncode == 0
+    assert (await invoke_async(["trust", str(workspace)], home=monkey_home)).returncode == 0
     app = app_for([{"text": "hello"}])
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()

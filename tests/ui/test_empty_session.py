@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke_async
 from tests.support.app import settle, type_and_send
 
 SIZE = (120, 36)
@@ -18,5 +18,5 @@ async def test_commands_that_change_nothing_store_no_session(app_for, workspace:
             await type_and_send(pilot, app, command)
             await settle(pilot, app)
         await app.action_quit()
-    listing = run_monkey(["sessions", "list", "--all", "--json"], home=monkey_home)
+    listing = await invoke_async(["sessions", "list", "--all", "--json"], home=monkey_home)
     assert listing.stdout.strip() == "[]", listing.stdout

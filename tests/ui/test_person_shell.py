@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke_async
 from tests.support.app import SIZE, settle, type_and_send
 
 
@@ -28,9 +28,9 @@ async def test_a_bang_command_runs_without_the_model_and_can_be_undone(
         assert "$ echo hello > hand.txt && cat hand.txt\nhello" in sent[-2].content
         session_id = app.agent.session_id
         await app.action_quit()
-    exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    exported = await invoke_async(["sessions", "export", session_id], home=monkey_home)
     types = [json.loads(line)["type"] for line in exported.stdout.splitlines()]
     assert types.count("tool_result") == 1 and "checkpoint_created" in types
-    undone = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undone = await invoke_async(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undone.returncode == 0, undone.stderr
     assert not (workspace / "hand.txt").exists()

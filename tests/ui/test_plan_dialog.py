@@ -68,11 +68,11 @@ async def test_plan_sent_back_with_feedback(app_for, workspace: Path) -> None:
 
 async def test_a_session_left_in_plan_mode_resumes_in_it(app_for, workspace: Path, monkey_home: Path,
                                                          tmp_path: Path) -> None:
-    from tests.support.cli import run_monkey, write_script
+    from tests.support.cli import invoke_async, write_script
 
     script = write_script(tmp_path / "first.json", [{"text": "Looked around."}])
-    first = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                        "--mode", "plan", "--output-format", "stream-json", "--task", "look"], home=monkey_home)
+    first = await invoke_async(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                                "--mode", "plan", "--output-format", "stream-json", "--task", "look"], home=monkey_home)
     assert first.returncode == 0, first.stderr
     sid = first.of_type("session_started")[0]["session_id"]
     app = app_for([{"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]},

@@ -8,7 +8,7 @@ from monkey.events import MessageCompleted, ToolCallEvent, ToolResult, TurnStart
 from monkey.store.history import Said, ToolUse, history_items
 from monkey.ui.widgets.assistant_text import AssistantText
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 from tests.support.app import settle
 
 SIZE = (120, 36)
@@ -22,8 +22,8 @@ async def test_the_app_resumes_with_the_earlier_tool_calls_and_their_results(
         {"text": "Writing it.", "tool_calls": [WRITE]},
         {"text": "Listing.", "tool_calls": [SHELL]},
         {"text": "All done."}])
-    first = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                        "--no-approval", "--task", "write notes", "--output-format", "stream-json"], home=monkey_home)
+    first = await invoke_async(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                                "--no-approval", "--task", "write notes", "--output-format", "stream-json"], home=monkey_home)
     assert first.returncode == 0, first.stderr
     app = app_for([{"text": "x"}], continue_=True)
     async with app.run_test(size=SIZE) as pilot:

@@ -9,7 +9,7 @@ import pexpect
 import pytest
 
 from monkey.ui.widgets.event_pane import EventPane
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, invoke_async, monkey_env, write_script
 from tests.support.app import notice_text, settle, type_and_send
 from tests.support.pty import PTY_TIMEOUT
 
@@ -88,7 +88,7 @@ async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, w
         assert [m.content for m in app.agent.messages][-2:] == ["two?", "first answer"]
         session_id = app.agent.session_id
         await app.action_quit()
-    exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    exported = await invoke_async(["sessions", "export", session_id], home=monkey_home)
     [changed] = [line for line in exported.stdout.splitlines() if '"backend_changed"' in line]
     assert '"to_model":"bigger"' in changed
 
@@ -124,7 +124,7 @@ async def test_a_switch_before_the_first_turn_opens_the_session(app_for, monkey_
         assert "no longer saved" not in notice_text(app)
         session_id = app.agent.session_id
         await app.action_quit()
-    exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    exported = await invoke_async(["sessions", "export", session_id], home=monkey_home)
     kinds = [line.split('"type":"')[1].split('"')[0] for line in exported.stdout.splitlines()]
     assert kinds == ["session_started", "backend_changed", "session_ended"]
 
@@ -172,14 +172,14 @@ def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path,
     assert child.exitstatus == 1, out
     assert ("no session to continue in" if flags == ["--continue"] else "nosuchsession") in out
     assert "\x1b[?1049h" not in out, "the app switched to the alternate screen before failing"
-    assert run_monkey(["sessions", "list", "--all", "--json"], home=monkey_home).stdout.strip() == "[]"
+    assert invoke(["sessions", "list", "--all", "--json"], home=monkey_home).stdout.strip() == "[]"
 
 
 @pytest.mark.pty
 def test_continue_in_the_app_opens_the_latest_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    first = run_monkey(["agent", "--backend", "scripted", "--script",
-                        str(write_script(tmp_path / "a.json", [{"text": "first answer"}])), "--cwd", str(workspace),
-                        "--task", "first question", "--output-format", "stream-json"], home=monkey_home)
+    first = invoke(["agent", "--backend", "scripted", "--script",
+                    str(write_script(tmp_path / "a.json", [{"text": "first answer"}])), "--cwd", str(workspace),
+                    "--task", "first question", "--output-format", "stream-json"], home=monkey_home)
     session_id = first.of_type("session_started")[0]["session_id"]
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),

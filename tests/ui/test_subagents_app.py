@@ -39,13 +39,13 @@ async def test_a_child_block_under_its_task_call(app_for, workspace) -> None:  #
 
 
 async def test_a_resumed_parent_shows_its_children(app_for, workspace, monkey_home, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from tests.support.cli import run_monkey, write_script
+    from tests.support.cli import invoke_async, write_script
 
     child = {"turns": [{"tool_calls": [WRITE]}, {"text": "Wrote found.txt."}]}
     script = write_script(tmp_path / "first.json", [{"tool_calls": [TASK]}, {"text": "The child wrote it."}],
                           agents={"general": child})
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
+    run = await invoke_async(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                              "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
     assert run.returncode == 0, run.stderr
     root = run.events[0]["session_id"]
     app = app_for([{"text": "again"}], resume=root)

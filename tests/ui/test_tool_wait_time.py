@@ -10,7 +10,7 @@ import msgspec
 from monkey.events import ToolResult, decode
 from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke_async
 from tests.support.app import SIZE, settle, type_and_send, wait_for_screen
 
 EDIT = [{"text": "", "tool_calls": [{"name": "file_edit", "arguments": {
@@ -36,7 +36,7 @@ async def test_the_time_spent_deciding_is_not_the_tools_run_time(app_for, monkey
         session_id = app.agent.session_id
         await app.action_quit()
     # the stored session keeps both times
-    exported = run_monkey(["sessions", "export", session_id], home=monkey_home)
+    exported = await invoke_async(["sessions", "export", session_id], home=monkey_home)
     [line] = [line for line in exported.stdout.splitlines() if '"tool_result"' in line]
     stored = json.loads(line)
     assert stored["wait_ms"] >= THINK * 1000 and stored["duration_ms"] < stored["wait_ms"]

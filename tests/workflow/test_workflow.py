@@ -15,7 +15,7 @@ from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, Script
 from monkey.config import WorkflowConfig
 from monkey.workflow.stages import parse_verdict
 from monkey.workflow.runner import Workflow
-from tests.support.cli import invoke, run_monkey, stored_events, write_script
+from tests.support.cli import invoke, stored_events, write_script
 from tests.fakes.approvers import AnsweringApprover
 from tests.support.script import call_turn
 
@@ -35,9 +35,9 @@ def workflow_run(workspace: Path, home: Path, tmp_path: Path, turns: list[dict[s
                  verify: str = "grep -q hello hello.txt", retries: int = 2):  # type: ignore[no-untyped-def]
     (home / "config.toml").write_text(f'[workflow]\nverify = "{verify}"\nverify_retries = {retries}\n')
     script = write_script(tmp_path / "script.json", turns)
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--output-format", "stream-json", "--workflow", "tpdr", "--task", "greet in hello.txt",
-                       *flags], home=home)
+    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
+                   "--output-format", "stream-json", "--workflow", "tpdr", "--task", "greet in hello.txt",
+                   *flags], home=home)
 
 
 def test_a_workflow_loops_once_after_a_failing_verify_and_traces_every_stage(
