@@ -160,7 +160,7 @@ async def test_a_session_in_another_process_shows_live_and_waiting_for_a_person(
 
 
 async def test_the_stored_events_in_one_json_answer(tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    sid = _task(workspace, monkey_home, tmp_path, ANSWER)
+    sid = await _task(workspace, monkey_home, tmp_path, ANSWER)
     stored = await invoke_async(["sessions", "export", sid], home=monkey_home)
     everything = [json.loads(line) for line in stored.stdout.splitlines() if line.strip()]
     async with asgi_client() as (client, _):
