@@ -16,7 +16,7 @@ from monkey.agent.plan_mode import approve_plan, reject_plan, send_back
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
 from tests.support.cli import invoke, run_monkey, stored_events, write_script
-from tests.fakes.approvers import AnsweringApprover
+from tests.support.fakes.approvers import AnsweringApprover
 
 PLAN = "# Plan\n\n1. Write `hello.txt` with a greeting.\n2. Check it."
 

@@ -12,7 +12,7 @@ import pytest
 from monkey.context.tokens import BpeCounter
 from tests.backends.plugin.test_openai_example import configure
 from tests.support.cli import run_monkey
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
 LONG = "word " * 200_001 + "end"
 """1,000,008 characters: over the encoder's limit of a million."""

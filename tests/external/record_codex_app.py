@@ -10,7 +10,7 @@ path replaced by ``@WORKSPACE@``) while monkey's own opening requests
 each approval request was answered with the case's decision: a text answer, the thread
 resumed by a second process, a command accepted, the same command declined, a file change
 accepted, a file change into ``.git/hooks`` declined, a command cancelled while its
-approval waited, and an API error. tests/fakes' fake agent replays them (JSON-RPC mode).
+approval waited, and an API error. tests/external/fake_agent.py replays them (JSON-RPC mode).
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from monkey.events import ToolResult
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
 from tests.support.external import run_task
-from tests.fakes.gemini_server import FakeGemini, GeminiReply
+from tests.support.fakes.gemini_server import FakeGemini, GeminiReply
 
 pytestmark = pytest.mark.external
 

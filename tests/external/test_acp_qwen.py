@@ -22,7 +22,7 @@ from monkey.backends.acp_client.backend import AcpBackend
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
 from tests.support.external import Waits, run_task
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.external
 

@@ -119,7 +119,7 @@ async def test_switching_to_an_external_agent_says_it_starts_fresh(tmp_path: Pat
 
 
 async def test_model_names_the_anthropic_api_does_not_know_are_refused(workspace: Path) -> None:
-    from tests.fakes.anthropic_server import FakeAnthropic
+    from tests.support.fakes.anthropic_server import FakeAnthropic
 
     with FakeAnthropic() as server:
         switcher = BackendSwitcher(Config(), workspace, flagged="anthropic", api_key="sk-test", base_url=server.url,

@@ -1,7 +1,7 @@
 """A signal to monkey in a real terminal (tmux): the terminal is left as it was, the running
 command is stopped and the exit status names the signal (128 + N).
 
-Each test types a task whose scripted answer runs a long command (``tests/fakes/family.py``: a
+Each test types a task whose scripted answer runs a long command (``tests/support/fakes/family.py``: a
 child and grandchildren that would write after 100 s), sends the signal to monkey while the
 command runs, and then compares ``stty -g`` before and after, reads the pane's modes from tmux
 (alternate screen, mouse reporting, cursor), checks the exit status, and waits (with a
@@ -23,7 +23,7 @@ import pytest
 
 from monkey import children
 from tests.support.cli import ROOT, monkey_env
-from tests.fakes.family_procs import family, family_task, kill_all, wait_gone
+from tests.support.fakes.family_procs import family, family_task, kill_all, wait_gone
 from tests.ui.test_tmux import capture, wait_for
 
 pytestmark = [pytest.mark.usefixtures("tmux"), pytest.mark.subprocess,

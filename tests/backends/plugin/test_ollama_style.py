@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import invoke
-from tests.fakes.ollama_server import FakeOllama
+from tests.support.fakes.ollama_server import FakeOllama
 from tests.backends.plugin.test_manifest import SEED
 from tests.support.plugins import task
 
