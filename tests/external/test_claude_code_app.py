@@ -15,7 +15,7 @@ from monkey.session.setup import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 from monkey.ui.screens.approval import ApprovalScreen
-from tests.external.fake_anthropic import FakeAnthropic
+from tests.support.fakes.anthropic_server import FakeAnthropic
 from tests.external.test_claude_code_e2e import _cli, _configure
 from tests.support.app import type_and_send
 

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import Run, run_monkey
-from tests.external.fake_anthropic import FakeAnthropic
+from tests.support.fakes.anthropic_server import FakeAnthropic
 from tests.support.external import configure, run_task
 
 pytestmark = pytest.mark.external
@@ -52,6 +52,7 @@ def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
     return run_task(home, workspace, "claude-code", task, *extra, timeout=150)
 
 
+@pytest.mark.timeout(600)  # six runs of the real CLI: about 90 s on a loaded 2-core machine
 def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     cli = _cli()
     cli_home = tmp_path / "cli-home"
@@ -116,6 +117,7 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         assert fail.of_type("turn_completed")[0]["reason"] == "error"
 
 
+@pytest.mark.timeout(600)  # four runs of the real CLI
 def test_claude_code_calls_go_through_monkeys_approvals(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Headless, with an allow rule for file_write only: a Bash call is refused by monkey (the CLI goes on
     without it), a Write into .git/hooks is refused although the rule allows file_write, and so is a
