@@ -78,7 +78,7 @@ class MonkeyApp(Stopping, App[int]):
         super().__init__()
         pending = agent if isinstance(agent, AgentSetup) else None
         self._agent: Agent | None = None if pending is not None else agent  # type: ignore[assignment]
-        self._setup: AgentSetup | None = pending  # type: ignore[assignment]
+        self._setup: AgentSetup | None = pending
         self.workspace: Path = agent.workspace
         self._mode: str = pending.mode if pending is not None else agent.policy.mode  # type: ignore[union-attr]
         """The permission mode the session starts in (the status bar shows it)."""
@@ -479,7 +479,7 @@ class MonkeyApp(Stopping, App[int]):
         elif message.message:  # completed, but the answer was cut off (the stop reason says why)
             self.transcript.add_notice(message.message, "warning")
 
-    async def on_timeline_screen_undone(self, message) -> None:  # type: ignore[no-untyped-def]
+    async def on_timeline_screen_undone(self, message) -> None:
         """An undo or restore from the checkpoint timeline: record and show it."""
         from monkey.session.commands import describe_undo
 
