@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from acp import PROTOCOL_VERSION
 
-from tests.acp.client import kinds, prompt, start_monkey, text_of
+from tests.support.acp import kinds, prompt, start_monkey, text_of
 from tests.support.cli import run_monkey, write_script
 
 WRITE = [

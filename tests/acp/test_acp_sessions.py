@@ -9,7 +9,7 @@ import pytest
 from acp import RequestError, resource_block, resource_link_block, text_block
 from acp.helpers import embedded_text_resource
 
-from tests.acp.client import prompt, start_monkey, text_of
+from tests.support.acp import prompt, start_monkey, text_of
 from tests.support.cli import run_monkey, write_script
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 from monkey.acp.updates import diff_contents, stop_reason
 from monkey.events import MessageCompleted, TurnCompleted
 from monkey.tools.fileio import unified_diff
-from tests.acp.client import prompt, start_monkey, text_of
+from tests.support.acp import prompt, start_monkey, text_of
 from tests.support.cli import run_monkey, write_script
 
 

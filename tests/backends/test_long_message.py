@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from monkey.context.tokens import BpeCounter
-from tests.backends.plugin.test_openai_example import configure
+from tests.support.plugins import configure_openai_compat
 from tests.support.cli import run_monkey
 from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
@@ -29,7 +29,7 @@ def test_a_million_character_message_is_sent_and_stored(
         backend: str, workspace: Path, monkey_home: Path) -> None:
     with FakeOpenAI([Reply(text="Read it all.")]) as server:
         flags = ["--base-url", server.url] if backend == "openai" else []
-        configure(monkey_home, server.url)
+        configure_openai_compat(monkey_home, server.url)
         run = run_monkey(["agent", "--backend", backend, *flags, "--cwd", str(workspace), "--plain"],
                          home=monkey_home, input=LONG + "\n", timeout=120)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -13,7 +13,7 @@ from monkey.backends.openai_compat import ChunkReader, OpenAICompatBackend
 from monkey.backends.retry import RetryingBackend, RetryPolicy
 from monkey.events import MessageCompleted, TextDelta, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
-from tests.backends.llama_server import llama_server
+from tests.support.llama_server import llama_server
 from tests.support.cli import run_monkey
 from tests.support.fakes.anthropic_server import FakeAnthropic, Status, error_body
 

@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from monkey.backends.codex import rpc  # noqa: E402
 from monkey.backends.codex.app_parser import TURN_REQUEST  # noqa: E402
 from monkey.backends.codex.backend import CodexBackend  # noqa: E402
-from tests.external.fake_openai_responses import FakeResponses, codex_config  # noqa: E402
+from tests.support.fakes.openai_responses import FakeResponses, codex_config  # noqa: E402
 
 MODEL = "gpt-5.5"
 CASES = [  # (fixture, prompt, decision for every approval request, resume the thread of this fixture)

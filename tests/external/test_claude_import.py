@@ -18,7 +18,7 @@ from monkey.session.claude_export import project_dir
 from monkey.store import SessionStore
 from tests.support.checkpoints import run_monkey
 from tests.support.fakes.anthropic_server import FakeAnthropic
-from tests.external.test_claude_code_e2e import _cli as claude_cli
+from tests.support.external import claude_cli
 
 pytestmark = pytest.mark.external
 

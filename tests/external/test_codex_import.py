@@ -14,8 +14,8 @@ import pytest
 from monkey.backends.scripted import ScriptTurn
 from monkey.cli import main
 from monkey.store import SessionStore
-from tests.external.fake_openai_responses import FakeResponses, codex_config
-from tests.external.test_codex_recorded import _cli as codex_cli
+from tests.support.fakes.openai_responses import FakeResponses, codex_config
+from tests.support.external import codex_cli
 from tests.support.agent import drive, make_agent
 
 pytestmark = pytest.mark.external

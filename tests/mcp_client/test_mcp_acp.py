@@ -8,7 +8,7 @@ from pathlib import Path
 
 from acp.schema import EnvVariable, McpServerStdio
 
-from tests.acp.client import prompt, start_monkey
+from tests.support.acp import prompt, start_monkey
 from tests.support.cli import ROOT, write_script
 from tests.support.script import call
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from tests.support.cli import monkey_env, run_monkey
 from tests.support.fakes.anthropic_server import Answer, FakeAnthropic, Message, text_of
-from tests.external.test_claude_code_e2e import _cli
+from tests.support.external import claude_cli
 
 PROMPT = "please write mcp.txt through monkey"
 CONTENT = "written by Claude Code through monkey\n"
@@ -46,7 +46,7 @@ class FakeModel(FakeAnthropic):
 
 
 def test_claude_code_writes_a_file_through_monkey_serve(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    cli = _cli()
+    cli = claude_cli()
     cli_home = tmp_path / "cli-home"
     cli_home.mkdir()
     env = monkey_env(monkey_home)

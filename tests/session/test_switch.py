@@ -162,7 +162,7 @@ async def test_the_scripted_backend_says_its_model_is_only_a_label(tmp_path: Pat
 
 
 async def test_backend_switches_to_an_acp_agent_and_lists_them(tmp_path: Path, workspace: Path) -> None:
-    from tests.external.acp_helpers import fake_acp_exe
+    from tests.support.acp_agents import fake_acp_exe
 
     exe = fake_acp_exe(tmp_path / "bin")
     config = Config(acp_agents={"fake": {"command": str(exe), "env": {"FAKE_LOG": str(tmp_path / "log")}}})
