@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import os
 import signal
 from pathlib import Path
@@ -21,32 +20,15 @@ from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.backends.acp_client.backend import AcpBackend
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
-from tests.support.external import Waits, run_task
+from tests.support.external import configure_acp_agent, qwen_cli, run_task, Waits
 from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
 pytestmark = pytest.mark.external
-
-NPM_QWEN = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "qwen"
-
-
-def _qwen() -> str:
-    path = os.environ.get("MONKEY_QWEN_CLI") or (str(NPM_QWEN) if NPM_QWEN.exists() else "")
-    if not path:
-        pytest.skip("Qwen Code is not installed (npm install --prefix tests/npm, or set MONKEY_QWEN_CLI to its `qwen`)")
-    return path
 
 
 def _env(api: FakeOpenAI, home: Path) -> dict[str, str]:
     home.mkdir(exist_ok=True)
     return {"OPENAI_BASE_URL": api.url, "OPENAI_API_KEY": "sk-fake", "OPENAI_MODEL": "fake-model", "HOME": str(home)}
-
-
-def _configure(home: Path, qwen: str, env: dict[str, str], *, allow: tuple[str, ...] = (),
-               deny: tuple[str, ...] = ()) -> None:
-    (home / "config.toml").write_text(
-        f"[approvals]\nallow = {json.dumps(list(allow))}\ndeny = {json.dumps(list(deny))}\n"
-        f"[acp_agents.qwen]\ncommand = {json.dumps(qwen)}\n[acp_agents.qwen.env]\n"
-        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
 
 
 def _write(workspace: Path, name: str = "hello.txt") -> list[Reply]:
@@ -55,9 +37,9 @@ def _write(workspace: Path, name: str = "hello.txt") -> list[Reply]:
 
 
 def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     with FakeOpenAI(_write(workspace.resolve())) as api:
-        _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("file_write",))
+        configure_acp_agent(monkey_home, "qwen", qwen, _env(api, tmp_path / "qhome"), allow=("file_write",))
         run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
@@ -71,11 +53,11 @@ def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, wor
 
 def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Qwen Code starts its session in ``auto`` (it writes without asking): monkey sets ``default``, so it asks."""
-    qwen = _qwen()
+    qwen = qwen_cli()
     for allow, deny, why in ((), (), "no terminal to ask on"), (
             ("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
         with FakeOpenAI(_write(workspace.resolve())) as api:
-            _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
+            configure_acp_agent(monkey_home, "qwen", qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
             run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180)
         assert run.returncode == 0, run.stderr
         (resolved,) = run.of_type("approval_resolved")
@@ -85,10 +67,10 @@ def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, works
 
 def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: Path, workspace: Path,
                                                                     tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     replies = [Reply(tool_calls=[("c1", "run_shell_command", {"command": "touch made.txt"})]), Reply(text="done")]
     with FakeOpenAI(replies) as api:
-        _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("shell_execute(touch *)",))
+        configure_acp_agent(monkey_home, "qwen", qwen, _env(api, tmp_path / "qhome"), allow=("shell_execute(touch *)",))
         run = run_task(monkey_home, workspace, "acp:qwen", "make a file", timeout=180)
     assert run.returncode == 0, run.stderr
     (resolved,) = run.of_type("approval_resolved")
@@ -119,7 +101,7 @@ def _group_alive(pgid: int) -> list[int]:
 
 
 def test_cancel_while_its_question_waits_leaves_no_process(workspace: Path, tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     with FakeOpenAI(_write(workspace.resolve())) as api:
         backend = _backend(qwen, api, workspace, tmp_path / "qhome")
         approver = Waits()
@@ -149,7 +131,7 @@ def test_cancel_while_its_question_waits_leaves_no_process(workspace: Path, tmp_
 
 
 def test_a_crash_mid_turn_ends_it_with_the_reason(workspace: Path, tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     with FakeOpenAI(_write(workspace.resolve())) as api:
         backend = _backend(qwen, api, workspace, tmp_path / "qhome")
         approver = Waits()

@@ -26,9 +26,9 @@ from tests.support.fakes.anthropic_server import FakeAnthropic
 FIXTURES = ROOT / "tests" / "fixtures"
 """Recorded sessions of the real agents (``claude_code/``, ``codex/``) that the fakes replay."""
 
-__all__ = ["FIXTURES", "NPM_CODEX", "Waits", "answers", "backend_events", "cancel_when_asked", "claude", "claude_cli",
-           "codex_cli", "configure", "configure_claude", "configure_codex", "decisions", "plain", "prepend_config",
-           "request", "run_task", "sent"]
+__all__ = ["FIXTURES", "NPM_BIN", "Waits", "answers", "backend_events", "cancel_when_asked", "claude", "claude_cli",
+           "codex_cli", "configure", "configure_acp_agent", "configure_claude", "configure_codex", "decisions",
+           "gemini_cli", "npm_cli", "plain", "prepend_config", "qwen_cli", "request", "run_task", "sent"]
 
 
 def configure(home: Path, section: str, exe: Path | str, *, allow: tuple[str, ...] | None = None,
@@ -131,16 +131,41 @@ def configure_claude(home: Path, cli: str, server: FakeAnthropic, cli_home: Path
     configure(home, "claude_code", cli, allow=allow, settings={"idle_timeout": 60.0, "timeout": 120.0}, **env)
 
 
-NPM_CODEX = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "codex"
-"""The pinned Codex CLI the README's test command installs (``npm install --prefix tests/npm``)."""
+NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
+"""The pinned CLIs the README's test command installs (``npm install --prefix tests/npm``)."""
+
+
+def npm_cli(name: str, env_var: str, what: str) -> str:
+    """The real CLI ``name``: the program ``env_var`` names, or the pinned npm copy (else the test is skipped)."""
+    path = os.environ.get(env_var) or (str(NPM_BIN / name) if (NPM_BIN / name).exists() else "")
+    if not path:
+        pytest.skip(f"{what} is not installed (npm install --prefix tests/npm, or set {env_var} to its `{name}`)")
+    return path
 
 
 def codex_cli() -> str:
     """The real Codex CLI: ``MONKEY_CODEX_CLI`` or the pinned npm copy (else the test is skipped)."""
-    path = os.environ.get("MONKEY_CODEX_CLI") or (str(NPM_CODEX) if NPM_CODEX.exists() else "")
-    if not path:
-        pytest.skip("the Codex CLI is not installed (npm install --prefix tests/npm, or set MONKEY_CODEX_CLI to its `codex`)")
-    return path
+    return npm_cli("codex", "MONKEY_CODEX_CLI", "the Codex CLI")
+
+
+def gemini_cli() -> str:
+    """The real Gemini CLI (``MONKEY_GEMINI_CLI`` or the pinned npm copy)."""
+    return npm_cli("gemini", "MONKEY_GEMINI_CLI", "Gemini CLI")
+
+
+def qwen_cli() -> str:
+    """The real Qwen Code CLI (``MONKEY_QWEN_CLI`` or the pinned npm copy)."""
+    return npm_cli("qwen", "MONKEY_QWEN_CLI", "Qwen Code")
+
+
+def configure_acp_agent(home: Path, name: str, command: str, env: dict[str, str], *, allow: tuple[str, ...] = (),
+                        deny: tuple[str, ...] = ()) -> None:
+    """monkey's config: the ``acp:NAME`` agent runs ``command`` with ``env``; ``allow``/``deny`` are the
+    ``[approvals]`` rules."""
+    (home / "config.toml").write_text(
+        f"[approvals]\nallow = {json.dumps(list(allow))}\ndeny = {json.dumps(list(deny))}\n"
+        f"[acp_agents.{name}]\ncommand = {json.dumps(command)}\n[acp_agents.{name}.env]\n"
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
 
 
 def configure_codex(home: Path, cli: str, codex_home: Path, allow: tuple[str, ...] = ("shell_execute",)) -> None:
