@@ -319,7 +319,7 @@ def placeholders(folder: Path | None = None) -> set[str]:
     return found
 
 
-def _remove_placeholders(record: dict) -> None:  # type: ignore[type-arg]
+def _remove_placeholders(record: dict) -> None:
     """Remove what a dead owner's record names as placeholders, each only while it is still an
     empty folder or an empty file (something outside the sandbox wrote into it: the person's)."""
     for item in record.get("placeholders", []):
@@ -331,7 +331,7 @@ def _remove_placeholders(record: dict) -> None:  # type: ignore[type-arg]
                 os.unlink(path)
 
 
-def _clean(record: dict) -> int:  # type: ignore[type-arg]
+def _clean(record: dict) -> int:
     """Kill what a dead owner's record names, then remove its placeholders; the number of processes
     signalled."""
     owner = str(record.get("owner", ""))
@@ -343,7 +343,7 @@ def _clean(record: dict) -> int:  # type: ignore[type-arg]
     return len(victims)
 
 
-def _dead_records(folder: Path) -> list[tuple[Path, dict]]:  # type: ignore[type-arg]
+def _dead_records(folder: Path) -> list[tuple[Path, dict]]:
     """The records in ``folder`` of monkeys no longer running (unreadable ones removed)."""
     found = []
     try:
@@ -501,7 +501,7 @@ def guard(owner: str, record: str) -> None:
                     fd = os.open(f"{path}.guard", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
                     fcntl.flock(fd, fcntl.LOCK_EX)
                     held[path] = fd
-    data: dict = {"owner": owner, "children": []}  # type: ignore[type-arg]
+    data: dict = {"owner": owner, "children": []}
     if record:
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(Path(record).read_text())

@@ -66,7 +66,7 @@ def _fraction(text: str) -> float:
     return value
 
 
-def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
+def _sessions_parser(sub) -> None:
     sessions = sub.add_parser("sessions", help="list, show, search, rename, fork, export and delete stored sessions",
                               description="Stored sessions (in the monkey home's database).")
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
@@ -106,7 +106,7 @@ def _sessions_parser(sub) -> None:  # type: ignore[no-untyped-def]
     prune.add_argument("--older-than", type=float, required=True, metavar="DAYS")
 
 
-def _acp_parser(sub) -> None:  # type: ignore[no-untyped-def]
+def _acp_parser(sub) -> None:
     acp = sub.add_parser("acp", help="serve editors over the Agent Client Protocol (stdio)",
                          description="Run monkey as an Agent Client Protocol agent on stdin/stdout, for editors "
                          "such as Zed or Neovim. The editor names the workspace of each session.")
@@ -118,20 +118,20 @@ def _acp_parser(sub) -> None:  # type: ignore[no-untyped-def]
     log_flags(acp)
 
 
-def _mode_flag(parser) -> None:  # type: ignore[no-untyped-def]
+def _mode_flag(parser) -> None:
     parser.add_argument("--mode", metavar="MODE",
                         help="permission mode: default (ask), accept-edits (file changes run), plan (read-only), "
                         "auto (nothing asks; protected paths still need a person)")
 
 
-def log_flags(parser) -> None:  # type: ignore[no-untyped-def]
+def log_flags(parser) -> None:
     """``-v`` and ``--log-file`` (``monkey agent``, ``acp``, ``serve``)."""
     parser.add_argument("-v", "--verbose", action="count", default=0,
                         help="log lines on stderr: -v what happens, -vv everything (not in the full-screen app)")
     parser.add_argument("--log-file", metavar="PATH", help="log every record as a JSON line to PATH (rotated)")
 
 
-def _logging(args) -> str:  # type: ignore[no-untyped-def]
+def _logging(args) -> str:
     """Set up logging from the flags and the user's [logging]; a message when it cannot be."""
     from monkey.config import ConfigError, user_logging
     from monkey.logs import LogSetupError, configure
@@ -146,7 +146,7 @@ def _logging(args) -> str:  # type: ignore[no-untyped-def]
     return ""
 
 
-def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
+def _model_flags(parser, *, per: str) -> None:
     """The flags that choose the backend and model and bound the loop (``monkey agent``, ``monkey acp``)."""
     parser.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
     parser.add_argument("--base-url", help="base URL of the model API")
@@ -170,7 +170,7 @@ def _model_flags(parser, *, per: str) -> None:  # type: ignore[no-untyped-def]
                         "included (session, the default), or this run only (run)")
 
 
-def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
+def build_parser(only: str | None = None):
     """The argument parser of every subcommand (``only="agent"``: of ``monkey agent`` alone, which
     is all that command parses; the app's first frame does not wait for the others)."""
     import argparse
@@ -256,7 +256,7 @@ def build_parser(only: str | None = None):  # type: ignore[no-untyped-def]
     return parser
 
 
-def _unknown_command(parser, args_list: list[str], said: str = "") -> str:  # type: ignore[no-untyped-def]
+def _unknown_command(parser, args_list: list[str], said: str = "") -> str:
     """``unknown command 'agnet'; did you mean 'agent'?`` when a command word is none, else ''.
 
     Looks at the first word, and at the next one under a command that has its own

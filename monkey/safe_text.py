@@ -123,7 +123,7 @@ def invisible_warnings(text: str) -> list[str]:
     return [f"contains {name}" + (f" ({n}x)" if n > 1 else "") for name, n in found.items()]
 
 
-def for_stream(text: str, stream) -> str:  # type: ignore[no-untyped-def]  # a text stream
+def for_stream(text: str, stream) -> str:  # a text stream
     """``text`` as it may be written to ``stream``: made inert for a terminal, as it is (with
     undecodable bytes replaced) for a file or a pipe, where a diff must stay appliable."""
     try:

@@ -4,7 +4,9 @@
   functions, as configured in ``pyproject.toml``, over the whole repository;
 - ``mypy``: the types of ``monkey/`` (``[tool.mypy]`` in ``pyproject.toml``);
 - module size: no module under ``monkey/`` grows past :data:`MAX_LINES` lines; the few that were
-  over when the limit came keep their size then as a ceiling, so they can only shrink.
+  over when the limit came keep their size then as a ceiling, so they can only shrink;
+- one harness: no file under ``tests/`` imports from another test module, a ``conftest.py`` or any
+  helper outside ``tests/support/`` (a helper two test files need lives there, once).
 
 Each fails with the tool's own output. A tool that is not installed skips its test and says how
 to install it (``pip install -e '.[dev]'``); CI installs them.
@@ -12,6 +14,7 @@ to install it (``pip install -e '.[dev]'``); CI installs them.
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import subprocess
@@ -22,6 +25,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "monkey"
+TESTS = ROOT / "tests"
 
 MAX_LINES = 600
 """Modules stay under about 600 lines: past that, split one (see docs/development.md)."""
@@ -87,3 +91,71 @@ def test_the_size_check_catches_a_module_that_grows() -> None:
     assert over_the_limit({"events.py": 590}, {"events.py": 658}) == [
         "monkey/events.py is back under 600 lines: take it out of OVER_THE_LIMIT"]
     assert over_the_limit({}, {"events.py": 658}) == ["monkey/events.py is gone: take it out of OVER_THE_LIMIT"]
+
+
+def _imported(tree: ast.AST, package: str, root: Path) -> list[tuple[int, str]]:
+    """Every module a file imports (at the top, in a function or under TYPE_CHECKING alike), with its
+    line; ``package`` is the file's own package, to resolve relative imports."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".")
+                parent = ".".join(parts[: len(parts) - node.level + 1])
+                base = f"{parent}.{base}" if base else parent
+            if (root / base.replace(".", "/")).is_dir():  # ``from tests.x import y``: y may be a module
+                found += [(node.lineno, f"{base}.{alias.name}") for alias in node.names]
+            else:
+                found.append((node.lineno, base))
+    return found
+
+
+def foreign_test_imports(tests: Path, root: Path) -> list[str]:
+    """Imports in the test tree that reach past ``tests.support``: of another test module, a conftest,
+    or a helper kept beside the tests (``path:line imports name``)."""
+    wrong = []
+    for path in sorted(tests.rglob("*.py")):
+        if "node_modules" in path.parts:
+            continue
+        relative = path.relative_to(root)
+        package = ".".join(relative.parent.parts)
+        for line, name in _imported(ast.parse(path.read_text(encoding="utf-8"), str(path)), package, root):
+            top = name.split(".")[0]
+            allowed = name == "tests.support" or name.startswith("tests.support.")
+            if (top == "tests" and not allowed) or top == "conftest" or name.split(".")[-1] == "conftest":
+                wrong.append(f"{relative.as_posix()}:{line} imports {name}")
+    return wrong
+
+
+def test_tests_import_helpers_only_from_tests_support() -> None:
+    wrong = foreign_test_imports(TESTS, ROOT)
+    assert not wrong, ("a test imports from outside tests/support/ (move the helper there, once):\n"
+                       + "\n".join(wrong))
+
+
+def test_the_import_check_catches_a_test_importing_another(tmp_path: Path) -> None:
+    tests = tmp_path / "tests"
+    for folder in ("ui", "tools", "support/fakes"):
+        (tests / folder).mkdir(parents=True)
+    (tests / "ui" / "test_a.py").write_text(
+        "import json\nimport pytest\nfrom tests.support.app import notices\nfrom tests.support import cli\n"
+        "import tests.support.fakes.loopback\nfrom tests.ui.test_app import SIZE\n"
+        "def f():\n    from tests.web.test_api import ANSWER\n    import tests.conftest\n")
+    (tests / "tools" / "test_b.py").write_text(
+        "from .test_gitignore import make\nfrom . import conftest\nfrom .. import ui\nfrom ..support import pty\n"
+        "from conftest import ws\nfrom tests import conftest as c\n")
+    (tests / "support" / "fakes" / "x.py").write_text("from ..app import until\nfrom tests.cli.test_trust import run\n")
+    assert foreign_test_imports(tests, tmp_path) == [
+        "tests/support/fakes/x.py:2 imports tests.cli.test_trust",
+        "tests/tools/test_b.py:1 imports tests.tools.test_gitignore",
+        "tests/tools/test_b.py:2 imports tests.tools.conftest",
+        "tests/tools/test_b.py:3 imports tests.ui",
+        "tests/tools/test_b.py:5 imports conftest",
+        "tests/tools/test_b.py:6 imports tests.conftest",
+        "tests/ui/test_a.py:6 imports tests.ui.test_app",
+        "tests/ui/test_a.py:8 imports tests.web.test_api",
+        "tests/ui/test_a.py:9 imports tests.conftest",
+    ]

@@ -1,6 +1,6 @@
 """Children die with monkey: real processes, real ``kill -9``, grandchildren that leave the group.
 
-The family of processes comes from ``tests/fakes/family.py``: a child with three grandchildren,
+The family of processes comes from ``tests/support/fakes/family.py``: a child with three grandchildren,
 one in its group, one in a session of its own, one that also cleared its environment; each
 would write a file after 100 s. A test waits (with a generous deadline) until every one of them
 is gone, checked by pid *and* start time, so a process that is gone can never write.
@@ -24,7 +24,7 @@ from monkey.backends.supervise import AgentProcess, ChildSpec
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
 from tests.support.cli import monkey_env, write_script
-from tests.fakes.family_procs import FAMILY, Procs, family, family_task, kill_all, living, wait_gone
+from tests.support.fakes.family_procs import FAMILY, Procs, family, family_task, kill_all, living, wait_gone
 
 pytestmark = [pytest.mark.subprocess,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")]

@@ -419,7 +419,7 @@ class CallPipeline:
                          f"{text.strip()}\n</instructions>" for f, text in found)
         return output + blocks
 
-    def read_denied(self):  # type: ignore[no-untyped-def]  # Callable[[str], bool] | None
+    def read_denied(self):  # Callable[[str], bool] | None
         """Whether a deny rule forbids reading a file (searches skip it); None when no rule can."""
         if not any(rule.tool == "file_read" for rule in self.policy.deny):
             return None

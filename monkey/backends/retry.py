@@ -93,12 +93,12 @@ class RetryingBackend:
         self._sleep = sleep or asyncio.sleep
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         """The inner backend's name."""
         return self.inner.name
 
     @property
-    def model(self) -> str:  # type: ignore[override]
+    def model(self) -> str:
         """The inner backend's model (a server's model is known after the first call)."""
         return self.inner.model
 

@@ -294,7 +294,7 @@ class CheckpointGuard:
         if window is not None:
             window.claim(pid)
 
-    def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:  # type: ignore[override]
+    def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:
         """Record the change's result; returns a warning when it could not be recorded."""
         ended = time.time()
         try:

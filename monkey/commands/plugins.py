@@ -22,7 +22,7 @@ from typing import Any
 __all__ = ["add_parser", "run_plugins_command"]
 
 
-def add_parser(sub) -> None:  # type: ignore[no-untyped-def]
+def add_parser(sub) -> None:
     plugins = sub.add_parser("plugins", help="list, validate and describe agent plugins",
                              description="Agent plugins: programs speaking JSON-RPC on stdio, used with "
                              "--backend plugin:NAME.")
@@ -57,7 +57,7 @@ class _Context:
         self.config = load_config(self.workspace)
         self.catalog = discover(self.home, self.workspace, bool(self.config.approvals.trust_project))
 
-    def resolve(self, name: str):  # type: ignore[no-untyped-def]
+    def resolve(self, name: str):
         from monkey.backends.plugin.discovery import resolve
 
         return resolve(name, self.catalog, self.config.plugins, self.config.agents)
@@ -83,7 +83,7 @@ def run_plugins_command(args: argparse.Namespace) -> int:
         return 2
 
 
-async def _check(resolved, timeout: float) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+async def _check(resolved, timeout: float) -> tuple[str, str]:
     """``(status, detail)``: ``available`` with the model, or ``unavailable`` / ``error`` with why."""
     from monkey.backends.base import BackendError
     from monkey.backends.plugin.discovery import PluginError

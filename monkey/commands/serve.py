@@ -26,7 +26,7 @@ class _Intermixed(argparse.ArgumentParser):
 
     _mixing = False
 
-    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         if self._mixing:  # parse_known_intermixed_args calls back here with the positionals set aside
             return super().parse_known_args(args, namespace)
         self._mixing = True

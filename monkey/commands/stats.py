@@ -11,7 +11,7 @@ from pathlib import Path
 __all__ = ["add_parser", "run_stats_command"]
 
 
-def add_parser(sub) -> None:  # type: ignore[no-untyped-def]
+def add_parser(sub) -> None:
     stats = sub.add_parser("stats", help="tokens, cost, timings, tool calls and approvals of the stored sessions",
                            description="Figures of this workspace's stored sessions (or one session's, or every "
                                        "workspace's), read from the monkey home's database.")

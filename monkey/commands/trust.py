@@ -9,7 +9,7 @@ from pathlib import Path
 __all__ = ["add_parser", "run_trust_command"]
 
 
-def add_parser(sub) -> None:  # type: ignore[no-untyped-def]
+def add_parser(sub) -> None:
     from monkey.trust import TRUST_TURNS_ON
 
     trust = sub.add_parser(

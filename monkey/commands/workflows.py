@@ -9,7 +9,7 @@ import time
 __all__ = ["add_parser", "run_workflows_command"]
 
 
-def add_parser(sub) -> None:  # type: ignore[no-untyped-def]
+def add_parser(sub) -> None:
     workflows = sub.add_parser("workflows", help="list workflow runs, or show one's trace as a table",
                                description="Each workflow run (monkey agent --workflow tpdr) writes one line per "
                                "stage to workflows/ID.jsonl in the monkey home.")

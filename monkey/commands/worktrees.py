@@ -13,7 +13,7 @@ from monkey.safe_text import escape_controls
 __all__ = ["add_parser", "run_worktrees_command", "make_worktree", "take_back"]
 
 
-def add_parser(sub) -> None:  # type: ignore[no-untyped-def]
+def add_parser(sub) -> None:
     worktrees = sub.add_parser(
         "worktrees", help="list or remove the git worktrees sessions ran in (monkey agent --worktree NAME)",
         description="Worktrees monkey made (in .monkey/worktrees/ of the repository, each on a branch "
@@ -72,7 +72,7 @@ def run_worktrees_command(args: argparse.Namespace) -> int:
     return 2
 
 
-def make_worktree(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def make_worktree(args: argparse.Namespace):
     """``--worktree [NAME]``: the worktree made for this session and the lines to tell, or the usage error.
 
     Returns ``(worktree, folder, notes, error)``; ``error`` is '' when the worktree was made. The session
@@ -97,7 +97,7 @@ def make_worktree(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return worktree, folder, said, ""
 
 
-def take_back(worktree) -> None:  # type: ignore[no-untyped-def]
+def take_back(worktree) -> None:
     """Remove a worktree made for a session that could not start (nothing was done in it), and its branch."""
     from monkey.config import monkey_home
     from monkey.worktrees import WorktreeError, delete_branch, remove

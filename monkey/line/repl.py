@@ -166,7 +166,7 @@ def _diff_colour(term: Terminal, line: str) -> str:
     return line
 
 
-def _history_path(agent: Agent):  # type: ignore[no-untyped-def]
+def _history_path(agent: Agent):
     from monkey.config import history_path
 
     path = history_path(agent.workspace)
@@ -227,7 +227,7 @@ async def _repl(setup: Setup, resume: str | None, moved: list[Path] | None = Non
         sys.stderr.write(f"monkey: {escape_controls(watch)}\n")
     loop = asyncio.get_running_loop()
     loop.add_signal_handler(signal.SIGINT, _between_turns)
-    prompts: list = []  # type: ignore[type-arg]
+    prompts: list = []
 
     def on_stop(sig: int) -> None:
         """SIGTERM, SIGHUP, SIGQUIT: cancel the turn (its command stops), leave the prompt, end."""
@@ -269,21 +269,21 @@ _NEXT_MODE = "\0mode next"
 """What the prompt returns for Shift+Tab: run ``/mode next``, then give the line back."""
 
 
-def _mode_keys(kept: list[str]):  # type: ignore[no-untyped-def]  # KeyBindings
+def _mode_keys(kept: list[str]):  # KeyBindings
     """Shift+Tab switches the permission mode, as in the app; the half-typed line is kept."""
     from prompt_toolkit.key_binding import KeyBindings
 
     keys = KeyBindings()
 
     @keys.add("s-tab")
-    def _(event) -> None:  # type: ignore[no-untyped-def]
+    def _(event) -> None:
         kept[0] = event.current_buffer.text
         event.app.exit(result=_NEXT_MODE)
 
     return keys
 
 
-async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> int:  # type: ignore[type-arg]
+async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> int:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 

@@ -68,7 +68,7 @@ class StopSignals:
         """The first signal that came, or None."""
         self._loop: asyncio.AbstractEventLoop | None = None
         self._previous: dict[int, Callable[[int, FrameType | None], Any] | int | signal.Handlers | None] = {}
-        self._tty: tuple[int, list] | None = None  # type: ignore[type-arg]
+        self._tty: tuple[int, list] | None = None
         self.last_words: Callable[[], str] = lambda: ""
         """More for the terminal when the stop is forced (the app: its window title given back)."""
 
@@ -171,7 +171,7 @@ def _controlling_tty() -> bool:
         return False
 
 
-def _tty_mode() -> tuple[int, list] | None:  # type: ignore[type-arg]
+def _tty_mode() -> tuple[int, list] | None:
     try:
         import termios
 
@@ -183,7 +183,7 @@ def _tty_mode() -> tuple[int, list] | None:  # type: ignore[type-arg]
         return None
 
 
-def restore_terminal(saved: tuple[int, list] | None, *, screen: bool,  # type: ignore[type-arg]
+def restore_terminal(saved: tuple[int, list] | None, *, screen: bool,
                      more: str = "") -> None:
     """Put the tty back in ``saved`` mode and (``screen``) switch the screen modes off (and write
     ``more``); a gone terminal is fine."""

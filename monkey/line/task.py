@@ -158,7 +158,7 @@ def run_task(setup: Setup, task: str, *, output_format: str = "text", workflow: 
     taken: list[str] = []
     made: list[Any] = []
 
-    def make_workflow(agent: Agent):  # type: ignore[no-untyped-def]
+    def make_workflow(agent: Agent):
         from monkey.config import monkey_home
         from monkey.workflow.runner import Workflow
 

@@ -66,7 +66,7 @@ class _Client(BaseLanguageClient):
     async def attach(self, proc: asyncio.subprocess.Process) -> None:
         """Talk to ``proc`` over its stdin and stdout (what ``start_io`` does, with monkey's own child)."""
         assert proc.stdin is not None and proc.stdout is not None
-        self.protocol.set_writer(proc.stdin)  # type: ignore[arg-type]
+        self.protocol.set_writer(proc.stdin)
         self._server = proc
         reader = asyncio.create_task(run_async(stop_event=self._stop_event, reader=proc.stdout,
                                                protocol=self.protocol, logger=_log,

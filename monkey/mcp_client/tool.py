@@ -44,7 +44,7 @@ class Keeper(Protocol):
         ...
 
 
-class McpTool(Tool[Any]):  # type: ignore[type-var]
+class McpTool(Tool[Any]):
     """One tool of one MCP server, under its model name ``mcp__server__tool``."""
 
     def __init__(self, manager: Keeper, server: McpServer, definition: ToolDef, model_name: str,

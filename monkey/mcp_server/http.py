@@ -137,7 +137,7 @@ class HttpFront:
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager
-            def capture_signals(self):  # type: ignore[no-untyped-def]
+            def capture_signals(self):
                 yield  # monkey serve's own handlers stop it and then close the session
 
         sock = bind(self.settings.host, self.settings.port)

@@ -313,7 +313,7 @@ async def _plan(host: Host, rest: str) -> list[Reply]:
     return replies
 
 
-def _checkpoints_api(host: Host, emit: Callable[[Event], None] | None = None):  # type: ignore[no-untyped-def]
+def _checkpoints_api(host: Host, emit: Callable[[Event], None] | None = None):
     from monkey.checkpoints.api import Checkpoints
     from monkey.config import monkey_home
 
@@ -421,7 +421,7 @@ async def _login(host: Host, rest: str) -> list[Reply]:
     return [Note(said + "; /backend anthropic uses it now, and new sessions do")]
 
 
-def last_answer(messages) -> str:  # type: ignore[no-untyped-def]  # list[Message]
+def last_answer(messages) -> str:  # list[Message]
     """The text of the model's latest answer in ``messages`` (``""`` when there is none yet)."""
     for message in reversed(messages):
         if message.role == "assistant" and message.content.strip():

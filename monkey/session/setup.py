@@ -434,7 +434,7 @@ def _workspace(path: Path | None) -> Path:
     return path.resolve()
 
 
-def _delegation(config: Config, defs=None):  # type: ignore[no-untyped-def]
+def _delegation(config: Config, defs=None):
     """The ``[subagents]`` limits as a :class:`~monkey.agent.subagents.Delegation` (raises SetupError)."""
     from monkey.agent.agent_defs import AgentDefs
     from monkey.agent.subagents import Delegation
@@ -490,7 +490,7 @@ def _probe_sandbox(config: Config) -> PendingProbe:
     return PendingProbe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
 
 
-def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyped-def]
+def _checkpoint_guard(workspace: Path, config: Config):
     """The workspace's checkpoint guard, and one message per interrupted change it repaired."""
     from monkey.checkpoints.guard import CheckpointGuard
     from monkey.db import DatabaseError, os_error_text
@@ -504,7 +504,7 @@ def _checkpoint_guard(workspace: Path, config: Config):  # type: ignore[no-untyp
         return guard, [f"checkpoints cannot be used, so every change will be refused: {os_error_text(exc, workspace)}"]
 
 
-def _context_manager(backend: Backend, config: Config, compact_at: float):  # type: ignore[no-untyped-def]
+def _context_manager(backend: Backend, config: Config, compact_at: float):
     """Counting, eliding and compaction settings from ``[context]`` and the request's ``compact_at``."""
     from monkey.context.policies import PolicySettings
     from monkey.context.window import ContextManager, ContextSettings
@@ -517,7 +517,7 @@ def _context_manager(backend: Backend, config: Config, compact_at: float):  # ty
     return ContextManager(backend, settings=settings)
 
 
-def _language_servers(workspace: Path, config: Config):  # type: ignore[no-untyped-def]
+def _language_servers(workspace: Path, config: Config):
     """The session's language servers from ``[lsp.NAME]`` and the installed built-ins (None: none);
     none starts before the first edit of one of its files."""
     from monkey.lsp.diagnostics import Diagnostics

@@ -8,7 +8,7 @@ from monkey.session.replies import Note, Reply, ResumeSession, SessionList
 __all__ = ["sessions", "resume", "rename", "fork", "export"]
 
 
-async def _recent(host: Host):  # type: ignore[no-untyped-def]
+async def _recent(host: Host):
     assert host.store is not None
     return await host.store.list_sessions(str(host.agent.workspace), limit=20)
 

@@ -92,7 +92,7 @@ def _backend(named: Callable[[str], bool]) -> Any:
     import anyio
     import httpcore2
 
-    class Guarded(httpcore2.AsyncNetworkBackend):  # type: ignore[misc]
+    class Guarded(httpcore2.AsyncNetworkBackend):
         def __init__(self) -> None:
             self.inner = httpcore2.AnyIOBackend()
 

@@ -79,7 +79,7 @@ class MonkeyApp(Stopping, App[int]):
         super().__init__()
         pending = agent if isinstance(agent, AgentSetup) else None
         self._agent: Agent | None = None if pending is not None else agent  # type: ignore[assignment]
-        self._setup: AgentSetup | None = pending  # type: ignore[assignment]
+        self._setup: AgentSetup | None = pending
         self.session_request = getattr(pending, "request", None)  # /worktree starts over from it
         self.workspace: Path = agent.workspace
         self._mode: str = pending.mode if pending is not None else agent.policy.mode  # type: ignore[union-attr]
@@ -500,7 +500,7 @@ class MonkeyApp(Stopping, App[int]):
         elif message.message:  # completed, but the answer was cut off (the stop reason says why)
             self.transcript.add_notice(message.message, "warning")
 
-    async def on_timeline_screen_undone(self, message) -> None:  # type: ignore[no-untyped-def]
+    async def on_timeline_screen_undone(self, message) -> None:
         """An undo or restore from the checkpoint timeline: record and show it."""
         from monkey.session.commands import describe_undo
 

@@ -48,7 +48,7 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
     return _task_ended(app)
 
 
-def _print_scrollback(app) -> None:  # type: ignore[no-untyped-def]
+def _print_scrollback(app) -> None:
     """``--inline``: the region the app drew is gone; the conversation goes into the scrollback."""
     from monkey.line.output import TextSink
 
@@ -61,7 +61,7 @@ def _print_scrollback(app) -> None:  # type: ignore[no-untyped-def]
     sys.stdout.flush()
 
 
-def _task_ended(app) -> int:  # type: ignore[no-untyped-def]
+def _task_ended(app) -> int:
     """``--tui --task``: the answer stays on the terminal after the app closes; the status says how it ended."""
     from monkey.line.output import EXIT_CODES
     from monkey.safe_text import escape_controls
@@ -78,7 +78,7 @@ def _task_ended(app) -> int:  # type: ignore[no-untyped-def]
     return code
 
 
-def _say_how_to_resume(app) -> None:  # type: ignore[no-untyped-def]
+def _say_how_to_resume(app) -> None:
     """``monkey agent --resume ID`` on stderr when the session has something stored."""
     import asyncio
 

@@ -129,7 +129,7 @@ class WebFront:
 
         class Server(uvicorn.Server):
             @contextlib.contextmanager
-            def capture_signals(self):  # type: ignore[no-untyped-def]
+            def capture_signals(self):
                 yield
 
         sock = bind(self.settings.host, self.settings.port)

@@ -115,7 +115,7 @@ class Workflow:
                 proposer.approved_text = ""
             agent.tools = full
             last_mode = agent.policy.mode
-            agent.policy.set_mode(first_mode)  # type: ignore[arg-type]
+            agent.policy.set_mode(first_mode)
         if last_mode != first_mode:
             yield ModeChanged(session_id=agent.session_id, mode=first_mode, previous=last_mode, by="workflow")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.acp.client import prompt, start_monkey, text_of
+from tests.support.acp import prompt, start_monkey, text_of
 from tests.support.cli import write_script
 
 PLAN_TURNS = [

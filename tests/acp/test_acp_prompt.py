@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.client import kinds, prompt, start_monkey, text_of
+from tests.support.acp import kinds, prompt, start_monkey, text_of
 from tests.support.cli import invoke_async, write_script
 
 WRITE = [

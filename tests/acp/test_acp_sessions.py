@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.client import prompt, start_monkey, text_of
+from tests.support.acp import prompt, start_monkey, text_of
 from tests.support.cli import invoke_async, write_script
 
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.acp.client import prompt, start_monkey
+from tests.support.acp import prompt, start_monkey
 from tests.support.cli import run_monkey, write_script
 
 pytestmark = pytest.mark.subprocess  # signals to a real monkey acp process

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.acp.client import prompt, start_monkey
+from tests.support.acp import prompt, start_monkey
 from tests.support.cli import write_script
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from monkey.events import MessageCompleted, TurnCompleted
 from monkey.tools.fileio import unified_diff
-from tests.acp.client import prompt, start_monkey, text_of
+from tests.support.acp import prompt, start_monkey, text_of
 from tests.support.cli import invoke_async, write_script
 
 

@@ -210,7 +210,7 @@ def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, 
 
 async def test_an_editor_loading_a_session_gets_what_is_left(workspace: Path, monkey_home: Path,
                                                              tmp_path: Path) -> None:
-    from tests.acp.client import prompt, start_monkey
+    from tests.support.acp import prompt, start_monkey
 
     first = await asyncio.to_thread(monkey, workspace, monkey_home,  # in-process, on a loop of its own
                                     write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")

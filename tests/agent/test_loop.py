@@ -12,7 +12,7 @@ from monkey.permissions.requests import Decision
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
-from tests.fakes.approvers import AnsweringApprover
+from tests.support.fakes.approvers import AnsweringApprover
 from tests.support.agent import agent_for, collect
 
 

@@ -16,7 +16,8 @@ from monkey.agent.plan_mode import approve_plan, reject_plan, send_back
 from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
 from monkey.events import Event
 from tests.support.cli import invoke, stored_events, write_script
-from tests.fakes.approvers import AnsweringApprover
+from tests.support.fakes.approvers import AnsweringApprover
+from tests.support.agent import of
 
 PLAN = "# Plan\n\n1. Write `hello.txt` with a greeting.\n2. Check it."
 
@@ -36,10 +37,6 @@ def plan_agent(workspace: Path, turns: list[ScriptTurn], approver: Any, mode: st
 
 async def run(agent: Agent, prompt: str = "greet") -> list[Event]:
     return [event async for event in agent.run_task(prompt)]
-
-
-def of(events: list[Event], kind: str) -> list[Any]:
-    return [e for e in events if e.type == kind]
 
 
 async def test_exit_plan_mode_is_offered_only_in_plan_mode(workspace: Path) -> None:

@@ -244,7 +244,7 @@ async def test_a_child_with_children_does_not_wait_for_its_own_slot(workspace: P
 
 async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
     from monkey.permissions.requests import Decision
-    from tests.fakes.approvers import AnsweringApprover
+    from tests.support.fakes.approvers import AnsweringApprover
 
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
     script = {"turns": [{"tool_calls": [task("general")]}, {"text": "never"}],
@@ -265,7 +265,7 @@ async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monke
 async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspace: Path,
                                                                                monkey_home: Path) -> None:
     from monkey.permissions.requests import Decision
-    from tests.fakes.approvers import AnsweringApprover
+    from tests.support.fakes.approvers import AnsweringApprover
 
     def write(path: str) -> dict[str, Any]:
         return {"name": "file_write", "arguments": {"path": path, "content": path}}

@@ -143,7 +143,7 @@ async def test_a_background_child_that_cannot_start_says_why(workspace: Path, mo
 
 async def test_a_person_stopping_a_background_child_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
     from monkey.permissions.requests import Decision
-    from tests.fakes.approvers import AnsweringApprover
+    from tests.support.fakes.approvers import AnsweringApprover
 
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
     script = {"turns": [{"tool_calls": [task("general", "write", "writer", background=True)]},

@@ -1,5 +1,5 @@
 """The Anthropic backend through the real ``anthropic`` SDK against a local server that
-streams the API's recorded wire format (tests/fakes/anthropic_server.py)."""
+streams the API's recorded wire format (tests/support/fakes/anthropic_server.py)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from monkey.backends.retry import RetryingBackend, RetryPolicy
 from monkey.events import MessageCompleted, Retry, TextDelta, ThinkingDelta, ToolCallSpec, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
 from tests.support.cli import invoke
-from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
+from tests.support.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
 
 READ = ToolSpec(name="file_read", description="Read a file.", parameters={"type": "object", "properties": {
     "path": {"type": "string"}}, "required": ["path"]})

@@ -20,7 +20,7 @@ from monkey.backends.select import choose_backend, create_backend
 from monkey.config import load_config
 from monkey.events import Fallback, MessageCompleted, Retry, TextDelta
 from monkey.messages import Message, ModelRequest
-from tests.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
+from tests.support.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
 
 
 def _split(text: str, cuts: list[int]) -> list[str]:

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from monkey.context.tokens import BpeCounter
-from tests.backends.plugin.test_openai_example import configure
+from tests.support.plugins import configure_openai_compat
 from tests.support.cli import invoke
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
 LONG = "word " * 200_001 + "end"
 """1,000,008 characters: over the encoder's limit of a million."""
@@ -29,7 +29,7 @@ def test_a_million_character_message_is_sent_and_stored(
         backend: str, workspace: Path, monkey_home: Path) -> None:
     with FakeOpenAI([Reply(text="Read it all.")]) as server:
         flags = ["--base-url", server.url] if backend == "openai" else []
-        configure(monkey_home, server.url)
+        configure_openai_compat(monkey_home, server.url)
         run = invoke(["agent", "--backend", backend, *flags, "--cwd", str(workspace), "--plain"],
                      home=monkey_home, input=LONG + "\n")
     assert run.returncode == 0, run.stderr[-3000:]

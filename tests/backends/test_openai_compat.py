@@ -13,9 +13,9 @@ from monkey.backends.openai_compat import ChunkReader, OpenAICompatBackend
 from monkey.backends.retry import RetryingBackend, RetryPolicy
 from monkey.events import MessageCompleted, TextDelta, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
-from tests.backends.llama_server import llama_server
+from tests.support.llama_server import llama_server
 from tests.support.cli import run_monkey
-from tests.fakes.anthropic_server import FakeAnthropic, Status, error_body
+from tests.support.fakes.anthropic_server import FakeAnthropic, Status, error_body
 
 pytestmark = pytest.mark.timeout(300)  # the model loads (or its server starts) on a loaded machine
 

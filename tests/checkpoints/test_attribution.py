@@ -7,55 +7,16 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from monkey.checkpoints.watch import DISABLE_ENV
-from monkey.checkpoints.watch import start as start_watch
-from tests.support.checkpoints import py
+from tests.support.checkpoints import finish, py, start_agent, wait_for, waiting_command
 from tests.support.script import call_turn
-from tests.support.cli import invoke, invoke_async, monkey_env, write_script
-
-HAS_WATCH = (lambda w: (w.stop() if w else None, w is not None)[1])(start_watch(Path.cwd()))
-
-
-def waiting_command(tmp: Path, name: str, writes: str) -> str:
-    """A shell command that writes a file in the workspace (the sign it started: the sandbox lets it
-    write nowhere else), and waits for a go-ahead file."""
-    go = tmp / f"{name}.go"
-    code = tmp / f"{name}.py"
-    code.write_text(f"import pathlib, time\n"
-                    f"pathlib.Path({writes!r}).write_text('made by the command\\n')\n"
-                    f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.02)\n")
-    return f"{sys.executable} {code}"
-
-
-def start_agent(ws: Path, home: Path, tmp: Path, name: str, turns: list[dict[str, Any]],
-                **env: str) -> subprocess.Popen[str]:
-    script = write_script(tmp / f"{name}.json", turns + [{"text": "done"}])
-    return subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-         "--no-approval", "--output-format", "stream-json", "--task", name],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=monkey_env(home, **env))
-
-
-def wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    while not path.exists():
-        if proc.poll() is not None:
-            raise AssertionError(f"monkey ended first: {proc.communicate()}")
-        assert time.monotonic() < deadline, f"{path} never appeared"
-        time.sleep(0.02)
-
-
-def finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
-    out, err = proc.communicate(timeout=120)
-    assert proc.returncode == 0, err
-    return [json.loads(line) for line in out.splitlines() if line.strip()]
+from tests.support.cli import invoke, invoke_async, write_script
+from tests.support.watch import HAS_WATCH
 
 
 def session_of(events: list[dict[str, Any]]) -> str:

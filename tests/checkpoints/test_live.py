@@ -18,8 +18,8 @@ from monkey.checkpoints.api import Checkpoints
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.journal import Entry
 from monkey.checkpoints.watch import DISABLE_ENV
-from tests.support.checkpoints import py, tree_digest
-from tests.checkpoints.test_attribution import HAS_WATCH, finish, start_agent, wait_for, waiting_command
+from tests.support.checkpoints import finish, py, start_agent, tree_digest, wait_for, waiting_command
+from tests.support.watch import HAS_WATCH
 from tests.support.script import call_turn
 from tests.support.cli import invoke
 

@@ -10,14 +10,11 @@ from pathlib import Path
 import pytest
 
 from monkey.checkpoints.watch import DISABLE_ENV
-from monkey.session.setup import WATCH_NOTICE
-from tests.checkpoints.test_attribution import HAS_WATCH
 from tests.support.cli import monkey_env, write_script
 from tests.support.pty import PTY_TIMEOUT
+from tests.support.watch import HAS_WATCH, SAID
 
 pytestmark = pytest.mark.pty
-
-SAID = WATCH_NOTICE.split("(")[0].strip()
 
 
 def _repl(workspace: Path, home: Path, tmp_path: Path, **env: str) -> str:

@@ -10,17 +10,10 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import invoke, monkey_env, write_script
+from tests.support.cli import invoke, monkey_env, stored_session, write_script
 from tests.support.pty import PTY_TIMEOUT, spawn_repl
 
 FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_request"}]
-
-
-def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
-    run = invoke(["agent", "--backend", "scripted", "--script",
-                  str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
-                  str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
-    return run.of_type("session_started")[0]["session_id"]
 
 
 def spawn_app(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:

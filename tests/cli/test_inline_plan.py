@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pexpect
 import pytest
 
-from tests.support.cli import monkey_env, write_script
-from tests.support.pty import PTY_TIMEOUT, spawn_repl
+from tests.support.cli import write_script
+from tests.support.pty import spawn_repl, spawn_task
 
 pytestmark = pytest.mark.pty
 
@@ -22,12 +21,6 @@ def plan_script(tmp_path: Path) -> Path:
         {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
         {"text": "All done."},
     ])
-
-
-def spawn_task(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-                                          "--cwd", str(workspace), "--task", "greet", *flags],
-                         env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 120))
 
 
 def test_inline_plan_approved_goes_on_accepting_edits(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:

@@ -11,31 +11,10 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import monkey_env, write_script
-from tests.support.pty import PTY_TIMEOUT, refuse_without_reason, spawn_repl
+from tests.support.cli import write_script
+from tests.support.pty import PTY_TIMEOUT, refuse_without_reason, sleeper_script, spawn_repl, spawn_task
 
 pytestmark = pytest.mark.pty
-
-SLOW = (f"{sys.executable} -c \"import time; print('tool is running', flush=True); "
-        "time.sleep(60)\"")
-
-
-def sleeper_script(tmp_path: Path) -> Path:
-    return write_script(tmp_path / "s.json", [
-        {"text": "Running it.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": SLOW}}]},
-        {"text": "never reached"},
-    ])
-
-
-def spawn_task(workspace: Path, home: Path, script: Path, *flags: str, command: str = "") -> pexpect.spawn:
-    argv = [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-            "--cwd", str(workspace), "--task", "do it", *flags]
-    if command:  # through a shell, for redirections
-        return pexpect.spawn("/bin/sh", ["-c", " ".join(f"'{a}'" for a in argv) + " " + command],
-                             env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT,
-                             dimensions=(40, 120))
-    return pexpect.spawn(argv[0], argv[1:], env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT,
-                         dimensions=(40, 120))
 
 
 def test_ctrl_c_stops_a_task_after_an_inline_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:

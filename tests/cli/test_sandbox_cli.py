@@ -272,7 +272,7 @@ def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monke
 
     from tests.support.procs import pids_running
 
-    family = Path(__file__).parent.parent / "fakes" / "family.py"
+    family = Path(__file__).parent.parent / "support" / "fakes" / "family.py"
     folder = workspace / f"family-{os.getpid()}"  # in the workspace: the only place the command may write
     folder.mkdir()
     script = write_script(tmp_path / "s.json", [

@@ -10,7 +10,7 @@ import pytest
 
 from monkey.extensions.instructions import changes_since, load_instructions
 from tests.support.cli import init_git_workspace, invoke
-from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
+from tests.support.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
 
 def _repo(tmp_path: Path) -> tuple[Path, Path]:

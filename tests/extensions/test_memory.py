@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 from tests.support.cli import init_git_workspace, invoke, write_script
-from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
+from tests.support.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
 
 def _call(name: str, call_id: str = "", **arguments: object) -> dict:

@@ -24,7 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from tests.external.fake_anthropic import FakeAnthropic  # noqa: E402
+from tests.support.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
 CASES = {"real_text": ("say hello", ""), "real_write": ("please create hello.txt", "allow"),
          "real_bash_denied": ("please run the command", "deny"), "real_api_error": ("please fail now", "")}

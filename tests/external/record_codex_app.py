@@ -10,7 +10,7 @@ path replaced by ``@WORKSPACE@``) while monkey's own opening requests
 each approval request was answered with the case's decision: a text answer, the thread
 resumed by a second process, a command accepted, the same command declined, a file change
 accepted, a file change into ``.git/hooks`` declined, a command cancelled while its
-approval waited, and an API error. tests/fakes' fake agent replays them (JSON-RPC mode).
+approval waited, and an API error. tests/external/fake_agent.py replays them (JSON-RPC mode).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT))
 from monkey.backends.codex import rpc  # noqa: E402
 from monkey.backends.codex.app_parser import TURN_REQUEST  # noqa: E402
 from monkey.backends.codex.backend import CodexBackend  # noqa: E402
-from tests.external.fake_openai_responses import FakeResponses, codex_config  # noqa: E402
+from tests.support.fakes.openai_responses import FakeResponses, codex_config  # noqa: E402
 
 MODEL = "gpt-5.5"
 CASES = [  # (fixture, prompt, decision for every approval request, resume the thread of this fixture)

@@ -13,7 +13,7 @@ from monkey.session.setup import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
 from monkey.ui.screens.approval import ApprovalScreen
-from tests.external.acp_helpers import fake_acp_exe, got
+from tests.support.acp_agents import fake_acp_exe, got
 from tests.support.app import settle, type_and_send, wait_for_screen
 
 

@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 
 from tests.support.checkpoints import run_monkey
-from tests.external.acp_helpers import fake_acp_exe
+from tests.support.acp_agents import fake_acp_exe
 from tests.support.external import run_task
 
 pytestmark = pytest.mark.subprocess

@@ -10,7 +10,7 @@ from monkey.agent.loop import Agent
 from monkey.events import (AgentSession, ApprovalRequested, MessageCompleted, Raw, TextDelta, ThinkingDelta,
                            ToolCallEvent, ToolResult, Usage)
 from monkey.permissions.policy import ApprovalPolicy
-from tests.external.acp_helpers import acp_backend, fake_acp_exe, got, run_turns
+from tests.support.acp_agents import acp_backend, fake_acp_exe, got, run_turns
 
 
 def test_a_session_starts_in_the_asking_mode_and_streams_typed_events(workspace: Path, tmp_path: Path) -> None:

@@ -8,8 +8,8 @@ as a shell line and undone with the turn."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
+import dataclasses
 import os
 from pathlib import Path
 
@@ -20,31 +20,15 @@ from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.events import ToolResult
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
-from tests.support.external import run_task
-from tests.fakes.gemini_server import FakeGemini, GeminiReply
+from tests.support.external import configure_acp_agent, gemini_cli, run_task
+from tests.support.fakes.gemini_server import FakeGemini, GeminiReply
 
 pytestmark = pytest.mark.external
-
-NPM_GEMINI = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "gemini"
-
-
-def _gemini() -> str:
-    path = os.environ.get("MONKEY_GEMINI_CLI") or (str(NPM_GEMINI) if NPM_GEMINI.exists() else "")
-    if not path:
-        pytest.skip("Gemini CLI is not installed (npm install --prefix tests/npm, or set MONKEY_GEMINI_CLI to its `gemini`)")
-    return path
 
 
 def _env(api: FakeGemini, home: Path) -> dict[str, str]:
     home.mkdir(exist_ok=True)
     return {"GOOGLE_GEMINI_BASE_URL": api.url, "GEMINI_API_KEY": "fake-key", "HOME": str(home)}
-
-
-def _configure(home: Path, gemini: str, env: dict[str, str], *, allow: tuple[str, ...] = ()) -> None:
-    (home / "config.toml").write_text(
-        f"[approvals]\nallow = {json.dumps(list(allow))}\n"
-        f"[acp_agents.gemini]\ncommand = {json.dumps(gemini)}\n[acp_agents.gemini.env]\n"
-        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
 
 
 def _write(workspace: Path) -> list[GeminiReply]:
@@ -54,9 +38,9 @@ def _write(workspace: Path) -> list[GeminiReply]:
 
 def test_a_write_is_asked_allowed_written_through_monkey_and_undone(monkey_home: Path, workspace: Path,
                                                                     tmp_path: Path) -> None:
-    gemini = _gemini()
+    gemini = gemini_cli()
     with FakeGemini(_write(workspace.resolve())) as api:
-        _configure(monkey_home, gemini, _env(api, tmp_path / "ghome"), allow=("file_write",))
+        configure_acp_agent(monkey_home, "gemini", gemini, _env(api, tmp_path / "ghome"), allow=("file_write",))
         run = run_task(monkey_home, workspace, "acp:gemini", "create hello.txt", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
@@ -88,7 +72,7 @@ def _turn(gemini: str, workspace: Path, home: Path, replies: list[GeminiReply], 
 
 
 def test_refused_headless_and_a_missing_file_answered_as_it_needs(workspace: Path, tmp_path: Path) -> None:
-    gemini = _gemini()
+    gemini = gemini_cli()
     ws = workspace.resolve()
     refused = _turn(gemini, ws, tmp_path / "ghome", _write(ws), ApprovalPolicy())
     assert [e.decision for e in refused if e.type == "approval_resolved"] == ["denied"]
@@ -102,7 +86,7 @@ def test_refused_headless_and_a_missing_file_answered_as_it_needs(workspace: Pat
 
 
 def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_path: Path) -> None:
-    gemini = _gemini()
+    gemini = gemini_cli()
     ws = workspace.resolve()
     replies = [GeminiReply(call=("run_shell_command", {"command": "touch made.txt"})), GeminiReply(text="done")]
     events = _turn(gemini, ws, tmp_path / "ghome", replies, ApprovalPolicy.from_strings(allow=["shell_execute(touch *)"]))
@@ -121,15 +105,15 @@ def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_p
 def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Gemini CLI says ``loadSession``: ``--continue`` loads its stored session (it has the conversation, none
     of it comes as text) and what it replays is not stored again."""
-    gemini = _gemini()
+    gemini = gemini_cli()
     ghome = tmp_path / "ghome"
     with FakeGemini([GeminiReply(text="the first answer")]) as api:
-        _configure(monkey_home, gemini, _env(api, ghome))
-        first = run_task(monkey_home, workspace, "acp:gemini", "remember the word pineapple", timeout=180)
+        configure_acp_agent(monkey_home, "gemini", gemini, _env(api, ghome))
+        first = run_task(monkey_home, workspace, "acp:gemini", "remember the word pineapple", timeout=180, process=True)
     assert first.returncode == 0, first.stderr
     with FakeGemini([GeminiReply(text="the second answer")]) as api:
-        _configure(monkey_home, gemini, _env(api, ghome))
-        again = run_task(monkey_home, workspace, "acp:gemini", "which word", "--continue", timeout=180)
+        configure_acp_agent(monkey_home, "gemini", gemini, _env(api, ghome))
+        again = run_task(monkey_home, workspace, "acp:gemini", "which word", "--continue", timeout=180, process=True)
         asked = [json.dumps(body) for path, body in api.requests if body and ":streamGenerateContent" in path]
     assert again.returncode == 0, again.stderr
     assert asked and "pineapple" in asked[-1] and "The conversation so far" not in asked[-1]

@@ -11,7 +11,7 @@ from monkey.agent.loop import Agent
 from monkey.events import ApprovalRequested, TextDelta
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.procs import pids_running
-from tests.external.acp_helpers import acp_backend, fake_acp_exe, got, run_turns
+from tests.support.acp_agents import acp_backend, fake_acp_exe, got, run_turns
 from tests.support.external import Waits, cancel_when_asked
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from monkey.mcp_client.config import load_servers
 from monkey.mcp_client.pins import PinStore
-from tests.external.acp_helpers import fake_acp_exe, got
+from tests.support.acp_agents import fake_acp_exe, got
 from tests.support.cli import invoke
 
 

@@ -8,8 +8,8 @@ the agent mid-turn leave no process behind."""
 from __future__ import annotations
 
 import asyncio
-import dataclasses
 import json
+import dataclasses
 import os
 import signal
 from pathlib import Path
@@ -21,35 +21,18 @@ from monkey.agent.loop import Agent
 from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.checkpoints import run_monkey
-from tests.support.external import Waits, run_task
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.external import configure_acp_agent, qwen_cli, run_task, Waits
+from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
 if TYPE_CHECKING:  # the backend imports the acp SDK (seconds): when a test builds one, not at collection
     from monkey.backends.acp_client.backend import AcpBackend
 
 pytestmark = pytest.mark.external
 
-NPM_QWEN = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "qwen"
-
-
-def _qwen() -> str:
-    path = os.environ.get("MONKEY_QWEN_CLI") or (str(NPM_QWEN) if NPM_QWEN.exists() else "")
-    if not path:
-        pytest.skip("Qwen Code is not installed (npm install --prefix tests/npm, or set MONKEY_QWEN_CLI to its `qwen`)")
-    return path
-
 
 def _env(api: FakeOpenAI, home: Path) -> dict[str, str]:
     home.mkdir(exist_ok=True)
     return {"OPENAI_BASE_URL": api.url, "OPENAI_API_KEY": "sk-fake", "OPENAI_MODEL": "fake-model", "HOME": str(home)}
-
-
-def _configure(home: Path, qwen: str, env: dict[str, str], *, allow: tuple[str, ...] = (),
-               deny: tuple[str, ...] = ()) -> None:
-    (home / "config.toml").write_text(
-        f"[approvals]\nallow = {json.dumps(list(allow))}\ndeny = {json.dumps(list(deny))}\n"
-        f"[acp_agents.qwen]\ncommand = {json.dumps(qwen)}\n[acp_agents.qwen.env]\n"
-        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
 
 
 def _write(workspace: Path, name: str = "hello.txt") -> list[Reply]:
@@ -58,9 +41,9 @@ def _write(workspace: Path, name: str = "hello.txt") -> list[Reply]:
 
 
 def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     with FakeOpenAI(_write(workspace.resolve())) as api:
-        _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("file_write",))
+        configure_acp_agent(monkey_home, "qwen", qwen, _env(api, tmp_path / "qhome"), allow=("file_write",))
         run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
@@ -74,11 +57,11 @@ def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, wor
 
 def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Qwen Code starts its session in ``auto`` (it writes without asking): monkey sets ``default``, so it asks."""
-    qwen = _qwen()
+    qwen = qwen_cli()
     for allow, deny, why in ((), (), "no terminal to ask on"), (
             ("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
         with FakeOpenAI(_write(workspace.resolve())) as api:
-            _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
+            configure_acp_agent(monkey_home, "qwen", qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
             run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180, process=True)
         assert run.returncode == 0, run.stderr
         (resolved,) = run.of_type("approval_resolved")
@@ -88,10 +71,10 @@ def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, works
 
 def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: Path, workspace: Path,
                                                                     tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     replies = [Reply(tool_calls=[("c1", "run_shell_command", {"command": "touch made.txt"})]), Reply(text="done")]
     with FakeOpenAI(replies) as api:
-        _configure(monkey_home, qwen, _env(api, tmp_path / "qhome"), allow=("shell_execute(touch *)",))
+        configure_acp_agent(monkey_home, "qwen", qwen, _env(api, tmp_path / "qhome"), allow=("shell_execute(touch *)",))
         run = run_task(monkey_home, workspace, "acp:qwen", "make a file", timeout=180, process=True)
     assert run.returncode == 0, run.stderr
     (resolved,) = run.of_type("approval_resolved")
@@ -128,7 +111,7 @@ def _group_alive(pgid: int) -> list[int]:
 
 
 def test_cancel_while_its_question_waits_leaves_no_process(workspace: Path, tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     with FakeOpenAI(_write(workspace.resolve())) as api:
         backend = _backend(qwen, api, workspace, tmp_path / "qhome")
         approver = Waits()
@@ -158,7 +141,7 @@ def test_cancel_while_its_question_waits_leaves_no_process(workspace: Path, tmp_
 
 
 def test_a_crash_mid_turn_ends_it_with_the_reason(workspace: Path, tmp_path: Path) -> None:
-    qwen = _qwen()
+    qwen = qwen_cli()
     with FakeOpenAI(_write(workspace.resolve())) as api:
         backend = _backend(qwen, api, workspace, tmp_path / "qhome")
         approver = Waits()
@@ -189,15 +172,15 @@ def test_a_crash_mid_turn_ends_it_with_the_reason(workspace: Path, tmp_path: Pat
 def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Qwen Code says ``loadSession``: ``--continue`` loads its stored session (the earlier prompt reaches
     the model without monkey sending it as text) and what it replays is not stored again."""
-    qwen = _qwen()
+    qwen = qwen_cli()
     qhome = tmp_path / "qhome"
     with FakeOpenAI([Reply(text="the first answer")]) as api:
-        _configure(monkey_home, qwen, _env(api, qhome))
-        first = run_task(monkey_home, workspace, "acp:qwen", "remember the word pineapple", timeout=180)
+        configure_acp_agent(monkey_home, "qwen", qwen, _env(api, qhome))
+        first = run_task(monkey_home, workspace, "acp:qwen", "remember the word pineapple", timeout=180, process=True)
     assert first.returncode == 0, first.stderr
     with FakeOpenAI([Reply(text="the second answer")]) as api:
-        _configure(monkey_home, qwen, _env(api, qhome))
-        again = run_task(monkey_home, workspace, "acp:qwen", "which word", "--continue", timeout=180)
+        configure_acp_agent(monkey_home, "qwen", qwen, _env(api, qhome))
+        again = run_task(monkey_home, workspace, "acp:qwen", "which word", "--continue", timeout=180, process=True)
         asked = [json.dumps(r) for r in api.requests]
     assert again.returncode == 0, again.stderr
     assert asked and "pineapple" in asked[-1] and "The conversation so far" not in asked[-1]

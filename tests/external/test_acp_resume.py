@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.external.acp_helpers import fake_acp_exe, got
+from tests.support.acp_agents import fake_acp_exe, got
 from tests.support.external import run_task
 
 pytestmark = pytest.mark.subprocess

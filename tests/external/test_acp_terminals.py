@@ -19,7 +19,7 @@ from monkey.agent.loop import Agent
 from monkey.events import ApprovalRequested, ApprovalResolved, Event, TextDelta, ToolCallEvent, ToolResult
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import ApprovalRequest, Decision
-from tests.external.acp_helpers import acp_backend, fake_acp_exe, got, run_turns
+from tests.support.acp_agents import acp_backend, fake_acp_exe, got, run_turns
 from tests.support.checkpoints import run_monkey
 from tests.support.cli import monkey_env
 from tests.support.external import run_task

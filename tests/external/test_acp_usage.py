@@ -9,7 +9,7 @@ from pathlib import Path
 from monkey.agent.loop import Agent
 from monkey.events import Usage
 from monkey.permissions.policy import ApprovalPolicy
-from tests.external.acp_helpers import acp_backend, fake_acp_exe, run_turns
+from tests.support.acp_agents import acp_backend, fake_acp_exe, run_turns
 from tests.support.cli import invoke
 
 

@@ -11,30 +11,12 @@ from pathlib import Path
 import pytest
 
 from monkey.backends.base import BackendError
-from monkey.backends.claude_code.backend import ClaudeCodeBackend
 from monkey.backends.codex.backend import CodexBackend
 from monkey.events import Event
-from monkey.messages import Message, ModelRequest
-from tests.support.external import FIXTURES
+from tests.support.external import backend_events, claude, FIXTURES, request
 
 pytestmark = pytest.mark.subprocess
 
-
-def request(prompt: str = "say hello") -> ModelRequest:
-    return ModelRequest(system="ignored", messages=[Message(role="user", content=prompt)], session_id="s_test")
-
-
-def claude(exe: Path, tmp_path: Path, mode: str = "replay", fixture: str = "text", **kw) -> ClaudeCodeBackend:
-    env = {"FAKE_MODE": mode, "FAKE_REPLAY": str(FIXTURES / "claude_code" / f"{fixture}.jsonl"),
-           "FAKE_LOG": str(tmp_path / "log.jsonl")}
-    env.update(kw.pop("env", {}))
-    base = {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": "sk-ambient", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x",
-            "CLAUDE_CODE_OAUTH_TOKEN": "ambient", "ANTHROPIC_BASE_URL": "http://ambient", "LANG": "C.UTF-8"}
-    return ClaudeCodeBackend(executable=str(exe), model=None, workspace=tmp_path, env=env, base_env=base, **kw)
-
-
-async def collect(backend, prompt: str = "say hello") -> list[Event]:
-    return [e async for e in backend.stream(request(prompt))]
 
 
 def log(tmp_path: Path) -> list[dict]:
@@ -52,7 +34,7 @@ def alive(pid: int) -> bool:
 def test_replay_scrubbed_env_and_resume(fake_agent: Path, tmp_path: Path) -> None:
     backend = claude(fake_agent, tmp_path, env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"},
                      append_system_prompt="be brief", max_turns=3, mcp_config="mcp.json")
-    events = asyncio.run(collect(backend))
+    events = asyncio.run(backend_events(backend))
     assert [e.type for e in events][-2:] == ["usage", "message_completed"]
     assert events[-1].text == "Hello from the fake server." and events[-1].tool_calls == []
     assert all(e.session_id == "s_test" for e in events)
@@ -73,7 +55,7 @@ def test_replay_scrubbed_env_and_resume(fake_agent: Path, tmp_path: Path) -> Non
     assert not any(k.startswith("OTEL_") for k in env)
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:1"  # set explicitly in config: passed on
 
-    asyncio.run(collect(backend, "and again"))
+    asyncio.run(backend_events(backend, "and again"))
     second = log(tmp_path)[1]["argv"]
     assert second[second.index("--resume") + 1] == "8f0c2a51-3d7e-4c1b-9a55-2f4e1d0b7c63"
 
@@ -82,7 +64,7 @@ def test_idle_watchdog_stops_a_silent_child(fake_agent: Path, tmp_path: Path) ->
     backend = claude(fake_agent, tmp_path, "silent", idle_timeout=0.5, grace=0.5)
     started = time.monotonic()
     with pytest.raises(BackendError) as info:
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
     assert info.value.kind == "timeout" and "printed nothing for 0.5 s" in info.value.message
     assert time.monotonic() - started < 5
     assert not alive(log(tmp_path)[0]["pid"])
@@ -93,7 +75,7 @@ def test_a_child_ignoring_sigterm_is_killed(fake_agent: Path, tmp_path: Path) ->
     backend = claude(fake_agent, tmp_path, "ignore_term", idle_timeout=0.5, grace=0.5)
     started = time.monotonic()
     with pytest.raises(BackendError):
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
     assert time.monotonic() - started < 6
     assert backend.last is not None and backend.last.returncode == -9
     assert not alive(log(tmp_path)[0]["pid"])
@@ -102,7 +84,7 @@ def test_a_child_ignoring_sigterm_is_killed(fake_agent: Path, tmp_path: Path) ->
 def test_wall_clock_cap(fake_agent: Path, tmp_path: Path) -> None:
     backend = claude(fake_agent, tmp_path, "silent", idle_timeout=30, wall_timeout=0.5, grace=0.5)
     with pytest.raises(BackendError, match="ran longer than 0.5 s"):
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
 
 
 def test_crash_without_result(fake_agent: Path, tmp_path: Path) -> None:
@@ -123,7 +105,7 @@ def test_crash_without_result(fake_agent: Path, tmp_path: Path) -> None:
 
 def test_stderr_flood_does_not_block(fake_agent: Path, tmp_path: Path) -> None:
     backend = claude(fake_agent, tmp_path, "flood", fixture="tool_write")
-    events = asyncio.run(collect(backend))
+    events = asyncio.run(backend_events(backend))
     assert events[-1].type == "message_completed"
     assert backend.last is not None and backend.last.stderr_bytes > 5_000_000
     assert len(backend.last.stderr) < 70_000
@@ -132,21 +114,21 @@ def test_stderr_flood_does_not_block(fake_agent: Path, tmp_path: Path) -> None:
 def test_api_error_result(fake_agent: Path, tmp_path: Path) -> None:
     backend = claude(fake_agent, tmp_path, fixture="api_error")
     with pytest.raises(BackendError, match="api_error") as info:
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
     assert info.value.kind == "agent_error"
 
 
 def test_version_outside_the_supported_range_is_refused(fake_agent: Path, tmp_path: Path) -> None:
     backend = claude(fake_agent, tmp_path, env={"FAKE_VERSION": "0.2.9 (Claude Code)"})
     with pytest.raises(BackendError, match=r"Claude Code 0\.2\.9 is not supported"):
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
     assert not (tmp_path / "log.jsonl").exists()  # refused before running anything
 
 
 def test_missing_executable(tmp_path: Path) -> None:
     backend = claude(tmp_path / "no-such-claude", tmp_path)
     with pytest.raises(BackendError, match="is it installed"):
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
 
 
 def test_cancel_kills_the_child(fake_agent: Path, tmp_path: Path) -> None:
@@ -173,14 +155,14 @@ def test_codex_backend_replays_and_resumes(fake_agent: Path, tmp_path: Path) -> 
            "FAKE_VERSION": "codex-cli 0.169.0"}
     backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model="gpt-5.5",
                            workspace=tmp_path, env=env, base_env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": "x"})
-    events = asyncio.run(collect(backend, "say hello"))
+    events = asyncio.run(backend_events(backend, "say hello"))
     assert events[-1].type == "message_completed"
     assert events[-1].text == "Hello from the fake server (user messages: 1)."
     first = log(tmp_path)[0]
     assert first["argv"] == ["app-server"] and "OPENAI_API_KEY" not in first["env"]
     thread = backend.agent_session_id
     backend.explicit_env = {**env, "FAKE_REPLAY": str(FIXTURES / "codex" / "app_resumed.jsonl")}
-    events = asyncio.run(collect(backend, "say hello again"))
+    events = asyncio.run(backend_events(backend, "say hello again"))
     resume = next(e["rpc"] for e in log(tmp_path) if "rpc" in e and e["rpc"].get("method") == "thread/resume")
     assert resume["params"]["threadId"] == thread and resume["params"]["model"] == "gpt-5.5"
     (usage,) = [e for e in events if e.type == "usage"]  # the earlier turn's usage, told again, is not counted
@@ -192,5 +174,5 @@ def test_codex_crash_mid_turn(fake_agent: Path, tmp_path: Path) -> None:
     backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model=None, workspace=tmp_path, env=env,
                            base_env={"PATH": os.environ["PATH"]}, check_version=False)
     with pytest.raises(BackendError, match="incomplete") as err:
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
     assert "status 3" in str(err.value) and "crashed on purpose" in str(err.value)

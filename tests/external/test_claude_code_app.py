@@ -14,32 +14,12 @@ from monkey.commands.flags import session_request
 from monkey.session.setup import resolve_setup
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
-from monkey.ui.screens.approval import ApprovalScreen
-from tests.external.fake_anthropic import FakeAnthropic
-from tests.external.test_claude_code_e2e import _cli, _configure
-from tests.support.app import type_and_send
+from tests.support.fakes.anthropic_server import FakeAnthropic
+from tests.support.app import approval_turn
+from tests.support.external import claude_cli, configure_claude
 
 pytestmark = pytest.mark.external
 
-
-async def _wait(pilot, what, timeout: float = 90.0) -> None:  # type: ignore[no-untyped-def]
-    for _ in range(int(timeout / 0.05)):
-        if what():
-            return
-        await pilot.pause(0.05)
-    raise AssertionError("the condition never held")
-
-
-async def _turn(app: MonkeyApp, keys: tuple[str, ...], prompt: str) -> ApprovalScreen:
-    async with app.run_test(size=(120, 40)) as pilot:
-        await type_and_send(pilot, app, prompt)
-        await _wait(pilot, lambda: isinstance(app.screen, ApprovalScreen))
-        screen = app.screen
-        assert isinstance(screen, ApprovalScreen)
-        await pilot.press(*keys)
-        await _wait(pilot, lambda: not app.working and not app.queue)
-        await pilot.pause(0.1)
-    return screen
 
 
 def _app(workspace: Path) -> MonkeyApp:
@@ -49,14 +29,14 @@ def _app(workspace: Path) -> MonkeyApp:
 
 
 async def test_the_dialog_answers_claude_codes_bash_call(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    cli = _cli()
+    cli = claude_cli()
     cli_home = tmp_path / "cli-home"
     cli_home.mkdir()
     with FakeAnthropic(str(workspace)) as server:
-        _configure(monkey_home, cli, server, cli_home, allow=())
+        configure_claude(monkey_home, cli, server, cli_home, allow=())
 
         app = _app(workspace)
-        screen = await _turn(app, ("y",), "please run the command")
+        screen = await approval_turn(app, ("y",), "please run the command")
         assert screen.request.tool == "shell_execute"
         assert screen.request.summary == "echo from-bash > bash.txt"
         backend = app.agent.backend
@@ -66,7 +46,7 @@ async def test_the_dialog_answers_claude_codes_bash_call(monkey_home: Path, work
 
         (workspace / "bash.txt").unlink()
         app = _app(workspace)
-        await _turn(app, ("n", *"not now", "enter"), "please run the command")
+        await approval_turn(app, ("n", *"not now", "enter"), "please run the command")
         answer = json.loads(app.agent.backend.answered[-1])["response"]["response"]
         assert answer["behavior"] == "deny" and "the user said: not now" in answer["message"]
         assert not (workspace / "bash.txt").exists()

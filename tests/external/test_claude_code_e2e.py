@@ -10,54 +10,29 @@ or as the copy the ``claude-agent-sdk`` wheel bundles.
 from __future__ import annotations
 
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
 
 from tests.support.cli import Run, run_monkey
-from tests.external.fake_anthropic import FakeAnthropic
-from tests.support.external import configure, run_task
+from tests.support.fakes.anthropic_server import FakeAnthropic
+from tests.support.external import claude_cli, configure_claude, run_task
 
 pytestmark = pytest.mark.external
 
-
-def _bundled() -> str | None:
-    """The CLI the ``claude-agent-sdk`` wheel (the dev extra) ships, the same program as npm's."""
-    try:
-        import claude_agent_sdk
-    except ImportError:
-        return None
-    exe = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
-    return str(exe) if exe.is_file() and os.access(exe, os.X_OK) else None
-
-
-def _cli() -> str:
-    path = os.environ.get("MONKEY_CLAUDE_CLI") or shutil.which("claude") or _bundled()
-    if not path:
-        pytest.skip("the Claude Code CLI is not installed (npm install @anthropic-ai/claude-code; "
-                    "set MONKEY_CLAUDE_CLI to its `claude`)")
-    return path
-
-
-def _configure(home: Path, cli: str, server: FakeAnthropic, cli_home: Path, allow: tuple[str, ...] = ("file_write",)
-               ) -> None:
-    env = {"ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "HOME": str(cli_home),
-           "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
-    configure(home, "claude_code", cli, allow=allow, settings={"idle_timeout": 60.0, "timeout": 120.0}, **env)
 
 
 def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
     return run_task(home, workspace, "claude-code", task, *extra, timeout=150, process=True)
 
 
+@pytest.mark.timeout(600)  # six runs of the real CLI: about 90 s on a loaded 2-core machine
 def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    cli = _cli()
+    cli = claude_cli()
     cli_home = tmp_path / "cli-home"
     cli_home.mkdir()
     with FakeAnthropic(str(workspace)) as server:
-        _configure(monkey_home, cli, server, cli_home)
+        configure_claude(monkey_home, cli, server, cli_home)
 
         # a text answer
         run = _agent(monkey_home, workspace, "say hello")
@@ -116,11 +91,12 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         assert fail.of_type("turn_completed")[0]["reason"] == "error"
 
 
+@pytest.mark.timeout(600)  # four runs of the real CLI
 def test_claude_code_calls_go_through_monkeys_approvals(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Headless, with an allow rule for file_write only: a Bash call is refused by monkey (the CLI goes on
     without it), a Write into .git/hooks is refused although the rule allows file_write, and so is a
     command writing ~/.bashrc although a rule allows echo."""
-    cli = _cli()
+    cli = claude_cli()
     cli_home = tmp_path / "cli-home"
     (cli_home / ".claude").mkdir(parents=True)
     # the person's own Claude Code settings allow everything: monkey does not load them
@@ -128,7 +104,7 @@ def test_claude_code_calls_go_through_monkeys_approvals(monkey_home: Path, works
         {"permissions": {"allow": ["Bash", "Write", "Edit"], "defaultMode": "bypassPermissions"}}))
     (workspace / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
     with FakeAnthropic(str(workspace)) as server:
-        _configure(monkey_home, cli, server, cli_home, allow=("file_write", "shell_execute(echo)"))
+        configure_claude(monkey_home, cli, server, cli_home, allow=("file_write", "shell_execute(echo)"))
 
         run = _agent(monkey_home, workspace, "please run the command")
         assert run.returncode == 0, run.stderr
@@ -166,13 +142,13 @@ def test_real_claude_code_gets_an_attached_image(monkey_home: Path, workspace: P
 
     from tests.support import images
 
-    cli = _cli()
+    cli = claude_cli()
     cli_home = tmp_path / "cli-home"
     cli_home.mkdir()
     shot = images.png(32, 16)
     (workspace / "shot.png").write_bytes(shot)
     with FakeAnthropic(str(workspace)) as server:
-        _configure(monkey_home, cli, server, cli_home)
+        configure_claude(monkey_home, cli, server, cli_home)
         run = _agent(monkey_home, workspace, "what is in @shot.png ?")
         assert run.returncode == 0, run.stderr
         assert "attached shot.png (PNG image, " in run.stderr

@@ -15,8 +15,8 @@ import pytest
 from monkey.backends.scripted import ScriptCall, ScriptTurn
 from monkey.cli import main
 from monkey.session.claude_export import CLAUDE_CODE_VERSION, claude_uuid, project_dir, project_slug
-from tests.external.fake_anthropic import FakeAnthropic
-from tests.external.test_claude_code_e2e import _cli as claude_cli
+from tests.support.fakes.anthropic_server import FakeAnthropic
+from tests.support.external import claude_cli
 from tests.support.agent import drive, make_agent
 
 pytestmark = pytest.mark.external

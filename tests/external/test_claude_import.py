@@ -4,7 +4,6 @@ sent); importing again updates it; the source file is never changed; bad files a
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import json
 import os
@@ -13,21 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from monkey.cli import main
 from monkey.session.claude_export import project_dir
 from monkey.store import SessionStore
 from tests.support.checkpoints import run_monkey
-from tests.external.fake_anthropic import FakeAnthropic
-from tests.external.test_claude_code_e2e import _cli as claude_cli
+from tests.support.fakes.anthropic_server import FakeAnthropic
+from tests.support.external import claude_cli
+from tests.support.cli import main_in_thread
 
 pytestmark = pytest.mark.external
-
-
-async def _cli(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    capsys.readouterr()
-    code = await asyncio.to_thread(main, list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def _claude(cli: str, workspace: Path, server: FakeAnthropic, home: Path, config: Path, *args: str) -> dict:  # type: ignore[type-arg]
@@ -57,7 +49,7 @@ async def test_import_a_real_claude_code_session_and_go_on(workspace: Path, tmp_
         path = project_dir(str(workspace)) / f"{session}.jsonl"
         before = _digest(path)
 
-        code, out, err = await _cli(capsys, "sessions", "import", "claude", session)
+        code, out, err = await main_in_thread(capsys, "sessions", "import", "claude", session)
         assert code == 0, err
         sid = out.split(" as session ")[1].split()[0]
         assert "(2 turns)" in out and _digest(path) == before, "the source is read, never written"
@@ -70,9 +62,9 @@ async def test_import_a_real_claude_code_session_and_go_on(workspace: Path, tmp_
         assert [m.content for m in restored.messages if m.role == "user"] == ["please create hello.txt",
                                                                            "say something else"]
 
-        code, out, _ = await _cli(capsys, "sessions", "show", sid)
+        code, out, _ = await main_in_thread(capsys, "sessions", "show", sid)
         assert f"from claude code {session}  {path}" in out
-        code, out, _ = await _cli(capsys, "sessions", "import", "claude", str(path))
+        code, out, _ = await main_in_thread(capsys, "sessions", "import", "claude", str(path))
         assert code == 0 and out.startswith("updated") and f"as session {sid}" in out, "idempotent"
         async with await SessionStore.open() as store:
             assert len(await store.list_sessions(str(workspace))) == 1
@@ -90,7 +82,7 @@ async def test_import_a_real_claude_code_session_and_go_on(workspace: Path, tmp_
         assert text in said, f"{text!r} was not sent"
     assert [m["role"] for m in sent][:2] == ["user", "assistant"]
 
-    code, _, err = await _cli(capsys, "sessions", "import", "claude", session)
+    code, _, err = await main_in_thread(capsys, "sessions", "import", "claude", session)
     assert code == 1 and "has gone on in monkey since" in err
 
 
@@ -114,7 +106,7 @@ async def test_bad_claude_files(tmp_path: Path, capsys, monkeypatch: pytest.Monk
     ]
     path = folder / f"{sid}.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in lines) + '{"type": "assistant", "uuid": "a2", "mess')
-    code, out, err = await _cli(capsys, "sessions", "import", "claude", "frob things")
+    code, out, err = await main_in_thread(capsys, "sessions", "import", "claude", "frob things")
     assert code == 0, err
     assert "last line was cut short" in out and "brand-new-record" in out
     new = out.split(" as session ")[1].split()[0]
@@ -123,9 +115,9 @@ async def test_bad_claude_files(tmp_path: Path, capsys, monkeypatch: pytest.Monk
     assert [(c.name, c.arguments) for m in restored.messages for c in m.tool_calls] == [("FrobnicateTool", {"x": 1})]
     assert restored.messages[-1].content == "frobbed", "a foreign call kept with its result"
 
-    code, _, err = await _cli(capsys, "sessions", "import", "claude", "not-a-uuid-nor-title")
+    code, _, err = await main_in_thread(capsys, "sessions", "import", "claude", "not-a-uuid-nor-title")
     assert code == 1 and "is not a session file, a Claude Code session id or a title" in err
-    code, _, err = await _cli(capsys, "sessions", "import", "claude", "99999999-2222-3333-4444-555555555555")
+    code, _, err = await main_in_thread(capsys, "sessions", "import", "claude", "99999999-2222-3333-4444-555555555555")
     assert code == 1 and "no Claude Code session" in err
 
 
@@ -134,5 +126,5 @@ async def test_a_file_that_changes_while_it_is_read(tmp_path: Path, capsys) -> N
     # session file Claude Code keeps writing, what was read never matches the file's size and time
     moving = tmp_path / "moving.jsonl"
     moving.symlink_to("/proc/self/status")
-    code, _, err = await _cli(capsys, "sessions", "import", "claude", str(moving))
+    code, _, err = await main_in_thread(capsys, "sessions", "import", "claude", str(moving))
     assert code == 1 and "kept changing while it was read" in err

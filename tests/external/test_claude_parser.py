@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,19 +12,11 @@ from hypothesis import strategies as st
 from monkey.backends.claude_code.parser import ClaudeStreamParser
 from monkey.backends.jsonl import LineFramer
 from monkey.events import Event
+from tests.support.external import plain
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude_code"
 STREAMS = {p.stem: p.read_bytes() for p in sorted(FIXTURES.glob("*.jsonl"))}
 
-
-def plain(events: list[Event]) -> list[tuple[str, dict]]:
-    """Events without their timestamps, comparable across runs."""
-    out = []
-    for e in events:
-        d = msgspec.structs.asdict(e)
-        d.pop("ts")
-        out.append((e.type, d))
-    return out
 
 
 def parse(data: bytes, chunks: list[int] | None = None) -> tuple[ClaudeStreamParser, list[Event]]:

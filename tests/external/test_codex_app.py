@@ -20,10 +20,10 @@ from monkey.session.setup import resolve_setup
 from monkey.events import ApprovalRequested
 from monkey.ui.app import MonkeyApp
 from monkey.ui.approver import TuiApprover
-from tests.external.fake_openai_responses import FakeResponses, codex_config
-from tests.external.test_claude_code_app import _turn
+from tests.support.fakes.openai_responses import FakeResponses, codex_config
+from tests.support.app import approval_turn
 from tests.support.external import Waits, cancel_when_asked
-from tests.external.test_codex_recorded import _cli, _configure
+from tests.support.external import codex_cli, configure_codex
 
 pytestmark = pytest.mark.external
 
@@ -63,19 +63,19 @@ def _codex_home(tmp_path: Path, url: str) -> Path:
 
 
 async def test_the_dialog_answers_codexs_command(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    cli = _cli()
+    cli = codex_cli()
     with FakeResponses() as server:
-        _configure(monkey_home, cli, _codex_home(tmp_path, server.url), allow=())
+        configure_codex(monkey_home, cli, _codex_home(tmp_path, server.url), allow=())
 
         app = _app(workspace)
-        screen = await _turn(app, ("y",), "please create hello.txt")
+        screen = await approval_turn(app, ("y",), "please create hello.txt")
         assert screen.request.tool == "shell_execute" and screen.request.summary == COMMAND
         assert _decision(app.agent.backend.answered[-1]) == "accept"
         assert (workspace / "hello.txt").read_text() == "hi there\n"  # Codex ran it once monkey said yes
 
         (workspace / "hello.txt").unlink()
         app = _app(workspace)
-        await _turn(app, ("n", *"not now", "enter"), "please create hello.txt")
+        await approval_turn(app, ("n", *"not now", "enter"), "please create hello.txt")
         assert _decision(app.agent.backend.answered[-1]) == "decline"
         assert not (workspace / "hello.txt").exists()
         told = json.dumps(server.main_requests()[-1]["body"]["input"])  # Codex went on without it
@@ -83,7 +83,7 @@ async def test_the_dialog_answers_codexs_command(monkey_home: Path, workspace: P
 
 
 def test_cancel_while_codex_waits_for_an_answer(workspace: Path, tmp_path: Path) -> None:
-    cli = _cli()
+    cli = codex_cli()
     with FakeResponses() as server:
         codex_home = _codex_home(tmp_path, server.url)
         (tmp_path / "cli-home" / "tmp").mkdir()

@@ -3,7 +3,6 @@ the fake Responses API, continued by ``--resume`` on another backend (scripted) 
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import os
 import subprocess
@@ -12,20 +11,13 @@ from pathlib import Path
 import pytest
 
 from monkey.backends.scripted import ScriptTurn
-from monkey.cli import main
 from monkey.store import SessionStore
-from tests.external.fake_openai_responses import FakeResponses, codex_config
-from tests.external.test_codex_recorded import _cli as codex_cli
+from tests.support.fakes.openai_responses import FakeResponses, codex_config
+from tests.support.external import codex_cli
 from tests.support.agent import drive, make_agent
+from tests.support.cli import main_in_thread
 
 pytestmark = pytest.mark.external
-
-
-async def _cli(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    capsys.readouterr()
-    code = await asyncio.to_thread(main, list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 async def test_import_a_real_codex_rollout_and_go_on(workspace: Path, tmp_path: Path, capsys,
@@ -47,12 +39,12 @@ async def test_import_a_real_codex_rollout_and_go_on(workspace: Path, tmp_path: 
     before = hashlib.sha256(rollout.read_bytes()).hexdigest(), rollout.stat().st_mtime_ns
     monkeypatch.setenv("CODEX_HOME", str(codex_home))
 
-    code, out, err = await _cli(capsys, "sessions", "import", "codex", codex_id)
+    code, out, err = await main_in_thread(capsys, "sessions", "import", "codex", codex_id)
     assert code == 0, err
     sid = out.split(" as session ")[1].split()[0]
     assert "reasoning item(s) left out" in out
     assert (hashlib.sha256(rollout.read_bytes()).hexdigest(), rollout.stat().st_mtime_ns) == before, "read only"
-    code, out, _ = await _cli(capsys, "sessions", "import", "codex", str(rollout))
+    code, out, _ = await main_in_thread(capsys, "sessions", "import", "codex", str(rollout))
     assert code == 0 and out.startswith("updated") and f"as session {sid}" in out, "idempotent"
     async with await SessionStore.open() as store:
         info = await store.get(sid)
@@ -68,5 +60,5 @@ async def test_import_a_real_codex_rollout_and_go_on(workspace: Path, tmp_path: 
     assert "wrote hello.txt" in sent[2].content and sent[2].tool_call_id == call.id
     assert sent[3].content == "Done: hello.txt is written." and sent[4].content == "and now?"
 
-    code, _, err = await _cli(capsys, "sessions", "import", "codex", "not-an-id")
+    code, _, err = await main_in_thread(capsys, "sessions", "import", "codex", "not-an-id")
     assert code == 1 and "is not a rollout file nor a Codex session id" in err

@@ -1,7 +1,7 @@
 """The Codex backend on the real Codex CLI's ``app-server`` output, and the real CLI end to end.
 
 The ``app_*.jsonl`` fixtures were recorded from ``codex app-server`` (the version in
-``app_VERSION``) driven against the fake Responses API in fake_openai_responses.py by
+``app_VERSION``) driven against the fake Responses API in tests/support/fakes/openai_responses.py by
 record_codex_app.py. They are parsed whole, in random chunks and cut short. With the pinned CLI
 installed (``npm install --prefix tests/npm``, the README's test command, or ``MONKEY_CODEX_CLI``),
 ``monkey agent --backend codex`` also runs it end to end against the fake server: an allowed
@@ -12,7 +12,6 @@ thread and an API error.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -23,9 +22,9 @@ from monkey.backends.codex.app_parser import CodexAppParser
 from monkey.backends.codex.backend import SUPPORTED
 from monkey.backends.supervise import parse_version
 from tests.support.cli import Run, run_monkey
-from tests.external.fake_openai_responses import FakeResponses, codex_config
-from tests.support.external import configure, run_task
-from tests.external.test_claude_parser import plain
+from tests.support.fakes.openai_responses import FakeResponses, codex_config
+from tests.support.external import codex_cli, configure_codex, run_task
+from tests.support.external import plain
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "codex"
 GOOD = ["app_text", "app_resumed", "app_shell", "app_declined", "app_patch", "app_hook"]
@@ -163,29 +162,6 @@ def test_junk_is_counted_never_raised() -> None:
 # -- the real CLI, end to end --------------------------------------------------------
 
 
-NPM_CODEX = Path(__file__).resolve().parents[1] / "npm" / "node_modules" / ".bin" / "codex"
-"""The pinned Codex CLI the README's test command installs (``npm install --prefix tests/npm``)."""
-
-
-def _cli() -> str:
-    path = os.environ.get("MONKEY_CODEX_CLI") or (str(NPM_CODEX) if NPM_CODEX.exists() else "")
-    if not path:
-        pytest.skip("the Codex CLI is not installed (npm install --prefix tests/npm, or set MONKEY_CODEX_CLI to its `codex`)")
-    return path
-
-
-def _configure(home: Path, cli: str, codex_home: Path, allow: tuple[str, ...] = ("shell_execute",)) -> None:
-    # Codex runs its shell tool in its sandbox through a helper (``codex-linux-sandbox``, a link to itself
-    # it puts under CODEX_HOME and on PATH), and refuses to create that helper inside the temp folder;
-    # this CODEX_HOME lies in pytest's temp folder, so the CLI gets a temp folder of its own (as a
-    # person's ~/.codex is not in theirs). Without it every command failed with "bwrap: execvp
-    # codex-linux-sandbox: No such file or directory" and hello.txt was never written.
-    tmp = codex_home.parent / "tmp"
-    tmp.mkdir(exist_ok=True)
-    env = {"CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent), "FAKE_OPENAI_KEY": "sk-fake",
-           "TMPDIR": str(tmp)}
-    configure(home, "codex", cli, allow=allow, settings={"idle_timeout": 60.0, "timeout": 120.0}, **env)
-
 
 def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
     return run_task(home, workspace, "codex", task, *extra, timeout=150, process=True)
@@ -193,12 +169,12 @@ def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
 
 @pytest.mark.external
 def test_real_codex_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    cli = _cli()
+    cli = codex_cli()
     codex_home = tmp_path / "cli-home" / ".codex"
     codex_home.mkdir(parents=True)
     with FakeResponses() as server:
         (codex_home / "config.toml").write_text(codex_config(server.url, model="gpt-5.5"))
-        _configure(monkey_home, cli, codex_home, allow=("shell_execute(touch)", "file_write"))
+        configure_codex(monkey_home, cli, codex_home, allow=("shell_execute(touch)", "file_write"))
 
         # a text answer
         run = _agent(monkey_home, workspace, "say hello")

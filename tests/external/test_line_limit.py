@@ -85,10 +85,10 @@ def test_a_stopped_childs_stdout_is_read_to_its_end(fake_agent: Path, tmp_path: 
     import pytest
 
     from monkey.backends.base import BackendError
-    from tests.external.test_agent_process import claude, collect
+    from tests.support.external import backend_events, claude
 
     backend = claude(fake_agent, tmp_path, mode="endless_line", fixture="tool_write",
                      env={"FAKE_ENDLESS_MB": "400"}, max_line_bytes=1 << 20)
     with pytest.raises(BackendError, match="printed a line longer than 1048576 bytes"):
-        asyncio.run(collect(backend))
+        asyncio.run(backend_events(backend))
     assert backend.last is not None and backend.last.drained

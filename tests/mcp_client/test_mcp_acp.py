@@ -6,17 +6,18 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from tests.acp.client import prompt, start_monkey
+from acp.schema import EnvVariable, McpServerStdio
+
+from tests.support.acp import prompt, start_monkey
 from tests.support.cli import ROOT, write_script
 from tests.support.script import call
 
 
 async def test_an_editors_mcp_server_is_started_and_its_call_asked_in_the_editor(
         workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    from acp.schema import EnvVariable, McpServerStdio
 
     script = write_script(tmp_path / "s.json", [{"tool_calls": [call("mcp__ed__greet", name="Zed")]}, {"text": "ok"}])
-    server = McpServerStdio(name="ed", command=sys.executable, args=["-m", "tests.fakes.mcp_server", str(tmp_path / "n")],
+    server = McpServerStdio(name="ed", command=sys.executable, args=["-m", "tests.support.fakes.mcp_server", str(tmp_path / "n")],
                             env=[EnvVariable(name="PYTHONPATH", value=str(ROOT))])
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])

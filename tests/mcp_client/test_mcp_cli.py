@@ -233,7 +233,7 @@ def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: P
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "tests.fakes.mcp_server", str(tmp_path / "starts")], cwd=ROOT,
+    server = subprocess.Popen([sys.executable, "-m", "tests.support.fakes.mcp_server", str(tmp_path / "starts")], cwd=ROOT,
                               env={**os.environ, "FAKE_MCP_HTTP_PORT": str(port), "PYTHONPATH": str(ROOT)},
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

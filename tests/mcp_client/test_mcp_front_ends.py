@@ -105,7 +105,8 @@ def test_a_project_servers_definition_is_approved_once_and_asked_again_when_it_c
     assert not state.exists()
     session("y")
     assert session(None) in ("starting", "ready")  # approved: not asked again
-    write_servers(workspace / ".mcp.json", {"fake": fake_server(state, args=["-m", "tests.fakes.mcp_server", str(state), "x"])})
+    changed = fake_server(state, args=["-m", "tests.support.fakes.mcp_server", str(state), "x"])
+    write_servers(workspace / ".mcp.json", {"fake": changed})
     assert session("n") == "not started"  # a changed definition is asked about again
     approved = (monkey_home / "mcp" / "approved.json").read_text()
     assert str(workspace) in approved and not (workspace / ".monkey" / "mcp").exists()

@@ -18,8 +18,8 @@ from monkey.backends.convert import to_anthropic, to_openai
 from monkey.events import ToolImage, ToolResult, decode
 from monkey.messages import Message, ModelRequest
 from tests.support.cli import invoke
-from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
+from tests.support.fakes.openai_server import FakeOpenAI, Reply
 from tests.support.mcp import EVERYTHING, needs_npm, results, write_servers
 
 PNG = b"\x89PNG\r\n\x1a\n"

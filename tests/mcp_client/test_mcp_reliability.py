@@ -1,4 +1,4 @@
-"""An MCP server that crashes or answers with a very long result, run for real (tests/fakes/mcp_server.py)."""
+"""An MCP server that crashes or answers with a very long result, run for real (tests/support/fakes/mcp_server.py)."""
 
 from __future__ import annotations
 

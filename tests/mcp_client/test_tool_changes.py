@@ -1,4 +1,4 @@
-"""A server that changes its tools while connected (tests/fakes/mcp_server.py ``poison``): the model
+"""A server that changes its tools while connected (tests/support/fakes/mcp_server.py ``poison``): the model
 is offered a changed tool as approved until a person approves it, and the server's other tools are
 confirmed again."""
 

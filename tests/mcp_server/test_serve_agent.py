@@ -12,8 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import invoke, invoke_async, stored_events, write_script
-from tests.mcp_server.client import stdio_session, text
-from tests.mcp_server.test_serve_stdio import INIT, _answer, _send, _serve
+from tests.support.mcp_serve import INIT, read_answer, send_line, serve_process, stdio_session, text
 
 TURNS = [
     {"text": "Writing it.",
@@ -68,12 +67,12 @@ async def test_an_agent_task_runs_headless_what_would_ask_is_refused(workspace: 
 def test_sigterm_during_an_agent_task_ends_its_turn_and_session(workspace: Path, monkey_home: Path,
                                                                  tmp_path: Path) -> None:
     script = write_script(tmp_path / "script.json", [{"text": "a very slow answer indeed", "delay": 600}])
-    proc = _serve(workspace, monkey_home, "--backend", "scripted", "--script", str(script))
+    proc = serve_process(workspace, monkey_home, "--backend", "scripted", "--script", str(script))
     try:
-        _send(proc, INIT)
-        _answer(proc)
-        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        send_line(proc, INIT)
+        read_answer(proc)
+        send_line(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send_line(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                      "params": {"name": "agent", "arguments": {"prompt": "take your time"}}})
         db = monkey_home / "monkey.db"
         deadline = time.monotonic() + 60

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.cli import monkey_env, run_monkey
-from tests.external.fake_anthropic import FakeAnthropic, _text_of
-from tests.external.test_claude_code_e2e import _cli
+from tests.support.fakes.anthropic_server import Answer, FakeAnthropic, Message, text_of
+from tests.support.external import claude_cli
 
 PROMPT = "please write mcp.txt through monkey"
 CONTENT = "written by Claude Code through monkey\n"
@@ -27,35 +27,26 @@ class FakeModel(FakeAnthropic):
     """The fake Anthropic API; a prompt asking to write through monkey gets a call of monkey's file_write,
     a path escape, then (with both results back) an answer quoting them."""
 
-    def answer(self, handler: Any, body: dict[str, Any]) -> None:
+    def reply(self, body: dict[str, Any]) -> Answer:
         messages = body.get("messages") or []
         users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-        if not body.get("tools") or not any("through monkey" in _text_of(m.get("content")) for m in users):
-            super().answer(handler, body)
-            return
+        if not body.get("tools") or not any("through monkey" in text_of(m.get("content")) for m in users):
+            return super().reply(body)
         results = [b for m in users if isinstance(m.get("content"), list) for b in m["content"]
                    if isinstance(b, dict) and b.get("type") == "tool_result"]
         self.count += 1
         if not results:
-            blocks = [{"type": "text", "text": "Writing it with monkey."},
-                      {"type": "tool_use", "id": f"toolu_w{self.count}", "name": "mcp__monkey__file_write",
-                       "input": {"path": "mcp.txt", "content": CONTENT}},
-                      {"type": "tool_use", "id": f"toolu_x{self.count}", "name": "mcp__monkey__file_write",
-                       "input": {"path": "../escaped.txt", "content": "x"}}]
-            stop = "tool_use"
-        else:
-            said = " | ".join(_text_of(r.get("content")) if isinstance(r.get("content"), list) else str(r.get("content"))
-                              for r in results)
-            blocks = [{"type": "text", "text": f"Results: {said}"}]
-            stop = "end_turn"
-        if body.get("stream"):
-            self._stream(handler, body, blocks, stop)
-        else:
-            handler._json(200, self._message(body, blocks, stop))
+            return Message("Writing it with monkey.", [
+                (f"toolu_w{self.count}", "mcp__monkey__file_write", {"path": "mcp.txt", "content": CONTENT}),
+                (f"toolu_x{self.count}", "mcp__monkey__file_write", {"path": "../escaped.txt", "content": "x"})],
+                message_id=f"msg_fake{self.count}")
+        said = " | ".join(text_of(r.get("content")) if isinstance(r.get("content"), list) else str(r.get("content"))
+                          for r in results)
+        return Message(f"Results: {said}", message_id=f"msg_fake{self.count}")
 
 
 def test_claude_code_writes_a_file_through_monkey_serve(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    cli = _cli()
+    cli = claude_cli()
     cli_home = tmp_path / "cli-home"
     cli_home.mkdir()
     env = monkey_env(monkey_home)

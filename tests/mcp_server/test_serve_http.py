@@ -10,8 +10,8 @@ import httpx2
 import pytest
 
 from tests.support.cli import invoke, invoke_async, run_monkey
-from tests.mcp_server.client import http_session, start_http, text
-from tests.mcp_server.test_serve_stdio import TOOLS
+from tests.support.mcp_serve import http_session, start_http, text
+from tests.support.mcp_serve import TOOLS
 
 
 @pytest.mark.subprocess

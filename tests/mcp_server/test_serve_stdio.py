@@ -4,19 +4,13 @@ from __future__ import annotations
 
 import json
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 
-from tests.support.cli import invoke, invoke_async, monkey_env
-from tests.mcp_server.client import stdio_session, text
-
-TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "process_output", "process_stop",
-         "process_list", "list_directory",
-         "glob_search", "grep_search", "web_fetch", "agent", "agent_reply"]
+from tests.support.cli import invoke, invoke_async
+from tests.support.mcp_serve import INIT, read_answer, send_line, serve_process, stdio_session, text, TOOLS
 
 
 async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path, monkey_home: Path) -> None:
@@ -133,48 +127,26 @@ async def test_unknown_tools_and_bad_arguments_are_tool_errors(workspace: Path, 
     assert text(still) == "# proj\n"
 
 
-def _serve(workspace: Path, home: Path, *flags: str) -> subprocess.Popen[bytes]:
-    return subprocess.Popen([sys.executable, "-m", "monkey", "serve", "--cwd", str(workspace), *flags],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=monkey_env(home))
-
-
-def _send(proc: subprocess.Popen[bytes], line: str | dict) -> None:
-    assert proc.stdin is not None
-    proc.stdin.write((line if isinstance(line, str) else json.dumps(line)).encode() + b"\n")
-    proc.stdin.flush()
-
-
-def _answer(proc: subprocess.Popen[bytes]) -> dict:
-    assert proc.stdout is not None
-    line = proc.stdout.readline()
-    assert line, "the server closed stdout"
-    return json.loads(line)
-
-
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
-
 
 @pytest.mark.subprocess
 def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: Path, monkey_home: Path) -> None:
-    proc = _serve(workspace, monkey_home)
+    proc = serve_process(workspace, monkey_home)
     try:
-        _send(proc, "this is not json {")
-        assert _answer(proc) == {"jsonrpc": "2.0", "id": None,
+        send_line(proc, "this is not json {")
+        assert read_answer(proc) == {"jsonrpc": "2.0", "id": None,
                                  "error": {"code": -32700, "message": "Parse error: the line is not JSON"}}
-        _send(proc, "[1, 2]")
-        assert _answer(proc)["error"]["code"] == -32600
-        _send(proc, INIT)
-        assert _answer(proc)["result"]["serverInfo"]["name"] == "monkey"
-        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "no/such/method"})
-        assert _answer(proc)["error"]["code"] == -32601
-        _send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}})
-        assert _answer(proc)["error"]["code"] == -32602
-        _send(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        send_line(proc, "[1, 2]")
+        assert read_answer(proc)["error"]["code"] == -32600
+        send_line(proc, INIT)
+        assert read_answer(proc)["result"]["serverInfo"]["name"] == "monkey"
+        send_line(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send_line(proc, {"jsonrpc": "2.0", "id": 2, "method": "no/such/method"})
+        assert read_answer(proc)["error"]["code"] == -32601
+        send_line(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}})
+        assert read_answer(proc)["error"]["code"] == -32602
+        send_line(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
                      "params": {"name": "file_read", "arguments": {"path": "README.md"}}})
-        answer = _answer(proc)
+        answer = read_answer(proc)
         assert answer["id"] == 4 and answer["result"]["content"][0]["text"] == "# proj\n"
         assert proc.stdin is not None
         proc.stdin.close()  # EOF: the server ends by itself
@@ -192,14 +164,14 @@ def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
 def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey_home: Path, sig: int) -> None:
-    proc = _serve(workspace, monkey_home)
+    proc = serve_process(workspace, monkey_home)
     try:
-        _send(proc, INIT)
-        _answer(proc)
-        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        _send(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        send_line(proc, INIT)
+        read_answer(proc)
+        send_line(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send_line(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                      "params": {"name": "file_write", "arguments": {"path": "s.txt", "content": "x\n"}}})
-        assert _answer(proc)["result"]["isError"] is False
+        assert read_answer(proc)["result"]["isError"] is False
         proc.send_signal(sig)  # stdin stays open: the signal alone ends it
         assert proc.wait(timeout=60) == 128 + sig
         assert proc.stderr is not None

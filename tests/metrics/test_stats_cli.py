@@ -14,10 +14,7 @@ import pytest
 from monkey.cli import main
 from monkey.db import db_path
 from monkey.store.tally import micros, quantize
-
-
-def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"name": name, "arguments": arguments}
+from tests.support.script import call
 
 
 def agent(capsys, workspace: Path, script: Path, *flags: str, task: str = "do it",  # type: ignore[no-untyped-def]

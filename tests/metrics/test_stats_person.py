@@ -66,7 +66,7 @@ def test_a_persons_answers_and_undo_are_counted(workspace: Path, monkey_home: Pa
 
 
 def test_a_call_stopped_by_ctrl_c_is_counted_cancelled(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    from tests.cli.test_inline_prompt import sleeper_script, spawn_task
+    from tests.support.pty import sleeper_script, spawn_task
 
     child = spawn_task(workspace, monkey_home, sleeper_script(tmp_path))
     child.expect_exact("allow? [y/a/f/n]")

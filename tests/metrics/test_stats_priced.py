@@ -8,7 +8,7 @@ from pathlib import Path
 
 from monkey.cli import main
 from monkey.store.tally import micros
-from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
+from tests.support.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
 MODEL = "claude-sonnet-4-5-20250929"
 

@@ -98,7 +98,7 @@ def test_the_sandbox_keeps_a_home_workspaces_dotfiles_read_only(kind: str, home:
 
 async def test_an_editor_opening_the_home_folder_is_told_in_the_session(home: Path, monkey_home: Path,
                                                                         tmp_path: Path) -> None:
-    from tests.acp.client import start_monkey
+    from tests.support.acp import start_monkey
 
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):

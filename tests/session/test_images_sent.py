@@ -13,8 +13,8 @@ from monkey.backends.convert import images_note
 from monkey.backends.local_format import chat_messages
 from monkey.events import ToolImage
 from monkey.messages import Message, ModelRequest
-from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
-from tests.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
+from tests.support.fakes.openai_server import FakeOpenAI, Reply
 from tests.support import images
 from tests.support.cli import invoke, write_script
 
@@ -136,7 +136,7 @@ async def test_an_editors_image_block_goes_with_the_message_and_a_bad_one_is_nam
         workspace: Path, monkey_home: Path) -> None:
     from acp import PROTOCOL_VERSION, image_block, text_block
 
-    from tests.acp.client import start_monkey, text_of
+    from tests.support.acp import start_monkey, text_of
 
     gif = base64.b64encode(images.gif(8, 8)).decode()
     with FakeAnthropic() as fake:

@@ -91,7 +91,7 @@ async def _acp(workspace: Path, script: Path) -> None:
     from acp import PROTOCOL_VERSION, text_block
 
     from monkey.acp.server import MonkeyAcpAgent
-    from tests.acp.client import EditorClient
+    from tests.support.acp import EditorClient
 
     agent = MonkeyAcpAgent(_request(None, script), Questions())  # type: ignore[arg-type]  # the editor names it
     agent.on_connect(EditorClient())

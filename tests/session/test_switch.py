@@ -119,7 +119,7 @@ async def test_switching_to_an_external_agent_says_it_starts_fresh(tmp_path: Pat
 
 
 async def test_model_names_the_anthropic_api_does_not_know_are_refused(workspace: Path) -> None:
-    from tests.fakes.anthropic_server import FakeAnthropic
+    from tests.support.fakes.anthropic_server import FakeAnthropic
 
     with FakeAnthropic() as server:
         switcher = BackendSwitcher(Config(), workspace, flagged="anthropic", api_key="sk-test", base_url=server.url,
@@ -162,7 +162,7 @@ async def test_the_scripted_backend_says_its_model_is_only_a_label(tmp_path: Pat
 
 
 async def test_backend_switches_to_an_acp_agent_and_lists_them(tmp_path: Path, workspace: Path) -> None:
-    from tests.external.acp_helpers import fake_acp_exe
+    from tests.support.acp_agents import fake_acp_exe
 
     exe = fake_acp_exe(tmp_path / "bin")
     config = Config(acp_agents={"fake": {"command": str(exe), "env": {"FAKE_LOG": str(tmp_path / "log")}}})

@@ -3,23 +3,15 @@ the command line run in this process (``monkey sessions rename|search|fork``, ``
 
 from __future__ import annotations
 
-import asyncio
 import json
 from pathlib import Path
 
 from monkey.backends.scripted import ScriptCall, ScriptTurn
-from monkey.cli import main
 from monkey.session.replies import Note, ResumeSession
 from monkey.session.session import Session
 from monkey.store import SessionStore
 from tests.support.agent import ListSink, db, drive, make_agent
-
-
-async def _cli(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    capsys.readouterr()
-    code = await asyncio.to_thread(main, list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.support.cli import main_in_thread
 
 
 def _write(call_id: str, path: str, text: str) -> ScriptCall:
@@ -48,32 +40,32 @@ async def test_search_finds_prompts_answers_calls_and_results(workspace: Path, c
     await drive(other, "an unrelated question")
     ws = str(workspace)
 
-    code, out, _ = await _cli(capsys, "sessions", "search", "quokka", "--json", "--cwd", ws)
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "quokka", "--json", "--cwd", ws)
     hits = json.loads(out)
     assert code == 0 and {h["session_id"] for h in hits} == {agent.session_id}
     assert sorted(h["kind"] for h in hits) == ["message_completed", "tool_result"]
     assert all(h["turn"] == 1 and "[quokka]" in h["snippet"] for h in hits)
-    code, out, _ = await _cli(capsys, "sessions", "search", "notes.txt", "file_read", "--json", "--cwd", ws)
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "notes.txt", "file_read", "--json", "--cwd", ws)
     assert [h["kind"] for h in json.loads(out)] == ["message_completed"], "a tool call: its name and arguments"
-    code, out, _ = await _cli(capsys, "sessions", "search", "island", "--cwd", ws)
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "island", "--cwd", ws)
     assert f"{agent.session_id}  turn 1   prompt" in out and "[island]" in out
-    code, out, _ = await _cli(capsys, "sessions", "search", "quokka", "--cwd", str(workspace.parent))
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "quokka", "--cwd", str(workspace.parent))
     assert "nothing found" in out, "another workspace's sessions only with --all"
-    code, out, _ = await _cli(capsys, "sessions", "search", "quokka", "--all")
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "quokka", "--all")
     assert agent.session_id in out
-    code, out, _ = await _cli(capsys, "sessions", "search", 'NEAR("', ")*", "--json", "--cwd", ws)
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", 'NEAR("', ")*", "--json", "--cwd", ws)
     assert code == 0 and json.loads(out) == [], "FTS5 syntax is read as words, never as a query"
-    code, _, err = await _cli(capsys, "sessions", "search", "***", "--cwd", ws)
+    code, _, err = await main_in_thread(capsys, "sessions", "search", "***", "--cwd", ws)
     assert code == 1 and "at least one word" in err
 
-    assert (await _cli(capsys, "sessions", "rm", agent.session_id))[0] == 0
-    code, out, _ = await _cli(capsys, "sessions", "search", "quokka", "--json", "--all")
+    assert (await main_in_thread(capsys, "sessions", "rm", agent.session_id))[0] == 0
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "quokka", "--json", "--all")
     assert json.loads(out) == [], "a deleted session is not found"
 
 
 async def test_an_older_database_gets_its_index_filled(workspace: Path, monkey_home: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     sid = await _two_turns(workspace)
-    code, out, _ = await _cli(capsys, "sessions", "search", "zebra", "--json", "--all")
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "zebra", "--json", "--all")
     before = json.loads(out)
     assert len(before) >= 3
     conn = db(monkey_home)
@@ -86,25 +78,26 @@ async def test_an_older_database_gets_its_index_filled(workspace: Path, monkey_h
                            "DROP TABLE control;")
         conn.execute("UPDATE schema_migrations SET version = 2 WHERE component = 'store'")
     conn.close()
-    code, out, _ = await _cli(capsys, "sessions", "search", "zebra", "--json", "--all")
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "zebra", "--json", "--all")
     assert json.loads(out) == before, "the step indexes the events already stored, as the recorder does"
-    assert {h["turn"] for h in json.loads((await _cli(capsys, "sessions", "search", "yak", "--json", "--all"))[1])} == {2}
+    everywhere = (await main_in_thread(capsys, "sessions", "search", "yak", "--json", "--all"))[1]
+    assert {h["turn"] for h in json.loads(everywhere)} == {2}
     assert sid
     # the index the step built in one pass is kept from then on, as a new store's is
     later = make_agent(workspace, [ScriptTurn(text="A wombat it is.")])
     await drive(later, "and now a wombat")
-    hits = json.loads((await _cli(capsys, "sessions", "search", "wombat", "--json", "--all"))[1])
+    hits = json.loads((await main_in_thread(capsys, "sessions", "search", "wombat", "--json", "--all"))[1])
     assert {h["session_id"] for h in hits} == {later.session_id} and len(hits) == 2
-    assert (await _cli(capsys, "sessions", "rm", sid))[0] == 0
-    assert json.loads((await _cli(capsys, "sessions", "search", "zebra", "--json", "--all"))[1]) == []
-    assert len(json.loads((await _cli(capsys, "sessions", "search", "wombat", "--json", "--all"))[1])) == 2
+    assert (await main_in_thread(capsys, "sessions", "rm", sid))[0] == 0
+    assert json.loads((await main_in_thread(capsys, "sessions", "search", "zebra", "--json", "--all"))[1]) == []
+    assert len(json.loads((await main_in_thread(capsys, "sessions", "search", "wombat", "--json", "--all"))[1])) == 2
 
 
 async def test_rename_from_the_command_line_and_the_session(workspace: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     sid = await _two_turns(workspace)
     async with await SessionStore.open() as store:
         assert (await store.get(sid)).title == "make a file about a zebra", "the first prompt until renamed"
-    code, out, _ = await _cli(capsys, "sessions", "rename", sid[:12], "zoo", "\x1b]0;x\x07animals")
+    code, out, _ = await main_in_thread(capsys, "sessions", "rename", sid[:12], "zoo", "\x1b]0;x\x07animals")
     assert code == 0 and "\x1b" not in out
     again = make_agent(workspace, [ScriptTurn(text="still here")])
     await drive(again, "a third turn", resume=sid)
@@ -127,7 +120,7 @@ async def test_rename_from_the_command_line_and_the_session(workspace: Path, cap
 
 async def test_fork_at_a_turn_and_go_on(workspace: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     sid = await _two_turns(workspace)
-    code, out, _ = await _cli(capsys, "sessions", "fork", sid, "--at", "1")
+    code, out, _ = await main_in_thread(capsys, "sessions", "fork", sid, "--at", "1")
     assert code == 0, out
     fork_id = out.split("after turn 1: ")[1].split()[0]
     assert f"monkey agent --resume {fork_id}" in out
@@ -140,9 +133,9 @@ async def test_fork_at_a_turn_and_go_on(workspace: Path, capsys) -> None:  # typ
     assert not restored.problems, "its own chains, intact"
     assert [m.content for m in restored.messages if m.role != "tool"] == [
         "make a file about a zebra", "Writing the zebra file.", "Done with the zebra."]
-    code, out, _ = await _cli(capsys, "sessions", "show", fork_id)
+    code, out, _ = await main_in_thread(capsys, "sessions", "show", fork_id)
     assert f"forked from {sid} after turn 1" in out
-    code, out, _ = await _cli(capsys, "sessions", "search", "zebra", "--json", "--cwd", str(workspace))
+    code, out, _ = await main_in_thread(capsys, "sessions", "search", "zebra", "--json", "--cwd", str(workspace))
     assert fork_id in {h["session_id"] for h in json.loads(out)}, "the fork is searchable"
 
     going = make_agent(workspace, [ScriptTurn(text="A gnu then.", tool_calls=[_write("c3", "g.txt", "gnu\n")]),
@@ -153,9 +146,9 @@ async def test_fork_at_a_turn_and_go_on(workspace: Path, capsys) -> None:  # typ
     assert not any("yak" in m.content for m in sent), "nothing after the fork point"
 
 
-    code, _, err = await _cli(capsys, "sessions", "fork", sid, "--at", "3")
+    code, _, err = await main_in_thread(capsys, "sessions", "fork", sid, "--at", "3")
     assert code == 1 and "there is no turn 3" in err
-    code, _, err = await _cli(capsys, "sessions", "fork", "not-a-session")
+    code, _, err = await main_in_thread(capsys, "sessions", "fork", "not-a-session")
     assert code == 1 and "no session" in err
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from monkey.ui.app import MonkeyApp
+    from monkey.ui.screens.approval import ApprovalScreen
 
 SIZE = (120, 36)
 """The terminal size the app tests run the app at."""
@@ -92,3 +93,19 @@ def notices(app) -> list[str]:  # type: ignore[no-untyped-def]
 def notice_text(app) -> str:  # type: ignore[no-untyped-def]
     """The notices of the transcript as one text, a line each."""
     return "\n".join(notices(app))
+
+
+async def approval_turn(app: MonkeyApp, keys: tuple[str, ...], prompt: str) -> ApprovalScreen:
+    """Send ``prompt``, press ``keys`` on the approval dialog it brings up, and wait until the turn
+    is over (an external agent's turn: up to 90 s each); the dialog."""
+    from monkey.ui.screens.approval import ApprovalScreen
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await type_and_send(pilot, app, prompt)
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen), "the approval dialog", 90.0)
+        screen = app.screen
+        assert isinstance(screen, ApprovalScreen)
+        await pilot.press(*keys)
+        await until(pilot, lambda: not app.working and not app.queue, "the turn's end", 90.0)
+        await pilot.pause(0.1)
+    return screen

@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import subprocess
+import time
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,7 +14,7 @@ from typing import Any
 
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.journal import Entry
-from tests.support.cli import Run, run_monkey, write_script
+from tests.support.cli import monkey_env, Run, run_monkey, write_script
 
 
 def change(guard: CheckpointGuard, paths: list[str] | None, do: Callable[[], object], *,
@@ -59,3 +60,39 @@ def agent(ws: Path, home: Path, tmp: Path, turns: list[dict[str, Any]], *flags: 
 def py(code: str) -> str:
     """A shell_execute command that runs Python code (no shell needed)."""
     return f"{sys.executable} -c {json.dumps(code)}"
+
+
+def waiting_command(tmp: Path, name: str, writes: str) -> str:
+    """A shell command that writes a file in the workspace (the sign it started: the sandbox lets it
+    write nowhere else), and waits for a go-ahead file."""
+    go = tmp / f"{name}.go"
+    code = tmp / f"{name}.py"
+    code.write_text(f"import pathlib, time\n"
+                    f"pathlib.Path({writes!r}).write_text('made by the command\\n')\n"
+                    f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.02)\n")
+    return f"{sys.executable} {code}"
+
+
+def start_agent(ws: Path, home: Path, tmp: Path, name: str, turns: list[dict[str, Any]],
+                **env: str) -> subprocess.Popen[str]:
+    script = write_script(tmp / f"{name}.json", turns + [{"text": "done"}])
+    return subprocess.Popen(
+        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
+         "--no-approval", "--output-format", "stream-json", "--task", name],
+        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=monkey_env(home, **env))
+
+
+def wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while not path.exists():
+        if proc.poll() is not None:
+            raise AssertionError(f"monkey ended first: {proc.communicate()}")
+        assert time.monotonic() < deadline, f"{path} never appeared"
+        time.sleep(0.02)
+
+
+def finish(proc: subprocess.Popen[str]) -> list[dict[str, Any]]:
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return [json.loads(line) for line in out.splitlines() if line.strip()]

@@ -172,3 +172,22 @@ def init_git_workspace(ws: Path, git_home: Path) -> Path:
         env=env,
     )
     return ws
+
+
+async def main_in_thread(capsys: Any, *argv: str) -> tuple[int, str, str]:
+    """``monkey.cli.main(ARGV)`` in a worker thread from an async test, with what it printed (read
+    through pytest's ``capsys``): its exit code, stdout and stderr."""
+    from monkey.cli import main
+
+    capsys.readouterr()
+    code = await asyncio.to_thread(main, list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
+    """Run one task with the CLI; the id of the session it stored."""
+    run = run_monkey(["agent", "--backend", "scripted", "--script",
+                      str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
+                      str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
+    return run.of_type("session_started")[0]["session_id"]

@@ -1,4 +1,4 @@
-"""Real MCP servers for the tests: the npm reference servers (``tests/npm``) and tests/fakes/mcp_server.py."""
+"""Real MCP servers for the tests: the npm reference servers (``tests/npm``) and tests/support/fakes/mcp_server.py."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ def needs_npm(test):  # type: ignore[no-untyped-def]
 
 
 def fake_server(state: Path, **extra: Any) -> dict[str, Any]:
-    """The definition of tests/fakes/mcp_server.py counting its starts in ``state``."""
-    return {"command": sys.executable, "args": ["-m", "tests.fakes.mcp_server", str(state)], "cwd": str(ROOT),
+    """The definition of tests/support/fakes/mcp_server.py counting its starts in ``state``."""
+    return {"command": sys.executable, "args": ["-m", "tests.support.fakes.mcp_server", str(state)], "cwd": str(ROOT),
             "env": {"PYTHONPATH": str(ROOT)}, **extra}
 
 

@@ -58,3 +58,33 @@ WRITE: dict[str, Any] = {"tool_use": {"id": "t1", "name": "file_write",
 def results(plugin: Installed) -> list[dict[str, Any]]:
     """The tool results monkey sent the plugin, in order."""
     return [m["params"] for m in plugin.received() if m.get("method") == "agent.tool_result"]
+
+
+SEED = '''version: "1"
+name: "ollama"
+type: "agent"
+description: "Local LLM via Ollama"
+protocol: "1"
+
+executable:
+  command: ["python3", "./ollama-agent.py"]
+
+agent:
+  name: "ollama"
+  streaming: true
+  capabilities:
+    - streaming
+    - tool_use
+
+env:
+  OLLAMA_MODEL:
+    description: "Model to use (e.g., codellama:13b)"
+    required: false
+    default: "codellama:13b"
+'''
+
+
+def configure_openai_compat(home: Path, url: str, extra: str = "") -> None:
+    """monkey's config for the openai-compat example plugin against the server at ``url``."""
+    (home / "config.toml").write_text(f'[plugins.openai-compat]\nenv = {{ OPENAI_COMPAT_BASE_URL = "{url}" }}\n'
+                                      f'model = "fake-model"\n{extra}')

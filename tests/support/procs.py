@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from pathlib import Path
 
 
@@ -20,3 +21,21 @@ def pids_running(marker: str) -> list[int]:
         if marker.encode() in cmdline and state not in (b"Z", b"X"):
             found.append(int(name))
     return found
+
+
+def monkey_pid(script: Path, deadline: float = 20.0) -> int:
+    """The monkey process started with this script (found by its command line in /proc)."""
+    end = time.monotonic() + deadline
+    want = str(script).encode()
+    while time.monotonic() < end:
+        for name in os.listdir("/proc"):
+            if not name.isdigit():
+                continue
+            try:
+                cmdline = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if want in cmdline and b"monkey" in cmdline:
+                return int(name)
+        time.sleep(0.05)
+    raise AssertionError("monkey never started")

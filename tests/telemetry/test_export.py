@@ -13,7 +13,7 @@ import pytest
 
 from monkey.cli import main
 from tests.support.checkpoints import write_script
-from tests.fakes.otlp_receiver import Receiver
+from tests.support.fakes.otlp_receiver import Receiver
 
 pytest.importorskip("opentelemetry.sdk")
 

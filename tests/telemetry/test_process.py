@@ -14,7 +14,7 @@ import pytest
 from monkey.telemetry import SHUTDOWN_SECONDS
 from tests.support.checkpoints import write_script
 from tests.support.cli import monkey_env
-from tests.fakes.otlp_receiver import Hanging, Receiver, closed_port
+from tests.support.fakes.otlp_receiver import Hanging, Receiver, closed_port
 
 pytestmark = pytest.mark.subprocess
 

@@ -23,7 +23,7 @@ from monkey.events import ApprovalRequested, Event, ToolResult
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.tools.base import ShellSettings
 from monkey.tools.processes import BackgroundProcess, OutputLog
-from tests.fakes.family_procs import FAMILY, family, kill_all, living, wait_gone
+from tests.support.fakes.family_procs import FAMILY, family, kill_all, living, wait_gone
 
 pytestmark = [pytest.mark.subprocess,
               pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc as on Linux")]

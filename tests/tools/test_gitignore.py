@@ -5,13 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.tools.gitignore import IgnoreRules, walk
+from tests.support.tools import make
 
-
-def make(root: Path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
 
 
 def test_root_nested_negation_and_directories(ws: Path) -> None:

@@ -10,7 +10,7 @@ from monkey.tools.base import ToolError
 from monkey.tools.search import glob_regex
 
 from tests.support.tools import Call
-from .test_gitignore import make
+from tests.support.tools import make
 
 
 @pytest.fixture

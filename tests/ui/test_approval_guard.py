@@ -69,7 +69,7 @@ async def test_steady_typing_keeps_the_guard_up_until_the_keyboard_is_quiet(work
     """Each key pressed while the guard lasts starts its wait again: a later key of someone typing
     on does not answer, however long ago the dialog opened."""
     from monkey.permissions.requests import Decision
-    from tests.ui.screen_data import ScreenApp, edit_request
+    from tests.support.screen_data import ScreenApp, edit_request
 
     clock = Clock()
     app = ScreenApp(ApprovalScreen(edit_request(workspace), guard=0.4, clock=clock))
@@ -91,7 +91,7 @@ async def test_steady_typing_keeps_the_guard_up_until_the_keyboard_is_quiet(work
 
 def test_the_guard_by_explicit_timestamps(workspace: Path) -> None:
     """The guard's rule on its own: quiet for ``guard`` seconds after opening (or the last key)."""
-    from tests.ui.screen_data import edit_request
+    from tests.support.screen_data import edit_request
 
     clock = Clock()
     dialog = ApprovalScreen(edit_request(workspace), guard=0.4, clock=clock)

@@ -153,7 +153,7 @@ async def test_who_asks_is_shown_as_written_and_the_count_follows(workspace: Pat
     """The sub-agent's task is the model's text: never markup, its escapes written out, on one line."""
     from dataclasses import replace
 
-    from tests.ui.screen_data import ScreenApp, edit_request, shown_text
+    from tests.support.screen_data import ScreenApp, edit_request, shown_text
 
     asker = "general (sub-agent): [bold red]fix[/] \x1b[2Kgone\nnext"
     screen = ApprovalScreen(replace(edit_request(workspace), asker=asker), guard=0, waiting=2)

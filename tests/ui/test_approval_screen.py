@@ -8,7 +8,7 @@ from textual.widgets import Input, Static
 
 from monkey.permissions.requests import Decision
 from monkey.ui.screens.approval import STOP_REASON, ApprovalScreen
-from tests.ui.screen_data import HIDDEN_SHELL_LINE, ScreenApp, edit_request, shell_request, shown_text
+from tests.support.screen_data import HIDDEN_SHELL_LINE, ScreenApp, edit_request, shell_request, shown_text
 
 
 async def _answer(request, *keys: str) -> tuple[ScreenApp, Decision]:
@@ -101,7 +101,7 @@ async def test_no_session_grant_when_the_request_offers_none(workspace: Path) ->
 
 
 async def test_a_long_diff_scrolls_and_keys_still_answer(workspace: Path) -> None:
-    from tests.ui.screen_data import request_for
+    from tests.support.screen_data import request_for
 
     (workspace / "big.py").write_text("".join(f"line_{i} = {i}\n" for i in range(400)))
     request = request_for(workspace, "file_write",
@@ -133,7 +133,7 @@ async def test_a_multi_line_command_is_shown_on_one_line_and_flagged(workspace: 
 
 def _eleven_line_diff(workspace: Path):
     (workspace / "calc.py").write_text("".join(f"line {i}\n" for i in range(20)))
-    from tests.ui.screen_data import request_for
+    from tests.support.screen_data import request_for
 
     return request_for(workspace, "file_edit", {"path": "calc.py", "old_string": "line 3\n", "new_string": "LINE 3\n"})
 

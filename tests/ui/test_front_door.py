@@ -4,18 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import stored_session
 from tests.support.app import make_app, notices
 
 SIZE = (120, 36)
 
-
-def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
-    """Run one task with the CLI; the id of the session it stored."""
-    run = run_monkey(["agent", "--backend", "scripted", "--script",
-                      str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
-                      str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
-    return run.of_type("session_started")[0]["session_id"]
 
 
 async def test_resuming_says_so_once(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:

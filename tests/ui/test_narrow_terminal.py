@@ -6,7 +6,7 @@ from __future__ import annotations
 from monkey.ui.widgets.app_header import AppHeader
 from monkey.ui.widgets.status_bar import StatusBar
 from tests.support.app import settle
-from tests.ui.screen_data import shown_text
+from tests.support.screen_data import shown_text
 
 
 async def test_at_80_columns_the_checkpoints_and_the_quit_hint_stay(app_for) -> None:

@@ -8,7 +8,7 @@ from textual.widgets import DataTable, Static
 
 from monkey.store import Recorder, SessionStore
 from monkey.ui.screens.picker import SessionPickerScreen
-from tests.ui.screen_data import SESSION_IDS, ScreenApp, fixed_time, record_sessions, shown_text
+from tests.support.screen_data import SESSION_IDS, ScreenApp, fixed_time, record_sessions, shown_text
 
 
 async def _rows(pilot, app: ScreenApp, count: int) -> DataTable:

@@ -1,7 +1,7 @@
 """A signal to monkey in a real terminal (tmux): the terminal is left as it was, the running
 command is stopped and the exit status names the signal (128 + N).
 
-Each test types a task whose scripted answer runs a long command (``tests/fakes/family.py``: a
+Each test types a task whose scripted answer runs a long command (``tests/support/fakes/family.py``: a
 child and grandchildren that would write after 100 s), sends the signal to monkey while the
 command runs, and then compares ``stty -g`` before and after, reads the pane's modes from tmux
 (alternate screen, mouse reporting, cursor), checks the exit status, and waits (with a
@@ -23,8 +23,9 @@ import pytest
 
 from monkey import children
 from tests.support.cli import ROOT, monkey_env
-from tests.fakes.family_procs import family, family_task, kill_all, wait_gone
-from tests.ui.test_tmux import capture, wait_for
+from tests.support.fakes.family_procs import family, family_task, kill_all, wait_gone
+from tests.support.procs import monkey_pid
+from tests.support.tmux import capture, wait_for
 
 pytestmark = [pytest.mark.usefixtures("tmux"), pytest.mark.subprocess,
               pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
@@ -39,23 +40,6 @@ def modes(session: str) -> str:
     return subprocess.run(["tmux", "display-message", "-p", "-t", session, MODES],
                           capture_output=True, text=True).stdout.strip()
 
-
-def monkey_pid(script: Path, deadline: float = 20.0) -> int:
-    """The monkey process started with this script (found by its command line in /proc)."""
-    end = time.monotonic() + deadline
-    want = str(script).encode()
-    while time.monotonic() < end:
-        for name in os.listdir("/proc"):
-            if not name.isdigit():
-                continue
-            try:
-                cmdline = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if want in cmdline and b"monkey" in cmdline:
-                return int(name)
-        time.sleep(0.05)
-    raise AssertionError("monkey never started")
 
 
 def start(tmp_path: Path, workspace: Path, home: Path, flags: list[str]) -> tuple[str, Path, Path]:

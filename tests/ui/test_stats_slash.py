@@ -2,12 +2,7 @@
 
 from __future__ import annotations
 
-from tests.support.app import settle, type_and_send
-from tests.ui.test_app import SIZE
-
-
-def notices(app) -> str:  # type: ignore[no-untyped-def]
-    return "\n".join(str(n.render()) for n in app.transcript.query(".notice"))
+from tests.support.app import SIZE, notice_text, settle, type_and_send
 
 
 async def test_slash_stats_says_this_session_and_today(app_for) -> None:  # type: ignore[no-untyped-def]
@@ -15,15 +10,15 @@ async def test_slash_stats_says_this_session_and_today(app_for) -> None:  # type
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "/stats")
         await pilot.pause(0.2)
-        assert "this session: nothing stored yet" in notices(app)
+        assert "this session: nothing stored yet" in notice_text(app)
         await type_and_send(pilot, app, "say hello")
         await settle(pilot, app)
         await type_and_send(pilot, app, "/stats")
         await pilot.pause(0.2)
-        said = " ".join(notices(app).split())
+        said = " ".join(notice_text(app).split())
         assert ("this session: 1 turns, 1 model calls, 100 tokens in (0% from the cache), 5 out, $0.50; "
                 "0 tool calls (0 ok, 0 failed, 0 denied, 0 cancelled); +0 -0 lines") in said
         assert "today, 1 sessions in every workspace: 1 turns" in said
         await type_and_send(pilot, app, "/stats now")
         await pilot.pause(0.2)
-        assert "usage: /stats" in notices(app)
+        assert "usage: /stats" in notice_text(app)

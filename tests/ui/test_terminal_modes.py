@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import ROOT, monkey_env, write_script
-from tests.ui.test_signals import monkey_pid
+from tests.support.procs import monkey_pid
+from tests.support.tmux import wait_for
 
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
                                 reason="needs tmux and /proc")
@@ -47,17 +48,6 @@ def _server(tmux: Path):  # type: ignore[no-untyped-def]
 
 def _modes(session: str) -> str:
     return _tmux("display-message", "-p", "-t", session, MODES).stdout.strip()
-
-
-def wait_for(session: str, text: str, timeout: float = 20.0) -> str:
-    end = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < end:
-        screen = _tmux("capture-pane", "-p", "-t", session).stdout
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
 
 def _run_once(tmp_path: Path, workspace: Path, home: Path, sig: int, n: int,

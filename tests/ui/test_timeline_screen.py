@@ -7,7 +7,7 @@ from pathlib import Path
 from textual.widgets import DataTable, Static
 
 from monkey.ui.screens.timeline import TimelineScreen
-from tests.ui.screen_data import SESSION, ScreenApp, fixed_time, shown_text, three_changes, timeline_loaded
+from tests.support.screen_data import SESSION, ScreenApp, fixed_time, shown_text, three_changes, timeline_loaded
 
 
 async def _settle(pilot, app: ScreenApp, count: int) -> None:

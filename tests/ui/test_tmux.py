@@ -12,29 +12,17 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import ROOT, monkey_env, write_script
+from tests.support.tmux import wait_for
 
 pytestmark = [pytest.mark.usefixtures("tmux"),
               pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
 
-
-def capture(session: str) -> str:
-    return subprocess.run(["tmux", "capture-pane", "-p", "-t", session], capture_output=True, text=True).stdout
 
 
 def pane_title(session: str) -> str:
     return subprocess.run(["tmux", "display-message", "-p", "-t", session, "#{pane_title}"],
                           capture_output=True, text=True).stdout
 
-
-def wait_for(session: str, text: str, timeout: float = 20.0) -> str:
-    end = time.monotonic() + timeout
-    screen = ""
-    while time.monotonic() < end:
-        screen = capture(session)
-        if text in screen:
-            return screen
-        time.sleep(0.1)
-    raise AssertionError(f"{text!r} never appeared; the screen was:\n{screen}")
 
 
 RENAME = [

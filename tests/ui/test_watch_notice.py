@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from monkey.checkpoints.watch import DISABLE_ENV
-from tests.checkpoints.test_watch_notice import SAID
+from tests.support.watch import SAID
 
 
 async def test_the_app_says_it_once(app_for, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]

@@ -9,7 +9,7 @@ from typing import Any
 
 from monkey.ui.screens.approval import ApprovalScreen
 from tests.support.app import notice_text, settle, type_and_send, until, wait_for_screen
-from tests.web.helpers import asgi_client, login
+from tests.support.web import asgi_client, login
 
 WRITE = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
          {"text": "the turn is over"}]

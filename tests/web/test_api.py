@@ -16,20 +16,9 @@ import httpx2 as httpx
 from tests.support.checkpoints import write_script
 
 from tests.support.cli import init_git_workspace, invoke_async, monkey_env
-from tests.web.helpers import TOKEN, asgi_client, base, login, served, sse
+from tests.support.web import ANSWER, asgi_client, base, login, served, sse, stored_task, TOKEN
 
 pytestmark = pytest.mark.pty
-
-ANSWER = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
-          {"text": "wrote a.txt"}]
-
-
-async def _task(ws: Path, home: Path, tmp: Path, turns: list, *flags: str) -> str:
-    run = await invoke_async(["agent", "--backend", "scripted", "--script", str(write_script(tmp / "s.json", turns)),
-                              "--cwd", str(ws), "--output-format", "stream-json", "--mode", "auto",
-                              "--task", "write a file", *flags], home=home)
-    assert run.returncode == 0, run.stderr
-    return run.events[0]["session_id"]
 
 
 async def test_the_token_is_traded_once_for_a_strict_cookie_and_every_request_needs_it() -> None:
@@ -71,8 +60,8 @@ async def test_a_forged_host_or_another_origin_is_refused() -> None:
 async def test_every_session_of_every_workspace_with_its_figures(tmp_path: Path, monkey_home: Path) -> None:
     one = init_git_workspace(tmp_path / "one", tmp_path)
     two = init_git_workspace(tmp_path / "two", tmp_path)
-    first = await _task(one, monkey_home, tmp_path, ANSWER)
-    second = await _task(two, monkey_home, tmp_path, [{"text": "nothing to do"}])
+    first = stored_task(one, monkey_home, tmp_path, ANSWER)
+    second = stored_task(two, monkey_home, tmp_path, [{"text": "nothing to do"}])
     async with asgi_client() as (client, _):
         await login(client)
         listed = (await client.get("/api/sessions")).json()["sessions"]
@@ -99,7 +88,7 @@ async def test_the_openapi_description_names_every_route() -> None:
 
 
 async def test_a_reconnect_replays_exactly_the_missed_events(tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    sid = await _task(workspace, monkey_home, tmp_path, ANSWER)
+    sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
     stored = await invoke_async(["sessions", "export", sid], home=monkey_home)
     assert stored.returncode == 0, stored.stderr
     everything = [json.loads(line) for line in stored.stdout.splitlines() if line.strip()]
@@ -160,7 +149,7 @@ async def test_a_session_in_another_process_shows_live_and_waiting_for_a_person(
 
 
 async def test_the_stored_events_in_one_json_answer(tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    sid = await _task(workspace, monkey_home, tmp_path, ANSWER)
+    sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
     stored = await invoke_async(["sessions", "export", sid], home=monkey_home)
     everything = [json.loads(line) for line in stored.stdout.splitlines() if line.strip()]
     async with asgi_client() as (client, _):

@@ -19,7 +19,7 @@ import pytest
 from tests.support.checkpoints import write_script
 
 from tests.support.cli import ROOT, monkey_env
-from tests.web.helpers import TOKEN, served
+from tests.support.web import TOKEN, served
 
 CHROMIUM = os.environ.get("MONKEY_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [
@@ -228,7 +228,7 @@ async def test_a_reconnect_replays_exactly_the_missed_events(
 
 async def test_an_approval_denied_in_the_browser_with_a_reason_reaches_the_terminal_session(
         browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    from tests.web.test_control import WRITE, waiting
+    from tests.support.web import WRITE, waiting
 
     with waiting(workspace, monkey_home, write_script(tmp_path / "s.json", WRITE)) as child:
         async with served() as front:
@@ -268,7 +268,7 @@ async def _checkpoints_shot(page: Any) -> None:
 
 async def test_undo_from_the_browser_shows_the_preview_then_undoes(
         browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    from tests.web.test_api import ANSWER
+    from tests.support.web import ANSWER
 
     proc = _task(workspace, monkey_home, write_script(tmp_path / "s.json", ANSWER), "write a file")
     assert proc.wait(timeout=60) == 0

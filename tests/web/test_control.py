@@ -8,9 +8,6 @@ import pytest
 
 import json
 import sqlite3
-import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,32 +15,9 @@ import httpx2 as httpx
 
 from monkey.db import db_path
 from tests.support.checkpoints import write_script
-from tests.support.cli import monkey_env
-from tests.web.helpers import base, served
+from tests.support.web import base, served, waiting, WRITE
 
 pytestmark = pytest.mark.pty
-
-WRITE = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
-         {"text": "the turn is over"}]
-
-
-@contextmanager
-def waiting(workspace: Path, home: Path, script: Path) -> Iterator[Any]:
-    """``monkey agent --plain`` on a pty, asked to write a file: it waits at its approval question."""
-    import pexpect
-
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script",
-                                           str(script), "--cwd", str(workspace)],
-                          env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 160))
-    try:
-        child.expect_exact("Type a task")
-        child.sendline("write a file")
-        child.expect_exact("allow? [")
-        yield child
-    finally:
-        if child.isalive():
-            child.sendeof()
-            child.expect(pexpect.EOF)
 
 
 async def _pending(client: httpx.AsyncClient) -> tuple[str, str]:

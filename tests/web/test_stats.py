@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.support.cli import invoke, write_script
-from tests.web.helpers import asgi_client, login
+from tests.support.web import asgi_client, login
 
 FAILING = [
     {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}},

@@ -24,7 +24,7 @@ from monkey.store.store import SessionStore
 from tests.support.checkpoints import write_script
 from tests.support.cli import monkey_env
 from tests.support.pty import spawn_repl
-from tests.web.helpers import base, served
+from tests.support.web import base, served
 
 pytestmark = pytest.mark.pty
 

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.web.helpers import asgi_client, login
-from tests.web.test_api import ANSWER, _task
+from tests.support.web import ANSWER, asgi_client, login, stored_task
 
 
 async def test_a_checkpoint_previewed_then_undone_and_a_file_changed_since_refused(
         tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    sid = _task(workspace, monkey_home, tmp_path, ANSWER)
-    other = _task(workspace, monkey_home, tmp_path, [{"text": "nothing"}])
+    sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
+    other = stored_task(workspace, monkey_home, tmp_path, [{"text": "nothing"}])
     async with asgi_client() as (client, _):
         await login(client)
         origin = {"origin": "http://127.0.0.1:8"}

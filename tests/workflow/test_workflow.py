@@ -16,7 +16,7 @@ from monkey.config import WorkflowConfig
 from monkey.workflow.stages import parse_verdict
 from monkey.workflow.runner import Workflow
 from tests.support.cli import invoke, stored_events, write_script
-from tests.fakes.approvers import AnsweringApprover
+from tests.support.fakes.approvers import AnsweringApprover
 from tests.support.script import call_turn
 
 

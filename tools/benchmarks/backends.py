@@ -1,7 +1,7 @@
 """``backends``: monkey's Anthropic streaming path against the bare ``anthropic`` SDK.
 
 Both read the same recorded-format SSE stream (``EVENTS`` text deltas) from the same local
-server (tests/fakes/anthropic_server.py) through the same SDK, in the same run:
+server (tests/support/fakes/anthropic_server.py) through the same SDK, in the same run:
 
 - the baseline consumes ``client.messages.create(stream=True)`` and touches each event;
 - monkey's path is what ``monkey agent`` runs: :class:`RetryingBackend` around
@@ -103,7 +103,7 @@ def bench_backends(runs: int = RUNS) -> list[dict]:
     """The two figures; skipped with the reason when the ``anthropic`` SDK is missing."""
     if importlib.util.find_spec("anthropic") is None:
         return _skipped("the anthropic package is not installed")
-    from tests.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
+    from tests.support.fakes.anthropic_server import FakeAnthropic, Stream, reply_events
 
     events = reply_events("x" * EVENTS, piece=1, ping=True)
     total_events = len(events)

@@ -1,7 +1,7 @@
 """``mcp``: a tool call's round trip through monkey's MCP client against the bare ``mcp`` client.
 
 Both talk to the same server program (the npm reference server ``mcp-server-everything``,
-installed by ``npm install --prefix tests/npm``; without it, ``tests/fakes/mcp_server.py``), each to
+installed by ``npm install --prefix tests/npm``; without it, ``tests/support/fakes/mcp_server.py``), each to
 its own copy started in the same run, calls interleaved: monkey's side is ``McpTool.run`` (its
 stdio transport, the SDK session, the timeout, the result rendered and capped), the baseline
 ``mcp.Client.call_tool`` over the SDK's own stdio transport. Target: at most 1.2x (median).
@@ -27,7 +27,7 @@ def _server() -> tuple[str, list[str], str, dict]:
     if EVERYTHING.exists():
         return str(EVERYTHING), [], "echo", {"message": "hello"}
     state = Path(tempfile.mkdtemp(prefix="monkey-bench-mcp-")) / "starts"
-    return sys.executable, ["-m", "tests.fakes.mcp_server", str(state)], "greet", {"name": "bench"}
+    return sys.executable, ["-m", "tests.support.fakes.mcp_server", str(state)], "greet", {"name": "bench"}
 
 
 def bench_mcp(runs: int = 400) -> list[dict]:

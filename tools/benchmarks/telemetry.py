@@ -2,7 +2,7 @@
 
 Two stored sessions (:class:`monkey.session.session.Session`, as every front end drives them) run turns of
 ``file_read`` calls on the scripted backend, one with ``MONKEY_ENABLE_TELEMETRY=1`` exporting to a real
-OTLP/HTTP receiver on 127.0.0.1 in another process (tests/fakes/otlp_receiver.py), one without. They take
+OTLP/HTTP receiver on 127.0.0.1 in another process (tests/support/fakes/otlp_receiver.py), one without. They take
 rounds in turn; a round of the first ends with its export flushed (log events and metrics sent and answered),
 so what the export costs is counted in the round that caused it. The figure is this process's CPU time (its
 threads included: the SDK's export threads are counted, a loaded machine's other programs are not) per
@@ -95,7 +95,7 @@ def bench_telemetry(argv: list[str] | None = None) -> list[dict]:
     if args.rounds < 1 or args.iterations < 1:
         parser.error("--rounds and --iterations must be >= 1")
     saved = {k: os.environ.get(k) for k in ("MONKEY_HOME", "MONKEY_ENABLE_TELEMETRY", "OTEL_EXPORTER_OTLP_ENDPOINT")}
-    receiver = subprocess.Popen([sys.executable, "-m", "tests.fakes.otlp_receiver"], cwd=ROOT, text=True,
+    receiver = subprocess.Popen([sys.executable, "-m", "tests.support.fakes.otlp_receiver"], cwd=ROOT, text=True,
                                 stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     assert receiver.stdout is not None and receiver.stdin is not None
     try:

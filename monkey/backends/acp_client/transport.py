@@ -55,7 +55,7 @@ class ProcessTransport:
             self.error = exc.message
         finally:
             try:
-                await asyncio.shield(chunks.aclose())  # type: ignore[attr-defined]  # the group is stopped
+                await asyncio.shield(chunks.aclose())  # the group is stopped
             finally:
                 self.ended.set()
                 self._messages.put_nowait(None)

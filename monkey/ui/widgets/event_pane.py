@@ -321,7 +321,7 @@ class EventPane(Vertical):
         if log is not None and (log.selected is None or log.cursor_row == len(log.seqs) - 1):
             log.scroll_end(animate=False, immediate=True, x_axis=False)
 
-    def _log(self):  # type: ignore[no-untyped-def]  # an EventLog or None (its class is built lazily)
+    def _log(self):  # an EventLog or None (its class is built lazily)
         """The log, once :meth:`build` has mounted it."""
         if not self.children:
             return None

@@ -69,7 +69,7 @@ class StatusBar(Static):
             if key.startswith("add_"):
                 name = {"add_in": "tokens_in", "add_out": "tokens_out", "add_cost": "cost",
                         "add_checkpoint": "checkpoints"}[key]
-                setattr(self, name, getattr(self, name) + value)  # type: ignore[operator]
+                setattr(self, name, getattr(self, name) + value)
             else:
                 setattr(self, key, value)
         self.show()

@@ -9,29 +9,7 @@ import pytest
 
 from monkey.backends.plugin.discovery import Catalog, PluginError, discover, resolve
 from monkey.backends.plugin.manifest import ManifestError, load_manifest
-
-SEED = '''version: "1"
-name: "ollama"
-type: "agent"
-description: "Local LLM via Ollama"
-protocol: "1"
-
-executable:
-  command: ["python3", "./ollama-agent.py"]
-
-agent:
-  name: "ollama"
-  streaming: true
-  capabilities:
-    - streaming
-    - tool_use
-
-env:
-  OLLAMA_MODEL:
-    description: "Model to use (e.g., codellama:13b)"
-    required: false
-    default: "codellama:13b"
-'''
+from tests.support.plugins import SEED
 
 
 def write(folder: Path, text: str) -> Path:

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.support.cli import invoke
-from tests.fakes.ollama_server import FakeOllama
-from tests.backends.plugin.test_manifest import SEED
+from tests.support.fakes.ollama_server import FakeOllama
+from tests.support.plugins import SEED
 from tests.support.plugins import task
 
 OLLAMA = Path(__file__).resolve().parent / "ollama"

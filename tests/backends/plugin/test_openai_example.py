@@ -6,18 +6,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from tests.support.cli import invoke
-from tests.fakes.openai_server import FakeOpenAI, Reply
-from tests.support.plugins import task
+from tests.support.fakes.openai_server import FakeOpenAI, Reply
+from tests.support.plugins import configure_openai_compat, task
 
-
-def configure(home: Path, url: str, extra: str = "") -> None:
-    (home / "config.toml").write_text(f'[plugins.openai-compat]\nenv = {{ OPENAI_COMPAT_BASE_URL = "{url}" }}\n'
-                                      f'model = "fake-model"\n{extra}')
 
 
 def test_text_streams_from_the_server(workspace: Path, monkey_home: Path):
     with FakeOpenAI([Reply(text="Hello from the fake model.", usage=(20, 6))]) as server:
-        configure(monkey_home, server.url)
+        configure_openai_compat(monkey_home, server.url)
         run = task(workspace, monkey_home, "openai-compat", "say hello")
     assert run.returncode == 0, run.stderr
     assert "".join(e["text"] for e in run.of_type("text_delta")) == "Hello from the fake model."
@@ -36,7 +32,7 @@ def test_tool_use_goes_through_monkey_and_undo_reverts_it(workspace: Path, monke
                Reply(tool_calls=[("call_2", "file_read", {"path": "hello.py"})]),
                Reply(text="Done: hello.py prints hi.")]
     with FakeOpenAI(replies) as server:
-        configure(monkey_home, server.url, '\n[approvals]\nallow = ["file_write(hello.py)"]\n')
+        configure_openai_compat(monkey_home, server.url, '\n[approvals]\nallow = ["file_write(hello.py)"]\n')
         run = task(workspace, monkey_home, "openai-compat", "write hello.py")
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.py").read_text() == "print('hi')\n"
@@ -56,7 +52,7 @@ def test_a_denied_call_is_said_to_the_model(workspace: Path, monkey_home: Path):
     replies = [Reply(tool_calls=[("call_1", "shell_execute", {"command": "rm -rf build"})]),
                Reply(text="I was not allowed to.")]
     with FakeOpenAI(replies) as server:
-        configure(monkey_home, server.url)
+        configure_openai_compat(monkey_home, server.url)
         run = task(workspace, monkey_home, "openai-compat", "clean up")
     assert run.of_type("approval_resolved")[0]["decision"] == "denied"
     [tool_message] = [m for m in server.requests[1]["messages"] if m["role"] == "tool"]
@@ -66,7 +62,7 @@ def test_a_denied_call_is_said_to_the_model(workspace: Path, monkey_home: Path):
 
 def test_a_server_error_ends_the_turn_with_its_message(workspace: Path, monkey_home: Path):
     with FakeOpenAI([Reply(status=500)]) as server:
-        configure(monkey_home, server.url)
+        configure_openai_compat(monkey_home, server.url)
         run = task(workspace, monkey_home, "openai-compat", "hi")
     assert run.returncode == 1
     assert "plugin openai-compat answered agent.run with error -32000: the server answered 500" in run.stderr
@@ -75,7 +71,7 @@ def test_a_server_error_ends_the_turn_with_its_message(workspace: Path, monkey_h
 def test_no_server_means_not_available(workspace: Path, monkey_home: Path):
     with FakeOpenAI() as server:
         url = server.url
-    configure(monkey_home, url)
+    configure_openai_compat(monkey_home, url)
     run = task(workspace, monkey_home, "openai-compat", "hi")
     assert run.returncode == 1
     assert f"plugin openai-compat is not available: no server at {url}" in run.stderr

@@ -224,7 +224,7 @@ def closed_port() -> str:
 
 
 def main() -> None:
-    """``python -m tests.fakes.otlp_receiver``: serve until stdin closes; the first line printed is the
+    """``python -m tests.support.fakes.otlp_receiver``: serve until stdin closes; the first line printed is the
     endpoint, the last what was received (``{"points": N, "logs": N}``)."""
     import json
     import sys

@@ -20,6 +20,7 @@ from monkey.checkpoints.guard import CheckpointGuard
 from monkey.events import UndoApplied
 from monkey.tools.base import ToolContext
 from monkey.tools.registry import ToolRegistry
+from tests.support.app import until
 
 FIXED_TIME = "2026-11-21 12:00:00"
 """What every time on a screen reads in these tests."""
@@ -112,16 +113,7 @@ async def record_sessions(workspace: Path) -> None:
         await drive(agent, prompt)
 
 
-async def until(pilot: Any, condition: Any, timeout: float = 5.0) -> None:
-    """Let the app run until ``condition()`` holds (workers report back on the UI thread)."""
-    for _ in range(int(timeout / 0.02)):
-        if condition():
-            break
-        await pilot.pause(0.02)
-    assert condition(), "the screen did not get there in time"
-    await pilot.pause()
-
-
 async def timeline_loaded(pilot: Any) -> None:
     """Wait until the timeline on top has read its checkpoints."""
-    await until(pilot, lambda: getattr(pilot.app.screen, "loaded", False))
+    await until(pilot, lambda: getattr(pilot.app.screen, "loaded", False), "the timeline's checkpoints")
+    await pilot.pause()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from tests.fakes.loopback import LoopbackServer, QuietHandler
+from tests.support.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeOllama"]
 

@@ -1,15 +1,20 @@
-"""Running ``monkey web`` for tests: the app in-process (httpx's ASGI transport) or a real uvicorn on 127.0.0.1."""
+"""Running ``monkey web`` for tests: the app in-process (httpx's ASGI transport) or a real uvicorn on 127.0.0.1;
+sessions for it to show (a stored task, a REPL waiting at its approval question)."""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
+import sys
+from collections.abc import AsyncIterator, Iterator
+from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
 
 from monkey.web.server import WebFront, WebSettings, build_app
+from tests.support.cli import monkey_env, run_monkey, write_script
 
 TOKEN = "test-token-0123456789abcdef"
 
@@ -74,3 +79,39 @@ async def sse(client: httpx.AsyncClient, url: str, count: int, headers: dict[str
             name, _, value = line.partition(":")
             event[name] = value.removeprefix(" ")
     return out
+
+
+ANSWER = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
+          {"text": "wrote a.txt"}]
+
+
+def stored_task(ws: Path, home: Path, tmp: Path, turns: list, *flags: str) -> str:
+    """A ``monkey agent --task`` run on ``turns`` (auto mode) to its end; its session's id."""
+    run = run_monkey(["agent", "--backend", "scripted", "--script", str(write_script(tmp / "s.json", turns)),
+                      "--cwd", str(ws), "--output-format", "stream-json", "--mode", "auto", "--task", "write a file",
+                      *flags], home=home)
+    assert run.returncode == 0, run.stderr
+    return run.events[0]["session_id"]
+
+
+WRITE = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
+         {"text": "the turn is over"}]
+
+
+@contextmanager
+def waiting(workspace: Path, home: Path, script: Path) -> Iterator[Any]:
+    """``monkey agent --plain`` on a pty, asked to write a file: it waits at its approval question."""
+    import pexpect
+
+    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script",
+                                           str(script), "--cwd", str(workspace)],
+                          env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 160))
+    try:
+        child.expect_exact("Type a task")
+        child.sendline("write a file")
+        child.expect_exact("allow? [")
+        yield child
+    finally:
+        if child.isalive():
+            child.sendeof()
+            child.expect(pexpect.EOF)

@@ -14,7 +14,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.loopback import LoopbackServer, QuietHandler
+from tests.support.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeGemini", "GeminiReply"]
 

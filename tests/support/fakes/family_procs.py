@@ -1,4 +1,4 @@
-"""The processes of the family ``tests/fakes/family.py`` starts, as the tests of children dying
+"""The processes of the family ``tests/support/fakes/family.py`` starts, as the tests of children dying
 with monkey read, wait for and end them: each by name, as ``(pid, start time)``."""
 
 from __future__ import annotations

@@ -14,6 +14,16 @@ breakpoint writes the prefix up to it; a later request reads the longest cached 
 ends at a block at most 20 blocks before one of its breakpoints and is byte-for-byte the
 same. The usage of each answer then says the cached and written tokens (four characters a
 token), so a test can see whether a request reused what the one before it wrote.
+
+With a ``workspace`` it is the model behind the real Claude Code CLI: when nothing is queued,
+the answer is chosen from the request (:meth:`FakeAnthropic.respond`). A prompt containing
+``create hello.txt`` gets a ``Write`` tool call, ``run the command`` a ``Bash`` call (``echo
+from-bash > bash.txt``), ``write the hook`` a ``Write`` of ``.git/hooks/x``, ``append to bashrc``
+a ``Bash`` call writing ``~/.bashrc`` (then, once the tool result comes back, a closing text that
+says whether the tool was refused and why); ``please fail`` gets a 400 error; a request without
+tools (a title, a summary) a short text; anything else a text that counts the user's messages.
+Such an answer streams when the request asks for a stream and is one JSON message otherwise.
+A subclass can override :meth:`~FakeAnthropic.reply` to answer other prompts.
 """
 
 from __future__ import annotations
@@ -25,9 +35,9 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-from tests.fakes.loopback import LoopbackServer, QuietHandler
+from tests.support.fakes.loopback import LoopbackServer, QuietHandler
 
-__all__ = ["FakeAnthropic", "PromptCache", "Stream", "Status", "reply_events", "error_body", "sse"]
+__all__ = ["FakeAnthropic", "Message", "PromptCache", "Stream", "Status", "error_body", "reply_events", "sse", "text_of"]
 
 SseEvent = tuple[str, "dict[str, Any] | str"]
 """An event name and its data: an object, or raw text sent as it is (to test bad input)."""
@@ -53,6 +63,43 @@ class Status:
     headers: dict[str, str] = field(default_factory=dict)
 
 
+@dataclass
+class Message:
+    """A whole answer: ``text`` then ``tool_calls`` (id, name, input), streamed as events when the
+    request asks for a stream, else one JSON message."""
+
+    text: str
+    tool_calls: list[tuple[str, str, dict[str, Any]]] = field(default_factory=list)
+    message_id: str = "msg_fake01"
+    input_tokens: int = 20
+    output_tokens: int = 10
+
+    def json(self, model: str) -> dict[str, Any]:
+        """The message as a non-streaming request gets it."""
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": self.text}]
+        blocks += [{"type": "tool_use", "id": i, "name": n, "input": args} for i, n, args in self.tool_calls]
+        return {"id": self.message_id, "type": "message", "role": "assistant", "model": model, "content": blocks,
+                "stop_reason": "tool_use" if self.tool_calls else "end_turn", "stop_sequence": None,
+                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+
+    def stream(self, model: str) -> Stream:
+        """The message as a streaming request gets it."""
+        return Stream(reply_events(self.text, tool_calls=self.tool_calls, model=model, message_id=self.message_id,
+                                   input_tokens=self.input_tokens, output_tokens=self.output_tokens))
+
+
+Answer = Stream | Status | Message
+"""What the server answers one ``POST /v1/messages`` with."""
+
+
+def text_of(content: Any) -> str:
+    """The text of a message's content: the string itself, or its text blocks joined by lines."""
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if isinstance(b, dict) and b.get("type") == "text")
+
+
 def error_body(kind: str, message: str) -> dict[str, Any]:
     """An Anthropic error body."""
     return {"type": "error", "error": {"type": kind, "message": message}}
@@ -75,6 +122,7 @@ def reply_events(
     signature: str = "sig-abc",
     tool_calls: list[tuple[str, str, dict[str, Any]]] = (),  # type: ignore[assignment]
     model: str = "claude-sonnet-4-5-20250929",
+    message_id: str = "msg_fake01",
     input_tokens: int = 120,
     output_tokens: int = 30,
     cache_write: int = 0,
@@ -92,7 +140,7 @@ def reply_events(
     """
     stop = "tool_use" if tool_calls else "end_turn"
     events: list[SseEvent] = [("message_start", {"type": "message_start", "message": {
-        "id": "msg_fake01", "type": "message", "role": "assistant", "model": model, "content": [],
+        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
         "stop_reason": None, "stop_sequence": None,
         "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": cache_write,
                   "cache_read_input_tokens": cache_read, "output_tokens": 1}}})]
@@ -141,10 +189,17 @@ def reply_events(
 class _Handler(QuietHandler):
     protocol_version = "HTTP/1.1"
 
+    def do_HEAD(self) -> None:  # noqa: N802
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
     def do_GET(self) -> None:  # noqa: N802
         prefix = "/v1/models/"
         model = self.path[len(prefix):] if self.path.startswith(prefix) else None
-        if model is not None and model in self.server.owner.models:
+        if model is None:  # a listing (Claude Code asks for some): nothing
+            self._send_json(200, {"data": [], "has_more": False}, {})
+        elif model in self.server.owner.models:
             self._send_json(200, {"type": "model", "id": model, "display_name": model,
                                   "created_at": "2026-01-01T00:00:00Z"}, {})
         else:
@@ -156,7 +211,14 @@ class _Handler(QuietHandler):
         with owner.lock:
             body = json.loads(raw or b"{}")
             owner.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
-            answer = owner.queue.pop(0) if owner.queue else owner.default
+            answer: Answer | None
+            if owner.queue:
+                answer = owner.queue.pop(0)
+            else:
+                answer = owner.default if owner.default is not None else owner.respond(self.path, body)
+            if isinstance(answer, Message):
+                model = body.get("model", "claude-fake")
+                answer = answer.stream(model) if body.get("stream") else Status(200, answer.json(model))
             if owner.cache is not None and isinstance(answer, Stream):
                 answer = Stream(_with_usage(answer.events, owner.cache.use(body)), answer.drop_after,
                                 answer.delay, answer.chunk_events)
@@ -253,15 +315,23 @@ def _with_usage(events: list[SseEvent], usage: dict[str, int]) -> list[SseEvent]
 
 
 class FakeAnthropic(LoopbackServer):
-    """The server; a context manager that serves on a free port of 127.0.0.1."""
+    """The server; a context manager that serves on a free port of 127.0.0.1.
 
-    def __init__(self, *, cache: bool = False) -> None:
+    ``workspace``: answer by the prompt when nothing is queued (Claude Code's model, see the
+    module's docstring), with the files its tool calls write under that folder.
+    """
+
+    def __init__(self, workspace: str | None = None, *, cache: bool = False) -> None:
+        self.workspace = workspace
         self.cache = PromptCache() if cache else None
         """The prompt cache the answers' usage reports (None: the queued usage as it is)."""
-        self.queue: list[Stream | Status] = []
-        self.default: Stream | Status | None = None
-        """Served when the queue is empty (None: a 500 that says so)."""
+        self.queue: list[Answer] = []
+        self.default: Answer | None = None
+        """Served when the queue is empty (None: :meth:`respond`)."""
         self.requests: list[dict[str, Any]] = []
+        """Every request: its ``path``, ``headers`` and ``body`` (parsed)."""
+        self.count = 0
+        """How many answers :meth:`respond` has chosen."""
         self.models: set[str] = {"claude-sonnet-4-6", "claude-opus-4-5", "claude-haiku-4-5"}
         """What ``GET /v1/models/{id}`` finds."""
         self.lock = threading.Lock()
@@ -272,8 +342,59 @@ class FakeAnthropic(LoopbackServer):
         """The base URL to give the SDK."""
         return self.base_url
 
-    def add(self, *answers: Stream | Status) -> FakeAnthropic:
+    def add(self, *answers: Answer) -> FakeAnthropic:
         """Queue answers, served one per request in order."""
         with self.lock:
             self.queue.extend(answers)
         return self
+
+    def main_requests(self) -> list[dict[str, Any]]:
+        """The requests of the agent's own conversation (they offer tools)."""
+        return [r for r in self.requests if r["path"].startswith("/v1/messages") and r["body"].get("tools")]
+
+    def respond(self, path: str, body: dict[str, Any]) -> Answer | None:
+        """The answer chosen from the request when nothing is queued (None without a workspace:
+        a 500 that says nothing is queued); a POST elsewhere than ``/v1/messages`` (counting
+        tokens) gets a count."""
+        if self.workspace is None:
+            return None
+        if not path.startswith("/v1/messages") or "count_tokens" in path:
+            return Status(200, {"input_tokens": 10})
+        return self.reply(body)
+
+    def reply(self, body: dict[str, Any]) -> Answer:
+        """The answer to a ``POST /v1/messages`` chosen from its prompt (see the module's docstring);
+        a subclass overrides it to answer other prompts."""
+        messages = body.get("messages") or []
+        users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        last = users[-1] if users else {"content": ""}
+        content = last.get("content")
+        results = [b for b in (content if isinstance(content, list) else [])
+                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        prompt = text_of(content)
+        if "please fail" in prompt:
+            return Status(400, error_body("invalid_request_error", "the fake server refuses this on purpose"))
+        self.count += 1
+        mid = f"msg_fake{self.count}"
+        if not body.get("tools"):  # a side request (a title, a summary): answer briefly
+            return Message("Fake title", message_id=mid)
+        if not results and (tool := self._tool_for(prompt)) is not None:
+            return Message("I'll do it.", [(f"toolu_fake{self.count}", *tool)], message_id=mid)
+        if results and results[-1].get("is_error"):
+            return Message("The tool was refused: " + text_of(results[-1].get("content")), message_id=mid)
+        if results:
+            return Message("Done: hello.txt is written.", message_id=mid)
+        turns = sum(1 for m in users if text_of(m.get("content")))
+        return Message(f"Hello from the fake server (user messages: {turns}).", message_id=mid)
+
+    def _tool_for(self, prompt: str) -> tuple[str, dict[str, Any]] | None:
+        ws = self.workspace or "."
+        if "create hello.txt" in prompt:
+            return "Write", {"file_path": f"{ws}/hello.txt", "content": "hi there\n"}
+        if "run the command" in prompt:
+            return "Bash", {"command": "echo from-bash > bash.txt", "description": "Write bash.txt"}
+        if "write the hook" in prompt:
+            return "Write", {"file_path": f"{ws}/.git/hooks/x", "content": "#!/bin/sh\necho pwned\n"}
+        if "append to bashrc" in prompt:
+            return "Bash", {"command": "echo pwned >> ~/.bashrc", "description": "Change the shell"}
+        return None

@@ -28,7 +28,7 @@ import json
 import threading
 from typing import Any
 
-from tests.fakes.loopback import LoopbackServer, QuietHandler
+from tests.support.fakes.loopback import LoopbackServer, QuietHandler
 
 __all__ = ["FakeResponses", "codex_config"]
 

@@ -16,7 +16,7 @@ from monkey.events import Event
 if TYPE_CHECKING:  # the backend imports the acp SDK (seconds): when a test builds one, not when tests are collected
     from monkey.backends.acp_client.backend import AcpBackend
 
-HERE = Path(__file__).resolve().parent
+EXTERNAL = Path(__file__).resolve().parents[1] / "external"
 
 __all__ = ["acp_backend", "fake_acp_exe", "got", "run_turns"]
 
@@ -26,7 +26,7 @@ def fake_acp_exe(bindir: Path, name: str = "fake-acp") -> Path:
     bindir.mkdir(parents=True, exist_ok=True)
     exe = bindir / name
     exe.write_text(f"#!{sys.executable}\nimport runpy\n"
-                   f"runpy.run_path({str(HERE / 'fake_acp_agent.py')!r}, run_name='__main__')\n")
+                   f"runpy.run_path({str(EXTERNAL / 'fake_acp_agent.py')!r}, run_name='__main__')\n")
     exe.chmod(0o755)
     return exe
 

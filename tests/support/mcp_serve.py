@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import subprocess
 import sys
@@ -103,3 +104,33 @@ def start_http(workspace: Path, home: Path, *flags: str, env: dict[str, str] | N
         if line.startswith("token: "):
             token = line.split(": ", 1)[1].strip()
     return HttpServer(proc, url, token)
+
+
+TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "process_output", "process_stop",
+         "process_list", "list_directory", "glob_search", "grep_search", "web_fetch", "agent", "agent_reply"]
+
+
+def serve_process(workspace: Path, home: Path, *flags: str) -> subprocess.Popen[bytes]:
+    """``monkey serve`` as a process, spoken to line by line over its stdin and stdout."""
+    return subprocess.Popen([sys.executable, "-m", "monkey", "serve", "--cwd", str(workspace), *flags],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=monkey_env(home))
+
+
+def send_line(proc: subprocess.Popen[bytes], line: str | dict) -> None:
+    """Write one JSON-RPC line (a dict is encoded) to the server."""
+    assert proc.stdin is not None
+    proc.stdin.write((line if isinstance(line, str) else json.dumps(line)).encode() + b"\n")
+    proc.stdin.flush()
+
+
+def read_answer(proc: subprocess.Popen[bytes]) -> dict:
+    """The server's next line, decoded."""
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, "the server closed stdout"
+    return json.loads(line)
+
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}

@@ -1,6 +1,6 @@
 """A small MCP server written with the ``mcp`` SDK, for the MCP client's tests.
 
-``python -m tests.fakes.mcp_server STATE_FILE`` (stdio; streamable HTTP on 127.0.0.1 with
+``python -m tests.support.fakes.mcp_server STATE_FILE`` (stdio; streamable HTTP on 127.0.0.1 with
 ``FAKE_MCP_HTTP_PORT``). It counts its starts in STATE_FILE;
 from the second start on, with ``FAKE_MCP_CHANGE=1``, ``greet``'s description changes (a
 definition that changes between connections). Tools: ``greet`` (plain), ``peek`` (says it only
