@@ -72,6 +72,10 @@ class CallPath(Protocol):
         """Complete the journal entry once the change ran."""
         ...
 
+    def claim(self, pending: Any, pid: int) -> None:
+        """The agent ``pid`` runs the change's command itself: its children's writes are the change's."""
+        ...
+
     async def run(self, call: ToolCallSpec, turn: int, emit: Emit, *, admitted: Admitted | None = None) -> Any:
         """The whole path of a call monkey runs itself (a ``CallOutcome``); ``admitted``: decided already."""
         ...
@@ -127,13 +131,16 @@ class ExternalGate:
             return GateAnswer(True, "a read")
         if call.tool == SHELL_TOOL and call.call_id:
             self._commands[call.call_id] = (str(call.arguments.get("command", "")), admitted)
-        if paths and self.checkpoints and call.call_id:
+        own = call.tool == SHELL_TOOL and call.runner > 0  # an agent's own command: a whole-tree checkpoint
+        if (paths or own) and self.checkpoints and call.call_id:
             try:
-                self._open.setdefault(call.call_id, []).append(await calls.begin(
-                    ToolCallSpec(id=call.call_id, name=call.agent_tool, arguments=call.arguments),
-                    paths, self.turn, self.emit))
+                pending = await calls.begin(ToolCallSpec(id=call.call_id, name=call.agent_tool,
+                                                         arguments=call.arguments), paths or None, self.turn, self.emit)
             except ToolError as exc:
                 return GateAnswer(False, f"not run: {exc}")
+            if own:
+                calls.claim(pending, call.runner)
+            self._open.setdefault(call.call_id, []).append(pending)
         return GateAnswer(True, decision.reason)
 
     async def done(self, call_id: str, ok: bool) -> None:
@@ -151,6 +158,8 @@ class ExternalGate:
         :meth:`~monkey.backends.gate.ToolGate.run`); an allowed request ``covered`` of exactly this
         command line is not decided again."""
         spec = ToolCallSpec(id=call.call_id, name=call.tool, arguments=call.arguments)
+        if covered:  # run here, checkpointed by the pipeline: the agent's own command's is closed before
+            await self.done(covered, True)
         prior = self._commands.pop(covered, None) if covered else None
         admitted = prior[1] if prior is not None and prior[0] == call.arguments.get("command") else None
         began = False
