@@ -71,3 +71,13 @@ def test_a_write_by_another_than_the_agents_command_while_it_runs_is_not_attribu
     assert [item.split(":")[0] for item in said.items] == ["also.txt"], said.items
     (entry,) = [e for e in guard.journal.entries(guard.key) if e.call_id == "x1"]
     assert sorted((r.path, bool(r.unattributed)) for r in entry.files) == [("also.txt", True), ("made.txt", False)]
+
+
+def test_a_command_the_agent_never_reports_done_is_closed_at_the_turns_end(workspace: Path, tmp_path: Path) -> None:
+    backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, tmp_path / "log", FAKE_NO_DONE="1")
+    guard = CheckpointGuard(workspace, home=tmp_path / "home")
+    agent = Agent(backend=backend, workspace=workspace, checkpoints=guard,  # type: ignore[arg-type]
+                  policy=ApprovalPolicy.from_strings(allow=["shell_execute(touch *)"]))
+    run_turns(agent, "shell touch made.txt")
+    (entry,) = [e for e in guard.journal.entries(guard.key) if e.call_id == "x1"]
+    assert entry.state != "pending" and [r.path for r in entry.files] == ["made.txt"], entry
