@@ -20,7 +20,9 @@ exactly as monkey's own calls do; only the run is the agent's:
 
 An allowed file write or edit inside the workspace gets its own checkpoint before it runs,
 attributed to the agent's call id, and closed when the agent reports the call's result
-(:meth:`done`) or the run ends (:meth:`close`), so ``monkey undo`` reverts exactly that call.
+(:meth:`done`) or the run ends (:meth:`close`), so ``monkey undo`` reverts exactly that call. So does
+an allowed shell command the agent runs itself (an ACP agent's ``execute``: :attr:`GateCall.runner`):
+a whole-tree checkpoint whose write-watch window claims the agent's children, not the agent itself.
 """
 
 from __future__ import annotations
