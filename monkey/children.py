@@ -49,7 +49,7 @@ from typing import Any
 
 __all__ = [
     "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
-    "start_time", "clean_dead_owners", "tagged", "kill", "kill_everything", "mark_on_death", "death_mark",
+    "start_time", "parent_of", "name_of", "clean_dead_owners", "tagged", "kill", "kill_everything", "mark_on_death", "death_mark",
     "hold_placeholder", "drop_placeholder", "remove_dead_placeholders", "placeholders",
 ]
 
@@ -96,6 +96,21 @@ def _stat(pid: int) -> list[bytes] | None:
     except OSError:
         return None
     return data[data.rfind(b")") + 2 :].split()
+
+
+def parent_of(pid: int) -> int | None:
+    """The process's parent, or None when there is no such process."""
+    fields = _stat(pid)
+    return int(fields[1]) if fields and len(fields) > 1 else None
+
+
+def name_of(pid: int) -> str:
+    """The process's command name (``/proc/PID/comm``), or ``""``."""
+    try:
+        with open(f"/proc/{pid}/comm") as fh:
+            return fh.read().strip()
+    except OSError:
+        return ""
 
 
 def start_time(pid: int) -> int | None:

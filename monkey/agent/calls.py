@@ -367,6 +367,12 @@ class CallPipeline:
         guard = self.checkpoints
         return spawns_go_to(lambda pid: guard.claim(pending, pid))
 
+    def claim(self, pending: PendingChange, pid: int) -> None:
+        """An external agent runs the change's command itself: what the agent's children write while the
+        change is open is its change (the agent's own writes are not)."""
+        if self.checkpoints is not None and pid:
+            self.checkpoints.claim(pending, pid, children=True)
+
     async def finish(self, pending: PendingChange, ok: bool, emit: Emit) -> None:
         """Complete the journal entry of a change that ran (or failed)."""
         assert self.checkpoints is not None

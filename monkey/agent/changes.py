@@ -52,8 +52,9 @@ class ChangeGuard(Protocol):
         """Why the write watch cannot run ("" when it can): a person's write during a command is then the command's."""
         ...
 
-    def claim(self, pending: PendingChange, pid: int) -> None:
-        """A process the change's call started: what its tree writes is that change's."""
+    def claim(self, pending: PendingChange, pid: int, *, children: bool = False) -> None:
+        """A process the change's call started: what its tree writes is that change's (``children``: its
+        descendants' only, while the change is open)."""
         ...
 
     def finish(self, pending: PendingChange, *, ok: bool, error: str = "") -> str:

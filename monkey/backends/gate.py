@@ -50,6 +50,9 @@ class GateCall:
     """The agent's own input, unchanged (sent back as ``updatedInput`` when allowed)."""
     reason: str = ""
     """What the agent said about why it asks (shown to the person), if anything."""
+    runner: int = 0
+    """The pid of the agent that runs this ``shell_execute`` itself once allowed (an ACP agent's ``execute``):
+    the command gets a checkpoint of its own, its writes told by the agent's children (0: none)."""
 
 
 @dataclass(frozen=True)

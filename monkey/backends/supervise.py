@@ -79,6 +79,11 @@ class AgentProcess:
     def __post_init__(self) -> None:
         self._stderr = OutputBuffer(self.spec.stderr_limit)
 
+    @property
+    def pid(self) -> int:
+        """The child's process id (0 before it runs)."""
+        return self._proc.pid if self._proc is not None else 0
+
     def send(self, data: bytes) -> bool:
         """Write ``data`` to the child's open stdin (``keep_stdin``) without waiting; False when it is gone.
 

@@ -13,7 +13,8 @@ agent's run) is everything that changed in the workspace meanwhile, whoever chan
   marked not attributable;
 - without one, a path whose inode changed after the command had ended is marked, and so
   is everything when another shell command or external agent ran at the same time (in
-  another monkey or in another session of this one);
+  another monkey or in another session of this one; an external agent's own command is
+  marked for its agent's run, which went on meanwhile, but the run holds what the command did);
 - an entry repaired after monkey was killed during the command is judged by the time
   window up to the moment the command died (the guardian of :mod:`monkey.children` marks
   it; without one, monkey's last heartbeat); marked whole when that moment is unknown.
@@ -86,8 +87,18 @@ def _concurrent(others: list[Entry], entry: Entry) -> str:
     monkey, or another session of this one) taints everything."""
     for other in others:
         whole_tree = not other.files or any(not r.exact_mode for r in other.files)
-        if whole_tree:
+        if whole_tree and not _within_run(other, entry):
+            if _within_run(entry, other):
+                return (f"the agent ({other.tool}) could write files itself while its command ran (checkpoint "
+                        f"{other.id}) and this system cannot tell whose writes were whose")
             who = "another monkey" if other.owner != entry.owner else "another session of this monkey"
             return (f"{who} ran {other.tool} at the same time (checkpoint {other.id}, session "
                     f"{other.session_id or '-'}) and this system cannot tell whose writes were whose")
     return ""
+
+
+def _within_run(inner: Entry, outer: Entry) -> bool:
+    """Whether ``inner`` is a call an external agent made during its run ``outer`` (whose call id is
+    ``run…``: what the agent changed is the run's, its own command's included)."""
+    return (outer.call_id.startswith("run") and inner.session_id == outer.session_id and inner.turn == outer.turn
+            and inner.owner == outer.owner and inner.created_at >= outer.created_at)

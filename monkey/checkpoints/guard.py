@@ -287,12 +287,13 @@ class CheckpointGuard:
             entry.checkpoint = self.shadow.commit(tree, f"before {tool} {cid}")
             self.shadow.set_ref(cid, entry.checkpoint)
 
-    def claim(self, pending: Entry, pid: int) -> None:
+    def claim(self, pending: Entry, pid: int, *, children: bool = False) -> None:
         """A process the change's call started (a shell command): its writes, and its
-        descendants', are that call's and no other's (two commands at once in one monkey)."""
+        descendants', are that call's and no other's (two commands at once in one monkey);
+        ``children``: only its descendants', while the change is open (an agent running its own command)."""
         window = self._windows.get(pending.id)
         if window is not None:
-            window.claim(pid)
+            window.claim(pid, children=children)
 
     def finish(self, pending: Entry, *, ok: bool, error: str = "") -> str:
         """Record the change's result; returns a warning when it could not be recorded."""

@@ -33,15 +33,16 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import functools
 import os
 import select
 import socket
-import stat
 import struct
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+
+from monkey.checkpoints.handles import handle_of, libc_handle, link_count, open_handle
+from monkey.children import name_of, parent_of
 
 __all__ = ["WriteWatch", "Window", "start", "missing", "DISABLE_ENV", "MAX_RECORDS"]
 
@@ -76,47 +77,6 @@ _MAX_FOLDERS = 20_000
 """Folder handles whose names are kept."""
 
 
-@functools.lru_cache(maxsize=1)
-def _libc() -> ctypes.CDLL | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        libc.fanotify_init.argtypes = [ctypes.c_uint, ctypes.c_uint]
-        libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
-        libc.name_to_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
-                                           ctypes.POINTER(ctypes.c_int), ctypes.c_int]
-        libc.open_by_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-def handle_of(path: Path) -> bytes | None:
-    """The file handle of a folder as fanotify reports it (type + bytes), or None."""
-    libc = _libc()
-    if libc is None:
-        return None
-    buf = ctypes.create_string_buffer(8 + 128)
-    struct.pack_into("=Ii", buf, 0, 128, 0)
-    mount_id = ctypes.c_int()
-    if libc.name_to_handle_at(_AT_FDCWD, os.fsencode(path), buf, ctypes.byref(mount_id), 0) != 0:
-        return None
-    size, kind = struct.unpack_from("=Ii", buf, 0)
-    return struct.pack("=i", kind) + buf.raw[8:8 + size]
-
-
-def _open_handle(mount_fd: int, handle: bytes) -> int:
-    """An O_PATH descriptor of the folder a handle names (OSError when it is gone)."""
-    libc = _libc()
-    if libc is None:
-        raise OSError("no libc")
-    raw = struct.pack("=Ii", len(handle) - 4, struct.unpack_from("=i", handle)[0]) + handle[4:]
-    fd = libc.open_by_handle_at(mount_fd, raw, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    if fd < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return fd
-
-
 class WriteWatch:
     """Writes seen in the workspace since the watch started, numbered, with their writers."""
 
@@ -131,6 +91,10 @@ class WriteWatch:
         self._verdicts: dict[int, tuple[str, tuple[int, ...]]] = {}
         self._claims: dict[int, int] = {}
         """Pids a command's window claimed (the processes it started): the window's key."""
+        self._scoped: dict[int, list[int]] = {}
+        """Pids whose children (not themselves) a window claimed while it is open (an agent's own command)."""
+        self._spans: dict[int, tuple[int, int]] = {}
+        """Each window's numbers, from its first write to after its last (an open one's: to the end)."""
         self._opened = 0
         """Windows opened so far (each one's key: never reused, unlike an object's id)."""
         self._who: dict[int, str] = {}
@@ -249,7 +213,7 @@ class WriteWatch:
             return self._folders[handle]
         rel: str | None = None
         try:
-            fd = _open_handle(self._mount, handle)
+            fd = open_handle(self._mount, handle)
         except OSError:
             return None  # gone: its removal is an event of the folder above it
         try:
@@ -275,7 +239,7 @@ class WriteWatch:
         key = (handle, name)
         if key in self._single or key in self._suspects:
             return
-        links = _links(self._mount, handle, name)
+        links = link_count(self._mount, handle, name)
         if links > 1:
             self._suspects[key] = self.seq
         elif links == 1 and len(self._single) < _MAX_FOLDERS:
@@ -283,7 +247,7 @@ class WriteWatch:
 
     def _judge_suspects(self) -> None:
         for (handle, name), seq in self._suspects.items():
-            if _links(self._mount, handle, name) > 1:
+            if link_count(self._mount, handle, name) > 1:
                 self._linked.append(seq)
         self._suspects.clear()
 
@@ -303,7 +267,7 @@ class WriteWatch:
                 verdict = OURS
                 break
             chain.append(current)
-            parent = _parent(current)
+            parent = parent_of(current)
             if parent is None:
                 verdict = UNKNOWN if current == pid else FOREIGN
                 break
@@ -318,7 +282,7 @@ class WriteWatch:
                 current = self._parents.get(current, 0)
             ancestry = tuple(up)
         elif verdict == FOREIGN:
-            self._who[pid] = _name(pid)
+            self._who[pid] = name_of(pid)
         self._verdicts[pid] = (verdict, ancestry)
         return verdict, ancestry
 
@@ -345,15 +309,38 @@ class WriteWatch:
                 self._verdicts.clear()
                 self._who.clear()
                 self._claims.clear()
+                self._scoped.clear()
+                self._spans.clear()
             start = self.sync()
             self._opened += 1
             window = Window(self, start, self._opened)
+            self._spans[window.key] = (start, 1 << 62)
             self._windows[id(window)] = start
             return window
 
-    def _claim(self, window: Window, pid: int) -> None:
+    def _claim(self, window: Window, pid: int, children: bool = False) -> None:
         with self._lock:
-            self._claims[pid] = window.key
+            if children:  # a live process started before: its forks from now on are known to be monkey's
+                self._scoped.setdefault(pid, []).append(window.key)
+                chain = [pid]
+                while chain[-1] not in self._parents and len(chain) < 64:
+                    parent = parent_of(chain[-1])
+                    if parent is None or parent <= 1:
+                        return
+                    chain.append(parent)
+                if chain[-1] in self._parents:
+                    self._parents.update(zip(chain, chain[1:], strict=False))
+            else:
+                self._claims[pid] = window.key
+
+    def _owner(self, chain: tuple[int, ...], seq: int) -> int | None:
+        """The window whose command wrote write ``seq``: the nearest claim up the writer's chain (one of a
+        process's children holds for its children, not itself, while its window is open)."""
+        for i, pid in enumerate(chain):
+            scoped = [k for k in self._scoped.get(pid, ()) if i and self._spans[k][0] <= seq < self._spans[k][1]]
+            if scoped or pid in self._claims:
+                return max(scoped) if scoped else self._claims[pid]
+        return None
 
     def _close(self, window: Window) -> list[tuple[str, int, int, str]]:
         """The window's writes, each with its verdict for this window."""
@@ -362,11 +349,14 @@ class WriteWatch:
             self._windows.pop(id(window), None)
             window.end = end
             window.lost = window.start < self.horizon
-            mine = {pid for pid, owner in self._claims.items() if owner == window.key}
+            self._spans[window.key] = (window.start, end)
+            mine = {pid for pid, owner in self._claims.items() if owner == window.key} | {
+                pid for pid, keys in self._scoped.items() if window.key in keys}
             out = []
-            for rel, mask, pid, verdict, chain in self._records[max(window.start - self._first, 0):end - self._first]:
+            first = max(window.start - self._first, 0)
+            for n, (rel, mask, pid, verdict, chain) in enumerate(self._records[first:end - self._first]):
                 if verdict == OURS:
-                    owner = next((self._claims[p] for p in chain if p in self._claims), None)
+                    owner = self._owner(chain, first + self._first + n)
                     if owner is not None and owner != window.key:
                         verdict = OTHER
                     elif owner is None and mine:
@@ -444,9 +434,10 @@ class Window:
         self._folders: dict[str, set[tuple[int, str]]] = {}
         self._others = False
 
-    def claim(self, pid: int) -> None:
-        """A process the command started: its writes and its descendants' are the command's."""
-        self.watch._claim(self, pid)
+    def claim(self, pid: int, *, children: bool = False) -> None:
+        """A process the command started: its writes and its descendants' are the command's (``children``:
+        only its descendants', while this window is open: an agent that runs the command itself)."""
+        self.watch._claim(self, pid, children)
 
     def close(self) -> None:
         """Read the writes so far and end the window (once)."""
@@ -519,43 +510,11 @@ class Window:
         return ""
 
 
-def _links(mount_fd: int, handle: bytes, name: bytes) -> int:
-    """How many names the regular file ``name`` in a folder has (0: gone, or not a file)."""
-    try:
-        fd = _open_handle(mount_fd, handle)
-    except OSError:
-        return 0
-    try:
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except OSError:
-        return 0
-    finally:
-        os.close(fd)
-    return st.st_nlink if stat.S_ISREG(st.st_mode) else 0
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    return int(data[data.rindex(b")") + 2:].split()[1])
-
-
-def _name(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as fh:
-            return fh.read().strip()
-    except OSError:
-        return ""
-
-
 def start(workspace: Path) -> WriteWatch | None:
     """A watch on the workspace's filesystem, or None where the platform cannot give one."""
     if os.environ.get(DISABLE_ENV) == "1" or not hasattr(socket, "AF_NETLINK"):
         return None
-    libc = _libc()
+    libc = libc_handle()
     if libc is None or not hasattr(libc, "fanotify_init"):
         return None
     flags = _FAN_CLOEXEC | _FAN_NONBLOCK | _FAN_UNLIMITED_QUEUE | _FAN_REPORT_DIR_FID | _FAN_REPORT_NAME
@@ -568,7 +527,7 @@ def start(workspace: Path) -> WriteWatch | None:
         own = handle_of(workspace)
         if own is None:
             raise OSError("no file handle for the workspace")
-        os.close(_open_handle(mount, own))  # folder handles can be named (CAP_DAC_READ_SEARCH)
+        os.close(open_handle(mount, own))  # folder handles can be named (CAP_DAC_READ_SEARCH)
         if libc.fanotify_mark(fan, _FAN_MARK_ADD | _FAN_MARK_FILESYSTEM, _MASK, _AT_FDCWD, os.fsencode(workspace)) != 0:
             raise OSError(ctypes.get_errno(), "fanotify_mark")
         sock = socket.socket(socket.AF_NETLINK, socket.SOCK_DGRAM, _NETLINK_CONNECTOR)

@@ -20,7 +20,9 @@ exactly as monkey's own calls do; only the run is the agent's:
 
 An allowed file write or edit inside the workspace gets its own checkpoint before it runs,
 attributed to the agent's call id, and closed when the agent reports the call's result
-(:meth:`done`) or the run ends (:meth:`close`), so ``monkey undo`` reverts exactly that call.
+(:meth:`done`) or the run ends (:meth:`close`), so ``monkey undo`` reverts exactly that call. So does
+an allowed shell command the agent runs itself (an ACP agent's ``execute``: :attr:`GateCall.runner`):
+a whole-tree checkpoint whose write-watch window claims the agent's children, not the agent itself.
 """
 
 from __future__ import annotations
@@ -70,6 +72,10 @@ class CallPath(Protocol):
 
     async def finish(self, pending: Any, ok: bool, emit: Emit) -> None:
         """Complete the journal entry once the change ran."""
+        ...
+
+    def claim(self, pending: Any, pid: int) -> None:
+        """The agent ``pid`` runs the change's command itself: its children's writes are the change's."""
         ...
 
     async def run(self, call: ToolCallSpec, turn: int, emit: Emit, *, admitted: Admitted | None = None) -> Any:
@@ -127,13 +133,16 @@ class ExternalGate:
             return GateAnswer(True, "a read")
         if call.tool == SHELL_TOOL and call.call_id:
             self._commands[call.call_id] = (str(call.arguments.get("command", "")), admitted)
-        if paths and self.checkpoints and call.call_id:
+        own = call.tool == SHELL_TOOL and call.runner > 0  # an agent's own command: a whole-tree checkpoint
+        if (paths or own) and self.checkpoints and call.call_id:
             try:
-                self._open.setdefault(call.call_id, []).append(await calls.begin(
-                    ToolCallSpec(id=call.call_id, name=call.agent_tool, arguments=call.arguments),
-                    paths, self.turn, self.emit))
+                pending = await calls.begin(ToolCallSpec(id=call.call_id, name=call.agent_tool,
+                                                         arguments=call.arguments), paths or None, self.turn, self.emit)
             except ToolError as exc:
                 return GateAnswer(False, f"not run: {exc}")
+            if own:
+                calls.claim(pending, call.runner)
+            self._open.setdefault(call.call_id, []).append(pending)
         return GateAnswer(True, decision.reason)
 
     async def done(self, call_id: str, ok: bool) -> None:
@@ -151,6 +160,8 @@ class ExternalGate:
         :meth:`~monkey.backends.gate.ToolGate.run`); an allowed request ``covered`` of exactly this
         command line is not decided again."""
         spec = ToolCallSpec(id=call.call_id, name=call.tool, arguments=call.arguments)
+        if covered:  # run here, checkpointed by the pipeline: the agent's own command's is closed before
+            await self.done(covered, True)
         prior = self._commands.pop(covered, None) if covered else None
         admitted = prior[1] if prior is not None and prior[0] == call.arguments.get("command") else None
         began = False

@@ -129,7 +129,11 @@ def prompt(text: str) -> dict:
         chosen = ask(tc)
         if chosen == "yes":
             subprocess.run(["/bin/sh", "-c", rest], cwd=cwd, check=False)
-            update("tool_call_update", toolCallId="x1", status="completed")
+            if os.environ.get("FAKE_ALSO"):  # the agent writes a file itself while its command is open
+                with open(os.path.join(cwd, os.environ["FAKE_ALSO"]), "w") as fh:
+                    fh.write("the agent's own\n")
+            if not os.environ.get("FAKE_NO_DONE"):  # else never says the call ended
+                update("tool_call_update", toolCallId="x1", status="completed")
         say(f"permission: {chosen}")
         return {"stopReason": "end_turn"}
     if word == "garbage":

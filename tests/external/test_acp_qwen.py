@@ -69,8 +69,8 @@ def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, works
         assert not (workspace / "hello.txt").exists()
 
 
-def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: Path, workspace: Path,
-                                                                    tmp_path: Path) -> None:
+def test_its_own_shell_command_is_decided_and_undone_on_its_own(monkey_home: Path, workspace: Path,
+                                                                 tmp_path: Path) -> None:
     qwen = qwen_cli()
     replies = [Reply(tool_calls=[("c1", "run_shell_command", {"command": "touch made.txt"})]), Reply(text="done")]
     with FakeOpenAI(replies) as api:
@@ -84,7 +84,13 @@ def test_its_own_shell_command_is_decided_and_undone_with_the_turn(monkey_home: 
     assert not [e for e in run.events if str(e.get("call_id", "")).startswith("acp-term-")]
     # its usage comes in an update's _meta.usage, once per model call (the fake API's 11 in, 5 out)
     assert [(u["input_tokens"], u["output_tokens"]) for u in run.of_type("usage")] == [(11, 5), (11, 5)]
-    assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
+    # the command is a checkpoint of its own (opened when allowed), and undo reverts exactly it
+    made = run.of_type("checkpoint_created")
+    (own,) = [c for c in made if c["call_id"] == resolved["call_id"]]
+    (turn,) = [c for c in made if c["call_id"].startswith("run")]
+    undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+    assert undo.returncode == 0, undo.stderr
+    assert own["checkpoint_id"] in undo.stdout and turn["checkpoint_id"] not in undo.stdout, undo.stdout
     assert not (workspace / "made.txt").exists()
 
 

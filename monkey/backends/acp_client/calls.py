@@ -62,8 +62,9 @@ def _command(tool_call: Any) -> str:
     return str(_get(tool_call, "title") or "")
 
 
-def gate_calls(tool_call: Any, workspace: Path) -> list[GateCall]:
-    """The monkey calls one ACP permission request asks for (several for an edit of several files)."""
+def gate_calls(tool_call: Any, workspace: Path, runner: int = 0) -> list[GateCall]:
+    """The monkey calls one ACP permission request asks for (several for an edit of several files);
+    ``runner``: the agent's pid, which runs an ``execute`` itself once allowed."""
     call_id = str(_get(tool_call, "tool_call_id") or "")
     kind = str(_get(tool_call, "kind") or "other")
     title = str(_get(tool_call, "title") or kind)
@@ -76,7 +77,8 @@ def gate_calls(tool_call: Any, workspace: Path) -> list[GateCall]:
         return GateCall(call_id=call_id, agent_tool=title, tool=tool, arguments=arguments, raw=raw, reason=reason)
 
     if kind == "execute":
-        return [one("shell_execute", command=_command(tool_call))]
+        return [GateCall(call_id=call_id, agent_tool=title, tool="shell_execute", arguments={"command": _command(tool_call)},
+                         raw=raw, reason=reason, runner=runner)]
     if kind == "edit" and paths:
         return [one("file_write" if _creates(tool_call, p, workspace) else "file_edit", path=p) for p in paths]
     if kind == "delete" and paths:

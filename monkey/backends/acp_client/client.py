@@ -118,7 +118,7 @@ class AcpClient:
         if turn is None:
             return self._answer(options, None)
         answer = GateAnswer(False, "nothing to decide")
-        calls = gate_calls(tool_call, self.workspace)
+        calls = gate_calls(tool_call, self.workspace, self.proc.pid)
         try:
             for call in calls:
                 answer = await self._decide(turn, call)
