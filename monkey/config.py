@@ -452,17 +452,14 @@ USER_ONLY_SECTIONS = ("hooks", "plugins", "agents", "acp_agents")
 """Whole tables only the user's own file sets: hooks' commands, plugins' and aliases' settings
 (their ``env`` takes monkey's own variables, ``${ANTHROPIC_API_KEY}``), ACP agents' programs."""
 
-EXECUTES_FILES = frozenset({
-    "make", "gmake", "bmake", "cmake", "ninja", "meson", "bazel", "bazelisk", "buck", "scons", "just", "task",
-    "python", "pypy", "py", "node", "nodejs", "deno", "bun", "npm", "npx", "pnpm", "pnpx", "yarn", "corepack",
-    "cargo", "rustc", "go", "java", "javac", "mvn", "mvnw", "gradle", "gradlew", "ant", "sbt", "ruby", "rake",
-    "bundle", "gem", "perl", "php", "composer", "lua", "luajit", "tclsh", "r", "rscript", "julia", "swift",
-    "dotnet", "mono", "gcc", "g++", "cc", "c++", "clang", "clang++", "tox", "nox", "pytest", "py.test", "uv",
-    "uvx", "poetry", "pdm", "hatch", "pip", "pipx", "conda", "docker", "podman", "bash", "sh", "zsh", "dash",
-    "ksh", "fish", "csh", "tcsh", "busybox", "env", "xargs", "sudo", "doas", "su", "nice", "nohup", "timeout",
-    "time", "exec", "eval", "source", ".", "command", "builtin", "stdbuf", "setsid", "strace", "ltrace", "gdb",
-    "watch", "parallel", "find", "git", "awk", "gawk", "mawk", "sed", "vim", "vi", "nvim", "emacs", "ssh",
-})
+EXECUTES_FILES = frozenset(
+    "make gmake bmake cmake ninja meson bazel bazelisk buck scons just task python pypy py node nodejs deno bun"
+    " npm npx pnpm pnpx yarn corepack cargo rustc go java javac mvn mvnw gradle gradlew ant sbt ruby rake bundle"
+    " gem perl php composer lua luajit tclsh r rscript julia swift dotnet mono gcc g++ cc c++ clang clang++ tox"
+    " nox pytest py.test uv uvx poetry pdm hatch pip pipx conda docker podman bash sh zsh dash ksh fish csh tcsh"
+    " busybox env xargs sudo doas su nice nohup timeout time exec eval source . command builtin stdbuf setsid"
+    " strace ltrace gdb watch parallel find git awk gawk mawk sed vim vi nvim emacs ssh".split()
+)
 """Programs that run other programs or the project's own files (build tools, interpreters, shells,
 wrappers): a project's ``approvals.read_only_extra`` may not name them (the user's own file may)."""
 

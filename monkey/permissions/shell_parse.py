@@ -79,11 +79,10 @@ def _parser() -> Any:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-_PASS_THROUGH = frozenset({
-    "program", "list", "pipeline", "subshell", "compound_statement", "negated_command", "if_statement",
-    "elif_clause", "else_clause", "while_statement", "do_group", "for_statement", "c_style_for_statement",
-    "case_statement", "case_item", "redirected_statement",
-})
+_PASS_THROUGH = frozenset(
+    "program list pipeline subshell compound_statement negated_command if_statement elif_clause else_clause"
+    " while_statement do_group for_statement c_style_for_statement case_statement case_item redirected_statement".split()
+)
 """Nodes whose children are walked for the commands inside."""
 _PUNCTUATION = frozenset({
     "&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "{", "}", "!", "if", "then", "else", "elif", "fi", "while",
@@ -155,9 +154,10 @@ def _evaluates(node: Any) -> str | None:
 
 _PLAIN = re.compile(r"[A-Za-z0-9_./,:+= -]*")
 """A line of plain words only: no quoting, expansion, pattern, operator or redirection."""
-_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
-                       "done", "in", "function", "time", "coproc", "declare", "typeset", "export", "readonly", "local",
-                       "unset", "unsetenv"})
+_RESERVED = frozenset(
+    "if then else elif fi case esac for select while until do done in function time coproc declare typeset export"
+    " readonly local unset unsetenv".split()
+)
 """First words the grammar reads as syntax of its own (a keyword, a declaration)."""
 
 
@@ -422,8 +422,9 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         argv = rest
 
 
-_NAME_TAKERS = frozenset({"read", "unset", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local",
-                          "export", "readonly"})
+_NAME_TAKERS = frozenset(
+    "read unset mapfile readarray getopts wait declare typeset local export readonly".split()
+)
 """Bash builtins that take variable names, where an array element's subscript is evaluated as code."""
 
 
