@@ -33,15 +33,21 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
-import functools
 import os
 import select
 import socket
-import stat
 import struct
 import threading
 from collections.abc import Iterable
 from pathlib import Path
+
+from monkey.checkpoints.handles import AT_FDCWD as _AT_FDCWD
+from monkey.checkpoints.handles import handle_of
+from monkey.checkpoints.handles import libc_functions as _libc
+from monkey.checkpoints.handles import link_count as _links
+from monkey.checkpoints.handles import open_handle as _open_handle
+from monkey.checkpoints.handles import parent_pid as _parent
+from monkey.checkpoints.handles import process_name as _name
 
 __all__ = ["WriteWatch", "Window", "start", "missing", "DISABLE_ENV", "MAX_RECORDS"]
 
@@ -59,7 +65,6 @@ _MASK = (_FAN_MODIFY | _FAN_ATTRIB | _FAN_CLOSE_WRITE | _FAN_MOVED_FROM | _FAN_M
 _DIR_CHANGE = _FAN_CREATE | _FAN_DELETE | _FAN_MOVED_FROM | _FAN_MOVED_TO
 _WRITE = _FAN_MODIFY | _FAN_CLOSE_WRITE | _FAN_ATTRIB
 _INFO_DFID_NAME = 2
-_AT_FDCWD = -100
 _META = struct.Struct("=IBBHQii")
 _NETLINK_CONNECTOR, _CN_IDX_PROC, _CN_VAL_PROC, _PROC_CN_MCAST_LISTEN = 11, 1, 1, 1
 _PROC_EVENT_FORK = 0x1
@@ -74,47 +79,6 @@ MAX_RECORDS = 200_000
 needed them falls back: a full snapshot, "too many writes")."""
 _MAX_FOLDERS = 20_000
 """Folder handles whose names are kept."""
-
-
-@functools.lru_cache(maxsize=1)
-def _libc() -> ctypes.CDLL | None:
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
-        libc.fanotify_init.argtypes = [ctypes.c_uint, ctypes.c_uint]
-        libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
-        libc.name_to_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
-                                           ctypes.POINTER(ctypes.c_int), ctypes.c_int]
-        libc.open_by_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
-    except (OSError, AttributeError):
-        return None
-    return libc
-
-
-def handle_of(path: Path) -> bytes | None:
-    """The file handle of a folder as fanotify reports it (type + bytes), or None."""
-    libc = _libc()
-    if libc is None:
-        return None
-    buf = ctypes.create_string_buffer(8 + 128)
-    struct.pack_into("=Ii", buf, 0, 128, 0)
-    mount_id = ctypes.c_int()
-    if libc.name_to_handle_at(_AT_FDCWD, os.fsencode(path), buf, ctypes.byref(mount_id), 0) != 0:
-        return None
-    size, kind = struct.unpack_from("=Ii", buf, 0)
-    return struct.pack("=i", kind) + buf.raw[8:8 + size]
-
-
-def _open_handle(mount_fd: int, handle: bytes) -> int:
-    """An O_PATH descriptor of the folder a handle names (OSError when it is gone)."""
-    libc = _libc()
-    if libc is None:
-        raise OSError("no libc")
-    raw = struct.pack("=Ii", len(handle) - 4, struct.unpack_from("=i", handle)[0]) + handle[4:]
-    fd = libc.open_by_handle_at(mount_fd, raw, os.O_PATH | os.O_DIRECTORY | os.O_CLOEXEC)
-    if fd < 0:
-        err = ctypes.get_errno()
-        raise OSError(err, os.strerror(err))
-    return fd
 
 
 class WriteWatch:
@@ -516,38 +480,6 @@ class Window:
             return "written by monkey itself (or a process no command started) while the command ran"
         if any(verdict != OURS for _, verdict in writes):
             return "written by a process that had ended before monkey could see whose it was"
-        return ""
-
-
-def _links(mount_fd: int, handle: bytes, name: bytes) -> int:
-    """How many names the regular file ``name`` in a folder has (0: gone, or not a file)."""
-    try:
-        fd = _open_handle(mount_fd, handle)
-    except OSError:
-        return 0
-    try:
-        st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-    except OSError:
-        return 0
-    finally:
-        os.close(fd)
-    return st.st_nlink if stat.S_ISREG(st.st_mode) else 0
-
-
-def _parent(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as fh:
-            data = fh.read()
-    except OSError:
-        return None
-    return int(data[data.rindex(b")") + 2:].split()[1])
-
-
-def _name(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/comm") as fh:
-            return fh.read().strip()
-    except OSError:
         return ""
 
 
