@@ -74,7 +74,8 @@ __all__ = [
 ]
 
 from monkey.event_base import (ConversationCleared, Diagnostic, DiagnosticsReported, EndReason, Event,  # noqa: E402
-                               Handoff, InstructionRef, ToolCallSpec, ToolImage)
+                               Handoff, InstructionRef, ModeChanged, PlanSaved, StageCompleted, StageStarted,
+                               SubagentCompleted, SubagentStarted, ToolCallSpec, ToolImage)
 
 class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     """A session began (or was resumed) in a workspace."""
@@ -417,82 +418,6 @@ class BudgetReached(Event, frozen=True, kw_only=True, tag="budget_reached"):
     """``session``: ``used`` counts the stored session's earlier runs too (``--budget-scope``); ``run``: this run's."""
     earlier: float = 0.0
     """How much of ``used`` earlier runs of the session spent."""
-
-
-class SubagentStarted(Event, frozen=True, kw_only=True, tag="subagent_started"):
-    """A ``task`` call (``call_id``, of this session) started a sub-agent in session ``child_session_id``.
-
-    The child's own events follow in the same stream with the child's ``session_id``; this event
-    ties that session to the parent's call."""
-
-    call_id: str
-    child_session_id: str
-    agent: str
-    description: str = ""
-    depth: int = 1
-    """1 for a child of the session the person talks to, 2 for a grandchild ..."""
-    background: bool = False
-    """Started with ``background``: the ``task`` call returned at once; the handoff reaches the
-    parent's model in a message when the child ends."""
-
-
-class SubagentCompleted(Event, frozen=True, kw_only=True, tag="subagent_completed"):
-    """A sub-agent ended; ``handoff`` is what its parent's ``task`` call returns."""
-
-    call_id: str
-    child_session_id: str
-    handoff: Handoff
-class ModeChanged(Event, frozen=True, kw_only=True, tag="mode_changed"):
-    """The permission mode changed (``/mode``, Shift+Tab, ``/plan``, an approved plan); a resumed
-    session goes on in the last one stored."""
-
-    mode: str
-    previous: str = ""
-    by: str = "user"
-    """``user`` (a command or key), ``plan`` (an approved plan), ``workflow`` (a stage) or ``web`` (monkey web)."""
-
-
-class PlanSaved(Event, frozen=True, kw_only=True, tag="plan_saved"):
-    """The model proposed a plan with ``exit_plan_mode`` and it was decided: the plan, kept with the session."""
-
-    call_id: str
-    plan: str
-    """The plan as the model wrote it (Markdown)."""
-    outcome: Literal["approved", "sent_back", "rejected", "recorded"]
-    """``recorded``: nobody could approve it (headless), so the session stays in plan mode."""
-    mode: str = ""
-    """The mode an approved plan goes on in."""
-    feedback: str = ""
-    path: str = ""
-    """Where the person also kept it in the project (``.monkey/plans/...``), if they did."""
-
-
-class StageStarted(Event, frozen=True, kw_only=True, tag="stage_started"):
-    """A stage of a workflow (``think``, ``plan``, ``do``, ``reflect``) began."""
-
-    workflow_id: str
-    stage: str
-    iteration: int = 1
-
-
-class StageCompleted(Event, frozen=True, kw_only=True, tag="stage_completed"):
-    """A stage of a workflow ended: what it cost and what came of it."""
-
-    workflow_id: str
-    stage: str
-    iteration: int = 1
-    outcome: str = "completed"
-    """How the stage's turn ended (``completed``, ``error``, ``cancelled``, ``budget``...)."""
-    input_tokens: int = 0
-    output_tokens: int = 0
-    cost_usd: float = 0.0
-    wall_s: float = 0.0
-    verdict: str = ""
-    """Reflect's: ``done`` or ``not_done`` (empty for the other stages)."""
-    reason: str = ""
-    """Reflect's reason for its verdict, or why a stage failed."""
-    handoff: dict[str, Any] = {}
-    """What the stage hands the next one (:class:`monkey.workflow.handoff.Handoff` as JSON)."""
 
 
 class Raw(Event, frozen=True, kw_only=True, tag="raw"):

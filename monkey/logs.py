@@ -135,9 +135,10 @@ def configure(*, verbose: int = 0, file: str = "", handlers: list[str] | tuple[s
 
 _QUIET = frozenset({"text_delta", "thinking_delta", "tool_output"})
 """Events not logged one by one (their text is logged whole with what ends them)."""
-_INFO = frozenset({"session_started", "turn_started", "tool_call", "approval_resolved", "tool_result",
-                   "checkpoint_created", "undo_applied", "turn_completed", "session_ended", "backend_changed",
-                   "instructions_loaded"})
+_INFO = frozenset(
+    "session_started turn_started tool_call approval_resolved tool_result checkpoint_created undo_applied"
+    " turn_completed session_ended backend_changed instructions_loaded".split()
+)
 _WARN = frozenset({"error", "retry", "fallback", "not_undoable"})
 _FIELDS = ("name", "call_id", "decision", "by", "ok", "reason", "checkpoint_id", "backend", "model", "turn",
            "duration_ms", "message", "input_tokens", "output_tokens", "attempt")

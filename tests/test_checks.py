@@ -30,9 +30,7 @@ TESTS = ROOT / "tests"
 MAX_LINES = 600
 """Modules stay under about 600 lines: past that, split one (see docs/development.md)."""
 
-OVER_THE_LIMIT = {
-    "events.py": 614,  # the event types of the wire format, one class each
-}
+OVER_THE_LIMIT: dict[str, int] = {}
 """Modules over :data:`MAX_LINES` when the limit came, with their size then as a ceiling."""
 
 

@@ -50,6 +50,7 @@ LAYERS: dict[str, int] = {
     "monkey.ids": 0,
     "monkey.safe_text": 0,
     "monkey.config": 0,
+    "monkey.config_scope": 0,  # what a project config file may set (config re-exports it)
     "monkey.db": 0,
     "monkey.gitinfo": 0,
     "monkey.process": 0,

@@ -25,18 +25,16 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
+from monkey.agent.after_run import AfterRun
 from monkey.agent.changes import ChangeGuard, CheckpointError, PendingChange
-from monkey.agent.hook_glue import post_tool_output, run_hooks
+from monkey.agent.hook_glue import run_hooks
 from monkey.agent.plan_mode import plan_decided
 from monkey.events import (
     ApprovalRequested,
-    DiagnosticsReported,
     ApprovalResolved,
     CheckpointCreated,
     Error,
     Event,
-    InstructionRef,
-    InstructionsLoaded,
     NotUndoable,
     ToolCallEvent,
     ToolCallSpec,
@@ -53,7 +51,7 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import Approver, Decision, HeadlessApprover
 from monkey.permissions.rules import EXIT_PLAN_MODE
 from monkey.process import spawns_go_to
-from monkey.tools.base import Edit, ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
+from monkey.tools.base import ShellSettings, Tool, ToolContext, ToolError, ToolOutcome
 from monkey.tools.errors import SandboxBlocked
 from monkey.tools.processes import ProcessTable
 from monkey.tools.registry import ToolRegistry
@@ -78,7 +76,7 @@ class CallOutcome:
 
 
 @dataclass
-class CallPipeline:
+class CallPipeline(AfterRun):
     """Runs tool calls for one agent: what it needs, given, not reached for."""
 
     session_id: str
@@ -385,45 +383,6 @@ class CallPipeline:
                              tool=getattr(pending, "tool", ""), call_id=getattr(pending, "call_id", ""), items=items))
         if warning:
             emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
-
-    # -- after the run -----------------------------------------------------------------------
-
-    async def post_hooks(self, call: ToolCallSpec, ok: bool, output: str, emit: Emit) -> str:
-        """``output`` with what ``PostToolUse`` (or ``PostToolUseFailure``) hooks tell the model."""
-        return await post_tool_output(self.hooks, self.session_id, self.workspace, call, ok, output, emit)
-
-    async def diagnose(self, call: ToolCallSpec, edits: list[Edit], output: str, emit: Emit) -> str:
-        """``output`` with the errors and warnings the files' language servers newly report after the
-        change (:mod:`monkey.lsp.diagnostics`; bounded: a server too slow is skipped with a note)."""
-        if self.diagnostics is None or call.name not in ("file_write", "file_edit"):
-            return output
-        from monkey.lsp.diagnostics import render
-
-        for edit in edits:
-            found = await self.diagnostics.check(edit.rel, edit.before, edit.after)
-            if found is None or not (found.diagnostics or found.note):
-                continue
-            emit(DiagnosticsReported(session_id=self.session_id, call_id=call.id, path=edit.rel, server=found.server,
-                                     diagnostics=found.diagnostics, note=found.note))
-            if text := render(edit.rel, found):
-                output += "\n\n" + text
-        return output
-
-    def nested_instructions(self, call: ToolCallSpec, args: object, output: str, emit: Emit) -> str:
-        """``output`` with the instruction files of the folders below the workspace that this
-        call touched for the first time (see :meth:`Instructions.below`)."""
-        instructions = self.instructions
-        path = getattr(args, "path", None)
-        if instructions is None or not isinstance(path, str) or not path:
-            return output
-        found = instructions.below(self.workspace, path)
-        if not found:
-            return output
-        emit(InstructionsLoaded(session_id=self.session_id, call_id=call.id,
-                                files=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size) for f, _ in found]))
-        blocks = "".join(f"\n\n<instructions from {f.shown}; follow them for files in its folder>\n"
-                         f"{text.strip()}\n</instructions>" for f, text in found)
-        return output + blocks
 
     def read_denied(self):  # Callable[[str], bool] | None
         """Whether a deny rule forbids reading a file (searches skip it); None when no rule can."""

@@ -29,12 +29,13 @@ from monkey.agent.model_call import stream_model
 from monkey.agent.person_shell import shell_turn
 from monkey.agent.plan_mode import ExitPlanMode, offered, plan_system_prompt
 from monkey.agent.processes import settle
-from monkey.agent.turn_guard import StopTurn, budget_event, cut_off, check_budget, check_repeats, wall_over, wall_watchdog
-from monkey.backends.base import Backend, BackendError, as_turn_bound
+from monkey.agent.turn import run_turn
+from monkey.agent.turn_guard import StopTurn, budget_event
+from monkey.backends.base import Backend
 from monkey.context.window import ContextManager
-from monkey.events import (BackendChanged, EndReason, Error, Event, InstructionRef, IterationStarted, MessageCompleted,
-                           SessionEnded, SessionStarted, ToolCallSpec, ToolImage, TurnCompleted, TurnStarted)
-from monkey.extensions.hooks import MAX_STOP_BLOCKS, HookResult, Hooks
+from monkey.events import (BackendChanged, EndReason, Event, InstructionRef, MessageCompleted,
+                           SessionEnded, SessionStarted, ToolCallSpec, ToolImage, TurnCompleted)
+from monkey.extensions.hooks import HookResult, Hooks
 from monkey.extensions.instructions import Instructions
 from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
 from monkey.extensions.skill_tool import SkillTool
@@ -300,7 +301,7 @@ class Agent:
 
     async def run(self, prompt: str, images: Sequence[ToolImage] = ()) -> AsyncIterator[Event]:
         """Run one turn for the user's ``prompt`` (with the ``images`` attached), yielding its events as they happen."""
-        async for event in self._drive(lambda emit: self._turn(prompt, emit, list(images))):
+        async for event in self._drive(lambda emit: run_turn(self, prompt, emit, list(images))):
             yield event
 
     async def run_shell(self, command: str, *, typed: bool = True) -> AsyncIterator[Event]:
@@ -360,129 +361,6 @@ class Agent:
                     await task
                 except asyncio.CancelledError:
                     pass
-
-    async def _turn(self, prompt: str, emit: Emit, images: list[ToolImage]) -> None:  # noqa: PLR0912, PLR0915 - the loop of one turn, each stop condition in its place; to split
-        self.turns += 1
-        turn = self.turns
-        sid = self.session_id
-        emit(TurnStarted(session_id=sid, turn=turn, prompt=prompt, images=images))
-        if not self._session_hooks_ran or self._cleared:  # the first turn in this process, or after /clear
-            source = "clear" if self._cleared else "resume" if self.resumed else "startup"
-            self._session_hooks_ran, self._cleared = True, False
-            starting = (await self._hooks("SubagentStart", emit, target=self.agent_type, agent_id=sid,
-                                          agent_type=self.agent_type) if self.agent_type else
-                        await self._hooks("SessionStart", emit, target=source, source=source))
-            if starting is not None and starting.context:
-                prompt += "\n\n" + "\n".join(starting.context)
-        submitted = await self._hooks("UserPromptSubmit", emit, prompt=prompt)
-        if submitted is not None and submitted.context:
-            prompt += "\n\n" + "\n".join(submitted.context)
-        if submitted is None or not submitted.blocked:
-            self.messages.append(Message(role="user", content=prompt, images=images))
-        stop_blocks = 0
-        iteration = 0
-        result = ""
-        reason: EndReason = "completed"
-        note = stop_reason = ""
-        denials: dict[str, list[str]] = {}
-        """Why calls were denied by a rule or policy -> the tools denied for that reason. A person's
-        denial with a reason is steering, not a failure: the turn ends by what the model does next."""
-        repeats: list[str] = []
-        self.budget.start()
-        watchdog = wall_watchdog(self.budget)
-        try:
-            if submitted is not None and submitted.blocked:
-                raise StopTurn("denied", f"the prompt was blocked by a UserPromptSubmit hook: {submitted.feedback}")
-            while True:
-                if iteration >= self.options.max_iterations:
-                    reason = "max_iterations"
-                    note = f"stopped after {iteration} model calls (--max-iterations {self.options.max_iterations})"
-                    break
-                self._deliver_background()
-                check_budget(self.budget, sid, emit, starting=True)
-                iteration += 1
-                emit(IterationStarted(session_id=sid, turn=turn, iteration=iteration,
-                                      max_iterations=self.options.max_iterations))
-                message = await self._call_model(emit)
-                self.messages.append(
-                    Message(role="assistant", content=message.text, thinking=message.thinking,
-                            thinking_signature=message.thinking_signature,
-                            tool_calls=list(message.tool_calls))
-                )
-                if not message.tool_calls:
-                    result, stop_reason = message.text, message.stop_reason
-                    if self.background.waiting:  # sub-agents at work, or done and not yet heard: their results first
-                        if iteration >= self.options.max_iterations:
-                            reason = "max_iterations"
-                            note = (f"stopped after {iteration} model calls (--max-iterations "
-                                    f"{self.options.max_iterations}) with sub-agents still running in the background")
-                            break
-                        await self.background.wait()
-                        continue
-                    extra: dict[str, Any] = {"agent_id": sid, "agent_type": self.agent_type} if self.agent_type else {}
-                    stopping = await self._hooks("SubagentStop" if self.agent_type else "Stop", emit,
-                                                 target=self.agent_type, stop_hook_active=stop_blocks > 0,
-                                                 last_assistant_message=message.text, **extra)
-                    if stopping is not None and stopping.blocked and stop_blocks < MAX_STOP_BLOCKS:
-                        stop_blocks += 1  # a Stop hook sends the model back to work, a few times at most
-                        self.messages.append(Message(role="user", content="A Stop hook says the task is not "
-                                                     f"done yet:\n{stopping.feedback}"))
-                        continue
-                    break
-                check_repeats(message.tool_calls, repeats, self.options.max_repeats, self.messages.pop)
-                check_budget(self.budget, sid, emit, close=self._close_unanswered)
-                calls = self.calls()
-                for outcome in await calls.run_all(message.tool_calls, turn, emit, lambda: self._budget_spent(emit)):
-                    self.messages.append(outcome.message)
-                    if outcome.denied:
-                        denials.setdefault(outcome.message.content, []).append(outcome.message.name)
-                    if outcome.stop is not None:
-                        self._close_unanswered()
-                        self.stopped_by_person = outcome.stop.reason or "denied by the user"
-                        raise StopTurn("denied", self.stopped_by_person)
-                if self._over is not None:
-                    self._close_unanswered()
-                    raise StopTurn("budget", self._over.describe())
-        except StopTurn as stop:
-            reason, note = stop.reason, stop.message
-
-        except BackendError as exc:
-            reason, note = "error", exc.message
-            emit(Error(session_id=sid, message=exc.message, kind=exc.kind, fatal=True))
-        except asyncio.CancelledError:
-            task = asyncio.current_task()
-            if task is not None:
-                task.uncancel()
-            self._close_unanswered()
-            said = self._cancel_said or "cancelled by the user"
-            reason, note = ("error", self._cancel_why) if self._cancel_why else ("cancelled", said)
-            if (over := wall_over(self.budget)) is not None:  # the wall-clock budget's timer stopped it
-                reason, note = "budget", over.describe()
-                emit(budget_event(sid, over))
-        except Exception as exc:  # a bug must end the turn with a message, never a traceback
-            self._close_unanswered()
-            reason, note = "error", f"internal error: {type(exc).__name__}: {exc}"
-            emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
-        finally:
-            if watchdog is not None:
-                watchdog.cancel()
-            self._over = None
-            await self.background.stop()  # the turn ended with sub-agents still running: they end with it
-            self.budget.pause()  # the wall clock counts turns, not a person's time between them
-        await self.settle_processes(turn, emit)
-        bound = as_turn_bound(self.backend)
-        if bound is not None:  # an agent plugin's run still open (a denial stopped it, or Esc) is closed
-            await bound.end_turn()
-        if reason == "completed" and denials:
-            reason = "denied"
-            count = sum(len(names) for names in denials.values())
-            note = f"{count} tool call(s) denied: " + "; ".join(
-                f"{', '.join(dict.fromkeys(names))}: {why}" for why, names in denials.items()
-            )
-        if reason != "completed" or not cut_off(stop_reason):
-            stop_reason = ""
-        emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result, iterations=iteration,
-                           message=cut_off(stop_reason) or note, stop_reason=stop_reason))
 
     async def settle_processes(self, turn: int, emit: Emit) -> None:
         """A turn's end for the background processes' changes (:func:`monkey.agent.processes.settle`)."""

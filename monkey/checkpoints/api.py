@@ -22,8 +22,10 @@ from monkey.tools.fileio import looks_binary, printable
 __all__ = ["Checkpoints", "CheckpointInfo", "GcResult", "UndoError", "parse_size", "undo_event", "is_cache",
            "CACHE_DIRS"]
 
-CACHE_DIRS = frozenset({"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".cache",
-                        ".tox", ".nox", ".coverage", ".parcel-cache", ".next", ".turbo"})
+CACHE_DIRS = frozenset(
+    "__pycache__ .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache .tox .nox .coverage .parcel-cache .next"
+    " .turbo".split()
+)
 """Folders tools write as they run (a test run's caches): a change only there is nothing a person
 would recognise as a change, so ``/undo`` passes over it to the latest one they would."""
 

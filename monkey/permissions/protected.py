@@ -49,8 +49,9 @@ HOME_DOTFILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc"
                  ".ssh", ".gitconfig", ".config", ".local")
 """Dotfiles of a home inside the workspace kept read-only in the sandbox even before they exist
 (every existing dot entry of that home is kept read-only too)."""
-SYSTEM_DIRS = frozenset({"bin", "boot", "etc", "lib", "lib32", "lib64", "libx32", "nix", "opt", "root", "run",
-                         "sbin", "snap", "srv", "usr", "var"})
+SYSTEM_DIRS = frozenset(
+    "bin boot etc lib lib32 lib64 libx32 nix opt root run sbin snap srv usr var".split()
+)
 """The top folders of ``/`` that stay protected when the workspace is ``/``."""
 
 

@@ -31,14 +31,12 @@ from monkey.permissions.shell_parse import Origin, ParsedLine, parse_line
 
 __all__ = ["ReadOnly", "is_read_only", "names_unsafe_form", "reads_denied", "rule_covers"]
 
-ANY_ARGUMENTS = frozenset({
-    "cat", "ls", "pwd", "echo", "printf", "head", "tail", "wc", "nl", "rev", "tac", "seq", "tr", "cut", "paste",
-    "fold", "fmt", "column", "join", "expand", "unexpand", "comm", "cmp", "diff", "grep", "egrep", "fgrep", "stat",
-    "which", "whereis", "type", "du", "df", "basename", "dirname", "realpath", "readlink", "whoami", "id", "groups",
-    "uname", "nproc", "arch", "true", "false", "test", "[", "cd", "printenv", "md5sum", "sha1sum", "sha224sum",
-    "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum", "sum", "od", "hexdump", "strings", "jq", "expr",
-    "factor", "numfmt", "sleep", "ps", "free", "uptime", "tty", "locale",
-})
+ANY_ARGUMENTS = frozenset(
+    "cat ls pwd echo printf head tail wc nl rev tac seq tr cut paste fold fmt column join expand unexpand comm"
+    " cmp diff grep egrep fgrep stat which whereis type du df basename dirname realpath readlink whoami id groups"
+    " uname nproc arch true false test [ cd printenv md5sum sha1sum sha224sum sha256sum sha384sum sha512sum b2sum"
+    " cksum sum od hexdump strings jq expr factor numfmt sleep ps free uptime tty locale".split()
+)
 """Programs none of whose arguments writes, runs another program or changes the system."""
 
 SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
@@ -195,20 +193,19 @@ def _sed(args: list[str]) -> bool:
     return all(only_reads(s) for s in scripts)
 
 
-_GIT_GLOBAL_FLAGS = frozenset({
-    "--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--glob-pathspecs", "--noglob-pathspecs",
-    "--icase-pathspecs", "--no-replace-objects", "--no-lazy-fetch", "--no-advice",
-})
+_GIT_GLOBAL_FLAGS = frozenset(
+    "--no-pager -P --no-optional-locks --literal-pathspecs --glob-pathspecs --noglob-pathspecs --icase-pathspecs"
+    " --no-replace-objects --no-lazy-fetch --no-advice".split()
+)
 """Options before git's subcommand that change nothing it runs (``-c``, ``--config-env``,
 ``--exec-path``, ``--git-dir``, ``--work-tree`` and ``-p``/``--paginate`` are refused)."""
 _GIT_DANGEROUS = ("--output", "--ext-diff", "--textconv", "--filters", "--exec", "--exec-path", "--upload-pack",
                   "--receive-pack", "--open-files-in-pager", "--paginate", "--edit")
-_GIT_ANY = frozenset({
-    "status", "diff", "log", "show", "shortlog", "whatchanged", "diff-tree", "diff-files", "diff-index", "rev-list",
-    "rev-parse", "blame", "annotate", "ls-files", "ls-tree", "cat-file", "describe", "merge-base", "show-ref",
-    "for-each-ref", "name-rev", "count-objects", "check-ignore", "check-attr", "var", "version", "grep", "cherry",
-    "show-branch",
-})
+_GIT_ANY = frozenset(
+    "status diff log show shortlog whatchanged diff-tree diff-files diff-index rev-list rev-parse blame annotate"
+    " ls-files ls-tree cat-file describe merge-base show-ref for-each-ref name-rev count-objects check-ignore"
+    " check-attr var version grep cherry show-branch".split()
+)
 """Subcommands that only read, whatever their (non-dangerous) arguments."""
 
 

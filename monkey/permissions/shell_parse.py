@@ -31,6 +31,7 @@ from functools import lru_cache
 from typing import Any
 
 from monkey.permissions.shell_runners import inner_commands
+from monkey.permissions.shell_words import QUOTED_ESCAPE, UNQUOTED_ESCAPE, expands, unescape
 from monkey.safe_text import has_hidden
 from monkey.tools.command_line import read_line
 
@@ -79,11 +80,10 @@ def _parser() -> Any:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-_PASS_THROUGH = frozenset({
-    "program", "list", "pipeline", "subshell", "compound_statement", "negated_command", "if_statement",
-    "elif_clause", "else_clause", "while_statement", "do_group", "for_statement", "c_style_for_statement",
-    "case_statement", "case_item", "redirected_statement",
-})
+_PASS_THROUGH = frozenset(
+    "program list pipeline subshell compound_statement negated_command if_statement elif_clause else_clause"
+    " while_statement do_group for_statement c_style_for_statement case_statement case_item redirected_statement".split()
+)
 """Nodes whose children are walked for the commands inside."""
 _PUNCTUATION = frozenset({
     "&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "{", "}", "!", "if", "then", "else", "elif", "fi", "while",
@@ -155,9 +155,10 @@ def _evaluates(node: Any) -> str | None:
 
 _PLAIN = re.compile(r"[A-Za-z0-9_./,:+= -]*")
 """A line of plain words only: no quoting, expansion, pattern, operator or redirection."""
-_RESERVED = frozenset({"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
-                       "done", "in", "function", "time", "coproc", "declare", "typeset", "export", "readonly", "local",
-                       "unset", "unsetenv"})
+_RESERVED = frozenset(
+    "if then else elif fi case esac for select while until do done in function time coproc declare typeset export"
+    " readonly local unset unsetenv".split()
+)
 """First words the grammar reads as syntax of its own (a keyword, a declaration)."""
 
 
@@ -265,10 +266,10 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
     """The literal text of a word node, or None when it is only known at run time."""
     kind = node.type
     text = node.text.decode("utf-8", errors="replace")
-    if kind == "word" and _expands(text):
+    if kind == "word" and expands(text):
         return None  # a glob or a brace expansion: the shell decides the words at run time
     if kind in ("word", "number"):
-        return _UNQUOTED_ESCAPE.sub(_unescape, text) if "\\" in text else text
+        return UNQUOTED_ESCAPE.sub(unescape, text) if "\\" in text else text
     if kind == "raw_string":
         return text[1:-1]
     if kind == "string":
@@ -276,7 +277,7 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
         for child in node.children:
             if child.type == "string_content":
                 content = child.text.decode("utf-8", errors="replace")
-                parts.append(_QUOTED_ESCAPE.sub(_unescape, content) if "\\" in content else content)
+                parts.append(QUOTED_ESCAPE.sub(unescape, content) if "\\" in content else content)
             elif child.type == '"':
                 continue
             else:
@@ -284,7 +285,7 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
                 return None
         return "".join(parts)
     if kind == "concatenation":
-        if _expands("".join(c.text.decode("utf-8", errors="replace") if c.type == "word" else "\0"
+        if expands("".join(c.text.decode("utf-8", errors="replace") if c.type == "word" else "\0"
                             for c in node.children)):
             _words_only(node, out, depth)
             return None
@@ -295,46 +296,6 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
         return None
     _words_only(node, out, depth)
     return None
-
-
-_UNQUOTED_ESCAPE = re.compile(r"\\(.)", re.S)
-_QUOTED_ESCAPE = re.compile(r'\\([$`"\\\n])')
-"""The backslash escapes of a word and of a double-quoted string (where only these five are escapes)."""
-
-
-def _unescape(match: re.Match[str]) -> str:
-    return "" if match.group(1) == "\n" else match.group(1)  # a backslash-newline joins lines
-
-
-def _expands(text: str) -> bool:
-    """Whether unquoted word text is a pattern the shell expands (``*``, ``?``, ``[..]``, ``{a,b}``, ``{1..3}``)."""
-    if "*" not in text and "?" not in text and "[" not in text and "{" not in text:
-        return False
-    plain = []
-    escaped = False
-    for ch in text:
-        if escaped:
-            plain.append("\0")  # an escaped character is literal
-            escaped = False
-        elif ch == "\\":
-            escaped = True
-        else:
-            plain.append(ch)
-    word = "".join(plain)
-    if "*" in word or "?" in word:
-        return True
-    if "[" in word and "]" in word[word.index("["):]:
-        return True
-    brace = word.find("{")
-    while brace != -1:
-        end = word.find("}", brace)
-        if end == -1:
-            return False
-        inner = word[brace + 1:end]
-        if "," in inner or ".." in inner:
-            return True
-        brace = word.find("{", brace + 1)
-    return False
 
 
 def _command(node: Any, out: ParsedLine, depth: int) -> None:
@@ -422,8 +383,9 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         argv = rest
 
 
-_NAME_TAKERS = frozenset({"read", "unset", "mapfile", "readarray", "getopts", "wait", "declare", "typeset", "local",
-                          "export", "readonly"})
+_NAME_TAKERS = frozenset(
+    "read unset mapfile readarray getopts wait declare typeset local export readonly".split()
+)
 """Bash builtins that take variable names, where an array element's subscript is evaluated as code."""
 
 

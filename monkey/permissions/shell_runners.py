@@ -22,21 +22,22 @@ _VALUES: dict[str, frozenset[str]] = {
     "ltrace": frozenset({"-o", "-e", "-p", "-s", "-a", "-n", "-u", "-x", "-l", "-L", "-w", "-A", "-D", "-F"}),
     "unshare": frozenset({"-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"}),
     "nsenter": frozenset({"-t", "--target", "-S", "--setuid", "-G", "--setgid", "-R", "--root", "-w", "--wd"}),
-    "systemd-run": frozenset({"-u", "--unit", "-p", "--property", "-E", "--setenv", "--uid", "--gid", "-M",
-                              "--machine", "--description", "--slice", "-H", "--host"}),
-    "xvfb-run": frozenset({"-n", "--server-num", "-s", "--server-args", "-e", "--error-file", "-f", "--auth-file",
-                           "-p", "--xauth-protocol", "-w", "--wait"}),
+    "systemd-run": frozenset(
+        "-u --unit -p --property -E --setenv --uid --gid -M --machine --description --slice -H --host".split()
+    ),
+    "xvfb-run": frozenset(
+        "-n --server-num -s --server-args -e --error-file -f --auth-file -p --xauth-protocol -w --wait".split()
+    ),
     "proxychains": frozenset({"-f"}),
     "proxychains4": frozenset({"-f"}),
 }
 _OPERANDS_FIRST = {"flock": 1, "taskset": 1, "chrt": 1, "chroot": 1, "faketime": 1}
 """How many operands (a lock file, a CPU mask, a priority, a root, a time) come before the command."""
-_RUNNERS = frozenset({
-    "flock", "watch", "strace", "ltrace", "valgrind", "unshare", "nsenter", "systemd-run", "xvfb-run", "proxychains",
-    "proxychains4", "taskset", "chrt", "chroot", "faketime", "pkexec", "fakeroot", "unbuffer", "eatmydata",
-    "nocache", "torsocks", "dbus-run-session", "rlwrap", "catchsegv", "busybox", "toybox", "su", "runuser",
-    "script", "sg", "find",
-})
+_RUNNERS = frozenset(
+    "flock watch strace ltrace valgrind unshare nsenter systemd-run xvfb-run proxychains proxychains4 taskset"
+    " chrt chroot faketime pkexec fakeroot unbuffer eatmydata nocache torsocks dbus-run-session rlwrap catchsegv"
+    " busybox toybox su runuser script sg find".split()
+)
 _STRING_FLAGS = {"su": ("-c", "--command"), "runuser": ("-c", "--command"), "script": ("-c", "--command"),
                  "flock": ("-c", "--command")}
 """Options whose value is a shell line the runner hands to a shell."""

@@ -16,7 +16,6 @@ before it draws and build the agent (:meth:`Setup.build`) just after its first f
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -25,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from monkey.agent.budget import Limits
 from monkey.backends.base import Backend
 from monkey.config import Config, ConfigError, load_config, monkey_home
+from monkey.session.setup_parts import checkpoint_guard, context_manager, guarded_for, holds, probe_sandbox
 from monkey.session.switch import BackendSwitcher, offer_mcp
 
 if TYPE_CHECKING:
@@ -34,7 +34,6 @@ if TYPE_CHECKING:
     from monkey.events import Event
     from monkey.mcp_client.config import ServerConfig, Servers
     from monkey.modes import Mode
-    from monkey.permissions.protected import Guarded
     from monkey.session.replies import Level
     from monkey.session.session import Session
     from monkey.tools.sandbox import PendingProbe, Sandbox
@@ -207,10 +206,10 @@ class Setup:
         options = AgentOptions(instructions=instructions, skills=skills, hooks=hooks,
                                max_iterations=self.max_iterations, max_repeats=config.agent.max_repeats,
                                limits=self.limits, shell=shell, diagnostics=_language_servers(self.workspace, config))
-        guard, repaired = _checkpoint_guard(self.workspace, config) if checkpoints else (None, [])
+        guard, repaired = checkpoint_guard(self.workspace, config) if checkpoints else (None, [])
         self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
                            policy=self.policy, options=options, checkpoints=guard,
-                           context=_context_manager(self.backend, config, self.compact_at))
+                           context=context_manager(self.backend, config, self.compact_at))
         found += _offer_subagents(self.agent, self.workspace, config, self.switcher)
         if self.mcp is not None and (self.mcp.servers.servers or self.mcp.servers.errors):
             from monkey.mcp_client.manager import McpManager
@@ -285,7 +284,7 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
     except ValueError as exc:
         raise SetupError(str(exc)) from None
     alerts: list[str] = []
-    home, system = _holds(workspace)
+    home, system = holds(workspace)
     if home is not None or system:
         held = "/ (the whole system)" if system else f"your home folder {home}"
         alerts.append(f"the workspace {workspace} holds {held}: your home's dotfiles (shell rc files, .ssh/, "
@@ -304,7 +303,7 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
                   max_iterations=r.max_iterations or config.agent.max_iterations,
                   compact_at=compact_at, notices=config.notices + choice.notices + alerts, switcher=switcher,
                   mcp=mcp, limits=limits, request=request, alerts=alerts, made_policy=policy)
-    setup.probing = _probe_sandbox(config)  # every usage error is found by now
+    setup.probing = probe_sandbox(config)  # every usage error is found by now
     return setup
 
 
@@ -372,41 +371,6 @@ def start_mode(config: Config, request: SessionRequest) -> tuple[Mode, Mode | No
         raise SetupError(f"--no-approval is --mode auto; it contradicts --mode {flagged}")
     mode = flagged or ("auto" if request.no_approval else None) or parse_mode(config.approvals.mode or "default")
     return mode, flagged
-
-
-def _holds(workspace: Path) -> tuple[Path | None, bool]:
-    """The person's home when ``workspace`` is it or holds it (else None), and whether ``workspace`` is ``/``."""
-    home = Path.home().resolve()
-    return (home if home == workspace or workspace in home.parents else None), workspace == Path("/")
-
-
-def _configured_commands(config: Config) -> list[str]:
-    """Every command line the config has monkey run: hooks, ``[workflow] verify``, MCP servers, agent CLIs."""
-    lines: list[str] = []
-    for groups in config.hooks.values():
-        for group in groups if isinstance(groups, list) else []:
-            for hook in (group.get("hooks", []) if isinstance(group, dict) else []):
-                if isinstance(hook, dict) and isinstance(hook.get("command"), str):
-                    lines.append(hook["command"])
-    lines.append(config.workflow.verify)
-    for server in config.mcp_servers.values():
-        if isinstance(server, dict) and isinstance(server.get("command"), str):
-            args = [a for a in server.get("args", []) if isinstance(a, str)]
-            lines.append(shlex.join([server["command"], *args]))
-    lines += [shlex.quote(config.claude_code.executable), shlex.quote(config.codex.executable)]
-    return [line for line in lines if line.strip()]
-
-
-def guarded_for(config: Config, workspace: Path) -> Guarded:
-    """What the permission engine protects in ``workspace`` as config or code monkey runs
-    (:mod:`monkey.permissions.protected`): the instruction files' names, the scripts configured
-    commands name, and the person's home or ``/`` when the workspace holds it."""
-    from monkey.permissions.protected import CONFIG_FILES, Guarded, named_scripts
-
-    names = CONFIG_FILES | set(config.instructions.files)
-    home, system = _holds(workspace)
-    return Guarded(names=frozenset(names), scripts=named_scripts(_configured_commands(config), workspace),
-                   home=home, system=system)
 
 
 def budget_limits(request: SessionRequest, config: Config) -> Limits:
@@ -481,40 +445,6 @@ def _mcp_setup(request: SessionRequest, workspace: Path, config: Config, questio
     refused = approve_project_servers(servers, workspace=workspace, home=monkey_home(),
                                       trusted_folder=config.approvals.trust_project, ask=ask)
     return McpSetup(servers, refused)
-
-
-def _probe_sandbox(config: Config) -> PendingProbe:
-    """Begin finding the sandbox ``[shell] sandbox`` gives here (probed once per process) in a thread."""
-    from monkey.tools.sandbox import PendingProbe
-
-    return PendingProbe(config.shell.sandbox, network=config.shell.sandbox_network, home=monkey_home().resolve())
-
-
-def _checkpoint_guard(workspace: Path, config: Config):
-    """The workspace's checkpoint guard, and one message per interrupted change it repaired."""
-    from monkey.checkpoints.guard import CheckpointGuard
-    from monkey.db import DatabaseError, os_error_text
-
-    guard = CheckpointGuard(workspace, home=monkey_home(), max_file_size=config.checkpoints.max_file_size)
-    try:
-        return guard, guard.repair()
-    except DatabaseError as exc:
-        return guard, [f"checkpoints cannot be used, so every change will be refused: {exc}"]
-    except OSError as exc:  # a full or read-only monkey home
-        return guard, [f"checkpoints cannot be used, so every change will be refused: {os_error_text(exc, workspace)}"]
-
-
-def _context_manager(backend: Backend, config: Config, compact_at: float):
-    """Counting, eliding and compaction settings from ``[context]`` and the request's ``compact_at``."""
-    from monkey.context.policies import PolicySettings
-    from monkey.context.window import ContextManager, ContextSettings
-
-    c = config.context
-    settings = ContextSettings(window=c.window, compact_at=compact_at, keep_tool_results=c.keep_tool_results,
-                               policies=tuple(dict.fromkeys(c.policies)),
-                               policy=PolicySettings(keep=c.keep_tool_calls, max_tokens=c.keep_tool_tokens,
-                                                     step=c.policy_step))
-    return ContextManager(backend, settings=settings)
 
 
 def _language_servers(workspace: Path, config: Config):

@@ -44,11 +44,11 @@ __all__ = ["Recorder", "STREAMING", "DURABLE", "BATCH", "GROUP", "MAX_DELAY"]
 STREAMING = frozenset({"text_delta", "thinking_delta"})
 """Event types a sink may show before they are stored (their text is stored whole with the
 ``message_completed`` that ends them); every other event is committed first."""
-DURABLE = frozenset({
-    "session_started", "turn_started", "iteration_started", "message_completed", "tool_started",
-    "tool_result", "approval_resolved", "turn_completed", "context_compacted", "session_ended", "error",
-    "mode_changed", "plan_saved", "stage_completed", "conversation_cleared",
-})
+DURABLE = frozenset(
+    "session_started turn_started iteration_started message_completed tool_started tool_result approval_resolved"
+    " turn_completed context_compacted session_ended error mode_changed plan_saved stage_completed"
+    " conversation_cleared".split()
+)
 """Event types whose commit is synced to the disk (the rest are committed, not synced)."""
 BATCH = 512
 """Buffered deltas that trigger a background write."""
@@ -57,10 +57,10 @@ GROUP = 2048
 MAX_DELAY = 0.25
 """Seconds after which buffered deltas are written anyway."""
 
-_FOLLOWED = frozenset({
-    "session_started", "turn_started", "iteration_started", "message_completed", "tool_started", "tool_result",
-    "turn_completed", "context_compacted", "conversation_cleared", "usage", "session_ended",
-})
+_FOLLOWED = frozenset(
+    "session_started turn_started iteration_started message_completed tool_started tool_result turn_completed"
+    " context_compacted conversation_cleared usage session_ended".split()
+)
 """Event types that change the conversation or the session's totals."""
 _encode = msgspec.json.Encoder().encode
 """Encodes an event exactly as :func:`monkey.events.encode` does (one call less per event)."""

@@ -36,11 +36,11 @@ COUNTERS = (
 """The integer columns of ``stat_slots``, in order."""
 _AT = {name: i for i, name in enumerate(COUNTERS)}
 
-TALLIED = frozenset({
-    "session_started", "backend_changed", "fallback", "turn_started", "message_completed", "usage", "tool_call",
-    "tool_result", "approval_requested", "approval_resolved", "turn_completed", "session_ended", "undo_applied",
-    "subagent_started", "budget_reached", "context_compacted",
-})
+TALLIED = frozenset(
+    "session_started backend_changed fallback turn_started message_completed usage tool_call tool_result"
+    " approval_requested approval_resolved turn_completed session_ended undo_applied subagent_started"
+    " budget_reached context_compacted".split()
+)
 """Event types a tally reads (the recorder hands it no other)."""
 
 UPSERT = (

@@ -52,8 +52,10 @@ def changed_lines(diff: str) -> tuple[int, int]:
     return added, removed
 
 
-API_KINDS = frozenset({"authentication", "permission", "rate_limit", "quota_exceeded", "overloaded", "server_error",
-                        "model_not_found", "invalid_request", "context_too_long", "network", "invalid_response"})
+API_KINDS = frozenset(
+    "authentication permission rate_limit quota_exceeded overloaded server_error model_not_found invalid_request"
+    " context_too_long network invalid_response".split()
+)
 """Error kinds that come from a model call (see monkey.backends.errors)."""
 _DECISIONS = {"user": "person", "session": "person", "rule": "rule", "policy": "mode"}
 """An ``approval_resolved`` stored before ``source`` was: what its ``by`` says."""

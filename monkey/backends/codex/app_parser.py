@@ -65,18 +65,18 @@ def _message(text: Any) -> str:
     return text
 
 
-_QUIET = frozenset({
-    "thread/started", "thread/status/changed", "thread/readState/changed", "thread/settings/updated",
-    "thread/name/updated", "thread/environment/connected", "thread/environment/disconnected", "thread/closed",
-    "thread/compacted", "turn/diff/updated", "turn/plan/updated", "serverRequest/resolved",
-    "account/rateLimits/updated", "account/updated", "remoteControl/status/changed", "mcpServer/startupStatus/updated",
-    "item/reasoning/summaryPartAdded", "item/commandExecution/outputDelta", "item/commandExecution/terminalInteraction",
-    "item/fileChange/outputDelta", "item/fileChange/patchUpdated", "item/mcpToolCall/progress", "item/plan/delta",
-    "hook/started", "hook/completed", "skills/changed", "model/rerouted", "model/verification",
-    "item/autoApprovalReview/started", "item/autoApprovalReview/completed", "turn/moderationMetadata",
-    "model/safetyBuffering/updated", "thread/goal/updated", "thread/goal/cleared", "thread/queue/changed",
-    "thread/prediction/updated", "thread/project/updated", "project/changed", "app/list/updated",
-})
+_QUIET = frozenset(
+    "thread/started thread/status/changed thread/readState/changed thread/settings/updated thread/name/updated"
+    " thread/environment/connected thread/environment/disconnected thread/closed thread/compacted"
+    " turn/diff/updated turn/plan/updated serverRequest/resolved account/rateLimits/updated account/updated"
+    " remoteControl/status/changed mcpServer/startupStatus/updated item/reasoning/summaryPartAdded"
+    " item/commandExecution/outputDelta item/commandExecution/terminalInteraction item/fileChange/outputDelta"
+    " item/fileChange/patchUpdated item/mcpToolCall/progress item/plan/delta hook/started hook/completed"
+    " skills/changed model/rerouted model/verification item/autoApprovalReview/started"
+    " item/autoApprovalReview/completed turn/moderationMetadata model/safetyBuffering/updated thread/goal/updated"
+    " thread/goal/cleared thread/queue/changed thread/prediction/updated thread/project/updated project/changed"
+    " app/list/updated".split()
+)
 """Notifications that carry nothing monkey shows (status, diffs already in items, account state)."""
 
 
