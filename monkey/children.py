@@ -48,9 +48,29 @@ from pathlib import Path
 from typing import Any
 
 __all__ = [
-    "TAG_VAR", "install", "preexec", "new_tag", "register", "forget", "tag_of", "strays", "reap", "alive",
-    "start_time", "parent_of", "name_of", "clean_dead_owners", "tagged", "kill", "kill_everything", "mark_on_death", "death_mark",
-    "hold_placeholder", "drop_placeholder", "remove_dead_placeholders", "placeholders",
+    "TAG_VAR",
+    "install",
+    "preexec",
+    "new_tag",
+    "register",
+    "forget",
+    "tag_of",
+    "strays",
+    "reap",
+    "alive",
+    "start_time",
+    "parent_of",
+    "name_of",
+    "clean_dead_owners",
+    "tagged",
+    "kill",
+    "kill_everything",
+    "mark_on_death",
+    "death_mark",
+    "hold_placeholder",
+    "drop_placeholder",
+    "remove_dead_placeholders",
+    "placeholders",
 ]
 
 TAG_VAR = "MONKEY_CHILD"
@@ -291,9 +311,13 @@ def _write_record() -> None:
 def _write_record_now() -> None:
     if _records is None:
         return
-    record: dict[str, Any] = {"pid": os.getpid(), "start": start_time(os.getpid()) or 0, "owner": _owner_id(),
-              "children": [[pid, start] for pid, start in _started if alive(pid, start)],
-              "placeholders": sorted([path, kind] for path, kind in _placeholders.items())}
+    record: dict[str, Any] = {
+        "pid": os.getpid(),
+        "start": start_time(os.getpid()) or 0,
+        "owner": _owner_id(),
+        "children": [[pid, start] for pid, start in _started if alive(pid, start)],
+        "placeholders": sorted([path, kind] for path, kind in _placeholders.items()),
+    }
     _started[:] = [(pid, start) for pid, start in record["children"]]
     path = _records / f"{_owner_id()}.json"
     tmp = path.with_suffix(".tmp")
@@ -421,10 +445,7 @@ def install(records: Path | None) -> int:
 
 
 _GUARD = (
-    "import sys\n"
-    "sys.path.insert(0, sys.argv[1])\n"
-    "from monkey.children import guard\n"
-    "guard(sys.argv[2], sys.argv[3])\n"
+    "import sys\nsys.path.insert(0, sys.argv[1])\nfrom monkey.children import guard\nguard(sys.argv[2], sys.argv[3])\n"
 )
 
 
@@ -439,7 +460,10 @@ def _ensure_guardian() -> None:
     try:
         _guardian = subprocess.Popen(
             [sys.executable, "-S", "-c", _GUARD, root, _owner_id(), record],
-            stdin=read, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True,
+            stdin=read,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
             env={"PATH": os.environ.get("PATH", "")},
         )
     except OSError:

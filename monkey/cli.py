@@ -67,8 +67,11 @@ def _fraction(text: str) -> float:
 
 
 def _sessions_parser(sub) -> None:
-    sessions = sub.add_parser("sessions", help="list, show, search, rename, fork, export and delete stored sessions",
-                              description="Stored sessions (in the monkey home's database).")
+    sessions = sub.add_parser(
+        "sessions",
+        help="list, show, search, rename, fork, export and delete stored sessions",
+        description="Stored sessions (in the monkey home's database).",
+    )
     ssub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION")
     sessions.set_defaults(_commands=ssub.choices)
     ls = ssub.add_parser("list", help="sessions of this workspace, newest first")
@@ -77,17 +80,27 @@ def _sessions_parser(sub) -> None:
     ls.add_argument("--cwd", help="workspace directory (default: the current directory)")
     show = ssub.add_parser("show", help="a session's details, conversation and integrity")
     show.add_argument("id", help="session id (or a unique prefix)")
-    export = ssub.add_parser("export", help="a session's events as JSON lines, its conversation as markdown, "
-                             "or as a Claude Code session")
+    export = ssub.add_parser(
+        "export", help="a session's events as JSON lines, its conversation as markdown, or as a Claude Code session"
+    )
     export.add_argument("id", help="session id (or a unique prefix)")
-    export.add_argument("--format", choices=("jsonl", "markdown", "claude"), default="jsonl",
-                        help="claude: write a Claude Code session file that `claude --resume UUID` continues")
-    export.add_argument("--force", action="store_true",
-                        help="with --format claude: write a new session file when Claude Code has written to the last one")
+    export.add_argument(
+        "--format",
+        choices=("jsonl", "markdown", "claude"),
+        default="jsonl",
+        help="claude: write a Claude Code session file that `claude --resume UUID` continues",
+    )
+    export.add_argument(
+        "--force",
+        action="store_true",
+        help="with --format claude: write a new session file when Claude Code has written to the last one",
+    )
     rename = ssub.add_parser("rename", help="give a session a title of its own")
     rename.add_argument("id", help="session id (or a unique prefix)")
     rename.add_argument("title", nargs="+", help="the new title")
-    search = ssub.add_parser("search", help="find text in the stored sessions' prompts, answers, tool calls and results")
+    search = ssub.add_parser(
+        "search", help="find text in the stored sessions' prompts, answers, tool calls and results"
+    )
     search.add_argument("text", nargs="+", help="words that must all be there")
     search.add_argument("--all", action="store_true", help="search every workspace's sessions")
     search.add_argument("--cwd", help="workspace directory (default: the current directory)")
@@ -98,8 +111,11 @@ def _sessions_parser(sub) -> None:
     fork.add_argument("--at", type=int, metavar="TURN", help="fork after this turn (default: the last one)")
     imp = ssub.add_parser("import", help="bring a Claude Code or Codex session into monkey")
     imp.add_argument("source", choices=("claude", "codex"), help="where the session comes from")
-    imp.add_argument("ref", metavar="ID|TITLE|PATH",
-                     help="claude: its session id, title or file; codex: its session id or rollout file")
+    imp.add_argument(
+        "ref",
+        metavar="ID|TITLE|PATH",
+        help="claude: its session id, title or file; codex: its session id or rollout file",
+    )
     rm = ssub.add_parser("rm", help="delete sessions")
     rm.add_argument("ids", nargs="+", metavar="ID", help="session id (or a unique prefix)")
     prune = ssub.add_parser("prune", help="delete sessions not used for a number of days")
@@ -107,27 +123,39 @@ def _sessions_parser(sub) -> None:
 
 
 def _acp_parser(sub) -> None:
-    acp = sub.add_parser("acp", help="serve editors over the Agent Client Protocol (stdio)",
-                         description="Run monkey as an Agent Client Protocol agent on stdin/stdout, for editors "
-                         "such as Zed or Neovim. The editor names the workspace of each session.")
+    acp = sub.add_parser(
+        "acp",
+        help="serve editors over the Agent Client Protocol (stdio)",
+        description="Run monkey as an Agent Client Protocol agent on stdin/stdout, for editors "
+        "such as Zed or Neovim. The editor names the workspace of each session.",
+    )
     acp.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
-    acp.add_argument("--no-approval", action="store_true",
-                     help="start sessions in the auto mode (protected paths stay protected)")
+    acp.add_argument(
+        "--no-approval", action="store_true", help="start sessions in the auto mode (protected paths stay protected)"
+    )
     _mode_flag(acp)
     _model_flags(acp, per="prompt")
     log_flags(acp)
 
 
 def _mode_flag(parser) -> None:
-    parser.add_argument("--mode", metavar="MODE",
-                        help="permission mode: default (ask), accept-edits (file changes run), plan (read-only), "
-                        "auto (nothing asks; protected paths still need a person)")
+    parser.add_argument(
+        "--mode",
+        metavar="MODE",
+        help="permission mode: default (ask), accept-edits (file changes run), plan (read-only), "
+        "auto (nothing asks; protected paths still need a person)",
+    )
 
 
 def log_flags(parser) -> None:
     """``-v`` and ``--log-file`` (``monkey agent``, ``acp``, ``serve``)."""
-    parser.add_argument("-v", "--verbose", action="count", default=0,
-                        help="log lines on stderr: -v what happens, -vv everything (not in the full-screen app)")
+    parser.add_argument(
+        "-v",
+        "--verbose",
+        action="count",
+        default=0,
+        help="log lines on stderr: -v what happens, -vv everything (not in the full-screen app)",
+    )
     parser.add_argument("--log-file", metavar="PATH", help="log every record as a JSON line to PATH (rotated)")
 
 
@@ -139,8 +167,14 @@ def _logging(args) -> str:
     try:
         conf = user_logging()
         app = args.command == "agent" and not args.plain and (args.task is None or args.tui) and sys.stdin.isatty()
-        configure(verbose=args.verbose, file=args.log_file or conf.file, handlers=conf.handlers,
-                  max_bytes=conf.max_bytes, backups=conf.backups, stderr=not app)
+        configure(
+            verbose=args.verbose,
+            file=args.log_file or conf.file,
+            handlers=conf.handlers,
+            max_bytes=conf.max_bytes,
+            backups=conf.backups,
+            stderr=not app,
+        )
     except (ConfigError, LogSetupError) as exc:
         return str(exc)
     return ""
@@ -151,23 +185,51 @@ def _model_flags(parser, *, per: str) -> None:
     parser.add_argument("-m", "--model", help="model name, or a .gguf path for the local backend")
     parser.add_argument("--base-url", help="base URL of the model API")
     parser.add_argument("--api-key", help="API key (default: from the environment)")
-    parser.add_argument("--max-iterations", type=_positive_int, default=None,
-                        help=f"most model calls per {per} (default 20)")
-    parser.add_argument("--backend", help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
-                        "claude-code (the Claude Code CLI), codex (the Codex CLI), plugin:NAME (an agent plugin), "
-                        "acp:NAME (an ACP agent: gemini, qwen, opencode or [acp_agents.NAME])")
+    parser.add_argument(
+        "--max-iterations", type=_positive_int, default=None, help=f"most model calls per {per} (default 20)"
+    )
+    parser.add_argument(
+        "--backend",
+        help="anthropic, openai (any OpenAI-compatible server), local, scripted, "
+        "claude-code (the Claude Code CLI), codex (the Codex CLI), plugin:NAME (an agent plugin), "
+        "acp:NAME (an ACP agent: gemini, qwen, opencode or [acp_agents.NAME])",
+    )
     parser.add_argument("--script", help="script file for the scripted backend")
-    parser.add_argument("--max-turns", type=_positive_int, default=None, metavar="N",
-                        help="budget: most model responses in the session, sub-agents' included")
-    parser.add_argument("--max-budget-usd", type=_positive_float, default=None, metavar="USD",
-                        help="budget: most US dollars the run may spend")
-    parser.add_argument("--max-tokens", type=_positive_int, default=None, metavar="N",
-                        help="budget: most input + output tokens the run may use")
-    parser.add_argument("--max-wall", type=_positive_float, default=None, metavar="SECONDS",
-                        help="budget: most seconds of turns (time between turns is not counted)")
-    parser.add_argument("--budget-scope", default=None, metavar="session|run",
-                        help="what the budget counts: the whole session, earlier runs of a resumed one "
-                        "included (session, the default), or this run only (run)")
+    parser.add_argument(
+        "--max-turns",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="budget: most model responses in the session, sub-agents' included",
+    )
+    parser.add_argument(
+        "--max-budget-usd",
+        type=_positive_float,
+        default=None,
+        metavar="USD",
+        help="budget: most US dollars the run may spend",
+    )
+    parser.add_argument(
+        "--max-tokens",
+        type=_positive_int,
+        default=None,
+        metavar="N",
+        help="budget: most input + output tokens the run may use",
+    )
+    parser.add_argument(
+        "--max-wall",
+        type=_positive_float,
+        default=None,
+        metavar="SECONDS",
+        help="budget: most seconds of turns (time between turns is not counted)",
+    )
+    parser.add_argument(
+        "--budget-scope",
+        default=None,
+        metavar="session|run",
+        help="what the budget counts: the whole session, earlier runs of a resumed one "
+        "included (session, the default), or this run only (run)",
+    )
 
 
 def build_parser(only: str | None = None):
@@ -198,32 +260,67 @@ def build_parser(only: str | None = None):
         help="the same as --mode auto: run dangerous tools without asking (protected paths stay protected)",
     )
     _mode_flag(agent)
-    agent.add_argument("--approve-plan", choices=("default", "accept-edits"), metavar="MODE",
-                       help="with nobody to ask (piped --task): approve the model's plan and go on in MODE "
-                       "(default or accept-edits); without it a plan is only recorded")
+    agent.add_argument(
+        "--approve-plan",
+        choices=("default", "accept-edits"),
+        metavar="MODE",
+        help="with nobody to ask (piped --task): approve the model's plan and go on in MODE "
+        "(default or accept-edits); without it a plan is only recorded",
+    )
     agent.add_argument("--workflow", metavar="NAME", help="run --task as a workflow: tpdr (think, plan, do, reflect)")
-    agent.add_argument("-c", "--continue", dest="continue_", action="store_true",
-                       help="continue the latest session of this workspace")
-    agent.add_argument("--resume", nargs="?", const="", default=None, metavar="ID",
-                       help="resume a stored session (without ID: choose from the recent ones)")
-    agent.add_argument("--compact-at", type=_fraction, default=None, metavar="FRACTION",
-                       help="compact the conversation when it fills this fraction of the context window (default 0.8)")
+    agent.add_argument(
+        "-c", "--continue", dest="continue_", action="store_true", help="continue the latest session of this workspace"
+    )
+    agent.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ID",
+        help="resume a stored session (without ID: choose from the recent ones)",
+    )
+    agent.add_argument(
+        "--compact-at",
+        type=_fraction,
+        default=None,
+        metavar="FRACTION",
+        help="compact the conversation when it fills this fraction of the context window (default 0.8)",
+    )
     _model_flags(agent, per="task")
-    agent.add_argument("--output-format", choices=("text", "json", "stream-json"), default="text",
-                       help="text (readable), json (one final object), stream-json (every event as a JSON line)")
+    agent.add_argument(
+        "--output-format",
+        choices=("text", "json", "stream-json"),
+        default="text",
+        help="text (readable), json (one final object), stream-json (every event as a JSON line)",
+    )
     agent.add_argument("--cwd", help="workspace directory (default: the current directory)")
-    agent.add_argument("--worktree", nargs="?", const="", default=None, metavar="NAME",
-                       help="run the session in a new git worktree of the repository, .monkey/worktrees/NAME on a "
-                       "new branch monkey/NAME from HEAD (without NAME: one is made up)")
+    agent.add_argument(
+        "--worktree",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="NAME",
+        help="run the session in a new git worktree of the repository, .monkey/worktrees/NAME on a "
+        "new branch monkey/NAME from HEAD (without NAME: one is made up)",
+    )
     agent.add_argument("--plain", action="store_true", help="line-based interactive mode (no full-screen app)")
     agent.add_argument("--tui", action="store_true", help="run --task in the full-screen app")
-    agent.add_argument("--web", action="store_true", help="also serve the web monitor (monkey web) in this process; "
-                       "its link is shown once")
-    agent.add_argument("--inline", action="store_true",
-                       help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes")
+    agent.add_argument(
+        "--web",
+        action="store_true",
+        help="also serve the web monitor (monkey web) in this process; its link is shown once",
+    )
+    agent.add_argument(
+        "--inline",
+        action="store_true",
+        help="run the app in a region below the prompt; the conversation stays in the scrollback when it closes",
+    )
     log_flags(agent)
-    agent.add_argument("--mcp-config", metavar="FILE",
-                       help="MCP servers from a JSON file ({\"mcpServers\": {...}}, as Claude Code's .mcp.json)")
+    agent.add_argument(
+        "--mcp-config",
+        metavar="FILE",
+        help='MCP servers from a JSON file ({"mcpServers": {...}}, as Claude Code\'s .mcp.json)',
+    )
     if only == "agent":
         return parser
     _sessions_parser(sub)

@@ -142,9 +142,15 @@ class ContextConfig(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Compact the conversation when a request takes this fraction of the window."""
     keep_tool_results: int = 3
     """Tool results always sent in full; older ones become a one-line placeholder under pressure."""
-    policies: list[str] = msgspec.field(default_factory=lambda: [
-        "compress_failed_attempts", "summarize_subagent_chatter", "drop_completed_tool_calls",
-        "elide_tool_results", "compact"])
+    policies: list[str] = msgspec.field(
+        default_factory=lambda: [
+            "compress_failed_attempts",
+            "summarize_subagent_chatter",
+            "drop_completed_tool_calls",
+            "elide_tool_results",
+            "compact",
+        ]
+    )
     """The context policies run before each model call, in order (see :mod:`monkey.context.policies`)."""
     keep_tool_calls: int = 8
     """``drop_completed_tool_calls``: the newest tool interactions always sent in full."""
@@ -479,8 +485,12 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     if trusted is None:
         trusted = bool(user.get("approvals", {}).get("trust_project", False)) or is_trusted(workspace, home)
     project.get("approvals", {}).pop("trust_project", None)  # only the user's own file says that
-    user_only = [f"{section}.{key}" for section, keys in USER_ONLY_KEYS.items()
-                 for key in keys if isinstance(project.get(section), dict) and project[section].pop(key, None) is not None]
+    user_only = [
+        f"{section}.{key}"
+        for section, keys in USER_ONLY_KEYS.items()
+        for key in keys
+        if isinstance(project.get(section), dict) and project[section].pop(key, None) is not None
+    ]
     user_only += [f"[{section}]" for section in USER_ONLY_SECTIONS if project.pop(section, None) is not None]
     user_only += plugin_backends(project)
     extra = project.get("approvals", {}).get("read_only_extra")
@@ -489,8 +499,10 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
         project["approvals"]["read_only_extra"] = [e for e in extra if not executes_files(str(e))]
         user_only += [f"approvals.read_only_extra {e!r}" for e in runs]
     if user_only:
-        notices.append(f"ignored {', '.join(user_only)} in {project_path}: only your own config.toml sets that "
-                       "(it says where a credential goes or which program runs)")
+        notices.append(
+            f"ignored {', '.join(user_only)} in {project_path}: only your own config.toml sets that "
+            "(it says where a credential goes or which program runs)"
+        )
     ignored: list[str] = []
     if not trusted:
         project, ignored = untrusted_part(project)
@@ -502,7 +514,7 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     merged = _merge(user, project)
     hooks: dict[str, list[Any]] = {}  # the user's hooks only (a project's were dropped above)
     for source in (user.get("hooks", {}),):
-        for event, groups in (source.items() if isinstance(source, dict) else []):
+        for event, groups in source.items() if isinstance(source, dict) else []:
             hooks.setdefault(event, []).extend(groups if isinstance(groups, list) else [groups])
     merged["hooks"] = hooks
     mode = str(user_approvals.get("mode", ""))
@@ -510,20 +522,27 @@ def load_config(workspace: Path, *, home: Path | None = None, trusted: bool | No
     if project_mode and _mode_name(project_mode, project_path) != "auto":
         mode = project_mode
     elif project_mode:
-        notices.append(f"ignored approvals.mode = \"auto\" in {project_path}: only your own config may start "
-                       "sessions without approvals")
-    merged["approvals"] = {"allow": allow, "deny": deny, "trust_project": bool(trusted),
-                           "mode": _mode_name(mode, user_path) if mode else "",
-                           "read_only": project_approvals.get("read_only", user_approvals.get("read_only", True)),
-                           "read_only_extra": [*user_approvals.get("read_only_extra", []),
-                                               *project_approvals.get("read_only_extra", [])]}
+        notices.append(
+            f'ignored approvals.mode = "auto" in {project_path}: only your own config may start '
+            "sessions without approvals"
+        )
+    merged["approvals"] = {
+        "allow": allow,
+        "deny": deny,
+        "trust_project": bool(trusted),
+        "mode": _mode_name(mode, user_path) if mode else "",
+        "read_only": project_approvals.get("read_only", user_approvals.get("read_only", True)),
+        "read_only_extra": [*user_approvals.get("read_only_extra", []), *project_approvals.get("read_only_extra", [])],
+    }
     config = msgspec.convert(merged, Config)
     if config.shell.sandbox not in SANDBOX_MODES:
-        raise ConfigError(f"{user_path}: shell.sandbox must be one of {', '.join(SANDBOX_MODES)}, "
-                          f"got {config.shell.sandbox!r}")
+        raise ConfigError(
+            f"{user_path}: shell.sandbox must be one of {', '.join(SANDBOX_MODES)}, got {config.shell.sandbox!r}"
+        )
     if config.shell.trusted_commands not in ("sandbox", "outside"):
-        raise ConfigError(f"{user_path}: shell.trusted_commands must be \"sandbox\" or \"outside\", "
-                          f"got {config.shell.trusted_commands!r}")
+        raise ConfigError(
+            f'{user_path}: shell.trusted_commands must be "sandbox" or "outside", got {config.shell.trusted_commands!r}'
+        )
     config.notices = notices
     config.untrusted = ignored
     return config

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from typing import Any
 
-USER_ONLY_KEYS = {"shell": ("sandbox", "sandbox_network", "trusted_commands"),
-                  "logging": ("file", "max_bytes", "backups", "handlers"),
-                  "anthropic": ("base_url", "api_key_env", "api_key"), "openai": ("base_url", "api_key_env"),
-                  "claude_code": ("executable", "env", "extra_args", "mcp_config"),
-                  "codex": ("executable", "env", "extra_args"), "workflow": ("verify",),
-                  "notify": ("url", "headers")}
+USER_ONLY_KEYS = {
+    "shell": ("sandbox", "sandbox_network", "trusted_commands"),
+    "logging": ("file", "max_bytes", "backups", "handlers"),
+    "anthropic": ("base_url", "api_key_env", "api_key"),
+    "openai": ("base_url", "api_key_env"),
+    "claude_code": ("executable", "env", "extra_args", "mcp_config"),
+    "codex": ("executable", "env", "extra_args"),
+    "workflow": ("verify",),
+    "notify": ("url", "headers"),
+}
 """What only the user's own file may set, trusted folder or not: a repository never loosens
 the sandbox its own commands run in, never chooses where a credential goes (an endpoint, the
 variable a key is read from, a program's environment, where notifications go) nor which program runs (an agent CLI and
@@ -41,6 +45,7 @@ def executes_files(prefix: str) -> bool:
         return False
     name = words[0].rsplit("/", 1)[-1].lower()
     return name in EXECUTES_FILES or re.sub(r"[\d.]+$", "", name) in EXECUTES_FILES or "=" in name
+
 
 UNTRUSTED_KEYS = {"approvals": {"deny"}, "ui": {"bell", "title", "long_turn"}}
 """What a project file may set in a folder the person has not trusted: more deny rules, and

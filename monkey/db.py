@@ -31,8 +31,22 @@ import sqlite3
 from collections.abc import Sequence
 from pathlib import Path
 
-__all__ = ["DB_NAME", "db_path", "connect", "connect_readonly", "migrate", "DatabaseError", "BUSY_TIMEOUT_MS",
-           "FILE_SCHEMA", "explain", "check_file", "migrate_version", "no_space", "os_error_text", "empty_notice"]
+__all__ = [
+    "DB_NAME",
+    "db_path",
+    "connect",
+    "connect_readonly",
+    "migrate",
+    "DatabaseError",
+    "BUSY_TIMEOUT_MS",
+    "FILE_SCHEMA",
+    "explain",
+    "check_file",
+    "migrate_version",
+    "no_space",
+    "os_error_text",
+    "empty_notice",
+]
 
 DB_NAME = "monkey.db"
 BUSY_TIMEOUT_MS = 30_000
@@ -106,12 +120,15 @@ def explain(exc: BaseException, path: Path) -> str:
         return no_space(folder)
     if "full" in low:
         return f"the disk is full or the database reached its size limit ({text}; {free} KB free in {folder})"
-    if code in (errno.EROFS, errno.EACCES, errno.EPERM) or "readonly" in low or "read-only" in low or (
-            ("disk i/o" in low or "unable to open" in low) and _read_only(folder)):
+    if (
+        code in (errno.EROFS, errno.EACCES, errno.EPERM)
+        or "readonly" in low
+        or "read-only" in low
+        or (("disk i/o" in low or "unable to open" in low) and _read_only(folder))
+    ):
         return f"the monkey database {path} cannot be written: its folder or file is read-only"
     if "malformed" in low or "not a database" in low or "damaged" in low:
-        return (f"the monkey database {path} is damaged ({text}); it was left as it is "
-                f"(move it away to start afresh)")
+        return f"the monkey database {path} is damaged ({text}); it was left as it is (move it away to start afresh)"
     return f"the monkey database {path}: {text}"
 
 
@@ -123,8 +140,10 @@ def empty_notice(path: Path) -> list[str]:
             return []
     except OSError:
         return []
-    return [f"the monkey database {path} was empty (0 bytes); it is set up afresh, so no earlier session or "
-            "checkpoint is in it (a backup of the file, if you have one, holds them)"]
+    return [
+        f"the monkey database {path} was empty (0 bytes); it is set up afresh, so no earlier session or "
+        "checkpoint is in it (a backup of the file, if you have one, holds them)"
+    ]
 
 
 def connect(path: Path, *, readonly: bool = False) -> sqlite3.Connection:
@@ -171,8 +190,9 @@ def connect_readonly(path: Path) -> sqlite3.Connection:
     for query in ("mode=ro", "immutable=1"):
         conn = None
         try:
-            conn = sqlite3.connect(f"file:{path}?{query}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000,
-                                   isolation_level=None)
+            conn = sqlite3.connect(
+                f"file:{path}?{query}", uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None
+            )
             conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             check_file(conn, path)
             return conn
@@ -193,15 +213,18 @@ def check_file(conn: sqlite3.Connection, path: Path) -> None:
     if version > FILE_SCHEMA:
         raise DatabaseError(
             f"the monkey database {path} was written by a newer monkey (file schema {version}, this monkey "
-            f"knows {FILE_SCHEMA}); upgrade monkey to use it; nothing was read or written")
+            f"knows {FILE_SCHEMA}); upgrade monkey to use it; nothing was read or written"
+        )
     key = str(path.resolve())
     if key in _checked:
         return
     rows = conn.execute("PRAGMA quick_check").fetchall()
     if [tuple(r) for r in rows] != [("ok",)]:
         first = "; ".join(str(r[0]) for r in rows[:3])
-        raise DatabaseError(f"the monkey database {path} is damaged (quick_check: {first}); it was left as "
-                            "it is and nothing was written (move it away to start afresh)")
+        raise DatabaseError(
+            f"the monkey database {path} is damaged (quick_check: {first}); it was left as "
+            "it is and nothing was written (move it away to start afresh)"
+        )
     _checked.add(key)
 
 
@@ -228,9 +251,7 @@ def migrate(conn: sqlite3.Connection, component: str, migrations: Sequence[Migra
         while True:
             conn.execute("BEGIN IMMEDIATE")
             try:
-                row = conn.execute(
-                    "SELECT version FROM schema_migrations WHERE component = ?", (component,)
-                ).fetchone()
+                row = conn.execute("SELECT version FROM schema_migrations WHERE component = ?", (component,)).fetchone()
                 version = row[0] if row else 0
                 if version > len(migrations):
                     raise DatabaseError(

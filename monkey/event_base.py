@@ -10,9 +10,23 @@ from typing import Any, Literal
 
 import msgspec
 
-__all__ = ["ConversationCleared", "Diagnostic", "DiagnosticsReported", "EndReason", "Event", "Handoff", "InstructionRef",
-           "ModeChanged", "PlanSaved", "StageCompleted", "StageStarted", "SubagentCompleted", "SubagentStarted",
-           "ToolCallSpec", "ToolImage"]
+__all__ = [
+    "ConversationCleared",
+    "Diagnostic",
+    "DiagnosticsReported",
+    "EndReason",
+    "Event",
+    "Handoff",
+    "InstructionRef",
+    "ModeChanged",
+    "PlanSaved",
+    "StageCompleted",
+    "StageStarted",
+    "SubagentCompleted",
+    "SubagentStarted",
+    "ToolCallSpec",
+    "ToolImage",
+]
 
 EndReason = Literal["completed", "max_iterations", "cancelled", "error", "denied", "budget"]
 """Why a turn or a session ended."""
@@ -152,6 +166,8 @@ class SubagentCompleted(Event, frozen=True, kw_only=True, tag="subagent_complete
     call_id: str
     child_session_id: str
     handoff: Handoff
+
+
 class ModeChanged(Event, frozen=True, kw_only=True, tag="mode_changed"):
     """The permission mode changed (``/mode``, Shift+Tab, ``/plan``, an approved plan); a resumed
     session goes on in the last one stored."""

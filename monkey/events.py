@@ -49,7 +49,9 @@ __all__ = [
     "ContextUsage",
     "ContextCompacted",
     "ContextEdited",
-    "ConversationCleared", "Diagnostic", "DiagnosticsReported",
+    "ConversationCleared",
+    "Diagnostic",
+    "DiagnosticsReported",
     "AgentSession",
     "BackendChanged",
     "BudgetReached",
@@ -73,9 +75,24 @@ __all__ = [
     "DecodeError",
 ]
 
-from monkey.event_base import (ConversationCleared, Diagnostic, DiagnosticsReported, EndReason, Event,  # noqa: E402
-                               Handoff, InstructionRef, ModeChanged, PlanSaved, StageCompleted, StageStarted,
-                               SubagentCompleted, SubagentStarted, ToolCallSpec, ToolImage)
+from monkey.event_base import (
+    ConversationCleared,
+    Diagnostic,
+    DiagnosticsReported,
+    EndReason,
+    Event,  # noqa: E402
+    Handoff,
+    InstructionRef,
+    ModeChanged,
+    PlanSaved,
+    StageCompleted,
+    StageStarted,
+    SubagentCompleted,
+    SubagentStarted,
+    ToolCallSpec,
+    ToolImage,
+)
+
 
 class SessionStarted(Event, frozen=True, kw_only=True, tag="session_started"):
     """A session began (or was resumed) in a workspace."""
@@ -469,7 +486,8 @@ AnyEvent = Union[  # noqa: UP007 (one event type a line: adding one is a one-lin
 ]
 
 EVENT_TYPES: dict[str, type[Event]] = {
-    cls.__struct_config__.tag: cls for cls in AnyEvent.__args__  # type: ignore[attr-defined]
+    cls.__struct_config__.tag: cls
+    for cls in AnyEvent.__args__  # type: ignore[attr-defined]
 }
 """Every known event class by its tag."""
 

@@ -92,9 +92,17 @@ class HostCheck:
 
 async def refuse(send: Any, status: int, body: bytes, extra: list[tuple[bytes, bytes]] | None = None) -> None:
     """Answer an ASGI HTTP request with ``status`` and a JSON ``body``."""
-    await send({"type": "http.response.start", "status": status,
-                "headers": [(b"content-type", b"application/json"), *(extra or []),
-                            (b"content-length", str(len(body)).encode())]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", b"application/json"),
+                *(extra or []),
+                (b"content-length", str(len(body)).encode()),
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": body})
 
 

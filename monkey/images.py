@@ -16,8 +16,18 @@ from pathlib import Path
 
 from monkey.event_base import ToolImage
 
-__all__ = ["MAX_IMAGE_BYTES", "MAX_DIMENSION", "IMAGE_SUFFIXES", "ImageError", "ImageInfo", "sniff", "load",
-           "describe", "info_of", "from_bytes"]
+__all__ = [
+    "MAX_IMAGE_BYTES",
+    "MAX_DIMENSION",
+    "IMAGE_SUFFIXES",
+    "ImageError",
+    "ImageInfo",
+    "sniff",
+    "load",
+    "describe",
+    "info_of",
+    "from_bytes",
+]
 
 MAX_IMAGE_BYTES = 5 * 1024 * 1024
 """The most bytes of one image: the Anthropic API's limit, the strictest of the APIs that take images."""
@@ -94,13 +104,13 @@ def _jpeg(data: bytes) -> tuple[int, int] | None:
             continue
         if marker in (0xD9, 0xDA):  # end of image, start of scan: no frame header before it
             return None
-        length = int.from_bytes(data[i + 2:i + 4], "big")
+        length = int.from_bytes(data[i + 2 : i + 4], "big")
         if length < 2:
             return None
         if marker in _SOF:
             if i + 9 > len(data):
                 return None
-            height, width = struct.unpack(">HH", data[i + 5:i + 9])
+            height, width = struct.unpack(">HH", data[i + 5 : i + 9])
             return width, height
         i += 2 + length
     return None

@@ -29,7 +29,13 @@ __all__ = ["configure", "JsonLines", "HumanLines", "LogSetupError", "ROOT", "log
 
 ROOT = "monkey"
 _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", (), None))) | {"message", "asctime", "taskName"}
-_COLOURS = {"DEBUG": "\x1b[2m", "INFO": "\x1b[36m", "WARNING": "\x1b[33m", "ERROR": "\x1b[31m", "CRITICAL": "\x1b[1;31m"}
+_COLOURS = {
+    "DEBUG": "\x1b[2m",
+    "INFO": "\x1b[36m",
+    "WARNING": "\x1b[33m",
+    "ERROR": "\x1b[31m",
+    "CRITICAL": "\x1b[1;31m",
+}
 
 
 class LogSetupError(Exception):
@@ -92,8 +98,15 @@ def _factory(path: str) -> logging.Handler:
     return made
 
 
-def configure(*, verbose: int = 0, file: str = "", handlers: list[str] | tuple[str, ...] = (),
-              max_bytes: int = 10 << 20, backups: int = 3, stderr: bool = True) -> None:
+def configure(
+    *,
+    verbose: int = 0,
+    file: str = "",
+    handlers: list[str] | tuple[str, ...] = (),
+    max_bytes: int = 10 << 20,
+    backups: int = 3,
+    stderr: bool = True,
+) -> None:
     """Attach monkey's handlers (replacing any attached before); raises :class:`LogSetupError`.
 
     ``stderr``: readable lines may go to stderr (False while the full-screen app runs).
@@ -117,7 +130,8 @@ def configure(*, verbose: int = 0, file: str = "", handlers: list[str] | tuple[s
             from logging.handlers import RotatingFileHandler  # only with a log file (not before the app's first frame)
 
             handler: logging.Handler = RotatingFileHandler(
-                path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8")
+                path, maxBytes=max_bytes, backupCount=backups, encoding="utf-8"
+            )
         except OSError as exc:
             raise LogSetupError(f"cannot write the log file {path}: {exc.strerror or exc}") from None
         handler.setFormatter(JsonLines())
@@ -140,8 +154,23 @@ _INFO = frozenset(
     " turn_completed session_ended backend_changed instructions_loaded".split()
 )
 _WARN = frozenset({"error", "retry", "fallback", "not_undoable"})
-_FIELDS = ("name", "call_id", "decision", "by", "ok", "reason", "checkpoint_id", "backend", "model", "turn",
-           "duration_ms", "message", "input_tokens", "output_tokens", "attempt")
+_FIELDS = (
+    "name",
+    "call_id",
+    "decision",
+    "by",
+    "ok",
+    "reason",
+    "checkpoint_id",
+    "backend",
+    "model",
+    "turn",
+    "duration_ms",
+    "message",
+    "input_tokens",
+    "output_tokens",
+    "attempt",
+)
 _RENAMED = {"name": "tool", "message": "detail"}
 """Event fields whose names a log record keeps for itself."""
 _event_log = logging.getLogger("monkey.events")

@@ -11,8 +11,17 @@ from __future__ import annotations
 
 from typing import Literal
 
-__all__ = ["Mode", "MODES", "DESCRIPTIONS", "LABELS", "PERMISSIVENESS", "ModeError", "parse_mode", "next_mode",
-           "stricter_mode"]
+__all__ = [
+    "Mode",
+    "MODES",
+    "DESCRIPTIONS",
+    "LABELS",
+    "PERMISSIVENESS",
+    "ModeError",
+    "parse_mode",
+    "next_mode",
+    "stricter_mode",
+]
 
 Mode = Literal["default", "accept-edits", "plan", "auto"]
 MODES: tuple[Mode, ...] = ("default", "accept-edits", "plan", "auto")
@@ -35,8 +44,14 @@ PERMISSIVENESS = {"plan": 0, "default": 1, "accept-edits": 2, "auto": 3}
 """How much each permission mode lets run without a person, least first."""
 
 _ALIASES = {
-    "accept_edits": "accept-edits", "acceptedits": "accept-edits", "edits": "accept-edits",
-    "no-approval": "auto", "no_approval": "auto", "bypass": "auto", "read-only": "plan", "readonly": "plan",
+    "accept_edits": "accept-edits",
+    "acceptedits": "accept-edits",
+    "edits": "accept-edits",
+    "no-approval": "auto",
+    "no_approval": "auto",
+    "bypass": "auto",
+    "read-only": "plan",
+    "readonly": "plan",
 }
 
 

@@ -62,8 +62,12 @@ def terminal_kind(env: Mapping[str, str]) -> str:
     if env.get("TMUX") or env.get("STY"):
         return ""
     term = env.get("TERM", "")
-    if env.get("TERM_PROGRAM", "") in _OSC9 or env.get("KITTY_WINDOW_ID") or env.get("WT_SESSION") or (
-            env.get("WEZTERM_PANE") or term == "xterm-kitty" or term == "xterm-ghostty"):
+    if (
+        env.get("TERM_PROGRAM", "") in _OSC9
+        or env.get("KITTY_WINDOW_ID")
+        or env.get("WT_SESSION")
+        or (env.get("WEZTERM_PANE") or term == "xterm-kitty" or term == "xterm-ghostty")
+    ):
         return "osc9"
     if term.startswith(("foot", "rxvt-unicode")):
         return "osc777"
@@ -107,8 +111,14 @@ def question_line(tool: str, arguments: Mapping[str, Any]) -> str:
 class Notifier:
     """Sends :class:`Notice` s the ways ``[notify]`` says; ``write`` is the terminal (None: no terminal)."""
 
-    def __init__(self, config: Any, *, write: Callable[[str], None] | None = None,
-                 env: Mapping[str, str] | None = None, monitor: str = "") -> None:
+    def __init__(
+        self,
+        config: Any,
+        *,
+        write: Callable[[str], None] | None = None,
+        env: Mapping[str, str] | None = None,
+        monitor: str = "",
+    ) -> None:
         env = os.environ if env is None else env
         self.config = config
         self.monitor = monitor.rstrip("/")
@@ -154,9 +164,16 @@ class Notifier:
 
         assert self.desktop is not None
         try:
-            subprocess.run([self.desktop, "--app-name=monkey", _clean(notice.title), _clean(notice.body)],
-                           env=scrub_env(os.environ), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                           stderr=subprocess.PIPE, timeout=WEBHOOK_TIMEOUT, check=True, start_new_session=True)
+            subprocess.run(
+                [self.desktop, "--app-name=monkey", _clean(notice.title), _clean(notice.body)],
+                env=scrub_env(os.environ),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                timeout=WEBHOOK_TIMEOUT,
+                check=True,
+                start_new_session=True,
+            )
         except (OSError, subprocess.SubprocessError) as exc:
             log(f"notify: notify-send failed: {exc}")
 
@@ -165,11 +182,23 @@ class Notifier:
 
         headers = {str(k): str(v) for k, v in self.config.headers.items()}
         if self.config.format == "ntfy":
-            headers |= {"Title": _header(notice.title), "Tags": "monkey", **({"Click": notice.link} if notice.link else {})}
+            headers |= {
+                "Title": _header(notice.title),
+                "Tags": "monkey",
+                **({"Click": notice.link} if notice.link else {}),
+            }
             request: dict[str, Any] = {"content": notice.body.encode("utf-8")}
         else:
-            request = {"json": {"kind": notice.kind, "title": notice.title, "body": notice.body,
-                                "session": notice.session, "workspace": notice.workspace, "link": notice.link}}
+            request = {
+                "json": {
+                    "kind": notice.kind,
+                    "title": notice.title,
+                    "body": notice.body,
+                    "session": notice.session,
+                    "workspace": notice.workspace,
+                    "link": notice.link,
+                }
+            }
         try:
             with httpx2.Client(timeout=WEBHOOK_TIMEOUT, trust_env=False, follow_redirects=False) as client:
                 response = client.post(self.config.url, headers=headers, **request)

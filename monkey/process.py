@@ -36,13 +36,26 @@ from typing import Any
 from monkey import children
 
 __all__ = [
-    "Finished", "OutputBuffer", "group_alive", "hide_secrets", "holds_credential", "is_secret", "redact",
-    "run_supervised", "scrub_env", "secret_values", "signal_group", "spawn", "spawns_go_to", "stop_group",
+    "Finished",
+    "OutputBuffer",
+    "group_alive",
+    "hide_secrets",
+    "holds_credential",
+    "is_secret",
+    "redact",
+    "run_supervised",
+    "scrub_env",
+    "secret_values",
+    "signal_group",
+    "spawn",
+    "spawns_go_to",
+    "stop_group",
     "wait_exited",
 ]
 
-_on_spawn: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar("monkey_on_spawn",
-                                                                                         default=None)
+_on_spawn: contextvars.ContextVar[Callable[[int], None] | None] = contextvars.ContextVar(
+    "monkey_on_spawn", default=None
+)
 
 
 @contextlib.contextmanager
@@ -55,6 +68,7 @@ def spawns_go_to(claim: Callable[[int], None]) -> Iterator[None]:
         yield
     finally:
         _on_spawn.reset(token)
+
 
 _CHUNK = 65536
 _DRAIN_WAIT = 2.0
@@ -172,8 +186,9 @@ async def wait_exited(proc: asyncio.subprocess.Process, timeout: float | None) -
         waiter.cancel()
 
 
-async def spawn(argv: list[str], *, env: Mapping[str, str], before_exec: Callable[[], None] | None = None,
-                **kwargs: Any) -> asyncio.subprocess.Process:
+async def spawn(
+    argv: list[str], *, env: Mapping[str, str], before_exec: Callable[[], None] | None = None, **kwargs: Any
+) -> asyncio.subprocess.Process:
     """Start a child the way every child of monkey starts (``asyncio.create_subprocess_exec``).
 
     In a session (and process group) of its own, with the parent-death signal (it dies when
@@ -358,12 +373,17 @@ def _is_secret(name: str, value: str) -> bool:
         return True
     if any(part in _SECRET_PARTS or part.endswith("APIKEY") for part in re.split(r"[^A-Z0-9]+", upper)):
         return True
-    return bool(_URL_WITH_PASSWORD.match(value)) or _secret_value(value) or (
-        _SUSPICIOUS_NAME.search(upper) is not None and _random_looking(value))
+    return (
+        bool(_URL_WITH_PASSWORD.match(value))
+        or _secret_value(value)
+        or (_SUSPICIOUS_NAME.search(upper) is not None and _random_looking(value))
+    )
 
 
-_SUSPICIOUS_NAME = re.compile(r"SALT|SIGN|JWT|BEARER|PRIVATE|SESSION|HMAC|CIPHER|CRYPT|NONCE|SEED|WEBHOOK|"
-                              r"LICEN[CS]E|CONN|DATABASE|_DB|^DB|DSN|SIG\b|CERT")
+_SUSPICIOUS_NAME = re.compile(
+    r"SALT|SIGN|JWT|BEARER|PRIVATE|SESSION|HMAC|CIPHER|CRYPT|NONCE|SEED|WEBHOOK|"
+    r"LICEN[CS]E|CONN|DATABASE|_DB|^DB|DSN|SIG\b|CERT"
+)
 """Names that often hold a credential without saying so (``DJANGO_SALT``, ``JWT_SIGNING``...):
 their value is dropped when it looks random."""
 
@@ -480,12 +500,15 @@ def redact(text: str, secrets: frozenset[str] = frozenset()) -> str:
     if _PRIVATE_KEY.search(text):
         text = _KEY_BLOCK.sub(REDACTED, text)
     if _URL_PASSWORD_ANYWHERE.search(text):
-        text = _URL_PASSWORD_ANYWHERE.sub(lambda m: m.group(0)[:m.group(0).index("://") + 3] + REDACTED + "@", text)
+        text = _URL_PASSWORD_ANYWHERE.sub(lambda m: m.group(0)[: m.group(0).index("://") + 3] + REDACTED + "@", text)
     return text
 
 
-_KEY_BLOCK = re.compile(r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
-                        r"( BLOCK)?-----|\Z)", re.DOTALL)
+_KEY_BLOCK = re.compile(
+    r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY( BLOCK)?-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY"
+    r"( BLOCK)?-----|\Z)",
+    re.DOTALL,
+)
 
 
 def _blank(start: int, end: int, secret: Callable[[bytes, bytes], bool]) -> list[str]:
@@ -527,13 +550,16 @@ def hide_secrets() -> list[str]:
     try:
         with open("/proc/self/stat", "rb") as fh:
             stat = fh.read()
-        fields = stat[stat.rfind(b")") + 2:].split()
+        fields = stat[stat.rfind(b")") + 2 :].split()
         arg_start, arg_end, env_start, env_end = (int(fields[i]) for i in (45, 46, 47, 48))  # fields 48-51
     except (OSError, ValueError, IndexError):
         return []
     tag = children.TAG_VAR.encode()  # no credential: how a monkey above this one finds it (/proc/<pid>/environ)
-    blanked = _blank(env_start, env_end, lambda name, value: name != tag and _is_secret(
-        name.decode(errors="replace"), value.decode(errors="replace")))
+    blanked = _blank(
+        env_start,
+        env_end,
+        lambda name, value: name != tag and _is_secret(name.decode(errors="replace"), value.decode(errors="replace")),
+    )
     for name in blanked:
         if name in os.environ:
             os.putenv(name, os.environ[name])  # a fresh copy for getenv, outside the block the kernel shows

@@ -14,9 +14,7 @@ __all__ = ["escape_controls", "invisible_warnings", "for_stream", "has_hidden", 
 
 # C0 controls except tab and newline, DEL, C1 controls, and the format characters that
 # reorder or hide text (bidi overrides and isolates, zero-width characters, BOM).
-_UNSAFE = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]"
-)
+_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _NAMES = {"\x1b": "escape (ESC)", "\r": "carriage return", "\x08": "backspace", "\x07": "bell"}
 
 
@@ -34,9 +32,19 @@ line and paragraph separators: never shown as they are."""
 _FILLERS = frozenset("\u115f\u1160\u3164\uffa0\u2800")
 """Letters that draw as blank space (Hangul fillers, the empty Braille pattern)."""
 
-_OTHER_DEFAULT_IGNORABLE = ((0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x2065, 0x2065),
-                            (0x3164, 0x3164), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0xE0000, 0xE0000),
-                            (0xE0002, 0xE001F), (0xE0080, 0xE00FF), (0xE01F0, 0xE0FFF))
+_OTHER_DEFAULT_IGNORABLE = (
+    (0x034F, 0x034F),
+    (0x115F, 0x1160),
+    (0x17B4, 0x17B5),
+    (0x2065, 0x2065),
+    (0x3164, 0x3164),
+    (0xFFA0, 0xFFA0),
+    (0xFFF0, 0xFFF8),
+    (0xE0000, 0xE0000),
+    (0xE0002, 0xE001F),
+    (0xE0080, 0xE00FF),
+    (0xE01F0, 0xE0FFF),
+)
 """Unicode's ``Other_Default_Ignorable_Code_Point`` (PropList.txt): the combining grapheme joiner,
 the Hangul fillers, the Khmer inherent vowels, and code points reserved to be ignorable."""
 _VARIATION_SELECTORS = ((0x180B, 0x180D), (0x180F, 0x180F), (0xFE00, 0xFE0F), (0xE0100, 0xE01EF))

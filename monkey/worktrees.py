@@ -30,9 +30,28 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["WorktreeError", "Worktree", "Repository", "BRANCH_PREFIX", "FOLDER", "check_name", "repository",
-           "create", "list_worktrees", "checkout_root", "same_folder", "find", "remove", "delete_branch", "changes",
-           "main_checkout", "hold", "Hold", "in_use", "describe"]
+__all__ = [
+    "WorktreeError",
+    "Worktree",
+    "Repository",
+    "BRANCH_PREFIX",
+    "FOLDER",
+    "check_name",
+    "repository",
+    "create",
+    "list_worktrees",
+    "checkout_root",
+    "same_folder",
+    "find",
+    "remove",
+    "delete_branch",
+    "changes",
+    "main_checkout",
+    "hold",
+    "Hold",
+    "in_use",
+    "describe",
+]
 
 BRANCH_PREFIX = "monkey/"
 """A worktree NAME's branch is ``monkey/NAME``."""
@@ -40,8 +59,16 @@ FOLDER = Path(".monkey") / "worktrees"
 """Where the worktrees live, below the main checkout."""
 _EXCLUDE = "/.monkey/worktrees/"
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
-_LOCATING = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
-             "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX")
+_LOCATING = (
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_PREFIX",
+)
 
 
 class WorktreeError(Exception):
@@ -73,8 +100,13 @@ class Worktree:
     """Why the person locked it (``git worktree lock``; '' without a reason), None when not locked."""
 
     def to_dict(self) -> dict[str, str | None]:
-        return {"name": self.name, "path": str(self.path), "branch": self.branch, "head": self.head,
-                "locked": self.locked}
+        return {
+            "name": self.name,
+            "path": str(self.path),
+            "branch": self.branch,
+            "head": self.head,
+            "locked": self.locked,
+        }
 
 
 def _env() -> dict[str, str]:
@@ -86,8 +118,9 @@ def _env() -> dict[str, str]:
 def _git(cwd: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
     """Run the person's git in ``cwd`` (their config and hooks apply, as if they typed it)."""
     try:
-        done = subprocess.run(["git", *args], cwd=cwd, env=_env(), capture_output=True, text=True,
-                              stdin=subprocess.DEVNULL, timeout=120)
+        done = subprocess.run(
+            ["git", *args], cwd=cwd, env=_env(), capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=120
+        )
     except FileNotFoundError:
         raise WorktreeError("git is not installed (worktrees need the git program on PATH)") from None
     except subprocess.TimeoutExpired:
@@ -105,11 +138,14 @@ def check_name(name: str) -> str:
     if name.startswith("-"):
         raise WorktreeError(f"worktree name {name!r} starts with '-' (it would read as an option)")
     if "/" in name or "\\" in name or ".." in name:
-        raise WorktreeError(f"worktree name {name!r} has '/', '\\' or '..': a name is one folder, inside "
-                            ".monkey/worktrees/")
+        raise WorktreeError(
+            f"worktree name {name!r} has '/', '\\' or '..': a name is one folder, inside .monkey/worktrees/"
+        )
     if not _NAME.match(name) or name.endswith((".", ".lock")):
-        raise WorktreeError(f"worktree name {name!r}: use letters, digits, '.', '_' and '-' (at most 64, "
-                            "starting with a letter or digit, not ending in '.' or '.lock')")
+        raise WorktreeError(
+            f"worktree name {name!r}: use letters, digits, '.', '_' and '-' (at most 64, "
+            "starting with a letter or digit, not ending in '.' or '.lock')"
+        )
     return name
 
 
@@ -126,12 +162,15 @@ def repository(start: Path) -> Repository:
     common_dir = (start / common.strip()).resolve()
     root = common_dir.parent
     if common_dir.name != ".git" or not (root / ".git").is_dir():
-        raise WorktreeError(f"the repository of {start} keeps its git folder at {common_dir}, which monkey's "
-                            "worktrees do not support (they live in the main checkout)")
+        raise WorktreeError(
+            f"the repository of {start} keeps its git folder at {common_dir}, which monkey's "
+            "worktrees do not support (they live in the main checkout)"
+        )
     head = _git(start, "rev-parse", "--verify", "-q", "HEAD^{commit}", check=False)
     if head.returncode != 0:
-        raise WorktreeError(f"the repository {root} has no commit yet: a worktree starts from HEAD, so commit once "
-                            "first")
+        raise WorktreeError(
+            f"the repository {root} has no commit yet: a worktree starts from HEAD, so commit once first"
+        )
     branch = _git(start, "symbolic-ref", "-q", "--short", "HEAD", check=False).stdout.strip()
     return Repository(root=root, head=head.stdout.strip(), branch=branch)
 
@@ -181,19 +220,24 @@ def _create(repo: Repository, name: str, start: Path) -> tuple[Worktree, list[st
     path = repo.root / FOLDER / name
     known = {w.name for w in list_worktrees(start)}
     if name in known or path.exists():
-        raise WorktreeError(f"a worktree named {name} exists already ({path}); pick another name, or "
-                            f"monkey worktrees rm {name}")
+        raise WorktreeError(
+            f"a worktree named {name} exists already ({path}); pick another name, or monkey worktrees rm {name}"
+        )
     if _branch_exists(repo, branch):
-        raise WorktreeError(f"the branch {branch} exists already; pick another name (monkey never reuses a "
-                            "branch: it may hold work to merge)")
+        raise WorktreeError(
+            f"the branch {branch} exists already; pick another name (monkey never reuses a "
+            "branch: it may hold work to merge)"
+        )
     if _git(repo.root, "check-ref-format", "--branch", branch, check=False).returncode != 0:
         raise WorktreeError(f"{branch} is not a valid branch name")
     notes: list[str] = []
     if not repo.branch:
         notes.append(f"HEAD is detached at {repo.head[:7]}: the worktree's branch {branch} starts there")
     if changes(repo.root):
-        notes.append(f"{repo.root} has uncommitted changes; they stay there: the worktree starts from HEAD "
-                     f"({repo.head[:7]}), without them")
+        notes.append(
+            f"{repo.root} has uncommitted changes; they stay there: the worktree starts from HEAD "
+            f"({repo.head[:7]}), without them"
+        )
     _git(repo.root, "worktree", "add", "-q", "-b", branch, str(path), repo.head)
     return Worktree(name=name, path=path.resolve(), branch=branch, head=repo.head), notes
 
@@ -224,8 +268,9 @@ def list_worktrees(start: Path) -> list[Worktree]:
         if path.parent != base:
             continue
         branch = fields.get("branch", "").removeprefix("refs/heads/")
-        found.append(Worktree(name=path.name, path=path, branch=branch, head=fields.get("HEAD", ""),
-                              locked=fields.get("locked")))
+        found.append(
+            Worktree(name=path.name, path=path, branch=branch, head=fields.get("HEAD", ""), locked=fields.get("locked"))
+        )
     return sorted(found, key=lambda w: w.name)
 
 
@@ -252,8 +297,10 @@ def remove(start: Path, name: str, *, home: Path, force: bool = False) -> Worktr
             dirty = changes(worktree.path)
             if dirty:
                 shown = ", ".join(line[3:] for line in dirty[:5]) + (" ..." if len(dirty) > 5 else "")
-                raise WorktreeError(f"worktree {name} has uncommitted or untracked files ({shown}); commit them "
-                                    f"on {worktree.branch}, or --force removes them")
+                raise WorktreeError(
+                    f"worktree {name} has uncommitted or untracked files ({shown}); commit them "
+                    f"on {worktree.branch}, or --force removes them"
+                )
         repo_root = repository(start).root
         args = ["worktree", "remove", *(["--force"] if force else []), str(worktree.path)]  # a lock of yours holds
         if not worktree.path.is_dir():  # deleted by hand: git forgets it
@@ -300,8 +347,12 @@ def main_checkout(path: Path) -> tuple[Path, Path] | None:
     except (OSError, IndexError, UnicodeDecodeError):
         return None
     main = common.parent
-    if (admin.parent != common / "worktrees" or common.name != ".git" or not (main / ".git").is_dir()
-            or (main / ".git").resolve() != common):
+    if (
+        admin.parent != common / "worktrees"
+        or common.name != ".git"
+        or not (main / ".git").is_dir()
+        or (main / ".git").resolve() != common
+    ):
         return None
     if not back.is_absolute() or back.resolve() != (root / ".git").resolve():
         return None

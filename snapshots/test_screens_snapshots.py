@@ -16,8 +16,15 @@ from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.screens.picker import SessionPickerScreen
 from monkey.ui.screens.timeline import TimelineScreen
 from tests.support.app import until
-from tests.ui.screen_data import (SESSION, ScreenApp, edit_request, fixed_time, shell_request, three_changes,
-                                  timeline_loaded)
+from tests.ui.screen_data import (
+    SESSION,
+    ScreenApp,
+    edit_request,
+    fixed_time,
+    shell_request,
+    three_changes,
+    timeline_loaded,
+)
 
 pytestmark = pytest.mark.xdist_group("snapshots")  # one workspace path: one worker at a time
 
@@ -33,7 +40,9 @@ def test_approval_of_an_eleven_line_diff_at_80_by_24(snap_compare, workspace: Pa
     from tests.ui.screen_data import request_for
 
     (workspace / "calc.py").write_text("".join(f"line {i}\n" for i in range(20)))
-    request = request_for(workspace, "file_edit", {"path": "calc.py", "old_string": "line 3\n", "new_string": "LINE 3\n"})
+    request = request_for(
+        workspace, "file_edit", {"path": "calc.py", "old_string": "line 3\n", "new_string": "LINE 3\n"}
+    )
     assert snap_compare(ScreenApp(ApprovalScreen(request, guard=0)), terminal_size=(80, 24))
 
 
@@ -42,8 +51,9 @@ def test_approval_shell_hidden_characters(snap_compare, workspace: Path) -> None
 
 
 def test_approval_deny_reason(snap_compare, workspace: Path) -> None:
-    assert snap_compare(ScreenApp(ApprovalScreen(edit_request(workspace), guard=0)), press=["n", *"too risky"],
-                        terminal_size=SIZE)
+    assert snap_compare(
+        ScreenApp(ApprovalScreen(edit_request(workspace), guard=0)), press=["n", *"too risky"], terminal_size=SIZE
+    )
 
 
 def test_approval_asked_by_a_sub_agent_with_one_more_waiting(snap_compare, workspace: Path) -> None:
@@ -57,20 +67,23 @@ def test_timeline(snap_compare, workspace: Path, monkey_home: Path) -> None:
     import asyncio
 
     cps = asyncio.run(three_changes(workspace, monkey_home))
-    assert snap_compare(ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=timeline_loaded,
-                        terminal_size=SIZE)
+    assert snap_compare(
+        ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=timeline_loaded, terminal_size=SIZE
+    )
 
 
 def test_timeline_diff(snap_compare, workspace: Path, monkey_home: Path) -> None:
     import asyncio
 
     cps = asyncio.run(three_changes(workspace, monkey_home))
+
     async def diff(pilot) -> None:
         await timeline_loaded(pilot)
         await pilot.press("up", "d")
 
-    assert snap_compare(ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=diff,
-                        terminal_size=SIZE)
+    assert snap_compare(
+        ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=diff, terminal_size=SIZE
+    )
 
 
 def test_timeline_refusal(snap_compare, workspace: Path, monkey_home: Path) -> None:
@@ -94,8 +107,9 @@ def test_timeline_refusal(snap_compare, workspace: Path, monkey_home: Path) -> N
         await pilot.wait_for_scheduled_animations()
         await pilot.pause()
 
-    assert snap_compare(ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=refuse,
-                        terminal_size=SIZE)
+    assert snap_compare(
+        ScreenApp(TimelineScreen(cps, SESSION, format_time=fixed_time)), run_before=refuse, terminal_size=SIZE
+    )
 
 
 def test_picker(snap_compare, workspace: Path) -> None:
@@ -129,8 +143,10 @@ def test_picker(snap_compare, workspace: Path) -> None:
 def plan_request():  # type: ignore[no-untyped-def]
     from monkey.permissions.requests import build_request
 
-    plan = ("# Plan: greet\n\n1. Write `hello.py` that prints a greeting.\n2. Add `tests/test_hello.py`.\n"
-            "3. Run `pytest -q` to check it.\n\n[bold red]not markup[/]")
+    plan = (
+        "# Plan: greet\n\n1. Write `hello.py` that prints a greeting.\n2. Add `tests/test_hello.py`.\n"
+        "3. Run `pytest -q` to check it.\n\n[bold red]not markup[/]"
+    )
     return build_request("call_1", "exit_plan_mode", {"plan": plan}, "")
 
 

@@ -49,11 +49,22 @@ def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):
     """Run a scripted task in ``workspace``: ``scripted(turns, *flags) -> Run``, in this process;
     ``process=True`` starts ``monkey`` as a real process (signals, pipes, process trees)."""
 
-    def run(turns: list[dict[str, Any]], *flags: str, fmt: str = "stream-json", process: bool = False,
-            **kw: Any) -> Run:
+    def run(
+        turns: list[dict[str, Any]], *flags: str, fmt: str = "stream-json", process: bool = False, **kw: Any
+    ) -> Run:
         script = write_script(tmp_path / "script.json", turns)
-        args = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                "--output-format", fmt, *flags]
+        args = [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            fmt,
+            *flags,
+        ]
         if not any(f in ("-t", "--task") for f in flags):
             args += ["--task", "do the thing"]
         return run_monkey(args, home=monkey_home, **kw) if process else invoke(args, home=monkey_home, **kw)

@@ -39,13 +39,25 @@ def _run(module: str, *args: str) -> subprocess.CompletedProcess[str]:
         pytest.skip(f"{module} is not installed (pip install -e '.[dev]' installs it)")
     env = {**os.environ, "NO_COLOR": "1"}
     env.pop("FORCE_COLOR", None)
-    return subprocess.run([sys.executable, "-m", module, *args], cwd=ROOT, capture_output=True, text=True,
-                          env=env, timeout=600, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+        check=False,
+    )
 
 
 def test_ruff_finds_nothing() -> None:
     run = _run("ruff", "check", "--no-cache", "--output-format", "concise", ".")
     assert run.returncode == 0, f"ruff check found problems:\n{run.stdout}{run.stderr}"
+
+
+def test_the_code_is_formatted() -> None:
+    run = _run("ruff", "format", "--check", "--no-cache", ".")
+    assert run.returncode == 0, f"ruff format would change files (run tools/check --fix):\n{run.stdout}{run.stderr}"
 
 
 def test_mypy_finds_nothing() -> None:
@@ -54,8 +66,10 @@ def test_mypy_finds_nothing() -> None:
 
 
 def _sizes() -> dict[str, int]:
-    return {path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
-            for path in sorted(PACKAGE.rglob("*.py"))}
+    return {
+        path.relative_to(PACKAGE).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
+        for path in sorted(PACKAGE.rglob("*.py"))
+    }
 
 
 def over_the_limit(sizes: dict[str, int], ceilings: dict[str, int], limit: int = MAX_LINES) -> list[str]:
@@ -64,9 +78,14 @@ def over_the_limit(sizes: dict[str, int], ceilings: dict[str, int], limit: int =
     for name, lines in sizes.items():
         ceiling = ceilings.get(name, limit)
         if lines > ceiling:
-            wrong.append(f"monkey/{name}: {lines} lines, over {ceiling}"
-                         + (" (its size when the limit came: it may only shrink)" if name in ceilings else
-                            f" (modules stay under ~{limit} lines: split it)"))
+            wrong.append(
+                f"monkey/{name}: {lines} lines, over {ceiling}"
+                + (
+                    " (its size when the limit came: it may only shrink)"
+                    if name in ceilings
+                    else f" (modules stay under ~{limit} lines: split it)"
+                )
+            )
     for name in ceilings:
         if name not in sizes:
             wrong.append(f"monkey/{name} is gone: take it out of OVER_THE_LIMIT")
@@ -82,12 +101,14 @@ def test_modules_stay_small() -> None:
 
 def test_the_size_check_catches_a_module_that_grows() -> None:
     assert over_the_limit({"a.py": 600, "b.py": 10}, {}) == []
-    assert over_the_limit({"a.py": 601}, {}) == ["monkey/a.py: 601 lines, over 600 (modules stay under ~600 lines: "
-                                                  "split it)"]
+    assert over_the_limit({"a.py": 601}, {}) == [
+        "monkey/a.py: 601 lines, over 600 (modules stay under ~600 lines: split it)"
+    ]
     said = over_the_limit({"events.py": 659}, {"events.py": 658})
     assert said == ["monkey/events.py: 659 lines, over 658 (its size when the limit came: it may only shrink)"]
     assert over_the_limit({"events.py": 590}, {"events.py": 658}) == [
-        "monkey/events.py is back under 600 lines: take it out of OVER_THE_LIMIT"]
+        "monkey/events.py is back under 600 lines: take it out of OVER_THE_LIMIT"
+    ]
     assert over_the_limit({}, {"events.py": 658}) == ["monkey/events.py is gone: take it out of OVER_THE_LIMIT"]
 
 
@@ -130,8 +151,7 @@ def foreign_test_imports(tests: Path, root: Path) -> list[str]:
 
 def test_tests_import_helpers_only_from_tests_support() -> None:
     wrong = foreign_test_imports(TESTS, ROOT)
-    assert not wrong, ("a test imports from outside tests/support/ (move the helper there, once):\n"
-                       + "\n".join(wrong))
+    assert not wrong, "a test imports from outside tests/support/ (move the helper there, once):\n" + "\n".join(wrong)
 
 
 def test_the_import_check_catches_a_test_importing_another(tmp_path: Path) -> None:
@@ -141,10 +161,12 @@ def test_the_import_check_catches_a_test_importing_another(tmp_path: Path) -> No
     (tests / "ui" / "test_a.py").write_text(
         "import json\nimport pytest\nfrom tests.support.app import notices\nfrom tests.support import cli\n"
         "import tests.support.fakes.loopback\nfrom tests.ui.test_app import SIZE\n"
-        "def f():\n    from tests.web.test_api import ANSWER\n    import tests.conftest\n")
+        "def f():\n    from tests.web.test_api import ANSWER\n    import tests.conftest\n"
+    )
     (tests / "tools" / "test_b.py").write_text(
         "from .test_gitignore import make\nfrom . import conftest\nfrom .. import ui\nfrom ..support import pty\n"
-        "from conftest import ws\nfrom tests import conftest as c\n")
+        "from conftest import ws\nfrom tests import conftest as c\n"
+    )
     (tests / "support" / "fakes" / "x.py").write_text("from ..app import until\nfrom tests.cli.test_trust import run\n")
     assert foreign_test_imports(tests, tmp_path) == [
         "tests/support/fakes/x.py:2 imports tests.cli.test_trust",

@@ -26,8 +26,11 @@ from monkey.tools.registry import ToolRegistry
 from tests.support.cli import monkey_env, write_script
 from tests.support.fakes.family_procs import FAMILY, Procs, family, family_task, kill_all, living, wait_gone
 
-pytestmark = [pytest.mark.subprocess,
-              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's")]
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="prctl and /proc are Linux's"),
+]
+
 
 def caught(procs: Procs) -> Procs:
     """The family without ``bare``: once monkey itself is killed with SIGKILL, a grandchild that left
@@ -44,8 +47,12 @@ def subreaper() -> None:
 
 
 def shell_ctx(ws: Path) -> ToolContext:
-    return ToolContext(workspace=ws, call_id="t1", shell=ShellSettings(timeout=10.0, kill_grace=0.5),
-                       emit_output=lambda stream, text: None)
+    return ToolContext(
+        workspace=ws,
+        call_id="t1",
+        shell=ShellSettings(timeout=10.0, kill_grace=0.5),
+        emit_output=lambda stream, text: None,
+    )
 
 
 async def run_shell(ws: Path, command: str, timeout: float) -> str:
@@ -77,8 +84,14 @@ async def test_orphans_left_by_a_finished_command_are_stopped(tmp_path: Path) ->
 
 
 async def test_external_agent_grandchild_holding_stdout_cannot_outlast_the_wall_cap(tmp_path: Path) -> None:
-    spec = ChildSpec(argv=[sys.executable, str(FAMILY), str(tmp_path), "exit"], cwd=tmp_path,
-                     env={"PATH": os.environ["PATH"]}, wall_timeout=1.0, idle_timeout=60.0, grace=0.5)
+    spec = ChildSpec(
+        argv=[sys.executable, str(FAMILY), str(tmp_path), "exit"],
+        cwd=tmp_path,
+        env={"PATH": os.environ["PATH"]},
+        wall_timeout=1.0,
+        idle_timeout=60.0,
+        grace=0.5,
+    )
     agent = AgentProcess(spec)
 
     async def read_all() -> bytes:
@@ -96,14 +109,17 @@ async def test_external_agent_grandchild_holding_stdout_cannot_outlast_the_wall_
 
 def test_a_child_dies_with_its_parent_even_by_kill_9(tmp_path: Path) -> None:
     """A parent process that uses :func:`monkey.process.spawn` and is killed with SIGKILL."""
-    code = ("import asyncio, sys; from monkey import children, process\n"
-            "children.install(None)\n"
-            "async def main():\n"
-            "    await process.spawn([sys.executable, sys.argv[1], sys.argv[2], 'wait'], env={'PATH': ''})\n"
-            "    await asyncio.sleep(100)\n"
-            "asyncio.run(main())\n")
-    parent = subprocess.Popen([sys.executable, "-c", code, str(FAMILY), str(tmp_path)],
-                              env=monkey_env(tmp_path / "home"))
+    code = (
+        "import asyncio, sys; from monkey import children, process\n"
+        "children.install(None)\n"
+        "async def main():\n"
+        "    await process.spawn([sys.executable, sys.argv[1], sys.argv[2], 'wait'], env={'PATH': ''})\n"
+        "    await asyncio.sleep(100)\n"
+        "asyncio.run(main())\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code, str(FAMILY), str(tmp_path)], env=monkey_env(tmp_path / "home")
+    )
     procs = family(tmp_path)
     try:
         parent.kill()
@@ -120,10 +136,29 @@ def test_a_child_dies_with_its_parent_even_by_kill_9(tmp_path: Path) -> None:
 def start_monkey(workspace: Path, home: Path, tmp_path: Path, folder: Path) -> subprocess.Popen[str]:
     script = family_task(home, tmp_path, folder)
     return subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
-         str(workspace), "--no-approval", "--output-format", "stream-json", "--task", "run it"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True,
-        env=monkey_env(home))
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "run it",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=monkey_env(home),
+    )
 
 
 def guardian_of(pid: int) -> int | None:
@@ -141,7 +176,8 @@ def guardian_of(pid: int) -> int | None:
 
 
 def test_kill_9_of_monkey_during_a_shell_command_kills_the_whole_family(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "family"
     folder.mkdir()
     monkey = start_monkey(workspace, monkey_home, tmp_path, folder)
@@ -160,7 +196,8 @@ def test_kill_9_of_monkey_during_a_shell_command_kills_the_whole_family(
 
 
 def test_orphans_of_a_killed_run_are_killed_at_the_next_start(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     folder = tmp_path / "family"
     folder.mkdir()
     monkey = start_monkey(workspace, monkey_home, tmp_path, folder)
@@ -179,9 +216,27 @@ def test_orphans_of_a_killed_run_are_killed_at_the_next_start(
         records = list((monkey_home / "children").glob("*.json"))
         assert len(records) == 1 and json.loads(records[0].read_text())["children"][0][0] == procs["child"][0]
         script = write_script(tmp_path / "quiet.json", [{"text": "hello"}])
-        subprocess.run([sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-                        "--cwd", str(workspace), "--task", "hi"], env=monkey_env(monkey_home), check=True,
-                       stdin=subprocess.DEVNULL, capture_output=True, timeout=60)
+        subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "monkey",
+                "agent",
+                "--backend",
+                "scripted",
+                "--script",
+                str(script),
+                "--cwd",
+                str(workspace),
+                "--task",
+                "hi",
+            ],
+            env=monkey_env(monkey_home),
+            check=True,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=60,
+        )
         # ...until the next monkey starts: the tagged ones (the bare one cleared its tag, and its
         # group leader was the dead child, so no record names it: it is the one that escapes)
         assert wait_gone({k: v for k, v in survivors.items() if k != "bare"}) == []
@@ -199,13 +254,15 @@ def test_a_recycled_pid_in_a_record_is_never_signalled(tmp_path: Path) -> None:
         assert start is not None
         folder = tmp_path / "children"
         folder.mkdir()
-        (folder / "x.json").write_text(json.dumps({"pid": dead.pid, "start": 1, "owner": "nobody-1",
-                                                   "children": [[bystander.pid, start + 1]]}))
+        (folder / "x.json").write_text(
+            json.dumps({"pid": dead.pid, "start": 1, "owner": "nobody-1", "children": [[bystander.pid, start + 1]]})
+        )
         assert children.clean_dead_owners(folder) == 0
         assert bystander.poll() is None  # another process than the recorded one: left alone
         assert not (folder / "x.json").exists()
-        (folder / "y.json").write_text(json.dumps({"pid": dead.pid, "start": 1, "owner": "nobody-1",
-                                                   "children": [[bystander.pid, start]]}))
+        (folder / "y.json").write_text(
+            json.dumps({"pid": dead.pid, "start": 1, "owner": "nobody-1", "children": [[bystander.pid, start]]})
+        )
         children.clean_dead_owners(folder)
         assert bystander.wait(timeout=10) == -signal.SIGKILL  # the recorded one: killed with its group
     finally:
@@ -230,11 +287,18 @@ def test_a_dead_monkeys_placeholders_are_removed_only_while_empty(tmp_path: Path
     (ws / ".mcp.json").symlink_to(ws / "target")
     folder = tmp_path / "children"
     folder.mkdir()
-    held = [[str(ws / "AGENTS.md"), "file"], [str(ws / ".claude"), "dir"], [str(ws / "CLAUDE.md"), "file"],
-            [str(ws / ".agents"), "dir"], [str(ws / ".mcp.json"), "file"], [str(ws / "gone"), "dir"],
-            [str(ws / "target"), "dir"]]
-    (folder / "x.json").write_text(json.dumps({"pid": dead.pid, "start": 1, "owner": "nobody-1", "children": [],
-                                               "placeholders": held}))
+    held = [
+        [str(ws / "AGENTS.md"), "file"],
+        [str(ws / ".claude"), "dir"],
+        [str(ws / "CLAUDE.md"), "file"],
+        [str(ws / ".agents"), "dir"],
+        [str(ws / ".mcp.json"), "file"],
+        [str(ws / "gone"), "dir"],
+        [str(ws / "target"), "dir"],
+    ]
+    (folder / "x.json").write_text(
+        json.dumps({"pid": dead.pid, "start": 1, "owner": "nobody-1", "children": [], "placeholders": held})
+    )
     children.remove_dead_placeholders(folder)
     assert sorted(p.name for p in ws.iterdir()) == [".agents", ".mcp.json", "CLAUDE.md", "target"]
     assert json.loads((folder / "x.json").read_text())["placeholders"] == []

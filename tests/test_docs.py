@@ -106,6 +106,7 @@ def has_token(haystack: str, token: str) -> bool:
 
 # -- what the code has ----------------------------------------------------------------------
 
+
 def command_flags(parser: argparse.ArgumentParser, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], list[str]]:
     """Every command (``("sessions", "list")``) and its option strings, walking the real parser."""
     found: dict[tuple[str, ...], list[str]] = {path: []}
@@ -140,8 +141,7 @@ def all_config_keys() -> list[str]:
     from monkey.backends.plugin.discovery import AliasSettings, PluginSettings
     from monkey.config import Config
 
-    return (config_keys(Config) + config_keys(PluginSettings, "plugins.*.")
-            + config_keys(AliasSettings, "agents.*."))
+    return config_keys(Config) + config_keys(PluginSettings, "plugins.*.") + config_keys(AliasSettings, "agents.*.")
 
 
 def documented_keys(text: str) -> set[str]:
@@ -162,8 +162,10 @@ def documented_keys(text: str) -> set[str]:
 def undocumented(expected: list[str], documented: set[str]) -> list[str]:
     def matches(pattern: str) -> bool:
         parts = pattern.split(".")
-        return any(len(d.split(".")) == len(parts) and all(p in ("*", q) for p, q in zip(parts, d.split("."), strict=False))
-                   for d in documented)
+        return any(
+            len(d.split(".")) == len(parts) and all(p in ("*", q) for p, q in zip(parts, d.split("."), strict=False))
+            for d in documented
+        )
 
     return [key for key in expected if not matches(key)]
 
@@ -173,6 +175,7 @@ def page(name: str) -> str:
 
 
 # -- the drift tests ------------------------------------------------------------------------
+
 
 def test_every_flag_of_every_command_is_on_its_page() -> None:
     from monkey.cli import build_parser
@@ -186,7 +189,9 @@ def test_every_flag_of_every_command_is_on_its_page() -> None:
         text = code_text(page(PAGES[name]))
         if path and not has_token(text, "monkey " + " ".join(path)):
             missing.append(f"{PAGES[name]}: the command `monkey {' '.join(path)}`")
-        missing += [f"{PAGES[name]}: `{flag}` of `monkey {' '.join(path)}`" for flag in flags if not has_token(text, flag)]
+        missing += [
+            f"{PAGES[name]}: `{flag}` of `monkey {' '.join(path)}`" for flag in flags if not has_token(text, flag)
+        ]
     assert not missing, "not in the manual:\n" + "\n".join(missing)
 
 
@@ -203,7 +208,9 @@ def test_the_flag_check_finds_a_flag_without_docs() -> None:
 
 def test_every_config_key_is_on_the_configuration_page() -> None:
     expected = all_config_keys()
-    assert {"agent.backend", "anthropic.prices.*.input", "plugins.*.grace", "agents.*.extends", "hooks"} <= set(expected)
+    assert {"agent.backend", "anthropic.prices.*.input", "plugins.*.grace", "agents.*.extends", "hooks"} <= set(
+        expected
+    )
     missing = undocumented(expected, documented_keys(page("configuration.md")))
     assert not missing, "config keys missing from docs/configuration.md's TOML blocks:\n" + "\n".join(missing)
 
@@ -231,8 +238,9 @@ def test_every_toml_block_in_the_manual_is_a_config_the_loader_takes() -> None:
 
 def test_the_key_check_finds_a_key_without_docs() -> None:
     documented = documented_keys('```toml\n[shell]\ntimeout = 10\n[anthropic.prices."m"]\ninput = 1.0\n```\n')
-    assert undocumented(["shell.timeout", "shell.sandbox", "anthropic.prices.*.input",
-                         "anthropic.prices.*.output"], documented) == ["shell.sandbox", "anthropic.prices.*.output"]
+    assert undocumented(
+        ["shell.timeout", "shell.sandbox", "anthropic.prices.*.input", "anthropic.prices.*.output"], documented
+    ) == ["shell.sandbox", "anthropic.prices.*.output"]
 
 
 def test_every_event_type_is_on_the_events_page() -> None:
@@ -265,26 +273,49 @@ def test_the_link_check_finds_a_missing_file_and_a_missing_heading(tmp_path: Pat
     (tmp_path / "a.md").write_text("# A\n\n## The `x` part (one)\n")
     (tmp_path / "b.md").write_text(
         "[ok](a.md#the-x-part-one) [no file](c.md) [no heading](a.md#nope) [web](https://e.org/x.md)\n"
-        "`[in code](d.md)`\n\n```\n[in a block](e.md)\n```\n[here](#b)\n\n## B\n")
+        "`[in code](d.md)`\n\n```\n[in a block](e.md)\n```\n[here](#b)\n\n## B\n"
+    )
     assert broken_links(tmp_path / "b.md") == ["b.md: c.md: no such file", "b.md: a.md#nope: no heading #nope in a.md"]
 
 
 def test_the_site_builds_strictly_offline(tmp_path: Path) -> None:
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    proc = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-f", str(ROOT / "mkdocs.yml"),
-                           "-d", str(tmp_path / "site")], capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-q",
+            "-f",
+            str(ROOT / "mkdocs.yml"),
+            "-d",
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert (tmp_path / "site" / "events" / "index.html").exists()
 
 
 # -- the runnable examples --------------------------------------------------------------------
 
+
 def runnable(text: str) -> tuple[dict[str, str], list[str]]:
     """A page's files (``<!-- file: NAME -->`` before a block) and commands (``<!-- run -->`` before a sh block)."""
-    files = {m.group(1): m.group(2) for m in re.finditer(
-        r"^<!-- file: (\S+) -->\n```[^\n]*\n(.*?)^```", text, re.M | re.S)}
-    commands = [line.strip() for m in re.finditer(r"^<!-- run -->\n```sh\n(.*?)^```", text, re.M | re.S)
-                for line in m.group(1).splitlines() if line.strip() and not line.strip().startswith("#")]
+    files = {
+        m.group(1): m.group(2) for m in re.finditer(r"^<!-- file: (\S+) -->\n```[^\n]*\n(.*?)^```", text, re.M | re.S)
+    }
+    commands = [
+        line.strip()
+        for m in re.finditer(r"^<!-- run -->\n```sh\n(.*?)^```", text, re.M | re.S)
+        for line in m.group(1).splitlines()
+        if line.strip() and not line.strip().startswith("#")
+    ]
     return files, commands
 
 

@@ -13,8 +13,12 @@ from hypothesis import strategies as st
 
 from monkey import events as ev
 
-json_scalars = st.none() | st.booleans() | st.integers(-(2**53), 2**53) | st.text(max_size=20) | st.floats(
-    allow_nan=False, allow_infinity=False
+json_scalars = (
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**53), 2**53)
+    | st.text(max_size=20)
+    | st.floats(allow_nan=False, allow_infinity=False)
 )
 json_values = st.recursive(
     json_scalars,
@@ -92,9 +96,24 @@ def test_garbage_raises_only_decode_error(data: bytes) -> None:
 
 def test_tag_names_are_the_public_interface() -> None:
     required = {
-        "session_started", "turn_started", "text_delta", "thinking_delta", "message_completed", "tool_call",
-        "approval_requested", "approval_resolved", "tool_started", "tool_output", "tool_result",
-        "checkpoint_created", "usage", "retry", "error", "turn_completed", "session_ended", "raw",
+        "session_started",
+        "turn_started",
+        "text_delta",
+        "thinking_delta",
+        "message_completed",
+        "tool_call",
+        "approval_requested",
+        "approval_resolved",
+        "tool_started",
+        "tool_output",
+        "tool_result",
+        "checkpoint_created",
+        "usage",
+        "retry",
+        "error",
+        "turn_completed",
+        "session_ended",
+        "raw",
     }
     assert required <= set(ev.EVENT_TYPES)
 

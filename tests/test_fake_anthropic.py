@@ -15,8 +15,12 @@ TOOLS = [{"name": "Write", "description": "write a file", "input_schema": {"type
 
 
 def _ask(client: anthropic.Anthropic, prompt: str, *, stream: bool) -> anthropic.types.Message:
-    kwargs: dict[str, Any] = {"model": "claude-fake", "max_tokens": 100, "tools": TOOLS,
-              "messages": [{"role": "user", "content": prompt}]}
+    kwargs: dict[str, Any] = {
+        "model": "claude-fake",
+        "max_tokens": 100,
+        "tools": TOOLS,
+        "messages": [{"role": "user", "content": prompt}],
+    }
     if stream:
         with client.messages.stream(**kwargs) as s:
             return s.get_final_message()
@@ -38,8 +42,10 @@ def test_answers_chosen_by_the_prompt(tmp_path, stream: bool) -> None:
         assert [b.text for b in hello.content if b.type == "text"] == ["Hello from the fake server (user messages: 1)."]
         with pytest.raises(anthropic.BadRequestError, match="refuses this on purpose"):
             _ask(client, "please fail now", stream=stream)
-        assert client.messages.count_tokens(model="claude-fake", messages=[{"role": "user", "content": "x"}]
-                                            ).input_tokens == 10
+        assert (
+            client.messages.count_tokens(model="claude-fake", messages=[{"role": "user", "content": "x"}]).input_tokens
+            == 10
+        )
         assert len(server.main_requests()) == 3 and len(server.requests) == 4  # the count offers no tools
         client.close()
 

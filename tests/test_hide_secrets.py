@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's"),
-              pytest.mark.subprocess]  # a real process's /proc/<pid>/environ and cmdline
+pytestmark = [
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc is Linux's"),
+    pytest.mark.subprocess,
+]  # a real process's /proc/<pid>/environ and cmdline
 
 PROBE = r"""
 import ctypes, json, os, subprocess, sys
@@ -36,12 +38,21 @@ print(json.dumps({
 
 
 def test_credentials_are_blanked_where_children_could_read_them_and_still_work(tmp_path: Path) -> None:
-    env = {"PATH": os.environ["PATH"], "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
-           "ANTHROPIC_API_KEY": "sk-ant-hidden-0123456789abcdef", "OPENAI_API_KEY": "sk-openai-hidden-key",
-           "PLAIN": "visible-value", "MONKEY_CHILD": "outer.7"}  # the tag an outer monkey finds it by
-    done = subprocess.run([sys.executable, "-c", PROBE, "--model", "x", "--api-key", "argv-hidden-key",
-                           "--api-key=argv-hidden-two"],
-                          env=env, capture_output=True, text=True, timeout=60)
+    env = {
+        "PATH": os.environ["PATH"],
+        "PYTHONPATH": str(Path(__file__).resolve().parent.parent),
+        "ANTHROPIC_API_KEY": "sk-ant-hidden-0123456789abcdef",
+        "OPENAI_API_KEY": "sk-openai-hidden-key",
+        "PLAIN": "visible-value",
+        "MONKEY_CHILD": "outer.7",
+    }  # the tag an outer monkey finds it by
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE, "--model", "x", "--api-key", "argv-hidden-key", "--api-key=argv-hidden-two"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     seen = json.loads(done.stdout)
     assert {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "--api-key"} <= set(seen["blanked"])

@@ -13,16 +13,25 @@ from hypothesis import strategies as st
 from monkey.images import MAX_IMAGE_BYTES, ImageError, describe, from_bytes, load, sniff
 from tests.support import images
 
-KINDS = [(images.png(2, 3), "image/png", 2, 3), (images.gif(4, 5), "image/gif", 4, 5),
-         (images.jpeg(6, 7), "image/jpeg", 6, 7), (images.webp_vp8x(9, 10), "image/webp", 9, 10),
-         (images.webp_lossy(11, 12), "image/webp", 11, 12), (images.webp_lossless(13, 14), "image/webp", 13, 14)]
+KINDS = [
+    (images.png(2, 3), "image/png", 2, 3),
+    (images.gif(4, 5), "image/gif", 4, 5),
+    (images.jpeg(6, 7), "image/jpeg", 6, 7),
+    (images.webp_vp8x(9, 10), "image/webp", 9, 10),
+    (images.webp_lossy(11, 12), "image/webp", 11, 12),
+    (images.webp_lossless(13, 14), "image/webp", 13, 14),
+]
 
 
 @pytest.mark.parametrize(("data", "media_type", "width", "height"), KINDS)
 def test_each_format_is_known_with_its_sides(data: bytes, media_type: str, width: int, height: int) -> None:
     info = sniff(data)
     assert info is not None and (info.media_type, info.width, info.height, info.size) == (
-        media_type, width, height, len(data))
+        media_type,
+        width,
+        height,
+        len(data),
+    )
     image, same = from_bytes(data)
     assert same == info and base64.b64decode(image.data) == data and image.media_type == media_type
 

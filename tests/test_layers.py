@@ -99,7 +99,6 @@ FRONT_END = 5
 UI_LIBRARIES = ("textual", "prompt_toolkit", "rich")
 
 
-
 @dataclass(frozen=True)
 class Import:
     """One arrow: ``source`` (a module) imports ``target`` at ``file:line``."""
@@ -136,12 +135,12 @@ def _owner(name: str, modules: dict[str, Path]) -> str | None:
 def _segment(lines: list[str], node: ast.stmt) -> str:
     """The source text of ``node`` from the file's lines (columns are UTF-8 byte offsets)."""
     end = node.end_lineno or node.lineno
-    chunk = [line.encode() for line in lines[node.lineno - 1:end]]
+    chunk = [line.encode() for line in lines[node.lineno - 1 : end]]
     if not chunk:
         return ""
     if len(chunk) == 1:
-        return chunk[0][node.col_offset:node.end_col_offset].decode()
-    chunk[0], chunk[-1] = chunk[0][node.col_offset:], chunk[-1][:node.end_col_offset]
+        return chunk[0][node.col_offset : node.end_col_offset].decode()
+    chunk[0], chunk[-1] = chunk[0][node.col_offset :], chunk[-1][: node.end_col_offset]
     return "\n".join(c.decode() for c in chunk)
 
 
@@ -188,8 +187,11 @@ def _file_imports(module: str, path: Path, file: str, modules: dict[str, Path]) 
 
 def _imports(modules: dict[str, Path]) -> list[Import]:
     """Every import of every module under monkey/."""
-    return [imp for module, path in modules.items()
-            for imp in _file_imports(module, path, path.relative_to(ROOT).as_posix(), modules)]
+    return [
+        imp
+        for module, path in modules.items()
+        for imp in _file_imports(module, path, path.relative_to(ROOT).as_posix(), modules)
+    ]
 
 
 def _layer_of(module: str) -> int | None:
@@ -229,8 +231,7 @@ def ui_library_imports(imports: list[Import]) -> list[str]:
     return [
         f"{i.where()}  ({i.source} is in the {LAYER_NAMES[layer]} layer and imports {i.target})"
         for i in imports
-        if (layer := _layer_of(i.source)) is not None and layer < FRONT_END
-        and i.target.split(".")[0] in UI_LIBRARIES
+        if (layer := _layer_of(i.source)) is not None and layer < FRONT_END and i.target.split(".")[0] in UI_LIBRARIES
     ]
 
 
@@ -240,8 +241,7 @@ def upward_imports(imports: list[Import], modules: dict[str, Path]) -> list[str]
     for imp in _internal(imports):
         src, dst = _layer_of(imp.source), _layer_of(_owner(imp.target, modules) or imp.target)
         if src is not None and dst is not None and dst > src:
-            wrong.append(f"{imp.where()}  ({imp.source}, {LAYER_NAMES[src]}, imports {imp.target}, "
-                         f"{LAYER_NAMES[dst]})")
+            wrong.append(f"{imp.where()}  ({imp.source}, {LAYER_NAMES[src]}, imports {imp.target}, {LAYER_NAMES[dst]})")
     return wrong
 
 
@@ -251,7 +251,8 @@ def private_imports(imports: list[Import], modules: dict[str, Path]) -> list[str
         f"{i.where()}  ({i.source} uses {name} of {i.target})"
         for i in _internal(imports)
         for name in i.names
-        if name.startswith("_") and not name.startswith("__")
+        if name.startswith("_")
+        and not name.startswith("__")
         and _package(i.source) != _package(_owner(i.target, modules) or i.target)
     ]
 
@@ -362,18 +363,29 @@ def test_no_import_runs_upward() -> None:
 
 def test_no_private_helper_crosses_a_package() -> None:
     wrong = private_imports(all_imports(), all_modules())
-    assert not wrong, ("private names imported from another package (make them public in a module "
-                       "both can import):\n" + "\n".join(wrong))
+    assert not wrong, (
+        "private names imported from another package (make them public in a module "
+        "both can import):\n" + "\n".join(wrong)
+    )
 
 
 def test_no_import_cycles() -> None:
     wrong = import_cycles(all_imports(), all_modules())
-    assert not wrong, ("import cycles (a module imports, however far round, one that imports it):\n"
-                       + "\n".join(wrong))
+    assert not wrong, "import cycles (a module imports, however far round, one that imports it):\n" + "\n".join(wrong)
 
 
-ENGINE_NEVER_IMPORTS = ("monkey.agent", "monkey.workflow", "monkey.session", "monkey.ui", "monkey.line",
-                        "monkey.commands", "monkey.cli", "monkey.__main__", "monkey.acp", "monkey.mcp_server")
+ENGINE_NEVER_IMPORTS = (
+    "monkey.agent",
+    "monkey.workflow",
+    "monkey.session",
+    "monkey.ui",
+    "monkey.line",
+    "monkey.commands",
+    "monkey.cli",
+    "monkey.__main__",
+    "monkey.acp",
+    "monkey.mcp_server",
+)
 """What the permission engine stands below: the loop, the session and every front end."""
 
 
@@ -392,7 +404,8 @@ def test_the_permission_engine_never_imports_the_loop_the_session_or_a_front_end
     assert not wrong, (
         "monkey.permissions decides every call for the loop, the session and the front ends, so it must "
         "never import them (name what it needs of them as a Protocol, as external_gate.CallPath does):\n"
-        + "\n".join(wrong))
+        + "\n".join(wrong)
+    )
 
 
 def test_an_engine_import_of_the_loop_is_reported(tmp_path: Path) -> None:
@@ -402,7 +415,8 @@ def test_an_engine_import_of_the_loop_is_reported(tmp_path: Path) -> None:
     found = _file_imports("monkey.permissions.planted", path, "monkey/permissions/planted.py", all_modules())
     assert engine_reaching_up(found, all_modules()) == [
         "monkey/permissions/planted.py:1: from monkey.agent.calls import CallPipeline  "
-        "(monkey.permissions.planted imports monkey.agent.calls)"]
+        "(monkey.permissions.planted imports monkey.agent.calls)"
+    ]
 
 
 # The checks themselves, on a planted module: each kind of import is seen and reported
@@ -440,11 +454,13 @@ def test_a_ui_import_in_a_function_is_reported(planted: tuple[list[Import], dict
     imports, _ = planted
     assert ui_library_imports(imports) == [
         "monkey/store/planted.py:13: from rich.text import Text  "
-        "(monkey.store.planted is in the parts layer and imports rich.text)"]
+        "(monkey.store.planted is in the parts layer and imports rich.text)"
+    ]
 
 
 def test_upward_imports_under_type_checking_and_in_functions_are_reported(
-        planted: tuple[list[Import], dict[str, Path]]) -> None:
+    planted: tuple[list[Import], dict[str, Path]],
+) -> None:
     imports, modules = planted
     assert upward_imports(imports, modules) == [
         "monkey/store/planted.py:9: from monkey.ui.app import MonkeyApp  "
@@ -454,28 +470,34 @@ def test_upward_imports_under_type_checking_and_in_functions_are_reported(
     ]
 
 
-def test_a_private_import_from_another_package_is_reported(
-        planted: tuple[list[Import], dict[str, Path]]) -> None:
+def test_a_private_import_from_another_package_is_reported(planted: tuple[list[Import], dict[str, Path]]) -> None:
     imports, modules = planted
     assert private_imports(imports, modules) == [
         "monkey/store/planted.py:6: from monkey.tools.process import _helper  "
-        "(monkey.store.planted uses _helper of monkey.tools.process)"]
+        "(monkey.store.planted uses _helper of monkey.tools.process)"
+    ]
 
 
 def test_a_cycle_is_reported_with_the_imports_that_close_it(tmp_path: Path) -> None:
     a, b, c = tmp_path / "a.py", tmp_path / "b.py", tmp_path / "c.py"
     a.write_text("from monkey.store import b\n", encoding="utf-8")
     b.write_text("import os\n\n\ndef f():\n    from monkey.store.c import x\n", encoding="utf-8")
-    c.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from monkey.store.a import y\n",
-                 encoding="utf-8")
+    c.write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from monkey.store.a import y\n", encoding="utf-8"
+    )
     modules = {"monkey.store": tmp_path, "monkey.store.a": a, "monkey.store.b": b, "monkey.store.c": c}
-    imports = [imp for name, path in modules.items() if path.is_file()
-               for imp in _file_imports(name, path, f"monkey/store/{path.name}", modules)]
+    imports = [
+        imp
+        for name, path in modules.items()
+        if path.is_file()
+        for imp in _file_imports(name, path, f"monkey/store/{path.name}", modules)
+    ]
     assert import_cycles(imports, modules) == [
         "cycle through monkey.store.a, monkey.store.b, monkey.store.c:\n"
         "  monkey/store/a.py:1: from monkey.store import b\n"
         "  monkey/store/b.py:5: from monkey.store.c import x\n"
-        "  monkey/store/c.py:3: from monkey.store.a import y"]
+        "  monkey/store/c.py:3: from monkey.store.a import y"
+    ]
 
 
 def test_a_module_outside_every_layer_has_none() -> None:
@@ -491,7 +513,11 @@ def test_a_relative_import_and_a_split_line_are_resolved(tmp_path: Path) -> None
     imports = _file_imports("monkey.tools.shell", path, "monkey/tools/shell.py", all_modules())
     assert [(i.target, i.names, i.where()) for i in imports] == [
         ("monkey.agent.loop", ("Agent",), "monkey/tools/shell.py:1: from ..agent.loop import ( Agent, _StopTurn, )"),
-        ("monkey.agent.loop", ("_StopTurn",), "monkey/tools/shell.py:1: from ..agent.loop import ( Agent, _StopTurn, )"),
+        (
+            "monkey.agent.loop",
+            ("_StopTurn",),
+            "monkey/tools/shell.py:1: from ..agent.loop import ( Agent, _StopTurn, )",
+        ),
     ]
     assert len(upward_imports(imports, all_modules())) == 2
     assert len(private_imports(imports, all_modules())) == 1
@@ -506,6 +532,7 @@ def test_an_import_in_any_block_is_found(tmp_path: Path) -> None:
         "for _ in ():\n    import a8\n"
         "match 1:\n    case 1:\n        import a9\n"
         "class C:\n    import a10\n\n    async def m(self):\n        if True:\n            import a11\n",
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     found = _file_imports("monkey.tools.nested", path, "monkey/tools/nested.py", {})
     assert sorted(int(i.target[1:]) for i in found) == list(range(1, 12))

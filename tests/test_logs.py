@@ -8,14 +8,31 @@ from pathlib import Path
 
 from tests.support.cli import ROOT, init_git_workspace, run_monkey, write_script
 
-TURNS = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "x\n"}}]},
-         {"text": "done"}]
+TURNS = [
+    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "x\n"}}]},
+    {"text": "done"},
+]
 
 
 def _run(ws: Path, home: Path, tmp: Path, *flags: str, **env: str):  # type: ignore[no-untyped-def]
     script = write_script(tmp / "script.json", TURNS)
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                       "--no-approval", *flags, "--task", "write a"], home=home, **env)
+    return run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(ws),
+            "--no-approval",
+            *flags,
+            "--task",
+            "write a",
+        ],
+        home=home,
+        **env,
+    )
 
 
 def test_quiet_by_default_and_v_lines_on_stderr(tmp_path: Path, monkey_home: Path) -> None:
@@ -42,8 +59,13 @@ def test_a_json_lines_file_with_each_records_fields(tmp_path: Path, monkey_home:
     result = next(r for r in records if r["message"] == "tool result")
     assert result["level"] == "info" and result["logger"] == "monkey.events" and result["tool"] == "file_write"
     assert result["ok"] is True and result["session_id"].startswith("s") and result["call_id"]
-    assert {r["message"] for r in records} >= {"session started", "turn started", "checkpoint created",
-                                               "turn completed", "iteration started"}
+    assert {r["message"] for r in records} >= {
+        "session started",
+        "turn started",
+        "checkpoint created",
+        "turn completed",
+        "iteration started",
+    }
     # [logging] file in the user's config does the same; a project's config may not
     (monkey_home / "config.toml").write_text(f"[logging]\nfile = {json.dumps(str(tmp_path / 'mine.jsonl'))}\n")
     (ws / ".monkey").mkdir()

@@ -25,8 +25,24 @@ def test_the_snapshots_pass_with_a_temporary_folder_of_another_length(tmp_path) 
     basetemp.parent.mkdir()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "snapshots", "-q", "-p", "no:cacheprovider", "-n", "0", "--basetemp", str(basetemp)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=840,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "snapshots",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "-n",
+            "0",
+            "--basetemp",
+            str(basetemp),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=840,
     )
     tail = "\n".join((proc.stdout + proc.stderr).splitlines()[-30:])
     assert proc.returncode == 0, f"snapshots depend on the temporary folder's path:\n{tail}"

@@ -12,16 +12,25 @@ import pytest
 from monkey.config import NotifyConfig
 from monkey.notify import Notice, Notifier, question_line, terminal_kind, terminal_sequence
 
-NOTICE = Notice("approval", "monkey · approval needed · proj", "shell_execute: make test", session="s1",
-                workspace="proj")
+NOTICE = Notice(
+    "approval", "monkey · approval needed · proj", "shell_execute: make test", session="s1", workspace="proj"
+)
 
 
-@pytest.mark.parametrize(("env", "kind"), [
-    ({"TERM_PROGRAM": "iTerm.app"}, "osc9"), ({"TERM_PROGRAM": "WezTerm"}, "osc9"),
-    ({"TERM": "xterm-kitty"}, "osc9"), ({"TERM": "xterm-ghostty"}, "osc9"), ({"WT_SESSION": "x"}, "osc9"),
-    ({"TERM": "foot"}, "osc777"), ({"TERM": "rxvt-unicode-256color"}, "osc777"),
-    ({"TERM": "xterm-256color"}, ""), ({"TERM_PROGRAM": "iTerm.app", "TMUX": "/tmp/t,1,0"}, ""),
-])
+@pytest.mark.parametrize(
+    ("env", "kind"),
+    [
+        ({"TERM_PROGRAM": "iTerm.app"}, "osc9"),
+        ({"TERM_PROGRAM": "WezTerm"}, "osc9"),
+        ({"TERM": "xterm-kitty"}, "osc9"),
+        ({"TERM": "xterm-ghostty"}, "osc9"),
+        ({"WT_SESSION": "x"}, "osc9"),
+        ({"TERM": "foot"}, "osc777"),
+        ({"TERM": "rxvt-unicode-256color"}, "osc777"),
+        ({"TERM": "xterm-256color"}, ""),
+        ({"TERM_PROGRAM": "iTerm.app", "TMUX": "/tmp/t,1,0"}, ""),
+    ],
+)
 def test_the_terminal_gets_the_sequence_it_shows(env: dict[str, str], kind: str) -> None:
     assert terminal_kind(env) == kind
 
@@ -38,13 +47,15 @@ def test_the_line_never_holds_content_or_a_secret(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setenv("DEPLOY_TOKEN", "dpl-0123456789abcdef")
     assert question_line("file_write", {"path": "a.py", "content": "SECRET BODY"}) == "file_write: a.py"
     assert question_line("shell_execute", {"command": "deploy --token dpl-0123456789abcdef"}) == (
-        "shell_execute: deploy --token [redacted]")
+        "shell_execute: deploy --token [redacted]"
+    )
     assert "ghp_" not in question_line("shell_execute", {"command": "git push https://ghp_" + "a" * 36 + "@x"})
     assert len(question_line("shell_execute", {"command": "x" * 5000})) == 300
 
 
-def test_notify_send_is_run_with_the_notice_and_without_credentials(tmp_path: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_notify_send_is_run_with_the_notice_and_without_credentials(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A real program named notify-send on PATH records what it was given."""
     record = tmp_path / "record"
     program = tmp_path / "notify-send"

@@ -69,9 +69,19 @@ def test_a_trusted_project_cannot_name_endpoints_keys_or_programs(tmp_path: Path
     assert config.workflow.verify == "" and config.workflow.max_iterations == 5
     assert config.approvals.read_only_extra == ["jq ."]
     [notice] = [n for n in config.notices if "only your own config.toml" in n]
-    for key in ("anthropic.base_url", "openai.api_key_env", "claude_code.executable", "codex.env", "[hooks]",
-                "[plugins]", "[agents]", "workflow.verify", "agent.backend = 'plugin:evil'",
-                "read_only_extra 'make -n'", "read_only_extra 'FOO=1 jq'"):
+    for key in (
+        "anthropic.base_url",
+        "openai.api_key_env",
+        "claude_code.executable",
+        "codex.env",
+        "[hooks]",
+        "[plugins]",
+        "[agents]",
+        "workflow.verify",
+        "agent.backend = 'plugin:evil'",
+        "read_only_extra 'make -n'",
+        "read_only_extra 'FOO=1 jq'",
+    ):
         assert key in notice, key
     assert "which program runs" in notice
 
@@ -101,7 +111,8 @@ def test_every_front_end_gets_the_notice_from_setup(workspace: Path, monkey_home
     _project(workspace, '[openai]\nbase_url = "https://collector.example/v1"\n')
     (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
-    setup = resolve_setup(SessionRequest(workspace=workspace, backend="scripted", script=str(script)),
-                          HeadlessApprover())
+    setup = resolve_setup(
+        SessionRequest(workspace=workspace, backend="scripted", script=str(script)), HeadlessApprover()
+    )
     assert any("openai.base_url" in n and "only your own config.toml" in n for n in setup.notices)
     assert setup.config.openai.base_url == ""

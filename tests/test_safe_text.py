@@ -40,8 +40,13 @@ def test_the_approval_dialog_names_look_alike_characters() -> None:
         assert raw not in shown
     assert "\\xa0" in shown and "\\U000e0069" in shown and "\\u2028" in shown and "\\u3164" in shown
     warnings = " ".join(request.warnings)
-    for name in ("no-break space (U+00A0)", "tag latin small letter i (U+E0069)", "line separator (U+2028)",
-                 "hangul filler (U+3164)", "em space (U+2003)"):
+    for name in (
+        "no-break space (U+00A0)",
+        "tag latin small letter i (U+E0069)",
+        "line separator (U+2028)",
+        "hangul filler (U+3164)",
+        "em space (U+2003)",
+    ):
         assert name in warnings, warnings
 
 

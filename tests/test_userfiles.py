@@ -27,7 +27,7 @@ if me == 0:
     assert remove_rule(home, "shell_execute(rm *)")
 for n in range(%d):
     assert add_rules(home, [f"file_read(w{me}/{n}/**)"]) == [f"file_read(w{me}/{n}/**)"]
-""" % EACH  # noqa: UP031 (the script's own f-strings use braces)
+""".replace("%d", str(EACH))  # not .format: the script's own f-strings use braces
 
 TRUST = """
 import sys
@@ -38,13 +38,20 @@ if me == 0:
     assert untrust(root / "revoked", home)
 for n in range(%d):
     trust(root / f"w{me}" / str(n), home)
-""" % EACH  # noqa: UP031 (the script's own f-strings use braces)
+""".replace("%d", str(EACH))  # not .format: the script's own f-strings use braces
 
 
 def _run_writers(script: str, *args: str, home: Path) -> None:
-    procs = [subprocess.Popen([sys.executable, "-c", script, str(home), str(me), *args], env=monkey_env(home),
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for me in range(WRITERS)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(home), str(me), *args],
+            env=monkey_env(home),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for me in range(WRITERS)
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
@@ -58,8 +65,9 @@ def test_twenty_processes_saving_rules_lose_nothing_and_a_revoked_rule_stays_gon
     _run_writers(RULES, home=home)
     rules = saved_rules(home)
     assert "shell_execute(rm *)" not in rules
-    assert sorted(rules) == sorted(["file_read(kept)", *(f"file_read(w{me}/{n}/**)"
-                                                         for me in range(WRITERS) for n in range(EACH))])
+    assert sorted(rules) == sorted(
+        ["file_read(kept)", *(f"file_read(w{me}/{n}/**)" for me in range(WRITERS) for n in range(EACH))]
+    )
     text = (home / "config.toml").read_text()
     assert text.startswith("# mine\n")  # the person's comment kept
     assert [p.name for p in home.iterdir() if p.name.endswith(".tmp")] == []
@@ -74,8 +82,9 @@ def test_twenty_processes_trusting_folders_lose_nothing_and_an_untrusted_folder_
     _run_writers(TRUST, str(root), home=home)
     folders = trusted_folders(home)
     assert str(root / "revoked") not in folders
-    assert sorted(folders) == sorted([str(root / "kept"), *(str(root / f"w{me}" / str(n))
-                                                           for me in range(WRITERS) for n in range(EACH))])
+    assert sorted(folders) == sorted(
+        [str(root / "kept"), *(str(root / f"w{me}" / str(n)) for me in range(WRITERS) for n in range(EACH))]
+    )
     assert json.loads((home / "trusted_folders.json").read_text())["folders"] == folders
     assert [p.name for p in home.iterdir() if p.name.endswith(".tmp")] == []
 

@@ -61,9 +61,14 @@ class AcpApprover:
         text = "\n".join(n for n in notes if n)
         if text:
             content.append(tool_content(text_block(text)))
-        return ToolCallUpdate(tool_call_id=request.call_id, title=tool_title(request.tool, request.arguments),
-                              kind=tool_kind(request.tool), status="pending", content=content or None,
-                              raw_input=request.arguments)
+        return ToolCallUpdate(
+            tool_call_id=request.call_id,
+            title=tool_title(request.tool, request.arguments),
+            kind=tool_kind(request.tool),
+            status="pending",
+            content=content or None,
+            raw_input=request.arguments,
+        )
 
     async def decide(self, request: ApprovalRequest) -> Decision:
         """Ask the editor; its answer is the person's decision."""
@@ -74,8 +79,9 @@ class AcpApprover:
             decided = request.decided_now()
             if decided is not None:
                 return decided
-            answer = await self.client.request_permission(session_id=self.session_id, options=OPTIONS,
-                                                          tool_call=self._tool_call(request))
+            answer = await self.client.request_permission(
+                session_id=self.session_id, options=OPTIONS, tool_call=self._tool_call(request)
+            )
         outcome = answer.outcome
         choice = outcome.option_id if isinstance(outcome, AllowedOutcome) else ""
         if request.plan:  # exit_plan_mode: allow once goes on in default, allow always in accept-edits
@@ -87,10 +93,13 @@ class AcpApprover:
         if choice == "allow_once":
             return Decision(approved=True, by="user", reason="approved once")
         if choice == "allow_always" and request.grant:
-            return Decision(approved=True, scope="session", by="user",
-                            reason=f"approved for the session: {request.grant}")
+            return Decision(
+                approved=True, scope="session", by="user", reason=f"approved for the session: {request.grant}"
+            )
         if choice == "allow_always":  # no grant is possible (a very large file): this call only
-            return Decision(approved=True, by="user", reason="approved once (this call cannot be granted for the session)")
+            return Decision(
+                approved=True, by="user", reason="approved once (this call cannot be granted for the session)"
+            )
         if choice == "reject_always":
             self.rejected[key] = what
             return Decision(approved=False, by="user", reason=f"the user rejected {what} for this session", stop=True)

@@ -94,8 +94,9 @@ def prompt_text(blocks: list[Any], workspace: Path) -> PromptText:
     images += [i for i in expanded.images if i not in images]
     if len(images) > MAX_IMAGES:
         notes.append(f"{len(images) - MAX_IMAGES} images left out: one message takes at most {MAX_IMAGES}")
-    return PromptText(typed, prompt, notes + [n for n in expanded.notes if not n.startswith("attached ")],
-                      images[:MAX_IMAGES])
+    return PromptText(
+        typed, prompt, notes + [n for n in expanded.notes if not n.startswith("attached ")], images[:MAX_IMAGES]
+    )
 
 
 def _image(block: ImageContentBlock, images: list[ToolImage], notes: list[str]) -> None:

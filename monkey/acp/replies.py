@@ -14,9 +14,14 @@ __all__ = ["render", "HIDDEN", "HELP"]
 HIDDEN = frozenset({"/exit", "/events", "/copy"})
 """Commands an editor does its own way (closing the thread, its own views, its own copy): not offered."""
 
-HELP = "\n".join(["monkey's commands (type them as a message):",
-                  *(f"- `{c.name}{' ' + c.usage if c.usage else ''}`: {c.help}" for c in REGISTRY if c.name not in HIDDEN),
-                  "", "`@file` or a file dropped into the message sends it with the message."])
+HELP = "\n".join(
+    [
+        "monkey's commands (type them as a message):",
+        *(f"- `{c.name}{' ' + c.usage if c.usage else ''}`: {c.help}" for c in REGISTRY if c.name not in HIDDEN),
+        "",
+        "`@file` or a file dropped into the message sends it with the message.",
+    ]
+)
 
 
 def _when(ts: float) -> str:
@@ -51,9 +56,13 @@ def render(reply: r.Reply) -> str:  # noqa: C901 - one case per reply type
                 return "no checkpoints in this session yet (monkey takes one before every change it makes)"
             lines = ["checkpoints of this session, oldest first (`/checkpoints show N` shows one's diff):"]
             for n, info in enumerate(infos, 1):
-                stats = "binary" if info.binary and not (info.added or info.removed) else f"+{info.added} -{info.removed}"
-                lines.append(f"{n}. {_when(info.created_at)} {info.tool} {info.state} {stats} "
-                             f"{', '.join(info.paths) or '(unknown)'}")
+                stats = (
+                    "binary" if info.binary and not (info.added or info.removed) else f"+{info.added} -{info.removed}"
+                )
+                lines.append(
+                    f"{n}. {_when(info.created_at)} {info.tool} {info.state} {stats} "
+                    f"{', '.join(info.paths) or '(unknown)'}"
+                )
             return "\n".join(lines)
         case r.SessionList(sessions=sessions, current=current):
             if not sessions:
@@ -69,9 +78,10 @@ def render(reply: r.Reply) -> str:  # noqa: C901 - one case per reply type
         case r.StartWorkflow(shown=shown):
             return shown
         case r.MoveToWorktree(path=path):
-            return (f"open a new session with the folder `{path}` from your editor: this thread stays in its "
-                    "workspace")
+            return f"open a new session with the folder `{path}` from your editor: this thread stays in its workspace"
         case r.ResumeSession(session_id=session_id):
-            return (f"open session `{session_id}` from your editor's list of past sessions "
-                    "(it loads through session/load); this thread stays this session")
+            return (
+                f"open session `{session_id}` from your editor's list of past sessions "
+                "(it loads through session/load); this thread stays this session"
+            )
     return ""

@@ -46,17 +46,23 @@ from monkey.session.setup import Questions, SessionRequest
 
 __all__ = ["MonkeyAcpAgent", "MODES", "available_commands"]
 
-MODES = [SessionMode(id=mode, name=LABELS[mode].capitalize(), description=DESCRIPTIONS[mode])
-         for mode in MODE_NAMES]
+MODES = [SessionMode(id=mode, name=LABELS[mode].capitalize(), description=DESCRIPTIONS[mode]) for mode in MODE_NAMES]
 """monkey's permission modes (:mod:`monkey.modes`), as the editor offers them."""
+
 
 def available_commands() -> list[AvailableCommand]:
     """monkey's commands (:data:`monkey.session.commands.REGISTRY`) as the editor offers them."""
     from monkey.session.commands import REGISTRY
 
-    return [AvailableCommand(name=c.name.lstrip("/"), description=c.help,
-                             input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.usage)) if c.usage else None)
-            for c in REGISTRY if c.name not in HIDDEN]
+    return [
+        AvailableCommand(
+            name=c.name.lstrip("/"),
+            description=c.help,
+            input=AvailableCommandInput(root=UnstructuredCommandInput(hint=c.usage)) if c.usage else None,
+        )
+        for c in REGISTRY
+        if c.name not in HIDDEN
+    ]
 
 
 def editor_servers(servers: Any) -> dict[str, dict[str, Any]]:
@@ -98,8 +104,9 @@ class MonkeyAcpAgent:
     def on_connect(self, conn: Any) -> None:
         self.client = conn
 
-    async def initialize(self, protocol_version: int, client_capabilities: Any = None,
-                         client_info: Any = None, **kwargs: Any) -> InitializeResponse:
+    async def initialize(
+        self, protocol_version: int, client_capabilities: Any = None, client_info: Any = None, **kwargs: Any
+    ) -> InitializeResponse:
         from monkey import __version__
 
         return InitializeResponse(
@@ -150,6 +157,7 @@ class MonkeyAcpAgent:
     def _offer_commands(self, session: AcpSession) -> None:
         """Send the commands just after the response that names the session, and what the person must
         know before the first prompt (a workspace that holds their home)."""
+
         async def send() -> None:
             try:
                 await session.send(update_available_commands(available_commands()))
@@ -165,18 +173,26 @@ class MonkeyAcpAgent:
     def _session(self, session_id: str) -> AcpSession:
         session = self.sessions.get(session_id)
         if session is None:
-            raise RequestError.invalid_params({"message": f"no open session {session_id!r}; "
-                                                          "create one with session/new or open it with session/load"})
+            raise RequestError.invalid_params(
+                {"message": f"no open session {session_id!r}; create one with session/new or open it with session/load"}
+            )
         return session
 
-    async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
-                          mcp_servers: Any = None, **kwargs: Any) -> NewSessionResponse:
+    async def new_session(
+        self, cwd: str, additional_directories: list[str] | None = None, mcp_servers: Any = None, **kwargs: Any
+    ) -> NewSessionResponse:
         session = await self._open(cwd, mcp_servers)
         self._offer_commands(session)
         return NewSessionResponse(session_id=session.id, modes=self._modes(session))
 
-    async def load_session(self, cwd: str, session_id: str, mcp_servers: Any = None,
-                           additional_directories: list[str] | None = None, **kwargs: Any) -> LoadSessionResponse:
+    async def load_session(
+        self,
+        cwd: str,
+        session_id: str,
+        mcp_servers: Any = None,
+        additional_directories: list[str] | None = None,
+        **kwargs: Any,
+    ) -> LoadSessionResponse:
         session = self.sessions.get(session_id)
         if session is None:
             session = await self._open(cwd, mcp_servers, resume=session_id)
@@ -186,8 +202,9 @@ class MonkeyAcpAgent:
         self._offer_commands(session)
         return LoadSessionResponse(modes=self._modes(session))
 
-    async def list_sessions(self, cwd: str | None = None, cursor: str | None = None,
-                            **kwargs: Any) -> ListSessionsResponse:
+    async def list_sessions(
+        self, cwd: str | None = None, cursor: str | None = None, **kwargs: Any
+    ) -> ListSessionsResponse:
         from monkey.store import SessionStore, StoreError
 
         where = str(_folder(cwd)) if cwd else None
@@ -196,10 +213,17 @@ class MonkeyAcpAgent:
                 infos = await store.list_sessions(where, limit=100)
         except StoreError as exc:
             raise RequestError.internal_error({"message": str(exc)}) from None
-        return ListSessionsResponse(sessions=[
-            SessionInfo(session_id=i.id, cwd=i.workspace, title=" ".join(i.title.split())[:100] or None,
-                        updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(i.updated)))
-            for i in infos])
+        return ListSessionsResponse(
+            sessions=[
+                SessionInfo(
+                    session_id=i.id,
+                    cwd=i.workspace,
+                    title=" ".join(i.title.split())[:100] or None,
+                    updated_at=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(i.updated)),
+                )
+                for i in infos
+            ]
+        )
 
     async def set_session_mode(self, session_id: str, mode_id: str, **kwargs: Any) -> None:
         session = self._session(session_id)
@@ -215,7 +239,9 @@ class MonkeyAcpAgent:
     async def prompt(self, session_id: str, prompt: list[Any], **kwargs: Any) -> PromptResponse:
         session = self._session(session_id)
         if session.working:
-            raise RequestError.invalid_request({"message": "a turn is already running in this session; cancel it first"})
+            raise RequestError.invalid_request(
+                {"message": "a turn is already running in this session; cancel it first"}
+            )
         text = prompt_text(prompt, session.agent.workspace)
         if not text.typed:
             raise RequestError.invalid_params({"message": "the prompt is empty"})

@@ -41,19 +41,42 @@ from monkey.events import (
 )
 from monkey.store.history import HistoryItem, Said, ToolUse
 
-__all__ = ["tool_kind", "tool_title", "diff_contents", "stop_reason", "Translator", "history_updates",
-           "tool_start", "tool_end"]
+__all__ = [
+    "tool_kind",
+    "tool_title",
+    "diff_contents",
+    "stop_reason",
+    "Translator",
+    "history_updates",
+    "tool_start",
+    "tool_end",
+]
 
 _KINDS: dict[str, ToolKind] = {
-    "file_read": "read", "list_directory": "read", "process_output": "read", "process_list": "read",
-    "file_write": "edit", "file_edit": "edit",
+    "file_read": "read",
+    "list_directory": "read",
+    "process_output": "read",
+    "process_list": "read",
+    "file_write": "edit",
+    "file_edit": "edit",
     "file_delete": "delete",
     "shell_execute": "execute",
-    "glob_search": "search", "grep_search": "search",
+    "glob_search": "search",
+    "grep_search": "search",
     # the tools external agents (Claude Code, Codex) report under their own names
-    "read": "read", "ls": "read", "write": "edit", "edit": "edit", "multiedit": "edit", "notebookedit": "edit",
-    "bash": "execute", "command_execution": "execute", "grep": "search", "glob": "search",
-    "file_change": "edit", "webfetch": "fetch", "websearch": "fetch",
+    "read": "read",
+    "ls": "read",
+    "write": "edit",
+    "edit": "edit",
+    "multiedit": "edit",
+    "notebookedit": "edit",
+    "bash": "execute",
+    "command_execution": "execute",
+    "grep": "search",
+    "glob": "search",
+    "file_change": "edit",
+    "webfetch": "fetch",
+    "websearch": "fetch",
 }
 
 
@@ -65,8 +88,13 @@ def tool_kind(name: str) -> ToolKind:
 def tool_title(name: str, arguments: dict[str, Any]) -> str:
     """A short title for a tool call: ``Write a.txt``, ``Run `ls -l` ``."""
     path = str(arguments.get("path", "") or arguments.get("file_path", ""))
-    words = {"file_read": "Read", "file_write": "Write", "file_edit": "Edit", "file_delete": "Delete",
-             "list_directory": "List"}
+    words = {
+        "file_read": "Read",
+        "file_write": "Write",
+        "file_edit": "Edit",
+        "file_delete": "Delete",
+        "list_directory": "List",
+    }
     if name in words:
         return f"{words[name]} {path or '.'}"
     if name == "shell_execute" or name.lower() == "bash":
@@ -101,8 +129,7 @@ def diff_contents(workspace: Path, diff: str) -> list[Any]:
 
     def close() -> None:
         if old is not None and path:
-            out.append(tool_diff_content(str(workspace / path), "".join(new),
-                                         None if new_file else "".join(old)))
+            out.append(tool_diff_content(str(workspace / path), "".join(new), None if new_file else "".join(old)))
 
     for line in diff.splitlines(keepends=True):
         if line.startswith("+++ "):
@@ -150,8 +177,14 @@ def stop_reason(turn: TurnCompleted, last_message: MessageCompleted | None) -> s
 
 def tool_start(workspace: Path, call_id: str, name: str, arguments: dict[str, Any]) -> Any:
     """The ``tool_call`` update that announces a call (status ``pending``)."""
-    return start_tool_call(call_id, tool_title(name, arguments), kind=tool_kind(name), status="pending",
-                           locations=_locations(workspace, arguments), raw_input=arguments)
+    return start_tool_call(
+        call_id,
+        tool_title(name, arguments),
+        kind=tool_kind(name),
+        status="pending",
+        locations=_locations(workspace, arguments),
+        raw_input=arguments,
+    )
 
 
 def tool_end(workspace: Path, result: ToolResult) -> Any:
@@ -159,8 +192,12 @@ def tool_end(workspace: Path, result: ToolResult) -> Any:
     content: list[Any] = diff_contents(workspace, result.diff) if result.diff else []
     if result.output and not (content and result.ok):
         content.append(tool_content(text_block(result.output)))
-    return update_tool_call(result.call_id, status="completed" if result.ok else "failed",
-                            content=content or None, raw_output={"output": result.output})
+    return update_tool_call(
+        result.call_id,
+        status="completed" if result.ok else "failed",
+        content=content or None,
+        raw_output={"output": result.output},
+    )
 
 
 class Translator:
@@ -214,8 +251,9 @@ def history_updates(workspace: Path, items: list[HistoryItem]) -> list[Any]:
     out: list[Any] = []
     for item in items:
         if isinstance(item, Said):
-            out.append(update_user_message_text(item.text) if item.role == "user"
-                       else update_agent_message_text(item.text))
+            out.append(
+                update_user_message_text(item.text) if item.role == "user" else update_agent_message_text(item.text)
+            )
         elif isinstance(item, ToolUse):
             call = item.call
             out.append(tool_start(workspace, call.call_id, call.name, call.arguments))

@@ -50,8 +50,16 @@ class AfterRun:
             found = await self.diagnostics.check(edit.rel, edit.before, edit.after)
             if found is None or not (found.diagnostics or found.note):
                 continue
-            emit(DiagnosticsReported(session_id=self.session_id, call_id=call.id, path=edit.rel, server=found.server,
-                                     diagnostics=found.diagnostics, note=found.note))
+            emit(
+                DiagnosticsReported(
+                    session_id=self.session_id,
+                    call_id=call.id,
+                    path=edit.rel,
+                    server=found.server,
+                    diagnostics=found.diagnostics,
+                    note=found.note,
+                )
+            )
             if text := render(edit.rel, found):
                 output += "\n\n" + text
         return output
@@ -66,8 +74,15 @@ class AfterRun:
         found = instructions.below(self.workspace, path)
         if not found:
             return output
-        emit(InstructionsLoaded(session_id=self.session_id, call_id=call.id,
-                                files=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size) for f, _ in found]))
-        blocks = "".join(f"\n\n<instructions from {f.shown}; follow them for files in its folder>\n"
-                         f"{text.strip()}\n</instructions>" for f, text in found)
+        emit(
+            InstructionsLoaded(
+                session_id=self.session_id,
+                call_id=call.id,
+                files=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size) for f, _ in found],
+            )
+        )
+        blocks = "".join(
+            f"\n\n<instructions from {f.shown}; follow them for files in its folder>\n{text.strip()}\n</instructions>"
+            for f, text in found
+        )
         return output + blocks

@@ -36,10 +36,29 @@ PROJECT_DIRS = (".claude/agents", ".monkey/agents")
 """Where a trusted project keeps its agents (later overrides earlier)."""
 MAX_BYTES = 256 * 1024
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
-_KNOWN = {"name", "description", "tools", "disallowed_tools", "model", "backend", "mode", "max_turns",
-          "max_budget_usd", "timeout", "skills", "mcp_servers", "isolation"}
-_ALIASES = {"disallowedTools": "disallowed_tools", "permissionMode": "mode", "maxTurns": "max_turns",
-            "mcpServers": "mcp_servers", "disallowed-tools": "disallowed_tools", "max-turns": "max_turns"}
+_KNOWN = {
+    "name",
+    "description",
+    "tools",
+    "disallowed_tools",
+    "model",
+    "backend",
+    "mode",
+    "max_turns",
+    "max_budget_usd",
+    "timeout",
+    "skills",
+    "mcp_servers",
+    "isolation",
+}
+_ALIASES = {
+    "disallowedTools": "disallowed_tools",
+    "permissionMode": "mode",
+    "maxTurns": "max_turns",
+    "mcpServers": "mcp_servers",
+    "disallowed-tools": "disallowed_tools",
+    "max-turns": "max_turns",
+}
 _IGNORED = {"color"}
 _CLAUDE_MODES = {"acceptEdits": "accept-edits", "bypassPermissions": "auto", "dontAsk": "default"}
 
@@ -145,8 +164,7 @@ def parse_agent(text: str, where: Path, source: Source) -> tuple[AgentDef, list[
             warnings.append(f"{where}: hooks in an agent definition are not supported; ignored")
     name, description = meta.get("name"), meta.get("description")
     if not isinstance(name, str) or not _NAME.match(name):
-        raise AgentDefError(f"{where}: name must be letters, digits, '-' and '_', at most 64 characters "
-                            f"(got {name!r})")
+        raise AgentDefError(f"{where}: name must be letters, digits, '-' and '_', at most 64 characters (got {name!r})")
     if not isinstance(description, str) or not description.strip():
         raise AgentDefError(f"{where}: description is missing")
     mode = meta.get("mode") or ""
@@ -160,8 +178,14 @@ def parse_agent(text: str, where: Path, source: Source) -> tuple[AgentDef, list[
     if not isinstance(model, str) or not isinstance(backend, str):
         raise AgentDefError(f"{where}: model and backend must be names")
     try:
-        limits = parse_limits({"max_turns": meta.get("max_turns"), "max_budget_usd": meta.get("max_budget_usd"),
-                               "max_wall": meta.get("timeout")}, str(where))
+        limits = parse_limits(
+            {
+                "max_turns": meta.get("max_turns"),
+                "max_budget_usd": meta.get("max_budget_usd"),
+                "max_wall": meta.get("timeout"),
+            },
+            str(where),
+        )
     except ValueError as exc:
         raise AgentDefError(str(exc).replace("max_wall", "timeout")) from None
     isolation = meta.get("isolation") or ""
@@ -171,10 +195,17 @@ def parse_agent(text: str, where: Path, source: Source) -> tuple[AgentDef, list[
     if tools is not None and "*" in tools:
         tools = None
     return AgentDef(
-        name=name, description=" ".join(description.split()), prompt=body.strip(), source=source, path=where,
+        name=name,
+        description=" ".join(description.split()),
+        prompt=body.strip(),
+        source=source,
+        path=where,
         tools=tools,
         disallowed_tools=_names(meta.get("disallowed_tools") or [], "disallowed_tools", where),
-        model="" if model == "inherit" else model, backend=backend, mode=mode, limits=limits,
+        model="" if model == "inherit" else model,
+        backend=backend,
+        mode=mode,
+        limits=limits,
         skills=_names(meta["skills"], "skills", where) if meta.get("skills") is not None else None,
         mcp_servers=_names(meta["mcp_servers"], "mcp_servers", where) if meta.get("mcp_servers") is not None else None,
         isolation=isolation,
@@ -191,8 +222,10 @@ def _files(base: Path) -> list[Path]:
 def discover_agents(workspace: Path, *, home: Path, trusted: bool) -> AgentDefs:
     """Every agent this session can delegate to; a later source overrides an agent of the same name."""
     found = AgentDefs()
-    places: list[tuple[Path, Source]] = [(Path(str(resources.files("monkey.agent") / "agents")), "built-in"),
-                                         (home / "agents", "user")]
+    places: list[tuple[Path, Source]] = [
+        (Path(str(resources.files("monkey.agent") / "agents")), "built-in"),
+        (home / "agents", "user"),
+    ]
     if trusted:
         places += [(workspace / d, "project") for d in PROJECT_DIRS]
     for base, source in places:

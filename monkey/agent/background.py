@@ -46,6 +46,7 @@ class Background:
 
     def start(self, key: str, work: Callable[[], Awaitable[Finished]]) -> None:
         """Run ``work()`` (named ``key``, e.g. the ``task`` call's id) until it finishes or :meth:`stop`."""
+
         async def job() -> Finished:
             return await work()
 

@@ -56,12 +56,17 @@ class Limits:
 
     def tighter(self, other: Limits) -> Limits:
         """The smaller of each limit (0, no limit, loses to any number)."""
+
         def pick(a: float, b: float) -> float:
             return min(a, b) if a and b else a or b
-        return Limits(max_turns=int(pick(self.max_turns, other.max_turns)),
-                      max_budget_usd=pick(self.max_budget_usd, other.max_budget_usd),
-                      max_tokens=int(pick(self.max_tokens, other.max_tokens)),
-                      max_wall=pick(self.max_wall, other.max_wall), scope=self.scope)
+
+        return Limits(
+            max_turns=int(pick(self.max_turns, other.max_turns)),
+            max_budget_usd=pick(self.max_budget_usd, other.max_budget_usd),
+            max_tokens=int(pick(self.max_tokens, other.max_tokens)),
+            max_wall=pick(self.max_wall, other.max_wall),
+            scope=self.scope,
+        )
 
 
 def parse_scope(value: str, origin: str) -> str:
@@ -83,8 +88,12 @@ def parse_limits(values: dict[str, object], origin: str) -> Limits:
         if name in ("max_turns", "max_tokens") and int(value) != value:
             raise ValueError(f"{origin}: {name} must be a whole number, got {value!r}")
         out[name] = value
-    return Limits(max_turns=int(out.get("max_turns", 0)), max_budget_usd=float(out.get("max_budget_usd", 0)),
-                  max_tokens=int(out.get("max_tokens", 0)), max_wall=float(out.get("max_wall", 0)))
+    return Limits(
+        max_turns=int(out.get("max_turns", 0)),
+        max_budget_usd=float(out.get("max_budget_usd", 0)),
+        max_tokens=int(out.get("max_tokens", 0)),
+        max_wall=float(out.get("max_wall", 0)),
+    )
 
 
 @dataclass(frozen=True)
@@ -142,8 +151,14 @@ class Budget:
         clock: where seconds come from (tests may move it).
     """
 
-    def __init__(self, limits: Limits | None = None, *, parent: Budget | None = None, owner: str = "main",
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        limits: Limits | None = None,
+        *,
+        parent: Budget | None = None,
+        owner: str = "main",
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.limits = limits or Limits()
         self.parent = parent
         self.owner = owner
@@ -167,16 +182,21 @@ class Budget:
         """``session`` or ``run`` (a sub-agent's budget always counts its own run)."""
         return self.limits.scope if self.parent is None else "run"
 
-    def restart(self, *, turns: int = 0, input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0,
-                wall: float = 0.0) -> None:
+    def restart(
+        self, *, turns: int = 0, input_tokens: int = 0, output_tokens: int = 0, cost_usd: float = 0.0, wall: float = 0.0
+    ) -> None:
         """Count again from what the session spent before this run (all 0: a new session); the
         wall clock starts again at the next turn, ``wall`` seconds already used."""
         self.turns, self.input_tokens, self.output_tokens, self.cost_usd = turns, input_tokens, output_tokens, cost_usd
         self.started = None
         self.banked = 0.0
         self.reached = None
-        spent = {"max_turns": turns, "max_budget_usd": cost_usd, "max_tokens": input_tokens + output_tokens,
-                 "max_wall": wall}
+        spent = {
+            "max_turns": turns,
+            "max_budget_usd": cost_usd,
+            "max_tokens": input_tokens + output_tokens,
+            "max_wall": wall,
+        }
         self.earlier = {name: value for name, value in spent.items() if value}
 
     @property
@@ -219,21 +239,32 @@ class Budget:
     def charge_usage(self, event: object) -> None:
         """Charge a :class:`~monkey.events.Usage` event (anything else is ignored)."""
         if getattr(event, "type", "") == "usage":
-            self.charge(input_tokens=getattr(event, "input_tokens", 0), output_tokens=getattr(event, "output_tokens", 0),
-                        cost_usd=getattr(event, "cost_usd", 0.0))
+            self.charge(
+                input_tokens=getattr(event, "input_tokens", 0),
+                output_tokens=getattr(event, "output_tokens", 0),
+                cost_usd=getattr(event, "cost_usd", 0.0),
+            )
 
     def _own(self, starting: bool) -> Exceeded | None:
         lim = self.limits
-        for name, used, limit in (("max_budget_usd", self.cost_usd, lim.max_budget_usd),
-                                  ("max_tokens", self.tokens, lim.max_tokens),
-                                  ("max_turns", self.turns, lim.max_turns),
-                                  ("max_wall", self.wall, lim.max_wall)):
+        for name, used, limit in (
+            ("max_budget_usd", self.cost_usd, lim.max_budget_usd),
+            ("max_tokens", self.tokens, lim.max_tokens),
+            ("max_turns", self.turns, lim.max_turns),
+            ("max_wall", self.wall, lim.max_wall),
+        ):
             if not limit:
                 continue
             # N turns allow N model responses: the limit is reached when one more would start
             if used >= limit if (name != "max_turns" or starting) else used > limit:
-                return Exceeded(name, round(used, 6) if isinstance(used, float) else used, limit, self.owner,
-                                scope=self.scope, earlier=round(self.earlier.get(name, 0), 6))
+                return Exceeded(
+                    name,
+                    round(used, 6) if isinstance(used, float) else used,
+                    limit,
+                    self.owner,
+                    scope=self.scope,
+                    earlier=round(self.earlier.get(name, 0), 6),
+                )
         return None
 
     def check(self, *, starting: bool = False) -> Exceeded | None:

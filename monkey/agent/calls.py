@@ -107,8 +107,9 @@ class CallPipeline(AfterRun):
 
     # -- the calls of one response ----------------------------------------------------------
 
-    async def run_all(self, calls: list[ToolCallSpec], turn: int, emit: Emit,
-                      spent: Callable[[], bool] = lambda: False) -> list[CallOutcome]:
+    async def run_all(
+        self, calls: list[ToolCallSpec], turn: int, emit: Emit, spent: Callable[[], bool] = lambda: False
+    ) -> list[CallOutcome]:
         """Run a response's calls in order; consecutive read-only calls run concurrently, and so do
         consecutive calls of a tool that says it may (``concurrent``: the ``task`` tool's sub-agents).
         ``spent``: whether a budget is reached (checked before each call; none runs after)."""
@@ -128,8 +129,11 @@ class CallPipeline(AfterRun):
 
         for call in calls:
             tool = self.tools.find(call.name)
-            kind = "" if tool is None or tool.dangerous else (
-                "read" if tool.read_only else "concurrent" if getattr(tool, "concurrent", False) else "")
+            kind = (
+                ""
+                if tool is None or tool.dangerous
+                else ("read" if tool.read_only else "concurrent" if getattr(tool, "concurrent", False) else "")
+            )
             if kind and batch and kind != batch_kind:
                 await flush()
             if kind:
@@ -148,8 +152,16 @@ class CallPipeline(AfterRun):
 
     # -- the whole path of one call ----------------------------------------------------------
 
-    async def run(self, call: ToolCallSpec, turn: int, emit: Emit, *, by_person: bool = False,
-                  sandboxed: bool | None = None, admitted: Admitted | None = None) -> CallOutcome:
+    async def run(
+        self,
+        call: ToolCallSpec,
+        turn: int,
+        emit: Emit,
+        *,
+        by_person: bool = False,
+        sandboxed: bool | None = None,
+        admitted: Admitted | None = None,
+    ) -> CallOutcome:
         """Decide, checkpoint, run and report one call (``by_person``: a line the person typed, ``!command``).
 
         ``admitted``: the call was decided already by this pipeline's front half (:meth:`admit`), as an
@@ -161,32 +173,68 @@ class CallPipeline(AfterRun):
         when a person says so to a second question (:meth:`outside`)."""
         sid = self.session_id
         tool = self.tools.find(call.name)
-        emit(ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments,
-                           dangerous=bool(tool and tool.dangerous)))
+        emit(
+            ToolCallEvent(
+                session_id=sid,
+                call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                dangerous=bool(tool and tool.dangerous),
+            )
+        )
         started = time.perf_counter()
         waited = 0.0  # seconds a person spent deciding: not part of the call's run time
 
-        def finish(ok: bool, output: str, diff: str = "", denied: bool = False,
-                   stop: Decision | None = None, images: list[ToolImage] | None = None,
-                   denied_by: str = "") -> CallOutcome:
+        def finish(
+            ok: bool,
+            output: str,
+            diff: str = "",
+            denied: bool = False,
+            stop: Decision | None = None,
+            images: list[ToolImage] | None = None,
+            denied_by: str = "",
+        ) -> CallOutcome:
             ran_ms = max(0.0, time.perf_counter() - started - waited) * 1000
             added, removed, files = self.changed.pop(call.id, (0, 0, 0))
-            emit(ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=ok, output=output,
-                            duration_ms=ran_ms, diff=diff, wait_ms=waited * 1000, images=images or [],
-                            denied_by=denied_by, lines_added=added, lines_removed=removed, files_changed=files))
-            msg = Message(role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok,
-                          images=images or [])
+            emit(
+                ToolResult(
+                    session_id=sid,
+                    call_id=call.id,
+                    name=call.name,
+                    ok=ok,
+                    output=output,
+                    duration_ms=ran_ms,
+                    diff=diff,
+                    wait_ms=waited * 1000,
+                    images=images or [],
+                    denied_by=denied_by,
+                    lines_added=added,
+                    lines_removed=removed,
+                    files_changed=files,
+                )
+            )
+            msg = Message(
+                role="tool", tool_call_id=call.id, name=call.name, content=output, is_error=not ok, images=images or []
+            )
             return CallOutcome(msg, denied=denied, stop=stop)
 
         if tool is None:
             return finish(False, f"unknown tool {call.name!r}; available tools: {', '.join(self.tools.names())}")
         if call.error:
             return finish(False, call.error)
-        ctx = ToolContext(workspace=self.workspace, call_id=call.id, emit=emit, shell=self.shell,
-                          read_denied=self.read_denied(), net_named=self.policy.names_host,
-                          processes=self.processes, session_id=sid,
-                          emit_output=lambda stream, text: emit(
-                              ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)))  # type: ignore[arg-type]
+        ctx = ToolContext(
+            workspace=self.workspace,
+            call_id=call.id,
+            emit=emit,
+            shell=self.shell,
+            read_denied=self.read_denied(),
+            net_named=self.policy.names_host,
+            processes=self.processes,
+            session_id=sid,
+            emit_output=lambda stream, text: emit(
+                ToolOutput(session_id=sid, call_id=call.id, stream=stream, text=text)  # type: ignore[arg-type]
+            ),
+        )
         try:
             args = tool.parse(call.arguments)
             hook = await self.pre_hook(call, emit) if admitted is None else None
@@ -196,16 +244,26 @@ class CallPipeline(AfterRun):
             guarded = tool.dangerous and self.checkpoints is not None
             paths = tool.touched_paths(args, ctx) if guarded else []
             if admitted is None:
-                admitted = await self.admit(call, emit, dangerous=tool.dangerous, paths=paths, hook=hook,
-                                            by_person=by_person, protects=lambda: tool.needs_person(args),
-                                            preview=lambda: tool.preview(args, ctx))
+                admitted = await self.admit(
+                    call,
+                    emit,
+                    dangerous=tool.dangerous,
+                    paths=paths,
+                    hook=hook,
+                    by_person=by_person,
+                    protects=lambda: tool.needs_person(args),
+                    preview=lambda: tool.preview(args, ctx),
+                )
                 waited = admitted.waited
             decision = admitted.decision
             if not decision.approved:
-                return finish(False, admitted.said, denied=decision.by != "user",
-                              stop=decision if decision.stop else None,
-                              denied_by="person" if decision.by == "user" else
-                              "hook" if admitted.route == "hook" else "rule")
+                return finish(
+                    False,
+                    admitted.said,
+                    denied=decision.by != "user",
+                    stop=decision if decision.stop else None,
+                    denied_by="person" if decision.by == "user" else "hook" if admitted.route == "hook" else "rule",
+                )
             ctx.line = admitted.line  # what was decided is what runs
             if admitted.route == "engine":
                 # Shell syntax runs through a shell only when a person approved this exact line.
@@ -215,8 +273,9 @@ class CallPipeline(AfterRun):
             tool.check(args, ctx)
             checkpointed = guarded and paths != []
             try:
-                outcome = await self._execute(tool, args, ctx, call, paths if checkpointed else [], turn, emit,
-                                              announce=True)
+                outcome = await self._execute(
+                    tool, args, ctx, call, paths if checkpointed else [], turn, emit, announce=True
+                )
             except SandboxBlocked as blocked:
                 if not (ctx.sandboxed and admitted.route == "engine" and decision.by == "user"):
                     raise  # only what a person approved is offered to them again, to run outside
@@ -224,12 +283,17 @@ class CallPipeline(AfterRun):
                 waited += again.waited
                 if not again.decision.approved:
                     said = f"{blocked}\n[not run outside the sandbox: {again.decision.reason or 'the person said no'}]"
-                    return finish(False, await self.post_hooks(call, False, said, emit),
-                                  stop=again.decision if again.decision.stop else None,
-                                  denied_by="person" if again.decision.by == "user" else "rule")
+                    return finish(
+                        False,
+                        await self.post_hooks(call, False, said, emit),
+                        stop=again.decision if again.decision.stop else None,
+                        denied_by="person" if again.decision.by == "user" else "rule",
+                    )
                 ctx.sandboxed = False
                 outcome = await self._execute(tool, args, ctx, call, paths if checkpointed else [], turn, emit)
-                outcome.output = f"[the sandbox blocked the first run; a person approved running it outside]\n{outcome.output}"
+                outcome.output = (
+                    f"[the sandbox blocked the first run; a person approved running it outside]\n{outcome.output}"
+                )
         except ToolError as exc:
             return finish(False, await self.post_hooks(call, False, str(exc), emit))
         except asyncio.CancelledError:
@@ -237,14 +301,28 @@ class CallPipeline(AfterRun):
         except Exception as exc:
             return finish(False, f"{call.name} failed: {type(exc).__name__}: {exc}")
         if outcome.stopped:  # a person stopped a sub-agent: this turn stops as if they had stopped it
-            return finish(False, outcome.output, outcome.diff,
-                          stop=Decision(approved=False, by="user", reason=outcome.stopped, stop=True))
+            return finish(
+                False,
+                outcome.output,
+                outcome.diff,
+                stop=Decision(approved=False, by="user", reason=outcome.stopped, stop=True),
+            )
         output = await self.diagnose(call, outcome.edits, outcome.output, emit)
         output = self.nested_instructions(call, args, output, emit)
         return finish(True, await self.post_hooks(call, True, output, emit), outcome.diff, images=outcome.images)
 
-    async def _execute(self, tool: Tool[Any], args: Any, ctx: ToolContext, call: ToolCallSpec,
-                       paths: list[str] | None, turn: int, emit: Emit, *, announce: bool = False) -> ToolOutcome:
+    async def _execute(
+        self,
+        tool: Tool[Any],
+        args: Any,
+        ctx: ToolContext,
+        call: ToolCallSpec,
+        paths: list[str] | None,
+        turn: int,
+        emit: Emit,
+        *,
+        announce: bool = False,
+    ) -> ToolOutcome:
         """Checkpoint (unless ``paths == []``), run the tool once (``announce``: say it started, the first
         time), and finish the journal entry."""
         pending = await self.begin(call, paths, turn, emit) if paths != [] else None
@@ -269,13 +347,24 @@ class CallPipeline(AfterRun):
     async def outside(self, call: ToolCallSpec, blocked: SandboxBlocked, emit: Emit) -> Admitted:
         """The second question about a command a person approved and the sandbox blocked: run it again
         outside the sandbox (:func:`~monkey.permissions.decide.outside_sandbox`), through the same approver."""
-        verdict = outside_sandbox(Call(id=call.id, tool=call.name, arguments=call.arguments, workspace=self.workspace,
-                                       asker=self.asker), blocked.blocked)
+        verdict = outside_sandbox(
+            Call(id=call.id, tool=call.name, arguments=call.arguments, workspace=self.workspace, asker=self.asker),
+            blocked.blocked,
+        )
         decision, waited = await self.ask(call, verdict, emit)
         label: Literal["approved", "denied"] = "approved" if decision.approved else "denied"
-        emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
-                              decision=label, by=decision.by, reason=decision.reason,
-                              source=source(verdict, decision), wait_ms=waited * 1000))
+        emit(
+            ApprovalResolved(
+                session_id=self.session_id,
+                call_id=call.id,
+                name=call.name,
+                decision=label,
+                by=decision.by,
+                reason=decision.reason,
+                source=source(verdict, decision),
+                wait_ms=waited * 1000,
+            )
+        )
         return Admitted(decision, "", verdict.line, waited)
 
     # -- the front half: hooks, the engine's verdict, a person -------------------------------
@@ -286,30 +375,73 @@ class CallPipeline(AfterRun):
             return None
         return await run_hooks(self.hooks, self.session_id, self.workspace, "PreToolUse", emit, call=call)
 
-    async def admit(self, call: ToolCallSpec, emit: Emit, *, dangerous: bool = True, paths: list[str] | None = None,
-                    hook: HookSays | None = None, by_person: bool = False, person_only: str = "",
-                    unsandboxed: bool = False, protects: Callable[[], str | None] | None = None,
-                    preview: Callable[[], str] | None = None) -> Admitted:
+    async def admit(
+        self,
+        call: ToolCallSpec,
+        emit: Emit,
+        *,
+        dangerous: bool = True,
+        paths: list[str] | None = None,
+        hook: HookSays | None = None,
+        by_person: bool = False,
+        person_only: str = "",
+        unsandboxed: bool = False,
+        protects: Callable[[], str | None] | None = None,
+        preview: Callable[[], str] | None = None,
+    ) -> Admitted:
         """The engine's verdict on ``call`` (:func:`~monkey.permissions.decide.decide`), a person asked
         when it says so, and the approval events every sink sees."""
         big = self.checkpoints.oversized(paths) if dangerous and self.checkpoints is not None and paths else []
-        verdict = decide(self.policy, Call(
-            id=call.id, tool=call.name, arguments=call.arguments, workspace=self.workspace, dangerous=dangerous,
-            protects=protects, preview=preview, oversized=tuple(big), by_person=by_person, person_only=person_only,
-            unsandboxed=unsandboxed, hook=hook, asker=self.asker))
+        verdict = decide(
+            self.policy,
+            Call(
+                id=call.id,
+                tool=call.name,
+                arguments=call.arguments,
+                workspace=self.workspace,
+                dangerous=dangerous,
+                protects=protects,
+                preview=preview,
+                oversized=tuple(big),
+                by_person=by_person,
+                person_only=person_only,
+                unsandboxed=unsandboxed,
+                hook=hook,
+                asker=self.asker,
+            ),
+        )
         waited = 0.0
         decision = verdict.decision
         if decision is None:
             decision, waited = await self.ask(call, verdict, emit)
         if verdict.route == "engine" and call.name == EXIT_PLAN_MODE and self.policy.mode == "plan":
-            decision = plan_decided(self.policy, self.workspace, self.session_id, call.id,  # kept; approved, it
-                                    str(call.arguments.get("plan", "")), decision, emit)  # switches the mode
+            decision = plan_decided(
+                self.policy,
+                self.workspace,
+                self.session_id,
+                call.id,  # kept; approved, it
+                str(call.arguments.get("plan", "")),
+                decision,
+                emit,
+            )  # switches the mode
         if not verdict.quiet:
-            label = ({"once": "approved", "session": "approved_session", "always": "approved_always"}[decision.scope]
-                     if decision.approved else "denied")
-            emit(ApprovalResolved(session_id=self.session_id, call_id=call.id, name=call.name,
-                                  decision=label, by=decision.by, reason=decision.reason,  # type: ignore[arg-type]
-                                  source=source(verdict, decision), wait_ms=waited * 1000))
+            label = (
+                {"once": "approved", "session": "approved_session", "always": "approved_always"}[decision.scope]
+                if decision.approved
+                else "denied"
+            )
+            emit(
+                ApprovalResolved(
+                    session_id=self.session_id,
+                    call_id=call.id,
+                    name=call.name,
+                    decision=label,  # type: ignore[arg-type]
+                    by=decision.by,
+                    reason=decision.reason,
+                    source=source(verdict, decision),
+                    wait_ms=waited * 1000,
+                )
+            )
         if verdict.route == "hook":
             said = f"denied by a hook: {hook.reason if hook is not None else ''}"
         else:
@@ -320,12 +452,27 @@ class CallPipeline(AfterRun):
         """Ask the approver the verdict's question; the answer as it holds, and the seconds it took."""
         request = verdict.question
         assert request is not None
-        emit(ApprovalRequested(session_id=self.session_id, call_id=call.id, name=call.name, arguments=call.arguments,
-                               summary=request.summary, warnings=request.warnings))
+        emit(
+            ApprovalRequested(
+                session_id=self.session_id,
+                call_id=call.id,
+                name=call.name,
+                arguments=call.arguments,
+                summary=request.summary,
+                warnings=request.warnings,
+            )
+        )
         if not isinstance(self.approver, HeadlessApprover):  # somebody is asked: tell the person's tools
-            await run_hooks(self.hooks, self.session_id, self.workspace, "Notification", emit,
-                            target="permission_prompt", notification_type="permission_prompt",
-                            message=f"monkey needs your permission to use {call.name}")
+            await run_hooks(
+                self.hooks,
+                self.session_id,
+                self.workspace,
+                "Notification",
+                emit,
+                target="permission_prompt",
+                notification_type="permission_prompt",
+                message=f"monkey needs your permission to use {call.name}",
+            )
         await self._shown()
         asked = time.perf_counter()
         answer = await self.approver.decide(replace(request, session_id=self.session_id))
@@ -336,12 +483,17 @@ class CallPipeline(AfterRun):
         return decision, waited
 
     def keep_rules(self, call: ToolCallSpec, emit: Emit) -> None:
-        """"Always allow": save the call's rules to the user's config (a failure is said, not fatal)."""
+        """ "Always allow": save the call's rules to the user's config (a failure is said, not fatal)."""
         try:
             self.policy.keep(call.name, call.arguments, self.workspace)
         except OSError as exc:
-            emit(Error(session_id=self.session_id, kind="config",
-                       message=f"could not save the rule to your config (it holds for this session): {exc}"))
+            emit(
+                Error(
+                    session_id=self.session_id,
+                    kind="config",
+                    message=f"could not save the rule to your config (it holds for this session): {exc}",
+                )
+            )
 
     # -- checkpoint and journal ----------------------------------------------------------------
 
@@ -349,12 +501,26 @@ class CallPipeline(AfterRun):
         """Checkpoint what the call will change (None: the whole tree); a failure means it does not run."""
         assert self.checkpoints is not None
         try:
-            pending = await asyncio.to_thread(self.checkpoints.begin, tool=call.name, paths=paths,
-                                              session_id=self.session_id, turn=turn, call_id=call.id)
+            pending = await asyncio.to_thread(
+                self.checkpoints.begin,
+                tool=call.name,
+                paths=paths,
+                session_id=self.session_id,
+                turn=turn,
+                call_id=call.id,
+            )
         except CheckpointError as exc:
             raise ToolError(str(exc)) from None
-        emit(CheckpointCreated(session_id=self.session_id, checkpoint_id=pending.checkpoint_id, tool=call.name,
-                               paths=list(pending.paths), turn=turn, call_id=call.id))
+        emit(
+            CheckpointCreated(
+                session_id=self.session_id,
+                checkpoint_id=pending.checkpoint_id,
+                tool=call.name,
+                paths=list(pending.paths),
+                turn=turn,
+                call_id=call.id,
+            )
+        )
         return pending
 
     def spawns(self, pending: PendingChange | None) -> AbstractContextManager[None]:
@@ -374,13 +540,21 @@ class CallPipeline(AfterRun):
     async def finish(self, pending: PendingChange, ok: bool, emit: Emit) -> None:
         """Complete the journal entry of a change that ran (or failed)."""
         assert self.checkpoints is not None
-        warning = await asyncio.to_thread(self.checkpoints.finish, pending, ok=ok,
-                                          error="" if ok else "the tool failed")
+        warning = await asyncio.to_thread(
+            self.checkpoints.finish, pending, ok=ok, error="" if ok else "the tool failed"
+        )
         if not warning and (call_id := getattr(pending, "call_id", "")) in self.ran:  # its lines, for monkey stats
             self.changed[call_id] = await asyncio.to_thread(self.checkpoints.line_counts, pending)
         if items := pending.not_undoable():  # said now, not found out at undo time
-            emit(NotUndoable(session_id=self.session_id, checkpoint_id=pending.checkpoint_id,
-                             tool=getattr(pending, "tool", ""), call_id=getattr(pending, "call_id", ""), items=items))
+            emit(
+                NotUndoable(
+                    session_id=self.session_id,
+                    checkpoint_id=pending.checkpoint_id,
+                    tool=getattr(pending, "tool", ""),
+                    call_id=getattr(pending, "call_id", ""),
+                    items=items,
+                )
+            )
         if warning:
             emit(Error(session_id=self.session_id, message=warning, kind="checkpoint"))
 

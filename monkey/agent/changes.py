@@ -43,8 +43,7 @@ class ChangeGuard(Protocol):
         """Warnings for paths too large to checkpoint without a person's approval."""
         ...
 
-    def begin(self, *, tool: str, paths: list[str] | None, session_id: str, turn: int,
-              call_id: str) -> PendingChange:
+    def begin(self, *, tool: str, paths: list[str] | None, session_id: str, turn: int, call_id: str) -> PendingChange:
         """Checkpoint ``paths`` (None: the whole tree) and write a pending entry."""
         ...
 

@@ -32,8 +32,9 @@ def context_message(via: str, name: str, arguments: dict[str, Any], output: str,
     return f"{via} ran this tool call through monkey{status}; you did not run it:\n{name} {args}\n{body}"
 
 
-async def client_turn(agent: CallHost, name: str, arguments: dict[str, Any], via: str, emit: Emit,
-                      run_call: RunCall) -> None:
+async def client_turn(
+    agent: CallHost, name: str, arguments: dict[str, Any], via: str, emit: Emit, run_call: RunCall
+) -> None:
     """Run one call of ``name`` for ``via`` (who asked, e.g. ``the MCP client claude-code``) as a turn."""
     call = ToolCallSpec(id=new_id("mcp"), name=name, arguments=dict(arguments))
 
@@ -42,5 +43,14 @@ async def client_turn(agent: CallHost, name: str, arguments: dict[str, Any], via
             ran.reason, ran.note = "denied", ran.output  # the turn ends as denied (set before it is told)
         return context_message(via, name, arguments, ran.output, ran.ok)
 
-    await run_one(agent, call, f"{via}: {name}", emit, run_call, stopped="[stopped before it finished]",
-                  cancelled_by=via, tell=tell, result=True)
+    await run_one(
+        agent,
+        call,
+        f"{via}: {name}",
+        emit,
+        run_call,
+        stopped="[stopped before it finished]",
+        cancelled_by=via,
+        tell=tell,
+        result=True,
+    )

@@ -17,8 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from monkey.tools.base import ToolError
-from monkey.worktrees import (Hold, Worktree, WorktreeError, changes, create, delete_branch, hold, remove,
-                              same_folder)
+from monkey.worktrees import Hold, Worktree, WorktreeError, changes, create, delete_branch, hold, remove, same_folder
 
 __all__ = ["Isolated", "isolate", "release"]
 
@@ -50,8 +49,9 @@ async def isolate(workspace: Path, agent: str, session_id: str, parent_guard: An
     try:
         worktree, _ = await asyncio.to_thread(create, workspace, _name(agent, session_id))
     except WorktreeError as exc:
-        raise ToolError(f"agent {agent} works in a git worktree of its own (isolation: worktree), and none can "
-                        f"be made here: {exc}") from None
+        raise ToolError(
+            f"agent {agent} works in a git worktree of its own (isolation: worktree), and none can be made here: {exc}"
+        ) from None
     where = same_folder(worktree, workspace)
     guard = None
     if parent_guard is not None:

@@ -33,8 +33,18 @@ from monkey.agent.turn import run_turn
 from monkey.agent.turn_guard import StopTurn, budget_event
 from monkey.backends.base import Backend
 from monkey.context.window import ContextManager
-from monkey.events import (BackendChanged, EndReason, Event, InstructionRef, MessageCompleted,
-                           SessionEnded, SessionStarted, ToolCallSpec, ToolImage, TurnCompleted)
+from monkey.events import (
+    BackendChanged,
+    EndReason,
+    Event,
+    InstructionRef,
+    MessageCompleted,
+    SessionEnded,
+    SessionStarted,
+    ToolCallSpec,
+    ToolImage,
+    TurnCompleted,
+)
 from monkey.extensions.hooks import HookResult, Hooks
 from monkey.extensions.instructions import Instructions
 from monkey.extensions.memory import MemoryRead, MemoryWrite, WorkingMemory
@@ -181,8 +191,9 @@ class Agent:
 
     def _system_prompt(self) -> str:
         """The built-in (or configured) prompt for this model, then the instructions."""
-        prompt = render_system_prompt(self.options.system_prompt, model=self.backend.model,
-                                      workspace=str(self.workspace))
+        prompt = render_system_prompt(
+            self.options.system_prompt, model=self.backend.model, workspace=str(self.workspace)
+        )
         parts = [prompt]
         if self.options.instructions is not None:
             parts.append(self.options.instructions.prompt())
@@ -233,8 +244,10 @@ class Agent:
             backend=self.backend.name,
             model=self.backend.model,
             resumed=self.resumed,
-            instructions=[InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size)
-                          for f in (self.options.instructions.files if self.options.instructions else [])],
+            instructions=[
+                InstructionRef(path=f.shown, sha256=f.sha256, bytes=f.size)
+                for f in (self.options.instructions.files if self.options.instructions else [])
+            ],
             mode=self.policy.mode,
         )
 
@@ -252,8 +265,13 @@ class Agent:
             summaries = self.context.summaries
             self.context = ContextManager(backend, settings=self.context.settings)
             self.context.summaries = set(summaries)
-        return BackendChanged(session_id=self.session_id, from_backend=old.name, from_model=old.model,
-                              to_backend=backend.name, to_model=backend.model)
+        return BackendChanged(
+            session_id=self.session_id,
+            from_backend=old.name,
+            from_model=old.model,
+            to_backend=backend.name,
+            to_model=backend.model,
+        )
 
     def session_ended(self, reason: EndReason, message: str = "") -> SessionEnded:
         """The event that closes the session."""
@@ -326,6 +344,7 @@ class Agent:
         The same path as the model's calls (rules, the protected set, the approver, checkpoint,
         journal, sandbox); no model is called (see :mod:`monkey.agent.client_call`).
         """
+
         async def run_call(call: ToolCallSpec, turn: int, emit: Emit) -> Message:
             return (await self.calls().run(call, turn, emit)).message
 
@@ -401,12 +420,17 @@ class Agent:
         # events pass through for display, and the whole tree is checkpointed around it (see model_call).
         caps = self.backend.capabilities
         whole = caps.runs_own_tools or caps.keeps_own_context  # an agent plugin is handed it all
-        messages = (list(self.messages) if self.context is None or whole
-                    else await self.context.prepare(self, emit))
-        request = ModelRequest(system=plan_system_prompt(self.system_prompt, self.policy.mode), messages=messages,
-                               tools=self.tool_specs, session_id=self.session_id, max_tokens=self.options.max_tokens)
-        return await stream_model(self.backend, request, calls=self.calls(), turn=self.turns, emit=emit,
-                                  budget=self.budget)
+        messages = list(self.messages) if self.context is None or whole else await self.context.prepare(self, emit)
+        request = ModelRequest(
+            system=plan_system_prompt(self.system_prompt, self.policy.mode),
+            messages=messages,
+            tools=self.tool_specs,
+            session_id=self.session_id,
+            max_tokens=self.options.max_tokens,
+        )
+        return await stream_model(
+            self.backend, request, calls=self.calls(), turn=self.turns, emit=emit, budget=self.budget
+        )
 
     def _close_unanswered(self) -> None:
         """Give every tool call without a result one ('not run', or 'interrupted: may have run' for a
@@ -432,17 +456,30 @@ class Agent:
     def calls(self) -> CallPipeline:
         """The call pipeline for this agent's calls, given what it needs as it stands now (the
         approver, policy, guard and hooks may be swapped between turns)."""
-        return CallPipeline(session_id=self.session_id, workspace=self.workspace, tools=self.tools,
-                            policy=self.policy, approver=self.approver, checkpoints=self.checkpoints,
-                            shell=self.options.shell, hooks=self.options.hooks,
-                            instructions=self.options.instructions, asker=self.asker, shown=self._shown,
-                            ran=self._ran, processes=self.processes, diagnostics=self.options.diagnostics)
+        return CallPipeline(
+            session_id=self.session_id,
+            workspace=self.workspace,
+            tools=self.tools,
+            policy=self.policy,
+            approver=self.approver,
+            checkpoints=self.checkpoints,
+            shell=self.options.shell,
+            hooks=self.options.hooks,
+            instructions=self.options.instructions,
+            asker=self.asker,
+            shown=self._shown,
+            ran=self._ran,
+            processes=self.processes,
+            diagnostics=self.options.diagnostics,
+        )
 
-    async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
-                     **payload: Any) -> HookResult | None:
+    async def _hooks(
+        self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "", **payload: Any
+    ) -> HookResult | None:
         """Run the hooks of ``event`` (see :func:`monkey.agent.hook_glue.run_hooks`)."""
-        return await run_hooks(self.options.hooks, self.session_id, self.workspace, event, emit, call=call,
-                               target=target, **payload)
+        return await run_hooks(
+            self.options.hooks, self.session_id, self.workspace, event, emit, call=call, target=target, **payload
+        )
 
     async def pre_compact(self, trigger: str, emit: Emit) -> None:
         """``PreCompact`` hooks, before the conversation is compacted (they cannot stop it)."""

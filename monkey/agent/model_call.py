@@ -26,8 +26,9 @@ __all__ = ["stream_model"]
 Emit = Callable[[Event], None]
 
 
-async def stream_model(backend: Backend, request: ModelRequest, *, calls: CallPipeline, turn: int, emit: Emit,
-                       budget: Budget) -> MessageCompleted:
+async def stream_model(
+    backend: Backend, request: ModelRequest, *, calls: CallPipeline, turn: int, emit: Emit, budget: Budget
+) -> MessageCompleted:
     """Stream one model call's events to ``emit``; the completed message (a BackendError without one).
 
     Each ``usage`` is given the call's ``duration_ms`` and ``ttft_ms`` (time to the first text, thinking
@@ -57,8 +58,10 @@ async def stream_model(backend: Backend, request: ModelRequest, *, calls: CallPi
                     budget.charge_usage(event)
                     if not event.duration_ms:
                         event = msgspec.structs.replace(
-                            event, duration_ms=round((time.perf_counter() - asked) * 1000, 3),
-                            ttft_ms=event.ttft_ms or (round((first - asked) * 1000, 3) if first else 0.0))
+                            event,
+                            duration_ms=round((time.perf_counter() - asked) * 1000, 3),
+                            ttft_ms=event.ttft_ms or (round((first - asked) * 1000, 3) if first else 0.0),
+                        )
                 emit(event)
     finally:
         aclose = getattr(stream, "aclose", None)  # an async generator's; a plain iterator has none

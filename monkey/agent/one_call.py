@@ -50,8 +50,18 @@ class Ran:
     note: str = ""
 
 
-async def run_one(agent: TurnHost, call: ToolCallSpec, prompt: str, emit: Emit, run_call: RunCall, *,
-                  stopped: str, cancelled_by: str, tell: Callable[[Ran], str], result: bool = False) -> Ran:
+async def run_one(
+    agent: TurnHost,
+    call: ToolCallSpec,
+    prompt: str,
+    emit: Emit,
+    run_call: RunCall,
+    *,
+    stopped: str,
+    cancelled_by: str,
+    tell: Callable[[Ran], str],
+    result: bool = False,
+) -> Ran:
     """Run ``call`` as a turn whose prompt is ``prompt``; ``stopped`` is the output of a call
     cancelled half-way (``cancelled_by`` says by whom), ``tell`` the message a model then reads,
     ``result``: the turn's result is the call's output (when it succeeded)."""
@@ -73,6 +83,14 @@ async def run_one(agent: TurnHost, call: ToolCallSpec, prompt: str, emit: Emit, 
         emit(Error(session_id=sid, message=note, kind="internal", fatal=True))
     agent.messages.append(Message(role="user", content=tell(ran)))
     await agent.settle_processes(turn, emit)
-    emit(TurnCompleted(session_id=sid, turn=turn, reason=ran.reason, result=ran.output if result and ran.ok else "",
-                       iterations=0, message=ran.note))
+    emit(
+        TurnCompleted(
+            session_id=sid,
+            turn=turn,
+            reason=ran.reason,
+            result=ran.output if result and ran.ok else "",
+            iterations=0,
+            message=ran.note,
+        )
+    )
     return ran

@@ -29,7 +29,7 @@ def shell_line(text: str) -> str | None:
     text = text.strip()
     if not text.startswith(PREFIX):
         return None
-    command = text[len(PREFIX):].strip()
+    command = text[len(PREFIX) :].strip()
     return command or None
 
 
@@ -37,8 +37,7 @@ def context_message(command: str, output: str, ok: bool) -> str:
     """What the model reads about a command the person ran."""
     status = "" if ok else " (it failed)"
     body = output.rstrip("\n") or "(no output)"
-    return (f"I ran this shell command myself in the workspace{status}; you did not run it:\n"
-            f"$ {command}\n{body}")
+    return f"I ran this shell command myself in the workspace{status}; you did not run it:\n$ {command}\n{body}"
 
 
 async def shell_turn(agent: ShellHost, command: str, emit: Emit, run_call: RunCall) -> None:
@@ -47,5 +46,13 @@ async def shell_turn(agent: ShellHost, command: str, emit: Emit, run_call: RunCa
     ``run_call`` is the agent's own call path (:meth:`monkey.agent.calls.CallPipeline.run` with ``by_person``).
     """
     call = ToolCallSpec(id=new_id("sh"), name=SHELL_TOOL, arguments={"command": command})
-    await run_one(agent, call, f"{PREFIX}{command}", emit, run_call, stopped="[stopped by the person before it finished]",
-                  cancelled_by="the user", tell=lambda ran: context_message(command, ran.output, ran.ok))
+    await run_one(
+        agent,
+        call,
+        f"{PREFIX}{command}",
+        emit,
+        run_call,
+        stopped="[stopped by the person before it finished]",
+        cancelled_by="the user",
+        tell=lambda ran: context_message(command, ran.output, ran.ok),
+    )

@@ -29,8 +29,18 @@ from monkey.messages import ToolSpec
 from monkey.modes import parse_mode
 from monkey.tools.base import Tool, ToolContext, ToolOutcome, load_description
 
-__all__ = ["ExitPlanMode", "ExitPlanArgs", "offered", "plan_system_prompt", "plan_decided", "save_plan",
-           "approve_plan", "send_back", "reject_plan", "PLANS_DIR"]
+__all__ = [
+    "ExitPlanMode",
+    "ExitPlanArgs",
+    "offered",
+    "plan_system_prompt",
+    "plan_decided",
+    "save_plan",
+    "approve_plan",
+    "send_back",
+    "reject_plan",
+    "PLANS_DIR",
+]
 
 PLANS_DIR = Path(".monkey") / "plans"
 """Where a person may keep an approved plan in the project."""
@@ -39,8 +49,12 @@ PLANS_DIR = Path(".monkey") / "plans"
 class ExitPlanArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of exit_plan_mode."""
 
-    plan: Annotated[str, msgspec.Meta(description="The plan, in Markdown: the steps, the files each changes, "
-                                                  "and how to check the result.")]
+    plan: Annotated[
+        str,
+        msgspec.Meta(
+            description="The plan, in Markdown: the steps, the files each changes, and how to check the result."
+        ),
+    ]
 
 
 class ExitPlanMode(Tool[ExitPlanArgs]):
@@ -67,10 +81,14 @@ class ExitPlanMode(Tool[ExitPlanArgs]):
         if self.approved_text:
             return ToolOutcome(output=self.approved_text)
         if mode == "plan":  # recorded only: nobody could approve it
-            return ToolOutcome(output="The plan is recorded, but nobody is here to approve it, so the session stays in "
-                                      "plan mode: change nothing. End your turn with a short summary of the plan.")
-        return ToolOutcome(output=f"The person approved the plan; the session is now in {mode} mode. "
-                                  "Carry out the plan now, step by step, and check the result.")
+            return ToolOutcome(
+                output="The plan is recorded, but nobody is here to approve it, so the session stays in "
+                "plan mode: change nothing. End your turn with a short summary of the plan."
+            )
+        return ToolOutcome(
+            output=f"The person approved the plan; the session is now in {mode} mode. "
+            "Carry out the plan now, step by step, and check the result."
+        )
 
 
 def offered(specs: list[ToolSpec], mode: str) -> list[ToolSpec]:
@@ -105,7 +123,7 @@ def send_back(feedback: str) -> Decision:
 def _feedback(reason: str) -> str:
     """The person's own words in a :func:`send_back` reason (another denial's reason as it is)."""
     if reason.startswith(_SENT_BACK) and reason.endswith(_REVISE):
-        return reason[len(_SENT_BACK):-len(_REVISE)]
+        return reason[len(_SENT_BACK) : -len(_REVISE)]
     return reason
 
 
@@ -137,8 +155,15 @@ def save_plan(workspace: Path, plan: str, *, when: float | None = None) -> Path:
     return path
 
 
-def plan_decided(policy: ApprovalPolicy, workspace: Path, session_id: str, call_id: str, plan: str,
-                 decision: Decision, emit: Callable[[Event], None]) -> Decision:
+def plan_decided(
+    policy: ApprovalPolicy,
+    workspace: Path,
+    session_id: str,
+    call_id: str,
+    plan: str,
+    decision: Decision,
+    emit: Callable[[Event], None],
+) -> Decision:
     """Apply the decision on a plan: the ``plan_saved`` event, the new mode, the project copy.
 
     Returns the decision the loop goes on with (a failed project copy is said in its reason).
@@ -155,8 +180,12 @@ def plan_decided(policy: ApprovalPolicy, workspace: Path, session_id: str, call_
             try:
                 path = str(save_plan(workspace, plan).relative_to(workspace))
             except OSError as exc:
-                decision = Decision(approved=True, by=decision.by, mode=mode,
-                                    reason=f"{decision.reason} (the plan could not be kept in {PLANS_DIR}: {exc})")
+                decision = Decision(
+                    approved=True,
+                    by=decision.by,
+                    mode=mode,
+                    reason=f"{decision.reason} (the plan could not be kept in {PLANS_DIR}: {exc})",
+                )
         previous = policy.mode
         policy.set_mode(mode)
         emit(PlanSaved(session_id=session_id, call_id=call_id, plan=plan, outcome="approved", mode=mode, path=path))

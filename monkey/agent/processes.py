@@ -25,8 +25,15 @@ __all__ = ["end", "settle"]
 Emit = Callable[[Event], None]
 
 
-async def settle(table: ProcessTable | None, guard: ChangeGuard | None, session_id: str, turn: int, emit: Emit, *,
-                 reopen: bool = True) -> None:
+async def settle(
+    table: ProcessTable | None,
+    guard: ChangeGuard | None,
+    session_id: str,
+    turn: int,
+    emit: Emit,
+    *,
+    reopen: bool = True,
+) -> None:
     """Finish the open change of every background process (what it changed up to now) and, with
     ``reopen``, open the next one of each process still running, counted to the next turn."""
     if table is None or guard is None:
@@ -39,29 +46,56 @@ async def settle(table: ProcessTable | None, guard: ChangeGuard | None, session_
         if not reopen or entry.state != "running":
             continue
         try:
-            fresh = await asyncio.to_thread(guard.begin, tool="shell_execute", paths=None, session_id=session_id,
-                                            turn=turn + 1, call_id=entry.call_id)
+            fresh = await asyncio.to_thread(
+                guard.begin,
+                tool="shell_execute",
+                paths=None,
+                session_id=session_id,
+                turn=turn + 1,
+                call_id=entry.call_id,
+            )
         except CheckpointError as exc:
-            emit(Error(session_id=session_id, kind="checkpoint",
-                       message=f"background process {entry.id}: {exc}; what it changes next is not undoable"))
+            emit(
+                Error(
+                    session_id=session_id,
+                    kind="checkpoint",
+                    message=f"background process {entry.id}: {exc}; what it changes next is not undoable",
+                )
+            )
             continue
         guard.claim(fresh, entry.pid)
         entry.change = fresh
-        emit(CheckpointCreated(session_id=session_id, checkpoint_id=fresh.checkpoint_id, tool="shell_execute",
-                               paths=[], turn=turn + 1, call_id=entry.call_id))
+        emit(
+            CheckpointCreated(
+                session_id=session_id,
+                checkpoint_id=fresh.checkpoint_id,
+                tool="shell_execute",
+                paths=[],
+                turn=turn + 1,
+                call_id=entry.call_id,
+            )
+        )
 
 
 async def _finish(guard: ChangeGuard, pending: PendingChange, session_id: str, emit: Emit) -> None:
     warning = await asyncio.to_thread(guard.finish, pending, ok=True)
     if items := pending.not_undoable():
-        emit(NotUndoable(session_id=session_id, checkpoint_id=pending.checkpoint_id, tool="shell_execute",
-                         call_id=getattr(pending, "call_id", ""), items=items))
+        emit(
+            NotUndoable(
+                session_id=session_id,
+                checkpoint_id=pending.checkpoint_id,
+                tool="shell_execute",
+                call_id=getattr(pending, "call_id", ""),
+                items=items,
+            )
+        )
     if warning:
         emit(Error(session_id=session_id, message=warning, kind="checkpoint"))
 
 
-async def end(table: ProcessTable, guard: ChangeGuard | None, session_id: str, turn: int, *,
-              everything: bool = False) -> list[Event]:
+async def end(
+    table: ProcessTable, guard: ChangeGuard | None, session_id: str, turn: int, *, everything: bool = False
+) -> list[Event]:
     """The session ends: stop its background processes (``everything``: the ones the person keeps too)
     and finish their changes; the events that says, for the driver to store and show."""
     said: list[Event] = []

@@ -36,8 +36,16 @@ from monkey.agent.isolation import Isolated, isolate, release
 from monkey.agent.loop import Agent, AgentOptions
 from monkey.prompts import load_prompt
 from monkey.extensions.skills import Skills
-from monkey.events import (CheckpointCreated, Event, Handoff, SessionEnded, SubagentCompleted, SubagentStarted,
-                           ToolResult, TurnCompleted)
+from monkey.events import (
+    CheckpointCreated,
+    Event,
+    Handoff,
+    SessionEnded,
+    SubagentCompleted,
+    SubagentStarted,
+    ToolResult,
+    TurnCompleted,
+)
 from monkey.ids import new_id
 from monkey.tools.base import Tool, ToolContext, ToolError, ToolOutcome, load_description
 from monkey.tools.registry import ToolRegistry
@@ -62,12 +70,21 @@ class TaskArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of task."""
 
     description: Annotated[str, msgspec.Meta(description="A short (3-5 word) label for the sub-task.")]
-    prompt: Annotated[str, msgspec.Meta(description="Everything the sub-agent needs: the goal, what you know, "
-                                                    "what to report back.")]
-    agent: Annotated[str, msgspec.Meta(description="Which agent (see the list in this tool's description).")] = "general"
-    background: Annotated[bool, msgspec.Meta(description=(
-        "Return at once and let the sub-agent work while you go on; its handoff reaches you in a message "
-        "when it ends. Several task calls in one response run in parallel without it."))] = False
+    prompt: Annotated[
+        str, msgspec.Meta(description="Everything the sub-agent needs: the goal, what you know, what to report back.")
+    ]
+    agent: Annotated[str, msgspec.Meta(description="Which agent (see the list in this tool's description).")] = (
+        "general"
+    )
+    background: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "Return at once and let the sub-agent work while you go on; its handoff reaches you in a message "
+                "when it ends. Several task calls in one response run in parallel without it."
+            )
+        ),
+    ] = False
 
 
 @dataclass
@@ -88,8 +105,9 @@ class Delegation:
         subagent_limits.check_limits(self.max_depth, self.max_parallel, self.max_per_turn)
 
 
-def install_task_tool(agent: Agent, delegation: Delegation, *, depth: int = 0,
-                      stack: tuple[str, ...] = ("main",)) -> TaskTool | None:
+def install_task_tool(
+    agent: Agent, delegation: Delegation, *, depth: int = 0, stack: tuple[str, ...] = ("main",)
+) -> TaskTool | None:
     """Offer ``agent`` the ``task`` tool (unless it is at the deepest level, or its model's window
     is too small for it: see :meth:`Agent.roomy`); the tool, or None."""
     if depth >= delegation.max_depth or not delegation.defs.by_name or not agent.roomy():
@@ -102,13 +120,17 @@ def install_task_tool(agent: Agent, delegation: Delegation, *, depth: int = 0,
 def handoff_text(h: Handoff) -> str:
     """The handoff as the parent's model reads it: a few labelled lines, then the summary."""
     state = "yes" if h.completed else f"no ({h.reason}{': ' + h.message if h.message else ''})"
-    lines = [f"agent: {h.agent} (session {h.session_id})",
-             f"completed: {state}",
-             f"turns: {h.turns}, cost: ${h.cost_usd:.4f}",
-             f"files changed: {', '.join(h.files_changed) if h.files_changed else 'none'}"]
+    lines = [
+        f"agent: {h.agent} (session {h.session_id})",
+        f"completed: {state}",
+        f"turns: {h.turns}, cost: ${h.cost_usd:.4f}",
+        f"files changed: {', '.join(h.files_changed) if h.files_changed else 'none'}",
+    ]
     if h.worktree:
-        lines.append(f"worktree: {h.worktree} (branch {h.branch}); its changes are there, not in your workspace: "
-                     f"the person merges the branch")
+        lines.append(
+            f"worktree: {h.worktree} (branch {h.branch}); its changes are there, not in your workspace: "
+            f"the person merges the branch"
+        )
     if h.key_outputs:
         lines.append("key outputs:")
         lines += [f"- {line}" for line in h.key_outputs]
@@ -142,8 +164,11 @@ class TaskTool(Tool[TaskArgs]):
 
     @property
     def description(self) -> str:
-        return (load_description(__package__ or "monkey.agent", self.name) + "\n\nAgents:\n"
-                + self.delegation.defs.listing())
+        return (
+            load_description(__package__ or "monkey.agent", self.name)
+            + "\n\nAgents:\n"
+            + self.delegation.defs.listing()
+        )
 
     def _definition(self, args: TaskArgs) -> AgentDef:
         """The agent to run, after the checks that refuse a call before anything starts."""
@@ -153,16 +178,22 @@ class TaskTool(Tool[TaskArgs]):
             raise ToolError(f"no agent named {args.agent!r}; the agents are: {', '.join(sorted(defs.by_name))}")
         chain = " → ".join([*self.stack, args.agent])
         if self.depth + 1 > self.delegation.max_depth:
-            raise ToolError(f"sub-agents may nest {self.delegation.max_depth} deep at most ([subagents] max_depth): "
-                            f"{chain} is refused")
+            raise ToolError(
+                f"sub-agents may nest {self.delegation.max_depth} deep at most ([subagents] max_depth): "
+                f"{chain} is refused"
+            )
         if args.agent in self.stack[1:]:
-            raise ToolError(f"cycle: {args.agent} is already on the call stack ({chain}); an agent cannot "
-                            "delegate to itself or to an agent that called it")
+            raise ToolError(
+                f"cycle: {args.agent} is already on the call stack ({chain}); an agent cannot "
+                "delegate to itself or to an agent that called it"
+            )
         turn, count = self._turn
         count = count + 1 if turn == self.parent.turns else 1
         if count > self.delegation.max_per_turn:
-            raise ToolError(f"at most {self.delegation.max_per_turn} sub-agents per turn ([subagents] max_per_turn); "
-                            "do the rest yourself or in the next turn")
+            raise ToolError(
+                f"at most {self.delegation.max_per_turn} sub-agents per turn ([subagents] max_per_turn); "
+                "do the rest yourself or in the next turn"
+            )
         self._turn = (self.parent.turns, count)
         return agent
 
@@ -172,8 +203,7 @@ class TaskTool(Tool[TaskArgs]):
         make = self.delegation.make_backend
         if agent.backend or agent.model:
             if make is None:
-                raise ToolError(f"agent {agent.name} names its own backend or model, and no backend can be "
-                                "built here")
+                raise ToolError(f"agent {agent.name} names its own backend or model, and no backend can be built here")
             try:
                 return make(agent.backend or parent.name, agent.model or None), True
             except Exception as exc:  # noqa: BLE001 - BackendError and config errors alike, said to the model
@@ -200,21 +230,37 @@ class TaskTool(Tool[TaskArgs]):
         child_policy = replace(policy, allow=list(policy.allow), turn_rules=[])
         policy.lead(child_policy, agent.mode)  # its mode follows the parent's changes while it runs
         options = AgentOptions(
-            max_iterations=parent.options.max_iterations, max_repeats=parent.options.max_repeats,
-            shell=parent.options.shell, instructions=parent.options.instructions, skills=skills,
-            hooks=parent.options.hooks, max_tokens=parent.options.max_tokens, limits=agent.limits, plan_tool=False,
-            system_prompt=load_prompt("system") + "\n\n" + agent.prompt, diagnostics=parent.options.diagnostics,
+            max_iterations=parent.options.max_iterations,
+            max_repeats=parent.options.max_repeats,
+            shell=parent.options.shell,
+            instructions=parent.options.instructions,
+            skills=skills,
+            hooks=parent.options.hooks,
+            max_tokens=parent.options.max_tokens,
+            limits=agent.limits,
+            plan_tool=False,
+            system_prompt=load_prompt("system") + "\n\n" + agent.prompt,
+            diagnostics=parent.options.diagnostics,
         )
         context = None
         if parent.context is not None:
             from monkey.context.window import ContextManager
 
             context = ContextManager(backend, settings=parent.context.settings)
-        workspace, guard = ((isolated.workspace, isolated.guard) if isolated is not None
-                            else (parent.workspace, parent.checkpoints))
-        child = Agent(backend=backend, workspace=workspace, tools=tools, approver=parent.approver,
-                      policy=child_policy, options=options, session_id=session_id, checkpoints=guard,
-                      context=context)
+        workspace, guard = (
+            (isolated.workspace, isolated.guard) if isolated is not None else (parent.workspace, parent.checkpoints)
+        )
+        child = Agent(
+            backend=backend,
+            workspace=workspace,
+            tools=tools,
+            approver=parent.approver,
+            policy=child_policy,
+            options=options,
+            session_id=session_id,
+            checkpoints=guard,
+            context=context,
+        )
         child.budget = parent.budget.child(agent.limits, owner=f"{agent.name} {session_id}")
         child.agent_type = agent.name  # its hooks are SubagentStart / SubagentStop
         child.processes = parent.processes  # what it starts in the background is the session's
@@ -228,16 +274,23 @@ class TaskTool(Tool[TaskArgs]):
         emit: Callable[[Event], None] = ctx.emit if ctx.emit is not None else (lambda event: None)
         session_id = new_id("s")
         if args.background:
+
             async def work() -> Finished:
                 handoff, stopped = await self._delegate(agent, args, ctx.call_id, session_id, emit)
-                return Finished(f"The background task {args.description!r} (task call {ctx.call_id}) ended:\n"
-                                + handoff_text(handoff), stopped)
+                return Finished(
+                    f"The background task {args.description!r} (task call {ctx.call_id}) ended:\n"
+                    + handoff_text(handoff),
+                    stopped,
+                )
 
             self.parent.background.start(ctx.call_id, work)
-            return ToolOutcome(output=(
-                f"started {agent.name} in the background (session {session_id}). Its handoff will be given to "
-                "you in a message when it ends; go on with other work meanwhile, or end your answer if you "
-                "have nothing else to do (the turn waits for it)."))
+            return ToolOutcome(
+                output=(
+                    f"started {agent.name} in the background (session {session_id}). Its handoff will be given to "
+                    "you in a message when it ends; go on with other work meanwhile, or end your answer if you "
+                    "have nothing else to do (the turn waits for it)."
+                )
+            )
         handoff, stopped = await self._delegate(agent, args, ctx.call_id, session_id, emit)
         text = handoff_text(handoff)
         paths = [] if handoff.worktree else list(handoff.files_changed)  # a worktree's are not in this workspace
@@ -247,8 +300,9 @@ class TaskTool(Tool[TaskArgs]):
             raise ToolError(text)
         return ToolOutcome(output=text, paths=paths)
 
-    async def _delegate(self, agent: AgentDef, args: TaskArgs, call_id: str, session_id: str,
-                        emit: Callable[[Event], None]) -> tuple[Handoff, str]:
+    async def _delegate(
+        self, agent: AgentDef, args: TaskArgs, call_id: str, session_id: str, emit: Callable[[Event], None]
+    ) -> tuple[Handoff, str]:
         """Run the child (waiting for a slot first); its handoff, and why a person stopped it ("": nobody)."""
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.delegation.max_parallel)
@@ -272,9 +326,17 @@ class TaskTool(Tool[TaskArgs]):
                         return Handoff(agent=agent.name, session_id=session_id, reason="error", message=str(exc)), ""
                 child = self._child(agent, backend, session_id, isolated)
                 child.asker = f"{agent.name} (sub-agent): {args.description[:80]}"
-                emit(SubagentStarted(session_id=self.parent.session_id, call_id=call_id, child_session_id=session_id,
-                                     agent=agent.name, description=args.description, depth=self.depth + 1,
-                                     background=args.background))
+                emit(
+                    SubagentStarted(
+                        session_id=self.parent.session_id,
+                        call_id=call_id,
+                        child_session_id=session_id,
+                        agent=agent.name,
+                        description=args.description,
+                        depth=self.depth + 1,
+                        background=args.background,
+                    )
+                )
                 handoff = await self._run_child(child, agent, args.prompt, self._tagged(call_id, emit))
                 stopped = child.stopped_by_person
             finally:
@@ -285,10 +347,14 @@ class TaskTool(Tool[TaskArgs]):
                     if isolated.guard is not None:
                         isolated.guard.close()
             if isolated is not None and kept:
-                handoff = msgspec.structs.replace(handoff, worktree=str(isolated.worktree.path),
-                                                  branch=isolated.worktree.branch)
-        emit(SubagentCompleted(session_id=self.parent.session_id, call_id=call_id, child_session_id=session_id,
-                               handoff=handoff))
+                handoff = msgspec.structs.replace(
+                    handoff, worktree=str(isolated.worktree.path), branch=isolated.worktree.branch
+                )
+        emit(
+            SubagentCompleted(
+                session_id=self.parent.session_id, call_id=call_id, child_session_id=session_id, handoff=handoff
+            )
+        )
         return handoff, stopped
 
     async def _isolate(self, agent: AgentDef, session_id: str) -> Isolated:
@@ -305,10 +371,12 @@ class TaskTool(Tool[TaskArgs]):
     def _tagged(call_id: str, emit: Callable[[Event], None]) -> Callable[[Event], None]:
         """``emit`` giving each of the child's events the parent's call id (a grandchild's events
         keep the call of the child that runs it)."""
+
         def tag(event: Event) -> None:
             if event.parent_call_id is msgspec.UNSET:
                 event = msgspec.structs.replace(event, parent_call_id=call_id)
             emit(event)
+
         return tag
 
     async def _run_child(self, child: Agent, agent: AgentDef, prompt: str, emit: Callable[[Event], None]) -> Handoff:
@@ -339,11 +407,15 @@ class TaskTool(Tool[TaskArgs]):
         reason = last.reason if last is not None else "cancelled"
         changed = await asyncio.to_thread(self._changed, child, checkpoints)  # the journal is a blocking connection
         return Handoff(
-            agent=agent.name, session_id=sid,
+            agent=agent.name,
+            session_id=sid,
             summary=(last.result if last is not None else "")[:SUMMARY_CHARS],
-            key_outputs=outputs[-KEY_OUTPUTS:], files_changed=changed,
-            turns=child.budget.turns, cost_usd=round(child.budget.cost_usd, 6),
-            completed=reason == "completed", reason=reason,
+            key_outputs=outputs[-KEY_OUTPUTS:],
+            files_changed=changed,
+            turns=child.budget.turns,
+            cost_usd=round(child.budget.cost_usd, 6),
+            completed=reason == "completed",
+            reason=reason,
             message=last.message if last is not None and reason != "completed" else "",
         )
 

@@ -9,9 +9,17 @@ import asyncio
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol
 
-from monkey.agent.turn_guard import StopTurn, budget_event, cut_off, check_budget, check_repeats, wall_over, wall_watchdog
+from monkey.agent.turn_guard import (
+    StopTurn,
+    budget_event,
+    cut_off,
+    check_budget,
+    check_repeats,
+    wall_over,
+    wall_watchdog,
+)
 from monkey.backends.base import BackendError, as_turn_bound
-from monkey.events import (EndReason, Error, Event, IterationStarted, ToolImage, TurnCompleted, TurnStarted)
+from monkey.events import EndReason, Error, Event, IterationStarted, ToolImage, TurnCompleted, TurnStarted
 from monkey.extensions.hooks import MAX_STOP_BLOCKS
 from monkey.messages import Message
 
@@ -69,8 +77,9 @@ class TurnAgent(Protocol):
     def _deliver_background(self) -> None: ...
     async def _call_model(self, emit: Emit) -> MessageCompleted: ...
     async def settle_processes(self, turn: int, emit: Emit) -> None: ...
-    async def _hooks(self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "",
-                     **payload: Any) -> HookResult | None: ...
+    async def _hooks(
+        self, event: str, emit: Emit, *, call: ToolCallSpec | None = None, target: str = "", **payload: Any
+    ) -> HookResult | None: ...
 
 
 async def run_turn(agent: TurnAgent, prompt: str, emit: Emit, images: list[ToolImage]) -> None:  # noqa: PLR0912, PLR0915 - the loop of one turn, each stop condition in its place; to split
@@ -83,9 +92,13 @@ async def run_turn(agent: TurnAgent, prompt: str, emit: Emit, images: list[ToolI
     if not agent._session_hooks_ran or agent._cleared:  # the first turn in this process, or after /clear
         source = "clear" if agent._cleared else "resume" if agent.resumed else "startup"
         agent._session_hooks_ran, agent._cleared = True, False
-        starting = (await agent._hooks("SubagentStart", emit, target=agent.agent_type, agent_id=sid,
-                                      agent_type=agent.agent_type) if agent.agent_type else
-                    await agent._hooks("SessionStart", emit, target=source, source=source))
+        starting = (
+            await agent._hooks(
+                "SubagentStart", emit, target=agent.agent_type, agent_id=sid, agent_type=agent.agent_type
+            )
+            if agent.agent_type
+            else await agent._hooks("SessionStart", emit, target=source, source=source)
+        )
         if starting is not None and starting.context:
             prompt += "\n\n" + "\n".join(starting.context)
     submitted = await agent._hooks("UserPromptSubmit", emit, prompt=prompt)
@@ -115,32 +128,47 @@ async def run_turn(agent: TurnAgent, prompt: str, emit: Emit, images: list[ToolI
             agent._deliver_background()
             check_budget(agent.budget, sid, emit, starting=True)
             iteration += 1
-            emit(IterationStarted(session_id=sid, turn=turn, iteration=iteration,
-                                  max_iterations=agent.options.max_iterations))
+            emit(
+                IterationStarted(
+                    session_id=sid, turn=turn, iteration=iteration, max_iterations=agent.options.max_iterations
+                )
+            )
             message = await agent._call_model(emit)
             agent.messages.append(
-                Message(role="assistant", content=message.text, thinking=message.thinking,
-                        thinking_signature=message.thinking_signature,
-                        tool_calls=list(message.tool_calls))
+                Message(
+                    role="assistant",
+                    content=message.text,
+                    thinking=message.thinking,
+                    thinking_signature=message.thinking_signature,
+                    tool_calls=list(message.tool_calls),
+                )
             )
             if not message.tool_calls:
                 result, stop_reason = message.text, message.stop_reason
                 if agent.background.waiting:  # sub-agents at work, or done and not yet heard: their results first
                     if iteration >= agent.options.max_iterations:
                         reason = "max_iterations"
-                        note = (f"stopped after {iteration} model calls (--max-iterations "
-                                f"{agent.options.max_iterations}) with sub-agents still running in the background")
+                        note = (
+                            f"stopped after {iteration} model calls (--max-iterations "
+                            f"{agent.options.max_iterations}) with sub-agents still running in the background"
+                        )
                         break
                     await agent.background.wait()
                     continue
                 extra: dict[str, Any] = {"agent_id": sid, "agent_type": agent.agent_type} if agent.agent_type else {}
-                stopping = await agent._hooks("SubagentStop" if agent.agent_type else "Stop", emit,
-                                             target=agent.agent_type, stop_hook_active=stop_blocks > 0,
-                                             last_assistant_message=message.text, **extra)
+                stopping = await agent._hooks(
+                    "SubagentStop" if agent.agent_type else "Stop",
+                    emit,
+                    target=agent.agent_type,
+                    stop_hook_active=stop_blocks > 0,
+                    last_assistant_message=message.text,
+                    **extra,
+                )
                 if stopping is not None and stopping.blocked and stop_blocks < MAX_STOP_BLOCKS:
                     stop_blocks += 1  # a Stop hook sends the model back to work, a few times at most
-                    agent.messages.append(Message(role="user", content="A Stop hook says the task is not "
-                                                 f"done yet:\n{stopping.feedback}"))
+                    agent.messages.append(
+                        Message(role="user", content=f"A Stop hook says the task is not done yet:\n{stopping.feedback}")
+                    )
                     continue
                 break
             check_repeats(message.tool_calls, repeats, agent.options.max_repeats, agent.messages.pop)
@@ -195,5 +223,14 @@ async def run_turn(agent: TurnAgent, prompt: str, emit: Emit, images: list[ToolI
         )
     if reason != "completed" or not cut_off(stop_reason):
         stop_reason = ""
-    emit(TurnCompleted(session_id=sid, turn=turn, reason=reason, result=result, iterations=iteration,
-                       message=cut_off(stop_reason) or note, stop_reason=stop_reason))
+    emit(
+        TurnCompleted(
+            session_id=sid,
+            turn=turn,
+            reason=reason,
+            result=result,
+            iterations=iteration,
+            message=cut_off(stop_reason) or note,
+            stop_reason=stop_reason,
+        )
+    )

@@ -31,12 +31,20 @@ class StopTurn(Exception):
 
 def budget_event(session_id: str, over: Exceeded) -> BudgetReached:
     """The event that says a budget was reached."""
-    return BudgetReached(session_id=session_id, budget=over.budget, used=over.used, limit=over.limit,
-                         owner=over.owner, scope=over.scope, earlier=over.earlier)
+    return BudgetReached(
+        session_id=session_id,
+        budget=over.budget,
+        used=over.used,
+        limit=over.limit,
+        owner=over.owner,
+        scope=over.scope,
+        earlier=over.earlier,
+    )
 
 
-def check_budget(budget: Budget, session_id: str, emit: Emit, *, starting: bool = False,
-                 close: Callable[[], None] = lambda: None) -> None:
+def check_budget(
+    budget: Budget, session_id: str, emit: Emit, *, starting: bool = False, close: Callable[[], None] = lambda: None
+) -> None:
     """End the turn (reason ``budget``) when a budget here or above is reached; ``close`` answers the
     response's calls that will not run (not called before a model call: there are none)."""
     over = budget.check(starting=starting)
@@ -66,23 +74,25 @@ MAX_CYCLE = 4
 """The longest cycle of calls taken for a repetition (A, B, C, D, A, B, C, D ...)."""
 
 
-def check_repeats(calls: list[ToolCallSpec], state: list[str], max_repeats: int,
-                  drop: Callable[[], object]) -> None:
+def check_repeats(calls: list[ToolCallSpec], state: list[str], max_repeats: int, drop: Callable[[], object]) -> None:
     """Stop the turn when the model asks for the same call ``max_repeats`` times in a row, or for
     the same cycle of calls (A, B, A, B ... or A, B, C, A, B, C ..., up to :data:`MAX_CYCLE` calls
     long) ``max_repeats`` times in a row. ``state``: the keys of the turn's latest calls (kept
     here); ``drop`` takes back the assistant message whose calls will not run."""
     for call in calls:
         state.append(call.name + "\0" + json.dumps(call.arguments, sort_keys=True, default=str))
-        del state[:-MAX_CYCLE * max(max_repeats, 1)]
+        del state[: -MAX_CYCLE * max(max_repeats, 1)]
         period = _cycle(state, max_repeats)
         if period:
             drop()
             args = json.dumps(call.arguments, default=str)
             if len(args) > 120:
                 args = args[:117] + "..."
-            what = (f"the same call {max_repeats} times in a row ({call.name} {args})" if period == 1 else
-                    f"the same {period} calls in turn {max_repeats} times over (the last: {call.name} {args})")
+            what = (
+                f"the same call {max_repeats} times in a row ({call.name} {args})"
+                if period == 1
+                else f"the same {period} calls in turn {max_repeats} times over (the last: {call.name} {args})"
+            )
             raise StopTurn("error", f"the model asked for {what}; stopped, it is not making progress")
 
 
@@ -100,9 +110,11 @@ def _cycle(keys: list[str], times: int) -> int:
     return 0
 
 
-_CUT_OFF = {"max_tokens": "the model reached its output token limit",
-            "refusal": "the model refused to go on",
-            "repetition": "the model repeated itself and was stopped"}
+_CUT_OFF = {
+    "max_tokens": "the model reached its output token limit",
+    "refusal": "the model refused to go on",
+    "repetition": "the model repeated itself and was stopped",
+}
 """Stop reasons of a final answer that did not end on its own, and what they mean."""
 
 

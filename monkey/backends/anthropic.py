@@ -29,8 +29,14 @@ __all__ = ["AnthropicBackend", "DEFAULT_MODEL", "translate_error"]
 DEFAULT_MODEL = "claude-sonnet-4-6"
 """The model used when none is named (a current Sonnet; the SDK marks claude-sonnet-4-5 deprecated)."""
 
-_STOP_REASONS = {"end_turn": "end_turn", "tool_use": "tool_use", "max_tokens": "max_tokens",
-                 "stop_sequence": "end_turn", "pause_turn": "end_turn", "refusal": "refusal"}
+_STOP_REASONS = {
+    "end_turn": "end_turn",
+    "tool_use": "tool_use",
+    "max_tokens": "max_tokens",
+    "stop_sequence": "end_turn",
+    "pause_turn": "end_turn",
+    "refusal": "refusal",
+}
 
 
 def _sdk() -> Any:
@@ -55,8 +61,14 @@ def translate_error(exc: BaseException, *, model: str, url: str = "", key_hint: 
         status = exc.status_code if exc.status_code >= 400 else None  # an `error` event inside a 200 stream
         headers = exc.response.headers if exc.response is not None else None
         return classify_status(
-            status, provider="Anthropic API", model=model, error_type=str(error.get("type") or ""),
-            detail=detail, retry_after=parse_retry_after(headers), key_hint=hint, url=url,
+            status,
+            provider="Anthropic API",
+            model=model,
+            error_type=str(error.get("type") or ""),
+            detail=detail,
+            retry_after=parse_retry_after(headers),
+            key_hint=hint,
+            url=url,
         )
     if isinstance(exc, anthropic.APITimeoutError):
         return network_error("Anthropic API", "the request timed out or the stream broke", url=url)
@@ -189,8 +201,13 @@ class AnthropicBackend:
             output_tokens=state.output_tokens,
             cache_creation_tokens=state.cache_write,
             cache_read_tokens=state.cache_read,
-            cost_usd=cost_usd(price, input_tokens=state.input_tokens, output_tokens=state.output_tokens,
-                              cache_write=state.cache_write, cache_read=state.cache_read),
+            cost_usd=cost_usd(
+                price,
+                input_tokens=state.input_tokens,
+                output_tokens=state.output_tokens,
+                cache_write=state.cache_write,
+                cache_read=state.cache_read,
+            ),
         )
 
     async def aclose(self) -> None:
@@ -300,9 +317,14 @@ def _tool_call(block: dict[str, Any]) -> ToolCallSpec:
     try:
         args = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return ToolCallSpec(id=block["id"], name=block["name"], arguments={}, error=bad_arguments(block["name"], raw, exc))
+        return ToolCallSpec(
+            id=block["id"], name=block["name"], arguments={}, error=bad_arguments(block["name"], raw, exc)
+        )
     if not isinstance(args, dict):
-        return ToolCallSpec(id=block["id"], name=block["name"], arguments={},
-                            error=bad_arguments(block["name"], raw, "not a JSON object"))
+        return ToolCallSpec(
+            id=block["id"],
+            name=block["name"],
+            arguments={},
+            error=bad_arguments(block["name"], raw, "not a JSON object"),
+        )
     return ToolCallSpec(id=block["id"], name=block["name"], arguments=args)
-

@@ -24,8 +24,19 @@ from monkey.messages import ModelRequest
 if TYPE_CHECKING:
     from monkey.backends.gate import ToolGate
 
-__all__ = ["API", "Backend", "BackendError", "Capabilities", "CountsTokens", "ExternalAgent", "ModelCheck",
-           "TurnBound", "as_external", "as_token_counter", "as_turn_bound"]
+__all__ = [
+    "API",
+    "Backend",
+    "BackendError",
+    "Capabilities",
+    "CountsTokens",
+    "ExternalAgent",
+    "ModelCheck",
+    "TurnBound",
+    "as_external",
+    "as_token_counter",
+    "as_turn_bound",
+]
 
 
 @dataclass(frozen=True)

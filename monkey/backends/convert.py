@@ -59,8 +59,10 @@ def _openai_image(image: ToolImage) -> dict[str, Any]:
 def bad_arguments(name: str, raw: str, why: object) -> str:
     """The result a model gets for a call whose arguments are not a JSON object."""
     shown = raw if len(raw) <= 200 else raw[:197] + "..."
-    return (f"the arguments of this {name} call are not a valid JSON object ({why}): {shown!r}; "
-            f"call {name} again with a JSON object that fits its schema")
+    return (
+        f"the arguments of this {name} call are not a valid JSON object ({why}): {shown!r}; "
+        f"call {name} again with a JSON object that fits its schema"
+    )
 
 
 def safe_tool_id(call_id: str, index: int = 0) -> str:
@@ -97,8 +99,7 @@ def paired(messages: list[Message]) -> list[Message]:
         for call in msg.tool_calls if msg.role == "assistant" else []:
             found = next((j for j in results.get(call.id, []) if j > index and j not in used), None)
             if found is None:
-                out.append(Message(role="tool", tool_call_id=call.id, name=call.name, content=NO_RESULT,
-                                   is_error=True))
+                out.append(Message(role="tool", tool_call_id=call.id, name=call.name, content=NO_RESULT, is_error=True))
             else:
                 used.add(found)
                 out.append(messages[found])
@@ -137,12 +138,14 @@ def _blocks_of(msg: Message, *, signed_thinking: bool) -> list[dict[str, Any]]:
         content: str | list[dict[str, Any]] = msg.content or "(no output)"
         if msg.images:  # a tool_result's content may hold images (base64 source blocks)
             content = [{"type": "text", "text": content}] + [_anthropic_image(i) for i in msg.images]
-        return [{
-            "type": "tool_result",
-            "tool_use_id": safe_tool_id(msg.tool_call_id),
-            "content": content,
-            **({"is_error": True} if msg.is_error else {}),
-        }]
+        return [
+            {
+                "type": "tool_result",
+                "tool_use_id": safe_tool_id(msg.tool_call_id),
+                "content": content,
+                **({"is_error": True} if msg.is_error else {}),
+            }
+        ]
     blocks: list[dict[str, Any]] = [_anthropic_image(i) for i in msg.images] if msg.role == "user" else []
     if msg.role == "assistant" and signed_thinking and msg.thinking and msg.thinking_signature:
         blocks.append({"type": "thinking", "thinking": msg.thinking, "signature": msg.thinking_signature})
@@ -151,8 +154,7 @@ def _blocks_of(msg: Message, *, signed_thinking: bool) -> list[dict[str, Any]]:
     elif msg.role == "user":
         blocks.append({"type": "text", "text": "(empty message)"})
     for i, call in enumerate(msg.tool_calls):
-        blocks.append({"type": "tool_use", "id": safe_tool_id(call.id, i), "name": call.name,
-                       "input": call.arguments})
+        blocks.append({"type": "tool_use", "id": safe_tool_id(call.id, i), "name": call.name, "input": call.arguments})
     return blocks
 
 
@@ -228,8 +230,7 @@ def to_openai(request: ModelRequest, *, images: bool = True) -> list[dict[str, A
     held: list[ToolImage] = []
     for msg in paired(request.messages):
         if held and msg.role != "tool":
-            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES},
-                                                    *map(_openai_image, held)]})
+            out.append({"role": "user", "content": [{"type": "text", "text": TOOL_IMAGES}, *map(_openai_image, held)]})
             held = []
         if msg.role == "tool":
             content = (msg.content if images else images_note(msg, OPENAI_NO_IMAGES)) or "(no output)"
@@ -242,16 +243,26 @@ def to_openai(request: ModelRequest, *, images: bool = True) -> list[dict[str, A
             entry: dict[str, Any] = {"role": "assistant", "content": msg.content}
             if msg.tool_calls:
                 entry["tool_calls"] = [
-                    {"id": safe_tool_id(c.id, i), "type": "function",
-                     "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)}}
+                    {
+                        "id": safe_tool_id(c.id, i),
+                        "type": "function",
+                        "function": {"name": c.name, "arguments": json.dumps(c.arguments, ensure_ascii=False)},
+                    }
                     for i, c in enumerate(msg.tool_calls)
                 ]
             elif not msg.content:
                 continue
             out.append(entry)
         elif msg.images and images:
-            out.append({"role": "user", "content": [{"type": "text", "text": msg.content or "(empty message)"},
-                                                    *map(_openai_image, msg.images)]})
+            out.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "text", "text": msg.content or "(empty message)"},
+                        *map(_openai_image, msg.images),
+                    ],
+                }
+            )
         else:
             out.append({"role": "user", "content": images_note(msg, OPENAI_NO_IMAGES)})
     if held:

@@ -111,7 +111,8 @@ def parse_retry_after(headers: Mapping[str, str] | None) -> float | None:
 def _kind_of(status: int | None, error_type: str, detail: str) -> str:
     low = detail.lower()
     if (error_type == "invalid_request_error" or status in (400, 413, 422) or error_type == "request_too_large") and (
-            error_type == "request_too_large" or any(w in low for w in _CONTEXT_WORDS)):
+        error_type == "request_too_large" or any(w in low for w in _CONTEXT_WORDS)
+    ):
         return "context_too_long"
     if "quota" in low and (status == 429 or error_type in ("rate_limit_error", "insufficient_quota")):
         return "quota_exceeded"

@@ -101,11 +101,21 @@ class ExternalAgentBackend(ABC):
     interactive = False
     """The agent asks before its tools run: stdin stays open and :meth:`converse` answers."""
 
-    def __init__(self, *, executable: str, model: str | None, workspace: Path,
-                 env: Mapping[str, str] | None = None, base_env: Mapping[str, str] | None = None,
-                 idle_timeout: float = 600.0, wall_timeout: float = 3600.0, grace: float = 2.0,
-                 extra_args: list[str] | None = None, check_version: bool = True,
-                 max_line_bytes: int = DEFAULT_MAX_LINE) -> None:
+    def __init__(
+        self,
+        *,
+        executable: str,
+        model: str | None,
+        workspace: Path,
+        env: Mapping[str, str] | None = None,
+        base_env: Mapping[str, str] | None = None,
+        idle_timeout: float = 600.0,
+        wall_timeout: float = 3600.0,
+        grace: float = 2.0,
+        extra_args: list[str] | None = None,
+        check_version: bool = True,
+        max_line_bytes: int = DEFAULT_MAX_LINE,
+    ) -> None:
         self.executable = executable
         self.model = model or "default"
         self._model_flag = model or ""
@@ -156,11 +166,20 @@ class ExternalAgentBackend(ABC):
         env = child_env(self.base_env, self.explicit_env)
         if self._check and self.version is None:
             lo, hi = self.version_range
-            self.version = await check_version([self.executable, "--version"], name=self.label,
-                                               minimum=lo, below=hi, env=env)
-        spec = ChildSpec(argv=self.argv(prompt), cwd=self.workspace, env=env, stdin=self.stdin(prompt, last_images(request)),
-                         idle_timeout=self.idle_timeout, wall_timeout=self.wall_timeout, grace=self.grace,
-                         name=self.label, keep_stdin=self.interactive)
+            self.version = await check_version(
+                [self.executable, "--version"], name=self.label, minimum=lo, below=hi, env=env
+            )
+        spec = ChildSpec(
+            argv=self.argv(prompt),
+            cwd=self.workspace,
+            env=env,
+            stdin=self.stdin(prompt, last_images(request)),
+            idle_timeout=self.idle_timeout,
+            wall_timeout=self.wall_timeout,
+            grace=self.grace,
+            name=self.label,
+            keep_stdin=self.interactive,
+        )
         proc = AgentProcess(spec)
         self.last = proc
         parser = self.parser()
@@ -184,8 +203,11 @@ class ExternalAgentBackend(ABC):
         finally:
             await chunks.aclose()
         if getattr(parser, "too_long", False):
-            raise BackendError(f"{self.label} printed a line longer than {self.max_line_bytes} bytes "
-                               "(max_line_bytes in its config section); it was stopped", kind="agent_error")
+            raise BackendError(
+                f"{self.label} printed a line longer than {self.max_line_bytes} bytes "
+                "(max_line_bytes in its config section); it was stopped",
+                kind="agent_error",
+            )
         for event in parser.close():
             yield replace(event, session_id=sid)
         self.unknown += parser.unknown

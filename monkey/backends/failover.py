@@ -90,9 +90,14 @@ class FailoverBackend:
         """Stream ``request`` on the backend in use, moving down the list when it fails."""
         if self._pending is not None:
             pending, self._pending = self._pending, None
-            yield Fallback(session_id=request.session_id, from_backend=pending.from_backend,
-                           to_backend=pending.to_backend, reason=pending.reason, kind=pending.kind,
-                           model=pending.model)
+            yield Fallback(
+                session_id=request.session_id,
+                from_backend=pending.from_backend,
+                to_backend=pending.to_backend,
+                reason=pending.reason,
+                kind=pending.kind,
+                model=pending.model,
+            )
         while True:
             backend = self._get(self.index)
             completed = False
@@ -127,8 +132,14 @@ class FailoverBackend:
                     raise BackendError("; ".join(reasons), kind=err.kind) from err
                 continue
             self.name, self.model = backend.name, backend.model
-            return Fallback(session_id=sid, from_backend=failed, to_backend=name,
-                            reason="; ".join(reasons), kind=exc.kind, model=backend.model)
+            return Fallback(
+                session_id=sid,
+                from_backend=failed,
+                to_backend=name,
+                reason="; ".join(reasons),
+                kind=exc.kind,
+                model=backend.model,
+            )
 
     async def aclose(self) -> None:
         """Close every backend that was built."""

@@ -97,8 +97,9 @@ class ToolGate(Protocol):
         """Characters of a command's output monkey keeps (its shell settings' cap)."""
         ...
 
-    async def run(self, call: GateCall, *, covered: str = "", output: Callable[[str], None],
-                  started: Callable[[], None]) -> GateRan:
+    async def run(
+        self, call: GateCall, *, covered: str = "", output: Callable[[str], None], started: Callable[[], None]
+    ) -> GateRan:
         """Run ``call`` (``shell_execute``) for the agent through monkey's one call pipeline: decided (unless
         ``covered`` names an allowed call of this turn that asked for exactly this command), sandboxed,
         checkpointed, run and journaled. ``output`` gets its output as it comes, ``started`` is called

@@ -130,8 +130,10 @@ class JsonlParser(ABC):
             lines = self._framer.feed(data)
         except LineTooLong:
             self.too_long = True
-            self.error = (f"{self.source or 'the agent'} printed a line longer than {self.max_line} bytes "
-                          "(max_line_bytes); it was stopped")
+            self.error = (
+                f"{self.source or 'the agent'} printed a line longer than {self.max_line} bytes "
+                "(max_line_bytes); it was stopped"
+            )
             return out
         for line in lines:
             self._line(line, out)

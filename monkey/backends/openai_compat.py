@@ -35,16 +35,22 @@ DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_MODEL = "gpt-4o-mini"
 """Used with OpenAI itself when no model is named; other servers are asked for theirs."""
 
-_STOP = {"stop": "end_turn", "tool_calls": "tool_use", "function_call": "tool_use", "length": "max_tokens",
-         "content_filter": "refusal"}
+_STOP = {
+    "stop": "end_turn",
+    "tool_calls": "tool_use",
+    "function_call": "tool_use",
+    "length": "max_tokens",
+    "content_filter": "refusal",
+}
 
 
 def _httpx() -> Any:
     try:
         import httpx2
     except ImportError:
-        raise BackendError("the OpenAI-compatible backend needs httpx2: pip install httpx2",
-                           kind="missing_dependency") from None
+        raise BackendError(
+            "the OpenAI-compatible backend needs httpx2: pip install httpx2", kind="missing_dependency"
+        ) from None
     return httpx2
 
 
@@ -126,14 +132,18 @@ class OpenAICompatBackend:
         try:
             response = await self.client().get(f"{self.base_url}/models")
         except httpx2.HTTPError as exc:
-            raise network_error("the OpenAI-compatible server", f"cannot list models ({exc})", url=self.base_url) from None
+            raise network_error(
+                "the OpenAI-compatible server", f"cannot list models ({exc})", url=self.base_url
+            ) from None
         if response.status_code != 200:
             return None
         try:
             models = response.json().get("data") or []
         except (ValueError, AttributeError):
             return None
-        return [str(m["id"]) for m in models if isinstance(m, dict) and m.get("id")] if isinstance(models, list) else None
+        return (
+            [str(m["id"]) for m in models if isinstance(m, dict) and m.get("id")] if isinstance(models, list) else None
+        )
 
     async def _resolve_model(self) -> None:
         """Ask the server for its model when none was named."""
@@ -155,7 +165,9 @@ class OpenAICompatBackend:
         if self.model in models:
             return ModelCheck(True)
         listed = ", ".join(models[:8]) + (f" and {len(models) - 8} more" if len(models) > 8 else "")
-        return ModelCheck(False, f"the server at {self.base_url} has no model {self.model!r}; it lists {listed or 'none'}")
+        return ModelCheck(
+            False, f"the server at {self.base_url} has no model {self.model!r}; it lists {listed or 'none'}"
+        )
 
     async def stream(self, request: ModelRequest) -> AsyncIterator[Event]:
         """Stream one chat-completions call for ``request``."""
@@ -181,24 +193,35 @@ class OpenAICompatBackend:
         except httpx2.TimeoutException:
             raise network_error("the OpenAI-compatible server", "no answer in time", url=self.base_url) from None
         except httpx2.HTTPError as exc:
-            raise network_error("the OpenAI-compatible server", f"{type(exc).__name__}: {exc}", url=self.base_url) from None
+            raise network_error(
+                "the OpenAI-compatible server", f"{type(exc).__name__}: {exc}", url=self.base_url
+            ) from None
         if not reader.finished:
-            raise network_error("the OpenAI-compatible server", "the stream ended before the answer did",
-                                url=self.base_url)
+            raise network_error(
+                "the OpenAI-compatible server", "the stream ended before the answer did", url=self.base_url
+            )
         yield reader.completed()
         price = find_price(self.model, self._prices)
         yield reader.usage(self.model, price)
 
     def _status_error(self, response: Any) -> BackendError:
         detail, etype = _error_detail(response.text)
-        if response.status_code == 400 and re.search(r"does not support tools|tools? (are|is) not supported",
-                                                     detail, re.IGNORECASE):
-            return make_error("invalid_request",
-                              f"the model {self.model!r} at {self.base_url} does not support tool calls; "
-                              "choose a model with tool support (--model)")
+        if response.status_code == 400 and re.search(
+            r"does not support tools|tools? (are|is) not supported", detail, re.IGNORECASE
+        ):
+            return make_error(
+                "invalid_request",
+                f"the model {self.model!r} at {self.base_url} does not support tool calls; "
+                "choose a model with tool support (--model)",
+            )
         return classify_status(
-            response.status_code, provider="the OpenAI-compatible server", model=self.model, error_type=etype,
-            detail=detail, retry_after=parse_retry_after(response.headers), key_hint=self.key_hint,
+            response.status_code,
+            provider="the OpenAI-compatible server",
+            model=self.model,
+            error_type=etype,
+            detail=detail,
+            retry_after=parse_retry_after(response.headers),
+            key_hint=self.key_hint,
             url=self.base_url,
         )
 
@@ -236,8 +259,13 @@ def _as_chunk(body: bytes) -> str:
     for choice in obj.get("choices") or []:
         if isinstance(choice, dict):
             message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
-            choices.append({"index": choice.get("index", 0), "delta": message,
-                            "finish_reason": choice.get("finish_reason") or "stop"})
+            choices.append(
+                {
+                    "index": choice.get("index", 0),
+                    "delta": message,
+                    "finish_reason": choice.get("finish_reason") or "stop",
+                }
+            )
     return json.dumps({"choices": choices, "usage": obj.get("usage")})
 
 
@@ -284,8 +312,9 @@ class ChunkReader:
             err = chunk["error"]
             detail = err.get("message", "") if isinstance(err, dict) else str(err)
             etype = (err.get("code") or err.get("type") or "") if isinstance(err, dict) else ""
-            raise classify_status(None, provider="the OpenAI-compatible server", error_type=str(etype),
-                                  detail=str(detail))
+            raise classify_status(
+                None, provider="the OpenAI-compatible server", error_type=str(etype), detail=str(detail)
+            )
         usage = chunk.get("usage")
         if isinstance(usage, dict):
             self.prompt_tokens = int(usage.get("prompt_tokens") or 0)
@@ -340,8 +369,9 @@ class ChunkReader:
             if found is not None:
                 calls, text = [found], ""
         stop = "tool_use" if calls else _STOP.get(self.finish, "end_turn")
-        return MessageCompleted(session_id=self.sid, text=text, thinking="".join(self.thinking),
-                                tool_calls=calls, stop_reason=stop)
+        return MessageCompleted(
+            session_id=self.sid, text=text, thinking="".join(self.thinking), tool_calls=calls, stop_reason=stop
+        )
 
     def _call(self, index: int, call: dict[str, Any]) -> ToolCallSpec:
         call_id = call["id"] or f"call_{secrets.token_hex(6)}"
@@ -361,10 +391,14 @@ class ChunkReader:
         """The usage the server reported (zeros when it reported none)."""
         uncached = max(0, self.prompt_tokens - self.cached_tokens)
         return Usage(
-            session_id=self.sid, model=model, input_tokens=self.prompt_tokens, output_tokens=self.completion_tokens,
+            session_id=self.sid,
+            model=model,
+            input_tokens=self.prompt_tokens,
+            output_tokens=self.completion_tokens,
             cache_read_tokens=self.cached_tokens,
-            cost_usd=cost_usd(price, input_tokens=uncached, output_tokens=self.completion_tokens,
-                              cache_read=self.cached_tokens),
+            cost_usd=cost_usd(
+                price, input_tokens=uncached, output_tokens=self.completion_tokens, cache_read=self.cached_tokens
+            ),
         )
 
 
@@ -390,8 +424,12 @@ def _call_in_text(text: str, names: set[str]) -> ToolCallSpec | None:
         try:
             args = json.loads(args)
         except ValueError:
-            return ToolCallSpec(id=f"call_{secrets.token_hex(6)}", name=obj["name"], arguments={},
-                                error=bad_arguments(obj["name"], args, "not JSON"))
+            return ToolCallSpec(
+                id=f"call_{secrets.token_hex(6)}",
+                name=obj["name"],
+                arguments={},
+                error=bad_arguments(obj["name"], args, "not JSON"),
+            )
     if not isinstance(args, dict):
         return None
     return ToolCallSpec(id=f"call_{secrets.token_hex(6)}", name=obj["name"], arguments=args)

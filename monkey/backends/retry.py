@@ -127,14 +127,18 @@ class RetryingBackend:
                     if isinstance(event, TextDelta):
                         fresh = replay.filter("text", event.text)
                         if fresh:
-                            yield event if fresh == event.text else TextDelta(
-                                ts=event.ts, session_id=event.session_id, text=fresh
+                            yield (
+                                event
+                                if fresh == event.text
+                                else TextDelta(ts=event.ts, session_id=event.session_id, text=fresh)
                             )
                     elif isinstance(event, ThinkingDelta):
                         fresh = replay.filter("thinking", event.text)
                         if fresh:
-                            yield event if fresh == event.text else ThinkingDelta(
-                                ts=event.ts, session_id=event.session_id, text=fresh
+                            yield (
+                                event
+                                if fresh == event.text
+                                else ThinkingDelta(ts=event.ts, session_id=event.session_id, text=fresh)
                             )
                     else:
                         completed = completed or isinstance(event, MessageCompleted)
@@ -147,13 +151,14 @@ class RetryingBackend:
                     if exc.retryable:
                         raise BackendError(
                             f"{exc.message} (gave up after {attempt + 1} attempts)",
-                            kind=exc.kind, retryable=False, retry_after=exc.retry_after,
+                            kind=exc.kind,
+                            retryable=False,
+                            retry_after=exc.retry_after,
                         ) from exc
                     raise
                 attempt += 1
                 delay = self.policy.delay(attempt, exc.retry_after)
-                yield Retry(session_id=request.session_id, attempt=attempt, delay=round(delay, 3),
-                            reason=exc.message)
+                yield Retry(session_id=request.session_id, attempt=attempt, delay=round(delay, 3), reason=exc.message)
                 await self._sleep(delay)
             finally:
                 aclose = getattr(stream, "aclose", None)
@@ -163,4 +168,3 @@ class RetryingBackend:
     async def aclose(self) -> None:
         """Close the inner backend."""
         await self.inner.aclose()
-

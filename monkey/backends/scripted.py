@@ -107,8 +107,13 @@ class ScriptedBackend:
     """A model: streams a message; the loop runs the tools and keeps the context."""
     name = "scripted"
 
-    def __init__(self, script: Script, *, agents: dict[str, Script] | None = None,
-                 shared: dict[str, ScriptedBackend] | None = None) -> None:
+    def __init__(
+        self,
+        script: Script,
+        *,
+        agents: dict[str, Script] | None = None,
+        shared: dict[str, ScriptedBackend] | None = None,
+    ) -> None:
         self.script = script
         self._agents = {**(agents or {}), **script.agents}
         self._shared: dict[str, ScriptedBackend] = shared if shared is not None else {}
@@ -135,8 +140,10 @@ class ScriptedBackend:
             if agent not in self._shared:
                 self._shared[agent] = ScriptedBackend(self._agents[agent], agents=self._agents, shared=self._shared)
             return self._shared[agent]
-        raise BackendError(f"the script has no turns for sub-agent {agent} (add \"agents\": "
-                           f"{{\"{agent}\": {{\"turns\": [...]}}}} to it)", kind="invalid_request")
+        raise BackendError(
+            f'the script has no turns for sub-agent {agent} (add "agents": {{"{agent}": {{"turns": [...]}}}} to it)',
+            kind="invalid_request",
+        )
 
     @property
     def calls(self) -> int:
@@ -148,9 +155,7 @@ class ScriptedBackend:
         self._calls += 1
         self.requests.append(request)
         if self._next >= len(self._turns):
-            raise BackendError(
-                f"the script has no more turns ({len(self._turns)} played)", kind="invalid_request"
-            )
+            raise BackendError(f"the script has no more turns ({len(self._turns)} played)", kind="invalid_request")
         turn = self._turns[self._next]
         self._next += 1
         sid = request.session_id

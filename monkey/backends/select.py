@@ -57,16 +57,23 @@ def choose_backend(
     if base_url:
         return BackendChoice("openai")
     if api_key or env.get(config.anthropic.key_env) or config.anthropic.api_key:
-        source = ("--api-key" if api_key else f"{config.anthropic.key_env} is set" if env.get(config.anthropic.key_env)
-                  else "the key /login stored in your config.toml")
+        source = (
+            "--api-key"
+            if api_key
+            else f"{config.anthropic.key_env} is set"
+            if env.get(config.anthropic.key_env)
+            else "the key /login stored in your config.toml"
+        )
         return BackendChoice("anthropic", [f"no backend configured; using the Anthropic API ({source})"])
     return BackendChoice("local", [EMBEDDED_ONLY.format(key_env=config.anthropic.key_env)])
 
 
-EMBEDDED_ONLY = ("no API key: using the embedded local model (SmolLM2-135M, offline). It can chat and answer "
-                 "short questions, but it cannot be relied on to use tools, edit files, run commands or plan a "
-                 "task. For that, set {key_env} (export {key_env}=...) or type /login KEY to keep a key in your "
-                 "own config.toml; /backend lists the other backends.")
+EMBEDDED_ONLY = (
+    "no API key: using the embedded local model (SmolLM2-135M, offline). It can chat and answer "
+    "short questions, but it cannot be relied on to use tools, edit files, run commands or plan a "
+    "task. For that, set {key_env} (export {key_env}=...) or type /login KEY to keep a key in your "
+    "own config.toml; /backend lists the other backends."
+)
 """What a session started without a key is told: what the embedded model can do, and how to set a key."""
 
 
@@ -89,18 +96,44 @@ def create_backend(
     whose fallbacks are built from their config sections when first needed.
     """
     fallbacks = [f for f in config.backend.fallbacks if f != name]
-    if not fallbacks or config.backend.primary not in ("", name) or name.startswith(("plugin:", "acp:")):  # their runs span calls
-        return _create_one(name, config=config, model=model, script=script, api_key=api_key,
-                           base_url=base_url, env=env, workspace=workspace)
+    if (
+        not fallbacks or config.backend.primary not in ("", name) or name.startswith(("plugin:", "acp:"))
+    ):  # their runs span calls
+        return _create_one(
+            name,
+            config=config,
+            model=model,
+            script=script,
+            api_key=api_key,
+            base_url=base_url,
+            env=env,
+            workspace=workspace,
+        )
     from monkey.backends.failover import FailoverBackend
 
     def primary() -> Backend:
-        return _create_one(name, config=config, model=model, script=script, api_key=api_key,
-                           base_url=base_url, env=env, workspace=workspace)
+        return _create_one(
+            name,
+            config=config,
+            model=model,
+            script=script,
+            api_key=api_key,
+            base_url=base_url,
+            env=env,
+            workspace=workspace,
+        )
 
     def factory(fallback: str) -> Callable[[], Backend]:
-        return lambda: _create_one(fallback, config=config, model=None, script=script, api_key=None,
-                                   base_url=None, env=env, workspace=workspace)
+        return lambda: _create_one(
+            fallback,
+            config=config,
+            model=None,
+            script=script,
+            api_key=None,
+            base_url=None,
+            env=env,
+            workspace=workspace,
+        )
 
     return FailoverBackend([(name, primary)] + [(f, factory(f)) for f in fallbacks])
 
@@ -108,8 +141,11 @@ def create_backend(
 def _retrying(backend: Backend, config: Config) -> Backend:
     from monkey.backends.retry import RetryingBackend, RetryPolicy
 
-    policy = RetryPolicy(max_retries=config.backend.max_retries, base_delay=config.backend.retry_base_delay,
-                         max_delay=config.backend.retry_max_delay)
+    policy = RetryPolicy(
+        max_retries=config.backend.max_retries,
+        base_delay=config.backend.retry_base_delay,
+        max_delay=config.backend.retry_max_delay,
+    )
     return RetryingBackend(backend, policy)
 
 
@@ -133,8 +169,9 @@ def _create_one(
     if name.startswith("plugin:"):
         from monkey.backends.plugin.backend import create_plugin_backend
 
-        return create_plugin_backend(name.removeprefix("plugin:"), config=config, model=model, env=env,
-                                     workspace=workspace)
+        return create_plugin_backend(
+            name.removeprefix("plugin:"), config=config, model=model, env=env, workspace=workspace
+        )
     if name.startswith("acp:"):
         from monkey.backends.acp_client.agents import resolve_agent
         from monkey.backends.acp_client.backend import AcpBackend
@@ -150,32 +187,38 @@ def _create_one(
 
         cfg = config.anthropic
         key_env = cfg.key_env
-        return _retrying(AnthropicBackend(
-            api_key=api_key or env.get(key_env, "") or cfg.api_key,
-            model=model or config.agent.model or cfg.model or None,
-            base_url=base_url or cfg.base_url or None,
-            max_tokens=cfg.max_tokens,
-            thinking_budget=cfg.thinking_budget,
-            prompt_cache=cfg.prompt_cache,
-            timeout=cfg.timeout,
-            prices=_prices(cfg.prices),  # type: ignore[arg-type]
-            key_hint=f"--api-key or {key_env}",
-        ), config)
+        return _retrying(
+            AnthropicBackend(
+                api_key=api_key or env.get(key_env, "") or cfg.api_key,
+                model=model or config.agent.model or cfg.model or None,
+                base_url=base_url or cfg.base_url or None,
+                max_tokens=cfg.max_tokens,
+                thinking_budget=cfg.thinking_budget,
+                prompt_cache=cfg.prompt_cache,
+                timeout=cfg.timeout,
+                prices=_prices(cfg.prices),  # type: ignore[arg-type]
+                key_hint=f"--api-key or {key_env}",
+            ),
+            config,
+        )
     if name == "openai":
         from monkey.backends.openai_compat import OpenAICompatBackend
 
         cfg_o = config.openai
         key_env = cfg_o.key_env
-        return _retrying(OpenAICompatBackend(
-            base_url=base_url or cfg_o.base_url or None,
-            api_key=api_key or env.get(key_env, ""),
-            model=model or config.agent.model or cfg_o.model or None,
-            max_tokens=cfg_o.max_tokens,
-            timeout=cfg_o.timeout,
-            prices=_prices(cfg_o.prices),  # type: ignore[arg-type]
-            key_hint=f"--api-key or {key_env}",
-            images=cfg_o.images,
-        ), config)
+        return _retrying(
+            OpenAICompatBackend(
+                base_url=base_url or cfg_o.base_url or None,
+                api_key=api_key or env.get(key_env, ""),
+                model=model or config.agent.model or cfg_o.model or None,
+                max_tokens=cfg_o.max_tokens,
+                timeout=cfg_o.timeout,
+                prices=_prices(cfg_o.prices),  # type: ignore[arg-type]
+                key_hint=f"--api-key or {key_env}",
+                images=cfg_o.images,
+            ),
+            config,
+        )
     if name == "scripted":
         if not script:
             raise BackendError("the scripted backend needs --script FILE", kind="invalid_request")

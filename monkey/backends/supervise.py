@@ -139,13 +139,18 @@ class AgentProcess:
         spec = self.spec
         try:
             proc = await spawn(
-                spec.argv, cwd=str(spec.cwd), env=spec.env,
-                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+                spec.argv,
+                cwd=str(spec.cwd),
+                env=spec.env,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
                 limit=_CHUNK,
             )
         except OSError as exc:
-            raise BackendError(f"cannot start {spec.name} ({spec.argv[0]}): {exc.strerror or exc}",
-                               kind="invalid_request") from None
+            raise BackendError(
+                f"cannot start {spec.name} ({spec.argv[0]}): {exc.strerror or exc}", kind="invalid_request"
+            ) from None
         self._proc = proc
         if self.on_spawn is not None:
             self.on_spawn()
@@ -240,17 +245,29 @@ def parse_version(text: str) -> tuple[int, int, int] | None:
     return (int(m[1]), int(m[2]), int(m[3])) if m else None
 
 
-async def check_version(argv: list[str], *, name: str, minimum: tuple[int, int, int],
-                        below: tuple[int, int, int], env: Mapping[str, str] | None = None,
-                        timeout: float = 20.0) -> tuple[int, int, int]:
+async def check_version(
+    argv: list[str],
+    *,
+    name: str,
+    minimum: tuple[int, int, int],
+    below: tuple[int, int, int],
+    env: Mapping[str, str] | None = None,
+    timeout: float = 20.0,
+) -> tuple[int, int, int]:
     """Run ``argv`` (``claude --version``) and refuse a version outside ``[minimum, below)``."""
     try:
         proc = await spawn(
-            argv, stdin=asyncio.subprocess.DEVNULL, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.STDOUT, env=dict(env if env is not None else os.environ))
+            argv,
+            stdin=asyncio.subprocess.DEVNULL,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.STDOUT,
+            env=dict(env if env is not None else os.environ),
+        )
     except OSError as exc:
-        raise BackendError(f"cannot run {name} ({argv[0]}): {exc.strerror or exc}; is it installed and on PATH?",
-                           kind="invalid_request") from None
+        raise BackendError(
+            f"cannot run {name} ({argv[0]}): {exc.strerror or exc}; is it installed and on PATH?",
+            kind="invalid_request",
+        ) from None
     try:
         out, _ = await asyncio.wait_for(proc.communicate(), timeout)
     except TimeoutError:
@@ -260,11 +277,14 @@ async def check_version(argv: list[str], *, name: str, minimum: tuple[int, int, 
     text = out.decode("utf-8", "replace").strip()
     version = parse_version(text)
     if proc.returncode != 0 or version is None:
-        raise BackendError(f"`{' '.join(argv)}` failed (status {proc.returncode}): {text[:300] or 'no output'}",
-                           kind="invalid_request")
+        raise BackendError(
+            f"`{' '.join(argv)}` failed (status {proc.returncode}): {text[:300] or 'no output'}", kind="invalid_request"
+        )
     if not minimum <= version < below:
         show = ".".join(map(str, version))
         raise BackendError(
             f"{name} {show} is not supported; monkey works with versions from {'.'.join(map(str, minimum))} "
-            f"up to (not including) {'.'.join(map(str, below))}", kind="invalid_request")
+            f"up to (not including) {'.'.join(map(str, below))}",
+            kind="invalid_request",
+        )
     return version

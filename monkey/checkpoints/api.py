@@ -19,8 +19,16 @@ from monkey.checkpoints.undo import UndoError, UndoOutcome, apply_undo, content_
 from monkey.events import Event, UndoApplied
 from monkey.tools.fileio import looks_binary, printable
 
-__all__ = ["Checkpoints", "CheckpointInfo", "GcResult", "UndoError", "parse_size", "undo_event", "is_cache",
-           "CACHE_DIRS"]
+__all__ = [
+    "Checkpoints",
+    "CheckpointInfo",
+    "GcResult",
+    "UndoError",
+    "parse_size",
+    "undo_event",
+    "is_cache",
+    "CACHE_DIRS",
+]
 
 CACHE_DIRS = frozenset(
     "__pycache__ .pytest_cache .mypy_cache .ruff_cache .hypothesis .cache .tox .nox .coverage .parcel-cache .next"
@@ -33,13 +41,15 @@ would recognise as a change, so ``/undo`` passes over it to the latest one they 
 def is_cache(path: str) -> bool:
     """Whether ``path`` is a cache a tool writes as it runs (see :data:`CACHE_DIRS`, and ``*.pyc``)."""
     parts = path.split("/")
-    return path.endswith((".pyc", ".pyo")) or any(part in CACHE_DIRS for part in parts[:-1]) \
-        or parts[-1] in (".coverage",)
+    return (
+        path.endswith((".pyc", ".pyo")) or any(part in CACHE_DIRS for part in parts[:-1]) or parts[-1] in (".coverage",)
+    )
 
 
 def _recognisable(entry: Entry) -> bool:
     """Whether an entry changed a file a person would recognise (not only caches, not nothing)."""
     return any(not is_cache(p) for p in entry.paths) or bool(entry.unrecorded)
+
 
 _UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "M": 1024**2, "MB": 1024**2, "G": 1024**3, "GB": 1024**3}
 
@@ -48,7 +58,7 @@ def parse_size(text: str) -> int:
     """``"500M"``, ``"1.5GB"``, ``"1024"`` -> bytes (ValueError when not a size)."""
     raw = text.strip().upper().replace(" ", "").removesuffix("IB").removesuffix("I")
     number = raw.rstrip("KMGB")
-    unit = raw[len(number):]
+    unit = raw[len(number) :]
     if unit not in _UNITS or not number:
         raise ValueError(f"not a size: {text!r} (examples: 500M, 2G, 100000)")
     try:
@@ -97,8 +107,14 @@ class GcResult:
 class Checkpoints:
     """The checkpoints of one workspace."""
 
-    def __init__(self, workspace: Path, *, home: Path, emit: Callable[[Event], None] | None = None,
-                 max_file_size: int = DEFAULT_MAX_FILE_SIZE) -> None:
+    def __init__(
+        self,
+        workspace: Path,
+        *,
+        home: Path,
+        emit: Callable[[Event], None] | None = None,
+        max_file_size: int = DEFAULT_MAX_FILE_SIZE,
+    ) -> None:
         self.guard = CheckpointGuard(workspace, home=home, max_file_size=max_file_size)
         self.emit = emit or (lambda event: None)
         self.notes: list[str] = []
@@ -134,10 +150,18 @@ class Checkpoints:
 
     def info(self, entry: Entry) -> CheckpointInfo:
         """Listing data of an entry, with line counts of its diff."""
-        info = CheckpointInfo(entry.id, entry.tool, entry.state, entry.session_id, entry.turn,
-                              entry.created_at, [printable(p) for p in entry.paths], note=printable(entry.note),
-                              not_attributable=[printable(r.path) for r in entry.files if r.unattributed],
-                              not_undoable=[printable(f"{p}: {why}") for p, why in entry.unrecorded])
+        info = CheckpointInfo(
+            entry.id,
+            entry.tool,
+            entry.state,
+            entry.session_id,
+            entry.turn,
+            entry.created_at,
+            [printable(p) for p in entry.paths],
+            note=printable(entry.note),
+            not_attributable=[printable(r.path) for r in entry.files if r.unattributed],
+            not_undoable=[printable(f"{p}: {why}") for p, why in entry.unrecorded],
+        )
         shadow = self.guard.shadow
         for rec in entry.files:
             if entry.state == "pending":
@@ -166,8 +190,10 @@ class Checkpoints:
         entry = self.resolve(ident)
         shadow = self.guard.shadow
         when = time.strftime("%Y-%m-%d %H:%M:%S", time.localtime(entry.created_at))
-        out = [f"checkpoint {entry.id}  {entry.tool}  {entry.state}  {when}",
-               f"session {entry.session_id or '-'}  turn {entry.turn}"]
+        out = [
+            f"checkpoint {entry.id}  {entry.tool}  {entry.state}  {when}",
+            f"session {entry.session_id or '-'}  turn {entry.turn}",
+        ]
         if entry.note:
             out.append(f"note: {entry.note}")
         out.append("")
@@ -190,8 +216,15 @@ class Checkpoints:
 
     # -- undo and restore ------------------------------------------------------------
 
-    def undo(self, *, steps: int | None = None, session_id: str | None = None, to: str | None = None,
-             force: bool = False, recognisable: bool = False) -> UndoOutcome:
+    def undo(
+        self,
+        *,
+        steps: int | None = None,
+        session_id: str | None = None,
+        to: str | None = None,
+        force: bool = False,
+        recognisable: bool = False,
+    ) -> UndoOutcome:
         """Undo the latest change (or ``steps`` of them, a session's, or all from ``to`` on).
 
         With ``recognisable`` one step goes back to the latest change a person would recognise:
@@ -209,15 +242,19 @@ class Checkpoints:
             outcome = _completed_outcome(guard.journal, finished)
             self.emit(undo_event(outcome, session_id or ""))
             return outcome
-        applied = [e for e in guard.journal.entries(guard.key, states=["applied"], session_id=session_id)
-                   if not e.undone_by]  # an undo under way in another process has claimed it
+        applied = [
+            e for e in guard.journal.entries(guard.key, states=["applied"], session_id=session_id) if not e.undone_by
+        ]  # an undo under way in another process has claimed it
         if to is not None:
             start = self.resolve(to)
-            chosen = [e for e in guard.journal.entries(guard.key, states=["applied"])
-                      if not e.undone_by and _after_or_at(e, start, guard)]
+            chosen = [
+                e
+                for e in guard.journal.entries(guard.key, states=["applied"])
+                if not e.undone_by and _after_or_at(e, start, guard)
+            ]
             what = f"since checkpoint {start.id}"
         else:
-            chosen = applied[-(steps or 1):] if steps is not None or session_id is None else applied
+            chosen = applied[-(steps or 1) :] if steps is not None or session_id is None else applied
             if recognisable and steps == 1 and applied:  # back to the latest change a person would see, with
                 last = next((i for i in range(len(applied) - 1, -1, -1) if _recognisable(applied[i])), None)
                 chosen = applied[last:] if last is not None else chosen  # the cache-only ones after it
@@ -256,7 +293,7 @@ class Checkpoints:
             remaining = [e for e in droppable if e not in drop]
             while max_size is not None and shadow.size() > max_size and remaining:
                 half = remaining[: max(1, len(remaining) // 2)]
-                remaining = remaining[len(half):]
+                remaining = remaining[len(half) :]
                 self._drop(half, [], result)
                 shadow.gc()
         result.size_after = shadow.size()
@@ -274,19 +311,28 @@ class Checkpoints:
         undoable = sum(1 for e in entries if e.state == "applied")
         if not self.guard.shadow.exists():
             return f"shadow repository {self.shadow_path} (not created yet)"
-        return (f"shadow repository {self.shadow_path} ({human_size(self.size())}); "
-                f"{len(entries)} checkpoint(s), {undoable} undoable")
+        return (
+            f"shadow repository {self.shadow_path} ({human_size(self.size())}); "
+            f"{len(entries)} checkpoint(s), {undoable} undoable"
+        )
 
 
 def undo_event(outcome: UndoOutcome, session_id: str = "") -> UndoApplied:
     """The ``undo_applied`` event of an undo (paths that are not UTF-8 shown with U+FFFD)."""
+
     def shown(paths: list[str]) -> list[str]:
         return [printable(p) for p in paths]
 
-    return UndoApplied(session_id=session_id, undo_id=outcome.undo_id, checkpoint_ids=outcome.checkpoint_ids,
-                       paths=shown(outcome.paths), removed=shown(outcome.removed),
-                       restored=shown(outcome.restored), forced=outcome.forced,
-                       left_alone=shown(outcome.left_alone))
+    return UndoApplied(
+        session_id=session_id,
+        undo_id=outcome.undo_id,
+        checkpoint_ids=outcome.checkpoint_ids,
+        paths=shown(outcome.paths),
+        removed=shown(outcome.removed),
+        restored=shown(outcome.restored),
+        forced=outcome.forced,
+        left_alone=shown(outcome.left_alone),
+    )
 
 
 def _completed_outcome(journal: Journal, undos: list[Entry]) -> UndoOutcome:
@@ -294,7 +340,8 @@ def _completed_outcome(journal: Journal, undos: list[Entry]) -> UndoOutcome:
     last = undos[-1]
     claimed = [i for u in undos for i in journal.undone_by(u.id)]
     return UndoOutcome(
-        undo_id=last.id, checkpoint_ids=claimed,
+        undo_id=last.id,
+        checkpoint_ids=claimed,
         paths=[r.path for u in undos for r in u.files],
         removed=[r.path for u in undos for r in u.files if r.after_sha is None and r.before_sha is not None],
         restored=[r.path for u in undos for r in u.files if r.after_sha is not None and r.before_sha is None],

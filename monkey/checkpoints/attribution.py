@@ -32,12 +32,15 @@ from monkey.checkpoints.watch import Window
 
 __all__ = ["attribute", "KILLED"]
 
-KILLED = ("monkey was stopped while the command ran and its last moment is unknown, so what changed "
-          "cannot be told apart from other programs' changes")
+KILLED = (
+    "monkey was stopped while the command ran and its last moment is unknown, so what changed "
+    "cannot be told apart from other programs' changes"
+)
 
 
-def attribute(journal: Journal, workspace: Path, entry: Entry, *, watch: Window | None, ended: float,
-              killed: bool = False) -> None:
+def attribute(
+    journal: Journal, workspace: Path, entry: Entry, *, watch: Window | None, ended: float, killed: bool = False
+) -> None:
     """Drop or mark the records of ``entry`` that monkey cannot be sure its own call made."""
     if killed:
         for rec in entry.files:
@@ -51,8 +54,10 @@ def attribute(journal: Journal, workspace: Path, entry: Entry, *, watch: Window 
             continue  # exactly another call's change
         if theirs:
             e, _ = theirs[-1]
-            rec.unattributed = (f"monkey session {e.session_id or '-'} changed it too ({e.tool}, "
-                                f"checkpoint {e.id}) while the command ran")
+            rec.unattributed = (
+                f"monkey session {e.session_id or '-'} changed it too ({e.tool}, "
+                f"checkpoint {e.id}) while the command ran"
+            )
         elif watch is not None:
             if watch.others_only(rec.path):
                 continue  # another command's of this monkey, run at the same time: in its own entry
@@ -89,16 +94,25 @@ def _concurrent(others: list[Entry], entry: Entry) -> str:
         whole_tree = not other.files or any(not r.exact_mode for r in other.files)
         if whole_tree and not _within_run(other, entry):
             if _within_run(entry, other):
-                return (f"the agent ({other.tool}) could write files itself while its command ran (checkpoint "
-                        f"{other.id}) and this system cannot tell whose writes were whose")
+                return (
+                    f"the agent ({other.tool}) could write files itself while its command ran (checkpoint "
+                    f"{other.id}) and this system cannot tell whose writes were whose"
+                )
             who = "another monkey" if other.owner != entry.owner else "another session of this monkey"
-            return (f"{who} ran {other.tool} at the same time (checkpoint {other.id}, session "
-                    f"{other.session_id or '-'}) and this system cannot tell whose writes were whose")
+            return (
+                f"{who} ran {other.tool} at the same time (checkpoint {other.id}, session "
+                f"{other.session_id or '-'}) and this system cannot tell whose writes were whose"
+            )
     return ""
 
 
 def _within_run(inner: Entry, outer: Entry) -> bool:
     """Whether ``inner`` is a call an external agent made during its run ``outer`` (whose call id is
     ``run…``: what the agent changed is the run's, its own command's included)."""
-    return (outer.call_id.startswith("run") and inner.session_id == outer.session_id and inner.turn == outer.turn
-            and inner.owner == outer.owner and inner.created_at >= outer.created_at)
+    return (
+        outer.call_id.startswith("run")
+        and inner.session_id == outer.session_id
+        and inner.turn == outer.turn
+        and inner.owner == outer.owner
+        and inner.created_at >= outer.created_at
+    )

@@ -18,8 +18,18 @@ from monkey.checkpoints.shadow import blob_sha, git_mode
 from monkey.tools.base import ToolError
 from monkey.tools.workspace import resolve_path
 
-__all__ = ["FileState", "PathError", "read_state", "write_state", "missing_dirs", "safe_target", "same",
-           "remove_temp_files", "remove_empty_tree", "TEMP_SUFFIXES"]
+__all__ = [
+    "FileState",
+    "PathError",
+    "read_state",
+    "write_state",
+    "missing_dirs",
+    "safe_target",
+    "same",
+    "remove_temp_files",
+    "remove_empty_tree",
+    "TEMP_SUFFIXES",
+]
 
 TEMP_SUFFIXES = (".monkey-tmp", ".monkey-undo")
 """The temporary files of atomic writes: the file tools' and the undo's (``.NAME.XXXXXXXX.SUFFIX``)."""
@@ -100,8 +110,15 @@ def missing_dirs(root: Path, rel: str) -> list[str]:
     return out
 
 
-def write_state(root: Path, rel: str, state: FileState | None, *, exact_mode: bool = True,
-                created_dirs: list[str] | None = None, die_before_rename: bool = False) -> None:
+def write_state(
+    root: Path,
+    rel: str,
+    state: FileState | None,
+    *,
+    exact_mode: bool = True,
+    created_dirs: list[str] | None = None,
+    die_before_rename: bool = False,
+) -> None:
     """Make ``rel`` hold ``state`` (None: remove it, then the folders it created if empty).
 
     ``die_before_rename`` is fault injection for tests: the process is killed with the
@@ -166,8 +183,9 @@ def remove_temp_files(root: Path, rel: str) -> list[str]:
     in the path's own folder are removed.
     """
     folder, _, name = rel.rpartition("/")
-    shape = re.compile(r"\." + re.escape(name[:100]) + r"\.[0-9a-f]{8}(" +
-                       "|".join(re.escape(s) for s in TEMP_SUFFIXES) + r")")
+    shape = re.compile(
+        r"\." + re.escape(name[:100]) + r"\.[0-9a-f]{8}(" + "|".join(re.escape(s) for s in TEMP_SUFFIXES) + r")"
+    )
     try:
         parent = safe_target(root, folder) if folder else root
         names = os.listdir(parent)

@@ -28,8 +28,16 @@ from monkey import children
 from monkey.checkpoints import watch as write_watch
 from monkey.checkpoints.attribution import attribute
 from monkey.checkpoints.errors import CheckpointError
-from monkey.checkpoints.fsops import (FileState, PathError, missing_dirs, read_state, remove_empty_tree,
-                                      remove_temp_files, same, write_state)
+from monkey.checkpoints.fsops import (
+    FileState,
+    PathError,
+    missing_dirs,
+    read_state,
+    remove_empty_tree,
+    remove_temp_files,
+    same,
+    write_state,
+)
 from monkey.checkpoints.gitrun import GitError
 from monkey.checkpoints.ignore import reconcile, touches_gitignore
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
@@ -228,8 +236,17 @@ class CheckpointGuard:
             raise ValueError("no paths to checkpoint")
         self.shadow.ensure()
         cid = new_id("c")
-        entry = Entry(id=cid, workspace=self.key, kind="change", state="pending", tool=tool,
-                      session_id=session_id, turn=turn, call_id=call_id, owner=self._own())
+        entry = Entry(
+            id=cid,
+            workspace=self.key,
+            kind="change",
+            state="pending",
+            tool=tool,
+            session_id=session_id,
+            turn=turn,
+            call_id=call_id,
+            owner=self._own(),
+        )
         live = self._live_tree() if paths is None else None
         window = live.watch.open() if live is not None else None
         if paths is None:
@@ -268,8 +285,9 @@ class CheckpointGuard:
                 tree, outside, _ = self._whole_tree(window)
                 self._outside[cid] = outside
                 if outside.skipped:
-                    entry.note = (f"not in the snapshot (over {human_size(self.max_file_size)}): "
-                                  + ", ".join(outside.skipped))
+                    entry.note = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(
+                        outside.skipped
+                    )
             else:
                 leaves: dict[str, tuple[str, str]] = {}
                 for rel in dict.fromkeys(paths):
@@ -302,8 +320,10 @@ class CheckpointGuard:
             with self._mutex:
                 self._complete(pending, ok=ok, error=error, ended=ended)
         except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
-            return (f"the change of checkpoint {pending.id} could not be recorded ({exc}); "
-                    "it stays pending and is repaired at the next start")
+            return (
+                f"the change of checkpoint {pending.id} could not be recorded ({exc}); "
+                "it stays pending and is repaired at the next start"
+            )
         return ""
 
     def line_counts(self, entry: Entry) -> tuple[int, int, int]:
@@ -313,8 +333,17 @@ class CheckpointGuard:
             return 0, 0, 0
         paths = {r.path for r in entry.files if not r.path.endswith("/")}
         try:
-            out = self.shadow.git("diff-tree", "-r", "-z", "--numstat", "--no-renames", "--no-ext-diff",
-                                  entry.before_tree, entry.after_tree, work_tree=False)
+            out = self.shadow.git(
+                "diff-tree",
+                "-r",
+                "-z",
+                "--numstat",
+                "--no-renames",
+                "--no-ext-diff",
+                entry.before_tree,
+                entry.after_tree,
+                work_tree=False,
+            )
         except (GitError, OSError):
             return 0, 0, len(paths)
         added = removed = 0
@@ -326,20 +355,31 @@ class CheckpointGuard:
             removed += int(fields[1]) if fields[1].isdigit() else 0
         return added, removed, len(paths)
 
-    def _complete(self, entry: Entry, *, ok: bool, error: str, unchanged: str = "", ended: float = 0.0,
-                  killed: bool = False) -> None:
+    def _complete(
+        self, entry: Entry, *, ok: bool, error: str, unchanged: str = "", ended: float = 0.0, killed: bool = False
+    ) -> None:
         window = self._windows.pop(entry.id, None)
         self._beating.discard(entry.id)
         try:
-            self._complete_locked(entry, ok=ok, error=error, unchanged=unchanged, ended=ended or time.time(),
-                                  killed=killed, window=window)
+            self._complete_locked(
+                entry, ok=ok, error=error, unchanged=unchanged, ended=ended or time.time(), killed=killed, window=window
+            )
         finally:
             if window is not None:
                 window.close()
         self.journal.finish(entry)
 
-    def _complete_locked(self, entry: Entry, *, ok: bool, error: str, unchanged: str, ended: float,
-                         killed: bool, window: write_watch.Window | None) -> None:
+    def _complete_locked(
+        self,
+        entry: Entry,
+        *,
+        ok: bool,
+        error: str,
+        unchanged: str,
+        ended: float,
+        killed: bool,
+        window: write_watch.Window | None,
+    ) -> None:
         with self.shadow.locked():
             if not entry.files and entry.before_tree:  # a whole-tree snapshot: diff it
                 if window is not None:
@@ -348,15 +388,25 @@ class CheckpointGuard:
                 skipped = after.skipped
                 changes = (self.trees.diff if forward else self.shadow.diff_trees)(entry.before_tree, tree)
                 entry.files = self._without_placeholders(
-                    [FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
-                     for c in changes])
+                    [
+                        FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
+                        for c in changes
+                    ]
+                )
                 if touches_gitignore(entry.files):
-                    entry.note = "; ".join(x for x in (entry.note, reconcile(self.shadow, entry, self.max_file_size))
-                                           if x)
+                    entry.note = "; ".join(
+                        x for x in (entry.note, reconcile(self.shadow, entry, self.max_file_size)) if x
+                    )
                 before = self._outside.pop(entry.id, None)
-                judge(self.workspace, entry, before, after, limit=human_size(self.max_file_size),
-                      tracked=lambda paths: {p for p in paths if self.trees.is_file(entry.before_tree, p)},
-                      changed_inside=window.first_change_under if window is not None and not window.lost else None)
+                judge(
+                    self.workspace,
+                    entry,
+                    before,
+                    after,
+                    limit=human_size(self.max_file_size),
+                    tracked=lambda paths: {p for p in paths if self.trees.is_file(entry.before_tree, p)},
+                    changed_inside=window.first_change_under if window is not None and not window.lost else None,
+                )
                 attribute(self.journal, self.workspace, entry, watch=window, ended=ended, killed=killed)
                 self._note_created_dirs(entry, set(before.empty) if before is not None else set())
                 if skipped:
@@ -372,14 +422,19 @@ class CheckpointGuard:
                     if state is not None and record.after_sha is not None:
                         leaves[record.path] = (git_mode(state.mode), record.after_sha)
                 entry.after_tree = self.shadow.write_tree(leaves)
-            changed = [r for r in entry.files if r.path.endswith("/") or  # a folder the call created
-                       not (r.before_sha == r.after_sha and (r.before_mode == r.after_mode or r.before_sha is None))]
+            changed = [
+                r
+                for r in entry.files
+                if r.path.endswith("/")  # a folder the call created
+                or not (r.before_sha == r.after_sha and (r.before_mode == r.after_mode or r.before_sha is None))
+            ]
             if changed:
                 entry.files = changed
             if changed:
                 entry.state = "applied"
-                entry.after_commit = self.shadow.commit(entry.after_tree, f"after {entry.tool} {entry.id}",
-                                                        parent=entry.checkpoint)
+                entry.after_commit = self.shadow.commit(
+                    entry.after_tree, f"after {entry.tool} {entry.id}", parent=entry.checkpoint
+                )
                 self.shadow.set_ref(entry.id, entry.after_commit)
             else:
                 entry.state = unchanged or ("unchanged" if ok else "failed")
@@ -394,8 +449,15 @@ class CheckpointGuard:
         if not held:
             return records
         empty = self.shadow.store_blob(b"")
-        return [r for r in records if not (str(self.workspace / r.path.rstrip("/")) in held
-                                           and r.before_sha in (None, empty) and r.after_sha in (None, empty))]
+        return [
+            r
+            for r in records
+            if not (
+                str(self.workspace / r.path.rstrip("/")) in held
+                and r.before_sha in (None, empty)
+                and r.after_sha in (None, empty)
+            )
+        ]
 
     def _note_created_dirs(self, entry: Entry, old_empty: set[str]) -> None:
         """For files a shell command created: the folders above them the before-tree lacked
@@ -440,8 +502,10 @@ class CheckpointGuard:
                 continue
             left = [t for rec in entry.files for t in remove_temp_files(self.workspace, rec.path)]
             if left:
-                messages.append(f"removed {len(left)} temporary file(s) the interrupted "
-                                f"{'undo' if entry.kind == 'undo' else 'change'} {entry.id} left: {', '.join(left)}")
+                messages.append(
+                    f"removed {len(left)} temporary file(s) the interrupted "
+                    f"{'undo' if entry.kind == 'undo' else 'change'} {entry.id} left: {', '.join(left)}"
+                )
             self._forget_owner(entry.owner)
         self._sweep_owners({e.owner for e in pending})
         return messages
@@ -466,15 +530,25 @@ class CheckpointGuard:
     def _repair_change(self, entry: Entry) -> str:
         died = self._last_beat(entry.owner) if not entry.files and entry.before_tree else None
         with self._mutex:  # a whole-tree change: what changed after monkey's last heartbeat is not its
-            self._complete(entry, ok=False, error="interrupted: monkey stopped during this change",
-                           unchanged="abandoned", ended=died or 0.0, killed=died is None and not entry.files)
+            self._complete(
+                entry,
+                ok=False,
+                error="interrupted: monkey stopped during this change",
+                unchanged="abandoned",
+                ended=died or 0.0,
+                killed=died is None and not entry.files,
+            )
         what = ", ".join(entry.paths) or "files"
         if entry.state == "applied":
-            return (f"repaired checkpoint {entry.id}: monkey was stopped while {entry.tool} changed {what}; "
-                    f"the change is kept and recorded (monkey undo reverts it)")
+            return (
+                f"repaired checkpoint {entry.id}: monkey was stopped while {entry.tool} changed {what}; "
+                f"the change is kept and recorded (monkey undo reverts it)"
+            )
         target = ", ".join(entry.paths) or "anything"
-        return (f"repaired checkpoint {entry.id}: monkey was stopped before {entry.tool} changed {target}; "
-                "nothing was changed")
+        return (
+            f"repaired checkpoint {entry.id}: monkey was stopped before {entry.tool} changed {target}; "
+            "nothing was changed"
+        )
 
     def _repair_undo(self, entry: Entry) -> str:
         """An undo stopped half-way is completed: every file gets the state the undo was for."""
@@ -490,13 +564,15 @@ class CheckpointGuard:
                 if not same(current, rec.before_sha, rec.before_mode, rec.exact_mode):
                     left.append(rec.path)
                     continue
-                target = None if rec.after_sha is None else FileState(rec.after_mode, self.shadow.read_blob(rec.after_sha))
-                write_state(self.workspace, rec.path, target, exact_mode=rec.exact_mode,
-                            created_dirs=rec.created_dirs)
+                target = (
+                    None if rec.after_sha is None else FileState(rec.after_mode, self.shadow.read_blob(rec.after_sha))
+                )
+                write_state(self.workspace, rec.path, target, exact_mode=rec.exact_mode, created_dirs=rec.created_dirs)
             entry.state = "applied"
             self.completed_undos.append(entry)
-            entry.note = ("completed after an interruption" +
-                          (f"; changed by someone else meanwhile, left as they are: {', '.join(left)}" if left else ""))
+            entry.note = "completed after an interruption" + (
+                f"; changed by someone else meanwhile, left as they are: {', '.join(left)}" if left else ""
+            )
             self.journal.finish_undo(entry)
         tail = f" ({len(left)} file(s) changed meanwhile were left alone: {', '.join(left)})" if left else ""
         return f"repaired undo {entry.id}: monkey was stopped during an undo; it is now complete{tail}"

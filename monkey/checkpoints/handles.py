@@ -24,8 +24,13 @@ def libc_handle() -> ctypes.CDLL | None:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
         libc.fanotify_init.argtypes = [ctypes.c_uint, ctypes.c_uint]
         libc.fanotify_mark.argtypes = [ctypes.c_int, ctypes.c_uint, ctypes.c_uint64, ctypes.c_int, ctypes.c_char_p]
-        libc.name_to_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_void_p,
-                                           ctypes.POINTER(ctypes.c_int), ctypes.c_int]
+        libc.name_to_handle_at.argtypes = [
+            ctypes.c_int,
+            ctypes.c_char_p,
+            ctypes.c_void_p,
+            ctypes.POINTER(ctypes.c_int),
+            ctypes.c_int,
+        ]
         libc.open_by_handle_at.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
     except (OSError, AttributeError):
         return None
@@ -43,7 +48,7 @@ def handle_of(path: Path) -> bytes | None:
     if libc.name_to_handle_at(_AT_FDCWD, os.fsencode(path), buf, ctypes.byref(mount_id), 0) != 0:
         return None
     size, kind = struct.unpack_from("=Ii", buf, 0)
-    return struct.pack("=i", kind) + buf.raw[8:8 + size]
+    return struct.pack("=i", kind) + buf.raw[8 : 8 + size]
 
 
 def open_handle(mount_fd: int, handle: bytes) -> int:

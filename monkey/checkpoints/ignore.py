@@ -46,8 +46,14 @@ def ignored_by(shadow: ShadowRepo, tree: str, paths: list[str]) -> set[str]:
             target = mirror / os.fsdecode(raw)
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(shadow.read_blob(meta.split()[2].decode()))
-        out = run_git(shadow.git_dir, mirror, ["check-ignore", "--no-index", "-z", "--stdin"],
-                      input=b"".join(b"./" + os.fsencode(p) + b"\x00" for p in paths), check=False, literal=False)
+        out = run_git(
+            shadow.git_dir,
+            mirror,
+            ["check-ignore", "--no-index", "-z", "--stdin"],
+            input=b"".join(b"./" + os.fsencode(p) + b"\x00" for p in paths),
+            check=False,
+            literal=False,
+        )
     finally:
         shutil.rmtree(mirror, ignore_errors=True)
     return {os.fsdecode(p.removeprefix(b"./")) for p in out.split(b"\x00") if p}  # "./": never pathspec magic
@@ -82,8 +88,10 @@ def reconcile(shadow: ShadowRepo, entry: Entry, max_size: int) -> str:
         added.append(rel)
     notes = []
     if hidden:
-        notes.append("the command changed .gitignore; files the old rules ignored are not counted as created: "
-                     + ", ".join(sorted(hidden)))
+        notes.append(
+            "the command changed .gitignore; files the old rules ignored are not counted as created: "
+            + ", ".join(sorted(hidden))
+        )
     if added:
         notes.append("recorded under the old .gitignore rules: " + ", ".join(added))
     return "; ".join(notes)

@@ -134,8 +134,9 @@ class Entry:
     def not_undoable(self) -> list[str]:
         """``"path: why"`` of what the change did that undo cannot revert: changes monkey could
         not record (too large, nested repositories) and paths it cannot attribute to itself."""
-        return ([f"{path}: {why}" for path, why in self.unrecorded] +
-                [f"{r.path}: not attributable to monkey: {r.unattributed}" for r in self.files if r.unattributed])
+        return [f"{path}: {why}" for path, why in self.unrecorded] + [
+            f"{r.path}: not attributable to monkey: {r.unattributed}" for r in self.files if r.unattributed
+        ]
 
     @property
     def checkpoint_id(self) -> str:
@@ -143,8 +144,10 @@ class Entry:
         return self.id
 
 
-_ENTRY_COLS = ("id, workspace, kind, state, tool, session_id, turn, call_id, checkpoint, after_commit, "
-               "before_tree, after_tree, owner, undone_by, note, created_at, updated_at, unrecorded")
+_ENTRY_COLS = (
+    "id, workspace, kind, state, tool, session_id, turn, call_id, checkpoint, after_commit, "
+    "before_tree, after_tree, owner, undone_by, note, created_at, updated_at, unrecorded"
+)
 
 
 class Journal:
@@ -207,10 +210,26 @@ class Journal:
             c.executemany("UPDATE journal_entries SET undone_by = ? WHERE id = ?", [(entry.id, i) for i in claim])
             c.execute(
                 f"INSERT INTO journal_entries ({_ENTRY_COLS}) VALUES ({', '.join('?' * 18)})",
-                (entry.id, entry.workspace, entry.kind, entry.state, entry.tool, entry.session_id, entry.turn,
-                 entry.call_id, entry.checkpoint, entry.after_commit, entry.before_tree, entry.after_tree,
-                 entry.owner, entry.undone_by, entry.note, entry.created_at, entry.updated_at,
-                 json.dumps(entry.unrecorded)),
+                (
+                    entry.id,
+                    entry.workspace,
+                    entry.kind,
+                    entry.state,
+                    entry.tool,
+                    entry.session_id,
+                    entry.turn,
+                    entry.call_id,
+                    entry.checkpoint,
+                    entry.after_commit,
+                    entry.before_tree,
+                    entry.after_tree,
+                    entry.owner,
+                    entry.undone_by,
+                    entry.note,
+                    entry.created_at,
+                    entry.updated_at,
+                    json.dumps(entry.unrecorded),
+                ),
             )
             self._put_files(c, entry.id, entry.files)
 
@@ -220,9 +239,22 @@ class Journal:
         c.executemany(
             "INSERT INTO journal_files (entry_id, path, before_sha, before_mode, after_sha, after_mode, "
             "created, deleted, created_dirs, exact_mode, unattributed) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [(entry_id, os.fsencode(f.path), f.before_sha, f.before_mode, f.after_sha, f.after_mode,
-              int(f.created), int(f.deleted), json.dumps(f.created_dirs), int(f.exact_mode), f.unattributed)
-             for f in files],
+            [
+                (
+                    entry_id,
+                    os.fsencode(f.path),
+                    f.before_sha,
+                    f.before_mode,
+                    f.after_sha,
+                    f.after_mode,
+                    int(f.created),
+                    int(f.deleted),
+                    json.dumps(f.created_dirs),
+                    int(f.exact_mode),
+                    f.unattributed,
+                )
+                for f in files
+            ],
         )
 
     def finish(self, entry: Entry) -> None:
@@ -232,8 +264,15 @@ class Journal:
             c.execute(
                 "UPDATE journal_entries SET state = ?, after_commit = ?, after_tree = ?, note = ?, "
                 "updated_at = ?, unrecorded = ? WHERE id = ?",
-                (entry.state, entry.after_commit, entry.after_tree, entry.note, entry.updated_at,
-                 json.dumps(entry.unrecorded), entry.id),
+                (
+                    entry.state,
+                    entry.after_commit,
+                    entry.after_tree,
+                    entry.note,
+                    entry.updated_at,
+                    json.dumps(entry.unrecorded),
+                    entry.id,
+                ),
             )
             self._put_files(c, entry.id, entry.files)
 
@@ -241,11 +280,14 @@ class Journal:
         """Mark an undo done: the entries it claimed become ``undone`` (or free again if it failed)."""
         now = time.time()
         with self._tx() as c:
-            c.execute("UPDATE journal_entries SET state = ?, note = ?, updated_at = ? WHERE id = ?",
-                      (undo.state, undo.note, now, undo.id))
+            c.execute(
+                "UPDATE journal_entries SET state = ?, note = ?, updated_at = ? WHERE id = ?",
+                (undo.state, undo.note, now, undo.id),
+            )
             if undo.state == "applied":
-                c.execute("UPDATE journal_entries SET state = 'undone', updated_at = ? WHERE undone_by = ?",
-                          (now, undo.id))
+                c.execute(
+                    "UPDATE journal_entries SET state = 'undone', updated_at = ? WHERE undone_by = ?", (now, undo.id)
+                )
             else:
                 c.execute("UPDATE journal_entries SET undone_by = '' WHERE undone_by = ?", (undo.id,))
 
@@ -267,10 +309,14 @@ class Journal:
         for row in self.conn.execute(
             "SELECT entry_id, path, before_sha, before_mode, after_sha, after_mode, created_dirs, exact_mode, "
             "unattributed "
-            f"FROM journal_files WHERE entry_id IN ({marks}) ORDER BY rowid", list(by_id),
+            f"FROM journal_files WHERE entry_id IN ({marks}) ORDER BY rowid",
+            list(by_id),
         ):
-            by_id[row[0]].files.append(FileRecord(
-                os.fsdecode(row[1]), row[2], row[3], row[4], row[5], json.loads(row[6]), bool(row[7]), row[8]))
+            by_id[row[0]].files.append(
+                FileRecord(
+                    os.fsdecode(row[1]), row[2], row[3], row[4], row[5], json.loads(row[6]), bool(row[7]), row[8]
+                )
+            )
         return entries
 
     def overlapping(self, workspace: str, start: float, end: float, *, exclude: str) -> list[Entry]:
@@ -303,8 +349,14 @@ class Journal:
         ).fetchall()
         return self._load(rows)
 
-    def entries(self, workspace: str, *, kind: str | None = "change", states: Iterable[str] | None = None,
-                session_id: str | None = None) -> list[Entry]:
+    def entries(
+        self,
+        workspace: str,
+        *,
+        kind: str | None = "change",
+        states: Iterable[str] | None = None,
+        session_id: str | None = None,
+    ) -> list[Entry]:
         """Entries of a workspace, oldest first."""
         sql = f"SELECT {_ENTRY_COLS} FROM journal_entries WHERE workspace = ?"
         params: list[object] = [workspace]

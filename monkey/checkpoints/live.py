@@ -126,8 +126,9 @@ class _Update:
             else:
                 new.append(rel)
         outer = {d for d in dirs if not _under_any(d, dirs)}
-        found = self.live.shadow.untracked([p for p in new if not _under_any(p, outer)] +
-                                           [d + "/" for d in sorted(outer)])
+        found = self.live.shadow.untracked(
+            [p for p in new if not _under_any(p, outer)] + [d + "/" for d in sorted(outer)]
+        )
         for rel in found:
             if rel.endswith("/"):
                 raise _Unsure  # a repository in a new folder
@@ -138,8 +139,9 @@ class _Update:
             if rel not in self.seen:
                 self.outside.big.pop(rel, None)  # ignored (or gone): not in a snapshot
                 self.seen.add(rel)
-        tree = self.trees.update(self.tree, {k: v for k, v in self.changes.items()
-                                             if v != self.trees.lookup(self.tree, k)})
+        tree = self.trees.update(
+            self.tree, {k: v for k, v in self.changes.items() if v != self.trees.lookup(self.tree, k)}
+        )
         self._empty_folders(tree, outer, found)
         return tree, self.outside
 
@@ -149,7 +151,7 @@ class _Update:
         if parts[0] == ".git":
             return False  # the workspace's own repository
         if ".git" in parts:
-            if "/".join(parts[:parts.index(".git")]) in self.nested:
+            if "/".join(parts[: parts.index(".git")]) in self.nested:
                 return False  # inside a nested repository: the watch says it changed
             raise _Unsure  # a repository made or removed
         if any(rel.startswith(n + "/") for n in self.nested):

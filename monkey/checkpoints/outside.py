@@ -28,8 +28,16 @@ NESTED_WALK_LIMIT = 20_000
 """At most this many entries of a nested repository are looked at for a change."""
 
 
-def judge(workspace: Path, entry: Entry, before: Outside | None, after: Outside, *, limit: str,
-          tracked: Callable[[list[str]], set[str]], changed_inside: Callable[[str], str] | None = None) -> None:
+def judge(
+    workspace: Path,
+    entry: Entry,
+    before: Outside | None,
+    after: Outside,
+    *,
+    limit: str,
+    tracked: Callable[[list[str]], set[str]],
+    changed_inside: Callable[[str], str] | None = None,
+) -> None:
     """Fill ``entry.unrecorded`` and fix its records (``before`` is None after a kill).
 
     ``tracked(paths)`` says which of the paths the snapshot before held; ``changed_inside(folder)``
@@ -66,12 +74,21 @@ def judge(workspace: Path, entry: Entry, before: Outside | None, after: Outside,
             continue
         changed = changed_inside(rel) if changed_inside is not None else _changed_inside(workspace / rel, since)
         if changed:
-            out.append([rel + "/", f"changed inside ({rel}/{changed}); a nested git repository, whose files "
-                                   "monkey does not record"])
+            out.append(
+                [
+                    rel + "/",
+                    f"changed inside ({rel}/{changed}); a nested git repository, whose files monkey does not record",
+                ]
+            )
     for rel in sorted((old_nested or set()) - set(after.nested)):
         gone = not os.path.lexists(workspace / rel / ".git")
-        out.append([rel + "/", ("deleted" if gone else "no longer a repository") +
-                    "; a nested git repository, whose files monkey does not record"])
+        out.append(
+            [
+                rel + "/",
+                ("deleted" if gone else "no longer a repository")
+                + "; a nested git repository, whose files monkey does not record",
+            ]
+        )
     entry.unrecorded = out
     if before is not None:
         old_empty = set(before.empty)

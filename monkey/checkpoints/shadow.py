@@ -29,8 +29,16 @@ from typing import Any
 
 from monkey.checkpoints.gitrun import HARDENING, GitError, run_git
 
-__all__ = ["ShadowRepo", "TreeChange", "Outside", "workspace_key", "blob_sha", "git_mode", "folders_below",
-           "EMPTY_TREE"]
+__all__ = [
+    "ShadowRepo",
+    "TreeChange",
+    "Outside",
+    "workspace_key",
+    "blob_sha",
+    "git_mode",
+    "folders_below",
+    "EMPTY_TREE",
+]
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge -export-subst\n"
@@ -155,8 +163,10 @@ class ShadowRepo:
                     return ""
                 return f"removed a stale lock of the shadow repository ({lock}) left by a stopped monkey"
             if time.monotonic() >= deadline:
-                raise GitError(f"the shadow repository's index is locked by a running process (pid "
-                               f"{', '.join(map(str, holders))}): {lock}")
+                raise GitError(
+                    f"the shadow repository's index is locked by a running process (pid "
+                    f"{', '.join(map(str, holders))}): {lock}"
+                )
             time.sleep(0.05)
         return ""
 
@@ -227,8 +237,7 @@ class ShadowRepo:
                 items.append((name, name, value[0], value[1]))
         items.sort(key=lambda t: os.fsencode(t[0]))
         body = b"".join(
-            mode.encode() + b" " + os.fsencode(name) + b"\x00" + bytes.fromhex(sha)
-            for _, name, mode, sha in items
+            mode.encode() + b" " + os.fsencode(name) + b"\x00" + bytes.fromhex(sha) for _, name, mode, sha in items
         )
         return self.store_object(b"tree", body)
 
@@ -278,8 +287,7 @@ class ShadowRepo:
                 else:
                     plain.append(raw)
             if plain:
-                inner = self.git("ls-files", "-z", "-o", "--exclude-standard", "--",
-                                 *(os.fsdecode(r) for r in plain))
+                inner = self.git("ls-files", "-z", "-o", "--exclude-standard", "--", *(os.fsdecode(r) for r in plain))
                 out += b"\x00" + inner
                 found = [raw for raw in inner.split(b"\x00") if raw]
                 outside.nested += [os.fsdecode(raw[:-1]) for raw in found if raw.endswith(b"/")]
@@ -304,8 +312,9 @@ class ShadowRepo:
                 continue
             update.append(raw)
         if update:
-            self.git("update-index", "-z", "--add", "--remove", "--replace", "--stdin",
-                     input=b"\x00".join(update) + b"\x00")
+            self.git(
+                "update-index", "-z", "--add", "--remove", "--replace", "--stdin", input=b"\x00".join(update) + b"\x00"
+            )
         tree = self.git("write-tree").decode().strip()
         return tree, outside
 
@@ -323,8 +332,7 @@ class ShadowRepo:
         """Every file that differs between two trees."""
         if old == new:
             return []
-        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-ext-diff", old, new,
-                       work_tree=False)
+        out = self.git("diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-ext-diff", old, new, work_tree=False)
         parts = out.split(b"\x00")
         changes: list[TreeChange] = []
         i = 0
@@ -335,11 +343,15 @@ class ShadowRepo:
                 continue
             old_mode, new_mode, old_sha, new_sha, _ = meta[1:].decode().split(" ", 4)
             zero = "0" * 40
-            changes.append(TreeChange(
-                os.fsdecode(raw),
-                int(old_mode, 8), None if old_sha == zero else old_sha,
-                int(new_mode, 8), None if new_sha == zero else new_sha,
-            ))
+            changes.append(
+                TreeChange(
+                    os.fsdecode(raw),
+                    int(old_mode, 8),
+                    None if old_sha == zero else old_sha,
+                    int(new_mode, 8),
+                    None if new_sha == zero else new_sha,
+                )
+            )
         return changes
 
     # -- housekeeping ----------------------------------------------------------------

@@ -53,7 +53,7 @@ class Trees:
             space = data.index(b" ", i)
             nul = data.index(b"\x00", space)
             mode = data[i:space].decode()
-            out[os.fsdecode(data[space + 1:nul])] = (mode, data[nul + 1:nul + 21].hex())
+            out[os.fsdecode(data[space + 1 : nul])] = (mode, data[nul + 1 : nul + 21].hex())
             i = nul + 21
         self._parsed[tree] = out
         if len(self._parsed) > _CACHE:
@@ -142,13 +142,13 @@ class Trees:
 
     def write(self, items: dict[str, Leaf]) -> str:
         """Store one tree level; returns its id."""
+
         def key(name: str) -> bytes:
             raw = os.fsencode(name)
             return raw + b"/" if items[name][0] == TREE_MODE else raw
 
         body = b"".join(
-            items[name][0].encode() + b" " + os.fsencode(name) + b"\x00"
-            + bytes.fromhex(items[name][1])
+            items[name][0].encode() + b" " + os.fsencode(name) + b"\x00" + bytes.fromhex(items[name][1])
             for name in sorted(items, key=key)
         )
         sha = self.shadow.store_object(b"tree", body)
@@ -181,6 +181,12 @@ class Trees:
             a_file = ea if ea is not None and not a_dir else None
             b_file = eb if eb is not None and not b_dir else None
             if a_file or b_file:
-                out.append(TreeChange(path, int(a_file[0], 8) if a_file else 0, a_file[1] if a_file else None,
-                                      int(b_file[0], 8) if b_file else 0, b_file[1] if b_file else None))
-
+                out.append(
+                    TreeChange(
+                        path,
+                        int(a_file[0], 8) if a_file else 0,
+                        a_file[1] if a_file else None,
+                        int(b_file[0], 8) if b_file else 0,
+                        b_file[1] if b_file else None,
+                    )
+                )

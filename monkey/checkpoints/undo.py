@@ -23,8 +23,16 @@ from monkey.db import no_space
 from monkey.ids import new_id
 from monkey.tools.fileio import looks_binary, unified_diff
 
-__all__ = ["Conflict", "UndoConflict", "UndoError", "UndoOutcome", "plan_undo", "apply_undo", "content_diff",
-           "FAULT_KILL_AFTER"]
+__all__ = [
+    "Conflict",
+    "UndoConflict",
+    "UndoError",
+    "UndoOutcome",
+    "plan_undo",
+    "apply_undo",
+    "content_diff",
+    "FAULT_KILL_AFTER",
+]
 
 FAULT_KILL_AFTER = "MONKEY_FAULT_KILL_UNDO_AFTER"
 """Fault injection for tests: an undo kills its own process (SIGKILL) after writing this many files,
@@ -97,8 +105,9 @@ def content_diff(shadow: ShadowRepo, path: str, old: bytes | None, new: bytes | 
     return unified_diff(path, a.decode("utf-8", "surrogateescape"), b.decode("utf-8", "surrogateescape"))
 
 
-def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
-              force: bool) -> tuple[list[_Plan], list[Conflict], dict[str, str]]:
+def plan_undo(
+    guard: CheckpointGuard, entries: list[Entry], *, force: bool
+) -> tuple[list[_Plan], list[Conflict], dict[str, str]]:
     """The per-path plan for undoing ``entries`` (oldest first), the conflicts found, and the
     paths left alone because monkey cannot be sure their change was its own (path -> why)."""
     plans: dict[str, _Plan] = {}
@@ -121,8 +130,9 @@ def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
                 continue
             plan = plans.get(rec.path)
             if plan is None:
-                plan = plans[rec.path] = _Plan(rec.path, rec.before_sha, rec.before_mode, rec.exact_mode,
-                                               list(rec.created_dirs))
+                plan = plans[rec.path] = _Plan(
+                    rec.path, rec.before_sha, rec.before_mode, rec.exact_mode, list(rec.created_dirs)
+                )
             plan.expected_sha, plan.expected_mode, plan.expected_exact = rec.after_sha, rec.after_mode, rec.exact_mode
     left = {path: why for path, why in left.items() if path not in plans and path not in folders}
     conflicts: list[Conflict] = []
@@ -144,8 +154,13 @@ def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
             reason = "it was created again"
         else:
             reason = "its content was changed"
-        conflicts.append(Conflict(plan.path, f"{plan.path}: {reason} after monkey's change",
-                                  content_diff(guard.shadow, plan.path, expected, now)))
+        conflicts.append(
+            Conflict(
+                plan.path,
+                f"{plan.path}: {reason} after monkey's change",
+                content_diff(guard.shadow, plan.path, expected, now),
+            )
+        )
     if conflicts and not force:
         raise UndoConflict(conflicts)
     hard = [c for c in conflicts if not c.diff and "after monkey's change" not in c.reason]
@@ -154,8 +169,9 @@ def plan_undo(guard: CheckpointGuard, entries: list[Entry], *,
     return [*plans.values(), *(_Plan(f, None, 0, False, [f.rstrip("/")]) for f in folders)], conflicts, left
 
 
-def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = False,
-               session_id: str = "") -> UndoOutcome:
+def apply_undo(
+    guard: CheckpointGuard, entries: list[Entry], *, force: bool = False, session_id: str = ""
+) -> UndoOutcome:
     """Undo ``entries`` (oldest first) all together; raises UndoConflict/UndoError.
 
     Paths whose change monkey cannot attribute to itself are left as they are and listed
@@ -171,29 +187,55 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
         folders = [p for p in plans if p.path.endswith("/")]
         plans = [p for p in plans if not p.path.endswith("/")]
         for plan in plans:  # read every target before touching anything
-            targets[plan.path] = (None if plan.target_sha is None
-                                  else FileState(plan.target_mode, shadow.read_blob(plan.target_sha)))
-        undo = Entry(id=new_id("u"), workspace=guard.key, kind="undo", state="pending", tool="undo",
-                     session_id=session_id, owner=guard._own())
+            targets[plan.path] = (
+                None if plan.target_sha is None else FileState(plan.target_mode, shadow.read_blob(plan.target_sha))
+            )
+        undo = Entry(
+            id=new_id("u"),
+            workspace=guard.key,
+            kind="undo",
+            state="pending",
+            tool="undo",
+            session_id=session_id,
+            owner=guard._own(),
+        )
         for plan in plans:
             cur = plan.current
-            undo.files.append(FileRecord(
-                plan.path,
-                shadow.store_blob(cur.data) if cur is not None else None, cur.mode if cur is not None else 0,
-                plan.target_sha, plan.target_mode, created_dirs=plan.created_dirs, exact_mode=plan.target_exact,
-            ))
-        undo.files += [FileRecord(f.path, None, 0, None, 0, created_dirs=f.created_dirs, exact_mode=False)
-                       for f in folders]
+            undo.files.append(
+                FileRecord(
+                    plan.path,
+                    shadow.store_blob(cur.data) if cur is not None else None,
+                    cur.mode if cur is not None else 0,
+                    plan.target_sha,
+                    plan.target_mode,
+                    created_dirs=plan.created_dirs,
+                    exact_mode=plan.target_exact,
+                )
+            )
+        undo.files += [
+            FileRecord(f.path, None, 0, None, 0, created_dirs=f.created_dirs, exact_mode=False) for f in folders
+        ]
         guard.journal.add(undo, claim=[e.id for e in entries])
         done: list[_Plan] = []
         kill_after = _fault_point()
         try:
             for plan in plans:
                 if len(done) == kill_after:
-                    write_state(guard.workspace, plan.path, targets[plan.path], exact_mode=plan.target_exact,
-                                created_dirs=plan.created_dirs, die_before_rename=True)
-                write_state(guard.workspace, plan.path, targets[plan.path], exact_mode=plan.target_exact,
-                            created_dirs=plan.created_dirs)
+                    write_state(
+                        guard.workspace,
+                        plan.path,
+                        targets[plan.path],
+                        exact_mode=plan.target_exact,
+                        created_dirs=plan.created_dirs,
+                        die_before_rename=True,
+                    )
+                write_state(
+                    guard.workspace,
+                    plan.path,
+                    targets[plan.path],
+                    exact_mode=plan.target_exact,
+                    created_dirs=plan.created_dirs,
+                )
                 done.append(plan)
         except (OSError, PathError) as exc:
             failed_at = plan.path
@@ -202,8 +244,7 @@ def apply_undo(guard: CheckpointGuard, entries: list[Entry], *, force: bool = Fa
                     write_state(guard.workspace, back.path, back.current)
                 except (OSError, PathError):
                     pass
-            why = (no_space(guard.workspace) if isinstance(exc, OSError) and exc.errno == errno.ENOSPC
-                   else str(exc))
+            why = no_space(guard.workspace) if isinstance(exc, OSError) and exc.errno == errno.ENOSPC else str(exc)
             undo.state, undo.note = "failed", f"{failed_at}: {why}"
             guard.journal.finish_undo(undo)
             raise UndoError(f"undo failed at {failed_at} ({why}); every file was put back as it was") from None

@@ -55,8 +55,16 @@ _FAN_MARK_ADD, _FAN_MARK_FILESYSTEM = 0x1, 0x100
 _FAN_MODIFY, _FAN_ATTRIB, _FAN_CLOSE_WRITE = 0x2, 0x4, 0x8
 _FAN_MOVED_FROM, _FAN_MOVED_TO, _FAN_CREATE, _FAN_DELETE = 0x40, 0x80, 0x100, 0x200
 _FAN_Q_OVERFLOW, _FAN_ONDIR = 0x4000, 0x40000000
-_MASK = (_FAN_MODIFY | _FAN_ATTRIB | _FAN_CLOSE_WRITE | _FAN_MOVED_FROM | _FAN_MOVED_TO | _FAN_CREATE
-         | _FAN_DELETE | _FAN_ONDIR)
+_MASK = (
+    _FAN_MODIFY
+    | _FAN_ATTRIB
+    | _FAN_CLOSE_WRITE
+    | _FAN_MOVED_FROM
+    | _FAN_MOVED_TO
+    | _FAN_CREATE
+    | _FAN_DELETE
+    | _FAN_ONDIR
+)
 _DIR_CHANGE = _FAN_CREATE | _FAN_DELETE | _FAN_MOVED_FROM | _FAN_MOVED_TO
 _WRITE = _FAN_MODIFY | _FAN_CLOSE_WRITE | _FAN_ATTRIB
 _INFO_DFID_NAME = 2
@@ -185,8 +193,8 @@ class WriteWatch:
                     if kind == _INFO_DFID_NAME:
                         hsize, htype = struct.unpack_from("=Ii", data, info + 4 + 8)
                         start = info + 4 + 8 + 8
-                        handle = struct.pack("=i", htype) + data[start:start + hsize]
-                        name = data[start + hsize:info + size].split(b"\x00", 1)[0]
+                        handle = struct.pack("=i", htype) + data[start : start + hsize]
+                        name = data[start + hsize : info + size].split(b"\x00", 1)[0]
                         self._event(handle, name, mask, pid)
                     info += size
                 offset += max(length, _META.size)
@@ -225,7 +233,7 @@ class WriteWatch:
         if path == self.workspace:
             rel = ""
         elif path.startswith(self.workspace + "/") and not path.endswith(" (deleted)"):
-            rel = path[len(self.workspace) + 1:]
+            rel = path[len(self.workspace) + 1 :]
         if len(self._folders) > _MAX_FOLDERS:
             self._folders.clear()
         self._folders[handle] = rel
@@ -351,10 +359,11 @@ class WriteWatch:
             window.lost = window.start < self.horizon
             self._spans[window.key] = (window.start, end)
             mine = {pid for pid, owner in self._claims.items() if owner == window.key} | {
-                pid for pid, keys in self._scoped.items() if window.key in keys}
+                pid for pid, keys in self._scoped.items() if window.key in keys
+            }
             out = []
             first = max(window.start - self._first, 0)
-            for n, (rel, mask, pid, verdict, chain) in enumerate(self._records[first:end - self._first]):
+            for n, (rel, mask, pid, verdict, chain) in enumerate(self._records[first : end - self._first]):
                 if verdict == OURS:
                     owner = self._owner(chain, first + self._first + n)
                     if owner is not None and owner != window.key:
@@ -372,7 +381,7 @@ class WriteWatch:
                 return None
             files: set[str] = set()
             folders: set[str] = set()
-            for rel, mask, _, _, _ in self._records[start - self._first:end - self._first]:
+            for rel, mask, _, _, _ in self._records[start - self._first : end - self._first]:
                 if mask & _FAN_ONDIR:
                     if mask & _DIR_CHANGE:
                         folders.add(rel)
@@ -453,11 +462,11 @@ class Window:
         prefix = folder.rstrip("/") + "/"
         for rel, _, _, _ in self._records:
             if rel.startswith(prefix) and not rel.startswith(prefix + ".git/") and rel != prefix + ".git":
-                return rel[len(prefix):]
+                return rel[len(prefix) :]
         return ""
 
     def why_not_ours(self, workspace: Path, rel: str) -> str:
-        """"" when every write seen to ``rel`` was the command's, else why monkey cannot be sure.
+        """ "" when every write seen to ``rel`` was the command's, else why monkey cannot be sure.
 
         A path with no write of its own (a file inside a folder the command moved) is judged
         by the folder's move, and only when nobody else wrote in the workspace meanwhile.
@@ -475,8 +484,10 @@ class Window:
                 continue
             why = self._describe(moved)
             if not why and self._others:
-                return ("its folder was moved or made by the command while another program wrote in the "
-                        "workspace, so monkey cannot tell whose its content is")
+                return (
+                    "its folder was moved or made by the command while another program wrote in the "
+                    "workspace, so monkey cannot tell whose its content is"
+                )
             return why
         return "no write to it by the command was seen"
 
@@ -498,8 +509,9 @@ class Window:
         writes = list(writes)
         foreign = sorted({pid for pid, verdict in writes if verdict == FOREIGN})
         if foreign:
-            who = ", ".join(f"pid {p}" + (f" ({self.watch._who[p]})" if self.watch._who.get(p) else "")
-                            for p in foreign[:3])
+            who = ", ".join(
+                f"pid {p}" + (f" ({self.watch._who[p]})" if self.watch._who.get(p) else "") for p in foreign[:3]
+            )
             return f"written by another program ({who}) while the command ran"
         if any(verdict == OTHER for _, verdict in writes):
             return "written by another command monkey ran at the same time too"

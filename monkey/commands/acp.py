@@ -68,8 +68,10 @@ def run_acp_command(args: argparse.Namespace) -> int:
     try:
         import acp  # noqa: F401
     except ImportError:
-        sys.stderr.write(f"monkey: monkey acp needs the Agent Client Protocol SDK: "
-                         f"pip install agent-client-protocol=={SDK_VERSION}\n")
+        sys.stderr.write(
+            f"monkey: monkey acp needs the Agent Client Protocol SDK: "
+            f"pip install agent-client-protocol=={SDK_VERSION}\n"
+        )
         return 1
     if args.script:  # a bad script is said once, at the start, not at every session/new
         from monkey.backends.base import BackendError
@@ -81,8 +83,10 @@ def run_acp_command(args: argparse.Namespace) -> int:
             sys.stderr.write(f"monkey: {exc.message}\n")
             return 2
     if sys.stdin.isatty():
-        sys.stderr.write("monkey acp: speaking the Agent Client Protocol on stdin/stdout; "
-                         "an editor starts this (see the README). Ctrl-D ends it.\n")
+        sys.stderr.write(
+            "monkey acp: speaking the Agent Client Protocol on stdin/stdout; "
+            "an editor starts this (see the README). Ctrl-D ends it.\n"
+        )
     try:
         return asyncio.run(_serve_until_stopped(args)) or 0
     except KeyboardInterrupt:

@@ -24,11 +24,22 @@ def session_request(args: argparse.Namespace, **changes: Any) -> SessionRequest:
 
     cwd = flag("cwd")
     request = SessionRequest(
-        workspace=Path(cwd) if cwd else None, backend=flag("backend"), model=flag("model"),
-        local=bool(flag("local", False)), base_url=flag("base_url"), api_key=flag("api_key"), script=flag("script"),
-        mode=flag("mode"), no_approval=bool(flag("no_approval", False)), approve_plan=flag("approve_plan") or "",
-        max_iterations=flag("max_iterations"), compact_at=flag("compact_at"),
-        budgets={name: flag(name) for name in BUDGETS}, budget_scope=flag("budget_scope"),
-        mcp_config=flag("mcp_config"), continue_=bool(flag("continue_", False)), resume=flag("resume"),
+        workspace=Path(cwd) if cwd else None,
+        backend=flag("backend"),
+        model=flag("model"),
+        local=bool(flag("local", False)),
+        base_url=flag("base_url"),
+        api_key=flag("api_key"),
+        script=flag("script"),
+        mode=flag("mode"),
+        no_approval=bool(flag("no_approval", False)),
+        approve_plan=flag("approve_plan") or "",
+        max_iterations=flag("max_iterations"),
+        compact_at=flag("compact_at"),
+        budgets={name: flag(name) for name in BUDGETS},
+        budget_scope=flag("budget_scope"),
+        mcp_config=flag("mcp_config"),
+        continue_=bool(flag("continue_", False)),
+        resume=flag("resume"),
     )
     return request.but(**changes) if changes else request

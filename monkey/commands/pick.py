@@ -21,12 +21,15 @@ def pick_session(workspace: Path, *, interactive: bool) -> str:
     sessions = recent_sessions(workspace)
     if not sessions:
         raise StoreError(f"no sessions in {workspace} to resume")
-    lines = [f"{i:>3}. {s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}  "
-             f"{escape_controls(s.title[:60], keep_newlines=False)}"
-             for i, s in enumerate(sessions, 1)]
+    lines = [
+        f"{i:>3}. {s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}  "
+        f"{escape_controls(s.title[:60], keep_newlines=False)}"
+        for i, s in enumerate(sessions, 1)
+    ]
     if not interactive:
-        raise StoreError("--resume needs a session id when there is no terminal to ask on; recent sessions:\n"
-                         + "\n".join(lines))
+        raise StoreError(
+            "--resume needs a session id when there is no terminal to ask on; recent sessions:\n" + "\n".join(lines)
+        )
     sys.stdout.write("Recent sessions of this workspace:\n" + "\n".join(lines) + "\n")
     sys.stdout.flush()
     while True:
@@ -41,4 +44,3 @@ def pick_session(workspace: Path, *, interactive: bool) -> str:
         matches = [s.id for s in sessions if s.id.startswith(answer)]
         if len(matches) == 1:
             return matches[0]
-

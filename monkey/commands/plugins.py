@@ -23,16 +23,22 @@ __all__ = ["add_parser", "run_plugins_command"]
 
 
 def add_parser(sub) -> None:
-    plugins = sub.add_parser("plugins", help="list, validate and describe agent plugins",
-                             description="Agent plugins: programs speaking JSON-RPC on stdio, used with "
-                             "--backend plugin:NAME.")
+    plugins = sub.add_parser(
+        "plugins",
+        help="list, validate and describe agent plugins",
+        description="Agent plugins: programs speaking JSON-RPC on stdio, used with --backend plugin:NAME.",
+    )
     psub = plugins.add_subparsers(dest="plugins_command", metavar="ACTION")
     plugins.set_defaults(_commands=psub.choices)
     ls = psub.add_parser("list", help="every plugin and alias: version, capabilities, available or why not")
     ls.add_argument("--json", action="store_true", help="one JSON array")
-    ls.add_argument("--no-check", action="store_true", help="do not start the plugins to ask whether they are available")
+    ls.add_argument(
+        "--no-check", action="store_true", help="do not start the plugins to ask whether they are available"
+    )
     validate = psub.add_parser("validate", help="check a plugin: manifest, agent.init, agent.available, a smoke run")
-    validate.add_argument("target", metavar="NAME|PATH", help="a plugin or alias name, or a plugin folder / plugin.yaml")
+    validate.add_argument(
+        "target", metavar="NAME|PATH", help="a plugin or alias name, or a plugin folder / plugin.yaml"
+    )
     validate.add_argument("--run", metavar="PROMPT", help="also send agent.run with PROMPT (no tools offered)")
     info = psub.add_parser("info", help="a plugin's manifest and the settings that apply")
     info.add_argument("name", help="a plugin or alias name")
@@ -117,12 +123,18 @@ async def _list(ctx: _Context, args: argparse.Namespace) -> int:
             rows.append(row)
             continue
         m = r.manifest
-        row.update(version=m.version, source=m.source if not r.chain else f"alias of {m.name}",
-                   capabilities=list(m.capabilities), description=r.description, path=str(m.path))
+        row.update(
+            version=m.version,
+            source=m.source if not r.chain else f"alias of {m.name}",
+            capabilities=list(m.capabilities),
+            description=r.description,
+            path=str(m.path),
+        )
         rows.append(row)
     if not args.no_check:
-        checks = await asyncio.gather(*(_check(resolved[row["name"]], args.timeout) for row in rows
-                                        if row["name"] in resolved))
+        checks = await asyncio.gather(
+            *(_check(resolved[row["name"]], args.timeout) for row in rows if row["name"] in resolved)
+        )
         for row, (status, detail) in zip([r for r in rows if r["name"] in resolved], checks, strict=True):
             row.update(status=status, detail=detail)
     if args.json:
@@ -137,8 +149,9 @@ async def _list(ctx: _Context, args: argparse.Namespace) -> int:
             else:
                 said = f"{'not available' if status == 'unavailable' else 'error'}: {row['detail']}"
             caps = ", ".join(row.get("capabilities", [])) or "-"
-            print(_shown(f"{row['name']:<16} {row.get('version', '-'):<8} {row.get('source', '-'):<20} "
-                         f"{caps:<24} {said}"))
+            print(
+                _shown(f"{row['name']:<16} {row.get('version', '-'):<8} {row.get('source', '-'):<20} {caps:<24} {said}")
+            )
         if not rows:
             print(f"no plugins; put one in {ctx.home / 'plugins'}/NAME/plugin.yaml (see docs/plugins.md)")
     for line in ctx.catalog.problems + ctx.catalog.notes:
@@ -152,15 +165,22 @@ def _info(ctx: _Context, name: str) -> int:
     lines = [f"{r.name}: {r.description or '(no description)'}"]
     if r.chain:
         lines.append(f"alias: {' -> '.join([*r.chain, m.name])}")
-    lines += [f"plugin: {m.name} {m.version} ({m.source})", f"manifest: {m.path}", f"protocol: {m.protocol}",
-              f"command: {' '.join(m.command)} (in {m.folder})",
-              f"agent: {m.agent_name}, streaming {'yes' if m.streaming else 'no'}",
-              f"capabilities: {', '.join(m.capabilities) or 'none'}"]
+    lines += [
+        f"plugin: {m.name} {m.version} ({m.source})",
+        f"manifest: {m.path}",
+        f"protocol: {m.protocol}",
+        f"command: {' '.join(m.command)} (in {m.folder})",
+        f"agent: {m.agent_name}, streaming {'yes' if m.streaming else 'no'}",
+        f"capabilities: {', '.join(m.capabilities) or 'none'}",
+    ]
     settings = r.settings
     for var in m.env:
         value = settings.env.get(var.name)
-        where = "set by monkey's config" if value is not None else (f"default {var.default!r}" if var.default is not None
-                                                                    else "not set")
+        where = (
+            "set by monkey's config"
+            if value is not None
+            else (f"default {var.default!r}" if var.default is not None else "not set")
+        )
         need = "required" if var.required else "optional"
         lines.append(f"env {var.name} ({need}; {where}): {var.description}")
     for key in sorted(set(settings.env) - {v.name for v in m.env}):
@@ -168,8 +188,10 @@ def _info(ctx: _Context, name: str) -> int:
     if settings.config or settings.model:
         config = {**settings.config, **({"model": settings.model} if settings.model else {})}
         lines.append(f"agent.init config: {json.dumps(config)}")
-    lines.append(f"limits: idle {settings.idle_timeout:g} s, run {settings.timeout:g} s, "
-                 f"lines up to {settings.max_line_bytes} bytes")
+    lines.append(
+        f"limits: idle {settings.idle_timeout:g} s, run {settings.timeout:g} s, "
+        f"lines up to {settings.max_line_bytes} bytes"
+    )
     aliases = [a for a, v in ctx.config.agents.items() if isinstance(v, dict) and v.get("extends") == m.name]
     if aliases:
         lines.append(f"aliases: {', '.join(aliases)}")
@@ -210,8 +232,12 @@ async def _validate(ctx: _Context, args: argparse.Namespace) -> int:
             print(_shown(f"FAIL manifest: {broken[0] if broken else exc}"))
             return 1
         manifest = resolved.manifest
-    print(_shown(f"ok   manifest {manifest.path}: {manifest.name} {manifest.version}, protocol {manifest.protocol}, "
-                 f"capabilities {', '.join(manifest.capabilities) or 'none'}"))
+    print(
+        _shown(
+            f"ok   manifest {manifest.path}: {manifest.name} {manifest.version}, protocol {manifest.protocol}, "
+            f"capabilities {', '.join(manifest.capabilities) or 'none'}"
+        )
+    )
     for warning in manifest.warnings:
         print(_shown(f"warn {warning}"))
     from monkey.backends.plugin.backend import PluginBackend
@@ -235,8 +261,12 @@ async def _validate(ctx: _Context, args: argparse.Namespace) -> int:
         return 1
     finally:
         await host.close()
-    print(_shown(f"ok   agent.init: name {info.name or '?'}, model {info.model or '?'}, capabilities "
-                 f"{', '.join(info.capabilities) or 'none'}"))
+    print(
+        _shown(
+            f"ok   agent.init: name {info.name or '?'}, model {info.model or '?'}, capabilities "
+            f"{', '.join(info.capabilities) or 'none'}"
+        )
+    )
     print("ok   agent.available: available")
     if args.run is None:
         return 0
@@ -270,9 +300,16 @@ async def _smoke(backend: Any, prompt: str) -> int:
             call = done.tool_calls[0]
             refused += 1
             print(_shown(f"warn the plugin asked for {call.name}, which was not run (a smoke run offers no tools)"))
-            messages += [Message(role="assistant", content=done.text, tool_calls=[call]),
-                         Message(role="tool", tool_call_id=call.id, name=call.name, is_error=True,
-                                 content="not run: `monkey plugins validate` runs no tools")]
+            messages += [
+                Message(role="assistant", content=done.text, tool_calls=[call]),
+                Message(
+                    role="tool",
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=True,
+                    content="not run: `monkey plugins validate` runs no tools",
+                ),
+            ]
     except BackendError as exc:
         print(_shown(f"FAIL agent.run: {exc.message}"))
         return 1

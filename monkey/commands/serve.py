@@ -38,18 +38,25 @@ class _Intermixed(argparse.ArgumentParser):
 
 def add_parser(sub: Any, model_flags: Any, mode_flag: Any) -> None:
     """``monkey serve [http [PORT]]`` and its flags (PORT may come after them)."""
-    serve = sub.add_parser("serve", help="serve monkey's tools to MCP clients (stdio, or http)",
-                           description="Run monkey as an MCP server: its tools, confined to the workspace, "
-                           "through its rules, checkpoints and sandbox. Without a transport it speaks MCP on "
-                           "stdin/stdout; 'http [PORT]' serves streamable HTTP on 127.0.0.1.")
+    serve = sub.add_parser(
+        "serve",
+        help="serve monkey's tools to MCP clients (stdio, or http)",
+        description="Run monkey as an MCP server: its tools, confined to the workspace, "
+        "through its rules, checkpoints and sandbox. Without a transport it speaks MCP on "
+        "stdin/stdout; 'http [PORT]' serves streamable HTTP on 127.0.0.1.",
+    )
     serve.__class__ = _Intermixed
-    serve.add_argument("transport", nargs="?", choices=("stdio", "http"), default="stdio",
-                       help="stdio (default) or http")
+    serve.add_argument(
+        "transport", nargs="?", choices=("stdio", "http"), default="stdio", help="stdio (default) or http"
+    )
     serve.add_argument("port_arg", nargs="?", metavar="PORT", help="http: the port (default: a free one)")
     serve.add_argument("--port", help="http: the port (default: a free one)")
     serve.add_argument("--host", help="http: the address to bind (default 127.0.0.1)")
-    serve.add_argument("--token", help="http: the bearer token clients must send (default: $MONKEY_SERVE_TOKEN; "
-                       "else made and printed once on stderr)")
+    serve.add_argument(
+        "--token",
+        help="http: the bearer token clients must send (default: $MONKEY_SERVE_TOKEN; "
+        "else made and printed once on stderr)",
+    )
     serve.add_argument("--cwd", help="workspace directory (default: the current directory)")
     serve.add_argument("-l", "--local", action="store_true", help="use the embedded local model (no network)")
     serve.add_argument("--no-approval", action="store_true", help="the same as --mode auto")

@@ -36,9 +36,11 @@ async def _list(store: SessionStore, args: argparse.Namespace) -> int:
         return 0
     for s in sessions:
         where = f"  {_safe(s.workspace)}" if args.all else ""
-        _line(f"{s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}"
-              f" {s.events:>6} events"
-              f"{where}  {_safe(s.title[:70])}")
+        _line(
+            f"{s.id}  {format_when(s.updated)}  {s.state:<11} {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}"
+            f" {s.events:>6} events"
+            f"{where}  {_safe(s.title[:70])}"
+        )
     return 0
 
 
@@ -95,12 +97,21 @@ async def _show(store: SessionStore, args: argparse.Namespace) -> int:
 
 async def _links(store: SessionStore, info: SessionInfo) -> list[str]:
     """Where the session came from or went: a fork's original, a Claude Code or Codex session."""
-    said = {"fork": "forked from", "claude": "claude code", "claude-import": "from claude code",
-            "codex-import": "from codex"}
-    rows = await store.fetchall("SELECT kind, foreign_id, path, detail FROM session_links WHERE session_id = ? "
-                                "ORDER BY kind", (info.id,))
-    out = [f"{said.get(kind, kind):<10} {_safe(foreign)}" + (f" after turn {detail}" if kind == "fork" else "")
-           + (f"  {_safe(path)}" if path else "") for kind, foreign, path, detail in rows]
+    said = {
+        "fork": "forked from",
+        "claude": "claude code",
+        "claude-import": "from claude code",
+        "codex-import": "from codex",
+    }
+    rows = await store.fetchall(
+        "SELECT kind, foreign_id, path, detail FROM session_links WHERE session_id = ? ORDER BY kind", (info.id,)
+    )
+    out = [
+        f"{said.get(kind, kind):<10} {_safe(foreign)}"
+        + (f" after turn {detail}" if kind == "fork" else "")
+        + (f"  {_safe(path)}" if path else "")
+        for kind, foreign, path, detail in rows
+    ]
     if info.backend == "claude-code":  # the CLI's own session, and its file
         from monkey.session.claude_export import project_dir
 
@@ -133,8 +144,10 @@ async def _tree(store: SessionStore, session_id: str, depth: int = 1) -> list[st
         how = started.get(child.id)
         agent = how.agent if how is not None else "?"
         label = how.description if how is not None and how.description else child.title
-        out.append(f"{'  ' * depth}{child.id}  {_safe(agent)}  {child.state:<9} {child.turns} turn"
-                   f"{'s' if child.turns != 1 else ''}  ${child.cost_usd:.4f}  {_safe(label[:60])}")
+        out.append(
+            f"{'  ' * depth}{child.id}  {_safe(agent)}  {child.state:<9} {child.turns} turn"
+            f"{'s' if child.turns != 1 else ''}  ${child.cost_usd:.4f}  {_safe(label[:60])}"
+        )
         out += await _tree(store, child.id, depth + 1)
     return out
 
@@ -164,21 +177,34 @@ def render_markdown(lines: list[bytes]) -> str:
                 state = "ok" if event.ok else "failed"
                 out.append(f"### {event.name} ({state})\n\n```\n{event.output.replace('```', '` ` `')}\n```")
             case ev.ApprovalResolved():
-                out.append(f"*{event.name}: {event.decision} by {event.by}*" + (f" — {event.reason}" if event.reason else ""))
+                out.append(
+                    f"*{event.name}: {event.decision} by {event.by}*" + (f" — {event.reason}" if event.reason else "")
+                )
             case ev.ContextCompacted():
-                out.append(f"> context compacted ({event.trigger}): {event.messages_compacted} messages, "
-                           f"{event.tokens_before} → {event.tokens_after} tokens")
+                out.append(
+                    f"> context compacted ({event.trigger}): {event.messages_compacted} messages, "
+                    f"{event.tokens_before} → {event.tokens_after} tokens"
+                )
             case ev.PlanSaved():
-                said = {"approved": f"approved, went on in {event.mode} mode", "sent_back": "sent back",
-                        "rejected": "rejected", "recorded": "recorded (nobody to approve it)"}[event.outcome]
-                out.append(f"## Plan ({said})\n\n{event.plan}" + (f"\n\n*{event.feedback}*" if event.feedback else "")
-                           + (f"\n\n(kept in `{event.path}`)" if event.path else ""))
+                said = {
+                    "approved": f"approved, went on in {event.mode} mode",
+                    "sent_back": "sent back",
+                    "rejected": "rejected",
+                    "recorded": "recorded (nobody to approve it)",
+                }[event.outcome]
+                out.append(
+                    f"## Plan ({said})\n\n{event.plan}"
+                    + (f"\n\n*{event.feedback}*" if event.feedback else "")
+                    + (f"\n\n(kept in `{event.path}`)" if event.path else "")
+                )
             case ev.ModeChanged():
                 out.append(f"> mode: {event.mode}")
             case ev.Error():
                 out.append(f"> error: {event.message}")
             case ev.TurnCompleted() if event.reason != "completed":
-                out.append(f"> turn {event.turn} ended: {event.reason}" + (f" — {event.message}" if event.message else ""))
+                out.append(
+                    f"> turn {event.turn} ended: {event.reason}" + (f" — {event.message}" if event.message else "")
+                )
             case _:
                 pass
     return "\n\n".join(out) + "\n"
@@ -237,7 +263,9 @@ async def _search(store: SessionStore, args: argparse.Namespace) -> int:
     what = {"turn_started": "prompt", "message_completed": "answer", "tool_result": "tool result"}
     for hit in hits:
         where = f"  {_safe(hit.workspace)}" if args.all else ""
-        _line(f"{hit.session_id}  turn {hit.turn:<3} {what.get(hit.kind, hit.kind):<11}{where}  {_safe(hit.title[:50])}")
+        _line(
+            f"{hit.session_id}  turn {hit.turn:<3} {what.get(hit.kind, hit.kind):<11}{where}  {_safe(hit.title[:50])}"
+        )
         _line(f"    {_safe(hit.snippet)}")
     return 0
 
@@ -257,8 +285,10 @@ async def _import(store: SessionStore, args: argparse.Namespace) -> int:
 
     done = await (import_codex if args.source == "codex" else import_claude)(store, args.ref)
     what = "updated" if done.updated else "imported"
-    _line(f"{what} {_safe(str(done.source))} as session {done.session_id} "
-          f"({done.turns} turn{'s' if done.turns != 1 else ''})")
+    _line(
+        f"{what} {_safe(str(done.source))} as session {done.session_id} "
+        f"({done.turns} turn{'s' if done.turns != 1 else ''})"
+    )
     for note in done.notes:
         _line(f"note: {_safe(note)}")
     _line(f"continue it with: monkey agent --resume {done.session_id} (any backend)")
@@ -283,13 +313,23 @@ async def _prune(store: SessionStore, args: argparse.Namespace) -> int:
     return 0
 
 
-_ACTIONS = {"list": _list, "show": _show, "export": _export, "rm": _rm, "prune": _prune, "rename": _rename,
-            "search": _search, "fork": _fork, "import": _import}
+_ACTIONS = {
+    "list": _list,
+    "show": _show,
+    "export": _export,
+    "rm": _rm,
+    "prune": _prune,
+    "rename": _rename,
+    "search": _search,
+    "fork": _fork,
+    "import": _import,
+}
 
 
 async def _run(args: argparse.Namespace) -> int:
     readonly = args.sessions_command in ("list", "show", "search") or (
-        args.sessions_command == "export" and args.format != "claude")  # these work on a full disk or read-only home
+        args.sessions_command == "export" and args.format != "claude"
+    )  # these work on a full disk or read-only home
     async with await SessionStore.open(readonly=readonly) as store:
         return await _ACTIONS[args.sessions_command](store, args)
 
@@ -297,7 +337,9 @@ async def _run(args: argparse.Namespace) -> int:
 def run_sessions_command(args: argparse.Namespace) -> int:
     """Run ``monkey sessions ACTION`` and return the exit status."""
     if not getattr(args, "sessions_command", None):
-        sys.stderr.write("monkey: sessions needs an action: list, show, search, rename, fork, export, import, rm or prune\n")
+        sys.stderr.write(
+            "monkey: sessions needs an action: list, show, search, rename, fork, export, import, rm or prune\n"
+        )
         return 2
     try:
         return asyncio.run(_run(args))

@@ -12,13 +12,22 @@ __all__ = ["add_parser", "run_stats_command"]
 
 
 def add_parser(sub) -> None:
-    stats = sub.add_parser("stats", help="tokens, cost, timings, tool calls and approvals of the stored sessions",
-                           description="Figures of this workspace's stored sessions (or one session's, or every "
-                                       "workspace's), read from the monkey home's database.")
+    stats = sub.add_parser(
+        "stats",
+        help="tokens, cost, timings, tool calls and approvals of the stored sessions",
+        description="Figures of this workspace's stored sessions (or one session's, or every "
+        "workspace's), read from the monkey home's database.",
+    )
     stats.add_argument("--json", action="store_true", help="one JSON object, for scripts")
-    stats.add_argument("--since", metavar="WHEN", help="from a span back (30m, 12h, 7d, 2w), 'today' or a date (2026-11-01)")
-    stats.add_argument("--by", choices=("day", "model", "backend", "tool", "session"), default="day",
-                       help="the grouping of the table (default: day)")
+    stats.add_argument(
+        "--since", metavar="WHEN", help="from a span back (30m, 12h, 7d, 2w), 'today' or a date (2026-11-01)"
+    )
+    stats.add_argument(
+        "--by",
+        choices=("day", "model", "backend", "tool", "session"),
+        default="day",
+        help="the grouping of the table (default: day)",
+    )
     stats.add_argument("--session", metavar="ID", help="one session (id or unique prefix) and its sub-agents")
     stats.add_argument("--all", action="store_true", help="every workspace's sessions")
     stats.add_argument("--cost", action="store_true", help="chart cost per day rather than tokens")

@@ -13,10 +13,12 @@ def add_parser(sub) -> None:
     from monkey.trust import TRUST_TURNS_ON
 
     trust = sub.add_parser(
-        "trust", help="trust a folder's .monkey/ config, instructions, skills and servers (or --list, --revoke)",
+        "trust",
+        help="trust a folder's .monkey/ config, instructions, skills and servers (or --list, --revoke)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="A folder's own files count only once you trust it (and the folders inside it).\n"
-        "Trusting a folder turns on:\n" + "\n".join(f"  - {item}" for item in TRUST_TURNS_ON))
+        "Trusting a folder turns on:\n" + "\n".join(f"  - {item}" for item in TRUST_TURNS_ON),
+    )
     trust.add_argument("path", nargs="?", default=None, help="the folder (default: the current one)")
     trust.add_argument("--revoke", action="store_true", help="stop trusting the folder")
     trust.add_argument("--list", action="store_true", help="list the trusted folders")
@@ -48,6 +50,8 @@ def run_trust_command(args: argparse.Namespace) -> int:
     except OSError as exc:
         sys.stderr.write(f"monkey: cannot save the trusted folders in {home}: {exc.strerror or exc}\n")
         return 1
-    print(f"trusted: {shown} (its .monkey/config.toml, instruction files, skills, sub-agents, plugins and "
-          "MCP servers now count: monkey trust --help lists them)")
+    print(
+        f"trusted: {shown} (its .monkey/config.toml, instruction files, skills, sub-agents, plugins and "
+        "MCP servers now count: monkey trust --help lists them)"
+    )
     return 0

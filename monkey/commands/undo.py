@@ -24,10 +24,11 @@ COMMANDS = ("undo", "restore", "checkpoints")
 def add_parsers(sub: Any, positive_int: Callable[[str], int]) -> None:
     """Add the undo, restore and checkpoints subcommands to the CLI's subparsers."""
     undo = sub.add_parser(
-        "undo", help="undo the latest change monkey made in this workspace",
+        "undo",
+        help="undo the latest change monkey made in this workspace",
         description="Undo changes monkey made: the latest one, the last N, a session's, or all since a checkpoint. "
-                    "Only what monkey changed is touched; a file changed by someone else since is refused "
-                    "(with a diff) unless --force.",
+        "Only what monkey changed is touched; a file changed by someone else since is refused "
+        "(with a diff) unless --force.",
     )
     undo.add_argument("--steps", type=positive_int, help="undo the last N changes (default 1)")
     undo.add_argument("--session", help="undo every change of this session (with --steps: its last N)")
@@ -37,9 +38,10 @@ def add_parsers(sub: Any, positive_int: Callable[[str], int]) -> None:
     undo.add_argument("--cwd", help="workspace directory (default: the current directory)")
 
     restore = sub.add_parser(
-        "restore", help="put every file monkey changed since a checkpoint back as it was then",
+        "restore",
+        help="put every file monkey changed since a checkpoint back as it was then",
         description="Put every file monkey changed at or after CHECKPOINT back as it was when the checkpoint "
-                    "was taken. Files monkey never touched stay as they are.",
+        "was taken. Files monkey never touched stay as they are.",
     )
     restore.add_argument("checkpoint", help="a checkpoint id (or a unique start of one)")
     restore.add_argument("--force", action="store_true", help="overwrite files changed by someone else since")
@@ -47,7 +49,8 @@ def add_parsers(sub: Any, positive_int: Callable[[str], int]) -> None:
     restore.add_argument("--cwd", help="workspace directory (default: the current directory)")
 
     cps = sub.add_parser(
-        "checkpoints", help="list checkpoints (show ID: the diff; gc: prune old ones)",
+        "checkpoints",
+        help="list checkpoints (show ID: the diff; gc: prune old ones)",
         description="List the checkpoints of this workspace with their tool, paths, time and diff stats.",
     )
     cps.add_argument("--session", help="only this session's checkpoints")
@@ -105,14 +108,19 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
                 res = cps.gc(keep_days=keep, max_size=max_size)
                 from monkey.checkpoints.guard import human_size
 
-                print(f"removed {len(res.removed)} checkpoint(s); shadow repository "
-                      f"{human_size(res.size_before)} -> {human_size(res.size_after)}")
+                print(
+                    f"removed {len(res.removed)} checkpoint(s); shadow repository "
+                    f"{human_size(res.size_before)} -> {human_size(res.size_after)}"
+                )
                 return 0
             return _list(cps, args)
         restore = args.command == "restore"
         try:
-            outcome = (cps.restore(args.checkpoint, force=args.force) if restore else
-                       cps.undo(steps=args.steps, session_id=args.session, to=args.to, force=args.force))
+            outcome = (
+                cps.restore(args.checkpoint, force=args.force)
+                if restore
+                else cps.undo(steps=args.steps, session_id=args.session, to=args.to, force=args.force)
+            )
         finally:
             for note in cps.notes:
                 sys.stderr.write(f"monkey: {for_stream(note, sys.stderr)}\n")
@@ -122,8 +130,11 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
             if conflict.diff:
                 diff = for_stream(conflict.diff, sys.stderr)
                 sys.stderr.write(diff if diff.endswith("\n") else diff + "\n")
-        return _fail(f"nothing was undone: {len(exc.conflicts)} file(s) changed since monkey's change "
-                     "(run again with --force to overwrite them)", 1)
+        return _fail(
+            f"nothing was undone: {len(exc.conflicts)} file(s) changed since monkey's change "
+            "(run again with --force to overwrite them)",
+            1,
+        )
     except UndoError as exc:
         return _fail(for_stream(str(exc), sys.stderr), 1)
     except (ConfigError, DatabaseError, GitError) as exc:
@@ -142,14 +153,23 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
         sys.stdout.write(encode(undo_event(outcome)).decode() + "\n")
         return 0
     if outcome.completed_interrupted:
-        print(f"completed the interrupted undo {outcome.undo_id} of {len(outcome.checkpoint_ids)} change(s) "
-              f"({', '.join(outcome.checkpoint_ids)}); nothing more was undone (run monkey undo again for more)")
+        print(
+            f"completed the interrupted undo {outcome.undo_id} of {len(outcome.checkpoint_ids)} change(s) "
+            f"({', '.join(outcome.checkpoint_ids)}); nothing more was undone (run monkey undo again for more)"
+        )
     else:
-        print(f"undid {len(outcome.checkpoint_ids)} change(s) ({', '.join(outcome.checkpoint_ids)}); "
-              f"undo id {outcome.undo_id}")
+        print(
+            f"undid {len(outcome.checkpoint_ids)} change(s) ({', '.join(outcome.checkpoint_ids)}); "
+            f"undo id {outcome.undo_id}"
+        )
     for path in outcome.paths:
-        how = ("removed (monkey had created it)" if path in outcome.removed else
-               "brought back (monkey had deleted it)" if path in outcome.restored else "restored")
+        how = (
+            "removed (monkey had created it)"
+            if path in outcome.removed
+            else "brought back (monkey had deleted it)"
+            if path in outcome.restored
+            else "restored"
+        )
         print(f"  {for_stream(path, sys.stdout)}: {how}")
     for line in outcome.left_alone:
         print(f"  {for_stream(line.replace(': ', ': left as it is, not attributable to monkey: ', 1), sys.stdout)}")
@@ -161,8 +181,12 @@ def run_checkpoint_command(args: argparse.Namespace) -> int:
 def _list(cps: Any, args: argparse.Namespace) -> int:
     infos = cps.list(session_id=args.session)
     if args.json:
-        data = {"workspace": str(cps.guard.workspace), "shadow_repository": str(cps.shadow_path),
-                "size_bytes": cps.size(), "checkpoints": [i.as_dict() for i in infos]}
+        data = {
+            "workspace": str(cps.guard.workspace),
+            "shadow_repository": str(cps.shadow_path),
+            "size_bytes": cps.size(),
+            "checkpoints": [i.as_dict() for i in infos],
+        }
         sys.stdout.write(json.dumps(data, indent=2) + "\n")
         return 0
     print(cps.status())

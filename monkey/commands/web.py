@@ -11,9 +11,12 @@ __all__ = ["add_parser", "run_web_command"]
 
 def add_parser(sub: Any) -> None:
     """``monkey web [--port N] [--host ADDR] [--open]``."""
-    web = sub.add_parser("web", help="watch every session from a browser",
-                         description="Serve a monitor of every session in the monkey home (all workspaces, "
-                         "live) on 127.0.0.1, and print its link once (url: ...?token=...).")
+    web = sub.add_parser(
+        "web",
+        help="watch every session from a browser",
+        description="Serve a monitor of every session in the monkey home (all workspaces, "
+        "live) on 127.0.0.1, and print its link once (url: ...?token=...).",
+    )
     web.add_argument("--port", type=int, default=0, help="the port (default: a free one)")
     web.add_argument("--host", help="the address to bind (default 127.0.0.1); the link's token is needed anyway")
     web.add_argument("--open", action="store_true", help="open the link in a browser")

@@ -10,9 +10,12 @@ __all__ = ["add_parser", "run_workflows_command"]
 
 
 def add_parser(sub) -> None:
-    workflows = sub.add_parser("workflows", help="list workflow runs, or show one's trace as a table",
-                               description="Each workflow run (monkey agent --workflow tpdr) writes one line per "
-                               "stage to workflows/ID.jsonl in the monkey home.")
+    workflows = sub.add_parser(
+        "workflows",
+        help="list workflow runs, or show one's trace as a table",
+        description="Each workflow run (monkey agent --workflow tpdr) writes one line per "
+        "stage to workflows/ID.jsonl in the monkey home.",
+    )
     inner = workflows.add_subparsers(dest="workflows_command", metavar="COMMAND")
     inner.add_parser("list", help="the workflow runs, most recent first")
     show = inner.add_parser("show", help="one run's trace as a table")
@@ -39,8 +42,14 @@ def run_workflows_command(args: argparse.Namespace) -> int:
                 print(for_stream(json.dumps(line, ensure_ascii=False, sort_keys=True), sys.stdout))
             return 0
         session = next((str(line.get("session_id")) for line in lines if line.get("session_id")), "")
-        print(for_stream(f"workflow {workflow_id}" + (f" · session {session}" if session else "")
-                         + f" · {len(lines)} stage{'s' if len(lines) != 1 else ''}", sys.stdout))
+        print(
+            for_stream(
+                f"workflow {workflow_id}"
+                + (f" · session {session}" if session else "")
+                + f" · {len(lines)} stage{'s' if len(lines) != 1 else ''}",
+                sys.stdout,
+            )
+        )
         for row in trace_table(lines):
             print(for_stream(row, sys.stdout))
         return 0
@@ -53,7 +62,9 @@ def run_workflows_command(args: argparse.Namespace) -> int:
         for path in files:
             when = time.strftime("%Y-%m-%d %H:%M", time.localtime(path.stat().st_mtime))
             try:
-                stages = sum(1 for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip())
+                stages = sum(
+                    1 for line in path.read_text(encoding="utf-8", errors="replace").splitlines() if line.strip()
+                )
             except OSError:
                 stages = 0
             print(for_stream(f"{path.stem}  {when}  {stages} stages", sys.stdout))

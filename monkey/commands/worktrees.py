@@ -15,17 +15,23 @@ __all__ = ["add_parser", "run_worktrees_command", "make_worktree", "take_back"]
 
 def add_parser(sub) -> None:
     worktrees = sub.add_parser(
-        "worktrees", help="list or remove the git worktrees sessions ran in (monkey agent --worktree NAME)",
+        "worktrees",
+        help="list or remove the git worktrees sessions ran in (monkey agent --worktree NAME)",
         description="Worktrees monkey made (in .monkey/worktrees/ of the repository, each on a branch "
-        "monkey/NAME). Removing one keeps its branch for you to merge.")
+        "monkey/NAME). Removing one keeps its branch for you to merge.",
+    )
     wsub = worktrees.add_subparsers(dest="worktrees_command", metavar="ACTION")
     worktrees.set_defaults(_commands=wsub.choices)
     ls = wsub.add_parser("list", help="this repository's worktrees: name, branch, changes, in use")
     ls.add_argument("--json", action="store_true", help="one JSON array")
     rm = wsub.add_parser("rm", help="remove a worktree (its branch stays)")
     rm.add_argument("name", help="the worktree's name")
-    rm.add_argument("--force", action="store_true", help="remove it even with uncommitted or untracked files "
-                    "(they are lost; a running session's worktree is never removed)")
+    rm.add_argument(
+        "--force",
+        action="store_true",
+        help="remove it even with uncommitted or untracked files "
+        "(they are lost; a running session's worktree is never removed)",
+    )
 
 
 def _say(text: str) -> None:
@@ -56,15 +62,26 @@ def run_worktrees_command(args: argparse.Namespace) -> int:
             if not rows:
                 _say("no worktrees (monkey agent --worktree NAME makes one)")
             for row in rows:
-                state = ("missing" if row["changed_files"] < 0 else "locked" if row["locked"] is not None else
-                         f"{row['changed_files']} changed" if row["changed_files"] else "clean")
-                _say(f"{row['name']:<20} {row['branch']:<28} {state:<11} {'in use' if row['in_use'] else '':<7} "
-                     f"{row['path']}")
+                state = (
+                    "missing"
+                    if row["changed_files"] < 0
+                    else "locked"
+                    if row["locked"] is not None
+                    else f"{row['changed_files']} changed"
+                    if row["changed_files"]
+                    else "clean"
+                )
+                _say(
+                    f"{row['name']:<20} {row['branch']:<28} {state:<11} {'in use' if row['in_use'] else '':<7} "
+                    f"{row['path']}"
+                )
             return 0
         if args.worktrees_command == "rm":
             gone = remove(here, args.name, home=home, force=args.force)
-            _say(f"removed worktree {gone.name} ({gone.path}); its branch {gone.branch} stays: merge it "
-                 f"(git merge {gone.branch}) or delete it (git branch -D {gone.branch})")
+            _say(
+                f"removed worktree {gone.name} ({gone.path}); its branch {gone.branch} stays: merge it "
+                f"(git merge {gone.branch}) or delete it (git branch -D {gone.branch})"
+            )
             return 0
     except WorktreeError as exc:
         return _fail(str(exc))
@@ -82,16 +99,26 @@ def make_worktree(args: argparse.Namespace):
     from monkey.worktrees import WorktreeError, create, same_folder
 
     if args.continue_ or args.resume is not None:
-        return None, None, [], ("--worktree makes a new worktree, where no session is stored yet; to go on with a "
-                          "session there, run monkey agent --continue in the worktree's folder")
+        return (
+            None,
+            None,
+            [],
+            (
+                "--worktree makes a new worktree, where no session is stored yet; to go on with a "
+                "session there, run monkey agent --continue in the worktree's folder"
+            ),
+        )
     start = Path(args.cwd).expanduser() if args.cwd else Path.cwd()
     try:
         worktree, notes = create(start, args.worktree or None)
     except WorktreeError as exc:
         return None, None, [], str(exc)
     folder = same_folder(worktree, start)
-    said = [f"worktree {worktree.name}: {worktree.path} on the new branch {worktree.branch} (from "
-            f"{worktree.head[:7]}); monkey worktrees rm {worktree.name} removes it, the branch stays", *notes]
+    said = [
+        f"worktree {worktree.name}: {worktree.path} on the new branch {worktree.branch} (from "
+        f"{worktree.head[:7]}); monkey worktrees rm {worktree.name} removes it, the branch stays",
+        *notes,
+    ]
     if folder != worktree.path:
         said.append(f"the session works in {folder}, the worktree's copy of the folder it was started in")
     return worktree, folder, said, ""

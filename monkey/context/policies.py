@@ -35,11 +35,15 @@ from typing import Any
 from monkey.events import ToolCallSpec
 from monkey.messages import Message
 
-__all__ = ["POLICIES", "DEFAULT_STACK", "PolicySettings", "Applied", "apply_policy", "memory_key",
-           "HANDOFF_SUMMARY"]
+__all__ = ["POLICIES", "DEFAULT_STACK", "PolicySettings", "Applied", "apply_policy", "memory_key", "HANDOFF_SUMMARY"]
 
-DEFAULT_STACK = ("compress_failed_attempts", "summarize_subagent_chatter", "drop_completed_tool_calls",
-                 "elide_tool_results", "compact")
+DEFAULT_STACK = (
+    "compress_failed_attempts",
+    "summarize_subagent_chatter",
+    "drop_completed_tool_calls",
+    "elide_tool_results",
+    "compact",
+)
 """The default order: cheap one-line edits first, then the threshold steps, compaction last."""
 POLICIES = frozenset(DEFAULT_STACK)
 """Every step the stack may name."""
@@ -116,8 +120,9 @@ def _replace(messages: list[Message], index: int, content: str) -> bool:
     m = messages[index]
     if len(content) >= len(m.content):
         return False
-    messages[index] = Message(role="tool", tool_call_id=m.tool_call_id, name=m.name, content=content,
-                              is_error=m.is_error)
+    messages[index] = Message(
+        role="tool", tool_call_id=m.tool_call_id, name=m.name, content=content, is_error=m.is_error
+    )
     return True
 
 
@@ -152,8 +157,9 @@ def _edit(out: list[Message], index: int, memo: Memo | None, step: str, content:
     return True
 
 
-def compress_failed_attempts(messages: list[Message], settings: PolicySettings, count: Count,
-                             memo: Memo | None = None) -> Applied:
+def compress_failed_attempts(
+    messages: list[Message], settings: PolicySettings, count: Count, memo: Memo | None = None
+) -> Applied:
     """Failed calls of a tool that was called again later, as one line each.
 
     With ``memo``, the messages up to the last request's end are not looked at again while they
@@ -178,7 +184,8 @@ def compress_failed_attempts(messages: list[Message], settings: PolicySettings, 
     for i in waiting:
         m = out[i]
         if last_call.get(m.name, -1) > i and _edit(
-                out, i, memo, "failed", lambda m: f"[failed attempt, retried later] {_first_line(m.content)}"):
+            out, i, memo, "failed", lambda m: f"[failed attempt, retried later] {_first_line(m.content)}"
+        ):
             made.append((i, m.tool_call_id))
         elif last_call.get(m.name, -1) <= i:
             still.append(i)
@@ -188,8 +195,9 @@ def compress_failed_attempts(messages: list[Message], settings: PolicySettings, 
     return Applied(out, [call_id for _, call_id in made])
 
 
-def summarize_subagent_chatter(messages: list[Message], settings: PolicySettings, count: Count,
-                               memo: Memo | None = None) -> Applied:
+def summarize_subagent_chatter(
+    messages: list[Message], settings: PolicySettings, count: Count, memo: Memo | None = None
+) -> Applied:
     """Finished sub-agent calls, but the newest, as their handoff's labelled lines and the
     start of the child's answer (the child's own session keeps the rest)."""
     out = list(messages)
@@ -201,16 +209,20 @@ def summarize_subagent_chatter(messages: list[Message], settings: PolicySettings
         if not sep or len(answer) <= SUMMARY_CHARS:
             continue
         cut = answer[:SUMMARY_CHARS].rsplit(" ", 1)[0]
-        short = (f"{head}{sep}{cut} […] (the answer's {len(answer)} characters: "
-                 f"memory_read key={memory_key(m.tool_call_id)!r})")
+        short = (
+            f"{head}{sep}{cut} […] (the answer's {len(answer)} characters: "
+            f"memory_read key={memory_key(m.tool_call_id)!r})"
+        )
         if _replace(out, i, short):
             edited.append(m.tool_call_id)
     return Applied(out, edited)
 
 
 def _short_arguments(call: ToolCallSpec, limit: int) -> ToolCallSpec:
-    args = {k: (f"[{len(v)} characters, dropped from context]" if isinstance(v, str) and len(v) > limit else v)
-            for k, v in call.arguments.items()}
+    args = {
+        k: (f"[{len(v)} characters, dropped from context]" if isinstance(v, str) and len(v) > limit else v)
+        for k, v in call.arguments.items()
+    }
     return call if args == call.arguments else ToolCallSpec(id=call.id, name=call.name, arguments=args)
 
 
@@ -219,7 +231,7 @@ def _running_tokens(messages: list[Message], tools: list[int], count: Count, mem
     start, found = _grown(memo, ("tool-tokens",), messages)
     cum = list(found) if found else [0]
     first = bisect.bisect_left(tools, start) if found else 0
-    cum = cum[:first + 1]
+    cum = cum[: first + 1]
     for i in tools[first:]:
         cum.append(cum[-1] + count(messages[i]))
     if memo is not None:
@@ -227,8 +239,9 @@ def _running_tokens(messages: list[Message], tools: list[int], count: Count, mem
     return cum
 
 
-def drop_completed_tool_calls(messages: list[Message], settings: PolicySettings, count: Count,
-                              memo: Memo | None = None) -> Applied:
+def drop_completed_tool_calls(
+    messages: list[Message], settings: PolicySettings, count: Count, memo: Memo | None = None
+) -> Applied:
     """All but the newest tool interactions as one-line summaries, the boundary moving in steps.
 
     With ``memo``, what was done up to the last request's boundary is kept while the messages up
@@ -253,15 +266,17 @@ def drop_completed_tool_calls(messages: list[Message], settings: PolicySettings,
     key = ("dropped-prefix", settings.arg_chars)
     last = memo.get(key) if memo is not None else None
     done, edited = 0, []
-    if last is not None and last[0] <= cut and len(last[1]) <= end and messages[:len(last[1])] == last[1]:
-        out[:len(last[1])] = last[2]  # the same messages up to the last boundary (compared in C): the same edits
+    if last is not None and last[0] <= cut and len(last[1]) <= end and messages[: len(last[1])] == last[1]:
+        out[: len(last[1])] = last[2]  # the same messages up to the last boundary (compared in C): the same edits
         done, edited = last[0], list(last[3])
 
     def summary(m: Message) -> str:
         state = "failed" if m.is_error else "ok"
         lines = m.content.count("\n") + 1 if m.content else 0
-        return (f"[{m.name} {state}: {_first_line(m.content, 120)!r} ({lines} lines, {count(m)} tokens) — "
-                f"dropped from context; memory_read key={memory_key(m.tool_call_id)!r} gives it back]")
+        return (
+            f"[{m.name} {state}: {_first_line(m.content, 120)!r} ({lines} lines, {count(m)} tokens) — "
+            f"dropped from context; memory_read key={memory_key(m.tool_call_id)!r} gives it back]"
+        )
 
     askers: set[int] = set()
     for i in tools[done:cut]:
@@ -288,8 +303,13 @@ def drop_completed_tool_calls(messages: list[Message], settings: PolicySettings,
             calls = [_short_arguments(c, settings.arg_chars) if c.id in gone else c for c in m.tool_calls]
             if calls == m.tool_calls:
                 return m
-            return Message(role="assistant", content=m.content, tool_calls=calls, thinking=m.thinking,
-                           thinking_signature=m.thinking_signature)
+            return Message(
+                role="assistant",
+                content=m.content,
+                tool_calls=calls,
+                thinking=m.thinking,
+                thinking_signature=m.thinking_signature,
+            )
 
         out[a] = _remembered(memo, ("arguments", ids, settings.arg_chars), m, shorter)
     if memo is not None:
@@ -304,8 +324,9 @@ _STEPS: dict[str, Callable[[list[Message], PolicySettings, Count, Memo | None], 
 }
 
 
-def apply_policy(name: str, messages: list[Message], settings: PolicySettings, count: Count,
-                 memo: Memo | None = None) -> Applied:
+def apply_policy(
+    name: str, messages: list[Message], settings: PolicySettings, count: Count, memo: Memo | None = None
+) -> Applied:
     """Run the editing step ``name`` (one of :data:`POLICIES` but the context manager's own).
     ``memo`` (kept by the caller across requests) remembers what the step made of each message,
     so a message edited once is not edited again at every request."""

@@ -22,8 +22,17 @@ from monkey.backends.base import Backend, as_token_counter
 from monkey.messages import Message
 
 __all__ = [
-    "TokenCounter", "approx_tokens", "ApproxCounter", "BpeCounter", "encoding_for_model", "counter_for",
-    "window_for", "message_tokens", "WINDOWS", "DEFAULT_WINDOW", "MESSAGE_OVERHEAD",
+    "TokenCounter",
+    "approx_tokens",
+    "ApproxCounter",
+    "BpeCounter",
+    "encoding_for_model",
+    "counter_for",
+    "window_for",
+    "message_tokens",
+    "WINDOWS",
+    "DEFAULT_WINDOW",
+    "MESSAGE_OVERHEAD",
 ]
 
 BPE_PIECE = 500_000

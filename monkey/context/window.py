@@ -74,6 +74,7 @@ class AgentState(Protocol):
         """Called after a compaction (``SessionStart`` hooks, source ``compact``): context to add to the summary."""
         ...
 
+
 def _common(a: list[Message], b: list[Message], c: list[Message], d: list[Message]) -> int:
     """The length of the longest prefix ``a`` shares with ``b`` while ``c`` shares it with ``d``
     (the same objects, compared in C, a binary search of slices)."""
@@ -90,8 +91,10 @@ def _common(a: list[Message], b: list[Message], c: list[Message], d: list[Messag
     return lo
 
 
-SUMMARY_HEADER = ("[Summary of the earlier conversation, written when the context was compacted; "
-                  "{n} earlier messages are not shown]\n\n")
+SUMMARY_HEADER = (
+    "[Summary of the earlier conversation, written when the context was compacted; "
+    "{n} earlier messages are not shown]\n\n"
+)
 _TRANSCRIPT_TOOL_CHARS = 2_000
 
 
@@ -142,8 +145,9 @@ def render_transcript(messages: list[Message], summaries: set[str]) -> str:
 class ContextManager:
     """Counts, elides and compacts the conversation of one agent."""
 
-    def __init__(self, backend: Backend, *, settings: ContextSettings | None = None,
-                 counter: TokenCounter | None = None) -> None:
+    def __init__(
+        self, backend: Backend, *, settings: ContextSettings | None = None, counter: TokenCounter | None = None
+    ) -> None:
         self.backend = backend
         self.settings = settings if settings is not None else ContextSettings()
         self.counter = counter if counter is not None else counter_for(backend)
@@ -185,8 +189,9 @@ class ContextManager:
         """Tokens of the system prompt and the tool definitions."""
         key = (id(agent.system_prompt), id(agent.tool_specs))
         if self._base[:2] != key:
-            specs: list[Any] = [{"name": s.name, "description": s.description, "parameters": s.parameters}
-                                for s in agent.tool_specs]
+            specs: list[Any] = [
+                {"name": s.name, "description": s.description, "parameters": s.parameters} for s in agent.tool_specs
+            ]
             n = self.counter.count_tokens(agent.system_prompt) + self.counter.count_tokens(json.dumps(specs))
             self._base = (*key, n)
         return self._base[2]
@@ -203,9 +208,10 @@ class ContextManager:
             start = _common(before, last[0], after, last[1])
             out[:start] = last[2][:start]
             kept = bisect.bisect_left(last[3], start)
-            changed, cum = last[3][:kept], last[4][:kept + 1]
-        for i in [i for i, (old, new) in enumerate(zip(before[start:], after[start:], strict=True), start)
-                  if new is not old]:
+            changed, cum = last[3][:kept], last[4][: kept + 1]
+        for i in [
+            i for i, (old, new) in enumerate(zip(before[start:], after[start:], strict=True), start) if new is not old
+        ]:
             old, new = before[i], after[i]
             key = (step, id(old))
             hit = self._interned.get(key)
@@ -243,10 +249,10 @@ class ContextManager:
             if m.tool_call_id in self.edited:
                 continue  # an earlier step made it a line already
             n = self.tokens(m)
-            placeholder = (f"[output of {m.name} elided to save context ({n} tokens); "
-                           "run the call again if you need it]")
-            short = Message(role="tool", tool_call_id=m.tool_call_id, name=m.name, content=placeholder,
-                            is_error=m.is_error)
+            placeholder = f"[output of {m.name} elided to save context ({n} tokens); run the call again if you need it]"
+            short = Message(
+                role="tool", tool_call_id=m.tool_call_id, name=m.name, content=placeholder, is_error=m.is_error
+            )
             if self.tokens(short) < n:
                 out[i] = short
                 edited.append(m.tool_call_id)
@@ -277,15 +283,25 @@ class ContextManager:
             self._report(agent, step, edited, before, used, emit)
         return messages, used, elided
 
-    def _report(self, agent: AgentState, step: str, edited: list[str], before: int, after: int,
-                emit: Emit | None) -> None:
+    def _report(
+        self, agent: AgentState, step: str, edited: list[str], before: int, after: int, emit: Emit | None
+    ) -> None:
         """A ``context_edited`` event when ``step`` changed nodes it had not changed before."""
         seen = self._seen.get(step, set())
         new = [c for c in edited if c not in seen]
         self._seen[step] = set(edited)
         if new and emit is not None:
-            emit(ContextEdited(session_id=agent.session_id, policy=step, nodes=len(edited), new=len(new),
-                               call_ids=new[:100], tokens_before=before, tokens_after=after))
+            emit(
+                ContextEdited(
+                    session_id=agent.session_id,
+                    policy=step,
+                    nodes=len(edited),
+                    new=len(new),
+                    call_ids=new[:100],
+                    tokens_before=before,
+                    tokens_after=after,
+                )
+            )
 
     # -- the loop's hook ---------------------------------------------------------------
 
@@ -296,9 +312,14 @@ class ContextManager:
         if compact and await self.compact(agent, emit, trigger="auto") is not None:
             messages, used, elided = self._wire(agent, emit)
         if self.window:
-            self.last = ContextUsage(session_id=agent.session_id, used=used, window=self.window,
-                                     fraction=round(used / self.window, 4), elided=elided,
-                                     edited=len(self.edited))
+            self.last = ContextUsage(
+                session_id=agent.session_id,
+                used=used,
+                window=self.window,
+                fraction=round(used / self.window, 4),
+                elided=elided,
+                edited=len(self.edited),
+            )
             emit(self.last)
         return messages
 
@@ -327,8 +348,7 @@ class ContextManager:
             cut = i
         return cut if cut >= 2 else 0
 
-    async def compact(self, agent: AgentState, emit: Emit, *,
-                      trigger: str = "manual") -> ContextCompacted | None:
+    async def compact(self, agent: AgentState, emit: Emit, *, trigger: str = "manual") -> ContextCompacted | None:
         """Summarise the older messages into one; ``None`` when there is too little to compact
         or the summary failed (then an ``error`` event says why)."""
         messages = list(agent.messages)
@@ -360,12 +380,22 @@ class ContextManager:
                 if aclose is not None:
                     await aclose()
         except BackendError as exc:
-            emit(Error(session_id=agent.session_id, kind="compaction",
-                       message=f"could not compact the conversation: {exc.message}"))
+            emit(
+                Error(
+                    session_id=agent.session_id,
+                    kind="compaction",
+                    message=f"could not compact the conversation: {exc.message}",
+                )
+            )
             return None
         if not text.strip():
-            emit(Error(session_id=agent.session_id, kind="compaction",
-                       message="could not compact the conversation: the model wrote an empty summary"))
+            emit(
+                Error(
+                    session_id=agent.session_id,
+                    kind="compaction",
+                    message="could not compact the conversation: the model wrote an empty summary",
+                )
+            )
             return None
         content = SUMMARY_HEADER.format(n=cut) + text.strip()
         limit = head_tokens // 2
@@ -380,8 +410,13 @@ class ContextManager:
         self.archive.update((m.tool_call_id, m) for m in head if m.role == "tool" and m.tool_call_id)
         agent.messages[:] = [summary, *messages[cut:]]
         after = self.base_tokens(agent) + sum(self.tokens(m) for m in agent.messages)
-        event = ContextCompacted(session_id=agent.session_id, tokens_before=before, tokens_after=after,
-                                 messages_compacted=cut, summary=summary.content,
-                                 trigger="manual" if trigger == "manual" else "auto")
+        event = ContextCompacted(
+            session_id=agent.session_id,
+            tokens_before=before,
+            tokens_after=after,
+            messages_compacted=cut,
+            summary=summary.content,
+            trigger="manual" if trigger == "manual" else "auto",
+        )
         emit(event)
         return event

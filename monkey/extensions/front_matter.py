@@ -41,4 +41,4 @@ def split_front_matter(text: str, where: Path | str) -> tuple[dict[str, Any], st
         raise FrontMatterError(f"{where}: the front matter is not valid YAML{line}") from None
     if not isinstance(meta, dict):
         raise FrontMatterError(f"{where}: the front matter must be a mapping of keys")
-    return meta, "".join(lines[end + 1:])
+    return meta, "".join(lines[end + 1 :])

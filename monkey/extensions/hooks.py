@@ -57,11 +57,32 @@ if TYPE_CHECKING:
 
 __all__ = ["HOOK_EVENTS", "HookCommand", "HookGroup", "HookRun", "HookResult", "Hooks", "MAX_STOP_BLOCKS"]
 
-HOOK_EVENTS = ("PreToolUse", "PostToolUse", "PostToolUseFailure", "UserPromptSubmit", "Stop", "SubagentStart",
-               "SubagentStop", "SessionStart", "SessionEnd", "PreCompact", "Notification")
+HOOK_EVENTS = (
+    "PreToolUse",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "UserPromptSubmit",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "SessionStart",
+    "SessionEnd",
+    "PreCompact",
+    "Notification",
+)
 """The events hooks run at."""
-MATCHED = frozenset({"PreToolUse", "PostToolUse", "PostToolUseFailure", "SessionStart", "PreCompact", "Notification",
-                     "SubagentStart", "SubagentStop"})
+MATCHED = frozenset(
+    {
+        "PreToolUse",
+        "PostToolUse",
+        "PostToolUseFailure",
+        "SessionStart",
+        "PreCompact",
+        "Notification",
+        "SubagentStart",
+        "SubagentStop",
+    }
+)
 """The events whose groups' ``matcher`` is checked (against the tool, source, trigger, type or agent)."""
 MAX_STOP_BLOCKS = 3
 """How many times a turn's ``Stop`` hooks may send the model back to work."""
@@ -128,12 +149,16 @@ def parse_hooks(config: dict[str, Any]) -> dict[str, list[HookGroup]]:
             raise ValueError(f"hooks.{event}: expected a list of {{matcher, hooks}} tables")
         for group in groups:
             if not isinstance(group, dict) or not isinstance(group.get("hooks", []), list):
-                raise ValueError(f"hooks.{event}: each entry needs hooks = [{{type = \"command\", command = ...}}]")
+                raise ValueError(f'hooks.{event}: each entry needs hooks = [{{type = "command", command = ...}}]')
             commands = []
             for hook in group.get("hooks", []):
-                if not isinstance(hook, dict) or hook.get("type", "command") != "command" \
-                        or not isinstance(hook.get("command"), str) or not hook["command"].strip():
-                    raise ValueError(f"hooks.{event}: a hook needs type = \"command\" and a command")
+                if (
+                    not isinstance(hook, dict)
+                    or hook.get("type", "command") != "command"
+                    or not isinstance(hook.get("command"), str)
+                    or not hook["command"].strip()
+                ):
+                    raise ValueError(f'hooks.{event}: a hook needs type = "command" and a command')
                 timeout = hook.get("timeout", 60)
                 if not isinstance(timeout, (int, float)) or timeout <= 0:
                     raise ValueError(f"hooks.{event}: timeout must be a positive number of seconds")
@@ -159,8 +184,12 @@ class Hooks:
 
     def listing(self) -> list[str]:
         """One line per configured command, for ``/hooks``."""
-        return [f"{event} [{group.matcher or '*'}] {cmd.command} (timeout {cmd.timeout:g}s)"
-                for event, groups in self.groups.items() for group in groups for cmd in group.commands]
+        return [
+            f"{event} [{group.matcher or '*'}] {cmd.command} (timeout {cmd.timeout:g}s)"
+            for event, groups in self.groups.items()
+            for group in groups
+            for cmd in group.commands
+        ]
 
     async def run(self, event: str, payload: dict[str, Any], *, tool: str = "") -> HookResult:
         """Run every command of ``event`` whose matcher fits ``tool`` (the tool, or the source,
@@ -177,21 +206,31 @@ class Hooks:
     async def _one(self, event: str, hook: HookCommand, payload: dict[str, Any], result: HookResult) -> None:
         from monkey.process import scrub_env, spawn
 
-        env = {**scrub_env(os.environ), "MONKEY_PROJECT_DIR": str(self.workspace), "CLAUDE_PROJECT_DIR": str(self.workspace)}
+        env = {
+            **scrub_env(os.environ),
+            "MONKEY_PROJECT_DIR": str(self.workspace),
+            "CLAUDE_PROJECT_DIR": str(self.workspace),
+        }
         argv = ["/bin/sh", "-c", hook.command]
         started = time.perf_counter()
 
         def done(outcome: Outcome, code: int | None, message: str = "") -> None:
-            result.runs.append(HookRun(event, hook.command, outcome, code,
-                                       (time.perf_counter() - started) * 1000, message))
+            result.runs.append(
+                HookRun(event, hook.command, outcome, code, (time.perf_counter() - started) * 1000, message)
+            )
 
         prepared = self.sandbox.prepare(argv, self.workspace.resolve(), env) if self.sandbox is not None else None
         try:
             try:
-                proc = await spawn(prepared.argv if prepared else argv, env=prepared.env if prepared else env,
-                                   before_exec=prepared.preexec_fn if prepared else None, cwd=self.workspace,
-                                   stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                   stderr=asyncio.subprocess.PIPE)
+                proc = await spawn(
+                    prepared.argv if prepared else argv,
+                    env=prepared.env if prepared else env,
+                    before_exec=prepared.preexec_fn if prepared else None,
+                    cwd=self.workspace,
+                    stdin=asyncio.subprocess.PIPE,
+                    stdout=asyncio.subprocess.PIPE,
+                    stderr=asyncio.subprocess.PIPE,
+                )
             except (OSError, subprocess.SubprocessError) as exc:
                 done("not_started", None, f"could not start: {getattr(exc, 'strerror', None) or exc}")
                 return
@@ -200,8 +239,15 @@ class Hooks:
             if prepared is not None:
                 prepared.cleanup()
 
-    async def _finish(self, event: str, hook: HookCommand, payload: dict[str, Any], result: HookResult,
-                      proc: asyncio.subprocess.Process, done: Callable[..., None]) -> None:
+    async def _finish(
+        self,
+        event: str,
+        hook: HookCommand,
+        payload: dict[str, Any],
+        result: HookResult,
+        proc: asyncio.subprocess.Process,
+        done: Callable[..., None],
+    ) -> None:
         try:
             out, err = await asyncio.wait_for(proc.communicate(json.dumps(payload).encode()), hook.timeout)
         except TimeoutError:

@@ -27,8 +27,17 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["DEFAULT_NAMES", "DEFAULT_MAX_BYTES", "MAX_DEPTH", "MEMORY_FILE", "InstructionFile", "Instructions",
-           "load_instructions", "repository_root", "changes_since"]
+__all__ = [
+    "DEFAULT_NAMES",
+    "DEFAULT_MAX_BYTES",
+    "MAX_DEPTH",
+    "MEMORY_FILE",
+    "InstructionFile",
+    "Instructions",
+    "load_instructions",
+    "repository_root",
+    "changes_since",
+]
 
 DEFAULT_NAMES = ("AGENTS.md", "CLAUDE.md", "GEMINI.md")
 """The file names looked for in each folder, in order of preference."""
@@ -81,8 +90,10 @@ class Instructions:
         """The system prompt's section for these instructions (empty when there are none)."""
         if not self.sections:
             return ""
-        parts = ["# Instructions from the user and the project",
-                 "Follow these instructions; a file nearer the workspace wins over one farther out."]
+        parts = [
+            "# Instructions from the user and the project",
+            "Follow these instructions; a file nearer the workspace wins over one farther out.",
+        ]
         parts += [f"## {shown}\n\n{text.strip()}" for shown, text in self.sections]
         return "\n\n".join(parts)
 
@@ -191,8 +202,9 @@ class Instructions:
         return str(path)
 
     def _allowed(self, path: Path) -> bool:
-        return any(base is not None and base in path.parents
-                   for base in ((self.root if self.trusted else None), self.home))
+        return any(
+            base is not None and base in path.parents for base in ((self.root if self.trusted else None), self.home)
+        )
 
     def _read(self, path: Path, *, depth: int, by: str) -> None:
         real = path.resolve()
@@ -214,8 +226,9 @@ class Instructions:
             return
         if len(data) > room:
             text = data[:room].decode("utf-8", "ignore")
-            self.notices.append(f"{shown}: cut at {self.max_bytes // 1024} KiB of instructions "
-                                f"({len(data) - room} bytes left out)")
+            self.notices.append(
+                f"{shown}: cut at {self.max_bytes // 1024} KiB of instructions ({len(data) - room} bytes left out)"
+            )
         self._used += min(len(data), room)
         self.files.append(InstructionFile(real, shown, hashlib.sha256(data).hexdigest(), len(data), by))
         self.sections.append((shown if not by else f"{shown} (imported by {by})", text))
@@ -258,21 +271,29 @@ def repository_root(workspace: Path) -> Path:
     return here
 
 
-def load_instructions(workspace: Path, *, home: Path, trusted: bool, names: tuple[str, ...] = DEFAULT_NAMES,
-                      max_bytes: int = DEFAULT_MAX_BYTES) -> Instructions:
+def load_instructions(
+    workspace: Path,
+    *,
+    home: Path,
+    trusted: bool,
+    names: tuple[str, ...] = DEFAULT_NAMES,
+    max_bytes: int = DEFAULT_MAX_BYTES,
+) -> Instructions:
     """The instructions for a session in ``workspace``: the user's own file in ``home``, then
     (in a trusted folder) one file per folder from the repository root down to the workspace."""
     base = workspace.resolve()
     root = repository_root(base)
-    found = Instructions(root=root, home=home.resolve() if home.exists() else home, names=names,
-                         max_bytes=max_bytes, trusted=trusted)
+    found = Instructions(
+        root=root, home=home.resolve() if home.exists() else home, names=names, max_bytes=max_bytes, trusted=trusted
+    )
     found._folder(found.home or home)
     folders = [root, *[p for p in reversed(base.parents) if root in p.parents]]
     if base != root:
         folders.append(base)
     if not trusted:
-        found.not_read = list(dict.fromkeys(str((f / n).relative_to(root)) for f in folders for n in names
-                                            if (f / n).is_file()))
+        found.not_read = list(
+            dict.fromkeys(str((f / n).relative_to(root)) for f in folders for n in names if (f / n).is_file())
+        )
         return found
     for folder in folders:
         found.seen_folders.add(folder)
@@ -286,8 +307,11 @@ def changes_since(before: dict[str, str], now: list[InstructionFile]) -> list[st
     """What changed in the instruction files since a session last ran (``before``: shown path
     to hash, from its last ``session_started``), one line each, for a resumed session."""
     current = {f.shown: f.sha256 for f in now}
-    lines = [f"{path} changed since this session last ran" for path, sha in current.items()
-             if path in before and before[path] != sha]
+    lines = [
+        f"{path} changed since this session last ran"
+        for path, sha in current.items()
+        if path in before and before[path] != sha
+    ]
     lines += [f"{path} is new since this session last ran" for path in current if path not in before]
     lines += [f"{path} is no longer read (it was when this session last ran)" for path in before if path not in current]
     return lines

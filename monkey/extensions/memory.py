@@ -64,8 +64,12 @@ class WriteArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
 class ReadArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of memory_read."""
 
-    key: Annotated[str, msgspec.Meta(
-        description="The note to read, or call:ID for a tool call's whole result; omit it to list everything.")] = ""
+    key: Annotated[
+        str,
+        msgspec.Meta(
+            description="The note to read, or call:ID for a tool call's whole result; omit it to list everything."
+        ),
+    ] = ""
 
 
 class MemoryWrite(Tool[WriteArgs]):
@@ -96,8 +100,9 @@ class MemoryRead(Tool[ReadArgs]):
     name = "memory_read"
     Args = ReadArgs
 
-    def __init__(self, memory: WorkingMemory, *, find: Callable[[str], Message | None],
-                 edited: Callable[[], dict[str, str]]) -> None:
+    def __init__(
+        self, memory: WorkingMemory, *, find: Callable[[str], Message | None], edited: Callable[[], dict[str, str]]
+    ) -> None:
         self.memory = memory
         self.find = find
         """A tool call's result by call id (the agent's list, then the compaction archive)."""
@@ -111,9 +116,9 @@ class MemoryRead(Tool[ReadArgs]):
     async def run(self, args: ReadArgs, ctx: ToolContext) -> ToolOutcome:
         key = args.key.strip()
         if key.startswith(_CALL):
-            found = self.find(key[len(_CALL):])
+            found = self.find(key[len(_CALL) :])
             if found is None:
-                raise ToolError(f"no tool call {key[len(_CALL):]!r} in this session")
+                raise ToolError(f"no tool call {key[len(_CALL) :]!r} in this session")
             text = found.content
             if len(text) > ctx.read_limit:
                 text = text[: ctx.read_limit] + f"\n[... {len(found.content) - ctx.read_limit} more characters]"
@@ -131,8 +136,11 @@ class MemoryRead(Tool[ReadArgs]):
             lines.append(f"{len(edited)} tool call(s) shortened or out of the context (read one with key call:ID):")
             for call_id, step in shown:
                 found = self.find(call_id)
-                what = (f"{found.name} {'failed' if found.is_error else 'ok'}: {_line(found.content, 80)}"
-                        if found is not None else "?")
+                what = (
+                    f"{found.name} {'failed' if found.is_error else 'ok'}: {_line(found.content, 80)}"
+                    if found is not None
+                    else "?"
+                )
                 lines.append(f"- call:{call_id} [{step}] {what}")
         return ToolOutcome(output="\n".join(lines))
 

@@ -23,8 +23,10 @@ class SkillArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of skill."""
 
     name: Annotated[str, msgspec.Meta(description="The skill's name, as listed under Skills.")]
-    file: Annotated[str, msgspec.Meta(
-        description="A file of the skill to read instead of its instructions (a path inside the skill).")] = ""
+    file: Annotated[
+        str,
+        msgspec.Meta(description="A file of the skill to read instead of its instructions (a path inside the skill)."),
+    ] = ""
 
 
 def skill_text(skill: Skill, arguments: str = "") -> str:
@@ -32,8 +34,10 @@ def skill_text(skill: Skill, arguments: str = "") -> str:
     text = f'<skill name="{skill.name}">\n{skill.body()}\n</skill>'
     files = skill.files()
     if files:
-        text += (f"\n\nFiles of this skill (read one with the skill tool, name={skill.name!r} and file set): "
-                 + ", ".join(files))
+        text += (
+            f"\n\nFiles of this skill (read one with the skill tool, name={skill.name!r} and file set): "
+            + ", ".join(files)
+        )
     if arguments:
         text += f"\n\nArguments: {arguments}"
     return text

@@ -26,8 +26,17 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-__all__ = ["Skill", "Skills", "SkillError", "discover", "granted", "parse_skill", "tool_rules", "PROJECT_DIRS",
-           "USER_DIRS"]
+__all__ = [
+    "Skill",
+    "Skills",
+    "SkillError",
+    "discover",
+    "granted",
+    "parse_skill",
+    "tool_rules",
+    "PROJECT_DIRS",
+    "USER_DIRS",
+]
 
 Source = Literal["built-in", "user", "project"]
 
@@ -42,8 +51,16 @@ MAX_BYTES = 256 * 1024
 """A ``SKILL.md`` larger than this is refused."""
 _NAME = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 _TOOL = re.compile(r"([A-Za-z_][\w-]*)(?:\(([^)]*)\))?")
-CLAUDE_TOOLS = {"Bash": "shell_execute", "Read": "file_read", "Write": "file_write", "Edit": "file_edit",
-                "MultiEdit": "file_edit", "Glob": "glob_search", "Grep": "grep_search", "LS": "list_directory"}
+CLAUDE_TOOLS = {
+    "Bash": "shell_execute",
+    "Read": "file_read",
+    "Write": "file_write",
+    "Edit": "file_edit",
+    "MultiEdit": "file_edit",
+    "Glob": "glob_search",
+    "Grep": "grep_search",
+    "LS": "list_directory",
+}
 """Claude Code's tool names, as skills written for it name them, and monkey's."""
 
 
@@ -88,8 +105,11 @@ class Skill:
     def files(self) -> list[str]:
         """The skill's other files, relative to its folder (a few levels deep)."""
         root = self.folder.resolve()
-        out = [str(p.relative_to(root)) for p in sorted(root.rglob("*"))
-               if p.is_file() and p.name != "SKILL.md" and len(p.relative_to(root).parts) <= 3]
+        out = [
+            str(p.relative_to(root))
+            for p in sorted(root.rglob("*"))
+            if p.is_file() and p.name != "SKILL.md" and len(p.relative_to(root).parts) <= 3
+        ]
         return out[:50]
 
 
@@ -126,8 +146,9 @@ def parse_skill(folder: Path, source: Source) -> Skill:
     name, description = meta.get("name"), meta.get("description")
     where = folder / "SKILL.md"
     if not isinstance(name, str) or not _NAME.match(name) or len(name) > MAX_NAME:
-        raise SkillError(f"{where}: name must be lowercase letters, digits and hyphens, at most {MAX_NAME} "
-                         f"characters (got {name!r})")
+        raise SkillError(
+            f"{where}: name must be lowercase letters, digits and hyphens, at most {MAX_NAME} characters (got {name!r})"
+        )
     if name != folder.name:
         raise SkillError(f"{where}: name {name!r} is not its folder's name {folder.name!r}")
     if not isinstance(description, str) or not description.strip():
@@ -163,8 +184,10 @@ def tool_rules(skill: Skill) -> tuple[list[str], list[str]]:
     return rules, unknown
 
 
-CHANGED = ("its allowed-tools grant nothing: its SKILL.md changed since this session started, so a person has "
-           "not started a session with it as it is now")
+CHANGED = (
+    "its allowed-tools grant nothing: its SKILL.md changed since this session started, so a person has "
+    "not started a session with it as it is now"
+)
 
 
 def granted(skill: Skill) -> tuple[list[str], str]:
@@ -190,9 +213,11 @@ class Skills:
         """The system prompt's list of skills (``name — description``), within ``budget_chars``."""
         if not self.by_name:
             return ""
-        head = ("# Skills\n\nSkills are instructions for particular kinds of task, loaded when needed. "
-                "Before doing a task one of these fits, call the `skill` tool with its name and follow "
-                "what it says.\n")
+        head = (
+            "# Skills\n\nSkills are instructions for particular kinds of task, loaded when needed. "
+            "Before doing a task one of these fits, call the `skill` tool with its name and follow "
+            "what it says.\n"
+        )
         lines, used, left = [], len(head), 0
         for skill in sorted(self.by_name.values(), key=lambda s: s.name):
             line = f"- {skill.name} — {skill.description}"

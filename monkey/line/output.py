@@ -21,7 +21,16 @@ from monkey import events as ev
 from monkey.agent.budget import Exceeded
 from monkey.safe_text import escape_controls
 
-__all__ = ["StreamJsonSink", "JsonSink", "TextSink", "Totals", "StdoutGuard", "EXIT_CODES", "EXIT_PIPE_CLOSED", "stdout_to_null"]
+__all__ = [
+    "StreamJsonSink",
+    "JsonSink",
+    "TextSink",
+    "Totals",
+    "StdoutGuard",
+    "EXIT_CODES",
+    "EXIT_PIPE_CLOSED",
+    "stdout_to_null",
+]
 
 EXIT_CODES = {"completed": 0, "error": 1, "max_iterations": 3, "denied": 4, "budget": 5, "cancelled": 130}
 """Exit status of ``monkey agent --task`` (and ``--tui --task``) by how the task ended."""
@@ -152,8 +161,14 @@ class JsonSink:
             **self.extra,
         }
         if t.budget is not None:
-            obj["budget"] = {"budget": t.budget.budget, "used": t.budget.used, "limit": t.budget.limit,
-                             "owner": t.budget.owner, "scope": t.budget.scope, "earlier": t.budget.earlier}
+            obj["budget"] = {
+                "budget": t.budget.budget,
+                "used": t.budget.used,
+                "limit": t.budget.limit,
+                "owner": t.budget.owner,
+                "scope": t.budget.scope,
+                "earlier": t.budget.earlier,
+            }
         self.out.write(json.dumps(obj, ensure_ascii=False) + "\n")
         self.out.flush()
 
@@ -202,15 +217,23 @@ def _call_summary(name: str, arguments: dict[str, Any]) -> str:
 
 def _reached(event: ev.BudgetReached) -> str:
     """``budget max_turns reached: 3 of 3 model responses``, as the turn's end says it (earlier runs' share too)."""
-    return Exceeded(event.budget, event.used, event.limit, owner=event.owner, scope=event.scope,
-                    earlier=event.earlier).describe()
+    return Exceeded(
+        event.budget, event.used, event.limit, owner=event.owner, scope=event.scope, earlier=event.earlier
+    ).describe()
 
 
 class TextSink:
     """Readable output: the answer as it streams, one line per tool call, diffs for edits."""
 
-    def __init__(self, out: IO[str], *, color: bool, show_tool_output: bool = True,
-                 show_fatal_errors: bool = True, show_prompts: bool = False) -> None:
+    def __init__(
+        self,
+        out: IO[str],
+        *,
+        color: bool,
+        show_tool_output: bool = True,
+        show_fatal_errors: bool = True,
+        show_prompts: bool = False,
+    ) -> None:
         self.out = out
         self.color = color
         self.show_tool_output = show_tool_output
@@ -262,8 +285,11 @@ class TextSink:
                 first = (event.output.strip().splitlines() or [""])[0]
                 self._line(_clip(f"  │   ✗ {escape_controls(first)}"), "red")
             case ev.SubagentStarted():
-                self._line(f"  │ ↳ {escape_controls(event.agent, keep_newlines=False)}: "
-                           f"{escape_controls(event.description, keep_newlines=False)}", "dim")
+                self._line(
+                    f"  │ ↳ {escape_controls(event.agent, keep_newlines=False)}: "
+                    f"{escape_controls(event.description, keep_newlines=False)}",
+                    "dim",
+                )
             case ev.BudgetReached():
                 self._line(f"  │ {_reached(event)}", "yellow")
             case _:
@@ -308,19 +334,27 @@ class TextSink:
                 for item in event.items:
                     self._line(f"  cannot be undone: {escape_controls(item, keep_newlines=False)}", "yellow")
             case ev.SubagentStarted():
-                self._line(f"  ↳ {escape_controls(event.agent, keep_newlines=False)}: "
-                           f"{escape_controls(event.description, keep_newlines=False)}", "cyan")
+                self._line(
+                    f"  ↳ {escape_controls(event.agent, keep_newlines=False)}: "
+                    f"{escape_controls(event.description, keep_newlines=False)}",
+                    "cyan",
+                )
             case ev.BudgetReached():
                 self._line(f"{_reached(event)}", "yellow")
             case ev.Retry():
                 self._line(f"retrying in {event.delay:.1f}s: {escape_controls(event.reason)}", "yellow")
             case ev.ContextCompacted() if event.trigger == "auto":
-                self._line(f"(context compacted: {event.messages_compacted} messages summarised, "
-                           f"{event.tokens_before} → {event.tokens_after} tokens)", "dim")
+                self._line(
+                    f"(context compacted: {event.messages_compacted} messages summarised, "
+                    f"{event.tokens_before} → {event.tokens_after} tokens)",
+                    "dim",
+                )
             case ev.Fallback():
-                self._line(f"{escape_controls(event.from_backend)} failed ({escape_controls(event.reason)}); "
-                           f"going on with {escape_controls(event.to_backend)} {escape_controls(event.model)}",
-                           "yellow")
+                self._line(
+                    f"{escape_controls(event.from_backend)} failed ({escape_controls(event.reason)}); "
+                    f"going on with {escape_controls(event.to_backend)} {escape_controls(event.model)}",
+                    "yellow",
+                )
             case ev.PlanSaved():
                 self._plan(event)
             case ev.ModeChanged() if event.by != "user":  # a command's own reply says it
@@ -330,8 +364,11 @@ class TextSink:
                 self._line(f"── {escape_controls(event.stage)} (iteration {event.iteration}) ──", "bold")
             case ev.StageCompleted():
                 said = f"{event.verdict}: {event.reason}" if event.verdict else event.outcome
-                self._line(f"── {escape_controls(event.stage)} ended: {escape_controls(said, keep_newlines=False)} "
-                           f"({event.wall_s:.1f}s, {event.input_tokens + event.output_tokens} tokens)", "dim")
+                self._line(
+                    f"── {escape_controls(event.stage)} ended: {escape_controls(said, keep_newlines=False)} "
+                    f"({event.wall_s:.1f}s, {event.input_tokens + event.output_tokens} tokens)",
+                    "dim",
+                )
             case ev.TurnCompleted():
                 if not self._at_line_start:
                     self._write("\n")
@@ -342,8 +379,12 @@ class TextSink:
 
     def _plan(self, event: ev.PlanSaved) -> None:
         """The plan the model proposed (the product of a plan-mode run), and what became of it."""
-        said = {"approved": f"approved, going on in {event.mode} mode", "sent_back": "sent back to the model",
-                "rejected": "rejected", "recorded": "recorded; nobody approved it, so the session stays in plan mode"}
+        said = {
+            "approved": f"approved, going on in {event.mode} mode",
+            "sent_back": "sent back to the model",
+            "rejected": "rejected",
+            "recorded": "recorded; nobody approved it, so the session stays in plan mode",
+        }
         self._line(f"plan ({said[event.outcome]}):", "bold")
         for line in escape_controls(event.plan).splitlines():
             self._line("  " + line)
@@ -358,7 +399,7 @@ class TextSink:
         output = event.output
         streamed = self._streamed.pop(event.call_id, "")
         if streamed:  # on screen already: only what the result adds (the exit code, a timeout)
-            output = output[len(streamed):] if output.startswith(streamed) else output.rstrip().rsplit("\n", 1)[-1]
+            output = output[len(streamed) :] if output.startswith(streamed) else output.rstrip().rsplit("\n", 1)[-1]
         mark, colour = ("✓", "green") if event.ok else ("✗", "red")
         for n, line in enumerate(_result_lines(escape_controls(output))):
             self._line(f"  {mark if n == 0 else ' '} {line}".rstrip(), colour if n == 0 else "dim")

@@ -67,9 +67,15 @@ class InlineApprover:
             if self.notifier is not None:
                 from monkey.notify import Notice, question_line
 
-                self.notifier.send(Notice("approval", f"monkey · approval needed · {self.place}",
-                                          question_line(request.tool, request.arguments), session=request.session_id,
-                                          workspace=self.place))
+                self.notifier.send(
+                    Notice(
+                        "approval",
+                        f"monkey · approval needed · {self.place}",
+                        question_line(request.tool, request.arguments),
+                        session=request.session_id,
+                        workspace=self.place,
+                    )
+                )
             lines = ["", term.style(f"? {request.tool} needs approval", "1;33")]
             if request.asker:  # a sub-agent's call
                 lines.append(term.style(f"  asked by {escape_controls(request.asker, keep_newlines=False)}", "2"))
@@ -79,15 +85,19 @@ class InlineApprover:
             if request.grant:
                 choices.append(f"[a] allow for this session: {request.grant}")
             if request.grant and request.rules:
-                choices.append(f"[f] allow for good (saved to your config): {escape_controls(', '.join(request.rules))}")
+                choices.append(
+                    f"[f] allow for good (saved to your config): {escape_controls(', '.join(request.rules))}"
+                )
             lines += [f"  {choice}" for choice in [*choices, "[n] deny"]]
             if request.unsandboxed:
                 lines.append("  (approved here, this command runs again OUTSIDE the sandbox)")
-            keys = "/".join(["y", *(["a"] if request.grant else []), *(["f"] if request.grant and request.rules else []),
-                             "n"])
+            keys = "/".join(
+                ["y", *(["a"] if request.grant else []), *(["f"] if request.grant and request.rules else []), "n"]
+            )
             term.write("\n".join(lines) + "\n")
-            session: PromptSession[str] = PromptSession(input=create_input(term.input),
-                                                        output=create_output(term.output))
+            session: PromptSession[str] = PromptSession(
+                input=create_input(term.input), output=create_output(term.output)
+            )
 
             async def ask(question: str) -> str:
                 return (await session.prompt_async(question, handle_sigint=False)).strip()
@@ -101,11 +111,16 @@ class InlineApprover:
                 if answer in ("y", "yes"):
                     return Decision(approved=True, by="user", reason="approved once")
                 if answer in ("a", "session") and request.grant:
-                    return Decision(approved=True, scope="session", by="user",
-                                    reason=f"approved for the session: {request.grant}")
+                    return Decision(
+                        approved=True, scope="session", by="user", reason=f"approved for the session: {request.grant}"
+                    )
                 if answer in ("f", "always") and request.grant and request.rules:
-                    return Decision(approved=True, scope="always", by="user",
-                                    reason=f"approved for good: {', '.join(request.rules)}")
+                    return Decision(
+                        approved=True,
+                        scope="always",
+                        by="user",
+                        reason=f"approved for good: {', '.join(request.rules)}",
+                    )
                 if answer in ("n", "no"):
                     try:
                         reason = await ask("  tell the model why (Enter: just stop): ")
@@ -114,7 +129,6 @@ class InlineApprover:
                     if not reason:
                         return stopped_by_user()
                     return Decision(approved=False, by="user", reason=f"the user said: {reason}")
-
 
     async def _review_plan(self, request: ApprovalRequest) -> Decision:
         """The plan dialog in line mode: the plan, then a, d, f (feedback) or r; a ``+s`` keeps it in ``.monkey/plans/``."""
@@ -128,9 +142,13 @@ class InlineApprover:
         lines = ["", term.style("? the model proposes a plan (plan mode)", "1;36")]
         lines += ["    " + line for line in request.summary.splitlines() or [""]]
         lines += [term.style(f"  ! {escape_controls(warning)}", "31") for warning in request.warnings]
-        lines += ["  [a] approve, and go on accepting edits", "  [d] approve, and go on in default mode (asking)",
-                  "  [f] send it back with feedback", "  [r] reject (stop; stay in plan mode)",
-                  f"  (as, ds: approve and also keep the plan in {PLANS_DIR}/)"]
+        lines += [
+            "  [a] approve, and go on accepting edits",
+            "  [d] approve, and go on in default mode (asking)",
+            "  [f] send it back with feedback",
+            "  [r] reject (stop; stay in plan mode)",
+            f"  (as, ds: approve and also keep the plan in {PLANS_DIR}/)",
+        ]
         term.write("\n".join(lines) + "\n")
         session: PromptSession[str] = PromptSession(input=create_input(term.input), output=create_output(term.output))
 
@@ -199,8 +217,15 @@ async def _run_turn(state: ReplState, text: str, workflow: str = "") -> None:
     if isinstance(approver, InlineApprover) and approver.notifier is not None and took >= state.long_turn:
         from monkey.notify import Notice
 
-        approver.notifier.send(Notice("turn_done", f"monkey · done · {approver.place}", f"the turn took {took:.0f} s",
-                                      session=agent.session_id, workspace=approver.place))
+        approver.notifier.send(
+            Notice(
+                "turn_done",
+                f"monkey · done · {approver.place}",
+                f"the turn took {took:.0f} s",
+                session=agent.session_id,
+                workspace=approver.place,
+            )
+        )
 
 
 def _between_turns() -> None:
@@ -289,6 +314,7 @@ async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> i
 
     agent = state.agent
     kept: list[str] = [""]
+
     class History(FileHistory):
         """The history file, without the lines that hold a secret (``/login KEY``)."""
 
@@ -296,8 +322,9 @@ async def _prompt_loop(state: ReplState, prompts: list, stops: StopSignals) -> i
             if not (string.split(maxsplit=1)[:1] == ["/login"] and len(string.split()) > 1):
                 super().store_string(string)
 
-    session: PromptSession[str] = PromptSession(history=History(str(_history_path(agent))),
-                                                key_bindings=_mode_keys(kept))
+    session: PromptSession[str] = PromptSession(
+        history=History(str(_history_path(agent))), key_bindings=_mode_keys(kept)
+    )
     prompts.append(session)
     print(escape_controls(f"monkey · {agent.backend.name} · {agent.backend.model} · {agent.workspace}"))
     print("Type a task, /help for commands, Shift+Tab for the permission mode, Ctrl-D to quit.")

@@ -30,12 +30,16 @@ if TYPE_CHECKING:
 __all__ = ["HELP", "ReplState", "EventEcho", "SessionLost", "run_command", "tell"]
 
 HELP = "\n".join(
-    ["Type a task and press Enter.", *(f"  {name:<13}{what}" for name, what in COMMANDS.items()), "",
-     "@path sends a file with the message · !command runs a shell command yourself (checkpointed, "
-     "and the model reads its output with your next message)",
-     "In the line REPL: /resume N or ID (from /sessions) · /checkpoints show N prints a diff",
-     "/undo --force overrides a refusal · /events prints one line per event (there is no pane)",
-     "Keys: Ctrl-C cancels the running turn · Ctrl-D on an empty line quits · ↑/↓ history"]
+    [
+        "Type a task and press Enter.",
+        *(f"  {name:<13}{what}" for name, what in COMMANDS.items()),
+        "",
+        "@path sends a file with the message · !command runs a shell command yourself (checkpointed, "
+        "and the model reads its output with your next message)",
+        "In the line REPL: /resume N or ID (from /sessions) · /checkpoints show N prints a diff",
+        "/undo --force overrides a refusal · /events prints one line per event (there is no pane)",
+        "Keys: Ctrl-C cancels the running turn · Ctrl-D on an empty line quits · ↑/↓ history",
+    ]
 )
 """What ``/help`` prints: the shared command list, then what differs in the line REPL."""
 
@@ -197,8 +201,11 @@ async def _render(state: ReplState, reply: Reply) -> bool:  # noqa: C901 - one c
             _say(escape_controls(text))
         case r.ToggleEvents():
             state.sink.show = not state.sink.show
-            _say("(event lines on: one per event, streamed text not repeated)" if state.sink.show
-                 else "(event lines off)")
+            _say(
+                "(event lines on: one per event, streamed text not repeated)"
+                if state.sink.show
+                else "(event lines off)"
+            )
         case r.CheckpointList(checkpoints=infos):
             _checkpoint_lines(infos)
         case r.CheckpointDiff(text=text):
@@ -234,8 +241,10 @@ def _checkpoint_lines(infos: list[CheckpointInfo]) -> None:
     for n, info in enumerate(infos, 1):
         stats = "binary" if info.binary and not (info.added or info.removed) else f"+{info.added} -{info.removed}"
         paths = ", ".join(escape_controls(p, keep_newlines=False) for p in info.paths) or "(unknown)"
-        _say(f"  {n:>2}. {format_when(info.created_at)}  {escape_controls(info.tool, keep_newlines=False)}  "
-             f"{info.state}  {stats}  {paths}")
+        _say(
+            f"  {n:>2}. {format_when(info.created_at)}  {escape_controls(info.tool, keep_newlines=False)}  "
+            f"{info.state}  {stats}  {paths}"
+        )
 
 
 def _session_lines(sessions: list[SessionInfo], current: str) -> None:
@@ -248,9 +257,11 @@ def _session_lines(sessions: list[SessionInfo], current: str) -> None:
     for n, s in enumerate(sessions, 1):
         mark = "*" if s.id == current else " "
         title = escape_controls(" ".join(s.title.split())[:60], keep_newlines=False) or "(untitled)"
-        _say(f"{mark}{n:>3}. {s.id}  {format_when(s.updated)}  {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}"
-             f"  ${s.cost_usd:.4f}  "
-             f"{s.state:<11} {title}")
+        _say(
+            f"{mark}{n:>3}. {s.id}  {format_when(s.updated)}  {s.turns:>3} {'turn ' if s.turns == 1 else 'turns'}"
+            f"  ${s.cost_usd:.4f}  "
+            f"{s.state:<11} {title}"
+        )
 
 
 async def _resume(state: ReplState, session_id: str) -> None:

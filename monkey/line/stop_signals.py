@@ -43,8 +43,7 @@ MODES_BACK = (
 outside the alternate screen)."""
 RESET_SCREEN = (
     "\x1b[<u"  # the kitty keyboard protocol off, before leaving the alternate screen (as Textual does)
-    "\x1b[?1049l"  # leave the alternate screen
-    + MODES_BACK
+    "\x1b[?1049l" + MODES_BACK  # leave the alternate screen
 )
 """What a full-screen program switches on, switched off."""
 
@@ -58,9 +57,13 @@ class StopSignals:
         grace: Seconds the orderly stop may take before the forced one.
     """
 
-    def __init__(self, on_stop: Callable[[int], None], *,
-                 signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT),
-                 grace: float = 10.0) -> None:
+    def __init__(
+        self,
+        on_stop: Callable[[int], None],
+        *,
+        signals: tuple[int, ...] = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT),
+        grace: float = 10.0,
+    ) -> None:
         self.on_stop = on_stop
         self.signals = signals
         self.grace = grace
@@ -183,8 +186,7 @@ def _tty_mode() -> tuple[int, list] | None:
         return None
 
 
-def restore_terminal(saved: tuple[int, list] | None, *, screen: bool,
-                     more: str = "") -> None:
+def restore_terminal(saved: tuple[int, list] | None, *, screen: bool, more: str = "") -> None:
     """Put the tty back in ``saved`` mode and (``screen``) switch the screen modes off (and write
     ``more``); a gone terminal is fine."""
     if screen:

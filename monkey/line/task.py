@@ -45,9 +45,15 @@ def tell(text: str, level: str = "info") -> None:
     sys.stderr.flush()
 
 
-async def drive_task(session: Session, task: str, *, continue_: bool = False, resume: str | None = None,
-                     checkpoints: list[str] | None = None,
-                     workflow: Callable[[Agent], Any] | None = None) -> TurnCompleted | None:
+async def drive_task(
+    session: Session,
+    task: str,
+    *,
+    continue_: bool = False,
+    resume: str | None = None,
+    checkpoints: list[str] | None = None,
+    workflow: Callable[[Agent], Any] | None = None,
+) -> TurnCompleted | None:
     """Open the stored session, run ``task`` as a whole session through :meth:`Session.pump`, close it.
 
     MCP servers are waited for before the first model call (a failure is said on stderr). The ids of
@@ -144,8 +150,9 @@ def _fail(message: str, code: int) -> int:
     return code
 
 
-def run_task(setup: Setup, task: str, *, output_format: str = "text", workflow: str | None = None,
-             resume: str | None = None) -> int:
+def run_task(
+    setup: Setup, task: str, *, output_format: str = "text", workflow: str | None = None, resume: str | None = None
+) -> int:
     """Run ``task`` (or ``workflow`` on it) in the built ``setup``'s session; the exit status.
 
     0 done; the codes of :data:`~monkey.line.output.EXIT_CODES` for how the turn ended; 130
@@ -168,8 +175,16 @@ def run_task(setup: Setup, task: str, *, output_format: str = "text", workflow: 
 
     session = setup.session(show=sink, tell=tell)
     try:
-        last = asyncio.run(drive_task(session, task, continue_=setup.request.continue_, resume=resume,
-                                      checkpoints=taken, workflow=make_workflow if workflow else None))
+        last = asyncio.run(
+            drive_task(
+                session,
+                task,
+                continue_=setup.request.continue_,
+                resume=resume,
+                checkpoints=taken,
+                workflow=make_workflow if workflow else None,
+            )
+        )
     except (KeyboardInterrupt, asyncio.CancelledError):
         sink.close()
         return output.EXIT_PIPE_CLOSED if sink.closed else _fail("interrupted", 130)
@@ -191,8 +206,9 @@ def run_task(setup: Setup, task: str, *, output_format: str = "text", workflow: 
 def _workflow_ended(flow: Any) -> int:
     """A workflow's outcome says how it ended."""
     if flow.exit_code:
-        return _fail(f"workflow {flow.id} ended: {flow.outcome}" + (f" ({flow.reason})" if flow.reason else ""),
-                     flow.exit_code)
+        return _fail(
+            f"workflow {flow.id} ended: {flow.outcome}" + (f" ({flow.reason})" if flow.reason else ""), flow.exit_code
+        )
     sys.stderr.write(escape_controls(f"monkey: workflow {flow.id} done: {flow.reason}\n"))
     return 0
 

@@ -117,12 +117,16 @@ def ask_to_trust(workspace: Path, keys: list[str]) -> bool:
         terminal.discard_typed_ahead()
         shown = escape_controls(str(workspace), keep_newlines=False)
         root = trust_root(workspace)
-        whose = "" if root == workspace.resolve() else \
-            f" (a git worktree: its repository {escape_controls(str(root), keep_newlines=False)})"
+        whose = (
+            ""
+            if root == workspace.resolve()
+            else f" (a git worktree: its repository {escape_controls(str(root), keep_newlines=False)})"
+        )
         terminal.write(
             f"monkey: {shown}/.monkey/config.toml sets {escape_controls(', '.join(keys), keep_newlines=False)}.\n"
             "Trusted, a folder's .monkey/ may choose the backend, the model, limits and approvals.\n"
-            f"Trust {shown}{whose}? [y/N] ")
+            f"Trust {shown}{whose}? [y/N] "
+        )
         answer = terminal.input.readline().strip().lower()
         if answer not in ("y", "yes"):
             terminal.write("monkey: not trusted; its deny rules and [ui] apply, the rest is ignored\n")
@@ -150,7 +154,8 @@ def ask_server(server: ServerConfig) -> bool:
             f"monkey: {escape_controls(server.source, keep_newlines=False)} defines the MCP server "
             f"{escape_controls(server.name, keep_newlines=False)}:\n"
             f"  {escape_controls(server.describe(), keep_newlines=False)}\n"
-            "It runs as you, outside the sandbox. Start it (asked again if its definition changes)? [y/N] ")
+            "It runs as you, outside the sandbox. Start it (asked again if its definition changes)? [y/N] "
+        )
         return terminal.input.readline().strip().lower() in ("y", "yes")
     finally:
         terminal.close()

@@ -34,7 +34,11 @@ def _converter() -> Any:
     """pygls's converter, with the hook lsprotocol 2025.0.0 lacks for an optional notebook filter (the
     ``notebookSelector`` ``ruff server`` announces: ``{"cells": [...], "notebook": "*"}`` fails without it)."""
     converter = default_converter()
-    kinds = (lsp.NotebookDocumentFilterNotebookType, lsp.NotebookDocumentFilterScheme, lsp.NotebookDocumentFilterPattern)
+    kinds = (
+        lsp.NotebookDocumentFilterNotebookType,
+        lsp.NotebookDocumentFilterScheme,
+        lsp.NotebookDocumentFilterPattern,
+    )
 
     def notebook_filter(value: Any, _: type) -> Any:
         if value is None or isinstance(value, str):
@@ -68,9 +72,15 @@ class _Client(BaseLanguageClient):
         assert proc.stdin is not None and proc.stdout is not None
         self.protocol.set_writer(proc.stdin)
         self._server = proc
-        reader = asyncio.create_task(run_async(stop_event=self._stop_event, reader=proc.stdout,
-                                               protocol=self.protocol, logger=_log,
-                                               error_handler=self.report_server_error))
+        reader = asyncio.create_task(
+            run_async(
+                stop_event=self._stop_event,
+                reader=proc.stdout,
+                protocol=self.protocol,
+                logger=_log,
+                error_handler=self.report_server_error,
+            )
+        )
         self._async_tasks.extend([reader, asyncio.create_task(self._server_exit())])
 
 
@@ -97,17 +107,32 @@ class Connection:
             OSError: The program cannot be started.
             ServerGone: It exited before it answered.
         """
-        self.proc = await spawn(list(self.command), env=scrub_env(os.environ), cwd=self.workspace,
-                                stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-                                stderr=asyncio.subprocess.DEVNULL)
+        self.proc = await spawn(
+            list(self.command),
+            env=scrub_env(os.environ),
+            cwd=self.workspace,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+        )
         await self.client.attach(self.proc)
         root = self.workspace.as_uri()
-        caps = lsp.ClientCapabilities(text_document=lsp.TextDocumentClientCapabilities(
-            diagnostic=lsp.DiagnosticClientCapabilities(),
-            publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(version_support=True)))
-        result = await self._ask(self.client.initialize_async(lsp.InitializeParams(
-            capabilities=caps, process_id=os.getpid(), root_uri=root,
-            workspace_folders=[lsp.WorkspaceFolder(uri=root, name=self.workspace.name)])))
+        caps = lsp.ClientCapabilities(
+            text_document=lsp.TextDocumentClientCapabilities(
+                diagnostic=lsp.DiagnosticClientCapabilities(),
+                publish_diagnostics=lsp.PublishDiagnosticsClientCapabilities(version_support=True),
+            )
+        )
+        result = await self._ask(
+            self.client.initialize_async(
+                lsp.InitializeParams(
+                    capabilities=caps,
+                    process_id=os.getpid(),
+                    root_uri=root,
+                    workspace_folders=[lsp.WorkspaceFolder(uri=root, name=self.workspace.name)],
+                )
+            )
+        )
         self.pull = result.capabilities.diagnostic_provider is not None
         self.client.initialized(lsp.InitializedParams())
 
@@ -137,15 +162,24 @@ class Connection:
         self.client.news.clear()
         seen = len(self.client.pushed.get(uri, []))
         if version == 1:
-            self.client.text_document_did_open(lsp.DidOpenTextDocumentParams(
-                text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)))
+            self.client.text_document_did_open(
+                lsp.DidOpenTextDocumentParams(
+                    text_document=lsp.TextDocumentItem(uri=uri, language_id=language, version=version, text=text)
+                )
+            )
         else:
-            self.client.text_document_did_change(lsp.DidChangeTextDocumentParams(
-                text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
-                content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)]))
+            self.client.text_document_did_change(
+                lsp.DidChangeTextDocumentParams(
+                    text_document=lsp.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                    content_changes=[lsp.TextDocumentContentChangeWholeDocument(text=text)],
+                )
+            )
         if self.pull:
-            report = await self._ask(self.client.text_document_diagnostic_async(lsp.DocumentDiagnosticParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri))))
+            report = await self._ask(
+                self.client.text_document_diagnostic_async(
+                    lsp.DocumentDiagnosticParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+                )
+            )
             return list(getattr(report, "items", []) or [])
         while True:  # pushed: the first publication for this version (or after it was sent, unversioned)
             for published_version, items in self.client.pushed.get(uri, [])[seen:]:
@@ -167,8 +201,9 @@ class Connection:
         """Forget ``path`` (the next check opens it afresh with what it then holds)."""
         uri = path.as_uri()
         if self.versions.pop(uri, None) is not None and self.exited is None:
-            self.client.text_document_did_close(lsp.DidCloseTextDocumentParams(
-                text_document=lsp.TextDocumentIdentifier(uri=uri)))
+            self.client.text_document_did_close(
+                lsp.DidCloseTextDocumentParams(text_document=lsp.TextDocumentIdentifier(uri=uri))
+            )
         self.client.pushed.pop(uri, None)
 
     async def stop(self, grace: float = 1.0, *, polite: bool = True) -> None:

@@ -50,8 +50,10 @@ def render(rel: str, found: Found) -> str:
         return "" if found.quiet else f"[diagnostics: {found.note}]"
     if not found.diagnostics:
         return ""
-    lines = [f"{rel}:{d.line}:{d.column}: {d.severity}: {d.message}" + (f" [{d.code}]" if d.code else "")
-             for d in found.diagnostics[:MAX_LINES]]
+    lines = [
+        f"{rel}:{d.line}:{d.column}: {d.severity}: {d.message}" + (f" [{d.code}]" if d.code else "")
+        for d in found.diagnostics[:MAX_LINES]
+    ]
     if len(found.diagnostics) > MAX_LINES:
         lines.append(f"... and {len(found.diagnostics) - MAX_LINES} more")
     return f"New problems the {found.server} language server reports after this change:\n" + "\n".join(lines)
@@ -64,8 +66,14 @@ def _record(item: Any) -> Diagnostic | None:
     code = "" if item.code is None else str(item.code)
     start = item.range.start
     message = "; ".join(" ".join(line.split()) for line in str(item.message).splitlines() if line.strip())
-    return Diagnostic(line=start.line + 1, column=start.character + 1, severity=severity,
-                      message=message, code=code, source=item.source or "")
+    return Diagnostic(
+        line=start.line + 1,
+        column=start.character + 1,
+        severity=severity,
+        message=message,
+        code=code,
+        source=item.source or "",
+    )
 
 
 def new_ones(before: list[Diagnostic], after: list[Diagnostic]) -> list[Diagnostic]:
@@ -110,8 +118,9 @@ class Diagnostics:
             try:
                 return await asyncio.wait_for(self._ask(spec, rel, before, after), spec.timeout)
             except TimeoutError:
-                return await self._skip(spec, f"the {spec.shown} did not answer within {spec.timeout:g} s; "
-                                              "skipped for this session")
+                return await self._skip(
+                    spec, f"the {spec.shown} did not answer within {spec.timeout:g} s; skipped for this session"
+                )
             except OSError as exc:
                 return await self._skip(spec, f"cannot start the {spec.shown}: {exc.strerror or exc}")
             except Exception as exc:  # noqa: BLE001 (a server's failure never fails the edit)

@@ -61,10 +61,10 @@ def _spec(name: str, table: Any, base: ServerSpec | None) -> ServerSpec | None:
         return None
     command = table.get("command", list(base.command) if base else None)
     if not isinstance(command, list) or not command or not all(isinstance(c, str) and c for c in command):
-        raise LspError(f"[lsp.{name}] command must be a non-empty list of strings, e.g. [\"ruff\", \"server\"]")
+        raise LspError(f'[lsp.{name}] command must be a non-empty list of strings, e.g. ["ruff", "server"]')
     extensions = table.get("extensions", list(base.extensions) if base else None)
     if not isinstance(extensions, list) or not extensions or not all(isinstance(e, str) and e for e in extensions):
-        raise LspError(f"[lsp.{name}] extensions must be a non-empty list such as [\".py\"]")
+        raise LspError(f'[lsp.{name}] extensions must be a non-empty list such as [".py"]')
     timeout = table.get("timeout", base.timeout if base else DEFAULT_TIMEOUT)
     if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
         raise LspError(f"[lsp.{name}] timeout must be a number of seconds above 0")

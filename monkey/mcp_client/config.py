@@ -29,15 +29,36 @@ from typing import Any, Literal
 
 from monkey.config import toml_file
 
-__all__ = ["ServerConfig", "Servers", "McpConfigError", "load_servers", "parse_servers", "read_json_file",
-           "expand", "USER_JSON"]
+__all__ = [
+    "ServerConfig",
+    "Servers",
+    "McpConfigError",
+    "load_servers",
+    "parse_servers",
+    "read_json_file",
+    "expand",
+    "USER_JSON",
+]
 
 Origin = Literal["project", "user", "flag", "editor"]
 USER_JSON = "mcp.json"
 """The person's own ``mcpServers`` file in the monkey home."""
 
-_KEYS = {"type", "command", "args", "env", "cwd", "url", "headers", "enabled", "startup_timeout",
-         "tool_timeout", "enabled_tools", "disabled_tools", "trusted"}
+_KEYS = {
+    "type",
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "enabled",
+    "startup_timeout",
+    "tool_timeout",
+    "enabled_tools",
+    "disabled_tools",
+    "trusted",
+}
 _VAR = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -106,6 +127,7 @@ class Servers:
 
 def expand(text: str, environ: Mapping[str, str], where: str) -> str:
     """``${VAR}`` and ``${VAR:-default}`` from ``environ``; an unset variable without a default is an error."""
+
     def one(m: re.Match[str]) -> str:
         value = environ.get(m.group(1))
         if value is None or (value == "" and m.group(2) is not None):
@@ -113,6 +135,7 @@ def expand(text: str, environ: Mapping[str, str], where: str) -> str:
                 raise McpConfigError(f"{where}: ${{{m.group(1)}}} is not set")
             return m.group(2)
         return value
+
     return _VAR.sub(one, text)
 
 
@@ -134,8 +157,9 @@ def _seconds(value: Any, what: str) -> float:
     return float(value)
 
 
-def parse_server(name: str, spec: Any, *, origin: Origin, source: str,
-                 environ: Mapping[str, str] | None = None) -> ServerConfig:
+def parse_server(
+    name: str, spec: Any, *, origin: Origin, source: str, environ: Mapping[str, str] | None = None
+) -> ServerConfig:
     """One definition from a JSON object or TOML table (raises :class:`McpConfigError`)."""
     env_vars = os.environ if environ is None else environ
     where = f"{source}: server {name!r}"
@@ -165,25 +189,31 @@ def parse_server(name: str, spec: Any, *, origin: Origin, source: str,
             raise McpConfigError("cwd must be a string")
         enabled_tools = spec.get("enabled_tools")
         return ServerConfig(
-            name=name, origin=origin, source=source,
-            command=x(command), args=tuple(x(a) for a in _strings(spec.get("args", []), "args")),
+            name=name,
+            origin=origin,
+            source=source,
+            command=x(command),
+            args=tuple(x(a) for a in _strings(spec.get("args", []), "args")),
             env={k: x(v) for k, v in _table(spec.get("env", {}), "env").items()},
-            cwd=x(cwd), url=x(url),
+            cwd=x(cwd),
+            url=x(url),
             headers={k: x(v) for k, v in _table(spec.get("headers", {}), "headers").items()},
             enabled=enabled,
             startup_timeout=_seconds(spec.get("startup_timeout", 10.0), "startup_timeout"),
             tool_timeout=_seconds(spec.get("tool_timeout", 60.0), "tool_timeout"),
             enabled_tools=None if enabled_tools is None else _strings(enabled_tools, "enabled_tools"),
             disabled_tools=_strings(spec.get("disabled_tools", []), "disabled_tools"),
-            trusted=trusted, raw=dict(spec),
+            trusted=trusted,
+            raw=dict(spec),
         )
     except McpConfigError as exc:
         text = str(exc)
         raise McpConfigError(text if text.startswith(where) else f"{where}: {text}") from None
 
 
-def parse_servers(table: Any, *, origin: Origin, source: str, into: Servers,
-                  environ: Mapping[str, str] | None = None) -> None:
+def parse_servers(
+    table: Any, *, origin: Origin, source: str, into: Servers, environ: Mapping[str, str] | None = None
+) -> None:
     """Add each server of an ``mcpServers`` object / ``[mcp_servers]`` table to ``into``."""
     if not isinstance(table, dict):
         into.errors.append(f"{source}: the MCP servers must be an object of named servers")
@@ -209,7 +239,7 @@ def read_json_file(path: Path) -> Any:
     except OSError as exc:
         raise McpConfigError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
-        raise McpConfigError(f"{path}: expected an object with \"mcpServers\": {{NAME: {{...}}}}")
+        raise McpConfigError(f'{path}: expected an object with "mcpServers": {{NAME: {{...}}}}')
     return data.get("mcpServers", {})
 
 
@@ -221,8 +251,9 @@ def _toml_servers(path: Path) -> Any:
     return data.get("mcp_servers") if data is not None else None
 
 
-def load_servers(workspace: Path, home: Path, *, flag_file: str | None = None,
-                 environ: Mapping[str, str] | None = None) -> Servers:
+def load_servers(
+    workspace: Path, home: Path, *, flag_file: str | None = None, environ: Mapping[str, str] | None = None
+) -> Servers:
     """Every configured server for ``workspace``: project files, the person's files, ``--mcp-config``.
 
     Raises:
@@ -230,8 +261,10 @@ def load_servers(workspace: Path, home: Path, *, flag_file: str | None = None,
     """
     found = Servers()
     sources: list[tuple[Origin, Path, bool]] = [
-        ("project", workspace / ".mcp.json", True), ("project", workspace / ".monkey" / "config.toml", False),
-        ("user", home / USER_JSON, True), ("user", home / "config.toml", False),
+        ("project", workspace / ".mcp.json", True),
+        ("project", workspace / ".monkey" / "config.toml", False),
+        ("user", home / USER_JSON, True),
+        ("user", home / "config.toml", False),
     ]
     for origin, path, is_json in sources:
         try:

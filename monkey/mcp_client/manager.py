@@ -63,8 +63,10 @@ def _may_start(pins: PinStore, workspace: Path, config: ServerConfig, trusted_fo
     if pins.server_approved(key):
         return ""
     if ask is None:
-        return (f"defined by the project ({config.source}) and you have not approved this definition; "
-                "nobody is here to ask (run monkey on a terminal in this folder once)")
+        return (
+            f"defined by the project ({config.source}) and you have not approved this definition; "
+            "nobody is here to ask (run monkey on a terminal in this folder once)"
+        )
     if not ask(config):
         return "you did not approve its definition"
     try:
@@ -74,8 +76,9 @@ def _may_start(pins: PinStore, workspace: Path, config: ServerConfig, trusted_fo
     return ""
 
 
-def approve_project_servers(servers: Servers, *, workspace: Path, home: Path, trusted_folder: bool,
-                            ask: Ask) -> dict[str, str]:
+def approve_project_servers(
+    servers: Servers, *, workspace: Path, home: Path, trusted_folder: bool, ask: Ask
+) -> dict[str, str]:
     """Ask the person about each enabled project server whose definition they have not approved
     yet; returns why each one they refused may not start."""
     pins = PinStore(home)
@@ -91,9 +94,17 @@ def approve_project_servers(servers: Servers, *, workspace: Path, home: Path, tr
 class McpManager:
     """The MCP servers of one session and their tools in ``registry``."""
 
-    def __init__(self, servers: Servers, *, workspace: Path, home: Path, registry: ToolRegistry,
-                 trusted_folder: bool, refused: dict[str, str] | None = None,
-                 result_limit: int = DEFAULT_LIMIT) -> None:
+    def __init__(
+        self,
+        servers: Servers,
+        *,
+        workspace: Path,
+        home: Path,
+        registry: ToolRegistry,
+        trusted_folder: bool,
+        refused: dict[str, str] | None = None,
+        result_limit: int = DEFAULT_LIMIT,
+    ) -> None:
         self.workspace = workspace
         self.home = home
         self.registry = registry
@@ -114,8 +125,13 @@ class McpManager:
         """Called when a server's status or tools changed (the app redraws its status bar)."""
         for config in servers.servers.values():
             log = home / "mcp" / "logs" / f"{re.sub(r'[^A-Za-z0-9_.-]', '_', config.name)}.log"
-            server = McpServer(config, workspace=workspace, log=log, on_tools=self._tools_listed,
-                               cap=(result_limit, lambda: self.result_file("cut")))
+            server = McpServer(
+                config,
+                workspace=workspace,
+                log=log,
+                on_tools=self._tools_listed,
+                cap=(result_limit, lambda: self.result_file("cut")),
+            )
             self.servers[config.name] = server
             why = (refused or {}).get(config.name) or _may_start(self.pins, workspace, config, trusted_folder, None)
             if why:
@@ -198,8 +214,9 @@ class McpManager:
                 server.error = f"tool {definition.name!r} becomes {model_name}, which another tool has; left out"
                 continue
             pin = pins.get(definition.name)
-            first = seen.setdefault(definition.name, Pin(hashes[definition.name], definition.description,
-                                                         definition.schema))
+            first = seen.setdefault(
+                definition.name, Pin(hashes[definition.name], definition.description, definition.schema)
+            )
             if pin is None and first.hash != hashes[definition.name]:  # never approved, but offered otherwise
                 state, diff, pin = "changed", definition_diff(first, definition.description, definition.schema), first
             elif pin is None:
@@ -208,8 +225,17 @@ class McpManager:
                 state, diff = ("reconfirm", what) if definition.name in again else ("pinned", "")
             else:
                 state, diff = "changed", definition_diff(pin, definition.description, definition.schema)
-            self.registry.add(McpTool(self, server, definition, model_name, state, diff,  # type: ignore[arg-type]
-                                      approved=pin))
+            self.registry.add(
+                McpTool(
+                    self,
+                    server,
+                    definition,
+                    model_name,
+                    state,  # type: ignore[arg-type]
+                    diff,
+                    approved=pin,
+                )
+            )
             added.append(model_name)
         self._tools[server.name] = added
         for listener in list(self.listeners):
@@ -226,10 +252,15 @@ class McpManager:
             now = {name: hashes[name] for name in before}
         if now == before:
             return
-        parts = [f"{label} {', '.join(sorted(names))}" for label, names in (
-            ("added", set(now) - set(before)),
-            ("changed", {n for n in set(now) & set(before) if now[n] != before[n]}),
-            ("removed", set(before) - set(now))) if names]
+        parts = [
+            f"{label} {', '.join(sorted(names))}"
+            for label, names in (
+                ("added", set(now) - set(before)),
+                ("changed", {n for n in set(now) & set(before) if now[n] != before[n]}),
+                ("removed", set(before) - set(now)),
+            )
+            if names
+        ]
         again, _ = self._reconfirm.get(server.name, (set(), ""))
         self._reconfirm[server.name] = (again | set(hashes), "; ".join(parts))
 

@@ -30,14 +30,14 @@ def tool_name(server: str, tool: str) -> str:
     if len(name) <= MAX_LEN:
         return name
     digest = hashlib.sha256(f"{server}\0{tool}".encode()).hexdigest()[:8]
-    return f"{name[:MAX_LEN - 9]}_{digest}"
+    return f"{name[: MAX_LEN - 9]}_{digest}"
 
 
 def server_of(name: str) -> str | None:
     """The server part of a model's tool name (None: not an MCP tool's name)."""
     if not name.startswith(PREFIX):
         return None
-    rest = name[len(PREFIX):]
+    rest = name[len(PREFIX) :]
     server, sep, _ = rest.partition("__")
     return server if sep else None
 

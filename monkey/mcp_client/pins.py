@@ -48,14 +48,18 @@ class Pin:
 
 
 def _render(description: str, schema: Any) -> list[str]:
-    return [*description.splitlines(), "input schema:",
-            *json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False, default=str).splitlines()]
+    return [
+        *description.splitlines(),
+        "input schema:",
+        *json.dumps(schema, indent=2, sort_keys=True, ensure_ascii=False, default=str).splitlines(),
+    ]
 
 
 def definition_diff(old: Pin, description: str, schema: Any) -> str:
     """What changed in a tool's definition since it was approved (a unified diff)."""
-    lines = difflib.unified_diff(_render(old.description, old.schema), _render(description, schema),
-                                 "approved", "now", lineterm="", n=2)
+    lines = difflib.unified_diff(
+        _render(old.description, old.schema), _render(description, schema), "approved", "now", lineterm="", n=2
+    )
     return "\n".join(lines)
 
 
@@ -117,6 +121,5 @@ class PinStore:
         with self._locked():
             data = self._read("pins.json")
             tools = data.setdefault(server, {})
-            tools[tool] = {"hash": tool_hash(tool, description, schema), "description": description,
-                           "schema": schema}
+            tools[tool] = {"hash": tool_hash(tool, description, schema), "description": description, "schema": schema}
             self._write("pins.json", data)

@@ -25,8 +25,17 @@ from typing import Any, NamedTuple
 
 from monkey.events import ToolImage
 
-__all__ = ["render_result", "cap_output", "cut_long_strings", "cuts_of", "DEFAULT_LIMIT", "IMAGE_TYPES",
-           "MAX_IMAGE_BYTES", "Rendered", "CUT_KEY"]
+__all__ = [
+    "render_result",
+    "cap_output",
+    "cut_long_strings",
+    "cuts_of",
+    "DEFAULT_LIMIT",
+    "IMAGE_TYPES",
+    "MAX_IMAGE_BYTES",
+    "Rendered",
+    "CUT_KEY",
+]
 
 CUT_KEY = "monkey/cut"
 """The key in a result's ``_meta`` under which the transport lists the strings it cut."""
@@ -79,8 +88,10 @@ def _block(block: Any, images: list[ToolImage]) -> str:
     if kind == "image":
         return _image(block, images)
     if kind == "audio":
-        return (f"[audio {getattr(block, 'mime_type', '?')}, {_size(str(block.data))} bytes: not passed on, "
-                "no backend takes audio in tool results]")
+        return (
+            f"[audio {getattr(block, 'mime_type', '?')}, {_size(str(block.data))} bytes: not passed on, "
+            "no backend takes audio in tool results]"
+        )
     if kind == "resource":
         res = block.resource
         text = getattr(res, "text", None)
@@ -89,7 +100,11 @@ def _block(block: Any, images: list[ToolImage]) -> str:
         mime = getattr(res, "mime_type", None) or "binary"
         return f"[resource {res.uri} ({mime}, {_size(str(getattr(res, 'blob', '')))} bytes): not shown]"
     if kind == "resource_link":
-        return f"[resource link {block.uri}" + (f": {block.description}" if getattr(block, "description", None) else "") + "]"
+        return (
+            f"[resource link {block.uri}"
+            + (f": {block.description}" if getattr(block, "description", None) else "")
+            + "]"
+        )
     return f"[a {kind or 'content'} block monkey does not show]"
 
 

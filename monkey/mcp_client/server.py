@@ -47,9 +47,15 @@ def _tool_def(tool: Any) -> ToolDef:
 class McpServer:
     """A configured server and its live connection."""
 
-    def __init__(self, config: ServerConfig, *, workspace: Path, log: Path,
-                 on_tools: Callable[[McpServer], None],
-                 cap: tuple[int, Callable[[], Path]] | None = None) -> None:
+    def __init__(
+        self,
+        config: ServerConfig,
+        *,
+        workspace: Path,
+        log: Path,
+        on_tools: Callable[[McpServer], None],
+        cap: tuple[int, Callable[[], Path]] | None = None,
+    ) -> None:
         self.config = config
         self.cap = cap
         """The result limit and where a cut string is saved (a stdio server's long messages are cut as they come)."""
@@ -127,7 +133,7 @@ class McpServer:
         try:
             client = Client(self._transport(exited), cache=None, message_handler=self._on_message)
             async with asyncio.timeout(self.config.startup_timeout):  # not an anyio scope: the client's
-                await client.__aenter__()                            # task group outlives it
+                await client.__aenter__()  # task group outlives it
         except TimeoutError:
             return f"did not answer within {self.config.startup_timeout:g} s (startup_timeout)"
         except Exception as exc:  # noqa: BLE001 - any failure to start is the server's status
@@ -178,8 +184,14 @@ class McpServer:
         from monkey.mcp_client.transport import child_env, stdio_transport
 
         cwd = (self.workspace / config.cwd) if config.cwd else self.workspace
-        return stdio_transport([config.command, *config.args], env=child_env(dict(config.env), self.workspace),
-                               cwd=cwd, log=self.log, exited=exited, cap=self.cap)
+        return stdio_transport(
+            [config.command, *config.args],
+            env=child_env(dict(config.env), self.workspace),
+            cwd=cwd,
+            log=self.log,
+            exited=exited,
+            cap=self.cap,
+        )
 
     def _why(self, exc: BaseException, exited: Any) -> str:
         if exited.event.is_set():
@@ -241,8 +253,12 @@ class McpServer:
         """Call ``tool``; raises ToolError when the server is not there, fails or takes too long."""
         import anyio
 
-        if (not self._settled.is_set() and self.status in ("starting", "ready")
-                and self._task is not None and not self._task.done()):
+        if (
+            not self._settled.is_set()
+            and self.status in ("starting", "ready")
+            and self._task is not None
+            and not self._task.done()
+        ):
             with anyio.move_on_after(self.config.startup_timeout):  # started again after a crash: wait, bounded
                 await self._settled.wait()
         client = self._client
@@ -257,14 +273,19 @@ class McpServer:
                     await asyncio.wait_for(self._fresh.wait(), self.config.startup_timeout)
             return result
         except TimeoutError:
-            raise ToolError(f"{tool} on the MCP server {self.name} took longer than "
-                            f"{self.config.tool_timeout:g} s (tool_timeout); the call was cancelled") from None
+            raise ToolError(
+                f"{tool} on the MCP server {self.name} took longer than "
+                f"{self.config.tool_timeout:g} s (tool_timeout); the call was cancelled"
+            ) from None
         except ToolError:
             raise
         except Exception as exc:  # noqa: BLE001 - a malformed result or a lost connection is the model's to see
             await asyncio.sleep(0)
             if self._client is not client:
-                raise ToolError(f"the MCP server {self.name} went away during the call ({self.error or 'restarting'})") from None
+                raise ToolError(
+                    f"the MCP server {self.name} went away during the call ({self.error or 'restarting'})"
+                ) from None
             said = "; ".join(line.strip() for line in str(exc).splitlines()[:3] if line.strip())
-            raise ToolError(f"the MCP server {self.name} gave no usable result for {tool}: "
-                            f"{type(exc).__name__}: {said[:500]}") from None
+            raise ToolError(
+                f"the MCP server {self.name} gave no usable result for {tool}: {type(exc).__name__}: {said[:500]}"
+            ) from None

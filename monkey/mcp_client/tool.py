@@ -47,8 +47,16 @@ class Keeper(Protocol):
 class McpTool(Tool[Any]):
     """One tool of one MCP server, under its model name ``mcp__server__tool``."""
 
-    def __init__(self, manager: Keeper, server: McpServer, definition: ToolDef, model_name: str,
-                 state: PinState, diff: str = "", approved: Pin | None = None) -> None:
+    def __init__(
+        self,
+        manager: Keeper,
+        server: McpServer,
+        definition: ToolDef,
+        model_name: str,
+        state: PinState,
+        diff: str = "",
+        approved: Pin | None = None,
+    ) -> None:
         self.name = model_name  # type: ignore[misc]
         self.manager = manager
         self.server = server
@@ -81,8 +89,11 @@ class McpTool(Tool[Any]):
         """What the model is offered: a changed tool as it was approved, until a person approves the new one."""
         if self.state == "changed" and self.approved is not None:
             schema = self.approved.schema if isinstance(self.approved.schema, dict) else {"type": "object"}
-            return ToolSpec(name=self.name, parameters=schema,
-                            description=self.approved.description or f"{self.definition.name} (MCP server {self.server.name})")
+            return ToolSpec(
+                name=self.name,
+                parameters=schema,
+                description=self.approved.description or f"{self.definition.name} (MCP server {self.server.name})",
+            )
         return ToolSpec(name=self.name, description=self.description, parameters=self.definition.schema)
 
     def parse(self, arguments: dict[str, Any]) -> Any:
@@ -99,17 +110,25 @@ class McpTool(Tool[Any]):
         if self.state == "changed":
             return f"the definition of {self.name} changed since it was approved"
         if self.state == "reconfirm":
-            return (f"the MCP server {self.server.name} changed its tools since {self.name} was approved"
-                    + (f" ({self.diff})" if self.diff else "") + "; confirm it again")
+            return (
+                f"the MCP server {self.server.name} changed its tools since {self.name} was approved"
+                + (f" ({self.diff})" if self.diff else "")
+                + "; confirm it again"
+            )
         return None
 
     def preview(self, args: Any, ctx: ToolContext) -> str:
         config = self.server.config
         notes = self.definition.annotations
-        kind = ("read-only (trusted server)" if self.trusted_read_only else
-                "may change things" + ("" if config.trusted else " (annotations of untrusted servers do not count)"))
-        lines = [f"MCP server {config.name} ({config.origin}: {config.describe()})",
-                 f"tool {self.definition.name}: {kind}"]
+        kind = (
+            "read-only (trusted server)"
+            if self.trusted_read_only
+            else "may change things" + ("" if config.trusted else " (annotations of untrusted servers do not count)")
+        )
+        lines = [
+            f"MCP server {config.name} ({config.origin}: {config.describe()})",
+            f"tool {self.definition.name}: {kind}",
+        ]
         if self.state == "new":
             lines.append("a new tool: its first call")
         if notes:
@@ -128,10 +147,13 @@ class McpTool(Tool[Any]):
         try:
             text, is_error, images = render_result(result)
         except Exception as exc:  # noqa: BLE001 - a result that does not fit the protocol
-            raise ToolError(f"the MCP server {self.server.name} gave a malformed result for "
-                            f"{self.definition.name}: {type(exc).__name__}: {exc}") from None
-        text = cap_output(text, self.manager.result_limit, self.manager.result_file(ctx.call_id or self.name),
-                          cuts_of(result))
+            raise ToolError(
+                f"the MCP server {self.server.name} gave a malformed result for "
+                f"{self.definition.name}: {type(exc).__name__}: {exc}"
+            ) from None
+        text = cap_output(
+            text, self.manager.result_limit, self.manager.result_file(ctx.call_id or self.name), cuts_of(result)
+        )
         if is_error:
             raise ToolError(text or f"{self.definition.name} failed (the server gave no message)")
         return ToolOutcome(output=text, images=images)

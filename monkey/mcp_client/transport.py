@@ -45,8 +45,15 @@ def child_env(extra: dict[str, str], workspace: Path) -> dict[str, str]:
 
 
 @asynccontextmanager
-async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, log: Path,
-                          exited: Exited, cap: tuple[int, Callable[[], Path]] | None = None) -> AsyncIterator[Any]:
+async def stdio_transport(
+    argv: list[str],
+    *,
+    env: dict[str, str],
+    cwd: Path,
+    log: Path,
+    exited: Exited,
+    cap: tuple[int, Callable[[], Path]] | None = None,
+) -> AsyncIterator[Any]:
     """Start ``argv`` and yield ``(read_stream, write_stream)`` for the SDK; stop it on exit.
 
     ``cap``: the result limit and where a cut string is saved; a message much longer than the
@@ -57,8 +64,9 @@ async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, lo
     """
     log.parent.mkdir(parents=True, exist_ok=True)
     with open(log, "wb") as errlog:
-        proc = await spawn(argv, env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE,
-                           stdout=asyncio.subprocess.PIPE, stderr=errlog)
+        proc = await spawn(
+            argv, env=env, cwd=cwd, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, stderr=errlog
+        )
     assert proc.stdin is not None and proc.stdout is not None
     stdout, stdin = proc.stdout, proc.stdin
     read_send, read_recv = anyio.create_memory_object_stream[SessionMessage | Exception](16)
@@ -106,7 +114,9 @@ async def stdio_transport(argv: list[str], *, env: dict[str, str], cwd: Path, lo
                     if len(buffer) > MAX_LINE:
                         buffer.clear()
                         skipping = True
-                        await read_send.send(ValueError(f"a message from the server is longer than {MAX_LINE >> 20} MB"))
+                        await read_send.send(
+                            ValueError(f"a message from the server is longer than {MAX_LINE >> 20} MB")
+                        )
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
         finally:

@@ -62,25 +62,42 @@ class ClientApprover:
             return Decision(approved=True, by="policy", reason=f"approved by {client}")
         if _can_ask(ctx):
             return await self._ask(ctx, client, request)
-        return Decision(approved=False, by="policy", reason=(
-            f"needs a person's approval of this exact call ({request.person_only}); monkey serve has no person "
-            f"to ask and {client} offers no elicitation, and its approval does not stand for one here"))
+        return Decision(
+            approved=False,
+            by="policy",
+            reason=(
+                f"needs a person's approval of this exact call ({request.person_only}); monkey serve has no person "
+                f"to ask and {client} offers no elicitation, and its approval does not stand for one here"
+            ),
+        )
 
     async def _ask(self, ctx: Any, client: str, request: ApprovalRequest) -> Decision:
         """Ask the client's user, with the call as monkey's dialog shows it."""
-        message = (f"monkey: {request.tool} needs your approval of this exact call: {request.person_only}.\n\n"
-                   f"{request.summary}\n\n"
-                   + ("Approved, it runs once more, OUTSIDE monkey's sandbox." if request.unsandboxed else
-                      "Approved, it runs once (a shell command still in monkey's sandbox)."))
+        message = (
+            f"monkey: {request.tool} needs your approval of this exact call: {request.person_only}.\n\n"
+            f"{request.summary}\n\n"
+            + (
+                "Approved, it runs once more, OUTSIDE monkey's sandbox."
+                if request.unsandboxed
+                else "Approved, it runs once (a shell command still in monkey's sandbox)."
+            )
+        )
         try:
             answer = await ctx.session.elicit_form(message, APPROVE_SCHEMA, related_request_id=ctx.request_id)
         except Exception as exc:  # noqa: BLE001 - the client failed to ask: nobody approved
             log(f"asking the client's user failed: {exc}")
-            return Decision(approved=False, by="policy",
-                            reason=f"needs a person's approval of this exact call ({request.person_only}); "
-                            f"asking through {client} failed: {exc}")
+            return Decision(
+                approved=False,
+                by="policy",
+                reason=f"needs a person's approval of this exact call ({request.person_only}); "
+                f"asking through {client} failed: {exc}",
+            )
         if answer.action == "accept" and (answer.content or {}).get("approve") is True:
-            return Decision(approved=True, by="user", exact_line=True,
-                            reason=f"approved by the person through {client} (elicitation)")
+            return Decision(
+                approved=True,
+                by="user",
+                exact_line=True,
+                reason=f"approved by the person through {client} (elicitation)",
+            )
         said = {"decline": "declined it", "cancel": "dismissed the question"}.get(answer.action, "did not approve it")
         return Decision(approved=False, by="user", reason=f"the person {said} through {client}")

@@ -49,8 +49,10 @@ class ToolHost:
 
     def _show(self, event: Event) -> None:
         if isinstance(event, ToolResult):
-            log(f"{event.name} {'ok' if event.ok else 'failed'} ({event.duration_ms:.0f} ms)"
-                + ("" if event.ok else f": {event.output.splitlines()[0][:200] if event.output else ''}"))
+            log(
+                f"{event.name} {'ok' if event.ok else 'failed'} ({event.duration_ms:.0f} ms)"
+                + ("" if event.ok else f": {event.output.splitlines()[0][:200] if event.output else ''}")
+            )
 
     def _tell(self, text: str, level: Level) -> None:
         log(text)

@@ -43,8 +43,9 @@ class HttpSettings:
     """The token was made here (so it is printed)."""
 
     @classmethod
-    def from_flags(cls, host: str | None, port: int, token: str | None,
-                   env: dict[str, str] | None = None) -> HttpSettings:
+    def from_flags(
+        cls, host: str | None, port: int, token: str | None, env: dict[str, str] | None = None
+    ) -> HttpSettings:
         """The settings ``--host``, the port and ``--token`` give; ValueError with the reason."""
         env = dict(os.environ) if env is None else env
         chosen = host or "127.0.0.1"
@@ -82,8 +83,12 @@ class _Guard:
             if origin is not None and not self.check.origin_allowed(origin.decode("latin-1")):
                 return await refuse(send, 403, b'{"error": "forbidden: a request from another origin"}')
             if not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
-                return await refuse(send, 401, b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}',
-                                    [(b"www-authenticate", b'Bearer realm="monkey serve"')])
+                return await refuse(
+                    send,
+                    401,
+                    b'{"error": "unauthorized: send Authorization: Bearer TOKEN"}',
+                    [(b"www-authenticate", b'Bearer realm="monkey serve"')],
+                )
         await self.app(scope, receive, send)
 
 
@@ -98,14 +103,24 @@ def build_app(host: ToolHost, settings: HttpSettings) -> Any:
     from monkey.mcp_server.server import build_server
 
     async def health(request: Request) -> JSONResponse:
-        return JSONResponse({"status": "ok", "server": "monkey", "version": __version__,
-                             "workspace": str(host.agent.workspace), "session": host.session_id})
+        return JSONResponse(
+            {
+                "status": "ok",
+                "server": "monkey",
+                "version": __version__,
+                "workspace": str(host.agent.workspace),
+                "session": host.session_id,
+            }
+        )
 
     server = build_server(host)
     # the SDK's own Host check knows three names and only when bound to them; the guard checks every request
-    app = server.streamable_http_app(streamable_http_path="/mcp", host=settings.host,
-                                     transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-                                     custom_starlette_routes=[Route("/health", health, methods=["GET"])])
+    app = server.streamable_http_app(
+        streamable_http_path="/mcp",
+        host=settings.host,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        custom_starlette_routes=[Route("/health", health, methods=["GET"])],
+    )
     return _Guard(app, settings)
 
 
@@ -141,8 +156,13 @@ class HttpFront:
                 yield  # monkey serve's own handlers stop it and then close the session
 
         sock = bind(self.settings.host, self.settings.port)
-        config = uvicorn.Config(build_app(self.host, self.settings), log_level="warning", lifespan="on",
-                                access_log=False, timeout_graceful_shutdown=5)
+        config = uvicorn.Config(
+            build_app(self.host, self.settings),
+            log_level="warning",
+            lifespan="on",
+            access_log=False,
+            timeout_graceful_shutdown=5,
+        )
         self._server = Server(config)
         self._server.should_exit = self._stopping
         if self.settings.generated:

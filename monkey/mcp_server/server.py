@@ -57,11 +57,18 @@ def build_server(host: ToolHost) -> Server[Any]:
             result = await host.call(params.name, arguments, via=client_name(ctx))
         finally:
             REQUEST.reset(token)
-        return types.CallToolResult(content=[types.TextContent(type="text", text=result.output)],
-                                    is_error=not result.ok)
+        return types.CallToolResult(
+            content=[types.TextContent(type="text", text=result.output)], is_error=not result.ok
+        )
 
-    return Server("monkey", version=__version__, title="monkey", instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "monkey",
+        version=__version__,
+        title="monkey",
+        instructions=INSTRUCTIONS,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
 
 
 async def _task(tasks: AgentTasks, name: str, arguments: dict[str, Any]) -> Any:
@@ -75,5 +82,6 @@ async def _task(tasks: AgentTasks, name: str, arguments: dict[str, Any]) -> Any:
         return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
     done = await (tasks.start(prompt) if name == "agent" else tasks.reply(str(session_id), prompt))
     text = done.result + (f"\n\n[monkey session {done.session_id}: {done.reason}]" if done.session_id else "")
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)],
-                                structured_content=done.structured(), is_error=not done.ok)
+    return types.CallToolResult(
+        content=[types.TextContent(type="text", text=text)], structured_content=done.structured(), is_error=not done.ok
+    )

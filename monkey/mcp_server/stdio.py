@@ -119,8 +119,9 @@ class _Answering:
         if "json_invalid" in kinds:
             error = types.ErrorData(code=types.PARSE_ERROR, message="Parse error: the line is not JSON")
         else:
-            error = types.ErrorData(code=types.INVALID_REQUEST,
-                                    message="Invalid Request: the line is not a JSON-RPC 2.0 message")
+            error = types.ErrorData(
+                code=types.INVALID_REQUEST, message="Invalid Request: the line is not a JSON-RPC 2.0 message"
+            )
         with suppress(Exception):  # the client went away: nothing to answer
             await self._write.send(SessionMessage(types.JSONRPCError(jsonrpc="2.0", id=None, error=error)))
 

@@ -27,6 +27,7 @@ __all__ = ["AgentTasks", "TaskResult", "AGENT_TOOLS"]
 
 AGENT_TOOLS = ("agent", "agent_reply")
 
+
 @dataclass(frozen=True)
 class TaskResult:
     ok: bool
@@ -98,8 +99,9 @@ class AgentTasks:
             try:
                 running = await self._new(session_id)
             except (StoreError, SetupError, BackendError) as exc:
-                return TaskResult(False, f"cannot continue session {session_id}: {getattr(exc, 'message', '') or exc}",
-                                  session_id)
+                return TaskResult(
+                    False, f"cannot continue session {session_id}: {getattr(exc, 'message', '') or exc}", session_id
+                )
         return await self._turn(running, prompt)
 
     async def _turn(self, running: _Running, prompt: str) -> TaskResult:
@@ -114,7 +116,9 @@ class AgentTasks:
         session = running.session
         async with running.lock:
             if self.closed:
-                return TaskResult(False, "monkey serve is shutting down; the task was not run", session.agent.session_id)
+                return TaskResult(
+                    False, "monkey serve is shutting down; the task was not run", session.agent.session_id
+                )
             last: TurnCompleted | None = None
             # the prompt as a message, never as a person's !command or @path: the client is not the person
             async for event in session.message(prompt):  # stored before anything is answered

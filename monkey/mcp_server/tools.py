@@ -33,9 +33,15 @@ def definitions(tools: Any) -> list[Any]:
     out = []
     for tool in tools:
         spec = tool.spec()
-        out.append(types.Tool(name=spec.name, title=spec.name.replace("_", " "), description=spec.description,
-                              input_schema=spec.parameters,
-                              annotations=types.ToolAnnotations.model_validate(annotations(tool))))
+        out.append(
+            types.Tool(
+                name=spec.name,
+                title=spec.name.replace("_", " "),
+                description=spec.description,
+                input_schema=spec.parameters,
+                annotations=types.ToolAnnotations.model_validate(annotations(tool)),
+            )
+        )
     return out
 
 
@@ -57,20 +63,41 @@ def agent_definitions() -> list[Any]:
     import mcp_types as types
 
     hints = types.ToolAnnotations.model_validate(_TASK_HINTS)
-    headless = ("It runs headless: what monkey serve's mode and rules allow runs (start it with --mode "
-                "accept-edits to let it change files), anything that would ask a person is refused and the "
-                "model is told. Every change is checkpointed; `monkey undo` reverts it.")
+    headless = (
+        "It runs headless: what monkey serve's mode and rules allow runs (start it with --mode "
+        "accept-edits to let it change files), anything that would ask a person is refused and the "
+        "model is told. Every change is checkpointed; `monkey undo` reverts it."
+    )
     return [
-        types.Tool(name="agent", title="monkey agent", annotations=hints, output_schema=_TASK_OUTPUT,
-                   description="Run a whole task with monkey's own agent (its configured model and tools) in the "
-                   f"workspace, as a new monkey session; gives back its final answer and session id. {headless}",
-                   input_schema={"type": "object", "additionalProperties": False, "required": ["prompt"],
-                                 "properties": {"prompt": {"type": "string", "description": "The task."}}}),
-        types.Tool(name="agent_reply", title="monkey agent reply", annotations=hints, output_schema=_TASK_OUTPUT,
-                   description="Continue a monkey session an `agent` call started (or any stored session of this "
-                   f"workspace) with one more message; gives back the answer. {headless}",
-                   input_schema={"type": "object", "additionalProperties": False, "required": ["session_id", "prompt"],
-                                 "properties": {
-                                     "session_id": {"type": "string", "description": "From the agent call's result."},
-                                     "prompt": {"type": "string", "description": "The next message."}}}),
+        types.Tool(
+            name="agent",
+            title="monkey agent",
+            annotations=hints,
+            output_schema=_TASK_OUTPUT,
+            description="Run a whole task with monkey's own agent (its configured model and tools) in the "
+            f"workspace, as a new monkey session; gives back its final answer and session id. {headless}",
+            input_schema={
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["prompt"],
+                "properties": {"prompt": {"type": "string", "description": "The task."}},
+            },
+        ),
+        types.Tool(
+            name="agent_reply",
+            title="monkey agent reply",
+            annotations=hints,
+            output_schema=_TASK_OUTPUT,
+            description="Continue a monkey session an `agent` call started (or any stored session of this "
+            f"workspace) with one more message; gives back the answer. {headless}",
+            input_schema={
+                "type": "object",
+                "additionalProperties": False,
+                "required": ["session_id", "prompt"],
+                "properties": {
+                    "session_id": {"type": "string", "description": "From the agent call's result."},
+                    "prompt": {"type": "string", "description": "The next message."},
+                },
+            },
+        ),
     ]

@@ -33,8 +33,7 @@ def weighted_percentile(counted: list[tuple[float, int]], p: float) -> float | N
 
 
 def percentile(values: list[float], p: float) -> float | None:
-    """The nearest-rank ``p``-th percentile of ``values`` (sorted or not); None when there are none.
-"""
+    """The nearest-rank ``p``-th percentile of ``values`` (sorted or not); None when there are none."""
     if not values:
         return None
     ordered = sorted(values)  # linear when it is sorted already
@@ -49,7 +48,8 @@ class Figures:
 
     counts: dict[str, int] = field(default_factory=lambda: dict.fromkeys(COUNTERS, 0))
     percentiles: dict[str, dict[str, float | None]] = field(
-        default_factory=lambda: {k: {"p50": None, "p95": None} for k in SAMPLE_KINDS})
+        default_factory=lambda: {k: {"p50": None, "p95": None} for k in SAMPLE_KINDS}
+    )
     sessions: int = 0
 
     def add_counts(self, row: Mapping[str, int] | Iterable[int]) -> None:
@@ -68,28 +68,49 @@ class Figures:
         prompt = c["input_tokens"] + cached + c["cache_creation_tokens"]
         seconds = c["call_us"] / 1_000_000
         answered = sum(c[f"answers_{k}"] for k in ("approved", "approved_session", "approved_always", "denied"))
-        ms = {kind: {k: None if v is None else round(v, 1) for k, v in got.items()}
-              for kind, got in self.percentiles.items()}
+        ms = {
+            kind: {k: None if v is None else round(v, 1) for k, v in got.items()}
+            for kind, got in self.percentiles.items()
+        }
         return {
             "sessions": self.sessions,
             "turns": c["turns"],
             "model_calls": c["model_calls"],
-            "tokens": {"input": c["input_tokens"], "output": c["output_tokens"], "cache_read": cached,
-                       "cache_creation": c["cache_creation_tokens"]},
+            "tokens": {
+                "input": c["input_tokens"],
+                "output": c["output_tokens"],
+                "cache_read": cached,
+                "cache_creation": c["cache_creation_tokens"],
+            },
             "cache_hit_ratio": round(cached / prompt, 4) if prompt else None,
             "cost_micros": c["cost_micros"],
             "cost_usd": c["cost_micros"] / 1_000_000,
             "ttft_ms": ms["ttft"],
             "call_ms": ms["call"],
             "tokens_per_second": round(c["timed_output_tokens"] / seconds, 1) if seconds > 0 else None,
-            "tools": {"calls": c["tool_calls"], "ok": c["tool_ok"], "failed": c["tool_failed"],
-                      "denied_rule": c["tool_denied_rule"], "denied_person": c["tool_denied_person"],
-                      "cancelled": c["tool_cancelled"], "duration_ms": ms["tool"]},
-            "approvals": {"asked": c["approvals"], "answered": answered, "answer_ms": ms["answer"],
-                          "answers": {k: c[f"answers_{k}"]
-                                      for k in ("approved", "approved_session", "approved_always", "denied")}},
-            "changes": {"lines_added": c["lines_added"], "lines_removed": c["lines_removed"],
-                        "files_changed": c["files_changed"], "undos": c["undos"]},
+            "tools": {
+                "calls": c["tool_calls"],
+                "ok": c["tool_ok"],
+                "failed": c["tool_failed"],
+                "denied_rule": c["tool_denied_rule"],
+                "denied_person": c["tool_denied_person"],
+                "cancelled": c["tool_cancelled"],
+                "duration_ms": ms["tool"],
+            },
+            "approvals": {
+                "asked": c["approvals"],
+                "answered": answered,
+                "answer_ms": ms["answer"],
+                "answers": {
+                    k: c[f"answers_{k}"] for k in ("approved", "approved_session", "approved_always", "denied")
+                },
+            },
+            "changes": {
+                "lines_added": c["lines_added"],
+                "lines_removed": c["lines_removed"],
+                "files_changed": c["files_changed"],
+                "undos": c["undos"],
+            },
             "subagents": c["subagents"],
             "budgets_reached": c["budgets"],
             "compactions": c["compactions"],

@@ -66,13 +66,22 @@ def _roots(scope: Scope) -> tuple[str, tuple[Any, ...]]:
         seed, params = "SELECT id, id FROM sessions WHERE parent IS NULL AND workspace = ?", (scope.workspace,)
     else:
         seed, params = "SELECT id, id FROM sessions WHERE parent IS NULL", ()
-    return (f"WITH RECURSIVE roots(id, root) AS ({seed} UNION "
-            "SELECT s.id, r.root FROM sessions s JOIN roots r ON s.parent = r.id)"), params
+    return (
+        f"WITH RECURSIVE roots(id, root) AS ({seed} UNION "
+        "SELECT s.id, r.root FROM sessions s JOIN roots r ON s.parent = r.id)"
+    ), params
 
 
 def _key(by: str) -> str:
-    return "r.root" if by == "session" else "''" if not by else f"x.{_KEYS[by]}" if by != "day" else \
-        "date(x.slot, 'unixepoch', 'localtime')"
+    return (
+        "r.root"
+        if by == "session"
+        else "''"
+        if not by
+        else f"x.{_KEYS[by]}"
+        if by != "day"
+        else "date(x.slot, 'unixepoch', 'localtime')"
+    )
 
 
 def _since(scope: Scope, params: tuple[Any, ...]) -> tuple[str, tuple[Any, ...]]:
@@ -88,7 +97,10 @@ async def _counts(store: SessionStore, scope: Scope, by: str) -> dict[str, Figur
     sums = ", ".join("SUM(x.turns * (r.id = r.root))" if c == "turns" else f"SUM(x.{c})" for c in COUNTERS)
     rows = await store.fetchall(
         f"{roots} SELECT {_key(by)}, COUNT(DISTINCT r.root), {sums} FROM roots r JOIN stat_slots x "
-        f"ON x.session_id = r.id{since} GROUP BY 1", params, doing="read the stats")
+        f"ON x.session_id = r.id{since} GROUP BY 1",
+        params,
+        doing="read the stats",
+    )
     out: dict[str, Figures] = {}
     for group, sessions, *counts in rows:
         figures = out[group] = Figures(sessions=sessions)
@@ -100,9 +112,12 @@ async def _samples(store: SessionStore, scope: Scope, by: str) -> dict[str, dict
     """The durations of each group, by kind: ``(value, how many)``, counted by SQLite."""
     roots, params = _roots(scope)
     since, params = _since(scope, params)
-    rows = await store.fetchall(f"{roots} SELECT {_key(by)}, x.kind, x.value, SUM(x.n) FROM roots r "
-                                f"JOIN stat_samples x ON x.session_id = r.id{since} GROUP BY 1, 2, 3", params,
-                                doing="read the stats")
+    rows = await store.fetchall(
+        f"{roots} SELECT {_key(by)}, x.kind, x.value, SUM(x.n) FROM roots r "
+        f"JOIN stat_samples x ON x.session_id = r.id{since} GROUP BY 1, 2, 3",
+        params,
+        doing="read the stats",
+    )
     out: dict[str, dict[str, list[tuple[float, int]]]] = {}
     for group, kind, value, n in rows:
         kinds = out.get(group)
@@ -142,7 +157,9 @@ async def compute(store: SessionStore, scope: Scope, by: str = "") -> Report:
     daily = await store.fetchall(
         f"{roots} SELECT date(x.slot, 'unixepoch', 'localtime'), SUM(x.input_tokens + x.output_tokens), "
         f"SUM(x.cost_micros) FROM roots r JOIN stat_slots x ON x.session_id = r.id{since} GROUP BY 1 ORDER BY 1",
-        params, doing="read the stats")
+        params,
+        doing="read the stats",
+    )
     report.daily = [(d, int(t or 0), int(c or 0)) for d, t, c in daily if t or c]
     return report
 

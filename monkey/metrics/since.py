@@ -33,5 +33,4 @@ def parse_since(text: str, *, now: float | None = None) -> float:
         except ValueError:
             raise SinceError(f"--since {text!r}: no such date") from None
         return dt.datetime.combine(day, dt.time()).timestamp()
-    raise SinceError(f"--since {text!r}: give a span back from now (30m, 12h, 7d, 2w), 'today', "
-                     "or a date (2026-11-01)")
+    raise SinceError(f"--since {text!r}: give a span back from now (30m, 12h, 7d, 2w), 'today', or a date (2026-11-01)")

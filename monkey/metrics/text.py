@@ -54,23 +54,35 @@ def summary(figures: Figures) -> list[str]:
     answers = a["answers"]
     return [
         f"sessions {d['sessions']}   turns {d['turns']}   model calls {d['model_calls']}",
-        (f"tokens    in {count(t['input'])}   out {count(t['output'])}   cache read {count(t['cache_read'])}   "
-         f"cache written {count(t['cache_creation'])}   cache hit {hit}"),
+        (
+            f"tokens    in {count(t['input'])}   out {count(t['output'])}   cache read {count(t['cache_read'])}   "
+            f"cache written {count(t['cache_creation'])}   cache hit {hit}"
+        ),
         f"cost      {money(d['cost_micros'])}",
-        (f"model     first token p50 {duration(d['ttft_ms']['p50'])}, p95 {duration(d['ttft_ms']['p95'])}   "
-         f"call p50 {duration(d['call_ms']['p50'])}, p95 {duration(d['call_ms']['p95'])}   {speed}"),
-        (f"tools     {tools['calls']} calls: {tools['ok']} ok, {tools['failed']} failed, "
-         f"{tools['denied_rule']} denied by a rule, {tools['denied_person']} denied by a person, "
-         f"{tools['cancelled']} cancelled   p50 {duration(tools['duration_ms']['p50'])}, "
-         f"p95 {duration(tools['duration_ms']['p95'])}"),
-        (f"approvals {a['asked']} asked, {a['answered']} answered (p50 {duration(a['answer_ms']['p50'])}, "
-         f"p95 {duration(a['answer_ms']['p95'])}): {answers['approved']} approved once, "
-         f"{answers['approved_session']} for the session, {answers['approved_always']} always, "
-         f"{answers['denied']} denied"),
-        (f"changes   +{ch['lines_added']} -{ch['lines_removed']} lines in {ch['files_changed']} files, "
-         f"{ch['undos']} undos"),
-        (f"also      {d['subagents']} sub-agents, {d['budgets_reached']} budgets reached, "
-         f"{d['compactions']} compactions"),
+        (
+            f"model     first token p50 {duration(d['ttft_ms']['p50'])}, p95 {duration(d['ttft_ms']['p95'])}   "
+            f"call p50 {duration(d['call_ms']['p50'])}, p95 {duration(d['call_ms']['p95'])}   {speed}"
+        ),
+        (
+            f"tools     {tools['calls']} calls: {tools['ok']} ok, {tools['failed']} failed, "
+            f"{tools['denied_rule']} denied by a rule, {tools['denied_person']} denied by a person, "
+            f"{tools['cancelled']} cancelled   p50 {duration(tools['duration_ms']['p50'])}, "
+            f"p95 {duration(tools['duration_ms']['p95'])}"
+        ),
+        (
+            f"approvals {a['asked']} asked, {a['answered']} answered (p50 {duration(a['answer_ms']['p50'])}, "
+            f"p95 {duration(a['answer_ms']['p95'])}): {answers['approved']} approved once, "
+            f"{answers['approved_session']} for the session, {answers['approved_always']} always, "
+            f"{answers['denied']} denied"
+        ),
+        (
+            f"changes   +{ch['lines_added']} -{ch['lines_removed']} lines in {ch['files_changed']} files, "
+            f"{ch['undos']} undos"
+        ),
+        (
+            f"also      {d['subagents']} sub-agents, {d['budgets_reached']} budgets reached, "
+            f"{d['compactions']} compactions"
+        ),
     ]
 
 
@@ -91,17 +103,38 @@ def table(by: str, groups: dict[str, Figures]) -> list[str]:
         rows = [["tool", "calls", "ok", "failed", "denied rule", "denied person", "cancelled", "p50", "p95"]]
         for key, figures in groups.items():
             t = figures.to_dict()["tools"]
-            rows.append([_safe(key), str(t["calls"]), str(t["ok"]), str(t["failed"]), str(t["denied_rule"]),
-                         str(t["denied_person"]), str(t["cancelled"]), duration(t["duration_ms"]["p50"]),
-                         duration(t["duration_ms"]["p95"])])
+            rows.append(
+                [
+                    _safe(key),
+                    str(t["calls"]),
+                    str(t["ok"]),
+                    str(t["failed"]),
+                    str(t["denied_rule"]),
+                    str(t["denied_person"]),
+                    str(t["cancelled"]),
+                    duration(t["duration_ms"]["p50"]),
+                    duration(t["duration_ms"]["p95"]),
+                ]
+            )
         return _render(rows)
     rows = [[by, "sessions", "turns", "calls", "in", "out", "cache hit", "cost", "first token", "tools"]]
     for key, figures in groups.items():
         d: dict[str, Any] = figures.to_dict()
         hit = "—" if d["cache_hit_ratio"] is None else f"{d['cache_hit_ratio']:.0%}"
-        rows.append([_safe(key) or "(none)", str(d["sessions"]), str(d["turns"]), str(d["model_calls"]),
-                     count(d["tokens"]["input"]), count(d["tokens"]["output"]), hit, money(d["cost_micros"]),
-                     duration(d["ttft_ms"]["p50"]), str(d["tools"]["calls"])])
+        rows.append(
+            [
+                _safe(key) or "(none)",
+                str(d["sessions"]),
+                str(d["turns"]),
+                str(d["model_calls"]),
+                count(d["tokens"]["input"]),
+                count(d["tokens"]["output"]),
+                hit,
+                money(d["cost_micros"]),
+                duration(d["ttft_ms"]["p50"]),
+                str(d["tools"]["calls"]),
+            ]
+        )
     return _render(rows)
 
 
@@ -125,7 +158,9 @@ def brief(figures: Figures) -> str:
     t, tools, ch = d["tokens"], d["tools"], d["changes"]
     denied = tools["denied_rule"] + tools["denied_person"]
     hit = "" if d["cache_hit_ratio"] is None else f" ({d['cache_hit_ratio']:.0%} from the cache)"
-    return (f"{d['turns']} turns, {d['model_calls']} model calls, {count(t['input'] + t['cache_read'])} tokens in"
-            f"{hit}, {count(t['output'])} out, {money(d['cost_micros'])}; {tools['calls']} tool calls "
-            f"({tools['ok']} ok, {tools['failed']} failed, {denied} denied, {tools['cancelled']} cancelled); "
-            f"+{ch['lines_added']} -{ch['lines_removed']} lines")
+    return (
+        f"{d['turns']} turns, {d['model_calls']} model calls, {count(t['input'] + t['cache_read'])} tokens in"
+        f"{hit}, {count(t['output'])} out, {money(d['cost_micros'])}; {tools['calls']} tool calls "
+        f"({tools['ok']} ok, {tools['failed']} failed, {denied} denied, {tools['cancelled']} cancelled); "
+        f"+{ch['lines_added']} -{ch['lines_removed']} lines"
+    )

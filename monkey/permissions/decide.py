@@ -112,8 +112,11 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
     said = call.hook.decision if call.hook is not None else ""
     if said == "deny":
         reason = call.hook.reason if call.hook is not None else ""
-        return Verdict(Decision(approved=False, by="rule", reason=f"denied by a PreToolUse hook: {reason}"),
-                       route="hook", line=line)
+        return Verdict(
+            Decision(approved=False, by="rule", reason=f"denied by a PreToolUse hook: {reason}"),
+            route="hook",
+            line=line,
+        )
     if not call.dangerous and said != "ask":  # deny rules cover reads too
         return Verdict(policy.denied(call.tool, call.arguments, call.workspace) or _READ, route="read", line=line)
     ws = call.workspace
@@ -121,22 +124,35 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
     decision = engine.check(call.tool, call.arguments, ws)
     if call.by_person and (decision is None or decision.approved):
         decision = Decision(approved=True, by="user", reason="typed by the person", exact_line=True)
-    protected = None if call.by_person else (policy.needs_person(call.tool, call.arguments, ws)
-                                             or (call.protects() if call.protects is not None else None))
-    person_only = "; ".join([*([protected] if protected else []), *([call.person_only] if call.person_only else []),
-                             *call.oversized])
+    protected = (
+        None
+        if call.by_person
+        else (
+            policy.needs_person(call.tool, call.arguments, ws)
+            or (call.protects() if call.protects is not None else None)
+        )
+    )
+    person_only = "; ".join(
+        [*([protected] if protected else []), *([call.person_only] if call.person_only else []), *call.oversized]
+    )
     if person_only and decision is not None and decision.approved:
         decision = None  # a large file, a changed MCP tool, a path monkey's file tools refuse: a person's approval
     if said == "ask" and decision is not None and decision.approved and decision.by != "user":
         decision = None  # a PreToolUse hook wants a person to decide
-    elif (said == "allow" and decision is None and not person_only  # never over a deny rule or a protected path,
-          and not (line is not None and policy.line_reads_denied(line.text, ws))):  # nor a denied read
-        return Verdict(Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook"), line=line,
-                       by_hook=True)
+    elif (
+        said == "allow"
+        and decision is None
+        and not person_only  # never over a deny rule or a protected path,
+        and not (line is not None and policy.line_reads_denied(line.text, ws))
+    ):  # nor a denied read
+        return Verdict(
+            Decision(approved=True, by="rule", reason="allowed by a PreToolUse hook"), line=line, by_hook=True
+        )
     if decision is not None:
         return Verdict(decision, line=line)
-    request = build_request(call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "",
-                            call.workspace)
+    request = build_request(
+        call.id, call.tool, call.arguments, call.preview() if call.preview is not None else "", call.workspace
+    )
     if call.tool == SHELL_TOOL:  # approved, it still runs in the sandbox (see outside_sandbox)
         request = replace(request, no_sandbox=engine.mode == "auto" and not engine.sandboxed)
     if call.asker:
@@ -144,8 +160,13 @@ def decide(policy: ApprovalPolicy, call: Call) -> Verdict:
     if not person_only and said != "ask":  # the engine again, for an approver that kept it waiting
         request = replace(request, recheck=lambda: engine.check(call.tool, call.arguments, ws))
     if person_only:
-        request = replace(request, warnings=[*request.warnings, f"only this call can be approved: {person_only}"],
-                          grant="", rules=[], person_only=person_only)
+        request = replace(
+            request,
+            warnings=[*request.warnings, f"only this call can be approved: {person_only}"],
+            grant="",
+            rules=[],
+            person_only=person_only,
+        )
     return Verdict(None, request, line=line, person_only=person_only, oversized=call.oversized)
 
 
@@ -156,11 +177,19 @@ def outside_sandbox(call: Call, blocked: str) -> Verdict:
     line = read_line(str(call.arguments.get("command", "")))
     why = f"the sandbox blocked it: {blocked}"
     request = build_request(call.id, call.tool, call.arguments, "")
-    request = replace(request, warnings=[*request.warnings, why,
-                                         "run again OUTSIDE the sandbox: with the network and write access to "
-                                         "every file you can write"],
-                      grant="", rules=[], person_only=f"a run outside the sandbox ({why})", unsandboxed=True,
-                      asker=call.asker)
+    request = replace(
+        request,
+        warnings=[
+            *request.warnings,
+            why,
+            "run again OUTSIDE the sandbox: with the network and write access to every file you can write",
+        ],
+        grant="",
+        rules=[],
+        person_only=f"a run outside the sandbox ({why})",
+        unsandboxed=True,
+        asker=call.asker,
+    )
     return Verdict(None, request, line=line, person_only=request.person_only)
 
 
@@ -192,4 +221,3 @@ def settle(policy: ApprovalPolicy, verdict: Verdict, answer: Decision) -> Decisi
 
 _READ = Decision(approved=True, by="rule", reason="a read")
 """What a call that only reads gets when no deny rule covers it."""
-

@@ -59,10 +59,20 @@ class CallPath(Protocol):
         """The ``PreToolUse`` hooks' word on the call (None: no hook)."""
         ...
 
-    async def admit(self, call: ToolCallSpec, emit: Emit, *, dangerous: bool = True, paths: list[str] | None = None,
-                    hook: HookSays | None = None, by_person: bool = False, person_only: str = "",
-                    unsandboxed: bool = False, protects: Callable[[], str | None] | None = None,
-                    preview: Callable[[], str] | None = None) -> Admitted:
+    async def admit(
+        self,
+        call: ToolCallSpec,
+        emit: Emit,
+        *,
+        dangerous: bool = True,
+        paths: list[str] | None = None,
+        hook: HookSays | None = None,
+        by_person: bool = False,
+        person_only: str = "",
+        unsandboxed: bool = False,
+        protects: Callable[[], str | None] | None = None,
+        preview: Callable[[], str] | None = None,
+    ) -> Admitted:
         """The engine's verdict, a person asked where it says so, the approval events."""
         ...
 
@@ -121,9 +131,17 @@ class ExternalGate:
                 paths = [relative(calls.workspace, target)]
             except ToolError as exc:
                 refused = str(exc)
-        admitted = await calls.admit(spec, self.emit, dangerous=call.tool not in READ_TOOLS, paths=paths or None,
-                                     hook=hook, person_only=refused, unsandboxed=call.tool == SHELL_TOOL,
-                                     protects=_protects(tool, args), preview=_preview(tool, args, ctx))
+        admitted = await calls.admit(
+            spec,
+            self.emit,
+            dangerous=call.tool not in READ_TOOLS,
+            paths=paths or None,
+            hook=hook,
+            person_only=refused,
+            unsandboxed=call.tool == SHELL_TOOL,
+            protects=_protects(tool, args),
+            preview=_preview(tool, args, ctx),
+        )
         decision = admitted.decision
         if admitted.route == "hook":
             return GateAnswer(False, admitted.said)
@@ -136,8 +154,12 @@ class ExternalGate:
         own = call.tool == SHELL_TOOL and call.runner > 0  # an agent's own command: a whole-tree checkpoint
         if (paths or own) and self.checkpoints and call.call_id:
             try:
-                pending = await calls.begin(ToolCallSpec(id=call.call_id, name=call.agent_tool,
-                                                         arguments=call.arguments), paths or None, self.turn, self.emit)
+                pending = await calls.begin(
+                    ToolCallSpec(id=call.call_id, name=call.agent_tool, arguments=call.arguments),
+                    paths or None,
+                    self.turn,
+                    self.emit,
+                )
             except ToolError as exc:
                 return GateAnswer(False, f"not run: {exc}")
             if own:
@@ -154,8 +176,9 @@ class ExternalGate:
     def output_limit(self) -> int:
         return self.calls.shell.output_limit
 
-    async def run(self, call: GateCall, *, covered: str = "", output: Callable[[str], None],
-                  started: Callable[[], None]) -> GateRan:
+    async def run(
+        self, call: GateCall, *, covered: str = "", output: Callable[[str], None], started: Callable[[], None]
+    ) -> GateRan:
         """Run a ``shell_execute`` call for the agent through the whole pipeline (see
         :meth:`~monkey.backends.gate.ToolGate.run`); an allowed request ``covered`` of exactly this
         command line is not decided again."""
@@ -180,13 +203,26 @@ class ExternalGate:
             outcome = await self.calls.run(spec, self.turn, emit, admitted=admitted)
         except asyncio.CancelledError:  # killed: the group is stopped; its result is said
             if began:
-                self.emit(ToolResult(session_id=self.calls.session_id, call_id=spec.id, name=spec.name, ok=False,
-                                     output="[killed at the agent's request]"))
+                self.emit(
+                    ToolResult(
+                        session_id=self.calls.session_id,
+                        call_id=spec.id,
+                        name=spec.name,
+                        ok=False,
+                        output="[killed at the agent's request]",
+                    )
+                )
             raise
         message = outcome.message
         code, sig = _exit_status(message.content) if began else (None, None)
-        return GateRan(ran=began, ok=not message.is_error, output=message.content, exit_code=code, signal=sig,
-                       stop=outcome.stop is not None)
+        return GateRan(
+            ran=began,
+            ok=not message.is_error,
+            output=message.content,
+            exit_code=code,
+            signal=sig,
+            stop=outcome.stop is not None,
+        )
 
     async def close(self) -> None:
         """The run ended: close the checkpoints of calls whose result never came."""
@@ -216,6 +252,7 @@ def _protects(tool: Tool | None, args: object) -> Callable[[], str | None]:
 
 def _preview(tool: Tool | None, args: object, ctx: ToolContext) -> Callable[[], str]:
     """What the approval shows: monkey's tool's diff when it can tell, the agent's input otherwise."""
+
     def preview() -> str:
         if tool is None or args is None:
             return ""
@@ -223,4 +260,5 @@ def _preview(tool: Tool | None, args: object, ctx: ToolContext) -> Callable[[], 
             return tool.preview(args, ctx)
         except ToolError:
             return ""  # the agent's own edit may still apply: the dialog shows the call
+
     return preview

@@ -97,10 +97,10 @@ def _entries(text: str) -> list[tuple[str, str]]:
         if not line or line[0] in "#;":
             continue
         if line.startswith("["):
-            head = line[1:line.find("]")] if "]" in line else line[1:]
+            head = line[1 : line.find("]")] if "]" in line else line[1:]
             name, _, sub = head.partition('"')
             section = name.strip().lower() + ("." + sub.rstrip('"').strip() if sub else "")
-            rest = line[line.find("]") + 1:].strip() if "]" in line else ""
+            rest = line[line.find("]") + 1 :].strip() if "]" in line else ""
             if not rest:
                 continue
             line = rest  # [section] key = value on one line

@@ -59,7 +59,6 @@ def _allowed(by: Literal["rule", "session"], reason: str) -> Decision:
     return Decision(approved=True, by=by, reason=reason, exact_line=True)
 
 
-
 def _approve(by: Literal["user", "rule", "session", "policy"], reason: str, exact_line: bool = False) -> Decision:
     return Decision(approved=True, by=by, reason=reason, exact_line=exact_line)
 
@@ -101,14 +100,21 @@ class ApprovalPolicy:
     sandboxed: bool = True
     """Shell commands run in a sandbox (:mod:`monkey.tools.sandbox`); without one, ``--no-approval``
     approves no shell command: each goes to a person (so headless refuses them)."""
-    _led: list[tuple[weakref.ref[ApprovalPolicy], Mode]] = field(default_factory=list, init=False, repr=False,
-                                                                  compare=False)
+    _led: list[tuple[weakref.ref[ApprovalPolicy], Mode]] = field(
+        default_factory=list, init=False, repr=False, compare=False
+    )
     """The policies of running sub-agents (:meth:`lead`), with the mode each started in."""
 
     @classmethod
     def from_strings(
-        cls, allow: Iterable[str] = (), deny: Iterable[str] = (), *, no_approval: bool = False,
-        mode: Mode | None = None, read_only: bool = True, read_only_extra: Iterable[str] = (),
+        cls,
+        allow: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        *,
+        no_approval: bool = False,
+        mode: Mode | None = None,
+        read_only: bool = True,
+        read_only_extra: Iterable[str] = (),
     ) -> ApprovalPolicy:
         """Build a policy from rule strings (raises :class:`RuleError`)."""
         try:
@@ -116,8 +122,13 @@ class ApprovalPolicy:
         except ValueError as exc:
             raise RuleError(str(exc)) from None
         chosen: Mode = mode or ("auto" if no_approval else "default")
-        return cls([Rule.parse(r) for r in allow], [Rule.parse(r) for r in deny], chosen,
-                   auto_allowed=chosen == "auto", read_only=commands)
+        return cls(
+            [Rule.parse(r) for r in allow],
+            [Rule.parse(r) for r in deny],
+            chosen,
+            auto_allowed=chosen == "auto",
+            read_only=commands,
+        )
 
     @property
     def no_approval(self) -> bool:
@@ -207,13 +218,19 @@ class ApprovalPolicy:
         if denial is not None:
             return denial
         if tool == EXIT_PLAN_MODE:  # a plan: always for a person to decide, and only in plan mode
-            return None if self.mode == "plan" else _refuse("exit_plan_mode is for plan mode only; this session "
-                                                            f"is in {self.mode} mode")
+            return (
+                None
+                if self.mode == "plan"
+                else _refuse(f"exit_plan_mode is for plan mode only; this session is in {self.mode} mode")
+            )
         if tool == SHELL_TOOL:
             command = str(arguments.get("command", ""))
             decision = self._check_line(command, workspace)
-            if decision is not None and decision.approved and (self.needs_person(tool, arguments, workspace)
-                                                               or self.line_reads_denied(command, workspace)):
+            if (
+                decision is not None
+                and decision.approved
+                and (self.needs_person(tool, arguments, workspace) or self.line_reads_denied(command, workspace))
+            ):
                 return None  # a protected call or a denied read: a person (asked only when it would run)
             return decision
         if self.needs_person(tool, arguments, workspace) is not None:
@@ -258,9 +275,11 @@ class ApprovalPolicy:
         never allowed by a rule or a prefix grant, only by a person or a grant of that exact line.
         """
         if self.mode == "plan":
-            if self.read_only is not None and self.read_only.covers_line(
-                    command, read_denied=self._read_denials(), workspace=workspace) and not git_line_runs_code(
-                    parse_line(command).commands, workspace or Path.cwd()):
+            if (
+                self.read_only is not None
+                and self.read_only.covers_line(command, read_denied=self._read_denials(), workspace=workspace)
+                and not git_line_runs_code(parse_line(command).commands, workspace or Path.cwd())
+            ):
                 return _READ_ONLY
             return _refuse(PLAN_REFUSAL)
         exact = self.grants.get(f"{SHELL_TOOL}\0line\0{command}") if self.grants else None
@@ -284,11 +303,20 @@ class ApprovalPolicy:
         decisions: list[Decision] = []
         for argv, origin in zip(parsed.commands, parsed.origins, strict=True):
             first = argv[0] if argv else ""
-            found = next((d for prefix, d in covering
-                          if not prefix or (prefix[0] == first and starts_with(argv, prefix)
-                                            and rule_covers(prefix, argv, origin))), None)
-            if found is None and self._reads(argv, origin, workspace) and not (
-                    first == "git" and git_line_runs_code(parsed.commands, workspace or Path.cwd())):
+            found = next(
+                (
+                    d
+                    for prefix, d in covering
+                    if not prefix
+                    or (prefix[0] == first and starts_with(argv, prefix) and rule_covers(prefix, argv, origin))
+                ),
+                None,
+            )
+            if (
+                found is None
+                and self._reads(argv, origin, workspace)
+                and not (first == "git" and git_line_runs_code(parsed.commands, workspace or Path.cwd()))
+            ):
                 found = _READ_ONLY
             if found is None:
                 return None
@@ -310,10 +338,12 @@ class ApprovalPolicy:
         folders = [argv[1] if len(argv) > 1 else "\0home" for argv in parsed.commands if argv[0] in ("cd", "pushd")]
         if any("\0" in f or f.startswith(("~", "-")) for f in folders):
             return True
-        for argv, origin in [*zip(parsed.commands, parsed.origins, strict=True), *((["<", r], None) for r in parsed.reads)]:
+        for argv, origin in [
+            *zip(parsed.commands, parsed.origins, strict=True),
+            *((["<", r], None) for r in parsed.reads),
+        ]:
             for folder in ["", *folders]:
-                moved = [argv[0], *(a if not folder or a.startswith(("-", "/")) else f"{folder}/{a}"
-                                    for a in argv[1:])]
+                moved = [argv[0], *(a if not folder or a.startswith(("-", "/")) else f"{folder}/{a}" for a in argv[1:])]
                 if reads_denied(moved, origin, denials, workspace):
                     return True
         return False
@@ -335,7 +365,7 @@ class ApprovalPolicy:
         return what
 
     def keep(self, tool: str, arguments: dict[str, Any], workspace: Path | None = None) -> list[str]:
-        """"Always allow": the call's rules join the allow rules and go to :attr:`save_rules` (a file
+        """ "Always allow": the call's rules join the allow rules and go to :attr:`save_rules` (a file
         tool's: the path's folder in ``workspace``, as the request showed).
 
         Returns the rules saved; raises ``OSError`` when the user's config cannot be written
@@ -370,4 +400,3 @@ class ApprovalPolicy:
         if self.turn_rules:
             self.allow = [rule for rule in self.allow if rule not in self.turn_rules]
             self.turn_rules.clear()
-

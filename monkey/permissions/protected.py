@@ -35,8 +35,16 @@ from pathlib import Path
 from monkey.permissions.read_only import is_read_only
 from monkey.tools.workspace import is_protected_name
 
-__all__ = ["CONFIG_DIRS", "CONFIG_FILES", "Guarded", "HOME_DOTFILES", "SYSTEM_DIRS", "named_scripts",
-           "protected_command", "protected_file"]
+__all__ = [
+    "CONFIG_DIRS",
+    "CONFIG_FILES",
+    "Guarded",
+    "HOME_DOTFILES",
+    "SYSTEM_DIRS",
+    "named_scripts",
+    "protected_command",
+    "protected_file",
+]
 
 _HARMLESS = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty", "-"})
 
@@ -45,13 +53,22 @@ CONFIG_DIRS = frozenset({".git", ".monkey", ".claude", ".agents"})
 CONFIG_FILES = frozenset({".mcp.json", "AGENTS.md", "CLAUDE.md", "GEMINI.md"})
 """Files, anywhere in the workspace, read as configuration or as the person's instructions (compared
 whatever their case)."""
-HOME_DOTFILES = (".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv",
-                 ".ssh", ".gitconfig", ".config", ".local")
+HOME_DOTFILES = (
+    ".bashrc",
+    ".bash_profile",
+    ".bash_login",
+    ".profile",
+    ".zshrc",
+    ".zprofile",
+    ".zshenv",
+    ".ssh",
+    ".gitconfig",
+    ".config",
+    ".local",
+)
 """Dotfiles of a home inside the workspace kept read-only in the sandbox even before they exist
 (every existing dot entry of that home is kept read-only too)."""
-SYSTEM_DIRS = frozenset(
-    "bin boot etc lib lib32 lib64 libx32 nix opt root run sbin snap srv usr var".split()
-)
+SYSTEM_DIRS = frozenset("bin boot etc lib lib32 lib64 libx32 nix opt root run sbin snap srv usr var".split())
 """The top folders of ``/`` that stay protected when the workspace is ``/``."""
 
 
@@ -97,13 +114,15 @@ class Guarded:
     def why(self, path: Path, workspace: Path) -> str | None:
         """Why an absolute, normalised ``path`` is config or code monkey runs (None: it is not)."""
         if _inside(path, workspace):
-            rel = path.parts[len(workspace.parts):]
+            rel = path.parts[len(workspace.parts) :]
             why = self.relative_why(rel)
             if why is not None:
                 return why
         if self.scripts and path in self.scripts:
-            return (f"{path} is a file monkey runs or reads as instructions (a hook, verify, another "
-                    "configured command or an instruction file names it)")
+            return (
+                f"{path} is a file monkey runs or reads as instructions (a hook, verify, another "
+                "configured command or an instruction file names it)"
+            )
         if self.home is not None and path != self.home and _inside(path, self.home):
             first = path.parts[len(self.home.parts)]
             if first.startswith("."):
@@ -178,8 +197,13 @@ def named_scripts(commands: Iterable[str], workspace: Path) -> frozenset[Path]:
     return frozenset(found)
 
 
-def protected_file(canonical: str, roots: Iterable[Path], guarded: Guarded | None = None,
-                   workspace: Path | None = None, lexical: str = "") -> str | None:
+def protected_file(
+    canonical: str,
+    roots: Iterable[Path],
+    guarded: Guarded | None = None,
+    workspace: Path | None = None,
+    lexical: str = "",
+) -> str | None:
     """Why a file tool's path (from :func:`~monkey.tools.workspace.rule_paths`) needs a person.
 
     ``canonical``: the path with symlinks followed; ``lexical``: as written (both relative to the
@@ -214,8 +238,9 @@ def _named_paths(argv: list[str]) -> Iterable[str]:
         yield word
 
 
-def protected_command(argv: list[str], workspace: Path, roots: Iterable[Path],
-                      guarded: Guarded | None = None) -> str | None:
+def protected_command(
+    argv: list[str], workspace: Path, roots: Iterable[Path], guarded: Guarded | None = None
+) -> str | None:
     """Why one simple command needs a person's approval of the exact call, or None.
 
     A path outside the workspace named as an argument is not enough (``python /tmp/x.py``

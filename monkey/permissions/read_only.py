@@ -165,8 +165,20 @@ def _sed(args: list[str]) -> bool:
                 scripts.append(value)
             elif _long(name, ("--line-length",)):
                 i += 0 if "=" in arg else 1
-            elif not _long(name, ("--quiet", "--silent", "--regexp-extended", "--separate", "--unbuffered",
-                                  "--null-data", "--posix", "--debug", "--sandbox")):
+            elif not _long(
+                name,
+                (
+                    "--quiet",
+                    "--silent",
+                    "--regexp-extended",
+                    "--separate",
+                    "--unbuffered",
+                    "--null-data",
+                    "--posix",
+                    "--debug",
+                    "--sandbox",
+                ),
+            ):
                 return False
             continue
         cluster = _short_cluster(arg)
@@ -177,7 +189,7 @@ def _sed(args: list[str]) -> bool:
             if ch in "nErsuz":
                 continue
             if ch in "el":
-                value = cluster[k + 1:]
+                value = cluster[k + 1 :]
                 if not value:
                     if i >= len(args):
                         return False
@@ -199,8 +211,19 @@ _GIT_GLOBAL_FLAGS = frozenset(
 )
 """Options before git's subcommand that change nothing it runs (``-c``, ``--config-env``,
 ``--exec-path``, ``--git-dir``, ``--work-tree`` and ``-p``/``--paginate`` are refused)."""
-_GIT_DANGEROUS = ("--output", "--ext-diff", "--textconv", "--filters", "--exec", "--exec-path", "--upload-pack",
-                  "--receive-pack", "--open-files-in-pager", "--paginate", "--edit")
+_GIT_DANGEROUS = (
+    "--output",
+    "--ext-diff",
+    "--textconv",
+    "--filters",
+    "--exec",
+    "--exec-path",
+    "--upload-pack",
+    "--receive-pack",
+    "--open-files-in-pager",
+    "--paginate",
+    "--edit",
+)
 _GIT_ANY = frozenset(
     "status diff log show shortlog whatchanged diff-tree diff-files diff-index rev-list rev-parse blame annotate"
     " ls-files ls-tree cat-file describe merge-base show-ref for-each-ref name-rev count-objects check-ignore"
@@ -222,8 +245,11 @@ def _git_listing(args: list[str], flags: set[str], value_flags: set[str]) -> boo
         elif name in value_flags:
             i += 1 if "=" in arg else 2
             continue
-        elif arg in flags or name in ("--sort", "--format", "--color", "--column") or (arg.startswith("-n")
-                                                                                       and arg[2:].isdigit()):
+        elif (
+            arg in flags
+            or name in ("--sort", "--format", "--color", "--column")
+            or (arg.startswith("-n") and arg[2:].isdigit())
+        ):
             pass
         elif arg.startswith("-"):
             return False  # -d, -D, -m, -c, -f, --set-upstream-to ...: changes branches or tags
@@ -237,12 +263,25 @@ def _git_config(args: list[str]) -> bool:
     if args[:1] in (["get"], ["list"]):
         return True
     getters = {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "--list", "-l"}
-    harmless = {"--local", "--global", "--system", "--worktree", "--show-origin", "--show-scope", "--name-only",
-                "--null", "-z", "--includes", "--no-includes", "--bool", "--int", "--path"}
+    harmless = {
+        "--local",
+        "--global",
+        "--system",
+        "--worktree",
+        "--show-origin",
+        "--show-scope",
+        "--name-only",
+        "--null",
+        "-z",
+        "--includes",
+        "--no-includes",
+        "--bool",
+        "--int",
+        "--path",
+    }
     ok = any(a in getters for a in args)
     for a in args:
-        if a.startswith("-") and a not in getters and a not in harmless and not a.startswith(("--type=",
-                                                                                               "--default=")):
+        if a.startswith("-") and a not in getters and a not in harmless and not a.startswith(("--type=", "--default=")):
             return False
     return ok
 
@@ -258,21 +297,38 @@ def _git(args: list[str]) -> bool:
             return args == ["--version"]
     if i >= len(args):
         return False
-    sub, rest = args[i], args[i + 1:]
-    if any(_long(a, _GIT_DANGEROUS, exact_ok=("--text",)) or (sub == "grep" and _cluster_has(a, "O", ""))
-           for a in rest):
+    sub, rest = args[i], args[i + 1 :]
+    if any(
+        _long(a, _GIT_DANGEROUS, exact_ok=("--text",)) or (sub == "grep" and _cluster_has(a, "O", "")) for a in rest
+    ):
         return False
     if sub in _GIT_ANY:
         return True
     if sub == "branch":
-        return _git_listing(rest, {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "--show-current",
-                                   "-i", "--ignore-case", "--no-color", "--omit-empty"},
-                            {"--merged", "--no-merged", "--contains", "--no-contains", "--points-at", "--sort",
-                             "--format"})
+        return _git_listing(
+            rest,
+            {
+                "-a",
+                "--all",
+                "-r",
+                "--remotes",
+                "-v",
+                "-vv",
+                "--verbose",
+                "--show-current",
+                "-i",
+                "--ignore-case",
+                "--no-color",
+                "--omit-empty",
+            },
+            {"--merged", "--no-merged", "--contains", "--no-contains", "--points-at", "--sort", "--format"},
+        )
     if sub == "tag":
-        return _git_listing(rest, {"-i", "--ignore-case", "--no-color", "--omit-empty"},
-                            {"--merged", "--no-merged", "--contains", "--no-contains", "--points-at", "--sort",
-                             "--format"})
+        return _git_listing(
+            rest,
+            {"-i", "--ignore-case", "--no-color", "--omit-empty"},
+            {"--merged", "--no-merged", "--contains", "--no-contains", "--points-at", "--sort", "--format"},
+        )
     if sub == "remote":
         return rest in ([], ["-v"], ["--verbose"]) or (rest[:1] == ["get-url"] and len(rest) <= 4)
     if sub == "config":
@@ -287,9 +343,21 @@ def _git(args: list[str]) -> bool:
 
 
 FLAG_CHECKED: dict[str, Callable[[list[str]], bool]] = {
-    "find": _find, "rg": _rg, "sort": _sort, "uniq": _uniq, "xxd": _xxd, "tree": _tree, "base64": _base64,
-    "base32": _base64, "basenc": _base64, "file": _file, "date": _date, "env": _env, "command": _command,
-    "sed": _sed, "git": _git,
+    "find": _find,
+    "rg": _rg,
+    "sort": _sort,
+    "uniq": _uniq,
+    "xxd": _xxd,
+    "tree": _tree,
+    "base64": _base64,
+    "base32": _base64,
+    "basenc": _base64,
+    "file": _file,
+    "date": _date,
+    "env": _env,
+    "command": _command,
+    "sed": _sed,
+    "git": _git,
 }
 """Programs that read unless some of their arguments say otherwise: the check says whether they do."""
 
@@ -380,22 +448,31 @@ class ReadOnly:
         program = origin.program if origin is not None else argv[0] if argv else ""
         for prefix in self.extra:
             first = program if "/" in prefix[0] else argv[0] if argv else ""
-            if first == prefix[0] and list(argv[1:len(prefix)]) == prefix[1:] and ("/" in prefix[0]
-                                                                                    or _plain(program)):
+            if (
+                first == prefix[0]
+                and list(argv[1 : len(prefix)]) == prefix[1:]
+                and ("/" in prefix[0] or _plain(program))
+            ):
                 return True
         if not self.builtin or not _plain(program):
             return False
         fed = origin is not None and any(w in ("xargs", "find") for w in origin.wrappers)
         return is_read_only(argv, more_arguments=fed)
 
-    def covers_line(self, line: str | ParsedLine, *, read_denied: Sequence[Any] = (),
-                    workspace: Path | None = None) -> bool:
+    def covers_line(
+        self, line: str | ParsedLine, *, read_denied: Sequence[Any] = (), workspace: Path | None = None
+    ) -> bool:
         """Whether a whole shell line only reads: it parses cleanly and every command in it is read-only
         (``read_denied``: the ``file_read`` deny rules, see :func:`reads_denied`)."""
         parsed = parse_line(line) if isinstance(line, str) else line
-        return (not parsed.unsafe and bool(parsed.commands)
-                and all(self.covers(argv, origin) and not reads_denied(argv, origin, read_denied, workspace)
-                        for argv, origin in zip(parsed.commands, parsed.origins, strict=True)))
+        return (
+            not parsed.unsafe
+            and bool(parsed.commands)
+            and all(
+                self.covers(argv, origin) and not reads_denied(argv, origin, read_denied, workspace)
+                for argv, origin in zip(parsed.commands, parsed.origins, strict=True)
+            )
+        )
 
 
 RECURSIVE_READERS = frozenset({"rg", "ag", "ack"})
@@ -407,9 +484,12 @@ def _recursive(argv: Sequence[str]) -> bool:
     if name in RECURSIVE_READERS or (name == "git" and "grep" in args):
         return True
     if name in ("grep", "egrep", "fgrep"):
-        return "recurse" in args or any(a in ("--recursive", "--dereference-recursive")
-                                        or a.startswith("--directories") or _cluster_has(a, "rR", "ABCDdefmX")
-                                        for a in args)
+        return "recurse" in args or any(
+            a in ("--recursive", "--dereference-recursive")
+            or a.startswith("--directories")
+            or _cluster_has(a, "rR", "ABCDdefmX")
+            for a in args
+        )
     if name == "diff":
         return any(a in ("--recursive",) or _cluster_has(a, "r", "CDFILSUWx") for a in args)
     return False
@@ -433,7 +513,8 @@ def reads_denied(argv: Sequence[str], origin: Origin | None, rules: Sequence[Any
         return True
     for arg in argv[1:]:
         for path in {arg, arg.partition("=")[2], arg.partition(":")[2]}:
-            if path and any(rule.matches("file_read", {"path": path}, for_deny=True, workspace=workspace)
-                            for rule in rules):
+            if path and any(
+                rule.matches("file_read", {"path": path}, for_deny=True, workspace=workspace) for rule in rules
+            ):
                 return True
     return False

@@ -17,8 +17,15 @@ from monkey.permissions.rules import EXIT_PLAN_MODE, SHELL_TOOL, grant_for, rule
 from monkey.safe_text import escape_controls, invisible_warnings
 from monkey.tools.command_line import read_line
 
-__all__ = ["ApprovalRequest", "Approver", "Decision", "HeadlessApprover", "STOP_REASON", "build_request",
-           "stopped_by_user"]
+__all__ = [
+    "ApprovalRequest",
+    "Approver",
+    "Decision",
+    "HeadlessApprover",
+    "STOP_REASON",
+    "build_request",
+    "stopped_by_user",
+]
 
 
 @dataclass(frozen=True)
@@ -115,25 +122,32 @@ class HeadlessApprover:
         """Deny ``request``: nobody is there to ask."""
         if request.plan:
             if self.approve_plan:
-                return Decision(approved=True, by="policy", mode=self.approve_plan,
-                                reason=f"approved by --approve-plan {self.approve_plan}")
-            return Decision(approved=True, by="policy", mode="plan",
-                            reason="recorded: nobody is here to approve the plan (--approve-plan MODE approves it)")
+                return Decision(
+                    approved=True,
+                    by="policy",
+                    mode=self.approve_plan,
+                    reason=f"approved by --approve-plan {self.approve_plan}",
+                )
+            return Decision(
+                approved=True,
+                by="policy",
+                mode="plan",
+                reason="recorded: nobody is here to approve the plan (--approve-plan MODE approves it)",
+            )
         return Decision(
             approved=False,
             by="policy",
             reason=(
                 f"needs a person's approval of this exact call ({request.person_only}) "
                 "and there is no terminal to ask on"
-                if request.person_only else
-                "needs approval and there is no terminal to ask on: without a sandbox here, every shell "
+                if request.person_only
+                else "needs approval and there is no terminal to ask on: without a sandbox here, every shell "
                 "command does, even with --no-approval; allow it with a rule in [approvals] allow"
-                if request.no_sandbox else
-                "needs approval and there is no terminal to ask on; "
+                if request.no_sandbox
+                else "needs approval and there is no terminal to ask on; "
                 "allow it with a rule in [approvals] allow, or run with --no-approval"
             ),
         )
-
 
 
 def build_request(

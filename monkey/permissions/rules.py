@@ -28,8 +28,21 @@ from monkey.tools.command_line import split_command
 from monkey.tools.errors import ToolError
 from monkey.tools.workspace import rule_paths
 
-__all__ = ["EXIT_PLAN_MODE", "FILE_TOOLS", "MCP_PREFIX", "Rule", "RuleError", "SHELL_TOOL", "WEB_FETCH",
-           "fetch_host", "grant_for", "grant_prefixes", "names_in_line", "rules_for", "starts_with"]
+__all__ = [
+    "EXIT_PLAN_MODE",
+    "FILE_TOOLS",
+    "MCP_PREFIX",
+    "Rule",
+    "RuleError",
+    "SHELL_TOOL",
+    "WEB_FETCH",
+    "fetch_host",
+    "grant_for",
+    "grant_prefixes",
+    "names_in_line",
+    "rules_for",
+    "starts_with",
+]
 
 SHELL_TOOL = "shell_execute"
 WEB_FETCH = "web_fetch"
@@ -55,7 +68,7 @@ def _covers_tool(rule: str, tool: str) -> bool:
         return False
     if rule.endswith("*"):
         return tool.startswith(rule[:-1])
-    return "__" not in rule[len(MCP_PREFIX):] and tool.startswith(rule + "__")
+    return "__" not in rule[len(MCP_PREFIX) :] and tool.startswith(rule + "__")
 
 
 @dataclass(frozen=True)
@@ -99,7 +112,7 @@ class Rule:
         subdomains and itself); a rule without ``domain:`` names no host."""
         if not self.pattern.lower().startswith("domain:") or not host:
             return False
-        wanted = self.pattern[len("domain:"):].strip().rstrip(".").lower()
+        wanted = self.pattern[len("domain:") :].strip().rstrip(".").lower()
         if wanted.startswith("*."):
             return host == wanted[2:] or host.endswith(wanted[1:])
         return host == wanted
@@ -131,8 +144,9 @@ class Rule:
         canonical, lexical = rule_paths(workspace, path)
         if self.pattern.startswith("/"):  # an absolute pattern: the path as it is on the disk
             root = str(_root(workspace))
-            canonical, lexical = (p if p.startswith("/") else root + ("" if p == "." else "/" + p)
-                                  for p in (canonical, lexical))
+            canonical, lexical = (
+                p if p.startswith("/") else root + ("" if p == "." else "/" + p) for p in (canonical, lexical)
+            )
             inside = canonical.startswith(root + "/") or canonical == root
         else:
             inside = not canonical.startswith("/")
@@ -175,11 +189,27 @@ def starts_with(words: list[str], prefix: list[str]) -> bool:
     return bool(prefix) and words[: len(prefix)] == prefix
 
 
-_THREE_WORDS = frozenset({
-    ("npm", "run"), ("pnpm", "run"), ("yarn", "run"), ("bun", "run"), ("uv", "run"), ("poetry", "run"),
-    ("pdm", "run"), ("hatch", "run"), ("docker", "compose"), ("podman", "compose"), ("python", "-m"),
-    ("python3", "-m"), ("go", "mod"), ("cargo", "run"), ("gh", "pr"), ("gh", "issue"), ("kubectl", "get"),
-})
+_THREE_WORDS = frozenset(
+    {
+        ("npm", "run"),
+        ("pnpm", "run"),
+        ("yarn", "run"),
+        ("bun", "run"),
+        ("uv", "run"),
+        ("poetry", "run"),
+        ("pdm", "run"),
+        ("hatch", "run"),
+        ("docker", "compose"),
+        ("podman", "compose"),
+        ("python", "-m"),
+        ("python3", "-m"),
+        ("go", "mod"),
+        ("cargo", "run"),
+        ("gh", "pr"),
+        ("gh", "issue"),
+        ("kubectl", "get"),
+    }
+)
 """Commands whose first two words do not yet say what runs: ``npm run test``, ``docker compose up``."""
 
 
@@ -220,8 +250,12 @@ def _line_prefixes(command: str) -> list[str]:
     parsed = parse_line(command)
     if parsed.unsafe or not parsed.commands:
         return []
-    return list(dict.fromkeys(shlex.join(_covering_prefix(argv, origin))
-                              for argv, origin in zip(parsed.commands, parsed.origins, strict=True)))
+    return list(
+        dict.fromkeys(
+            shlex.join(_covering_prefix(argv, origin))
+            for argv, origin in zip(parsed.commands, parsed.origins, strict=True)
+        )
+    )
 
 
 def _covering_prefix(argv: list[str], origin: Origin) -> list[str]:
@@ -272,10 +306,10 @@ def grant_prefixes(key: str, tool: str) -> list[list[str]]:
     return [_words(p) for p in parts[2].split("\n") if p]
 
 
-
 def names_in_line(parsed: ParsedLine, prefix: list[str]) -> bool:
     """Whether a deny rule's words name a simple command anywhere in the line, or a wrapper it ran."""
     if not prefix:
         return True
     return (len(prefix) == 1 and prefix[0] in parsed.wrappers) or any(
-        argv and argv[0] == prefix[0] and starts_with(argv, prefix) for argv in parsed.commands)
+        argv and argv[0] == prefix[0] and starts_with(argv, prefix) for argv in parsed.commands
+    )

@@ -85,10 +85,37 @@ _PASS_THROUGH = frozenset(
     " while_statement do_group for_statement c_style_for_statement case_statement case_item redirected_statement".split()
 )
 """Nodes whose children are walked for the commands inside."""
-_PUNCTUATION = frozenset({
-    "&&", "||", ";", ";;", "|", "|&", "&", "(", ")", "{", "}", "!", "if", "then", "else", "elif", "fi", "while",
-    "until", "do", "done", "for", "in", "case", "esac", "comment", "\n",
-})
+_PUNCTUATION = frozenset(
+    {
+        "&&",
+        "||",
+        ";",
+        ";;",
+        "|",
+        "|&",
+        "&",
+        "(",
+        ")",
+        "{",
+        "}",
+        "!",
+        "if",
+        "then",
+        "else",
+        "elif",
+        "fi",
+        "while",
+        "until",
+        "do",
+        "done",
+        "for",
+        "in",
+        "case",
+        "esac",
+        "comment",
+        "\n",
+    }
+)
 _RUNS_ITS_ARGUMENT = frozenset({"eval", "source", ".", "exec", "trap"})
 _SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh"})
 
@@ -141,10 +168,10 @@ def _evaluates(node: Any) -> str | None:
         types = [c.type for c in node.children]
         if types[1:2] == ["!"]:
             return "${!name} expands a name only known at run time"
-        if "@" in types and types[types.index("@") + 1:types.index("@") + 2] == ["P"]:
+        if "@" in types and types[types.index("@") + 1 : types.index("@") + 2] == ["P"]:
             return "${name@P} expands a value as a prompt, running its command substitutions"
         if ":" in types:
-            offset = b"".join(c.text for c in node.children[types.index(":") + 1:-1]).decode("utf-8", "replace")
+            offset = b"".join(c.text for c in node.children[types.index(":") + 1 : -1]).decode("utf-8", "replace")
             if _CODE_IN_ARITHMETIC.search(offset):
                 return "a substring offset is evaluated as code"
         return None
@@ -210,8 +237,19 @@ def _walk(node: Any, out: ParsedLine, depth: int) -> None:
                 _walk(child, out, depth)
             elif not child.is_named and child.type not in _PUNCTUATION:
                 _blind(out, f"shell syntax the check does not know: {child.type!r}")
-    elif kind in ("variable_assignment", "test_command", "word", "string", "raw_string", "number", "concatenation",
-                  "simple_expansion", "expansion", "variable_name", "extglob_pattern"):  # (a case pattern runs nothing)
+    elif kind in (
+        "variable_assignment",
+        "test_command",
+        "word",
+        "string",
+        "raw_string",
+        "number",
+        "concatenation",
+        "simple_expansion",
+        "expansion",
+        "variable_name",
+        "extglob_pattern",
+    ):  # (a case pattern runs nothing)
         _words_only(node, out, depth)
     elif kind in ("command_substitution", "process_substitution"):
         out.unsafe.append(f"{kind.replace('_', ' ')} runs a command inside an argument")
@@ -285,8 +323,9 @@ def _word(node: Any, out: ParsedLine, depth: int) -> str | None:
                 return None
         return "".join(parts)
     if kind == "concatenation":
-        if expands("".join(c.text.decode("utf-8", errors="replace") if c.type == "word" else "\0"
-                            for c in node.children)):
+        if expands(
+            "".join(c.text.decode("utf-8", errors="replace") if c.type == "word" else "\0" for c in node.children)
+        ):
             _words_only(node, out, depth)
             return None
         pieces = [_word(child, out, depth) for child in node.children]
@@ -322,8 +361,9 @@ def _command(node: Any, out: ParsedLine, depth: int) -> None:
     _unwrapped([a if a is not None else "\0dynamic" for a in argv], out, depth, tuple(env))
 
 
-def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...] = (),
-               outer: tuple[str, ...] = ()) -> None:
+def _unwrapped(
+    argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...] = (), outer: tuple[str, ...] = ()
+) -> None:
     """Record ``argv`` with its wrapper commands taken off (recursing into ``sh -c`` and runners)."""
     wrappers: list[str] = list(outer)
     _check_env(env, out)
@@ -375,7 +415,7 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
                 record(argv)
             return
         if name == "env":
-            added = tuple(a.split("=", 1)[0] for a in argv[1:len(argv) - len(rest)] if "=" in a and a[0] != "-")
+            added = tuple(a.split("=", 1)[0] for a in argv[1 : len(argv) - len(rest)] if "=" in a and a[0] != "-")
             _check_env(added, out)
             env = env + added
         out.wrappers.append(name)  # a deny rule may name the wrapper itself
@@ -383,9 +423,7 @@ def _unwrapped(argv: list[str], out: ParsedLine, depth: int, env: tuple[str, ...
         argv = rest
 
 
-_NAME_TAKERS = frozenset(
-    "read unset mapfile readarray getopts wait declare typeset local export readonly".split()
-)
+_NAME_TAKERS = frozenset("read unset mapfile readarray getopts wait declare typeset local export readonly".split())
 """Bash builtins that take variable names, where an array element's subscript is evaluated as code."""
 
 
@@ -395,9 +433,12 @@ def _assigns_by_name(name: str, args: list[str]) -> str | None:
     if name == "let" and args:
         return "let evaluates its arguments as arithmetic code"
     if name in ("printf", "test", "[") and "-v" in args:
-        named = args[args.index("-v") + 1:args.index("-v") + 2]
-        return f"{name} -v takes a variable name only known at run time" if not named or any(
-            "\0" in a or "[" in a for a in named) else None
+        named = args[args.index("-v") + 1 : args.index("-v") + 2]
+        return (
+            f"{name} -v takes a variable name only known at run time"
+            if not named or any("\0" in a or "[" in a for a in named)
+            else None
+        )
     if name in _NAME_TAKERS and any("\0" in a or "[" in a for a in args):
         return f"{name} takes a variable name whose subscript bash evaluates as code"
     return None
@@ -417,7 +458,8 @@ _CODE_VARIABLES = re.compile(
     r"^(LD_\w*|DYLD_\w*|BASH_ENV|ENV|PATH|IFS|PS4|SHELLOPTS|BASHOPTS|PROMPT_COMMAND|BASH_FUNC_\w*"
     r"|GIT_(?!AUTHOR_|COMMITTER_)\w*|HOME|XDG_\w*|ZDOTDIR|\w*PAGER|\w*ASKPASS|EDITOR|VISUAL|BROWSER|PYTHON\w*"
     r"|NODE_OPTIONS|NODE_PATH|PERL5\w*|PERLLIB|RUBY\w*|GCONV_PATH|LESSOPEN|LESSCLOSE|GEM_\w*|JAVA_TOOL_OPTIONS"
-    r"|_JAVA_OPTIONS|RIPGREP_CONFIG_PATH)$")
+    r"|_JAVA_OPTIONS|RIPGREP_CONFIG_PATH)$"
+)
 """Variables through which a command's environment makes it load or run other code."""
 
 
@@ -443,21 +485,42 @@ def _strip_wrapper(argv: list[str], out: ParsedLine) -> list[str] | None:
     i = 0
     if name == "env":
         while i < len(args) and (args[i].startswith("-") or "=" in args[i]):
-            if args[i].startswith(("-S", "--split-string")) or (args[i].startswith("-") and args[i][1:2] != "-"
-                                                                and "S" in args[i]):
+            if args[i].startswith(("-S", "--split-string")) or (
+                args[i].startswith("-") and args[i][1:2] != "-" and "S" in args[i]
+            ):
                 _blind(out, "env -S splits a string into a command the check cannot see")
             i += 2 if args[i] in ("-u", "--unset", "-C", "--chdir", "-S", "--split-string") else 1
         return args[i:] or None
     if name in ("sudo", "doas"):
-        takes_value = {"-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "-T", "--user", "--group", "--chdir",
-                       "--host", "--prompt", "--role", "--type", "--other-user", "--command-timeout", "--close-from"}
+        takes_value = {
+            "-u",
+            "-g",
+            "-C",
+            "-D",
+            "-h",
+            "-p",
+            "-r",
+            "-t",
+            "-U",
+            "-T",
+            "--user",
+            "--group",
+            "--chdir",
+            "--host",
+            "--prompt",
+            "--role",
+            "--type",
+            "--other-user",
+            "--command-timeout",
+            "--close-from",
+        }
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in takes_value else 1
         while i < len(args) and "=" in args[i]:  # sudo VAR=value cmd
             i += 1
         return args[i:] or None
     if name == "command":
-        leading = args[:next((k for k, a in enumerate(args) if not a.startswith("-")), len(args))]
+        leading = args[: next((k for k, a in enumerate(args) if not a.startswith("-")), len(args))]
         if any(a[1:2] != "-" and ("v" in a or "V" in a) for a in leading):
             return None  # command -v NAME looks a name up; it runs nothing
     if name in ("nice", "ionice"):
@@ -467,14 +530,31 @@ def _strip_wrapper(argv: list[str], out: ParsedLine) -> list[str] | None:
     if name == "timeout":
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in ("-s", "--signal", "-k", "--kill-after") else 1
-        return args[i + 1:] or None  # the duration, then the command
+        return args[i + 1 :] or None  # the duration, then the command
     if name in ("nohup", "time", "command", "builtin", "stdbuf", "setsid", "chronic"):
         while i < len(args) and args[i].startswith("-"):
             i += 1
         return args[i:] or None
     if name == "xargs":
-        takes_value = {"-a", "-d", "-E", "-e", "-I", "-i", "-L", "-l", "-n", "-P", "-s", "--arg-file", "--delimiter",
-                       "--max-args", "--max-procs", "--max-chars", "--replace"}
+        takes_value = {
+            "-a",
+            "-d",
+            "-E",
+            "-e",
+            "-I",
+            "-i",
+            "-L",
+            "-l",
+            "-n",
+            "-P",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--max-chars",
+            "--replace",
+        }
         while i < len(args) and args[i].startswith("-"):
             i += 2 if args[i] in takes_value else 1
         return args[i:] or ["echo"]

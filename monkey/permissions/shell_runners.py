@@ -38,8 +38,12 @@ _RUNNERS = frozenset(
     " chrt chroot faketime pkexec fakeroot unbuffer eatmydata nocache torsocks dbus-run-session rlwrap catchsegv"
     " busybox toybox su runuser script sg find".split()
 )
-_STRING_FLAGS = {"su": ("-c", "--command"), "runuser": ("-c", "--command"), "script": ("-c", "--command"),
-                 "flock": ("-c", "--command")}
+_STRING_FLAGS = {
+    "su": ("-c", "--command"),
+    "runuser": ("-c", "--command"),
+    "script": ("-c", "--command"),
+    "flock": ("-c", "--command"),
+}
 """Options whose value is a shell line the runner hands to a shell."""
 
 
@@ -86,7 +90,7 @@ def _find(args: list[str]) -> list[Inner]:
             while j < len(args) and args[j] not in (";", "+"):
                 j += 1
             if j > i + 1:
-                out.append(("argv", args[i + 1:j]))
+                out.append(("argv", args[i + 1 : j]))
             i = j
         i += 1
     return out

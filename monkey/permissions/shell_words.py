@@ -34,14 +34,14 @@ def expands(text: str) -> bool:
     word = "".join(plain)
     if "*" in word or "?" in word:
         return True
-    if "[" in word and "]" in word[word.index("["):]:
+    if "[" in word and "]" in word[word.index("[") :]:
         return True
     brace = word.find("{")
     while brace != -1:
         end = word.find("}", brace)
         if end == -1:
             return False
-        inner = word[brace + 1:end]
+        inner = word[brace + 1 : end]
         if "," in inner or ".." in inner:
             return True
         brace = word.find("{", brace + 1)

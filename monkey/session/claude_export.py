@@ -35,8 +35,16 @@ from monkey import events as ev
 from monkey.messages import Message
 from monkey.store import SessionStore, StoreError
 
-__all__ = ["CLAUDE_LINK", "CLAUDE_CODE_VERSION", "Exported", "claude_home", "project_dir", "claude_uuid",
-           "export_claude", "claude_records"]
+__all__ = [
+    "CLAUDE_LINK",
+    "CLAUDE_CODE_VERSION",
+    "Exported",
+    "claude_home",
+    "project_dir",
+    "claude_uuid",
+    "export_claude",
+    "claude_records",
+]
 
 CLAUDE_LINK = "claude"
 """The ``session_links`` kind of a Claude Code session file monkey wrote or read."""
@@ -59,7 +67,7 @@ def _js_hash(text: str) -> int:
     h = 0
     data = text.encode("utf-16-le", "surrogatepass")
     for i in range(0, len(data), 2):
-        h = (h * 31 + int.from_bytes(data[i:i + 2], "little")) & 0xFFFFFFFF
+        h = (h * 31 + int.from_bytes(data[i : i + 2], "little")) & 0xFFFFFFFF
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
@@ -129,8 +137,18 @@ def _usages(lines: list[bytes]) -> list[dict[str, int]]:
     return out
 
 
-def claude_records(messages: list[Message], *, session: str, cwd: str, branch: str, model: str, title: str,
-                   signed: bool, usages: list[dict[str, int]], start: float) -> tuple[list[dict[str, Any]], int]:
+def claude_records(
+    messages: list[Message],
+    *,
+    session: str,
+    cwd: str,
+    branch: str,
+    model: str,
+    title: str,
+    signed: bool,
+    usages: list[dict[str, int]],
+    start: float,
+) -> tuple[list[dict[str, Any]], int]:
     """The records of a Claude Code session file for ``messages``; returns them and how many
     thinking blocks were dropped (``signed``: the signatures are Anthropic's)."""
     records: list[dict[str, Any]] = []
@@ -143,9 +161,21 @@ def claude_records(messages: list[Message], *, session: str, cwd: str, branch: s
         nonlocal parent
         n = len(records)
         record_id = str(uuid.uuid5(base, str(n)))
-        records.append({"parentUuid": parent, "isSidechain": False, "userType": "external", "cwd": cwd,
-                        "sessionId": session, "version": CLAUDE_CODE_VERSION, "gitBranch": branch, "type": kind,
-                        "message": message, "uuid": record_id, "timestamp": _stamp(start + n / 1000)})
+        records.append(
+            {
+                "parentUuid": parent,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": cwd,
+                "sessionId": session,
+                "version": CLAUDE_CODE_VERSION,
+                "gitBranch": branch,
+                "type": kind,
+                "message": message,
+                "uuid": record_id,
+                "timestamp": _stamp(start + n / 1000),
+            }
+        )
         parent = record_id
 
     i = 0
@@ -155,8 +185,14 @@ def claude_records(messages: list[Message], *, session: str, cwd: str, branch: s
             results = []
             while i < len(messages) and messages[i].role == "tool":
                 t = messages[i]
-                results.append({"tool_use_id": _tool_id(t.tool_call_id), "type": "tool_result",
-                                "content": t.content, "is_error": t.is_error})
+                results.append(
+                    {
+                        "tool_use_id": _tool_id(t.tool_call_id),
+                        "type": "tool_result",
+                        "content": t.content,
+                        "is_error": t.is_error,
+                    }
+                )
                 i += 1
             add("user", {"role": "user", "content": results})
             continue
@@ -177,10 +213,19 @@ def claude_records(messages: list[Message], *, session: str, cwd: str, branch: s
         if not blocks:
             blocks.append({"type": "text", "text": ""})
         usage = next(usage_at, {"input_tokens": 0, "output_tokens": 0})
-        add("assistant", {"id": f"msg_monkey_{len(records)}", "type": "message", "role": "assistant", "model": model,
-                          "content": blocks, "stop_reason": "tool_use" if m.tool_calls else "end_turn",
-                          "stop_sequence": None,
-                          "usage": {**usage, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}})
+        add(
+            "assistant",
+            {
+                "id": f"msg_monkey_{len(records)}",
+                "type": "message",
+                "role": "assistant",
+                "model": model,
+                "content": blocks,
+                "stop_reason": "tool_use" if m.tool_calls else "end_turn",
+                "stop_sequence": None,
+                "usage": {**usage, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0},
+            },
+        )
     records.append({"type": "custom-title", "customTitle": title, "sessionId": session})
     return records, dropped
 
@@ -199,16 +244,19 @@ def _write_atomic(path: Path, data: bytes) -> None:
             tmp.unlink()
 
 
-async def export_claude(store: SessionStore, ref: str, *, force: bool = False,
-                        env: dict[str, str] | None = None) -> Exported:
+async def export_claude(
+    store: SessionStore, ref: str, *, force: bool = False, env: dict[str, str] | None = None
+) -> Exported:
     """Write session ``ref`` as a Claude Code session file (see the module); :class:`StoreError`
     when it cannot (no such session, a file Claude Code has written to since, without ``force``)."""
     from monkey.gitinfo import current_branch
 
     info = await store.find(ref)
     restored = await store.load(info.id)
-    links = await store.fetchall("SELECT foreign_id, path, size, mtime FROM session_links WHERE session_id = ? AND kind = ?",
-                                 (info.id, CLAUDE_LINK))
+    links = await store.fetchall(
+        "SELECT foreign_id, path, size, mtime FROM session_links WHERE session_id = ? AND kind = ?",
+        (info.id, CLAUDE_LINK),
+    )
     session = claude_uuid(info.id)
     notes: list[str] = []
     folder = project_dir(info.workspace, env)
@@ -221,8 +269,10 @@ async def export_claude(store: SessionStore, ref: str, *, force: bool = False,
             st = None
         if st is not None and (st.st_size != size or st.st_mtime != mtime):
             if not force:
-                raise StoreError(f"Claude Code has written to {known} since monkey exported it (claude --resume "
-                                 f"{session} goes on there); it is left as it is: --force writes a new session file")
+                raise StoreError(
+                    f"Claude Code has written to {known} since monkey exported it (claude --resume "
+                    f"{session} goes on there); it is left as it is: --force writes a new session file"
+                )
             session = str(uuid.uuid4())
             folder = project_dir(info.workspace, env)
             notes.append(f"{known} is left as Claude Code wrote it; this is a new Claude Code session")
@@ -235,21 +285,38 @@ async def export_claude(store: SessionStore, ref: str, *, force: bool = False,
     if restored.summaries and restored.messages and restored.messages[0].content in restored.summaries:
         notes.append("the session was compacted: what the model last saw is exported, the summary and what followed")
     records, dropped = claude_records(
-        restored.messages, session=session, cwd=info.workspace, branch=current_branch(Path(info.workspace)) or "HEAD",
-        model=info.model, title=info.title or info.id, signed=info.backend == "anthropic",
+        restored.messages,
+        session=session,
+        cwd=info.workspace,
+        branch=current_branch(Path(info.workspace)) or "HEAD",
+        model=info.model,
+        title=info.title or info.id,
+        signed=info.backend == "anthropic",
         usages=_usages(await store.event_lines(info.id, ("usage", "message_completed")))
-        if not restored.summaries else [], start=info.created)
+        if not restored.summaries
+        else [],
+        start=info.created,
+    )
     if dropped:
-        notes.append(f"{dropped} thinking block(s) without an Anthropic signature left out (Claude Code's API would refuse them)")
+        notes.append(
+            f"{dropped} thinking block(s) without an Anthropic signature left out (Claude Code's API would refuse them)"
+        )
     data = b"".join(msgspec.json.encode(r) + b"\n" for r in records)
     try:
         _write_atomic(path, data)
         st = path.stat()
     except OSError as exc:
         raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
-    await store.write([(
-        "INSERT INTO session_links (session_id, kind, foreign_id, path, size, mtime) VALUES (?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT(session_id, kind) DO UPDATE SET foreign_id = excluded.foreign_id, path = excluded.path, "
-        "size = excluded.size, mtime = excluded.mtime",
-        (info.id, CLAUDE_LINK, session, str(path), st.st_size, st.st_mtime), False)], doing="keep the export's link")
+    await store.write(
+        [
+            (
+                "INSERT INTO session_links (session_id, kind, foreign_id, path, size, mtime) VALUES (?, ?, ?, ?, ?, ?) "
+                "ON CONFLICT(session_id, kind) DO UPDATE SET foreign_id = excluded.foreign_id, path = excluded.path, "
+                "size = excluded.size, mtime = excluded.mtime",
+                (info.id, CLAUDE_LINK, session, str(path), st.st_size, st.st_mtime),
+                False,
+            )
+        ],
+        doing="keep the export's link",
+    )
     return Exported(session, path, len(records), notes)

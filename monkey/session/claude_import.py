@@ -32,8 +32,15 @@ from monkey.session.claude_export import claude_home
 from monkey.store import SessionStore, StoreError
 from monkey.store.recorder import Recorder
 
-__all__ = ["IMPORT_LINK", "Imported", "find_claude_file", "read_claude_file", "import_claude", "write_import",
-           "read_stable"]
+__all__ = [
+    "IMPORT_LINK",
+    "Imported",
+    "find_claude_file",
+    "read_claude_file",
+    "import_claude",
+    "write_import",
+    "read_stable",
+]
 
 IMPORT_LINK = "claude-import"
 """The ``session_links`` kind of an imported Claude Code session (``foreign_id``: its id)."""
@@ -119,7 +126,9 @@ def read_claude_file(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             record = json.loads(line)
         except ValueError:
             if i == len(lines) - 1 and cut:
-                notes.append("its last line was cut short (Claude Code was writing it, or the file was truncated); left out")
+                notes.append(
+                    "its last line was cut short (Claude Code was writing it, or the file was truncated); left out"
+                )
             else:
                 unreadable += 1
             continue
@@ -127,12 +136,34 @@ def read_claude_file(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
             records.append(record)
     if unreadable:
         notes.append(f"{unreadable} line(s) that are not JSON left out")
-    messages = {r["uuid"]: r for r in records if r.get("type") in ("user", "assistant") and isinstance(r.get("uuid"), str)
-                and isinstance(r.get("message"), dict) and not r.get("isSidechain")}
+    messages = {
+        r["uuid"]: r
+        for r in records
+        if r.get("type") in ("user", "assistant")
+        and isinstance(r.get("uuid"), str)
+        and isinstance(r.get("message"), dict)
+        and not r.get("isSidechain")
+    }
     others = {r.get("type") for r in records if r.get("type") not in ("user", "assistant")}
-    unknown = others - {"custom-title", "summary", "attachment", "system", "queue-operation", "last-prompt",
-                        "atis-latch", "api-request", "api-request-shape", "api-request-blob", "tools-used",
-                        "cost-state", "file-history-snapshot", "ai-title", "tag", "mode", "permission-mode"}
+    unknown = others - {
+        "custom-title",
+        "summary",
+        "attachment",
+        "system",
+        "queue-operation",
+        "last-prompt",
+        "atis-latch",
+        "api-request",
+        "api-request-shape",
+        "api-request-blob",
+        "tools-used",
+        "cost-state",
+        "file-history-snapshot",
+        "ai-title",
+        "tag",
+        "mode",
+        "permission-mode",
+    }
     if unknown:
         notes.append("records of types monkey does not read left out: " + ", ".join(sorted(str(t) for t in unknown)))
     leaf = next((r for r in reversed(records) if r.get("uuid") in messages), None)
@@ -189,10 +220,17 @@ def _events(chain: list[dict[str, Any]], workspace: Path, sid: str) -> tuple[lis
         ts = _ts(record, now)
         if record["type"] == "assistant":
             # Claude Code writes one record per content block of a message: put them together
-            blocks = list(message.get("content") or []) if isinstance(message.get("content"), list) else [
-                {"type": "text", "text": str(message.get("content") or "")}]
-            while (i + 1 < len(chain) and chain[i + 1]["type"] == "assistant" and message.get("id")
-                   and chain[i + 1]["message"].get("id") == message.get("id")):
+            blocks = (
+                list(message.get("content") or [])
+                if isinstance(message.get("content"), list)
+                else [{"type": "text", "text": str(message.get("content") or "")}]
+            )
+            while (
+                i + 1 < len(chain)
+                and chain[i + 1]["type"] == "assistant"
+                and message.get("id")
+                and chain[i + 1]["message"].get("id") == message.get("id")
+            ):
                 i += 1
                 blocks += chain[i]["message"].get("content") or []
             i += 1
@@ -206,27 +244,52 @@ def _events(chain: list[dict[str, Any]], workspace: Path, sid: str) -> tuple[lis
             for b in blocks:
                 if b.get("type") != "tool_use":
                     continue
-                mapped = gate_call({"tool_name": b.get("name"), "input": b.get("input"), "tool_use_id": b.get("id")},
-                                   workspace)
+                mapped = gate_call(
+                    {"tool_name": b.get("name"), "input": b.get("input"), "tool_use_id": b.get("id")}, workspace
+                )
                 names[str(b.get("id"))] = mapped.tool
                 calls.append(ev.ToolCallSpec(id=str(b.get("id")), name=mapped.tool, arguments=dict(mapped.arguments)))
-            out.append(ev.MessageCompleted(session_id=sid, ts=ts, text=text, tool_calls=calls,
-                                           thinking="".join(str(b.get("thinking", "")) for b in thinking),
-                                           thinking_signature=str(thinking[-1].get("signature", "")) if thinking else "",
-                                           stop_reason="tool_use" if calls else "end_turn"))
+            out.append(
+                ev.MessageCompleted(
+                    session_id=sid,
+                    ts=ts,
+                    text=text,
+                    tool_calls=calls,
+                    thinking="".join(str(b.get("thinking", "")) for b in thinking),
+                    thinking_signature=str(thinking[-1].get("signature", "")) if thinking else "",
+                    stop_reason="tool_use" if calls else "end_turn",
+                )
+            )
             usage = message.get("usage")
             if isinstance(usage, dict):
-                out.append(ev.Usage(session_id=sid, ts=ts, input_tokens=int(usage.get("input_tokens") or 0),
-                                    output_tokens=int(usage.get("output_tokens") or 0)))
+                out.append(
+                    ev.Usage(
+                        session_id=sid,
+                        ts=ts,
+                        input_tokens=int(usage.get("input_tokens") or 0),
+                        output_tokens=int(usage.get("output_tokens") or 0),
+                    )
+                )
             continue
         i += 1
         content = message.get("content")
-        results = [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-            if isinstance(content, list) else []
+        results = (
+            [b for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+            if isinstance(content, list)
+            else []
+        )
         for b in results:
             call_id = str(b.get("tool_use_id"))
-            out.append(ev.ToolResult(session_id=sid, ts=ts, call_id=call_id, name=names.get(call_id, "unknown"),
-                                     ok=not b.get("is_error"), output=_text(b.get("content"))))
+            out.append(
+                ev.ToolResult(
+                    session_id=sid,
+                    ts=ts,
+                    call_id=call_id,
+                    name=names.get(call_id, "unknown"),
+                    ok=not b.get("is_error"),
+                    output=_text(b.get("content")),
+                )
+            )
         prompt = _text(content)
         if results or not prompt.strip() or record.get("isMeta"):
             continue
@@ -239,19 +302,32 @@ def _events(chain: list[dict[str, Any]], workspace: Path, sid: str) -> tuple[lis
     return out, model
 
 
-async def write_import(store: SessionStore, *, kind: str, foreign: str, path: Path, events_for, cwd: str,
-                       title: str, backend: str, notes: list[str]) -> Imported:
+async def write_import(
+    store: SessionStore,
+    *,
+    kind: str,
+    foreign: str,
+    path: Path,
+    events_for,
+    cwd: str,
+    title: str,
+    backend: str,
+    notes: list[str],
+) -> Imported:
     """Store an imported session (new, or the earlier import of ``foreign`` updated) from
     ``events_for(session_id) -> (events, model)``; see the module."""
-    rows = await store.fetchall("SELECT session_id FROM session_links WHERE kind = ? AND foreign_id = ?",
-                                (kind, foreign))
+    rows = await store.fetchall(
+        "SELECT session_id FROM session_links WHERE kind = ? AND foreign_id = ?", (kind, foreign)
+    )
     updated = bool(rows)
     sid = rows[0][0] if rows else new_id()
     if updated:
         info = await store.get(sid)
         if info is not None and info.status != "imported":
-            raise StoreError(f"session {sid} (imported from {path}) has gone on in monkey since; it is left as it is "
-                             "(monkey sessions rm it to import afresh)")
+            raise StoreError(
+                f"session {sid} (imported from {path}) has gone on in monkey since; it is left as it is "
+                "(monkey sessions rm it to import afresh)"
+            )
         if info is not None:
             await store.delete(sid)
     events, model = events_for(sid)
@@ -265,10 +341,13 @@ async def write_import(store: SessionStore, *, kind: str, foreign: str, path: Pa
     turns = sum(1 for e in events if isinstance(e, ev.TurnStarted))
     statements: list[tuple[str, Any, bool]] = [
         ("UPDATE sessions SET status = 'imported', pid = 0 WHERE id = ?", (sid,), False),
-        ("INSERT INTO session_links (session_id, kind, foreign_id, path, size, mtime) VALUES (?, ?, ?, ?, ?, ?) "
-         "ON CONFLICT(session_id, kind) DO UPDATE SET foreign_id = excluded.foreign_id, path = excluded.path, "
-         "size = excluded.size, mtime = excluded.mtime", (sid, kind, foreign, str(path), st.st_size, st.st_mtime),
-         False),
+        (
+            "INSERT INTO session_links (session_id, kind, foreign_id, path, size, mtime) VALUES (?, ?, ?, ?, ?, ?) "
+            "ON CONFLICT(session_id, kind) DO UPDATE SET foreign_id = excluded.foreign_id, path = excluded.path, "
+            "size = excluded.size, mtime = excluded.mtime",
+            (sid, kind, foreign, str(path), st.st_size, st.st_mtime),
+            False,
+        ),
     ]
     if title:
         statements.append(("UPDATE sessions SET title = ? WHERE id = ?", (title, sid), False))
@@ -292,6 +371,14 @@ async def import_claude(store: SessionStore, ref: str, *, env: dict[str, str] | 
                 break
             except ValueError:
                 continue
-    return await write_import(store, kind=IMPORT_LINK, foreign=foreign, path=path, cwd=cwd, title=title,
-                              backend="claude-code", notes=notes,
-                              events_for=lambda sid: _events(chain, Path(cwd), sid))
+    return await write_import(
+        store,
+        kind=IMPORT_LINK,
+        foreign=foreign,
+        path=path,
+        cwd=cwd,
+        title=title,
+        backend="claude-code",
+        notes=notes,
+        events_for=lambda sid: _events(chain, Path(cwd), sid),
+    )

@@ -80,11 +80,19 @@ def _call(item: dict[str, Any]) -> ev.ToolCallSpec:
 
 
 def _events(records: list[dict[str, Any]], sid: str) -> tuple[list[ev.Event], str, list[str]]:
-    prompts = {_text(r["payload"]["item"].get("content")) for r in records
-               if r.get("type") == "event_msg" and r["payload"].get("type") == "item_completed"
-               and isinstance(r["payload"].get("item"), dict) and r["payload"]["item"].get("type") == "UserMessage"}
-    prompts |= {str(r["payload"].get("message", "")) for r in records
-                if r.get("type") == "event_msg" and r["payload"].get("type") == "user_message"}
+    prompts = {
+        _text(r["payload"]["item"].get("content"))
+        for r in records
+        if r.get("type") == "event_msg"
+        and r["payload"].get("type") == "item_completed"
+        and isinstance(r["payload"].get("item"), dict)
+        and r["payload"]["item"].get("type") == "UserMessage"
+    }
+    prompts |= {
+        str(r["payload"].get("message", ""))
+        for r in records
+        if r.get("type") == "event_msg" and r["payload"].get("type") == "user_message"
+    }
     out: list[ev.Event] = []
     notes: list[str] = []
     turn = 0
@@ -98,8 +106,11 @@ def _events(records: list[dict[str, Any]], sid: str) -> tuple[list[ev.Event], st
     def flush(ts: float) -> None:
         nonlocal text, calls
         if text or calls:
-            out.append(ev.MessageCompleted(session_id=sid, ts=ts, text=text, tool_calls=calls,
-                                           stop_reason="tool_use" if calls else "end_turn"))
+            out.append(
+                ev.MessageCompleted(
+                    session_id=sid, ts=ts, text=text, tool_calls=calls, stop_reason="tool_use" if calls else "end_turn"
+                )
+            )
         text, calls = "", []
 
     for r in records:
@@ -133,8 +144,16 @@ def _events(records: list[dict[str, Any]], sid: str) -> tuple[list[ev.Event], st
             if isinstance(output, dict):
                 output = output.get("content", json.dumps(output))
             call_id = str(payload.get("call_id"))
-            out.append(ev.ToolResult(session_id=sid, ts=ts, call_id=call_id, name=names.get(call_id, "unknown"),
-                                     ok=True, output=_text(output) if isinstance(output, list) else str(output or "")))
+            out.append(
+                ev.ToolResult(
+                    session_id=sid,
+                    ts=ts,
+                    call_id=call_id,
+                    name=names.get(call_id, "unknown"),
+                    ok=True,
+                    output=_text(output) if isinstance(output, list) else str(output or ""),
+                )
+            )
         elif kind == "reasoning":
             reasoning += 1
     flush(now)
@@ -157,7 +176,9 @@ async def import_codex(store: SessionStore, ref: str, *, env: dict[str, str] | N
         try:
             record = json.loads(line)
         except ValueError:
-            notes.append("its last line was cut short; left out" if i == len(lines) - 1 else "a line that is not JSON left out")
+            notes.append(
+                "its last line was cut short; left out" if i == len(lines) - 1 else "a line that is not JSON left out"
+            )
             continue
         if isinstance(record, dict) and isinstance(record.get("payload"), dict):
             records.append(record)
@@ -175,6 +196,14 @@ async def import_codex(store: SessionStore, ref: str, *, env: dict[str, str] | N
         made, found, _ = _events(records, sid)
         return made, found
 
-    return await write_import(store, kind=CODEX_LINK, foreign=foreign, path=path, cwd=cwd,
-                              title=" ".join(first.split())[:100], backend="codex", notes=notes + more,
-                              events_for=events_for)
+    return await write_import(
+        store,
+        kind=CODEX_LINK,
+        foreign=foreign,
+        path=path,
+        cwd=cwd,
+        title=" ".join(first.split())[:100],
+        backend="codex",
+        notes=notes + more,
+        events_for=events_for,
+    )

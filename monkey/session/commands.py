@@ -39,8 +39,18 @@ if TYPE_CHECKING:
     from monkey.modes import Mode
     from monkey.events import Event
 
-__all__ = ["Host", "Command", "REGISTRY", "COMMANDS", "run_command", "last_answer", "copied_note",
-           "describe_undo", "switch_mode", "BUSY"]
+__all__ = [
+    "Host",
+    "Command",
+    "REGISTRY",
+    "COMMANDS",
+    "run_command",
+    "last_answer",
+    "copied_note",
+    "describe_undo",
+    "switch_mode",
+    "BUSY",
+]
 
 Run = Callable[[Host, str], Awaitable[list[Reply]]]
 
@@ -103,8 +113,9 @@ async def _compact(host: Host, rest: str) -> list[Reply]:
             await host.recorder.flush()
     if result is None:
         return [] if any(e.type == "error" for e in made) else [Note("nothing to compact yet")]
-    return [Note(f"compacted {result.messages_compacted} messages: {result.tokens_before} → "
-                 f"{result.tokens_after} tokens")]
+    return [
+        Note(f"compacted {result.messages_compacted} messages: {result.tokens_before} → {result.tokens_after} tokens")
+    ]
 
 
 async def _approvals(host: Host, rest: str) -> list[Reply]:
@@ -152,8 +163,11 @@ async def _memory(host: Host, rest: str) -> list[Reply]:
         if host.working:
             return [Note(BUSY, "warning")]
         if instructions is None or instructions.memory_path is None:
-            return [Note("this folder is not trusted, so it has no project memory (`monkey trust PATH` trusts it)",
-                         "warning")]
+            return [
+                Note(
+                    "this folder is not trusted, so it has no project memory (`monkey trust PATH` trusts it)", "warning"
+                )
+            ]
         try:
             if verb == "add" and arg.strip():
                 said = instructions.remember(arg)
@@ -171,17 +185,24 @@ async def _memory(host: Host, rest: str) -> list[Reply]:
         return [Note("usage: /memory, /memory add TEXT, or /memory remove N", "warning")]
     if instructions is None or not instructions.files:
         names = ", ".join(instructions.names) if instructions is not None else "AGENTS.md"
-        lines = [f"no instruction files: the model follows none ({names} in the monkey home, or from the "
-                 "repository root down to the workspace in a trusted folder)"]
+        lines = [
+            f"no instruction files: the model follows none ({names} in the monkey home, or from the "
+            "repository root down to the workspace in a trusted folder)"
+        ]
     else:
         lines = ["instruction files the model follows, outermost first:"]
-        lines += [f"  {f.shown}{f' (imported by {f.imported_by})' if f.imported_by else ''}  {f.size} bytes"
-                  for f in instructions.files]
+        lines += [
+            f"  {f.shown}{f' (imported by {f.imported_by})' if f.imported_by else ''}  {f.size} bytes"
+            for f in instructions.files
+        ]
     lines += [f"  note: {n}" for n in (instructions.notices if instructions is not None else [])]
     if instructions is not None and instructions.memory_path is not None:
         entries = instructions.memory_entries()
-        lines.append(f"project memory ({len(entries)} line(s); /memory add TEXT, /memory remove N):"
-                     if entries else "project memory: empty (/memory add TEXT keeps a note for every session here)")
+        lines.append(
+            f"project memory ({len(entries)} line(s); /memory add TEXT, /memory remove N):"
+            if entries
+            else "project memory: empty (/memory add TEXT keeps a note for every session here)"
+        )
         lines += [f"  {i}. {e.removeprefix('- ')}" for i, e in enumerate(entries, 1)]
     notes = host.agent.memory.entries
     if notes:
@@ -203,8 +224,12 @@ async def _init(host: Host, rest: str) -> list[Reply]:
 async def _skills(host: Host, rest: str) -> list[Reply]:
     skills = host.agent.options.skills
     if skills is None or not skills.by_name:
-        return [Note("no skills: put one in .monkey/skills/NAME/SKILL.md (a trusted project) or in "
-                     "skills/NAME/SKILL.md in the monkey home")]
+        return [
+            Note(
+                "no skills: put one in .monkey/skills/NAME/SKILL.md (a trusted project) or in "
+                "skills/NAME/SKILL.md in the monkey home"
+            )
+        ]
     lines = ["skills (the model loads one when a task fits; /NAME [ARGUMENTS] runs one yourself):"]
     for skill in sorted(skills.by_name.values(), key=lambda s: s.name):
         mark = "" if skill.user_invocable else " (the model's only)"
@@ -219,8 +244,10 @@ def _unknown(host: Host, name: str) -> str:
 
     instructions = host.agent.options.instructions
     if (instructions is None or not instructions.trusted) and untrusted_skill(host.agent.workspace, name):
-        return (f"{name} is a skill of this project, which is not trusted, so its skills are not used: "
-                f"`monkey trust {host.agent.workspace}` turns them on (and what else it does: `monkey trust --help`)")
+        return (
+            f"{name} is a skill of this project, which is not trusted, so its skills are not used: "
+            f"`monkey trust {host.agent.workspace}` turns them on (and what else it does: `monkey trust --help`)"
+        )
     return f"unknown command {name}; /help lists them"
 
 
@@ -245,16 +272,21 @@ async def _run_skill(host: Host, name: str, rest: str) -> list[Reply] | None:
 
     granted = host.agent.use_skill(skill)
     _, why = skill_grants(skill)
-    shown = f"/{skill.name}: running skill {skill.name}" + (f" (allowed for this turn: {', '.join(granted)})"
-                                                          if granted else f" ({why})" if why else "")
+    shown = f"/{skill.name}: running skill {skill.name}" + (
+        f" (allowed for this turn: {', '.join(granted)})" if granted else f" ({why})" if why else ""
+    )
     return [SendPrompt(f"Use this skill for the task.\n\n{text}", shown)]
 
 
 async def _hooks(host: Host, rest: str) -> list[Reply]:
     hooks = host.agent.options.hooks
     if not hooks:
-        return [Note("no hooks: add [[hooks.PreToolUse]] (or PostToolUse, UserPromptSubmit, Stop ...) with a "
-                     "matcher and commands to your config.toml")]
+        return [
+            Note(
+                "no hooks: add [[hooks.PreToolUse]] (or PostToolUse, UserPromptSubmit, Stop ...) with a "
+                "matcher and commands to your config.toml"
+            )
+        ]
     return [Note("\n".join(["hooks (event [matcher] command):", *[f"  {line}" for line in hooks.listing()]]))]
 
 
@@ -265,8 +297,7 @@ async def _mode(host: Host, rest: str) -> list[Reply]:
     name = rest.strip()
     if not name:
         lines = [f"{'*' if m == policy.mode else ' '} {m:<13}{DESCRIPTIONS[m]}" for m in MODES]
-        return [Note("permission modes (* is this session's; /mode NAME or Shift+Tab switches):\n"
-                     + "\n".join(lines))]
+        return [Note("permission modes (* is this session's; /mode NAME or Shift+Tab switches):\n" + "\n".join(lines))]
     return [await switch_mode(host, name)]
 
 
@@ -281,8 +312,11 @@ async def switch_mode(host: Host, name: str, *, by: str = "user") -> Note | Mode
     except ModeError as exc:
         return Note(str(exc), "warning")
     if mode == "auto" and by != "user" and not policy.auto_allowed:
-        return Note("auto mode is switched on only at the session's own terminal (/mode auto), or started with "
-                    "--no-approval or --mode auto", "warning")
+        return Note(
+            "auto mode is switched on only at the session's own terminal (/mode auto), or started with "
+            "--no-approval or --mode auto",
+            "warning",
+        )
     return await _switch_mode(host, mode, by)
 
 
@@ -379,8 +413,12 @@ async def _mcp(host: Host, rest: str) -> list[Reply]:
     if words and (words[0] not in ("reconnect", "disable") or len(words) != 2):
         return [Note("usage: /mcp, /mcp reconnect NAME or /mcp disable NAME", "warning")]
     if manager is None:
-        return [Note("no MCP servers are configured (.mcp.json, mcp.json in the monkey home, "
-                     "[mcp_servers.NAME] or --mcp-config; see the README's MCP servers)")]
+        return [
+            Note(
+                "no MCP servers are configured (.mcp.json, mcp.json in the monkey home, "
+                "[mcp_servers.NAME] or --mcp-config; see the README's MCP servers)"
+            )
+        ]
     if words:
         action, name = words
         if host.working:
@@ -392,8 +430,10 @@ async def _mcp(host: Host, rest: str) -> list[Reply]:
         return [Note(said)]
     lines = ["MCP servers (/mcp reconnect NAME, /mcp disable NAME):"]
     for view in manager.views():
-        lines.append(f"{view.name} ({view.origin}): {view.status}, {len(view.tools)} tool{'s' if len(view.tools) != 1 else ''}"
-                     + (f" — {view.error}" if view.error else ""))
+        lines.append(
+            f"{view.name} ({view.origin}): {view.status}, {len(view.tools)} tool{'s' if len(view.tools) != 1 else ''}"
+            + (f" — {view.error}" if view.error else "")
+        )
         if view.tools:
             lines.append("  " + ", ".join(view.tools))
         if view.changed:
@@ -408,8 +448,12 @@ async def _workflow(host: Host, rest: str) -> list[Reply]:
 
     name, _, task = rest.partition(" ")
     if not name:
-        return [Note("workflows (/workflow NAME TASK runs one):\n"
-                     + "\n".join(f"  {n} — {what}" for n, what in WORKFLOWS.items()))]
+        return [
+            Note(
+                "workflows (/workflow NAME TASK runs one):\n"
+                + "\n".join(f"  {n} — {what}" for n, what in WORKFLOWS.items())
+            )
+        ]
     if name not in WORKFLOWS:
         return [Note(f"unknown workflow {name!r}: expected one of {', '.join(WORKFLOWS)}", "warning")]
     if not task.strip():
@@ -428,33 +472,52 @@ REGISTRY: list[Command] = [
     Command("/rename", "give this session a title", rename, "TITLE"),
     Command("/fork", "go on in a new session with this conversation so far", fork),
     Command("/worktree", "go on in a new session in a new git worktree (branch monkey/NAME)", worktree, "[NAME]"),
-    Command("/export", "write this session as a Claude Code session file (claude --resume continues it)", export,
-            "claude [--force]"),
+    Command(
+        "/export",
+        "write this session as a Claude Code session file (claude --resume continues it)",
+        export,
+        "claude [--force]",
+    ),
     Command("/model", "show or switch the model (/model NAME)", _model, "[NAME]"),
     Command("/backend", "list or switch backends (/backend NAME [MODEL])", _backend, "[NAME [MODEL]]"),
     Command("/login", "keep an Anthropic API key in your config.toml (or say how to set one)", _login, "[KEY]"),
     Command("/compact", "summarise older messages to free context", _compact),
     Command("/clear", "start a new conversation", _clear),
     Command("/events", "show or hide the events (the app's pane, the REPL's event lines)", _events),
-    Command("/approvals", "list approvals for the session and for good (/approvals revoke N)", _approvals,
-            "[revoke N]"),
-    Command("/mode", "show or switch the permission mode (default, accept-edits, plan, auto)", _mode,
-            "[NAME|next]"),
+    Command(
+        "/approvals", "list approvals for the session and for good (/approvals revoke N)", _approvals, "[revoke N]"
+    ),
+    Command("/mode", "show or switch the permission mode (default, accept-edits, plan, auto)", _mode, "[NAME|next]"),
     Command("/plan", "plan mode (read-only): the model plans and asks you to approve its plan", _plan, "[GOAL]"),
-    Command("/workflow", "run a task as a workflow: tpdr (think, plan, do, reflect, until done)", _workflow,
-            "[NAME TASK]"),
-    Command("/memory", "the instruction files (AGENTS.md) and the project's memory; /memory add TEXT, "
-            "/memory remove N", _memory),
+    Command(
+        "/workflow", "run a task as a workflow: tpdr (think, plan, do, reflect, until done)", _workflow, "[NAME TASK]"
+    ),
+    Command(
+        "/memory",
+        "the instruction files (AGENTS.md) and the project's memory; /memory add TEXT, /memory remove N",
+        _memory,
+    ),
     Command("/init", "ask the model to write an AGENTS.md for this project", _init, "[NOTES]"),
     Command("/skills", "list the skills (a skill runs with /NAME)", _skills),
     Command("/hooks", "list the hook commands that run at tool calls, prompts and stops", _hooks),
-    Command("/mcp", "list MCP servers, their status and tools (/mcp reconnect|disable NAME)", _mcp,
-            "[reconnect|disable NAME]"),
-    Command("/processes", "background processes and their output (/processes ID|stop ID|keep ID|release ID)",
-            lambda host, rest: processes_command(host.agent.processes, rest), "[ID | stop ID | keep ID | release ID]"),
+    Command(
+        "/mcp",
+        "list MCP servers, their status and tools (/mcp reconnect|disable NAME)",
+        _mcp,
+        "[reconnect|disable NAME]",
+    ),
+    Command(
+        "/processes",
+        "background processes and their output (/processes ID|stop ID|keep ID|release ID)",
+        lambda host, rest: processes_command(host.agent.processes, rest),
+        "[ID | stop ID | keep ID | release ID]",
+    ),
     Command("/copy", "copy the last answer to the clipboard", _copy),
-    Command("/stats", "tokens, cost and tool calls of this session and of today (monkey stats: more)",
-            lambda host, rest: stats_command(host.store, host.agent.session_id, rest)),
+    Command(
+        "/stats",
+        "tokens, cost and tool calls of this session and of today (monkey stats: more)",
+        lambda host, rest: stats_command(host.store, host.agent.session_id, rest),
+    ),
     Command("/exit", "quit", _exit, aliases=("/quit",)),
 ]
 """Every command, in the order ``/help`` lists them."""

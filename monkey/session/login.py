@@ -43,8 +43,10 @@ def store_key(home: Path, key: str) -> Path:
 
 def login_help(home: Path, key_env: str) -> str:
     """What ``/login`` with no key says: the two ways to give monkey a key."""
-    return (f"set {key_env} in your shell (export {key_env}=...), or type /login KEY to keep the key in "
-            f"{home / CONFIG_FILE} (readable only by you; the variable wins when set); then /backend anthropic")
+    return (
+        f"set {key_env} in your shell (export {key_env}=...), or type /login KEY to keep the key in "
+        f"{home / CONFIG_FILE} (readable only by you; the variable wins when set); then /backend anthropic"
+    )
 
 
 def key_missing(api_key: str, env_value: str, key_env: str) -> str:

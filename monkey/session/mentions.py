@@ -21,8 +21,15 @@ from monkey.tools.base import ToolError
 from monkey.tools.gitignore import IgnoreRules
 from monkey.tools.workspace import is_protected_name, relative, resolve_path
 
-__all__ = ["MAX_FILE_BYTES", "MAX_TOTAL_BYTES", "MAX_IMAGES", "Expanded", "expand_mentions", "mention_completions",
-           "find_mentions"]
+__all__ = [
+    "MAX_FILE_BYTES",
+    "MAX_TOTAL_BYTES",
+    "MAX_IMAGES",
+    "Expanded",
+    "expand_mentions",
+    "mention_completions",
+    "find_mentions",
+]
 
 MAX_FILE_BYTES = 100_000
 """The most bytes of one mentioned file sent to the model."""
@@ -109,8 +116,9 @@ def _attach_image(result: Expanded, token: str, rel: str, path: Path) -> None:
     result.notes.append(f"attached {rel} ({describe(info)})")
 
 
-def expand_mentions(text: str, workspace: Path, *, max_file: int = MAX_FILE_BYTES,
-                    max_total: int = MAX_TOTAL_BYTES) -> Expanded:
+def expand_mentions(
+    text: str, workspace: Path, *, max_file: int = MAX_FILE_BYTES, max_total: int = MAX_TOTAL_BYTES
+) -> Expanded:
     """Attach the files ``text`` mentions; the message itself stays as typed.
 
     Args:
@@ -169,7 +177,7 @@ def expand_mentions(text: str, workspace: Path, *, max_file: int = MAX_FILE_BYTE
         result.attached.append(rel)
         lines = content.count("\n") + (0 if content.endswith("\n") or not content else 1)
         result.notes.append(f"attached {rel} ({lines} line{'s' if lines != 1 else ''}){cut}")
-        note = f" truncated=\"{cut.strip(' ()')}\"" if cut else ""
+        note = f' truncated="{cut.strip(" ()")}"' if cut else ""
         blocks.append(f'<file path="{rel}"{note}>\n{content}{"" if content.endswith(chr(10)) else chr(10)}</file>')
     if blocks:
         result.prompt = text + "\n\nFiles mentioned in this message (@path):\n" + "\n".join(blocks)

@@ -49,11 +49,22 @@ def decision_of(answer: dict[str, Any], request: ApprovalRequest) -> tuple[Decis
             return stopped_by_user(f"denied {where}"), f"denied {where}"
         return Decision(approved=False, by="user", reason=f"the user said: {reason}"), f"denied {where}: {reason}"
     if choice == "always" and request.grant and request.rules:
-        return (Decision(approved=True, scope="always", by="user", reason=f"approved for good {where}: "
-                         f"{', '.join(request.rules)}"), f"approved for good {where}")
+        return (
+            Decision(
+                approved=True,
+                scope="always",
+                by="user",
+                reason=f"approved for good {where}: {', '.join(request.rules)}",
+            ),
+            f"approved for good {where}",
+        )
     if choice in ("session", "always") and request.grant:
-        return (Decision(approved=True, scope="session", by="user",
-                         reason=f"approved for the session {where}: {request.grant}"), f"approved for the session {where}")
+        return (
+            Decision(
+                approved=True, scope="session", by="user", reason=f"approved for the session {where}: {request.grant}"
+            ),
+            f"approved for the session {where}",
+        )
     return Decision(approved=True, by="user", reason=f"approved once {where}"), f"approved once {where}"
 
 
@@ -67,8 +78,13 @@ def _answer(decision: Decision) -> dict[str, Any]:
 class RemoteAnswers:
     """The front end's approver, racing the store for an answer given in ``monkey web``."""
 
-    def __init__(self, inner: Approver, store: Callable[[], SessionStore | None], root: Callable[[], str],
-                 tell: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        inner: Approver,
+        store: Callable[[], SessionStore | None],
+        root: Callable[[], str],
+        tell: Callable[[str], None],
+    ) -> None:
         self.inner = inner
         self._store = store
         self._root = root

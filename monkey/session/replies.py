@@ -15,9 +15,25 @@ if TYPE_CHECKING:
     from monkey.store import SessionInfo
     from monkey.tools.processes import ProcessTable
 
-__all__ = ["Reply", "Note", "Quit", "Help", "Cleared", "InstructionsChanged", "ModeChanged", "ToggleEvents",
-           "CheckpointList", "CheckpointDiff", "SessionList", "ResumeSession", "SendPrompt", "CopyText", "StartWorkflow",
-           "ProcessView", "MoveToWorktree"]
+__all__ = [
+    "Reply",
+    "Note",
+    "Quit",
+    "Help",
+    "Cleared",
+    "InstructionsChanged",
+    "ModeChanged",
+    "ToggleEvents",
+    "CheckpointList",
+    "CheckpointDiff",
+    "SessionList",
+    "ResumeSession",
+    "SendPrompt",
+    "CopyText",
+    "StartWorkflow",
+    "ProcessView",
+    "MoveToWorktree",
+]
 
 Level = Literal["info", "warning", "error"]
 
@@ -141,7 +157,22 @@ class MoveToWorktree:
     name: str
 
 
-Reply = (Note | Quit | Help | Cleared | InstructionsChanged | ModeChanged | ToggleEvents | CheckpointList
-         | CheckpointDiff | SessionList | ResumeSession | SendPrompt | CopyText | StartWorkflow | ProcessView
-         | MoveToWorktree)
+Reply = (
+    Note
+    | Quit
+    | Help
+    | Cleared
+    | InstructionsChanged
+    | ModeChanged
+    | ToggleEvents
+    | CheckpointList
+    | CheckpointDiff
+    | SessionList
+    | ResumeSession
+    | SendPrompt
+    | CopyText
+    | StartWorkflow
+    | ProcessView
+    | MoveToWorktree
+)
 """Any reply."""

@@ -33,9 +33,16 @@ __all__ = ["Session"]
 class Session:
     """The conversation a front end shows; every command and turn goes through it."""
 
-    def __init__(self, agent: Agent, switcher: BackendSwitcher, *, show: Callable[[Event], object],
-                 tell: Callable[[str, Level], None], store_path: Path | None = None,
-                 working: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        switcher: BackendSwitcher,
+        *,
+        show: Callable[[Event], object],
+        tell: Callable[[str, Level], None],
+        store_path: Path | None = None,
+        working: Callable[[], bool] | None = None,
+    ) -> None:
         self.agent = agent
         self.switcher = switcher
         self.show = show
@@ -186,8 +193,11 @@ class Session:
             recorder = handle.recorder
             ready: list[Event] = []
             failed = recorder.failed
-            for event in [*stopped, *await self.agent.end_hooks("prompt_input_exit"),
-                          self.agent.session_ended("completed")]:
+            for event in [
+                *stopped,
+                *await self.agent.end_hooks("prompt_input_exit"),
+                self.agent.session_ended("completed"),
+            ]:
                 ready += await _kept(recorder, event)
             self.agent.started = False
             if recorder.failed is not None:
@@ -259,8 +269,10 @@ class Session:
         self.tell(f"workflow {flow.id} (monkey workflows show {flow.id} prints its trace)", "info")
         async for event in self.pump(flow.run()):
             yield event
-        self.tell(f"workflow {flow.id} ended: {flow.outcome}" + (f" ({flow.reason})" if flow.reason else ""),
-                  "info" if flow.outcome == "done" else "warning")
+        self.tell(
+            f"workflow {flow.id} ended: {flow.outcome}" + (f" ({flow.reason})" if flow.reason else ""),
+            "info" if flow.outcome == "done" else "warning",
+        )
 
     def turn(self, text: str) -> AsyncIterator[Event]:
         """Like :meth:`send`, yielding each event once it is stored (see :meth:`pump`)."""
@@ -287,8 +299,11 @@ class Session:
         """``images`` if the backend takes images; none otherwise, and the person is told."""
         if images and not self.agent.backend.capabilities.images:
             n = len(images)
-            self.tell(f"{'the image was' if n == 1 else f'the {n} images were'} not sent: the {self.agent.backend.name} "
-                      "backend takes only text", "warning")
+            self.tell(
+                f"{'the image was' if n == 1 else f'the {n} images were'} not sent: the {self.agent.backend.name} "
+                "backend takes only text",
+                "warning",
+            )
             return []
         return list(images)
 
@@ -314,8 +329,9 @@ def _watch_the_store(session: Session) -> None:
     agent = session.agent
     if isinstance(agent.approver, (HeadlessApprover, RemoteAnswers)):  # nobody waits, or already watched
         return
-    agent.approver = RemoteAnswers(agent.approver, lambda: session.store, lambda: agent.session_id,
-                                   lambda text: session.tell(text, "info"))
+    agent.approver = RemoteAnswers(
+        agent.approver, lambda: session.store, lambda: agent.session_id, lambda text: session.tell(text, "info")
+    )
 
 
 async def _kept(recorder: Recorder | None, event: Event, *, more: bool = False) -> list[Event]:

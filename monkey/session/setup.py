@@ -38,8 +38,20 @@ if TYPE_CHECKING:
     from monkey.session.session import Session
     from monkey.tools.sandbox import PendingProbe, Sandbox
 
-__all__ = ["SessionRequest", "Questions", "Setup", "SetupError", "McpSetup", "resolve_setup", "build_agent",
-           "make_policy", "start_mode", "guarded_for", "budget_limits", "WATCH_NOTICE"]
+__all__ = [
+    "SessionRequest",
+    "Questions",
+    "Setup",
+    "SetupError",
+    "McpSetup",
+    "resolve_setup",
+    "build_agent",
+    "make_policy",
+    "start_mode",
+    "guarded_for",
+    "budget_limits",
+    "WATCH_NOTICE",
+]
 
 
 class SetupError(Exception):
@@ -177,13 +189,20 @@ class Setup:
         if self.probing is not None:
             probed, self.probing = self.probing.result(), None
             policy = self.policy
-            self.sandbox = probed.sandbox if probed.sandbox is None else replace(
-                probed.sandbox, keep=lambda ws: policy.guarded.sandbox_paths(ws))  # config or code monkey runs
+            self.sandbox = (
+                probed.sandbox
+                if probed.sandbox is None
+                else replace(probed.sandbox, keep=lambda ws: policy.guarded.sandbox_paths(ws))
+            )  # config or code monkey runs
             self.policy.sandboxed = probed.sandbox is not None
             found += [probed.notice] if probed.notice else []
-        instructions = load_instructions(self.workspace, home=monkey_home(), trusted=config.approvals.trust_project,
-                                         names=tuple(config.instructions.files),
-                                         max_bytes=config.instructions.max_bytes)
+        instructions = load_instructions(
+            self.workspace,
+            home=monkey_home(),
+            trusted=config.approvals.trust_project,
+            names=tuple(config.instructions.files),
+            max_bytes=config.instructions.max_bytes,
+        )
         found += instructions.notices
         read = {f.path.resolve() for f in instructions.files}  # the files their @imports name are instructions too
         self.policy.guarded = replace(self.policy.guarded, scripts=self.policy.guarded.scripts | read)
@@ -200,23 +219,46 @@ class Setup:
             hooks = Hooks(parse_hooks(config.hooks), self.workspace, sandbox=None if trusted_outside else self.sandbox)
         except ValueError as exc:
             raise SetupError(str(exc)) from None
-        shell = ShellSettings(timeout=config.shell.timeout, max_timeout=config.shell.max_timeout,
-                              output_limit=config.shell.output_limit, sandbox=self.sandbox,
-                              trusted_outside=trusted_outside)
-        options = AgentOptions(instructions=instructions, skills=skills, hooks=hooks,
-                               max_iterations=self.max_iterations, max_repeats=config.agent.max_repeats,
-                               limits=self.limits, shell=shell, diagnostics=_language_servers(self.workspace, config))
+        shell = ShellSettings(
+            timeout=config.shell.timeout,
+            max_timeout=config.shell.max_timeout,
+            output_limit=config.shell.output_limit,
+            sandbox=self.sandbox,
+            trusted_outside=trusted_outside,
+        )
+        options = AgentOptions(
+            instructions=instructions,
+            skills=skills,
+            hooks=hooks,
+            max_iterations=self.max_iterations,
+            max_repeats=config.agent.max_repeats,
+            limits=self.limits,
+            shell=shell,
+            diagnostics=_language_servers(self.workspace, config),
+        )
         guard, repaired = checkpoint_guard(self.workspace, config) if checkpoints else (None, [])
-        self.agent = Agent(backend=self.backend, workspace=self.workspace, approver=self.approver,
-                           policy=self.policy, options=options, checkpoints=guard,
-                           context=context_manager(self.backend, config, self.compact_at))
+        self.agent = Agent(
+            backend=self.backend,
+            workspace=self.workspace,
+            approver=self.approver,
+            policy=self.policy,
+            options=options,
+            checkpoints=guard,
+            context=context_manager(self.backend, config, self.compact_at),
+        )
         found += _offer_subagents(self.agent, self.workspace, config, self.switcher)
         if self.mcp is not None and (self.mcp.servers.servers or self.mcp.servers.errors):
             from monkey.mcp_client.manager import McpManager
 
-            self.agent.mcp = McpManager(self.mcp.servers, workspace=self.workspace, home=monkey_home(),  # type: ignore[assignment]
-                                        registry=self.agent.tools, trusted_folder=config.approvals.trust_project,
-                                        refused=self.mcp.refused, result_limit=config.mcp.result_limit)
+            self.agent.mcp = McpManager(
+                self.mcp.servers,
+                workspace=self.workspace,
+                home=monkey_home(),  # type: ignore[assignment]
+                registry=self.agent.tools,
+                trusted_folder=config.approvals.trust_project,
+                refused=self.mcp.refused,
+                result_limit=config.mcp.result_limit,
+            )
             found += self.agent.mcp.notices  # type: ignore[attr-defined]
             offer_mcp(self.backend, self.agent.mcp)
         found += repaired
@@ -230,8 +272,7 @@ class Setup:
         why = guard.watch_missing() if guard is not None else ""
         return WATCH_NOTICE.format(why=why) if why else ""
 
-    def session(self, *, show: Callable[[Event], object], tell: Callable[[str, Level], None],
-                **kw: Any) -> Session:
+    def session(self, *, show: Callable[[Event], object], tell: Callable[[str, Level], None], **kw: Any) -> Session:
         """The :class:`~monkey.session.session.Session` of the built agent, rendered by ``show`` and ``tell``."""
         from monkey.session.session import Session
 
@@ -264,8 +305,9 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
         raise SetupError(f"context.compact_at must be a fraction between 0 and 1, got {compact_at}")
     unknown = [p for p in config.context.policies if p not in POLICIES]
     if unknown:
-        raise SetupError(f"context.policies: unknown {', '.join(map(repr, unknown))}; expected some of "
-                         f"{', '.join(sorted(POLICIES))}")
+        raise SetupError(
+            f"context.policies: unknown {', '.join(map(repr, unknown))}; expected some of {', '.join(sorted(POLICIES))}"
+        )
     approvals = config.approvals  # a bad --mode, and a bad rule, are usage errors now
     rules = approvals.allow or approvals.deny or approvals.read_only_extra  # none: the engine is made later
     policy = make_policy(config, request) if rules else None
@@ -287,28 +329,52 @@ def resolve_setup(request: SessionRequest, approver: Approver | None, questions:
     home, system = holds(workspace)
     if home is not None or system:
         held = "/ (the whole system)" if system else f"your home folder {home}"
-        alerts.append(f"the workspace {workspace} holds {held}: your home's dotfiles (shell rc files, .ssh/, "
-                      ".gitconfig, .config/, .local/ ...) and the system's folders stay protected, so changing "
-                      "one needs your approval of that exact call")
+        alerts.append(
+            f"the workspace {workspace} holds {held}: your home's dotfiles (shell rc files, .ssh/, "
+            ".gitconfig, .config/, .local/ ...) and the system's folders stay protected, so changing "
+            "one needs your approval of that exact call"
+        )
     r = request
-    choice = choose_backend(flag=r.backend, local=r.local, script=r.script, base_url=r.base_url,
-                            api_key=r.api_key, config=config)
-    backend = create_backend(choice.name, config=config, model=r.model, script=r.script,
-                             api_key=r.api_key, base_url=r.base_url, workspace=workspace)
-    switcher = BackendSwitcher(config, workspace, script=r.script, flagged=choice.name,
-                               api_key=r.api_key, base_url=r.base_url)
+    choice = choose_backend(
+        flag=r.backend, local=r.local, script=r.script, base_url=r.base_url, api_key=r.api_key, config=config
+    )
+    backend = create_backend(
+        choice.name,
+        config=config,
+        model=r.model,
+        script=r.script,
+        api_key=r.api_key,
+        base_url=r.base_url,
+        workspace=workspace,
+    )
+    switcher = BackendSwitcher(
+        config, workspace, script=r.script, flagged=choice.name, api_key=r.api_key, base_url=r.base_url
+    )
     limits = budget_limits(request, config)
     mcp = _mcp_setup(request, workspace, config, questions)
-    setup = Setup(workspace, config, backend, approver,
-                  max_iterations=r.max_iterations or config.agent.max_iterations,
-                  compact_at=compact_at, notices=config.notices + choice.notices + alerts, switcher=switcher,
-                  mcp=mcp, limits=limits, request=request, alerts=alerts, made_policy=policy)
+    setup = Setup(
+        workspace,
+        config,
+        backend,
+        approver,
+        max_iterations=r.max_iterations or config.agent.max_iterations,
+        compact_at=compact_at,
+        notices=config.notices + choice.notices + alerts,
+        switcher=switcher,
+        mcp=mcp,
+        limits=limits,
+        request=request,
+        alerts=alerts,
+        made_policy=policy,
+    )
     setup.probing = probe_sandbox(config)  # every usage error is found by now
     return setup
 
 
-WATCH_NOTICE = ("undo cannot tell your edits from a command's here ({why}): a file you change in the workspace "
-                "while a shell command runs counts as the command's change, and undoing the command reverts it")
+WATCH_NOTICE = (
+    "undo cannot tell your edits from a command's here ({why}): a file you change in the workspace "
+    "while a shell command runs counts as the command's change, and undoing the command reverts it"
+)
 """Said once by the app and the REPL when the write watch cannot run (see ``Setup.watch_notice``)."""
 
 
@@ -338,8 +404,11 @@ def make_policy(config: Config, request: SessionRequest) -> ApprovalPolicy:
     mode, flagged = start_mode(config, request)
     try:
         policy = ApprovalPolicy.from_strings(
-            config.approvals.allow, config.approvals.deny, mode=mode,
-            read_only=config.approvals.read_only, read_only_extra=config.approvals.read_only_extra,
+            config.approvals.allow,
+            config.approvals.deny,
+            mode=mode,
+            read_only=config.approvals.read_only,
+            read_only_extra=config.approvals.read_only_extra,
         )
     except RuleError as exc:
         raise SetupError(str(exc)) from None
@@ -384,8 +453,11 @@ def budget_limits(request: SessionRequest, config: Config) -> Limits:
     values: dict[str, object] = {name: getattr(config.budget, name) for name in BUDGETS}
     values.update({name: value for name, value in request.budgets.items() if name in BUDGETS and value is not None})
     try:
-        given = ((request.budget_scope, "--budget-scope") if request.budget_scope is not None
-                 else (config.budget.scope, "[budget] scope"))
+        given = (
+            (request.budget_scope, "--budget-scope")
+            if request.budget_scope is not None
+            else (config.budget.scope, "[budget] scope")
+        )
         return replace(parse_limits(values, "[budget]"), scope=parse_scope(*given))
     except ValueError as exc:
         raise SetupError(str(exc)) from None
@@ -405,8 +477,12 @@ def _delegation(config: Config, defs=None):
 
     sub = config.subagents
     try:
-        return Delegation(defs if defs is not None else AgentDefs(), max_depth=sub.max_depth,
-                          max_parallel=sub.max_parallel, max_per_turn=sub.max_per_turn)
+        return Delegation(
+            defs if defs is not None else AgentDefs(),
+            max_depth=sub.max_depth,
+            max_parallel=sub.max_parallel,
+            max_per_turn=sub.max_per_turn,
+        )
     except ValueError as exc:
         raise SetupError(str(exc)) from None
 
@@ -442,8 +518,9 @@ def _mcp_setup(request: SessionRequest, workspace: Path, config: Config, questio
         return McpSetup(servers, {})  # nobody to ask: unapproved project servers are not started, and it is said why
     from monkey.mcp_client.manager import approve_project_servers
 
-    refused = approve_project_servers(servers, workspace=workspace, home=monkey_home(),
-                                      trusted_folder=config.approvals.trust_project, ask=ask)
+    refused = approve_project_servers(
+        servers, workspace=workspace, home=monkey_home(), trusted_folder=config.approvals.trust_project, ask=ask
+    )
     return McpSetup(servers, refused)
 
 

@@ -28,7 +28,7 @@ def _configured_commands(config: Config) -> list[str]:
     lines: list[str] = []
     for groups in config.hooks.values():
         for group in groups if isinstance(groups, list) else []:
-            for hook in (group.get("hooks", []) if isinstance(group, dict) else []):
+            for hook in group.get("hooks", []) if isinstance(group, dict) else []:
                 if isinstance(hook, dict) and isinstance(hook.get("command"), str):
                     lines.append(hook["command"])
     lines.append(config.workflow.verify)
@@ -48,8 +48,9 @@ def guarded_for(config: Config, workspace: Path) -> Guarded:
 
     names = CONFIG_FILES | set(config.instructions.files)
     home, system = holds(workspace)
-    return Guarded(names=frozenset(names), scripts=named_scripts(_configured_commands(config), workspace),
-                   home=home, system=system)
+    return Guarded(
+        names=frozenset(names), scripts=named_scripts(_configured_commands(config), workspace), home=home, system=system
+    )
 
 
 def probe_sandbox(config: Config) -> PendingProbe:
@@ -79,8 +80,11 @@ def context_manager(backend: Backend, config: Config, compact_at: float):
     from monkey.context.window import ContextManager, ContextSettings
 
     c = config.context
-    settings = ContextSettings(window=c.window, compact_at=compact_at, keep_tool_results=c.keep_tool_results,
-                               policies=tuple(dict.fromkeys(c.policies)),
-                               policy=PolicySettings(keep=c.keep_tool_calls, max_tokens=c.keep_tool_tokens,
-                                                     step=c.policy_step))
+    settings = ContextSettings(
+        window=c.window,
+        compact_at=compact_at,
+        keep_tool_results=c.keep_tool_results,
+        policies=tuple(dict.fromkeys(c.policies)),
+        policy=PolicySettings(keep=c.keep_tool_calls, max_tokens=c.keep_tool_tokens, step=c.policy_step),
+    )
     return ContextManager(backend, settings=settings)

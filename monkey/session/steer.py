@@ -31,6 +31,7 @@ class Session(Host, Protocol):
     interrupted: Callable[[str], None]
     tell: Callable[[str, Level], None]
 
+
 __all__ = ["POLL_S", "follow_requests", "start"]
 
 POLL_S = 0.1

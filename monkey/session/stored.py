@@ -21,8 +21,15 @@ from monkey.store.lock import SessionLock, lock_owner
 from monkey.store.spent import Spent, session_spent
 from monkey.worktrees import Hold, hold
 
-__all__ = ["SessionHandle", "open_session", "session_to_open", "describe_restored", "format_when",
-           "resume_hint", "recent_sessions"]
+__all__ = [
+    "SessionHandle",
+    "open_session",
+    "session_to_open",
+    "describe_restored",
+    "format_when",
+    "resume_hint",
+    "recent_sessions",
+]
 
 
 @dataclass
@@ -61,9 +68,11 @@ def describe_restored(restored: Restored) -> list[str]:
     """What resuming found, for a person: one line, more when the session was damaged."""
     info = restored.info
     n = len(restored.messages)
-    lines = [f"resumed session {info.id} ({n} message{'' if n == 1 else 's'}, {info.turns} "
-             f"turn{'' if info.turns == 1 else 's'}, "
-             f"last active {format_when(info.updated)})"]
+    lines = [
+        f"resumed session {info.id} ({n} message{'' if n == 1 else 's'}, {info.turns} "
+        f"turn{'' if info.turns == 1 else 's'}, "
+        f"last active {format_when(info.updated)})"
+    ]
     if restored.problems:
         lines.append(f"session {info.id} is damaged: " + "; ".join(restored.problems))
     for repair in restored.repairs:
@@ -71,8 +80,9 @@ def describe_restored(restored: Restored) -> list[str]:
     return lines
 
 
-async def open_session(agent: Agent, *, continue_: bool = False, resume: str | None = None,
-                       path: Path | None = None) -> SessionHandle:
+async def open_session(
+    agent: Agent, *, continue_: bool = False, resume: str | None = None, path: Path | None = None
+) -> SessionHandle:
     """Open the store and attach ``agent`` to a new or resumed session.
 
     Raises:
@@ -96,12 +106,14 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
                 from monkey.backends.external import agent_session_from_events
 
                 agent.backend.agent_session_id = agent_session_from_events(  # type: ignore[attr-defined]
-                    await store.event_lines(info.id), agent.backend.name)
+                    await store.event_lines(info.id), agent.backend.name
+                )
             if agent.context is not None:
                 agent.context.summaries |= restored.summaries
                 agent.context.archive.update(restored.archived)
-            agent.memory.entries.update(memory_from_events(
-                await store.event_lines(info.id, ("tool_call", "tool_result"))).entries)
+            agent.memory.entries.update(
+                memory_from_events(await store.event_lines(info.id, ("tool_call", "tool_result"))).entries
+            )
         if agent.budget.scope == "session":  # the budget counts the session's earlier runs too
             agent.budget.restart(**asdict(await session_spent(store, info.id) if info is not None else Spent()))
         count = agent.context.tokens if agent.context is not None else None
@@ -115,8 +127,9 @@ async def open_session(agent: Agent, *, continue_: bool = False, resume: str | N
 
     handle = SessionHandle(store, recorder, restored, lock=lock, worktree=hold(agent.workspace, monkey_home()))
     if restored is not None:
-        handle.notices = (describe_restored(restored) + await _mode_restored(store, agent)
-                          + await _instructions_changed(store, agent))
+        handle.notices = (
+            describe_restored(restored) + await _mode_restored(store, agent) + await _instructions_changed(store, agent)
+        )
     return handle
 
 
@@ -146,8 +159,10 @@ async def _mode_restored(store: SessionStore, agent: Agent) -> list[str]:
     except ModeError:
         return []
     if mode == "auto" and not policy.auto_allowed:
-        return [f"the session was left in auto mode; going on in {policy.mode} mode (--no-approval or --mode auto "
-                "starts in auto)"]
+        return [
+            f"the session was left in auto mode; going on in {policy.mode} mode (--no-approval or --mode auto "
+            "starts in auto)"
+        ]
     policy.set_mode(mode)
     return [f"going on in {mode} mode, as the session was left (/mode or Shift+Tab switches)"]
 
@@ -179,8 +194,10 @@ def _own(store: SessionStore, session_id: str) -> SessionLock:
         raise StoreError(f"cannot lock session {session_id} in {store.locks}: {exc.strerror or exc}") from None
     if lock is None:
         pid = lock_owner(store.locks, session_id)
-        raise StoreError(f"session {session_id} is open in another monkey process{f' (pid {pid})' if pid else ''}; "
-                         "nothing was run (wait for it to end, or start a new session)")
+        raise StoreError(
+            f"session {session_id} is open in another monkey process{f' (pid {pid})' if pid else ''}; "
+            "nothing was run (wait for it to end, or start a new session)"
+        )
     return lock
 
 
@@ -194,16 +211,23 @@ def _tell_effects(agent: Agent, restored: Restored) -> None:
     from monkey.messages import INTERRUPTED
 
     known = _journal_of(agent, restored.info.id)
-    index = {m.tool_call_id: n for n, m in enumerate(restored.messages)
-             if m.role == "tool" and m.content.startswith(INTERRUPTED)}
+    index = {
+        m.tool_call_id: n
+        for n, m in enumerate(restored.messages)
+        if m.role == "tool" and m.content.startswith(INTERRUPTED)
+    }
     for call_id, name in restored.interrupted:
-        effect = known.get(call_id) or ("the checkpoint journal has no change recorded for it" if agent.checkpoints
-                                        is not None else "no checkpoint journal: what it did is unknown")
+        effect = known.get(call_id) or (
+            "the checkpoint journal has no change recorded for it"
+            if agent.checkpoints is not None
+            else "no checkpoint journal: what it did is unknown"
+        )
         n = index.get(call_id)
         if n is not None:
             message = restored.messages[n]
             restored.messages[n] = msgspec.structs.replace(
-                message, content=f"{message.content}; {effect}. Check before running it again.")
+                message, content=f"{message.content}; {effect}. Check before running it again."
+            )
         restored.repairs.append(f"{name} call {call_id} was interrupted and may have run: {effect}")
 
 
@@ -235,8 +259,9 @@ def _journal_of(agent: Agent, session_id: str) -> dict[str, str]:
     return {k: "; ".join(v) for k, v in said.items()}
 
 
-async def _named_session(store: SessionStore, workspace: Path, *, continue_: bool,
-                         resume: str | None) -> SessionInfo | None:
+async def _named_session(
+    store: SessionStore, workspace: Path, *, continue_: bool, resume: str | None
+) -> SessionInfo | None:
     """The session ``--resume ID`` or ``--continue`` names in ``workspace`` (``None``: a new one).
 
     Raises:
@@ -245,8 +270,10 @@ async def _named_session(store: SessionStore, workspace: Path, *, continue_: boo
     if resume:
         info = await store.find(resume)
         if info.workspace != str(workspace):
-            raise StoreError(f"session {info.id} belongs to {info.workspace}; "
-                             f"run monkey there (or with --cwd {info.workspace}) to resume it")
+            raise StoreError(
+                f"session {info.id} belongs to {info.workspace}; "
+                f"run monkey there (or with --cwd {info.workspace}) to resume it"
+            )
         return info
     if continue_:
         latest = await store.latest(str(workspace))

@@ -85,8 +85,13 @@ async def fork(host: Host, rest: str) -> list[Reply]:
         original, fork = await fork_session(host.store, host.agent.session_id)
     except StoreError as exc:
         return [Note(str(exc), "error")]
-    return [Note(f"forked {original.id} after turn {fork.turns} into {fork.id}; this is the fork now "
-                 f"(/resume {original.id} goes back)"), ResumeSession(fork.id)]
+    return [
+        Note(
+            f"forked {original.id} after turn {fork.turns} into {fork.id}; this is the fork now "
+            f"(/resume {original.id} goes back)"
+        ),
+        ResumeSession(fork.id),
+    ]
 
 
 async def export(host: Host, rest: str) -> list[Reply]:
@@ -97,8 +102,13 @@ async def export(host: Host, rest: str) -> list[Reply]:
 
     words = rest.split()
     if not words or words[0] != "claude" or words[1:] not in ([], ["--force"]):
-        return [Note("usage: /export claude [--force] (monkey sessions export ID --format jsonl|markdown "
-                     "gives the events or a transcript)", "warning")]
+        return [
+            Note(
+                "usage: /export claude [--force] (monkey sessions export ID --format jsonl|markdown "
+                "gives the events or a transcript)",
+                "warning",
+            )
+        ]
     if host.working:
         return [Note(BUSY, "warning")]
     if host.store is None or host.recorder is None:
@@ -111,6 +121,9 @@ async def export(host: Host, rest: str) -> list[Reply]:
         done = await export_claude(host.store, host.agent.session_id, force=bool(words[1:]))
     except StoreError as exc:
         return [Note(str(exc), "warning")]
-    lines = [f"wrote {done.records} records to {done.path}", *(f"note: {n}" for n in done.notes),
-             f"continue it in Claude Code with: claude --resume {done.uuid}"]
+    lines = [
+        f"wrote {done.records} records to {done.path}",
+        *(f"note: {n}" for n in done.notes),
+        f"continue it in Claude Code with: claude --resume {done.uuid}",
+    ]
     return [Note("\n".join(lines))]

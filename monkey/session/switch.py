@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
 __all__ = ["BackendSwitcher", "SwitchResult", "offer_mcp", "switch_command"]
 
+
 @dataclass
 class BackendSwitcher:
     """Builds backends by name the way the command line did (config, and the flags given for one)."""
@@ -58,10 +59,16 @@ class BackendSwitcher:
         from monkey.backends.select import create_backend
 
         flagged = name == self.flagged
-        return create_backend(name, config=self.config, model=model, script=self.script,
-                              api_key=self.api_key if flagged else None,
-                              base_url=self.base_url if flagged else None,
-                              env=self.env, workspace=self.workspace)
+        return create_backend(
+            name,
+            config=self.config,
+            model=model,
+            script=self.script,
+            api_key=self.api_key if flagged else None,
+            base_url=self.base_url if flagged else None,
+            env=self.env,
+            workspace=self.workspace,
+        )
 
     def plugin_backends(self) -> list[str]:
         """``plugin:NAME`` of every agent plugin and alias found (see :mod:`monkey.backends.plugin.discovery`)."""
@@ -85,8 +92,9 @@ class BackendSwitcher:
         from monkey.session.login import key_missing, login_help
 
         cfg = self.config.anthropic
-        why = key_missing((self.api_key if self.flagged == name else None) or cfg.api_key,
-                          self.env.get(cfg.key_env, ""), cfg.key_env)
+        why = key_missing(
+            (self.api_key if self.flagged == name else None) or cfg.api_key, self.env.get(cfg.key_env, ""), cfg.key_env
+        )
         return f"{why}; {login_help(monkey_home(), cfg.key_env)}" if why else ""
 
     def describe(self, name: str) -> str:
@@ -115,7 +123,9 @@ class BackendSwitcher:
             return f"Anthropic API, {'key stored by /login' if cfg.anthropic.api_key else key_env + ' is not set (/login)'}"
         if name == "openai":
             url = (self.base_url if self.flagged == name else None) or cfg.openai.base_url
-            return f"OpenAI-compatible server at {url}" if url else "OpenAI API (set [openai] base_url for a local server)"
+            return (
+                f"OpenAI-compatible server at {url}" if url else "OpenAI API (set [openai] base_url for a local server)"
+            )
         executable = cfg.claude_code.executable if name == "claude-code" else cfg.codex.executable
         where = shutil.which(executable)
         return f"{executable} at {where}" if where else f"{executable} is not on PATH"
@@ -167,8 +177,12 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
     model: str | None
     if command == "/model":
         if not words:
-            return SwitchResult([f"model: {current.model or '(default)'} on {current.name}",
-                                 "/model NAME switches the model; /backend lists the backends"])
+            return SwitchResult(
+                [
+                    f"model: {current.model or '(default)'} on {current.name}",
+                    "/model NAME switches the model; /backend lists the backends",
+                ]
+            )
         if len(words) > 1:
             return SwitchResult(["usage: /model NAME"], ok=False)
         name, model = current.name, words[0]
@@ -176,14 +190,20 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
         if not words:
             names = [*AVAILABLE_BACKENDS, *switcher.plugin_backends(), *switcher.acp_backends()]
             lines = [f"{'*' if n == current.name else ' '} {n:<12}{switcher.describe(n)}" for n in names]
-            return SwitchResult([f"backend: {current.name} ({current.model or 'default model'})", *lines,
-                                 "/backend NAME [MODEL] switches; the conversation is kept"])
+            return SwitchResult(
+                [
+                    f"backend: {current.name} ({current.model or 'default model'})",
+                    *lines,
+                    "/backend NAME [MODEL] switches; the conversation is kept",
+                ]
+            )
         if len(words) > 2:
             return SwitchResult(["usage: /backend NAME [MODEL]"], ok=False)
         name, model = words[0], (words[1] if len(words) == 2 else None)
         if name not in AVAILABLE_BACKENDS and not name.startswith(("plugin:", "acp:")):
-            return SwitchResult([f"unknown backend {name!r}; one of {', '.join(AVAILABLE_BACKENDS)}, "
-                                 "plugin:NAME, acp:NAME"], ok=False)
+            return SwitchResult(
+                [f"unknown backend {name!r}; one of {', '.join(AVAILABLE_BACKENDS)}, plugin:NAME, acp:NAME"], ok=False
+            )
     if agent.running:
         return SwitchResult(["a turn is running; cancel it first (Esc)"], ok=False)
     missing = switcher.missing(name)
@@ -196,8 +216,13 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
     checked = await _check_model(backend) if model else ModelCheck(True)
     if checked.exists is False:
         await _close_quietly(backend)
-        return SwitchResult([f"cannot switch to {model}: {checked.note}; still using "
-                             f"{current.name} · {current.model or 'default model'}"], ok=False)
+        return SwitchResult(
+            [
+                f"cannot switch to {model}: {checked.note}; still using "
+                f"{current.name} · {current.model or 'default model'}"
+            ],
+            ok=False,
+        )
     offer_mcp(backend, agent.mcp)
     event = agent.use_backend(backend)
     try:
@@ -210,6 +235,7 @@ async def switch_command(agent: Agent, switcher: BackendSwitcher, command: str, 
     if checked.exists is None and checked.note:
         lines.append(f"({checked.note})")
     if backend.capabilities.runs_own_tools and agent.messages:  # Claude Code, Codex
-        lines.append(f"{backend.name} keeps its own conversation: it will see only your next messages, "
-                     "not the earlier turns")
+        lines.append(
+            f"{backend.name} keeps its own conversation: it will see only your next messages, not the earlier turns"
+        )
     return SwitchResult(lines, event)

@@ -23,13 +23,21 @@ def _checkpoints_api(host: Host, emit: Callable[[Event], None] | None = None):
     return Checkpoints(host.agent.workspace, home=monkey_home(), emit=emit)
 
 
-def describe_undo(removed: list[str], restored: list[str], paths: list[str], overwritten: list[str] = (),  # type: ignore[assignment]
-                  changes: int = 1) -> str:
+def describe_undo(
+    removed: list[str],
+    restored: list[str],
+    paths: list[str],
+    overwritten: list[str] = (),  # type: ignore[assignment]
+    changes: int = 1,
+) -> str:
     """One line for what an undo (of ``changes`` checkpoints) did; caches are counted, not listed."""
     from monkey.checkpoints.api import is_cache
 
     caches = [p for p in paths if is_cache(p)]
-    what = [*(f"removed {p}" for p in removed if p not in caches), *(f"restored {p}" for p in restored if p not in caches)]
+    what = [
+        *(f"removed {p}" for p in removed if p not in caches),
+        *(f"restored {p}" for p in restored if p not in caches),
+    ]
     what += [f"reverted {p}" for p in paths if p not in removed and p not in restored and p not in caches]
     if caches:
         what.append(f"{len(caches)} cache file{'' if len(caches) == 1 else 's'} put back as they were")
@@ -51,18 +59,27 @@ async def undo_command(host: Host, rest: str) -> list[Reply]:
     agent = host.agent
     made: list[Event] = []
     try:
-        outcome = await asyncio.to_thread(lambda: _checkpoints_api(host, made.append).undo(
-            steps=1, session_id=agent.session_id, force=bool(rest), recognisable=True))
+        outcome = await asyncio.to_thread(
+            lambda: _checkpoints_api(host, made.append).undo(
+                steps=1, session_id=agent.session_id, force=bool(rest), recognisable=True
+            )
+        )
     except UndoError as exc:
         return [Note(str(exc), "warning")]
     except Exception as exc:  # noqa: BLE001 - a git or database failure is shown, not fatal
         return [Note(f"undo failed: {exc}", "error")]
     for event in made:
         await host.emit(event)
-    notes: list[Reply] = [Note(describe_undo(outcome.removed, outcome.restored, outcome.paths, outcome.overwritten,
-                                len(outcome.checkpoint_ids)))]
-    return notes + [Note(f"left as it is, not attributable to monkey: {line}", "warning")
-                    for line in outcome.left_alone]
+    notes: list[Reply] = [
+        Note(
+            describe_undo(
+                outcome.removed, outcome.restored, outcome.paths, outcome.overwritten, len(outcome.checkpoint_ids)
+            )
+        )
+    ]
+    return notes + [
+        Note(f"left as it is, not attributable to monkey: {line}", "warning") for line in outcome.left_alone
+    ]
 
 
 async def checkpoints_command(host: Host, rest: str) -> list[Reply]:

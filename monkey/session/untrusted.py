@@ -59,5 +59,7 @@ def unused_here(workspace: Path, *, instructions: list[str], config_keys: list[s
 
 def untrusted_notice(workspace: Path, found: list[str]) -> str:
     """The one notice: what was found and not used, how to trust the folder, what that turns on."""
-    return (f"this folder is not trusted, so monkey did not use: {'; '.join(found)}. "
-            f"`monkey trust {workspace}` trusts it, which turns on " + "; ".join(TRUST_TURNS_ON) + ".")
+    return (
+        f"this folder is not trusted, so monkey did not use: {'; '.join(found)}. "
+        f"`monkey trust {workspace}` trusts it, which turns on " + "; ".join(TRUST_TURNS_ON) + "."
+    )

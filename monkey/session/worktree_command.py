@@ -29,9 +29,14 @@ async def worktree(host: Host, rest: str) -> list[Reply]:
         made, notes = await asyncio.to_thread(create, agent.workspace, words[0] if words else None)
     except WorktreeError as exc:
         return [Note(str(exc), "warning")]
-    lines = [f"worktree {made.name}: {made.path} on the new branch {made.branch} (from {made.head[:7]})", *notes,
-             "a new session starts there (the conversation does not move: the worktree has HEAD's files)"]
+    lines = [
+        f"worktree {made.name}: {made.path} on the new branch {made.branch} (from {made.head[:7]})",
+        *notes,
+        "a new session starts there (the conversation does not move: the worktree has HEAD's files)",
+    ]
     if agent.started:
-        lines.append(f"this session stays stored in {agent.workspace}: monkey agent --resume {agent.session_id} "
-                     "there goes on with it")
+        lines.append(
+            f"this session stays stored in {agent.workspace}: monkey agent --resume {agent.session_id} "
+            "there goes on with it"
+        )
     return [Note("\n".join(lines)), MoveToWorktree(str(same_folder(made, agent.workspace)), made.name)]

@@ -32,8 +32,11 @@ _SELECT = "SELECT answer, by FROM control WHERE session_id = ? AND call_id = ?"
 async def claim(store: SessionStore, session_id: str, call_id: str, answer: dict[str, Any], by: str) -> dict[str, Any]:
     """Store ``answer`` to ``call_id`` of session ``session_id`` unless one is there;
     the answer that holds (``answer`` with ``by``, or the one stored first)."""
-    await store.write([(_INSERT, (session_id, call_id, msgspec.json.encode(answer), by, time.time()), False)],
-                      doing="store the answer", sync=True)
+    await store.write(
+        [(_INSERT, (session_id, call_id, msgspec.json.encode(answer), by, time.time()), False)],
+        doing="store the answer",
+        sync=True,
+    )
     held = await answer_for(store, session_id, call_id)
     assert held is not None
     return held
@@ -47,8 +50,9 @@ async def answer_for(store: SessionStore, session_id: str, call_id: str) -> dict
     return {**msgspec.json.decode(bytes(rows[0][0])), "by": rows[0][1]}
 
 
-def claim_now(conn: sqlite3.Connection, session_id: str, call_id: str, answer: dict[str, Any],
-              by: str) -> dict[str, Any]:
+def claim_now(
+    conn: sqlite3.Connection, session_id: str, call_id: str, answer: dict[str, Any], by: str
+) -> dict[str, Any]:
     """:func:`claim` on a plain connection, at once: for the process whose person just answered, so
     nothing else of it runs between the answer and its use (one short transaction, as the
     checkpoint journal writes). Raises :class:`sqlite3.Error`."""
@@ -64,8 +68,11 @@ async def request(store: SessionStore, session_id: str, action: dict[str, Any], 
     from monkey.ids import new_id
 
     rid = new_id()
-    await store.write([(_INSERT, (session_id, f"do:{rid}", msgspec.json.encode(action), by, time.time()), False)],
-                      doing="store the request", sync=True)
+    await store.write(
+        [(_INSERT, (session_id, f"do:{rid}", msgspec.json.encode(action), by, time.time()), False)],
+        doing="store the request",
+        sync=True,
+    )
     return rid
 
 
@@ -76,21 +83,36 @@ async def requests_since(store: SessionStore, session_id: str, since: float) -> 
         "SELECT c.call_id, c.answer, c.by FROM control c WHERE c.session_id = ? AND c.call_id >= 'do:' "
         "AND c.call_id < 'do;' AND c.ts >= ? AND NOT EXISTS (SELECT 1 FROM control d WHERE d.session_id = "
         "c.session_id AND d.call_id = 'done:' || substr(c.call_id, 4)) ORDER BY c.ts, c.call_id",
-        (session_id, since), doing="read the requests")
+        (session_id, since),
+        doing="read the requests",
+    )
     return [(row[0][3:], {**msgspec.json.decode(bytes(row[1])), "by": row[2]}) for row in rows]
 
 
 async def finish(store: SessionStore, session_id: str, rid: str, ok: bool, message: str) -> None:
     """Store what came of request ``rid`` (the first word stays)."""
-    await store.write([(_INSERT, (session_id, f"done:{rid}", msgspec.json.encode({"ok": ok, "message": message}),
-                                  "here", time.time()), False)], doing="store what the request did")
+    await store.write(
+        [
+            (
+                _INSERT,
+                (session_id, f"done:{rid}", msgspec.json.encode({"ok": ok, "message": message}), "here", time.time()),
+                False,
+            )
+        ],
+        doing="store what the request did",
+    )
 
 
-async def outcome(store: SessionStore, session_id: str, rid: str) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+async def outcome(
+    store: SessionStore, session_id: str, rid: str
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """Request ``rid`` as stored (with ``by`` and ``ts``) and what came of it (``ok``, ``message``), each None
     when absent."""
-    rows = await store.fetchall("SELECT call_id, answer, by, ts FROM control WHERE session_id = ? AND call_id IN (?, ?)",
-                                (session_id, f"do:{rid}", f"done:{rid}"), doing="read the request")
+    rows = await store.fetchall(
+        "SELECT call_id, answer, by, ts FROM control WHERE session_id = ? AND call_id IN (?, ?)",
+        (session_id, f"do:{rid}", f"done:{rid}"),
+        doing="read the request",
+    )
     asked = done = None
     for call_id, answer, by, ts in rows:
         if call_id.startswith("do:"):

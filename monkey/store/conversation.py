@@ -23,8 +23,7 @@ import msgspec
 from monkey import events as ev
 from monkey.messages import STOPPED_WHILE_RUNNING, Message
 
-__all__ = ["Node", "NodeKind", "Conversation", "message_kind", "NOT_RUN", "encode_message",
-           "decode_message"]
+__all__ = ["Node", "NodeKind", "Conversation", "message_kind", "NOT_RUN", "encode_message", "decode_message"]
 
 NodeKind = str
 """``user``, ``assistant``, ``tool`` or ``summary``."""
@@ -101,13 +100,25 @@ class Conversation:
             case ev.TurnStarted():
                 self._append("user", Message(role="user", content=event.prompt, images=list(event.images)))
             case ev.MessageCompleted():
-                self._append("assistant", Message(role="assistant", content=event.text, thinking=event.thinking,
-                                                  thinking_signature=event.thinking_signature,
-                                                  tool_calls=list(event.tool_calls)))
+                self._append(
+                    "assistant",
+                    Message(
+                        role="assistant",
+                        content=event.text,
+                        thinking=event.thinking,
+                        thinking_signature=event.thinking_signature,
+                        tool_calls=list(event.tool_calls),
+                    ),
+                )
             case ev.ToolResult():
-                self.results[event.call_id] = Message(role="tool", tool_call_id=event.call_id, name=event.name,
-                                                      content=event.output, is_error=not event.ok,
-                                                      images=list(event.images))
+                self.results[event.call_id] = Message(
+                    role="tool",
+                    tool_call_id=event.call_id,
+                    name=event.name,
+                    content=event.output,
+                    is_error=not event.ok,
+                    images=list(event.images),
+                )
                 self._release(everything=False)
             case ev.IterationStarted():
                 self._release(everything=True)
@@ -117,8 +128,10 @@ class Conversation:
                 for call in calls:
                     if call.id not in answered:
                         said = STOPPED_WHILE_RUNNING if call.id in self.started else NOT_RUN
-                        self._append("tool", Message(role="tool", tool_call_id=call.id, name=call.name,
-                                                     content=said, is_error=True))
+                        self._append(
+                            "tool",
+                            Message(role="tool", tool_call_id=call.id, name=call.name, content=said, is_error=True),
+                        )
                 self.started.clear()
             case ev.ToolStarted():
                 self.started.add(event.call_id)
@@ -127,7 +140,7 @@ class Conversation:
                 self.results.clear()
                 self.started.clear()
             case ev.ContextCompacted():
-                kept = self.messages[event.messages_compacted:]
+                kept = self.messages[event.messages_compacted :]
                 self.summaries.add(event.summary)
                 self._exclude_from(0)
                 self._append("summary", Message(role="user", content=event.summary))

@@ -31,8 +31,11 @@ async def fork_session(store: SessionStore, ref: str, *, at_turn: int | None = N
     returns ``(original, fork)``. :class:`StoreError` when there is no such session or turn."""
     original = await store.find(ref)
     if at_turn is not None and not 0 < at_turn <= original.turns:
-        raise StoreError(f"session {original.id} has turns 1 to {original.turns}; there is no turn {at_turn}"
-                         if original.turns else f"session {original.id} has no turn yet")
+        raise StoreError(
+            f"session {original.id} has turns 1 to {original.turns}; there is no turn {at_turn}"
+            if original.turns
+            else f"session {original.id} has no turn yet"
+        )
     restored = await store.load(original.id) if at_turn is None else None
     fork_id = new_id()
     recorder = Recorder(store, fork_id, source=(lambda: restored.messages) if restored is not None else None)
@@ -46,7 +49,8 @@ async def fork_session(store: SessionStore, ref: str, *, at_turn: int | None = N
         if isinstance(event, ev.TurnStarted) and at_turn is not None and event.turn > at_turn:
             break
         if isinstance(event, (ev.Usage, ev.TextDelta, ev.ThinkingDelta)) or (
-                event.session_id and event.session_id != original.id):
+            event.session_id and event.session_id != original.id
+        ):
             continue  # spending stays the original's; deltas are in their message_completed
         if isinstance(event, ev.ConversationCleared) and ended:
             continue  # a /clear after turn TURN began what came next: the fork has the conversation of then
@@ -57,12 +61,21 @@ async def fork_session(store: SessionStore, ref: str, *, at_turn: int | None = N
     recorder.reconcile()
     await recorder.flush()
     title = f"{original.title} (fork)" if original.title else "(fork)"
-    await store.write([
-        ("UPDATE sessions SET title = ?, status = 'forked', pid = 0, turns = ? WHERE id = ?",
-         (title, at_turn if at_turn is not None else original.turns, fork_id), False),
-        ("INSERT INTO session_links (session_id, kind, foreign_id, detail) VALUES (?, ?, ?, ?)",
-         (fork_id, FORK_LINK, original.id, str(at_turn or original.turns)), False),
-    ], doing="fork the session")
+    await store.write(
+        [
+            (
+                "UPDATE sessions SET title = ?, status = 'forked', pid = 0, turns = ? WHERE id = ?",
+                (title, at_turn if at_turn is not None else original.turns, fork_id),
+                False,
+            ),
+            (
+                "INSERT INTO session_links (session_id, kind, foreign_id, detail) VALUES (?, ?, ?, ?)",
+                (fork_id, FORK_LINK, original.id, str(at_turn or original.turns)),
+                False,
+            ),
+        ],
+        doing="fork the session",
+    )
     fork = await store.get(fork_id)
     if fork is None:  # its events lack the session_started that makes the row
         await store.delete(fork_id)

@@ -71,8 +71,10 @@ _INSERT_EVENT = "INSERT INTO events (session_id, seq, type, ts, data, hash, n) V
 _INSERT_DOC = "INSERT INTO search_docs (session_id, seq, turn, kind, text) VALUES (?, ?, ?, ?, ?)"
 RUN_BYTES = 32 * 1024
 """Bytes of deltas at most in one row (a run longer than that goes on in the next row)."""
-_INSERT_NODE = ("INSERT INTO nodes (session_id, seq, kind, in_context, tokens, event_seq, data, hash) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)")
+_INSERT_NODE = (
+    "INSERT INTO nodes (session_id, seq, kind, in_context, tokens, event_seq, data, hash) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?)"
+)
 
 
 class Recorder:
@@ -319,13 +321,16 @@ class Recorder:
         statements: list[tuple[str, Any, bool]] = []
         if self._started is not None:
             s = self._started
-            statements.append((
-                "INSERT INTO sessions (id, workspace, backend, model, created, updated, status, pid, parent) "
-                "VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT(id) DO UPDATE SET "
-                "status = 'active', pid = excluded.pid, backend = excluded.backend, model = excluded.model, "
-                "updated = excluded.updated",
-                (sid, s.workspace, s.backend, s.model, s.ts, now, os.getpid(), self.parent), False,
-            ))
+            statements.append(
+                (
+                    "INSERT INTO sessions (id, workspace, backend, model, created, updated, status, pid, parent) "
+                    "VALUES (?, ?, ?, ?, ?, ?, 'active', ?, ?) ON CONFLICT(id) DO UPDATE SET "
+                    "status = 'active', pid = excluded.pid, backend = excluded.backend, model = excluded.model, "
+                    "updated = excluded.updated",
+                    (sid, s.workspace, s.backend, s.model, s.ts, now, os.getpid(), self.parent),
+                    False,
+                )
+            )
         if rows:
             statements.append((_INSERT_EVENT, _runs(rows), True))
         if docs:
@@ -333,15 +338,23 @@ class Recorder:
         if node_rows:
             statements.append((_INSERT_NODE, node_rows, True))
         if excluded:
-            statements.append(("UPDATE nodes SET in_context = 0 WHERE session_id = ? AND seq = ?",
-                               [(sid, seq) for seq in excluded], True))
-        statements.append((
-            "UPDATE sessions SET updated = ?, events = ?, turns = ?, "
-            "title = CASE WHEN title = '' THEN ? ELSE title END, status = CASE WHEN ? = '' THEN status ELSE ? END, "
-            "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cost_usd = cost_usd + ? "
-            "WHERE id = ?",
-            (now, self._seq, self._turns, self._title, self._status, self._status, *self._usage, sid), False,
-        ))
+            statements.append(
+                (
+                    "UPDATE nodes SET in_context = 0 WHERE session_id = ? AND seq = ?",
+                    [(sid, seq) for seq in excluded],
+                    True,
+                )
+            )
+        statements.append(
+            (
+                "UPDATE sessions SET updated = ?, events = ?, turns = ?, "
+                "title = CASE WHEN title = '' THEN ? ELSE title END, status = CASE WHEN ? = '' THEN status ELSE ? END, "
+                "input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, cost_usd = cost_usd + ? "
+                "WHERE id = ?",
+                (now, self._seq, self._turns, self._title, self._status, self._status, *self._usage, sid),
+                False,
+            )
+        )
         if self._tally is not None:
             statements += self._tally.statements(sid)
         self._node_hash = h
@@ -360,8 +373,10 @@ class Recorder:
                 pass
         try:
             await self.store.write(
-                [("UPDATE sessions SET pid = 0 WHERE id = ? AND pid = ?", (sid, os.getpid()), False)
-                 for sid in (self.session_id, *self.children)],
+                [
+                    ("UPDATE sessions SET pid = 0 WHERE id = ? AND pid = ?", (sid, os.getpid()), False)
+                    for sid in (self.session_id, *self.children)
+                ],
                 doing="release the session",
             )
         except StoreError:

@@ -102,14 +102,14 @@ _STATS = [
             output_tokens, cache_read_tokens, cache_creation_tokens, cost_micros, undos, subagents, budgets,
             compactions)
         SELECT e.session_id, {_SLOT}, s.backend,
-            CASE WHEN e.type = 'usage' AND COALESCE({_j('model')}, '') != '' THEN {_j('model')} ELSE s.model END,
+            CASE WHEN e.type = 'usage' AND COALESCE({_j("model")}, '') != '' THEN {_j("model")} ELSE s.model END,
             '',
             SUM(e.type = 'turn_started'), SUM(e.type = 'message_completed'),
-            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('input_tokens')}, 0)) ELSE 0 END),
-            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('output_tokens')}, 0)) ELSE 0 END),
-            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('cache_read_tokens')}, 0)) ELSE 0 END),
-            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j('cache_creation_tokens')}, 0)) ELSE 0 END),
-            SUM(CASE WHEN e.type = 'usage' THEN CAST(ROUND(MAX(0, COALESCE({_j('cost_usd')}, 0)) * 1000000) AS INTEGER)
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j("input_tokens")}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j("output_tokens")}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j("cache_read_tokens")}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN MAX(0, COALESCE({_j("cache_creation_tokens")}, 0)) ELSE 0 END),
+            SUM(CASE WHEN e.type = 'usage' THEN CAST(ROUND(MAX(0, COALESCE({_j("cost_usd")}, 0)) * 1000000) AS INTEGER)
                 ELSE 0 END),
             SUM(e.type = 'undo_applied'), SUM(e.type = 'subagent_started'), SUM(e.type = 'budget_reached'),
             SUM(e.type = 'context_compacted')
@@ -120,27 +120,27 @@ _STATS = [
     # the tools' rows
     f"""INSERT INTO stat_slots (session_id, slot, backend, model, tool, tool_calls, tool_ok, tool_failed, approvals,
             answers_approved, answers_approved_session, answers_approved_always, answers_denied)
-        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'),
-            SUM(e.type = 'tool_result'), SUM(e.type = 'tool_result' AND {_j('ok')}),
-            SUM(e.type = 'tool_result' AND NOT {_j('ok')}),
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j("name")}, ''), '?'),
+            SUM(e.type = 'tool_result'), SUM(e.type = 'tool_result' AND {_j("ok")}),
+            SUM(e.type = 'tool_result' AND NOT {_j("ok")}),
             SUM(e.type = 'approval_requested'),
-            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved'),
-            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved_session'),
-            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'approved_always'),
-            SUM(e.type = 'approval_resolved' AND {_j('by')} = 'user' AND {_j('decision')} = 'denied')
+            SUM(e.type = 'approval_resolved' AND {_j("by")} = 'user' AND {_j("decision")} = 'approved'),
+            SUM(e.type = 'approval_resolved' AND {_j("by")} = 'user' AND {_j("decision")} = 'approved_session'),
+            SUM(e.type = 'approval_resolved' AND {_j("by")} = 'user' AND {_j("decision")} = 'approved_always'),
+            SUM(e.type = 'approval_resolved' AND {_j("by")} = 'user' AND {_j("decision")} = 'denied')
         FROM events e JOIN sessions s ON s.id = e.session_id
         WHERE e.type IN ('tool_result', 'approval_requested', 'approval_resolved')
         GROUP BY 1, 2, 3, 4, 5""",
     f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n)
-        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'tool',
-            MAX(0, COALESCE({_j('duration_ms')}, 0)), COUNT(*)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j("name")}, ''), '?'), 'tool',
+            MAX(0, COALESCE({_j("duration_ms")}, 0)), COUNT(*)
         FROM events e JOIN sessions s ON s.id = e.session_id WHERE e.type = 'tool_result'
         GROUP BY 1, 2, 3, 4, 5, 6, 7""",
     f"""INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n)
-        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j('name')}, ''), '?'), 'answer',
-            {_j('wait_ms')}, COUNT(*)
+        SELECT e.session_id, {_SLOT}, s.backend, s.model, COALESCE(NULLIF({_j("name")}, ''), '?'), 'answer',
+            {_j("wait_ms")}, COUNT(*)
         FROM events e JOIN sessions s ON s.id = e.session_id
-        WHERE e.type = 'tool_result' AND COALESCE({_j('wait_ms')}, 0) > 0
+        WHERE e.type = 'tool_result' AND COALESCE({_j("wait_ms")}, 0) > 0
         GROUP BY 1, 2, 3, 4, 5, 6, 7""",
 ]
 
@@ -229,13 +229,15 @@ MIGRATIONS: list[list[str]] = [
         "CREATE INDEX session_links_by_foreign ON session_links (kind, foreign_id)",
     ],
     _STATS,
-    ["""CREATE TABLE control (
+    [
+        """CREATE TABLE control (
             session_id TEXT NOT NULL,
             call_id TEXT NOT NULL,
             answer BLOB NOT NULL,
             by TEXT NOT NULL,
             ts REAL NOT NULL,
             PRIMARY KEY (session_id, call_id)
-        ) WITHOUT ROWID"""],
+        ) WITHOUT ROWID"""
+    ],
 ]
 """The store's migrations, oldest first."""

@@ -81,7 +81,7 @@ def snippet(text: str, words: list[str]) -> str:
     pattern = re.compile("|".join(rf"\b{re.escape(w)}\b" for w in words), re.IGNORECASE)
     first = pattern.search(text)
     start = max(0, first.start() - _CONTEXT) if first else 0
-    piece = text[start:start + 2 * _CONTEXT + (first.end() - first.start() if first else 0)]
+    piece = text[start : start + 2 * _CONTEXT + (first.end() - first.start() if first else 0)]
     marked = pattern.sub(lambda m: f"[{m.group(0)}]", piece)
     return ("…" if start else "") + " ".join(marked.split()) + ("…" if start + len(piece) < len(text) else "")
 
@@ -99,11 +99,15 @@ async def search(store: Any, text: str, *, workspace: str | None = None, limit: 
         join = "JOIN search_docs w ON w.id = search.rowid JOIN sessions ws ON ws.id = w.session_id "
         where += " AND ws.workspace = ?"
         params += (workspace,)
-    sql = (f"WITH recent AS (SELECT search.rowid AS id, rank FROM search {join}WHERE {where} "
-           f"ORDER BY search.rowid DESC LIMIT {RECENT}), "
-           f"best AS (SELECT id, rank FROM recent ORDER BY rank LIMIT {int(limit)}) "
-           "SELECT d.session_id, d.turn, d.seq, d.kind, d.text, s.title, s.workspace "
-           "FROM best JOIN search_docs d ON d.id = best.id JOIN sessions s ON s.id = d.session_id ORDER BY best.rank")
+    sql = (
+        f"WITH recent AS (SELECT search.rowid AS id, rank FROM search {join}WHERE {where} "
+        f"ORDER BY search.rowid DESC LIMIT {RECENT}), "
+        f"best AS (SELECT id, rank FROM recent ORDER BY rank LIMIT {int(limit)}) "
+        "SELECT d.session_id, d.turn, d.seq, d.kind, d.text, s.title, s.workspace "
+        "FROM best JOIN search_docs d ON d.id = best.id JOIN sessions s ON s.id = d.session_id ORDER BY best.rank"
+    )
     rows = await store.fetchall(sql, params, doing="search the sessions")
     words = _WORD.findall(text)
-    return [Hit(sid, turn, seq, kind, snippet(body, words), title, ws) for sid, turn, seq, kind, body, title, ws in rows]
+    return [
+        Hit(sid, turn, seq, kind, snippet(body, words), title, ws) for sid, turn, seq, kind, body, title, ws in rows
+    ]

@@ -19,8 +19,10 @@ if TYPE_CHECKING:
 
 __all__ = ["Spent", "session_spent"]
 
-_TREE = ("WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id) "
-         "SELECT id FROM tree")
+_TREE = (
+    "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id) "
+    "SELECT id FROM tree"
+)
 _MARKS = ("turn_started", "turn_completed", "session_started", "session_ended")
 """The events that start and end turns and runs."""
 
@@ -43,11 +45,13 @@ async def session_spent(store: SessionStore, session_id: str) -> Spent:
     doing = "read what the session spent"
     turns, tokens_in, tokens_out, cost = 0, 0, 0, 0.0
     for (sid,) in await store.fetchall(_TREE, (session_id,), doing=doing):
-        counted = await store.fetchall("SELECT SUM(n) FROM events WHERE session_id = ? AND type = 'message_completed'",
-                                       (sid,), doing=doing)
+        counted = await store.fetchall(
+            "SELECT SUM(n) FROM events WHERE session_id = ? AND type = 'message_completed'", (sid,), doing=doing
+        )
         turns += counted[0][0] or 0
-        rows = await store.fetchall("SELECT data, n FROM events WHERE session_id = ? AND type = 'usage'", (sid,),
-                                    doing=doing)
+        rows = await store.fetchall(
+            "SELECT data, n FROM events WHERE session_id = ? AND type = 'usage'", (sid,), doing=doing
+        )
         for data, n in rows:
             for line in bytes(data).split(b"\n") if n > 1 else [bytes(data)]:
                 try:
@@ -57,8 +61,13 @@ async def session_spent(store: SessionStore, session_id: str) -> Spent:
                 tokens_in += int(_number(usage.get("input_tokens")))
                 tokens_out += int(_number(usage.get("output_tokens")))
                 cost += _number(usage.get("cost_usd"))
-    return Spent(turns=turns, input_tokens=tokens_in, output_tokens=tokens_out, cost_usd=cost,
-                 wall=await _turn_seconds(store, session_id))
+    return Spent(
+        turns=turns,
+        input_tokens=tokens_in,
+        output_tokens=tokens_out,
+        cost_usd=cost,
+        wall=await _turn_seconds(store, session_id),
+    )
 
 
 def _number(value: object) -> float:
@@ -70,8 +79,11 @@ async def _turn_seconds(store: SessionStore, session_id: str) -> float:
     ``session_ended``); one cut off (monkey was killed: the next turn or the next run's
     ``session_started`` comes first, or nothing) up to its last stored event."""
     marks = ", ".join("?" * len(_MARKS))
-    rows = await store.fetchall(f"SELECT seq, type, ts FROM events WHERE session_id = ? AND type IN ({marks}) "
-                                "ORDER BY seq", (session_id, *_MARKS), doing="read what the session spent")
+    rows = await store.fetchall(
+        f"SELECT seq, type, ts FROM events WHERE session_id = ? AND type IN ({marks}) ORDER BY seq",
+        (session_id, *_MARKS),
+        doing="read what the session spent",
+    )
     total = 0.0
     began: tuple[int, float] | None = None
     for seq, kind, ts in [*rows, (None, "", 0.0)]:  # the end of the rows cuts off a turn still open
@@ -88,7 +100,9 @@ async def _turn_seconds(store: SessionStore, session_id: str) -> float:
 
 async def _last_before(store: SessionStore, session_id: str, after: int, before: int | None) -> float:
     """The time of the last event between ``after`` and ``before`` (the end: None), ``after``'s included."""
-    rows = await store.fetchall("SELECT MAX(ts) FROM events WHERE session_id = ? AND seq >= ? AND seq < ?",
-                                (session_id, after, before if before is not None else 2**62),
-                                doing="read what the session spent")
+    rows = await store.fetchall(
+        "SELECT MAX(ts) FROM events WHERE session_id = ? AND seq >= ? AND seq < ?",
+        (session_id, after, before if before is not None else 2**62),
+        doing="read what the session spent",
+    )
     return rows[0][0] or 0.0

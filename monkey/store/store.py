@@ -23,8 +23,16 @@ from typing import Any
 import msgspec
 
 from monkey import events as ev
-from monkey.db import (BUSY_TIMEOUT_MS, DatabaseError, connect, connect_readonly, db_path, explain, migrate,
-                       migrate_version)
+from monkey.db import (
+    BUSY_TIMEOUT_MS,
+    DatabaseError,
+    connect,
+    connect_readonly,
+    db_path,
+    explain,
+    migrate,
+    migrate_version,
+)
 from monkey.messages import INTERRUPTED, Message
 from monkey.store.chain import ChainCheck, check_chain, unpack
 from monkey.store.lock import lock_folder, session_locked
@@ -51,8 +59,10 @@ class StoreError(Exception):
     """The session store cannot do what was asked; the message says why, for a person."""
 
 
-_SESSION_COLUMNS = ("id, workspace, title, backend, model, created, updated, status, parent, turns, events, "
-                    "input_tokens, output_tokens, cost_usd, pid")
+_SESSION_COLUMNS = (
+    "id, workspace, title, backend, model, created, updated, status, parent, turns, events, "
+    "input_tokens, output_tokens, cost_usd, pid"
+)
 
 
 @dataclass
@@ -140,15 +150,24 @@ def _late_results(event_rows: list[Any]) -> tuple[dict[str, Message], set[str]]:
         if isinstance(event, ev.ToolStarted):
             started.add(event.call_id)
         elif isinstance(event, ev.ToolResult) and event.call_id not in found:
-            found[event.call_id] = Message(role="tool", tool_call_id=event.call_id, name=event.name,
-                                           content=event.output, is_error=not event.ok,
-                                           images=list(event.images))
+            found[event.call_id] = Message(
+                role="tool",
+                tool_call_id=event.call_id,
+                name=event.name,
+                content=event.output,
+                is_error=not event.ok,
+                images=list(event.images),
+            )
     return found, started
 
 
-def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
-          late: dict[str, Message] | None = None, started: set[str] | None = None,
-          interrupted: list[tuple[str, str]] | None = None) -> list[tuple[Node | None, Message]]:
+def _pair(
+    messages: list[tuple[Node | None, Message]],
+    repairs: list[str],
+    late: dict[str, Message] | None = None,
+    started: set[str] | None = None,
+    interrupted: list[tuple[str, str]] | None = None,
+) -> list[tuple[Node | None, Message]]:
     """Drop tool results without their call and give calls without a result one: for the last
     message, the result stored as an event if there is one (a kill came before its node was
     written), 'interrupted: may have run' for a call stored as started (noted in
@@ -168,13 +187,24 @@ def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
                     recovered += 1
                     continue
                 if last and started and call.id in started:
-                    out.append((None, Message(role="tool", tool_call_id=call.id, name=call.name, is_error=True,
-                                              content=f"{INTERRUPTED}: monkey was stopped while {call.name} ran, "
-                                                      "before its result was recorded")))
+                    out.append(
+                        (
+                            None,
+                            Message(
+                                role="tool",
+                                tool_call_id=call.id,
+                                name=call.name,
+                                is_error=True,
+                                content=f"{INTERRUPTED}: monkey was stopped while {call.name} ran, "
+                                "before its result was recorded",
+                            ),
+                        )
+                    )
                     cut.append((call.id, call.name))
                     continue
-                out.append((None, Message(role="tool", tool_call_id=call.id, name=call.name, content=NOT_RUN,
-                                          is_error=True)))
+                out.append(
+                    (None, Message(role="tool", tool_call_id=call.id, name=call.name, content=NOT_RUN, is_error=True))
+                )
                 closed += 1
         open_calls.clear()
         order.clear()
@@ -195,8 +225,10 @@ def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
     if recovered:
         repairs.append(f"{recovered} tool result(s) of the interrupted turn recovered from its events")
     if cut:
-        repairs.append(f"{len(cut)} tool call(s) stopped while running, before their result was recorded, "
-                       f"given to the model as {INTERRUPTED!r}")
+        repairs.append(
+            f"{len(cut)} tool call(s) stopped while running, before their result was recorded, "
+            f"given to the model as {INTERRUPTED!r}"
+        )
     if closed:
         repairs.append(f"{closed} tool call(s) that never started marked {NOT_RUN!r}")
     if orphans:
@@ -207,10 +239,19 @@ def _pair(messages: list[tuple[Node | None, Message]], repairs: list[str],
 def _delete(ids: list[str]) -> list[tuple[str, Any, bool]]:
     """Statements that delete sessions with their events, nodes and summary rows."""
     params = [(i,) for i in ids]
-    return [(f"DELETE FROM {table} WHERE {key} = ?", params, True)
-            for table, key in (("events", "session_id"), ("nodes", "session_id"), ("search_docs", "session_id"),
-                               ("session_links", "session_id"), ("stat_slots", "session_id"),
-                               ("stat_samples", "session_id"), ("control", "session_id"), ("sessions", "id"))]
+    return [
+        (f"DELETE FROM {table} WHERE {key} = ?", params, True)
+        for table, key in (
+            ("events", "session_id"),
+            ("nodes", "session_id"),
+            ("search_docs", "session_id"),
+            ("session_links", "session_id"),
+            ("stat_slots", "session_id"),
+            ("stat_samples", "session_id"),
+            ("control", "session_id"),
+            ("sessions", "id"),
+        )
+    ]
 
 
 class SessionStore:
@@ -265,8 +306,9 @@ class SessionStore:
         except OSError as exc:
             raise StoreError(f"cannot open the monkey database {path}: {exc.strerror or exc}") from None
         try:
-            conn = await aiosqlite.connect(target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None,
-                                           uri=target.startswith("file:"))
+            conn = await aiosqlite.connect(
+                target, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, uri=target.startswith("file:")
+            )
             await conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
             await conn.execute("PRAGMA synchronous = NORMAL")
             # the store deletes a session's rows itself (see _delete): no per-row foreign-key checks
@@ -358,8 +400,9 @@ class SessionStore:
 
     async def children(self, session_id: str) -> list[SessionInfo]:
         """The sub-agents' sessions ``session_id`` started, oldest first."""
-        rows = await self.fetchall(f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent = ? ORDER BY created, id",
-                                   (session_id,))
+        rows = await self.fetchall(
+            f"SELECT {_SESSION_COLUMNS} FROM sessions WHERE parent = ? ORDER BY created, id", (session_id,)
+        )
         return [self._info(row) for row in rows]
 
     async def get(self, session_id: str) -> SessionInfo | None:
@@ -412,8 +455,9 @@ class SessionStore:
 
     async def rename(self, session_id: str, title: str) -> None:
         """Give a session a title of its own (it replaces the first prompt's)."""
-        await self.write([("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id), False)],
-                         doing="rename the session")
+        await self.write(
+            [("UPDATE sessions SET title = ? WHERE id = ?", (title, session_id), False)], doing="rename the session"
+        )
 
     async def delete(self, session_id: str) -> bool:
         """Delete a session with its events and nodes, and its sub-agents' sessions; returns whether it existed."""
@@ -421,7 +465,9 @@ class SessionStore:
         if exists:
             rows = await self.fetchall(
                 "WITH RECURSIVE tree(id) AS (SELECT ? UNION SELECT s.id FROM sessions s JOIN tree t ON s.parent = t.id) "
-                "SELECT id FROM tree", (session_id,))
+                "SELECT id FROM tree",
+                (session_id,),
+            )
             await self.write(_delete([r[0] for r in rows]), doing="delete the session")
         return exists
 
@@ -443,12 +489,18 @@ class SessionStore:
             raise StoreError(f"no session {session_id!r}")
         node_rows = await self.fetchall(
             "SELECT seq, kind, in_context, tokens, data, hash FROM nodes WHERE session_id = ? ORDER BY seq",
-            (session_id,), doing="read the session",
+            (session_id,),
+            doing="read the session",
         )
-        event_rows = list(unpack(await self.fetchall(
-            "SELECT seq, type, data, hash, n FROM events WHERE session_id = ? ORDER BY seq",
-            (session_id,), doing="read the session",
-        )))
+        event_rows = list(
+            unpack(
+                await self.fetchall(
+                    "SELECT seq, type, data, hash, n FROM events WHERE session_id = ? ORDER BY seq",
+                    (session_id,),
+                    doing="read the session",
+                )
+            )
+        )
         events_check = check_chain(event_rows)
         nodes_check = check_chain((r[0], r[1], r[4], r[5]) for r in node_rows)
         restored = Restored(info=info, messages=[], nodes=[], events_check=events_check, nodes_check=nodes_check)

@@ -27,11 +27,34 @@ SLOT = 900
 """Seconds per slot: every time zone's offset is a multiple of 15 minutes."""
 
 COUNTERS = (
-    "turns", "model_calls", "input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens",
-    "cost_micros", "timed_calls", "call_us", "timed_output_tokens",
-    "tool_calls", "tool_ok", "tool_failed", "tool_denied_rule", "tool_denied_person", "tool_cancelled",
-    "approvals", "answers_approved", "answers_approved_session", "answers_approved_always", "answers_denied",
-    "lines_added", "lines_removed", "files_changed", "undos", "subagents", "budgets", "compactions",
+    "turns",
+    "model_calls",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "cache_creation_tokens",
+    "cost_micros",
+    "timed_calls",
+    "call_us",
+    "timed_output_tokens",
+    "tool_calls",
+    "tool_ok",
+    "tool_failed",
+    "tool_denied_rule",
+    "tool_denied_person",
+    "tool_cancelled",
+    "approvals",
+    "answers_approved",
+    "answers_approved_session",
+    "answers_approved_always",
+    "answers_denied",
+    "lines_added",
+    "lines_removed",
+    "files_changed",
+    "undos",
+    "subagents",
+    "budgets",
+    "compactions",
 )
 """The integer columns of ``stat_slots``, in order."""
 _AT = {name: i for i, name in enumerate(COUNTERS)}
@@ -49,9 +72,11 @@ UPSERT = (
     "ON CONFLICT (session_id, slot, backend, model, tool) DO UPDATE SET "
     + ", ".join(f"{c} = {c} + excluded.{c}" for c in COUNTERS)
 )
-SAMPLE = ("INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n) "
-          "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, slot, backend, model, tool, kind, value) "
-          "DO UPDATE SET n = n + excluded.n")
+SAMPLE = (
+    "INSERT INTO stat_samples (session_id, slot, backend, model, tool, kind, value, n) "
+    "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (session_id, slot, backend, model, tool, kind, value) "
+    "DO UPDATE SET n = n + excluded.n"
+)
 
 
 def quantize(ms: float) -> float:
@@ -195,6 +220,7 @@ def _counter(column: str) -> Any:
 
     def count(tally: Tally, event: Any) -> None:
         tally._row(event.ts)[at] += 1
+
     return count
 
 
@@ -218,12 +244,30 @@ def _ended(tally: Tally, event: Any) -> None:
 
 
 _IN, _OUT, _CACHE_READ, _CACHE_WRITE, _COST, _TIMED, _CALL_US, _TIMED_OUT, _CALLS = (
-    _AT[c] for c in ("input_tokens", "output_tokens", "cache_read_tokens", "cache_creation_tokens", "cost_micros",
-                     "timed_calls", "call_us", "timed_output_tokens", "model_calls"))
+    _AT[c]
+    for c in (
+        "input_tokens",
+        "output_tokens",
+        "cache_read_tokens",
+        "cache_creation_tokens",
+        "cost_micros",
+        "timed_calls",
+        "call_us",
+        "timed_output_tokens",
+        "model_calls",
+    )
+)
 _HANDLERS: dict[str, Any] = {
-    "usage": Tally._usage, "tool_result": Tally._result, "approval_resolved": Tally._resolved,
-    "approval_requested": Tally._asked, "session_started": Tally._started, "tool_call": _opened,
-    "turn_completed": _ended, "session_ended": _ended, "backend_changed": _switch, "fallback": _switch,
+    "usage": Tally._usage,
+    "tool_result": Tally._result,
+    "approval_resolved": Tally._resolved,
+    "approval_requested": Tally._asked,
+    "session_started": Tally._started,
+    "tool_call": _opened,
+    "turn_completed": _ended,
+    "session_ended": _ended,
+    "backend_changed": _switch,
+    "fallback": _switch,
     "message_completed": _answered,
     "turn_started": _counter("turns"),
     "undo_applied": _counter("undos"),

@@ -23,8 +23,14 @@ WAITING = "waiting"
 IDLE = "idle"
 ENDED = "ended"
 
-_STATE_TYPES = ("turn_started", "turn_completed", "approval_requested", "approval_resolved", "tool_result",
-                "session_ended")
+_STATE_TYPES = (
+    "turn_started",
+    "turn_completed",
+    "approval_requested",
+    "approval_resolved",
+    "tool_result",
+    "session_ended",
+)
 
 
 @dataclass
@@ -42,12 +48,16 @@ async def all_sessions(store: SessionStore) -> list[SessionInfo]:
     return [store._info(row) for row in rows]
 
 
-async def events_after(store: SessionStore, session_id: str, after: int, *, limit: int = 2000) -> list[tuple[int, str, bytes]]:
+async def events_after(
+    store: SessionStore, session_id: str, after: int, *, limit: int = 2000
+) -> list[tuple[int, str, bytes]]:
     """``(seq, type, JSON)`` of the session's events numbered above ``after``, in order, at most
     about ``limit`` (a stored run of deltas is given whole, each delta with its own number)."""
     rows = await store.fetchall(
         "SELECT seq, type, data, n FROM events WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?",
-        (session_id, after, limit), doing="read the session's events")
+        (session_id, after, limit),
+        doing="read the session's events",
+    )
     out: list[tuple[int, str, bytes]] = []
     for seq, kind, data, n in rows:
         if n == 1:
@@ -67,7 +77,9 @@ async def live_state(store: SessionStore, info: SessionInfo) -> Live:
         "SELECT type, data FROM events WHERE session_id = ? AND seq >= "
         "(SELECT COALESCE(MAX(seq), 0) FROM events WHERE session_id = ? AND type = 'turn_started') "
         f"AND type IN ({', '.join('?' * len(_STATE_TYPES))}) ORDER BY seq",
-        (info.id, info.id, *_STATE_TYPES), doing="read the session's state")
+        (info.id, info.id, *_STATE_TYPES),
+        doing="read the session's state",
+    )
     running = False
     asked: dict[str, dict[str, Any]] = {}
     for kind, data in rows:

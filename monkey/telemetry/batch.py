@@ -62,8 +62,10 @@ def settings(env: Mapping[str, str], problems: list[str]) -> tuple[int, float, i
     delay = _positive(env, "OTEL_BLRP_SCHEDULE_DELAY", DELAY_MS, problems) / 1000
     batch = _positive(env, "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE", BATCH, problems)
     if batch > queue:
-        problems.append(f"telemetry: OTEL_BLRP_MAX_EXPORT_BATCH_SIZE ({batch}) is larger than the queue ({queue}); "
-                        f"batches of {queue} are sent")
+        problems.append(
+            f"telemetry: OTEL_BLRP_MAX_EXPORT_BATCH_SIZE ({batch}) is larger than the queue ({queue}); "
+            f"batches of {queue} are sent"
+        )
         batch = queue
     return queue, delay, batch
 
@@ -71,8 +73,14 @@ def settings(env: Mapping[str, str], problems: list[str]) -> tuple[int, float, i
 class LogBatch:
     """The log events of a process: :meth:`put` on any thread, sent by this object's thread."""
 
-    def __init__(self, exporters: Sequence[Any], resource: Resource, scope: InstrumentationScope,
-                 env: Mapping[str, str], problems: list[str]) -> None:
+    def __init__(
+        self,
+        exporters: Sequence[Any],
+        resource: Resource,
+        scope: InstrumentationScope,
+        env: Mapping[str, str],
+        problems: list[str],
+    ) -> None:
         self.exporters = list(exporters)
         self.resource = resource
         self.scope = scope
@@ -138,13 +146,25 @@ class LogBatch:
         limits = self.limits
         most, longest = limits.max_log_record_attributes, limits.max_log_record_attribute_length
         if (most is not None and len(attributes) > most) or longest is not None:
-            attributes = BoundedAttributes(maxlen=most, attributes=attributes, immutable=False,  # type: ignore[assignment]
-                                           max_value_len=longest)
-        record = LogRecord(timestamp=timestamp, observed_timestamp=observed, context=Context(),
-                           severity_number=SeverityNumber.INFO, severity_text="INFO", body=name,
-                           attributes=attributes, event_name=name)
-        return ReadableLogRecord(log_record=record, resource=self.resource, instrumentation_scope=self.scope,
-                                 limits=limits)
+            attributes = BoundedAttributes(
+                maxlen=most,
+                attributes=attributes,
+                immutable=False,  # type: ignore[assignment]
+                max_value_len=longest,
+            )
+        record = LogRecord(
+            timestamp=timestamp,
+            observed_timestamp=observed,
+            context=Context(),
+            severity_number=SeverityNumber.INFO,
+            severity_text="INFO",
+            body=name,
+            attributes=attributes,
+            event_name=name,
+        )
+        return ReadableLogRecord(
+            log_record=record, resource=self.resource, instrumentation_scope=self.scope, limits=limits
+        )
 
     def force_flush(self, timeout_millis: int = 30000) -> bool:
         """Send what is queued now, on the caller's thread (the SDK's processor does the same)."""

@@ -74,12 +74,15 @@ def _protocol(env: Mapping[str, str], signal: str, problems: list[str]) -> str:
     name = f"OTEL_EXPORTER_OTLP_{signal.upper()}_PROTOCOL"
     chosen = (env.get(name) or env.get("OTEL_EXPORTER_OTLP_PROTOCOL") or "http/protobuf").strip().lower()
     if chosen not in _PROTOCOLS:
-        problems.append(f"telemetry: unknown OTLP protocol {chosen!r} for {signal} (http/protobuf, grpc); "
-                        "sending http/protobuf")
+        problems.append(
+            f"telemetry: unknown OTLP protocol {chosen!r} for {signal} (http/protobuf, grpc); sending http/protobuf"
+        )
         return "http/protobuf"
     if chosen == "http/json":
-        problems.append(f"telemetry: the OpenTelemetry Python SDK has no stable http/json exporter; {signal} are "
-                        "sent as http/protobuf to the same endpoint (OTLP/HTTP receivers take both)")
+        problems.append(
+            f"telemetry: the OpenTelemetry Python SDK has no stable http/json exporter; {signal} are "
+            "sent as http/protobuf to the same endpoint (OTLP/HTTP receivers take both)"
+        )
         return "http/protobuf"
     return chosen
 
@@ -102,8 +105,10 @@ def _metric_exporter(kind: str, env: Mapping[str, str], problems: list[str]) -> 
                 OTLPMetricExporter,
             )
         except ImportError:
-            problems.append("telemetry: grpc needs opentelemetry-exporter-otlp-proto-grpc (the otel extra); "
-                            "metrics are not exported")
+            problems.append(
+                "telemetry: grpc needs opentelemetry-exporter-otlp-proto-grpc (the otel extra); "
+                "metrics are not exported"
+            )
             return None
         return OTLPMetricExporter()
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
@@ -122,8 +127,9 @@ def _log_exporter(kind: str, env: Mapping[str, str], problems: list[str]) -> Any
                 OTLPLogExporter,
             )
         except ImportError:
-            problems.append("telemetry: grpc needs opentelemetry-exporter-otlp-proto-grpc (the otel extra); "
-                            "events are not exported")
+            problems.append(
+                "telemetry: grpc needs opentelemetry-exporter-otlp-proto-grpc (the otel extra); events are not exported"
+            )
             return None
         return OTLPLogExporter()
     from opentelemetry.exporter.otlp.proto.http._log_exporter import (
@@ -160,18 +166,25 @@ class Exporting:
     def __init__(self, env: Mapping[str, str], problems: list[str]) -> None:
         _quiet_sdk()
         where = resource()
-        readers = [PeriodicExportingMetricReader(exporter) for kind in _kinds(env, "metrics", problems)
-                   if (exporter := _metric_exporter(kind, env, problems)) is not None]
+        readers = [
+            PeriodicExportingMetricReader(exporter)
+            for kind in _kinds(env, "metrics", problems)
+            if (exporter := _metric_exporter(kind, env, problems)) is not None
+        ]
         self.meters = MeterProvider(resource=where, metric_readers=readers, shutdown_on_exit=False)
-        exporters = [exporter for kind in _kinds(env, "logs", problems)
-                     if (exporter := _log_exporter(kind, env, problems)) is not None]
+        exporters = [
+            exporter
+            for kind in _kinds(env, "logs", problems)
+            if (exporter := _log_exporter(kind, env, problems)) is not None
+        ]
         self.logs = LogBatch(exporters, where, InstrumentationScope("monkey", monkey.__version__), env, problems)
         meter = self.meters.get_meter("monkey", monkey.__version__)
         self._sums: dict[str, dict[tuple[Any, ...], list[Any]]] = {name: {} for name in COUNTERS}
         self._sums_lock = threading.Lock()
         for name, (unit, text) in COUNTERS.items():
-            meter.create_observable_counter(name, callbacks=[functools.partial(self._observe, name)], unit=unit,
-                                            description=text)
+            meter.create_observable_counter(
+                name, callbacks=[functools.partial(self._observe, name)], unit=unit, description=text
+            )
 
     def add(self, name: str, value: float, attributes: dict[str, Any]) -> None:
         """Add ``value`` to the counter ``name``: a sum kept here, which the reader's thread reads when it
@@ -225,8 +238,9 @@ def acquire(env: Mapping[str, str], timeout: float) -> tuple[Exporting, list[str
 
 def _stop(exporting: Exporting) -> threading.Thread:
     """Shut ``exporting`` down on a daemon thread (a collector that never answers holds only that thread)."""
-    thread = threading.Thread(target=_shutdown_quietly, args=(exporting,), name="monkey-telemetry-shutdown",
-                              daemon=True)
+    thread = threading.Thread(
+        target=_shutdown_quietly, args=(exporting,), name="monkey-telemetry-shutdown", daemon=True
+    )
     thread.start()
     return thread
 

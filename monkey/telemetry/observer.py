@@ -80,10 +80,16 @@ class Observer:
         self._cleaned: dict[str, str] = {}
         """Model names as redacted (a usage event each model call, a handful of names in a session)."""
         self._handlers: dict[str, Callable[[Any], None]] = {
-            "session_started": self._session_started, "subagent_started": self._subagent_started,
-            "backend_changed": self._backend_changed, "turn_started": self._turn_start,
-            "turn_completed": self._turn_completed, "usage": self._usage, "error": self._error,
-            "retry": self._retry, "approval_resolved": self._approval, "tool_call": self._tool_call,
+            "session_started": self._session_started,
+            "subagent_started": self._subagent_started,
+            "backend_changed": self._backend_changed,
+            "turn_started": self._turn_start,
+            "turn_completed": self._turn_completed,
+            "usage": self._usage,
+            "error": self._error,
+            "retry": self._retry,
+            "approval_resolved": self._approval,
+            "tool_call": self._tool_call,
             "tool_result": self._tool_result,
         }
 
@@ -129,8 +135,12 @@ class Observer:
 
     def _session_started(self, event: ev.SessionStarted) -> None:
         sid = event.session_id
-        common = {"session.id": sid, "workspace.hash": workspace_hash(event.workspace),
-                  "monkey.version": monkey.__version__, "backend": self._clean(event.backend)}
+        common = {
+            "session.id": sid,
+            "workspace.hash": workspace_hash(event.workspace),
+            "monkey.version": monkey.__version__,
+            "backend": self._clean(event.backend),
+        }
         if self.paths:
             common["workspace.path"] = self._clean(event.workspace)
         self._sessions[sid] = common
@@ -162,8 +172,11 @@ class Observer:
         if started is None:
             return
         worked = max(0.0, event.ts - started - self._waited)
-        self.exporting.add("monkey.active_time.total", worked,  # type: ignore[union-attr]
-                           {**self._common(event.session_id), "type": "cli"})
+        self.exporting.add(  # type: ignore[union-attr]
+            "monkey.active_time.total",
+            worked,
+            {**self._common(event.session_id), "type": "cli"},
+        )
 
     def _usage(self, event: ev.Usage) -> None:
         sink = self.exporting
@@ -171,31 +184,61 @@ class Observer:
         sid = event.session_id
         model = self._model(sid, event.model)
         common = {**self._common(sid), "model": model}
-        for kind, tokens in (("input", event.input_tokens), ("output", event.output_tokens),
-                             ("cacheRead", event.cache_read_tokens), ("cacheCreation", event.cache_creation_tokens)):
+        for kind, tokens in (
+            ("input", event.input_tokens),
+            ("output", event.output_tokens),
+            ("cacheRead", event.cache_read_tokens),
+            ("cacheCreation", event.cache_creation_tokens),
+        ):
             if tokens:
                 sink.add("monkey.token.usage", tokens, {**common, "type": kind})
         if event.cost_usd:
             sink.add("monkey.cost.usage", event.cost_usd, common)
-        sink.log("monkey.api_request", {
-            **common, "input_tokens": event.input_tokens, "output_tokens": event.output_tokens,
-            "cache_read_tokens": event.cache_read_tokens, "cache_creation_tokens": event.cache_creation_tokens,
-            "cost_usd": event.cost_usd, "duration_ms": event.duration_ms, "ttft_ms": event.ttft_ms,
-        }, event.ts)
+        sink.log(
+            "monkey.api_request",
+            {
+                **common,
+                "input_tokens": event.input_tokens,
+                "output_tokens": event.output_tokens,
+                "cache_read_tokens": event.cache_read_tokens,
+                "cache_creation_tokens": event.cache_creation_tokens,
+                "cost_usd": event.cost_usd,
+                "duration_ms": event.duration_ms,
+                "ttft_ms": event.ttft_ms,
+            },
+            event.ts,
+        )
 
     def _error(self, event: ev.Error) -> None:
         if event.kind not in API_KINDS:
             return
         sid = event.session_id
-        self.exporting.log("monkey.api_error", {  # type: ignore[union-attr]
-            **self._common(sid), "model": self._model(sid), "error": self._clean(event.message), "kind": event.kind,
-            "fatal": event.fatal}, event.ts)
+        self.exporting.log(  # type: ignore[union-attr]
+            "monkey.api_error",
+            {
+                **self._common(sid),
+                "model": self._model(sid),
+                "error": self._clean(event.message),
+                "kind": event.kind,
+                "fatal": event.fatal,
+            },
+            event.ts,
+        )
 
     def _retry(self, event: ev.Retry) -> None:
         sid = event.session_id
-        self.exporting.log("monkey.api_error", {  # type: ignore[union-attr]
-            **self._common(sid), "model": self._model(sid), "error": self._clean(event.reason), "kind": "retry",
-            "attempt": event.attempt, "fatal": False}, event.ts)
+        self.exporting.log(  # type: ignore[union-attr]
+            "monkey.api_error",
+            {
+                **self._common(sid),
+                "model": self._model(sid),
+                "error": self._clean(event.reason),
+                "kind": "retry",
+                "attempt": event.attempt,
+                "fatal": False,
+            },
+            event.ts,
+        )
 
     def _approval(self, event: ev.ApprovalResolved) -> None:
         sink = self.exporting
@@ -223,8 +266,14 @@ class Observer:
                 sink.add("monkey.lines_of_code.count", added, {**common, "type": "added"})
             if removed:
                 sink.add("monkey.lines_of_code.count", removed, {**common, "type": "removed"})
-        attributes = {**common, "tool": event.name, "call_id": event.call_id, "success": event.ok,
-                      "duration_ms": event.duration_ms, "wait_ms": event.wait_ms}
+        attributes = {
+            **common,
+            "tool": event.name,
+            "call_id": event.call_id,
+            "success": event.ok,
+            "duration_ms": event.duration_ms,
+            "wait_ms": event.wait_ms,
+        }
         arguments = self._arguments.pop(event.call_id, None)
         if arguments is not None:
             attributes["tool_parameters"] = self._arguments_text(arguments)

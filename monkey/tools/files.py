@@ -232,8 +232,12 @@ class Change:
             await _blocking(len(self.after or b""), self.apply)
         except OSError as exc:
             raise ToolError(f"cannot change {self.rel}: {exc.strerror or exc}") from None
-        return ToolOutcome(output=self.summary, diff=self.diff(), paths=[self.rel],
-                           edits=[Edit(self.rel, self.before, self.after)] if self.before != self.after else [])
+        return ToolOutcome(
+            output=self.summary,
+            diff=self.diff(),
+            paths=[self.rel],
+            edits=[Edit(self.rel, self.before, self.after)] if self.before != self.after else [],
+        )
 
 
 def _existing_bytes(target: Path, rel: str) -> bytes | None:
@@ -316,9 +320,7 @@ class EditArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     path: PathArg
     old_string: Annotated[str, msgspec.Meta(description="The exact text to replace, whitespace included.")]
     new_string: Annotated[str, msgspec.Meta(description="The text to put in its place.")]
-    replace_all: Annotated[
-        bool, msgspec.Meta(description="Replace every occurrence instead of exactly one.")
-    ] = False
+    replace_all: Annotated[bool, msgspec.Meta(description="Replace every occurrence instead of exactly one.")] = False
 
 
 def _line_numbers(text: str, needle: str, limit: int = 20) -> tuple[list[int], int]:
@@ -390,9 +392,7 @@ class FileEdit(_ChangeTool[EditArgs]):
                     f"indentation/whitespace is at line {_format_lines(near, len(near))}; "
                     "read those lines and copy them exactly, whitespace included"
                 )
-            raise ToolError(
-                f"old_string was not found in {rel}; read the file again and copy the text exactly"
-            )
+            raise ToolError(f"old_string was not found in {rel}; read the file again and copy the text exactly")
         if count > 1 and not args.replace_all:
             raise ToolError(
                 f"old_string occurs {count} times in {rel} (lines {_format_lines(lines, count)}); "
@@ -449,9 +449,9 @@ class FileDelete(_ChangeTool[DeleteArgs]):
 class ListArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of list_directory."""
 
-    path: Annotated[
-        str, msgspec.Meta(description="Directory relative to the workspace root; the root by default.")
-    ] = "."
+    path: Annotated[str, msgspec.Meta(description="Directory relative to the workspace root; the root by default.")] = (
+        "."
+    )
 
 
 def _list(target: Path) -> list[str]:
@@ -492,4 +492,3 @@ class ListDirectory(Tool[ListArgs]):
         if len(entries) > LIST_LIMIT:
             text += f"\n[{LIST_LIMIT} of {len(entries)} entries shown; use glob_search to narrow down]"
         return ToolOutcome(output=text)
-

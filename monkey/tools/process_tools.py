@@ -38,8 +38,10 @@ class OutputArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     id: Annotated[str, msgspec.Meta(description="The process id shell_execute gave back, e.g. `p1`.")]
     since: Annotated[
         Annotated[int, msgspec.Meta(ge=0)] | None,
-        msgspec.Meta(description="Give what was printed from this position on (the `next` of the previous "
-                                 "read); omitted: everything still kept."),
+        msgspec.Meta(
+            description="Give what was printed from this position on (the `next` of the previous "
+            "read); omitted: everything still kept."
+        ),
     ] = None
 
 
@@ -81,8 +83,10 @@ class ProcessStop(Tool[StopArgs]):
         entry = table.get(args.id)
         was = entry.status()
         await table.stop(args.id)
-        return ToolOutcome(output=f"stopped {entry.id} ({was} before; its process group and the processes it "
-                                  f"started are gone)\n{describe(entry)}")
+        return ToolOutcome(
+            output=f"stopped {entry.id} ({was} before; its process group and the processes it "
+            f"started are gone)\n{describe(entry)}"
+        )
 
 
 class ListArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):

@@ -88,7 +88,7 @@ class OutputLog:
         if len(text) > self.keep:
             self.start += self._size + len(text) - self.keep
             self._parts.clear()
-            self._parts.append(text[-self.keep:])
+            self._parts.append(text[-self.keep :])
             self._size = self.keep
             return
         self._parts.append(text)
@@ -115,7 +115,7 @@ class OutputLog:
         if begin >= self.end:
             return "", max(begin, self.end) if since <= self.end else self.end, dropped
         whole = "".join(self._parts)
-        text = whole[begin - self.start:begin - self.start + max(limit, 1)]
+        text = whole[begin - self.start : begin - self.start + max(limit, 1)]
         return text, begin + len(text), dropped
 
 
@@ -211,16 +211,32 @@ class ProcessTable:
     def room(self) -> None:
         """ToolError when ``limit`` processes already run."""
         if self.running >= self.limit:
-            raise ToolError(f"{self.running} background processes already run (the limit is {self.limit}): "
-                            "stop one with process_stop first")
+            raise ToolError(
+                f"{self.running} background processes already run (the limit is {self.limit}): "
+                "stop one with process_stop first"
+            )
 
-    def add(self, proc: asyncio.subprocess.Process, *, command: str, call_id: str, session_id: str,
-            cleanup: Callable[[], None] = lambda: None) -> BackgroundProcess:
+    def add(
+        self,
+        proc: asyncio.subprocess.Process,
+        *,
+        command: str,
+        call_id: str,
+        session_id: str,
+        cleanup: Callable[[], None] = lambda: None,
+    ) -> BackgroundProcess:
         """Take a process just spawned (stdout and stderr piped, stdin closed) and read its output."""
         self._trim()
         self._count += 1
-        entry = BackgroundProcess(id=f"p{self._count}", command=command, call_id=call_id, session_id=session_id,
-                                  proc=proc, output=OutputLog(self.keep, secret_values()), cleanup=cleanup)
+        entry = BackgroundProcess(
+            id=f"p{self._count}",
+            command=command,
+            call_id=call_id,
+            session_id=session_id,
+            proc=proc,
+            output=OutputLog(self.keep, secret_values()),
+            cleanup=cleanup,
+        )
         self._procs[entry.id] = entry
         entry._reader = asyncio.create_task(self._read(entry), name=f"monkey-process-{entry.id}")
         self._changed()
@@ -230,9 +246,12 @@ class ProcessTable:
         """Forget the oldest ended processes (their output) past ``4 × limit`` in the table, so memory stays
         bounded however many a long session starts; one whose change is still open or that the person
         keeps stays."""
-        ended = [p for p in self._procs.values()
-                 if p.state != "running" and p.done.is_set() and p.change is None and not p.kept]
-        for entry in ended[:max(len(self._procs) - 4 * self.limit + 1, 0)]:
+        ended = [
+            p
+            for p in self._procs.values()
+            if p.state != "running" and p.done.is_set() and p.change is None and not p.kept
+        ]
+        for entry in ended[: max(len(self._procs) - 4 * self.limit + 1, 0)]:
             del self._procs[entry.id]
 
     async def _read(self, entry: BackgroundProcess) -> None:
@@ -257,8 +276,11 @@ class ProcessTable:
                 entry.cleanup()
                 entry.cleanup = lambda: None
                 tag = children.tag_of(proc.pid)
-                if proc.returncode is not None and not group_alive(proc.pid) and not (
-                        tag and children.strays(tag, proc.pid)):  # a daemon it left (setsid, no output) keeps it
+                if (
+                    proc.returncode is not None
+                    and not group_alive(proc.pid)
+                    and not (tag and children.strays(tag, proc.pid))
+                ):  # a daemon it left (setsid, no output) keeps it
                     entry.gone = True  # its pid may be another process's from now on: never signalled again
                     children.forget(proc.pid)
             entry.done.set()

@@ -79,8 +79,22 @@ def _inside(path: Path, root: Path) -> bool:
 
 def _bwrap_base(executable: str, network: bool) -> list[str]:
     """The bubblewrap arguments every command gets, before the workspace's binds."""
-    args = [executable, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", PRIVATE_TMP,
-            "--unshare-pid", "--unshare-ipc", "--die-with-parent", "--new-session"]
+    args = [
+        executable,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--tmpfs",
+        PRIVATE_TMP,
+        "--unshare-pid",
+        "--unshare-ipc",
+        "--die-with-parent",
+        "--new-session",
+    ]
     if not network:
         args.append("--unshare-net")
     if os.geteuid() == 0:  # bwrap run by root keeps every capability unless told otherwise
@@ -185,6 +199,7 @@ class Sandbox:
 
         restrict = ruleset.restrict
         if self.net_namespace and not self.network:
+
             def restrict() -> None:
                 _unshare_net()  # no network at all, not only TCP (raises: the command does not run)
                 ruleset.restrict()
@@ -211,8 +226,9 @@ def net_namespace_problem() -> str:
     if not sys.platform.startswith("linux"):
         return "network namespaces are a Linux feature"
     try:
-        done = subprocess.run(["true"], preexec_fn=_unshare_net, stdin=subprocess.DEVNULL, capture_output=True,
-                              timeout=_PROBE_TIMEOUT)
+        done = subprocess.run(
+            ["true"], preexec_fn=_unshare_net, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT
+        )
     except (OSError, subprocess.SubprocessError) as exc:
         return f"no network namespace ({exc})"
     return "" if done.returncode == 0 else f"no network namespace (exit {done.returncode})"
@@ -284,12 +300,22 @@ def _landlock_ruleset(workspace: Path, protected: list[Path], tmp: Path, network
     import landlockpy
     from landlockpy import AccessFS, AccessNet, Scope
 
-    write = (AccessFS.WRITE_FILE | AccessFS.REMOVE_DIR | AccessFS.REMOVE_FILE | AccessFS.MAKE_CHAR
-             | AccessFS.MAKE_DIR | AccessFS.MAKE_REG | AccessFS.MAKE_SOCK | AccessFS.MAKE_FIFO
-             | AccessFS.MAKE_BLOCK | AccessFS.MAKE_SYM | AccessFS.REFER | AccessFS.TRUNCATE)
+    write = (
+        AccessFS.WRITE_FILE
+        | AccessFS.REMOVE_DIR
+        | AccessFS.REMOVE_FILE
+        | AccessFS.MAKE_CHAR
+        | AccessFS.MAKE_DIR
+        | AccessFS.MAKE_REG
+        | AccessFS.MAKE_SOCK
+        | AccessFS.MAKE_FIFO
+        | AccessFS.MAKE_BLOCK
+        | AccessFS.MAKE_SYM
+        | AccessFS.REFER
+        | AccessFS.TRUNCATE
+    )
     net = AccessNet.NONE if network else AccessNet.BIND_TCP | AccessNet.CONNECT_TCP
-    ruleset = landlockpy.Ruleset(handled_fs=write, handled_net=net,
-                                 scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET)
+    ruleset = landlockpy.Ruleset(handled_fs=write, handled_net=net, scoped=Scope.SIGNAL | Scope.ABSTRACT_UNIX_SOCKET)
     try:
         for path in [*_writable(workspace, protected), tmp]:
             access = write if path.is_dir() and not path.is_symlink() else AccessFS.WRITE_FILE | AccessFS.TRUNCATE
@@ -313,8 +339,12 @@ def bubblewrap_problem() -> str:
     if executable is None:
         return "bubblewrap (bwrap) is not installed"
     try:
-        done = subprocess.run([*_bwrap_base(executable, False), "--", "true"], stdin=subprocess.DEVNULL,
-                              capture_output=True, timeout=_PROBE_TIMEOUT)
+        done = subprocess.run(
+            [*_bwrap_base(executable, False), "--", "true"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=_PROBE_TIMEOUT,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         return f"bwrap did not run: {exc}"
     if done.returncode != 0:
@@ -338,8 +368,13 @@ def landlock_problem() -> str:
     try:
         ruleset = _landlock_ruleset(tmp, [], tmp, False)
         try:
-            done = subprocess.run(["true"], preexec_fn=ruleset.restrict, stdin=subprocess.DEVNULL,
-                                  capture_output=True, timeout=_PROBE_TIMEOUT)
+            done = subprocess.run(
+                ["true"],
+                preexec_fn=ruleset.restrict,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                timeout=_PROBE_TIMEOUT,
+            )
         finally:
             ruleset.close()
     except Exception as exc:  # noqa: BLE001 - any failure means: no Landlock here
@@ -358,14 +393,13 @@ class Probe:
     problems: dict[str, str] = field(default_factory=dict)
 
 
-_WITHOUT = ("shell commands run without a sandbox, so every one needs a person's approval "
-            "(--no-approval included)")
+_WITHOUT = "shell commands run without a sandbox, so every one needs a person's approval (--no-approval included)"
 
 
 def probe(mode: str = "auto", *, network: bool = False, home: Path | None = None) -> Probe:
     """The sandbox ``shell.sandbox = mode`` gives here (each kind is probed once per process)."""
     if mode == "off":
-        return Probe(None, f"the sandbox is off (shell.sandbox = \"off\" in your config): {_WITHOUT}")
+        return Probe(None, f'the sandbox is off (shell.sandbox = "off" in your config): {_WITHOUT}')
     tried = ("bubblewrap", "landlock") if mode == "auto" else (mode,)
     problems: dict[str, str] = {}
     for kind in tried:
@@ -373,17 +407,26 @@ def probe(mode: str = "auto", *, network: bool = False, home: Path | None = None
         if not problem:
             executable = (shutil.which("bwrap") or "bwrap") if kind == "bubblewrap" else ""
             netns = kind == "landlock" and not network and not net_namespace_problem()
-            sandbox = Sandbox(kind, network=network, home=home, executable=executable,  # type: ignore[arg-type]
-                              net_namespace=netns)
+            sandbox = Sandbox(
+                kind,  # type: ignore[arg-type]
+                network=network,
+                home=home,
+                executable=executable,
+                net_namespace=netns,
+            )
             notice = ""
             if kind == "landlock":
                 said = []
                 if problems:  # auto fell back to Landlock
-                    said.append(f"shell commands run under Landlock ({problems['bubblewrap']}): files are "
-                                "protected, but new entries in the workspace root cannot be made by a command")
+                    said.append(
+                        f"shell commands run under Landlock ({problems['bubblewrap']}): files are "
+                        "protected, but new entries in the workspace root cannot be made by a command"
+                    )
                 if not network and not netns:
-                    said.append(f"Landlock cuts only TCP here ({net_namespace_problem()}): UDP, DNS included, "
-                                "stays open to sandboxed commands")
+                    said.append(
+                        f"Landlock cuts only TCP here ({net_namespace_problem()}): UDP, DNS included, "
+                        "stays open to sandboxed commands"
+                    )
                 notice = "; ".join(said)
             return Probe(sandbox, notice, problems)
         problems[kind] = problem
@@ -401,8 +444,9 @@ class PendingProbe:
     def __init__(self, mode: str = "auto", *, network: bool = False, home: Path | None = None) -> None:
         self._found: Probe | None = None
         self._error: BaseException | None = None
-        self._thread = threading.Thread(target=self._run, args=(mode, network, home), name="monkey-sandbox-probe",
-                                        daemon=True)
+        self._thread = threading.Thread(
+            target=self._run, args=(mode, network, home), name="monkey-sandbox-probe", daemon=True
+        )
         self._thread.start()
 
     def _run(self, mode: str, network: bool, home: Path | None) -> None:

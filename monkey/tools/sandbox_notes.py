@@ -25,8 +25,10 @@ _PATH = re.compile(r"""(?:^|[\s'"`‘’“(\[=:])((?:/|\.{1,2}/|[\w.-]+/)[^\s'"
 _SOCKET_WORDS = re.compile(r"connect|socket|https?:|curl|wget", re.I)
 _QUOTED_NAME = re.compile(r"""['"‘“]([^'"‘’“”/\s]+)['"’”]""")
 """A bare file name in quotes (``Permission denied: 'new.txt'``)."""
-_ASK = ("writing there needs a person's approval: a command a person approved is offered to them again, to run "
-        "outside the sandbox; or ask the user to run it themselves with !command")
+_ASK = (
+    "writing there needs a person's approval: a command a person approved is offered to them again, to run "
+    "outside the sandbox; or ask the user to run it themselves with !command"
+)
 
 
 def _where(token: str, workspace: Path, home: Path | None) -> str:
@@ -67,13 +69,19 @@ def explain(output: str, workspace: Path, *, kind: str, network: bool, home: Pat
     if places:
         notes.append(f"the sandbox kept this command from writing {', '.join(places)}; {_ASK}")
     elif root_entry:
-        notes.append("under the Landlock sandbox a command cannot create new entries directly in the workspace "
-                     "root (that would open .git/ too): create the file with file_write first, or ask a person")
+        notes.append(
+            "under the Landlock sandbox a command cannot create new entries directly in the workspace "
+            "root (that would open .git/ too): create the file with file_write first, or ask a person"
+        )
     elif fs_denied and re.search(r"Read-only file system|EROFS", output):
-        notes.append("this command runs in a sandbox: only the workspace (not its .git/ or .monkey/) and a "
-                     f"private temporary folder ($TMPDIR) are writable; {_ASK}")
+        notes.append(
+            "this command runs in a sandbox: only the workspace (not its .git/ or .monkey/) and a "
+            f"private temporary folder ($TMPDIR) are writable; {_ASK}"
+        )
     landlock_net = kind == "landlock" and bare_denial and _SOCKET_WORDS.search(output)
     if not network and (_NET_DENIED.search(output) or landlock_net):
-        notes.append("this command runs in a sandbox without network access (the user can allow it with "
-                     "`sandbox_network = true` under [shell] in their own config)")
+        notes.append(
+            "this command runs in a sandbox without network access (the user can allow it with "
+            "`sandbox_network = true` under [shell] in their own config)"
+        )
     return "".join(f"[sandbox: {note}]\n" for note in notes)

@@ -218,9 +218,7 @@ SearchPath = Annotated[
 class GlobArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of glob_search."""
 
-    pattern: Annotated[
-        str, msgspec.Meta(description="Glob relative to path, e.g. **/*.py or src/*.{ts,tsx}.")
-    ]
+    pattern: Annotated[str, msgspec.Meta(description="Glob relative to path, e.g. **/*.py or src/*.{ts,tsx}.")]
     path: SearchPath = "."
 
 
@@ -247,8 +245,9 @@ class GlobSearch(Tool[GlobArgs]):
                     f" (a pattern without / matches only files directly in {where.rel}; "
                     f"use **/{pattern} to search subdirectories too)"
                 )
-            return ToolOutcome(output=f"no files match {pattern} in {where.rel}{hint}{where.ignored_note()}"
-                                      f"{where.denied_note()}")
+            return ToolOutcome(
+                output=f"no files match {pattern} in {where.rel}{hint}{where.ignored_note()}{where.denied_note()}"
+            )
         text = "\n".join(found[:GLOB_LIMIT])
         if len(found) > GLOB_LIMIT:
             text += f"\n[{GLOB_LIMIT} of {len(found)} matching files shown; narrow the pattern or path]"

@@ -53,18 +53,18 @@ _BWRAP_EXEC = re.compile(r"bwrap: execvp (.*?): (.*)\n?\Z")
 class ShellArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of shell_execute."""
 
-    command: Annotated[
-        str, msgspec.Meta(description="The command line, e.g. `pytest -q tests/test_app.py`.")
-    ]
+    command: Annotated[str, msgspec.Meta(description="The command line, e.g. `pytest -q tests/test_app.py`.")]
     timeout: Annotated[
         Annotated[float, msgspec.Meta(gt=0)] | None,
         msgspec.Meta(description="Seconds before the command is stopped; a default applies when omitted."),
     ] = None
     background: Annotated[
         bool,
-        msgspec.Meta(description="Start the command and return at once with a process id (a dev server, a "
-                                 "watcher, a long test run); read it with process_output, stop it with "
-                                 "process_stop. No timeout applies."),
+        msgspec.Meta(
+            description="Start the command and return at once with a process id (a dev server, a "
+            "watcher, a long test run); read it with process_output, stop it with "
+            "process_stop. No timeout applies."
+        ),
     ] = False
 
 
@@ -152,8 +152,9 @@ class ShellExecute(Tool[ShellArgs]):
             raise ToolError(f"{output}{note}[exit code {code}]")
         return ToolOutcome(output=f"{output}{note}[exit code 0]")
 
-    async def _background(self, argv: list[str], root: Path, env: dict[str, str], args: ShellArgs,
-                          ctx: ToolContext) -> ToolOutcome:
+    async def _background(
+        self, argv: list[str], root: Path, env: dict[str, str], args: ShellArgs, ctx: ToolContext
+    ) -> ToolOutcome:
         """Start ``argv`` as a background process of the agent's table (see :mod:`monkey.tools.processes`)."""
         table = ctx.processes
         if table is None:
@@ -167,14 +168,22 @@ class ShellExecute(Tool[ShellArgs]):
             if prepared is not None:
                 prepared.cleanup()
             raise
-        entry = table.add(proc, command=args.command, call_id=ctx.call_id, session_id=ctx.session_id,
-                          cleanup=prepared.cleanup if prepared is not None else (lambda: None))
-        return ToolOutcome(output=f"started in the background as process {entry.id}; read its output with "
-                                  f"process_output {{\"id\": \"{entry.id}\"}}, stop it with process_stop",
-                           process=entry.id)
+        entry = table.add(
+            proc,
+            command=args.command,
+            call_id=ctx.call_id,
+            session_id=ctx.session_id,
+            cleanup=prepared.cleanup if prepared is not None else (lambda: None),
+        )
+        return ToolOutcome(
+            output=f"started in the background as process {entry.id}; read its output with "
+            f'process_output {{"id": "{entry.id}"}}, stop it with process_stop',
+            process=entry.id,
+        )
 
-    async def _start(self, argv: list[str], root: Path, env: dict[str, str],
-                     prepared: Prepared | None) -> asyncio.subprocess.Process:
+    async def _start(
+        self, argv: list[str], root: Path, env: dict[str, str], prepared: Prepared | None
+    ) -> asyncio.subprocess.Process:
         """Spawn ``argv`` (inside the sandbox when ``prepared``) the way every command starts."""
         try:
             return await spawn(
@@ -195,8 +204,15 @@ class ShellExecute(Tool[ShellArgs]):
         except subprocess.SubprocessError as exc:  # the Landlock sandbox could not be applied in the child
             raise ToolError(f"cannot run {argv[0]} in the sandbox: {exc}") from None
 
-    async def _spawn(self, argv: list[str], root: Path, env: dict[str, str], prepared: Prepared | None,
-                     timeout: float, ctx: ToolContext) -> Finished:
+    async def _spawn(
+        self,
+        argv: list[str],
+        root: Path,
+        env: dict[str, str],
+        prepared: Prepared | None,
+        timeout: float,
+        ctx: ToolContext,
+    ) -> Finished:
         """Start ``argv`` (inside the sandbox when ``prepared``) and supervise it to its end."""
         settings = ctx.shell
         proc = await self._start(argv, root, env, prepared)

@@ -54,9 +54,14 @@ def blocked_address(address: str) -> str | None:
     ip = ipaddress.ip_address(address.split("%", 1)[0])
     if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
         ip = ip.ipv4_mapped
-    for kind, flag in (("a loopback", ip.is_loopback), ("a private", ip.is_private),
-                       ("a link-local", ip.is_link_local), ("a multicast", ip.is_multicast),
-                       ("an unspecified", ip.is_unspecified), ("a reserved", ip.is_reserved)):
+    for kind, flag in (
+        ("a loopback", ip.is_loopback),
+        ("a private", ip.is_private),
+        ("a link-local", ip.is_link_local),
+        ("a multicast", ip.is_multicast),
+        ("an unspecified", ip.is_unspecified),
+        ("a reserved", ip.is_reserved),
+    ):
         if flag:
             return f"{kind} address ({ip})"
     if not ip.is_global:  # shared (100.64/10), documentation, benchmarking... ranges
@@ -96,8 +101,14 @@ def _backend(named: Callable[[str], bool]) -> Any:
         def __init__(self) -> None:
             self.inner = httpcore2.AnyIOBackend()
 
-        async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                              local_address: str | None = None, socket_options: Any = None) -> Any:
+        async def connect_tcp(
+            self,
+            host: str,
+            port: int,
+            timeout: float | None = None,
+            local_address: str | None = None,
+            socket_options: Any = None,
+        ) -> Any:
             try:
                 infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
             except OSError as exc:
@@ -108,10 +119,10 @@ def _backend(named: Callable[[str], bool]) -> Any:
             for info in infos:
                 why = blocked_address(str(info[4][0]))
                 if why is not None and not allowed:
-                    raise _Refused(f"{host} resolves to {why}; an allow rule web_fetch(domain:{host}) "
-                                   "must name it")
-            return await self.inner.connect_tcp(str(infos[0][4][0]), port, timeout=timeout,
-                                                local_address=local_address, socket_options=socket_options)
+                    raise _Refused(f"{host} resolves to {why}; an allow rule web_fetch(domain:{host}) must name it")
+            return await self.inner.connect_tcp(
+                str(infos[0][4][0]), port, timeout=timeout, local_address=local_address, socket_options=socket_options
+            )
 
         async def connect_unix_socket(self, *args: Any, **kwargs: Any) -> Any:
             raise httpcore2.ConnectError("web_fetch does not use unix sockets")
@@ -135,8 +146,13 @@ def _refusal(exc: BaseException) -> str | None:
     return None
 
 
-async def fetch(url: str, *, named: Callable[[str], bool], secrets: Iterable[str] = (),
-                accept: str = "text/html, text/markdown, text/plain;q=0.9, */*;q=0.5") -> Fetched:
+async def fetch(
+    url: str,
+    *,
+    named: Callable[[str], bool],
+    secrets: Iterable[str] = (),
+    accept: str = "text/html, text/markdown, text/plain;q=0.9, */*;q=0.5",
+) -> Fetched:
     """GET ``url`` (redirects followed by hand, each hop checked); raises ToolError with what went wrong."""
     import httpcore2
     import httpx2
@@ -144,10 +160,16 @@ async def fetch(url: str, *, named: Callable[[str], bool], secrets: Iterable[str
     secrets = [s for s in secrets if len(s) >= 8]
     transport = httpx2.AsyncHTTPTransport(trust_env=False)
     transport._pool = httpcore2.AsyncConnectionPool(  # the one way httpx lets a backend check addresses
-        ssl_context=httpx2.create_ssl_context(), network_backend=_backend(named), max_connections=4)
+        ssl_context=httpx2.create_ssl_context(), network_backend=_backend(named), max_connections=4
+    )
     headers = {"User-Agent": USER_AGENT, "Accept": accept}
-    async with httpx2.AsyncClient(transport=transport, trust_env=False, follow_redirects=False,
-                                  timeout=httpx2.Timeout(FETCH_TIMEOUT), headers=headers) as client:
+    async with httpx2.AsyncClient(
+        transport=transport,
+        trust_env=False,
+        follow_redirects=False,
+        timeout=httpx2.Timeout(FETCH_TIMEOUT),
+        headers=headers,
+    ) as client:
         for _ in range(MAX_REDIRECTS + 1):
             check_url(url, secrets)
             try:
@@ -163,8 +185,13 @@ async def fetch(url: str, *, named: Callable[[str], bool], secrets: Iterable[str
                             del body[MAX_BYTES:]
                             truncated = True
                             break
-                    return Fetched(str(response.url), response.status_code,
-                                   response.headers.get("content-type", ""), bytes(body), truncated)
+                    return Fetched(
+                        str(response.url),
+                        response.status_code,
+                        response.headers.get("content-type", ""),
+                        bytes(body),
+                        truncated,
+                    )
             except _Refused as exc:
                 raise ToolError(f"web_fetch: refused: {exc}") from None
             except httpx2.HTTPError as exc:

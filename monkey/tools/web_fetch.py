@@ -23,8 +23,16 @@ from monkey.tools.errors import ToolError
 __all__ = ["WebFetch", "WebFetchArgs", "to_text"]
 
 CACHE_SIZE = 32
-_TEXT_TYPES = ("text/", "application/json", "application/xml", "application/xhtml", "application/javascript",
-               "application/x-yaml", "application/yaml", "application/toml")
+_TEXT_TYPES = (
+    "text/",
+    "application/json",
+    "application/xml",
+    "application/xhtml",
+    "application/javascript",
+    "application/x-yaml",
+    "application/yaml",
+    "application/toml",
+)
 _DROPPED = ["script", "style", "noscript", "iframe", "svg", "nav", "form", "button", "input", "template", "head"]
 """Elements dropped with what they hold: code, styling, the page's menus and forms."""
 _WORD = re.compile(r"[^\W_]{3,}", re.UNICODE)
@@ -34,8 +42,10 @@ class WebFetchArgs(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
     """Arguments of web_fetch."""
 
     url: Annotated[str, msgspec.Meta(description="The page to fetch: an http or https URL.")]
-    prompt: Annotated[str, msgspec.Meta(
-        description="What you are looking for on the page; a long page keeps the parts that mention it.")] = ""
+    prompt: Annotated[
+        str,
+        msgspec.Meta(description="What you are looking for on the page; a long page keeps the parts that mention it."),
+    ] = ""
 
 
 def _charset(content_type: str) -> str:
@@ -50,8 +60,9 @@ def to_text(body: bytes, content_type: str) -> str | None:
         text = body.decode(_charset(content_type), errors="replace")
     except LookupError:
         text = body.decode("utf-8", errors="replace")
-    if kind in ("text/html", "application/xhtml+xml") or (not kind and text.lstrip()[:15].lower().startswith(
-            ("<!doctype html", "<html"))):
+    if kind in ("text/html", "application/xhtml+xml") or (
+        not kind and text.lstrip()[:15].lower().startswith(("<!doctype html", "<html"))
+    ):
         from bs4 import BeautifulSoup
         from markdownify import MarkdownConverter
 
@@ -72,8 +83,9 @@ def _focused(text: str, prompt: str, limit: int) -> str:
     chosen, then shown in the page's order."""
     wanted = {w.lower() for w in _WORD.findall(prompt)}
     paragraphs = [p for p in re.split(r"\n\s*\n", text) if p.strip()]
-    ranked = sorted(range(len(paragraphs)),
-                    key=lambda i: -len(wanted & {w.lower() for w in _WORD.findall(paragraphs[i])}))
+    ranked = sorted(
+        range(len(paragraphs)), key=lambda i: -len(wanted & {w.lower() for w in _WORD.findall(paragraphs[i])})
+    )
     kept: set[int] = set()
     size = 0
     for i in ranked:
@@ -118,8 +130,10 @@ class WebFetch(Tool[WebFetchArgs]):
             converted = await asyncio.to_thread(to_text, page.body, page.content_type)
             kind = page.content_type.split(";", 1)[0].strip() or "no content type"
             if converted is None:
-                raise ToolError(f"web_fetch: {page.url} is {kind} ({len(page.body)} bytes"
-                                f"{' or more' if page.truncated else ''}), not text; it is not read")
+                raise ToolError(
+                    f"web_fetch: {page.url} is {kind} ({len(page.body)} bytes"
+                    f"{' or more' if page.truncated else ''}), not text; it is not read"
+                )
             if page.status >= 400:
                 raise ToolError(f"web_fetch: {page.url} answered HTTP {page.status}:\n{converted[:2000]}")
             moved = f" (redirected to {page.url})" if page.url != url else ""
@@ -134,7 +148,11 @@ class WebFetch(Tool[WebFetchArgs]):
         head, _, body = text.partition("\n\n")
         if args.prompt.strip():
             shown = _focused(body, args.prompt, limit - len(head) - 200)
-            return ToolOutcome(output=f"{head}\n\n{shown}\n\n[{len(shown)} of {len(body)} characters: the parts "
-                                      f"that mention {args.prompt.strip()!r}; fetch with another prompt for others]")
-        return ToolOutcome(output=f"{text[:limit]}\n\n[first {limit} of {len(text)} characters; give a prompt "
-                                  "to keep the parts you need]")
+            return ToolOutcome(
+                output=f"{head}\n\n{shown}\n\n[{len(shown)} of {len(body)} characters: the parts "
+                f"that mention {args.prompt.strip()!r}; fetch with another prompt for others]"
+            )
+        return ToolOutcome(
+            output=f"{text[:limit]}\n\n[first {limit} of {len(text)} characters; give a prompt "
+            "to keep the parts you need]"
+        )

@@ -51,9 +51,7 @@ def _inside(path: PurePath, root: PurePath) -> PurePath | None:
         return None
 
 
-def resolve_path(
-    workspace: Path, path: str, *, for_write: bool, follow_final: bool = True
-) -> Path:
+def resolve_path(workspace: Path, path: str, *, for_write: bool, follow_final: bool = True) -> Path:
     """Resolve a path given by the model and make sure it may be used.
 
     Args:

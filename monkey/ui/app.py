@@ -69,12 +69,23 @@ class MonkeyApp(Stopping, BridgeHandlers, App[int]):
         Binding("shift+tab", "cycle_mode", "Permission mode", priority=True, show=False),
     ]
 
-    def __init__(self, agent: Agent | AgentSetup, *, task: str | None = None, continue_: bool = False,
-                 resume: str | None = None, notices: list[str] | None = None,
-                 clock: Callable[[], float] = time.monotonic, store_path: Path | None = None,
-                 exit_when_done: bool = False, approval_guard: float | None = None,
-                 approval_clock: Callable[[], float] = time.monotonic, inline: bool = False,
-                 ui: UIConfig | None = None, terminal_write: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent | AgentSetup,
+        *,
+        task: str | None = None,
+        continue_: bool = False,
+        resume: str | None = None,
+        notices: list[str] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+        store_path: Path | None = None,
+        exit_when_done: bool = False,
+        approval_guard: float | None = None,
+        approval_clock: Callable[[], float] = time.monotonic,
+        inline: bool = False,
+        ui: UIConfig | None = None,
+        terminal_write: Callable[[str], None] | None = None,
+    ) -> None:
         """``agent`` is the agent to drive, or an :class:`AgentSetup` to build it from after the first frame."""
         super().__init__()
         pending = agent if isinstance(agent, AgentSetup) else None
@@ -114,9 +125,15 @@ class MonkeyApp(Stopping, BridgeHandlers, App[int]):
             from monkey.notify import Notifier
 
             notifier = Notifier(notify, write=self.write_to_terminal, monitor=getattr(pending, "monitor", ""))
-        self.attention = Attention(self.write_to_terminal, place=self.workspace.name, bell=ui.bell,
-                                   title=ui.title, long_turn=ui.long_turn, notifier=notifier,
-                                   session=lambda: str(getattr(self.agent, "session_id", "") or ""))
+        self.attention = Attention(
+            self.write_to_terminal,
+            place=self.workspace.name,
+            bell=ui.bell,
+            title=ui.title,
+            long_turn=ui.long_turn,
+            notifier=notifier,
+            session=lambda: str(getattr(self.agent, "session_id", "") or ""),
+        )
         """Bell and terminal title when an approval waits or a long turn ends (``[ui]``)."""
         self.scrollback: list[Event] | None = [] if inline else None
         """``--inline``: this run's events, printed into the terminal's scrollback when the app closes."""
@@ -158,9 +175,14 @@ class MonkeyApp(Stopping, BridgeHandlers, App[int]):
         if self._live is None:
             from monkey.session.session import Session
 
-            self._live = Session(self.agent, self.switcher, show=self._show_event,
-                                 tell=lambda text, level: self.transcript.add_notice(text, level),
-                                 store_path=self.store_path, working=lambda: self.working)
+            self._live = Session(
+                self.agent,
+                self.switcher,
+                show=self._show_event,
+                tell=lambda text, level: self.transcript.add_notice(text, level),
+                store_path=self.store_path,
+                working=lambda: self.working,
+            )
             self._live.interrupted = self._stopping
         return self._live
 
@@ -242,8 +264,9 @@ class MonkeyApp(Stopping, BridgeHandlers, App[int]):
         status = self.status
         status.backend, status.model = self._backend.name, self._backend.model
         status.mode = self._mode
-        status.max_iterations = (self._setup.max_iterations if self._setup is not None
-                                 else self.agent.options.max_iterations)
+        status.max_iterations = (
+            self._setup.max_iterations if self._setup is not None else self.agent.options.max_iterations
+        )
         limits = self._setup.limits if self._setup is not None else self.agent.options.limits
         status.max_budget_usd, status.max_tokens = limits.max_budget_usd, limits.max_tokens
         status.show()
@@ -314,8 +337,9 @@ class MonkeyApp(Stopping, BridgeHandlers, App[int]):
             self.transcript.add_notice(f"sessions are not saved: {exc}", "error")
         else:
             self.continue_, self.resume = False, None
-            self.transcript.export_hint = (f"monkey sessions export {self.agent.session_id} --format markdown "
-                                           "shows the whole session")
+            self.transcript.export_hint = (
+                f"monkey sessions export {self.agent.session_id} --format markdown shows the whole session"
+            )
             for n, notice in enumerate(handle.notices):  # describe_restored(): what came back, any damage
                 self.transcript.add_notice(notice, "warning" if n else "info")
             if handle.restored is not None:
@@ -408,8 +432,11 @@ class MonkeyApp(Stopping, BridgeHandlers, App[int]):
             if self.exit_when_done and not self.queue:
                 self.call_later(self.action_quit)
             elif self.queue and self.queue_held:  # cancelled: the person sends or clears what waits
-                self.transcript.add_notice(f"{len(self.queue)} queued message(s) kept: Enter on an empty message box "
-                                           "sends the next, Esc clears them", "warning")
+                self.transcript.add_notice(
+                    f"{len(self.queue)} queued message(s) kept: Enter on an empty message box "
+                    "sends the next, Esc clears them",
+                    "warning",
+                )
             elif self.queue:  # popped only when sent, so the queue shows until the next turn starts
                 self.call_later(self._send_queued)
 

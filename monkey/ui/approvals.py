@@ -108,8 +108,9 @@ class ApprovalQueue:
                 kind: type[GuardedDialog] = PlanScreen
             else:
                 kind = ApprovalScreen
-            screen = kind(message.request, guard=self.app.approval_guard, clock=self.app.approval_clock,
-                          waiting=self._waiting())
+            screen = kind(
+                message.request, guard=self.app.approval_guard, clock=self.app.approval_clock, waiting=self._waiting()
+            )
             self.shown = (message, screen)
             self.app.push_screen(screen, partial(self._answered, message))
             self.app.attention.approval_waiting(message.request.tool, message.request.arguments)

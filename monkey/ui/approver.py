@@ -26,8 +26,9 @@ A person typing while the agent works does not see the dialog appear between two
 class ApprovalNeeded(Message):
     """A tool call waits for the person's decision."""
 
-    def __init__(self, request: ApprovalRequest, future: asyncio.Future[Decision],
-                 settled: asyncio.Future[None] | None = None) -> None:
+    def __init__(
+        self, request: ApprovalRequest, future: asyncio.Future[Decision], settled: asyncio.Future[None] | None = None
+    ) -> None:
         super().__init__()
         self.request = request
         """What to ask about."""

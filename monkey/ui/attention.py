@@ -37,9 +37,18 @@ def title_sequence(title: str) -> str:
 class Attention:
     """Rings and retitles through ``write`` (the app's terminal), as the settings allow."""
 
-    def __init__(self, write: Callable[[str], None], *, place: str, bell: bool = True, title: bool = True,
-                 long_turn: float = 10.0, clock: Callable[[], float] = time.monotonic,
-                 notifier: Notifier | None = None, session: Callable[[], str] = lambda: "") -> None:
+    def __init__(
+        self,
+        write: Callable[[str], None],
+        *,
+        place: str,
+        bell: bool = True,
+        title: bool = True,
+        long_turn: float = 10.0,
+        clock: Callable[[], float] = time.monotonic,
+        notifier: Notifier | None = None,
+        session: Callable[[], str] = lambda: "",
+    ) -> None:
         self.write = write
         self.notifier = notifier
         """Notifications off the terminal for the same moments (None: none)."""
@@ -82,8 +91,15 @@ class Attention:
         if self.notifier is not None and tool:
             from monkey.notify import Notice, question_line
 
-            self.notifier.send(Notice("approval", self._title("approval needed"), question_line(tool, arguments or {}),
-                                      session=self.session(), workspace=self.place))
+            self.notifier.send(
+                Notice(
+                    "approval",
+                    self._title("approval needed"),
+                    question_line(tool, arguments or {}),
+                    session=self.session(),
+                    workspace=self.place,
+                )
+            )
 
     def _title(self, state: str) -> str:
         return " · ".join(part for part in ("monkey", state, self.place) if part)
@@ -103,8 +119,15 @@ class Attention:
                 from monkey.notify import Notice
 
                 said = "done" if reason == "completed" else f"stopped: {reason}"
-                self.notifier.send(Notice("turn_done", self._title(said), f"the turn took {took:.0f} s",
-                                          session=self.session(), workspace=self.place))
+                self.notifier.send(
+                    Notice(
+                        "turn_done",
+                        self._title(said),
+                        f"the turn took {took:.0f} s",
+                        session=self.session(),
+                        workspace=self.place,
+                    )
+                )
         if reason == "completed":
             self._set("done" if long else "")
         elif reason == "cancelled":

@@ -111,8 +111,9 @@ class ToolProgress(Message):
 class ToolFinished(Message):
     """A tool call finished."""
 
-    def __init__(self, call_id: str, ok: bool, output: str, duration_ms: float, diff: str,
-                 wait_ms: float = 0.0) -> None:
+    def __init__(
+        self, call_id: str, ok: bool, output: str, duration_ms: float, diff: str, wait_ms: float = 0.0
+    ) -> None:
         super().__init__()
         self.call_id = call_id
         """The call's id."""
@@ -243,8 +244,12 @@ def translate(event: Event) -> list[Message]:  # noqa: PLR0912 - one dispatch, o
             if by == "web":  # /mode's own reply says the others
                 out.append(Notice(f"mode set to {mode} from the browser"))
         case PlanSaved(outcome=outcome, mode=mode, path=path):
-            plans = {"approved": f"plan approved: going on in {mode} mode", "sent_back": "plan sent back to the model",
-                     "rejected": "plan rejected: still in plan mode", "recorded": "plan recorded (still in plan mode)"}
+            plans = {
+                "approved": f"plan approved: going on in {mode} mode",
+                "sent_back": "plan sent back to the model",
+                "rejected": "plan rejected: still in plan mode",
+                "recorded": "plan recorded (still in plan mode)",
+            }
             out.append(Notice(plans[outcome] + (f"; kept in {path}" if path else "")))
         case IterationStarted(iteration=n, max_iterations=m):
             out.append(StatusChanged(iteration=n, max_iterations=m))

@@ -76,8 +76,7 @@ class BridgeHandlers:
     def on_status_changed(self, message: bridge.StatusChanged) -> None:
         self.status.update_fields(message.fields)
         if "backend" in message.fields or "model" in message.fields:
-            self.query_one(AppHeader).set_backend(message.fields.get("backend"),
-                                                  message.fields.get("model"))
+            self.query_one(AppHeader).set_backend(message.fields.get("backend"), message.fields.get("model"))
 
     def on_instructions_read(self, message: bridge.InstructionsRead) -> None:
         self.query_one(AppHeader).set_instructions(message.paths, more=message.more)
@@ -92,7 +91,9 @@ class BridgeHandlers:
         if message.reason == "denied" and self.transcript.shows(message.message):  # the call's block says why
             self.transcript.add_notice("turn ended", "warning")
         elif message.reason != "completed":
-            self.transcript.add_notice(f"turn ended: {message.message or message.reason}",
-                                       "warning" if message.reason == "cancelled" else "error")
+            self.transcript.add_notice(
+                f"turn ended: {message.message or message.reason}",
+                "warning" if message.reason == "cancelled" else "error",
+            )
         elif message.message:  # completed, but the answer was cut off (the stop reason says why)
             self.transcript.add_notice(message.message, "warning")

@@ -13,8 +13,15 @@ if TYPE_CHECKING:
 __all__ = ["run_app"]
 
 
-def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bool = False,
-            resume: str | None = None, notices: list[str] | None = None, inline: bool = False) -> int:
+def run_app(
+    agent: Agent | AgentSetup,
+    *,
+    task: str | None = None,
+    continue_: bool = False,
+    resume: str | None = None,
+    notices: list[str] | None = None,
+    inline: bool = False,
+) -> int:
     """Run the app until the person quits; Textual restores the terminal on every exit path.
 
     With ``task``, the task is sent at once and the app quits when the turn ends (``--tui``):
@@ -23,8 +30,15 @@ def run_app(agent: Agent | AgentSetup, *, task: str | None = None, continue_: bo
     """
     from monkey.ui.app import MonkeyApp
 
-    app = MonkeyApp(agent, task=task, continue_=continue_, resume=resume, notices=notices,
-                    exit_when_done=task is not None, inline=inline)
+    app = MonkeyApp(
+        agent,
+        task=task,
+        continue_=continue_,
+        resume=resume,
+        notices=notices,
+        exit_when_done=task is not None,
+        inline=inline,
+    )
     from monkey.line.stop_signals import modes_back
 
     try:

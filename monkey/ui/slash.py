@@ -56,6 +56,7 @@ class MonkeyApp(Protocol):
     def session_request(self) -> Any: ...
     async def start_over(self, setup: Any) -> None: ...
 
+
 __all__ = ["run_command", "HELP"]
 
 KEYS = [
@@ -167,5 +168,7 @@ def _pick(app: MonkeyApp) -> None:
         if session_id:
             await run_command(app, f"/resume {session_id}")
 
-    app.push_screen(SessionPickerScreen(app.session.store, app.agent.workspace),
-                    lambda chosen_id: app.run_worker(chosen(chosen_id), group="command"))
+    app.push_screen(
+        SessionPickerScreen(app.session.store, app.agent.workspace),
+        lambda chosen_id: app.run_worker(chosen(chosen_id), group="command"),
+    )

@@ -40,11 +40,22 @@ async def session_dict(store: SessionStore, info: SessionInfo, owners: dict[str,
         info.owned = owners.get(info.parent, False)  # a sub-agent runs inside its parent's process
     live = await live_state(store, info)
     return {
-        "id": info.id, "title": info.title, "workspace": info.workspace, "backend": info.backend,
-        "model": info.model, "state": live.state, "status": info.status, "parent": info.parent,
-        "turns": info.turns, "events": info.events, "input_tokens": info.input_tokens,
-        "output_tokens": info.output_tokens, "tokens": info.input_tokens + info.output_tokens,
-        "cost_usd": info.cost_usd, "created": info.created, "updated": info.updated,
+        "id": info.id,
+        "title": info.title,
+        "workspace": info.workspace,
+        "backend": info.backend,
+        "model": info.model,
+        "state": live.state,
+        "status": info.status,
+        "parent": info.parent,
+        "turns": info.turns,
+        "events": info.events,
+        "input_tokens": info.input_tokens,
+        "output_tokens": info.output_tokens,
+        "tokens": info.input_tokens + info.output_tokens,
+        "cost_usd": info.cost_usd,
+        "created": info.created,
+        "updated": info.updated,
         "pending": live.pending,
     }
 
@@ -117,8 +128,9 @@ def _after(request: Any) -> int | None:
     return max(after, 0)
 
 
-async def follow(store: SessionStore, session_id: str, after: int, types: frozenset[str],
-                 stop: asyncio.Event | None = None) -> AsyncIterator[list[tuple[int, str, bytes]]]:
+async def follow(
+    store: SessionStore, session_id: str, after: int, types: frozenset[str], stop: asyncio.Event | None = None
+) -> AsyncIterator[list[tuple[int, str, bytes]]]:
     """The session's events after ``after`` from the store, then live as they are stored (forever,
     or until ``stop`` is set), in batches: what one read of the store found."""
     last = after

@@ -51,16 +51,18 @@ async def answer_approval(request: Any) -> Any:
     except ValueError:
         body = None
     if not isinstance(body, dict) or body.get("choice") not in CHOICES or not isinstance(body.get("reason", ""), str):
-        return JSONResponse({"error": f"send {{\"choice\": one of {', '.join(CHOICES)}, \"reason\": text}}"},
-                            status_code=400)
+        return JSONResponse(
+            {"error": f'send {{"choice": one of {", ".join(CHOICES)}, "reason": text}}'}, status_code=400
+        )
     _, running = await _root(store, info)
     if info.parent is not None and info.status == "active":
         info.owned = running
     call_id = request.path_params["call_id"]
     pending = (await live_state(store, info)).pending
     if not any(p.get("call_id") == call_id for p in pending):
-        return JSONResponse({"error": "nothing waits for an answer to this call (answered, or the session ended)"},
-                            status_code=409)
+        return JSONResponse(
+            {"error": "nothing waits for an answer to this call (answered, or the session ended)"}, status_code=409
+        )
     answer = {"choice": body["choice"], "reason": body.get("reason", "")[:2000]}
     held = await claim(store, info.id, call_id, answer, "web")  # keyed by the session that asks
     if held["by"] != "web":
@@ -106,7 +108,7 @@ async def set_mode(request: Any) -> Any:
     except ModeError:
         mode = None
     if mode is None:
-        return JSONResponse({"error": f"send {{\"mode\": one of {', '.join(MODES)}}}"}, status_code=400)
+        return JSONResponse({"error": f'send {{"mode": one of {", ".join(MODES)}}}'}, status_code=400)
     return await _ask(request, {"action": "mode", "mode": mode})
 
 
@@ -136,7 +138,9 @@ async def request_state(request: Any) -> Any:
 def routes() -> list[Any]:
     from starlette.routing import Route
 
-    return [Route("/api/sessions/{session_id}/approvals/{call_id}", answer_approval, methods=["POST"]),
-            Route("/api/sessions/{session_id}/cancel", cancel, methods=["POST"]),
-            Route("/api/sessions/{session_id}/mode", set_mode, methods=["POST"]),
-            Route("/api/sessions/{session_id}/requests/{request_id}", request_state, methods=["GET"])]
+    return [
+        Route("/api/sessions/{session_id}/approvals/{call_id}", answer_approval, methods=["POST"]),
+        Route("/api/sessions/{session_id}/cancel", cancel, methods=["POST"]),
+        Route("/api/sessions/{session_id}/mode", set_mode, methods=["POST"]),
+        Route("/api/sessions/{session_id}/requests/{request_id}", request_state, methods=["GET"]),
+    ]

@@ -70,7 +70,9 @@ class WebGuard:
         origin = headers.get(b"origin", b"").decode("latin-1")
         if origin and not self.check.origin_allowed(origin):
             return await refuse(send, 403, b'{"error": "forbidden: a request from another origin"}')
-        cross = origin.rstrip("/") != f"http://{host}" or headers.get(b"sec-fetch-site", b"same-origin") != b"same-origin"
+        cross = (
+            origin.rstrip("/") != f"http://{host}" or headers.get(b"sec-fetch-site", b"same-origin") != b"same-origin"
+        )
         if scope["method"] not in SAFE_METHODS and cross:
             return await refuse(send, 403, b'{"error": "forbidden: a change must come from this page (Origin)"}')
         cookie = _cookies(headers.get(b"cookie", b"").decode("latin-1")).get(COOKIE, "")
@@ -80,16 +82,26 @@ class WebGuard:
         if given and scope["method"] in SAFE_METHODS:
             new = None if has_cookie else self.trade(given[0])
             if new is None and not has_cookie:
-                return await refuse(send, 401, b'{"error": "unauthorized: this token is wrong or was used already; '
-                                               b'restart monkey web for a new link"}')
+                return await refuse(
+                    send,
+                    401,
+                    b'{"error": "unauthorized: this token is wrong or was used already; '
+                    b'restart monkey web for a new link"}',
+                )
             rest = urlencode([(k, v) for k, v in query if k != "token"])
             location = scope.get("path", "/") + (f"?{rest}" if rest else "")
-            out = [(b"location", location.encode("latin-1")), (b"cache-control", b"no-store"),
-                   (b"referrer-policy", b"no-referrer"), (b"content-length", b"0")]
+            out = [
+                (b"location", location.encode("latin-1")),
+                (b"cache-control", b"no-store"),
+                (b"referrer-policy", b"no-referrer"),
+                (b"content-length", b"0"),
+            ]
             if new is not None:
                 out.append((b"set-cookie", f"{COOKIE}={new}; HttpOnly; SameSite=Strict; Path=/".encode()))
             await send({"type": "http.response.start", "status": 303, "headers": out})
             return await send({"type": "http.response.body", "body": b""})
         if not has_cookie:
-            return await refuse(send, 401, b'{"error": "unauthorized: open the link monkey web printed (url: ...?token=...)"}')
+            return await refuse(
+                send, 401, b'{"error": "unauthorized: open the link monkey web printed (url: ...?token=...)"}'
+            )
         await self.app(scope, receive, send)

@@ -20,7 +20,7 @@ STATIC = Path(__file__).with_name("static")
 _PAGES = {"/": "sessions.html", "/session": "session.html", "/stats": "stats.html"}
 _SECURITY_HEADERS = {
     "content-security-policy": "default-src 'self'; img-src 'self' data:; object-src 'none'; base-uri 'none'; "
-                               "frame-ancestors 'none'; form-action 'self'",
+    "frame-ancestors 'none'; form-action 'self'",
     "x-content-type-options": "nosniff",
     "referrer-policy": "no-referrer",
     "cache-control": "no-store",
@@ -57,6 +57,7 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
     def page(name: str) -> Any:
         async def handler(request: Any) -> Any:
             return FileResponse(STATIC / name, media_type="text/html", headers=_SECURITY_HEADERS)
+
         return handler
 
     @contextlib.asynccontextmanager
@@ -70,9 +71,17 @@ def build_app(settings: WebSettings, stopping: asyncio.Event | None = None) -> A
             await app.state.store.close()
 
     pages = [Route(path, page(name), methods=["GET"]) for path, name in _PAGES.items()]
-    app = Starlette(routes=[*routes(), *control_routes(), *undo_routes(), *stats_routes(), *pages,
-                            Mount("/static", StaticFiles(directory=STATIC), name="static")],
-                    lifespan=lifespan)
+    app = Starlette(
+        routes=[
+            *routes(),
+            *control_routes(),
+            *undo_routes(),
+            *stats_routes(),
+            *pages,
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ],
+        lifespan=lifespan,
+    )
     guard = WebGuard(_Headers(app), settings.host, settings.token)
     guard.stopping = app.state.stopping = stopping or asyncio.Event()
     return guard
@@ -91,8 +100,11 @@ class _Headers:
         async def sending(message: Any) -> None:
             if message["type"] == "http.response.start":
                 names = {k.lower() for k, _ in message.get("headers", [])}
-                extra = [(k.encode(), v.encode()) for k, v in _SECURITY_HEADERS.items()
-                         if k.encode() not in names and k != "cache-control"]
+                extra = [
+                    (k.encode(), v.encode())
+                    for k, v in _SECURITY_HEADERS.items()
+                    if k.encode() not in names and k != "cache-control"
+                ]
                 message = {**message, "headers": [*message.get("headers", []), *extra]}
             await send(message)
 
@@ -102,8 +114,7 @@ class _Headers:
 class WebFront:
     """One ``monkey web`` run: :meth:`serve` until :meth:`stop`."""
 
-    def __init__(self, settings: WebSettings, *, open_browser: bool = False, say: Any = None,
-                 app: Any = None) -> None:
+    def __init__(self, settings: WebSettings, *, open_browser: bool = False, say: Any = None, app: Any = None) -> None:
         self.settings = settings
         self.app = app if app is not None else build_app(settings)
         self.stopping: asyncio.Event = self.app.stopping
@@ -133,8 +144,9 @@ class WebFront:
                 yield
 
         sock = bind(self.settings.host, self.settings.port)
-        config = uvicorn.Config(self.app, log_level="warning", lifespan="on", access_log=False,
-                                timeout_graceful_shutdown=2)
+        config = uvicorn.Config(
+            self.app, log_level="warning", lifespan="on", access_log=False, timeout_graceful_shutdown=2
+        )
         self._server = Server(config)
         self._server.should_exit = self._stopping
         self.url = f"{base_url(sock)}/?token={self.settings.token}"

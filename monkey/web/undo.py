@@ -78,9 +78,13 @@ async def undo(request: Any) -> Any:
     try:
         outcome = await asyncio.to_thread(lambda: cps.undo(to=checkpoint, force=False))
     except UndoConflict as exc:
-        return JSONResponse({"error": f"nothing was undone: {len(exc.conflicts)} file(s) changed since monkey's "
-                                      "change", "conflicts": [{"reason": c.reason, "diff": c.diff}
-                                                             for c in exc.conflicts]}, status_code=409)
+        return JSONResponse(
+            {
+                "error": f"nothing was undone: {len(exc.conflicts)} file(s) changed since monkey's change",
+                "conflicts": [{"reason": c.reason, "diff": c.diff} for c in exc.conflicts],
+            },
+            status_code=409,
+        )
     except (UndoError, GitError, OSError) as exc:
         return JSONResponse({"error": str(exc)}, status_code=409)
     import json
@@ -92,5 +96,7 @@ async def undo(request: Any) -> Any:
 def routes() -> list[Any]:
     from starlette.routing import Route
 
-    return [Route("/api/sessions/{session_id}/checkpoints/{checkpoint}", preview, methods=["GET"]),
-            Route("/api/sessions/{session_id}/checkpoints/{checkpoint}/undo", undo, methods=["POST"])]
+    return [
+        Route("/api/sessions/{session_id}/checkpoints/{checkpoint}", preview, methods=["GET"]),
+        Route("/api/sessions/{session_id}/checkpoints/{checkpoint}/undo", undo, methods=["POST"]),
+    ]

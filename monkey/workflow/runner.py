@@ -59,9 +59,17 @@ DIFF_LIMIT = 20_000
 class Workflow:
     """One run of the Think/Plan/Do/Reflect workflow on ``agent`` for ``task``."""
 
-    def __init__(self, agent: Agent, task: str, *, settings: WorkflowConfig | None = None, home: Path,
-                 do_mode: str | None = None, workflow_id: str | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        task: str,
+        *,
+        settings: WorkflowConfig | None = None,
+        home: Path,
+        do_mode: str | None = None,
+        workflow_id: str | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.agent = agent
         self.task = task
         self.settings = settings or WorkflowConfig()
@@ -92,8 +100,13 @@ class Workflow:
             yield agent.session_started()
         async for event in self.run():
             yield event
-        ends = {"done": "completed", "cancelled": "cancelled", "error": "error", "rejected": "denied",
-                "budget": "budget"}
+        ends = {
+            "done": "completed",
+            "cancelled": "cancelled",
+            "error": "error",
+            "rejected": "denied",
+            "budget": "budget",
+        }
         said = f"workflow {self.id}: {self.outcome}" + (f" ({self.reason})" if self.reason else "")
         yield agent.session_ended(ends.get(self.outcome, "max_iterations"), said)  # type: ignore[arg-type]
 
@@ -105,8 +118,10 @@ class Workflow:
         self._registries["_full"] = full
         proposer = full.find(EXIT_PLAN_MODE)
         if isinstance(proposer, ExitPlanMode):  # the Do stage carries the plan out, not the Plan stage's turn
-            proposer.approved_text = ("The plan is approved (or recorded). End your turn now with one line: "
-                                      "the next stage of the workflow carries it out.")
+            proposer.approved_text = (
+                "The plan is approved (or recorded). End your turn now with one line: "
+                "the next stage of the workflow carries it out."
+            )
         try:
             async for event in self._stages():
                 yield event
@@ -128,8 +143,13 @@ class Workflow:
             return
         previous, feedback, failures = think, "", 0
         for iteration in range(1, max(1, self.settings.max_iterations) + 1):
-            async for event in self._stage("plan", iteration, stage_prompt(
-                    "plan", task=self.task, iteration=iteration, handoff=previous.for_prompt(), feedback=feedback)):
+            async for event in self._stage(
+                "plan",
+                iteration,
+                stage_prompt(
+                    "plan", task=self.task, iteration=iteration, handoff=previous.for_prompt(), feedback=feedback
+                ),
+            ):
                 yield event
             plan = self.handoffs[-1]
             if self._ended(plan):
@@ -137,9 +157,12 @@ class Workflow:
             if plan.plan_outcome == "rejected":
                 self.outcome, self.reason = "rejected", "the plan was rejected"
                 return
-            async for event in self._stage("do", iteration, stage_prompt(
-                    "do", task=self.task, iteration=iteration, handoff=plan.for_prompt()),
-                    mode=plan.mode or self.do_mode):
+            async for event in self._stage(
+                "do",
+                iteration,
+                stage_prompt("do", task=self.task, iteration=iteration, handoff=plan.for_prompt()),
+                mode=plan.mode or self.do_mode,
+            ):
                 yield event
             done = self.handoffs[-1]
             if self._ended(done):
@@ -156,14 +179,20 @@ class Workflow:
                 failures += 1
                 if failures > self.settings.verify_retries:
                     self.outcome = "verify_failed"
-                    self.reason = (f"the verify command still failed after {self.settings.verify_retries} "
-                                   "retries" if self.settings.verify_retries else "the verify command failed")
+                    self.reason = (
+                        f"the verify command still failed after {self.settings.verify_retries} retries"
+                        if self.settings.verify_retries
+                        else "the verify command failed"
+                    )
                     return
             self.outcome, self.reason = "not_done", reflect.reason
             previous = reflect
-            feedback = ("Reflect found the task not done; plan what is still missing, and mind the verify "
-                        "command's failure above." if reflect.verify_ok is False else
-                        "Reflect found the task not done; plan what is still missing.")
+            feedback = (
+                "Reflect found the task not done; plan what is still missing, and mind the verify "
+                "command's failure above."
+                if reflect.verify_ok is False
+                else "Reflect found the task not done; plan what is still missing."
+            )
         self.reason = f"not done after {self.settings.max_iterations} iterations: {self.reason}"
 
     def _ended(self, handoff: Handoff) -> bool:
@@ -197,8 +226,16 @@ class Workflow:
         agent.policy.set_mode(wanted)  # type: ignore[arg-type]
         return ModeChanged(session_id=agent.session_id, mode=wanted, previous=previous, by="workflow")
 
-    async def _stage(self, name: str, iteration: int, prompt: str | Callable[[], str], *, mode: str | None = None,
-                     before: Handoff | None = None, first: AsyncIterator[Event] | None = None) -> AsyncIterator[Event]:
+    async def _stage(
+        self,
+        name: str,
+        iteration: int,
+        prompt: str | Callable[[], str],
+        *,
+        mode: str | None = None,
+        before: Handoff | None = None,
+        first: AsyncIterator[Event] | None = None,
+    ) -> AsyncIterator[Event]:
         """Run one stage as a turn; its :class:`Handoff` is appended to :attr:`handoffs`.
 
         ``first``: events to run once the stage has started, before its turn (Reflect's verify
@@ -238,11 +275,19 @@ class Workflow:
                     diffs.append(event.diff)
             yield event
         outcome = last.reason if last is not None else "cancelled"
-        handoff = Handoff(stage=name, iteration=iteration, outcome=outcome, summary=last.result if last else "",
-                          reason=last.message if last is not None and outcome != "completed" else "")
+        handoff = Handoff(
+            stage=name,
+            iteration=iteration,
+            outcome=outcome,
+            summary=last.result if last else "",
+            reason=last.message if last is not None and outcome != "completed" else "",
+        )
         if before is not None:  # Reflect: what the verify command said
             handoff.verify_command, handoff.verify_ok, handoff.verify_output = (
-                before.verify_command, before.verify_ok, before.verify_output)
+                before.verify_command,
+                before.verify_ok,
+                before.verify_output,
+            )
         if name == "plan":
             handoff.plan = plan.plan if plan is not None else handoff.summary
             handoff.plan_outcome = plan.outcome if plan is not None else ""
@@ -256,16 +301,38 @@ class Workflow:
             handoff.verdict, handoff.reason = verdict, reason
         self.handoffs.append(handoff)
         wall = self.clock() - started
-        line = {"workflow_id": self.id, "session_id": sid, "stage": name, "iteration": iteration,
-                "outcome": outcome, "input_tokens": tokens[0], "output_tokens": tokens[1], "cost_usd": round(cost, 6),
-                "wall_s": round(wall, 3), "started": began, "verdict": handoff.verdict, "reason": handoff.reason}
+        line = {
+            "workflow_id": self.id,
+            "session_id": sid,
+            "stage": name,
+            "iteration": iteration,
+            "outcome": outcome,
+            "input_tokens": tokens[0],
+            "output_tokens": tokens[1],
+            "cost_usd": round(cost, 6),
+            "wall_s": round(wall, 3),
+            "started": began,
+            "verdict": handoff.verdict,
+            "reason": handoff.reason,
+        }
         try:
             await asyncio.to_thread(self.trace.write, line)
         except OSError:
             pass  # the events still say it; a full disk must not end the run here
-        yield StageCompleted(session_id=sid, workflow_id=self.id, stage=name, iteration=iteration, outcome=outcome,
-                             input_tokens=tokens[0], output_tokens=tokens[1], cost_usd=cost, wall_s=wall,
-                             verdict=handoff.verdict, reason=handoff.reason, handoff=handoff.to_json())
+        yield StageCompleted(
+            session_id=sid,
+            workflow_id=self.id,
+            stage=name,
+            iteration=iteration,
+            outcome=outcome,
+            input_tokens=tokens[0],
+            output_tokens=tokens[1],
+            cost_usd=cost,
+            wall_s=wall,
+            verdict=handoff.verdict,
+            reason=handoff.reason,
+            handoff=handoff.to_json(),
+        )
 
     async def _reflect(self, iteration: int, done: Handoff, mode: str) -> AsyncIterator[Event]:
         """Reflect: the verify command (in Do's mode, as the person's own, but in the sandbox unless their
@@ -289,8 +356,14 @@ class Workflow:
             if command:
                 state = "passed" if checked.verify_ok else "FAILED" if checked.verify_ok is not None else "did not run"
                 said = f"The verify command `{command}` {state}:\n{checked.verify_output.strip() or '(no output)'}"
-            return stage_prompt("reflect", task=self.task, iteration=iteration, handoff=done.for_prompt(),
-                                diff=self._diff or "(no change was recorded)", verify=said)
+            return stage_prompt(
+                "reflect",
+                task=self.task,
+                iteration=iteration,
+                handoff=done.for_prompt(),
+                diff=self._diff or "(no change was recorded)",
+                verify=said,
+            )
 
         async for event in self._stage("reflect", iteration, prompt, before=checked, first=verify()):
             yield event

@@ -43,8 +43,11 @@ def stage_tools(full: ToolRegistry, tools: ToolSet) -> ToolRegistry:
     """The stage's tools, taken from the agent's whole set (the same tool objects, in order)."""
     if tools == "all":
         return ToolRegistry([t for t in full if t.name != EXIT_PLAN_MODE])
-    keep = [t for t in full if (t.read_only and not t.dangerous) or t.name == SHELL_TOOL
-            or (tools == "plan" and t.name == EXIT_PLAN_MODE)]
+    keep = [
+        t
+        for t in full
+        if (t.read_only and not t.dangerous) or t.name == SHELL_TOOL or (tools == "plan" and t.name == EXIT_PLAN_MODE)
+    ]
     return ToolRegistry(keep)
 
 

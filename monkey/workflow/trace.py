@@ -84,14 +84,27 @@ def trace_table(lines: list[dict[str, Any]]) -> list[str]:
         tokens_in, tokens_out, cost, wall = tokens_in + t_in, tokens_out + t_out, cost + c, wall + w
         said = " — ".join(x for x in (str(line.get("verdict", "") or ""), str(line.get("reason", "") or "")) if x)
         said = " ".join(said.split())
-        rows.append((str(n), str(line.get("stage", "?")), str(line.get("iteration", "")), str(line.get("outcome", "")),
-                     str(t_in), str(t_out), f"{c:.4f}", f"{w:.1f}", said[:70] + ("…" if len(said) > 70 else "")))
+        rows.append(
+            (
+                str(n),
+                str(line.get("stage", "?")),
+                str(line.get("iteration", "")),
+                str(line.get("outcome", "")),
+                str(t_in),
+                str(t_out),
+                f"{c:.4f}",
+                f"{w:.1f}",
+                said[:70] + ("…" if len(said) > 70 else ""),
+            )
+        )
     rows.append(("", "total", "", "", str(tokens_in), str(tokens_out), f"{cost:.4f}", f"{wall:.1f}", ""))
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
     right = {0, 2, 4, 5, 6, 7}
 
     def fmt(row: tuple[str, ...]) -> str:
-        cells = (cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False)))
+        cells = (
+            cell.rjust(w) if i in right else cell.ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=False))
+        )
         return "  ".join(cells).rstrip()
 
     return [fmt(head), fmt(tuple("-" * w for w in widths)), *(fmt(r) for r in rows)]

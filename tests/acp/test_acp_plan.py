@@ -14,8 +14,9 @@ PLAN_TURNS = [
 ]
 
 
-async def test_plan_in_an_editor_allow_always_goes_on_accepting_edits(workspace: Path, monkey_home: Path,
-                                                                      tmp_path: Path) -> None:
+async def test_plan_in_an_editor_allow_always_goes_on_accepting_edits(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "s.json", PLAN_TURNS)
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         client.answer = "allow_always"
@@ -33,7 +34,10 @@ async def test_plan_in_an_editor_allow_always_goes_on_accepting_edits(workspace:
 async def test_plan_rejected_in_an_editor_changes_nothing(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", PLAN_TURNS)
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script), "--mode", "plan") as (
-            conn, client, _):
+        conn,
+        client,
+        _,
+    ):
         client.answer = "reject_once"
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=prompt("greet"))
@@ -41,14 +45,20 @@ async def test_plan_rejected_in_an_editor_changes_nothing(workspace: Path, monke
 
 
 async def test_a_workflow_from_an_editor(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "w.json", [
-        {"text": "Nothing there yet."},
-        {"text": "My plan.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Write hello.txt"}}]},
-        {"text": "Approved."},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
-        {"text": "Wrote it."},
-        {"text": "VERDICT: done\nREASON: hello.txt is there"},
-    ])
+    script = write_script(
+        tmp_path / "w.json",
+        [
+            {"text": "Nothing there yet."},
+            {
+                "text": "My plan.",
+                "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Write hello.txt"}}],
+            },
+            {"text": "Approved."},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+            {"text": "Wrote it."},
+            {"text": "VERDICT: done\nREASON: hello.txt is there"},
+        ],
+    )
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         client.answer = "allow_always"  # the plan: approved into accept-edits, so the write asks nothing
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])

@@ -10,8 +10,11 @@ from tests.support.acp import kinds, prompt, start_monkey, text_of
 from tests.support.cli import invoke_async, write_script
 
 WRITE = [
-    {"thinking": "A file is wanted.", "text": "I'll write it.",
-     "tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+    {
+        "thinking": "A file is wanted.",
+        "text": "I'll write it.",
+        "tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}],
+    },
     {"text": "Done: hello.txt says hi."},
 ]
 
@@ -38,18 +41,30 @@ def test_an_editors_sse_mcp_server_is_left_out_and_its_http_one_kept() -> None:
 
     from monkey.acp.server import editor_servers
 
-    request = NewSessionRequest.model_validate({"cwd": "/w", "mcpServers": [
-        {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []},
-        {"type": "http", "name": "new", "url": "http://127.0.0.1:9/mcp",
-         "headers": [{"name": "X-Key", "value": "v"}]},
-        {"name": "local", "command": "server", "args": ["-q"], "env": []}]})
+    request = NewSessionRequest.model_validate(
+        {
+            "cwd": "/w",
+            "mcpServers": [
+                {"type": "sse", "name": "old", "url": "http://127.0.0.1:9/sse", "headers": []},
+                {
+                    "type": "http",
+                    "name": "new",
+                    "url": "http://127.0.0.1:9/mcp",
+                    "headers": [{"name": "X-Key", "value": "v"}],
+                },
+                {"name": "local", "command": "server", "args": ["-q"], "env": []},
+            ],
+        }
+    )
     assert editor_servers(request.mcp_servers) == {
         "new": {"url": "http://127.0.0.1:9/mcp", "headers": {"X-Key": "v"}},
-        "local": {"command": "server", "args": ["-q"], "env": {}}}
+        "local": {"command": "server", "args": ["-q"], "env": {}},
+    }
 
 
 async def test_prompt_streams_and_an_approved_write_is_checkpointed(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "s.json", WRITE)
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
@@ -62,7 +77,7 @@ async def test_prompt_streams_and_an_approved_write_is_checkpointed(
     assert text_of(updates) == "I'll write it.Done: hello.txt says hi."
     assert text_of(updates, "agent_thought_chunk") == "A file is wanted."
     # the call: announced pending, asked about, then in progress, then completed with its diff
-    (options, asked), = client.questions
+    ((options, asked),) = client.questions
     assert [o.kind for o in options] == ["allow_once", "allow_always", "reject_once", "reject_always"]
     assert asked.kind == "edit" and asked.title == "Write hello.txt"
     assert asked.content[0].type == "diff" and asked.content[0].new_text == "hi\n"
@@ -70,7 +85,7 @@ async def test_prompt_streams_and_an_approved_write_is_checkpointed(
     assert [getattr(u, "status", None) for u in calls] == ["pending", "in_progress", "completed"]
     start, _, done = calls
     assert start.kind == "edit" and start.locations[0].path == str(workspace / "hello.txt")
-    diff, = done.content
+    (diff,) = done.content
     assert (diff.type, diff.path, diff.old_text, diff.new_text) == ("diff", str(workspace / "hello.txt"), None, "hi\n")
     # the change went through monkey's checkpoints: monkey undo puts it back
     names = [c.name for c in commands.available_commands]
@@ -84,8 +99,9 @@ async def test_prompt_streams_and_an_approved_write_is_checkpointed(
 
 
 @pytest.mark.parametrize("answer", ["reject_once", "reject_always"])
-async def test_a_rejected_write_changes_nothing(workspace: Path, monkey_home: Path, tmp_path: Path,
-                                                answer: str) -> None:
+async def test_a_rejected_write_changes_nothing(
+    workspace: Path, monkey_home: Path, tmp_path: Path, answer: str
+) -> None:
     script = write_script(tmp_path / "s.json", WRITE)
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         client.answer = answer
@@ -99,11 +115,14 @@ async def test_a_rejected_write_changes_nothing(workspace: Path, monkey_home: Pa
 
 
 async def test_allow_always_asks_once_per_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt", "content": "b\n"}}]},
-        {"text": "both written"},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt", "content": "b\n"}}]},
+            {"text": "both written"},
+        ],
+    )
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         client.answer = "allow_always"
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
@@ -127,10 +146,14 @@ async def test_no_approval_mode_runs_without_asking(workspace: Path, monkey_home
 
 
 async def test_max_iterations_is_max_turn_requests(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "list_directory", "arguments": {}}], "repeat": 3}, {"text": "x"}])
-    async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script),
-                            "--max-iterations", "2") as (conn, client, _):
+    script = write_script(
+        tmp_path / "s.json", [{"tool_calls": [{"name": "list_directory", "arguments": {}}], "repeat": 3}, {"text": "x"}]
+    )
+    async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script), "--max-iterations", "2") as (
+        conn,
+        client,
+        _,
+    ):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         reply = await conn.prompt(session_id=session.session_id, prompt=prompt("look around"))
     assert reply.stop_reason == "max_turn_requests"

@@ -18,8 +18,9 @@ def _args(script: Path) -> tuple[str, ...]:
 async def test_cancel_during_a_slow_turn(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     from acp import RequestError
 
-    script = write_script(tmp_path / "s.json", [{"text": "one two three four five six seven eight nine ten " * 20,
-                                                 "delay": 0.2}])
+    script = write_script(
+        tmp_path / "s.json", [{"text": "one two three four five six seven eight nine ten " * 20, "delay": 0.2}]
+    )
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt("talk slowly")))
@@ -38,8 +39,10 @@ async def test_cancel_during_a_slow_turn(workspace: Path, monkey_home: Path, tmp
 
 
 async def test_cancel_while_a_question_waits(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]}, {"text": "x"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]}, {"text": "x"}],
+    )
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
         never = asyncio.get_running_loop().create_future()
         client.before_answer = lambda: never  # the editor's question stays open until the cancel
@@ -53,11 +56,30 @@ async def test_cancel_while_a_question_waits(workspace: Path, monkey_home: Path,
 
 
 async def test_load_replays_a_stored_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"text": "I'll write it.", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
-        {"text": "Written."}])
-    stored = await invoke_async(["agent", *_args(script), "--cwd", str(workspace), "--no-approval",
-                                 "--output-format", "stream-json", "--task", "write a.txt"], home=monkey_home)
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "text": "I'll write it.",
+                "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}],
+            },
+            {"text": "Written."},
+        ],
+    )
+    stored = await invoke_async(
+        [
+            "agent",
+            *_args(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "write a.txt",
+        ],
+        home=monkey_home,
+    )
     assert stored.returncode == 0, stored.stderr
     session_id = stored.of_type("session_started")[0]["session_id"]
     later = write_script(tmp_path / "later.json", [{"text": "Still here."}])
@@ -69,8 +91,13 @@ async def test_load_replays_a_stored_session(workspace: Path, monkey_home: Path,
         replayed = list(client.updates)
         reply = await conn.prompt(session_id=session_id, prompt=prompt("are you there?"))
     kinds = [u.session_update for u in replayed if u.session_update != "available_commands_update"]
-    assert kinds == ["user_message_chunk", "agent_message_chunk", "tool_call", "tool_call_update",
-                     "agent_message_chunk"]
+    assert kinds == [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]
     assert replayed[0].content.text == "write a.txt"
     assert text_of(replayed) == "I'll write it.Written."
     done = replayed[3]
@@ -80,11 +107,16 @@ async def test_load_replays_a_stored_session(workspace: Path, monkey_home: Path,
     assert "are you there?" in shown.stdout
 
 
-async def test_a_slash_command_runs_through_the_session_layer(workspace: Path, monkey_home: Path,
-                                                              tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
-        {"text": "Written."}])
+async def test_a_slash_command_runs_through_the_session_layer(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+            {"text": "Written."},
+        ],
+    )
     async with start_monkey(monkey_home, *_args(script), "--no-approval") as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         assert session.modes.current_mode_id == "auto"
@@ -102,8 +134,9 @@ async def test_a_slash_command_runs_through_the_session_layer(workspace: Path, m
     assert unknown == "warning: unknown command /nosuch; /help lists them"
 
 
-async def test_linked_and_embedded_files_go_with_the_message(workspace: Path, monkey_home: Path,
-                                                            tmp_path: Path) -> None:
+async def test_linked_and_embedded_files_go_with_the_message(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     from acp import resource_block, resource_link_block, text_block
     from acp.helpers import embedded_text_resource
 
@@ -111,13 +144,16 @@ async def test_linked_and_embedded_files_go_with_the_message(workspace: Path, mo
     script = write_script(tmp_path / "s.json", [{"text": "ok"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-        blocks = [text_block("read"), resource_link_block("notes.md", (workspace / "notes.md").as_uri()),
-                  text_block("and"),
-                  resource_block(embedded_text_resource((workspace / "draft.py").as_uri(), "print('unsaved')\n"))]
+        blocks = [
+            text_block("read"),
+            resource_link_block("notes.md", (workspace / "notes.md").as_uri()),
+            text_block("and"),
+            resource_block(embedded_text_resource((workspace / "draft.py").as_uri(), "print('unsaved')\n")),
+        ]
         await conn.prompt(session_id=session.session_id, prompt=blocks)
     shown = await invoke_async(["sessions", "export", session.session_id], home=monkey_home)
     assert '<file path=\\"notes.md\\">\\nremember the milk\\n</file>' in shown.stdout
-    assert '<file path=\\"draft.py\\">\\nprint(\'unsaved\')\\n</file>' in shown.stdout
+    assert "<file path=\\\"draft.py\\\">\\nprint('unsaved')\\n</file>" in shown.stdout
 
 
 async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
@@ -153,7 +189,8 @@ async def test_bad_input_gets_an_error_not_a_crash(workspace: Path, monkey_home:
 
 
 async def test_an_editors_mcp_server_that_cannot_start_is_said_and_the_session_goes_on(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     from acp.schema import McpServerStdio
 
     script = write_script(tmp_path / "s.json", [{"text": "fine"}])
@@ -175,12 +212,20 @@ def test_garbage_on_stdin_is_skipped_and_unknown_methods_are_errors(monkey_home:
     from tests.support.cli import monkey_env
 
     script = write_script(tmp_path / "s.json", [{"text": "fine"}])
-    lines = ["this is not json", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                                             "params": {"protocolVersion": 1}}),
-             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/teleport", "params": {}}),
-             json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": 42}})]
-    proc = subprocess.run([sys.executable, "-m", "monkey", "acp", *_args(script)], input="\n".join(lines) + "\n",
-                          capture_output=True, text=True, timeout=60, env=monkey_env(monkey_home))
+    lines = [
+        "this is not json",
+        json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": 1}}),
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "session/teleport", "params": {}}),
+        json.dumps({"jsonrpc": "2.0", "id": 3, "method": "session/new", "params": {"cwd": 42}}),
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-m", "monkey", "acp", *_args(script)],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=monkey_env(monkey_home),
+    )
     replies = {r["id"]: r for r in map(json.loads, proc.stdout.splitlines())}
     assert proc.returncode == 0
     assert replies[1]["result"]["agentCapabilities"]["loadSession"] is True
@@ -194,19 +239,23 @@ def test_version_and_help_do_not_load_the_sdk(monkey_home: Path) -> None:
 
     from tests.support.cli import monkey_env
 
-    code = ("import sys, contextlib, io\nfrom monkey.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            "    main(['--version'])\n"
-            "    with contextlib.suppress(SystemExit): main(['--help'])\n"
-            "    with contextlib.suppress(SystemExit): main(['acp', '--help'])\n"
-            "print(sorted(m for m in ('acp', 'pydantic') if m in sys.modules))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         env=monkey_env(monkey_home)).stdout
+    code = (
+        "import sys, contextlib, io\nfrom monkey.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    main(['--version'])\n"
+        "    with contextlib.suppress(SystemExit): main(['--help'])\n"
+        "    with contextlib.suppress(SystemExit): main(['acp', '--help'])\n"
+        "print(sorted(m for m in ('acp', 'pydantic') if m in sys.modules))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, env=monkey_env(monkey_home)
+    ).stdout
     assert out.strip() == "[]"
 
 
-async def test_worktree_in_an_editor_makes_it_and_says_to_open_it(workspace: Path, monkey_home: Path,
-                                                                  tmp_path: Path) -> None:
+async def test_worktree_in_an_editor_makes_it_and_says_to_open_it(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "unused"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])

@@ -24,8 +24,9 @@ def _stored(workspace: Path, home: Path) -> tuple[dict, list[dict]]:
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-async def test_a_signal_between_turns_stores_the_sessions_end(sig: int, workspace: Path, monkey_home: Path,
-                                                              tmp_path: Path) -> None:
+async def test_a_signal_between_turns_stores_the_sessions_end(
+    sig: int, workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "answered"}])
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, _, process):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
@@ -37,13 +38,19 @@ async def test_a_signal_between_turns_stores_the_sessions_end(sig: int, workspac
     assert events[-1]["type"] == "session_ended"
 
 
-async def test_sigterm_during_a_turn_stops_it_and_stores_the_end(workspace: Path, monkey_home: Path,
-                                                                 tmp_path: Path) -> None:
+async def test_sigterm_during_a_turn_stops_it_and_stores_the_end(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     waits = f"{sys.executable} -c \"import time; print('started', flush=True); time.sleep(120)\""
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": waits}}]}, {"text": "never"}])
-    async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script),
-                            "--no-approval") as (conn, client, process):
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [{"name": "shell_execute", "arguments": {"command": waits}}]}, {"text": "never"}],
+    )
+    async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script), "--no-approval") as (
+        conn,
+        client,
+        process,
+    ):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         turn = asyncio.create_task(conn.prompt(session_id=session.session_id, prompt=prompt("run it")))
         await client.wait_for(lambda u: u.session_update == "tool_call", 60)  # the turn runs its command

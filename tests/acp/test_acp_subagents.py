@@ -14,20 +14,27 @@ def _two_children_writing(tmp_path: Path) -> Path:
         return {"name": "task", "arguments": {"description": description, "prompt": "write it", "agent": "general"}}
 
     def child(path: str) -> dict:
-        return {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": "x\n"}}]},
-                          {"text": f"wrote {path}"}]}
+        return {
+            "turns": [
+                {"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": "x\n"}}]},
+                {"text": f"wrote {path}"},
+            ]
+        }
 
-    return write_script(tmp_path / "s.json", [{"tool_calls": [task("first file"), task("second file")]},
-                                              {"text": "both written"}],
-                        agents={"general#1": child("a.txt"), "general#2": child("b.txt")})
+    return write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [task("first file"), task("second file")]}, {"text": "both written"}],
+        agents={"general#1": child("a.txt"), "general#2": child("b.txt")},
+    )
 
 
 def _note(tool_call) -> str:  # type: ignore[no-untyped-def]
     return "\n".join(block.content.text for block in tool_call.content if getattr(block, "type", "") == "content")
 
 
-async def test_a_session_answer_to_one_child_settles_the_others_question(workspace: Path, monkey_home: Path,
-                                                                        tmp_path: Path) -> None:
+async def test_a_session_answer_to_one_child_settles_the_others_question(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = _two_children_writing(tmp_path)
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         client.answer = "allow_always"
@@ -41,8 +48,9 @@ async def test_a_session_answer_to_one_child_settles_the_others_question(workspa
     assert (workspace / "a.txt").read_text() == (workspace / "b.txt").read_text() == "x\n"
 
 
-async def test_each_child_is_asked_in_turn_when_answered_once(workspace: Path, monkey_home: Path,
-                                                              tmp_path: Path) -> None:
+async def test_each_child_is_asked_in_turn_when_answered_once(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = _two_children_writing(tmp_path)
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])

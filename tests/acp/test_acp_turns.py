@@ -15,23 +15,36 @@ def _args(script: Path) -> tuple[str, ...]:
 
 
 async def test_an_edit_is_shown_as_its_hunk(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_edit", "arguments": {"path": "README.md", "old_string": "# proj",
-                                                             "new_string": "# project"}}]},
-        {"text": "renamed"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "file_edit",
+                        "arguments": {"path": "README.md", "old_string": "# proj", "new_string": "# project"},
+                    }
+                ]
+            },
+            {"text": "renamed"},
+        ],
+    )
     async with start_monkey(monkey_home, *_args(script), "--no-approval") as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=prompt("rename the project"))
     done = [u for u in client.updates if u.session_update == "tool_call_update" and u.status == "completed"][0]
-    diff, = done.content
+    (diff,) = done.content
     assert (diff.path, diff.old_text, diff.new_text) == (str(workspace / "README.md"), "# proj\n", "# project\n")
     assert (workspace / "README.md").read_text() == "# project\n"
 
 
-async def test_a_failing_model_call_is_said_and_the_session_goes_on(workspace: Path, monkey_home: Path,
-                                                                    tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [{"error": "the server fell over", "error_kind": "invalid_request"},
-                                                {"text": "better now"}])
+async def test_a_failing_model_call_is_said_and_the_session_goes_on(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [{"error": "the server fell over", "error_kind": "invalid_request"}, {"text": "better now"}],
+    )
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         failed = await conn.prompt(session_id=session.session_id, prompt=prompt("try"))
@@ -42,8 +55,9 @@ async def test_a_failing_model_call_is_said_and_the_session_goes_on(workspace: P
     assert again.stop_reason == "end_turn" and text_of(client.updates).endswith("better now")
 
 
-async def test_a_session_made_over_acp_reopens_in_a_later_process(workspace: Path, monkey_home: Path,
-                                                                  tmp_path: Path) -> None:
+async def test_a_session_made_over_acp_reopens_in_a_later_process(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "first answer"}])
     async with start_monkey(monkey_home, *_args(script)) as (conn, _, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
@@ -56,7 +70,9 @@ async def test_a_session_made_over_acp_reopens_in_a_later_process(workspace: Pat
         replayed = [u for u in client.updates if u.session_update != "available_commands_update"]
         reply = await conn.prompt(session_id=session.session_id, prompt=prompt("second question"))
     assert [(u.session_update, u.content.text) for u in replayed] == [
-        ("user_message_chunk", "first question"), ("agent_message_chunk", "first answer")]
+        ("user_message_chunk", "first question"),
+        ("agent_message_chunk", "first answer"),
+    ]
     assert reply.stop_reason == "end_turn"
 
 
@@ -79,40 +95,52 @@ def test_stop_reasons() -> None:
 def test_diff_contents_cover_new_deleted_and_unterminated_files(tmp_path: Path) -> None:
     from monkey.acp.updates import diff_contents
 
-    new, = diff_contents(tmp_path, unified_diff("a.txt", "", "hi\n"))
+    (new,) = diff_contents(tmp_path, unified_diff("a.txt", "", "hi\n"))
     assert (new.path, new.old_text, new.new_text) == (str(tmp_path / "a.txt"), None, "hi\n")
-    gone, = diff_contents(tmp_path, unified_diff("a.txt", "x\ny\n", ""))
+    (gone,) = diff_contents(tmp_path, unified_diff("a.txt", "x\ny\n", ""))
     assert (gone.old_text, gone.new_text) == ("x\ny\n", "")
-    bare, = diff_contents(tmp_path, unified_diff("a.txt", "x\n", "x\ny"))
+    (bare,) = diff_contents(tmp_path, unified_diff("a.txt", "x\n", "x\ny"))
     assert (bare.old_text, bare.new_text) == ("x\n", "x\ny")
     far = "".join(f"line {i}\n" for i in range(40))
-    two = diff_contents(tmp_path, unified_diff("a.txt", far, far.replace("line 1\n", "one\n").replace("line 38\n", "x\n")))
+    two = diff_contents(
+        tmp_path, unified_diff("a.txt", far, far.replace("line 1\n", "one\n").replace("line 38\n", "x\n"))
+    )
     assert len(two) == 2 and "one\n" in two[0].new_text and "x\n" in two[1].new_text
 
 
-async def test_the_question_is_stored_before_the_editor_sees_it(workspace: Path, monkey_home: Path,
-                                                                tmp_path: Path) -> None:
+async def test_the_question_is_stored_before_the_editor_sees_it(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     import asyncio
     import sys
 
     from tests.support.cli import monkey_env
 
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]}, {"text": "ok"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]}, {"text": "ok"}],
+    )
     seen: list[str] = []
     async with start_monkey(monkey_home, *_args(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
 
         async def look() -> None:
             export = await asyncio.create_subprocess_exec(
-                sys.executable, "-m", "monkey", "sessions", "export", session.session_id,
-                stdout=asyncio.subprocess.PIPE, env=monkey_env(monkey_home))
+                sys.executable,
+                "-m",
+                "monkey",
+                "sessions",
+                "export",
+                session.session_id,
+                stdout=asyncio.subprocess.PIPE,
+                env=monkey_env(monkey_home),
+            )
             out, _ = await export.communicate()
             seen.append(out.decode())
 
         client.before_answer = look
         await conn.prompt(session_id=session.session_id, prompt=prompt("write a.txt"))
-    stored, = seen
+    (stored,) = seen
     assert '"type":"tool_call"' in stored and '"type":"approval_requested"' in stored
     assert '"type":"tool_result"' not in stored
 
@@ -121,4 +149,8 @@ def test_background_process_tools_have_their_kinds() -> None:
     from monkey.acp.updates import tool_kind  # the acp SDK, imported when a test needs it
 
     assert [tool_kind(n) for n in ("shell_execute", "process_output", "process_list", "process_stop")] == [
-        "execute", "read", "read", "other"]
+        "execute",
+        "read",
+        "read",
+        "other",
+    ]

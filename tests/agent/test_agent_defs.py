@@ -30,10 +30,13 @@ def test_built_ins_and_where_definitions_come_from(workspace: Path, monkey_home:
 
 
 def test_claude_code_definitions_are_read(workspace: Path, monkey_home: Path) -> None:
-    put(workspace / ".claude" / "agents", "reviewer",
+    put(
+        workspace / ".claude" / "agents",
+        "reviewer",
         "---\nname: reviewer\ndescription: Reviews code\ntools: Read, Grep, Glob, Bash(git diff:*)\n"
         "disallowedTools: [Write]\npermissionMode: acceptEdits\nmaxTurns: 7\nmodel: inherit\ncolor: blue\n---\n"
-        "You review.\n")
+        "You review.\n",
+    )
     defs = discover_agents(workspace, home=monkey_home, trusted=True)
     assert not defs.warnings
     r = defs.get("reviewer")
@@ -44,9 +47,12 @@ def test_claude_code_definitions_are_read(workspace: Path, monkey_home: Path) ->
 
 
 def test_globs_servers_and_unknown_keys(workspace: Path, monkey_home: Path) -> None:
-    put(workspace / ".monkey" / "agents", "web",
+    put(
+        workspace / ".monkey" / "agents",
+        "web",
         "---\nname: web\ndescription: web things\ntools: ['file_*', 'mcp__*']\nmcp_servers: [github]\n"
-        "timeout: 30\nmax_budget_usd: 0.25\nflavour: spicy\n---\nWeb.\n")
+        "timeout: 30\nmax_budget_usd: 0.25\nflavour: spicy\n---\nWeb.\n",
+    )
     defs = discover_agents(workspace, home=monkey_home, trusted=True)
     web = defs.get("web")
     assert web.allows("file_read") and web.allows("mcp__github__issues") and not web.allows("mcp__slack__post")
@@ -85,8 +91,7 @@ def test_cli_says_bad_limits_and_bad_definitions(workspace: Path, monkey_home: P
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"]
     (monkey_home / "config.toml").write_text("[subagents]\nmax_depth = 9\n")
     run = invoke(base, home=monkey_home)
-    assert run.returncode == 2 and run.stderr.strip() == \
-        "monkey: [subagents] max_depth must be between 1 and 5, got 9"
+    assert run.returncode == 2 and run.stderr.strip() == "monkey: [subagents] max_depth must be between 1 and 5, got 9"
     (monkey_home / "config.toml").write_text("")
     put(monkey_home / "agents", "broken", "---\nname: broken\n---\n")
     run = invoke(base, home=monkey_home)

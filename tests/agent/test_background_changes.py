@@ -25,8 +25,10 @@ from monkey.events import CheckpointCreated, Event
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.tools.base import ShellSettings
 
-pytestmark = [pytest.mark.subprocess,
-              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc as on Linux")]
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc as on Linux"),
+]
 
 PY = sys.executable
 WRITER = f"{PY} -c \"open('bg.txt', 'w').write('from the background'); import time; time.sleep(300)\""
@@ -42,10 +44,13 @@ def call(name: str, call_id: str, **arguments: Any) -> ScriptCall:
 
 
 def agent_on(workspace: Path, home: Path, turns: list[ScriptTurn]) -> Agent:
-    return Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace,
-                 policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
-                 checkpoints=CheckpointGuard(workspace, home=home),
-                 options=AgentOptions(shell=ShellSettings(kill_grace=0.5)))
+    return Agent(
+        backend=ScriptedBackend(Script(turns=turns)),
+        workspace=workspace,
+        policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
+        checkpoints=CheckpointGuard(workspace, home=home),
+        options=AgentOptions(shell=ShellSettings(kill_grace=0.5)),
+    )
 
 
 async def turn(agent: Agent) -> list[Event]:
@@ -61,13 +66,21 @@ async def until(check: Any, what: str, deadline: float = 60.0) -> None:
 
 @pytest.mark.skipif(bool(watch.missing(Path("/"))), reason="the write watch needs root (fanotify, netlink)")
 async def test_its_writes_are_its_own_change_and_undone_like_a_commands(workspace: Path, monkey_home: Path) -> None:
-    agent = agent_on(workspace, monkey_home, [
-        ScriptTurn(tool_calls=[call("shell_execute", "c1", command=WRITER, background=True)]),
-        ScriptTurn(text="started"),
-        ScriptTurn(tool_calls=[call("shell_execute", "c2", command=f"{PY} -c \"open('fg.txt', 'w').write('fg')\""),
-                               call("process_stop", "c3", id="p1")]),
-        ScriptTurn(text="stopped"),
-    ])
+    agent = agent_on(
+        workspace,
+        monkey_home,
+        [
+            ScriptTurn(tool_calls=[call("shell_execute", "c1", command=WRITER, background=True)]),
+            ScriptTurn(text="started"),
+            ScriptTurn(
+                tool_calls=[
+                    call("shell_execute", "c2", command=f"{PY} -c \"open('fg.txt', 'w').write('fg')\""),
+                    call("process_stop", "c3", id="p1"),
+                ]
+            ),
+            ScriptTurn(text="stopped"),
+        ],
+    )
     first = await turn(agent)
     created = [e for e in first if isinstance(e, CheckpointCreated)]
     assert [(e.call_id, e.turn) for e in created] == [("c1", 1), ("c1", 2)]  # its first change, then the next turn's
@@ -87,13 +100,18 @@ async def test_its_writes_are_its_own_change_and_undone_like_a_commands(workspac
 
 
 async def test_without_the_watch_the_turns_end_records_what_it_wrote(
-        workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(watch.DISABLE_ENV, "1")
-    agent = agent_on(workspace, monkey_home, [
-        ScriptTurn(tool_calls=[call("shell_execute", "c1", command=WRITER, background=True)]),
-        ScriptTurn(text="started"),
-        ScriptTurn(text="a turn without a command"),
-    ])
+    agent = agent_on(
+        workspace,
+        monkey_home,
+        [
+            ScriptTurn(tool_calls=[call("shell_execute", "c1", command=WRITER, background=True)]),
+            ScriptTurn(text="started"),
+            ScriptTurn(text="a turn without a command"),
+        ],
+    )
     await turn(agent)
     await until(lambda: (workspace / "bg.txt").exists(), "the process wrote")
     await turn(agent)  # its end: a snapshot; what changed since the last one is the process's
@@ -106,16 +124,23 @@ async def test_without_the_watch_the_turns_end_records_what_it_wrote(
 
 
 async def test_without_the_watch_a_foreground_command_beside_it_cannot_be_told_apart(
-        workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The documented limit: no write watch, a background process running, a foreground command's change
     is marked not attributable (undo leaves it and says why), never silently given to either."""
     monkeypatch.setenv(watch.DISABLE_ENV, "1")
-    sleeper = f"{PY} -c \"import time; time.sleep(300)\""
-    agent = agent_on(workspace, monkey_home, [
-        ScriptTurn(tool_calls=[call("shell_execute", "c1", command=sleeper, background=True)]),
-        ScriptTurn(tool_calls=[call("shell_execute", "c2", command=f"{PY} -c \"open('fg.txt', 'w').write('fg')\"")]),
-        ScriptTurn(text="done"),
-    ])
+    sleeper = f'{PY} -c "import time; time.sleep(300)"'
+    agent = agent_on(
+        workspace,
+        monkey_home,
+        [
+            ScriptTurn(tool_calls=[call("shell_execute", "c1", command=sleeper, background=True)]),
+            ScriptTurn(
+                tool_calls=[call("shell_execute", "c2", command=f"{PY} -c \"open('fg.txt', 'w').write('fg')\"")]
+            ),
+            ScriptTurn(text="done"),
+        ],
+    )
     try:
         await turn(agent)
         points = Checkpoints(workspace, home=monkey_home)

@@ -52,8 +52,11 @@ def test_bad_limits_are_refused_with_the_origin() -> None:
 
 
 async def test_max_turns_stops_before_the_next_model_call(workspace: Path) -> None:
-    agent = budgeted(workspace, [ScriptTurn(tool_calls=[ls()]), ScriptTurn(tool_calls=[ls("..")]),
-                                  ScriptTurn(text="never")], Limits(max_turns=2))
+    agent = budgeted(
+        workspace,
+        [ScriptTurn(tool_calls=[ls()]), ScriptTurn(tool_calls=[ls("..")]), ScriptTurn(text="never")],
+        Limits(max_turns=2),
+    )
     events = await collect(agent.run_task("look around"))
     assert agent.backend.calls == 2  # type: ignore[attr-defined]
     assert [e.type for e in events].count("tool_result") == 2, "the second response's call still ran"
@@ -65,19 +68,26 @@ async def test_max_turns_stops_before_the_next_model_call(workspace: Path) -> No
 
 
 async def test_cost_reached_after_a_response_leaves_its_calls_unrun(workspace: Path) -> None:
-    agent = budgeted(workspace, [ScriptTurn(tool_calls=[ls()], usage={"cost_usd": 0.02}),
-                                  ScriptTurn(text="never")], Limits(max_budget_usd=0.01))
+    agent = budgeted(
+        workspace,
+        [ScriptTurn(tool_calls=[ls()], usage={"cost_usd": 0.02}), ScriptTurn(text="never")],
+        Limits(max_budget_usd=0.01),
+    )
     events = await collect(agent.run_task("look"))
     assert not [e for e in events if e.type == "tool_started"]
     reached = [e for e in events if e.type == "budget_reached"]
     assert [(e.budget, e.used, e.limit) for e in reached] == [("max_budget_usd", 0.02, 0.01)]
-    assert agent.messages[-1].role == "tool" and agent.messages[-1].content.startswith("not run"), \
+    assert agent.messages[-1].role == "tool" and agent.messages[-1].content.startswith("not run"), (
         "the unrun call is answered, so the conversation can go on"
+    )
 
 
 async def test_tokens_are_checked_before_each_tool_call(workspace: Path) -> None:
-    agent = budgeted(workspace, [ScriptTurn(tool_calls=[ls()], usage={"input_tokens": 40, "output_tokens": 20}),
-                                  ScriptTurn(text="never")], Limits(max_tokens=60))
+    agent = budgeted(
+        workspace,
+        [ScriptTurn(tool_calls=[ls()], usage={"input_tokens": 40, "output_tokens": 20}), ScriptTurn(text="never")],
+        Limits(max_tokens=60),
+    )
     events = await collect(agent.run_task("look"))
     assert [(e.budget, e.used) for e in events if e.type == "budget_reached"] == [("max_tokens", 60)]
     assert events[-1].reason == "budget"
@@ -95,22 +105,49 @@ async def test_wall_time_stops_a_long_tool_call(workspace: Path) -> None:
 
 
 def test_cli_budget_exit_status_and_json_subtype(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}], "usage": {"cost_usd": 0.5}},
-        {"text": "never"}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--output-format", "json", "--max-budget-usd", "0.25", "--task", "look"], home=monkey_home)
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}], "usage": {"cost_usd": 0.5}},
+            {"text": "never"},
+        ],
+    )
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "json",
+            "--max-budget-usd",
+            "0.25",
+            "--task",
+            "look",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 5, run.stderr
     out = json.loads(run.stdout)
     assert out["subtype"] == "error_max_budget_usd" and out["reason"] == "budget" and out["is_error"]
-    assert out["budget"] == {"budget": "max_budget_usd", "used": 0.5, "limit": 0.25, "owner": "main",
-                             "scope": "session", "earlier": 0.0}
+    assert out["budget"] == {
+        "budget": "max_budget_usd",
+        "used": 0.5,
+        "limit": 0.25,
+        "owner": "main",
+        "scope": "session",
+        "earlier": 0.0,
+    }
     assert "budget max_budget_usd reached: $0.5000 of $0.2500" in run.stderr
 
 
 def test_cli_budget_from_config_and_bad_values(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [{"tool_calls": [{"name": "list_directory", "arguments": {}}]},
-                                                {"text": "never"}])
+    script = write_script(
+        tmp_path / "s.json", [{"tool_calls": [{"name": "list_directory", "arguments": {}}]}, {"text": "never"}]
+    )
     (monkey_home / "config.toml").write_text("[budget]\nmax_turns = 1\n")
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "look"]
     run = invoke([*base, "--output-format", "stream-json"], home=monkey_home)
@@ -126,8 +163,9 @@ def test_cli_budget_from_config_and_bad_values(workspace: Path, monkey_home: Pat
 
 
 async def test_wall_time_counts_turns_not_the_time_between_them(workspace: Path) -> None:
-    agent = budgeted(workspace, [ScriptTurn(text="one"), ScriptTurn(text="two"), ScriptTurn(text="never")],
-                      Limits(max_wall=10))
+    agent = budgeted(
+        workspace, [ScriptTurn(text="one"), ScriptTurn(text="two"), ScriptTurn(text="never")], Limits(max_wall=10)
+    )
     now = [1000.0]
     agent.budget.clock = lambda: now[0]
     assert (await collect(agent.run_task("first")))[-1].reason == "completed"

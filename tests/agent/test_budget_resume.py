@@ -36,19 +36,37 @@ def answer(text: str = "done", cost: float = 0.0, tokens: int = 0) -> dict[str, 
 
 def monkey(workspace: Path, home: Path, script: Path, *flags: str, process: bool = False) -> Run:
     """``monkey agent`` on a script, in this process (``process=True``: a process of its own)."""
-    return (run_monkey if process else invoke)(["agent", "--backend", "scripted", "--script", str(script),
-                                                "--cwd", str(workspace), "--output-format", "stream-json", *flags],
-                                               home=home)
+    return (run_monkey if process else invoke)(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            *flags,
+        ],
+        home=home,
+    )
 
 
 def responses(run: Run) -> int:
     return len(run.of_type("message_completed"))
 
 
-def test_continue_gets_only_the_turns_the_session_has_left(workspace: Path, monkey_home: Path,
-                                                           tmp_path: Path) -> None:
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]),
-                   "--max-turns", "3", "--task", "one")
+def test_continue_gets_only_the_turns_the_session_has_left(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    first = monkey(
+        workspace,
+        monkey_home,
+        write_script(tmp_path / "a.json", [look(), answer()]),
+        "--max-turns",
+        "3",
+        "--task",
+        "one",
+    )
     assert first.returncode == 0 and responses(first) == 2, first.stderr
     more = write_script(tmp_path / "b.json", [look(), look(), look(), answer()])
     again = monkey(workspace, monkey_home, more, "--continue", "--max-turns", "3", "--task", "two")
@@ -63,31 +81,68 @@ def test_continue_gets_only_the_turns_the_session_has_left(workspace: Path, monk
     assert done.returncode == 5 and responses(done) == 0, done.stderr
     assert [e["earlier"] for e in done.of_type("budget_reached")] == [3]
     # counting this run only, a resume gets 3 fresh turns
-    fresh = monkey(workspace, monkey_home, more, "--continue", "--max-turns", "3", "--budget-scope", "run",
-                   "--task", "four")
+    fresh = monkey(
+        workspace, monkey_home, more, "--continue", "--max-turns", "3", "--budget-scope", "run", "--task", "four"
+    )
     assert fresh.returncode == 5 and responses(fresh) == 3, fresh.stderr
     assert [(e["scope"], e["earlier"]) for e in fresh.of_type("budget_reached")] == [("run", 0)]
 
 
 def test_continue_counts_the_dollars_spent_before(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(0.1), answer(cost=0.1)]),
-                   "--max-budget-usd", "0.25", "--task", "one")
+    first = monkey(
+        workspace,
+        monkey_home,
+        write_script(tmp_path / "a.json", [look(0.1), answer(cost=0.1)]),
+        "--max-budget-usd",
+        "0.25",
+        "--task",
+        "one",
+    )
     assert first.returncode == 0, first.stderr
     more = write_script(tmp_path / "b.json", [look(0.1), look(0.1), answer()])
-    again = invoke(["agent", "--backend", "scripted", "--script", str(more), "--cwd", str(workspace),
-                        "--continue", "--max-budget-usd", "0.25", "--output-format", "json", "--task", "two"],
-                       home=monkey_home)
+    again = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(more),
+            "--cwd",
+            str(workspace),
+            "--continue",
+            "--max-budget-usd",
+            "0.25",
+            "--output-format",
+            "json",
+            "--task",
+            "two",
+        ],
+        home=monkey_home,
+    )
     assert again.returncode == 5, again.stderr
     out = json.loads(again.stdout)
     assert out["subtype"] == "error_max_budget_usd" and out["tool_calls"] == 0, "its calls were left unrun"
-    assert out["budget"] == {"budget": "max_budget_usd", "used": 0.3, "limit": 0.25, "owner": "main",
-                             "scope": "session", "earlier": 0.2}
+    assert out["budget"] == {
+        "budget": "max_budget_usd",
+        "used": 0.3,
+        "limit": 0.25,
+        "owner": "main",
+        "scope": "session",
+        "earlier": 0.2,
+    }
     assert "$0.3000 of $0.2500 in this session ($0.2000 before this run)" in out["message"]
 
 
 def test_continue_counts_the_tokens_used_before(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(tokens=100), answer(tokens=100)]),
-                   "--max-tokens", "500", "--task", "one")
+    first = monkey(
+        workspace,
+        monkey_home,
+        write_script(tmp_path / "a.json", [look(tokens=100), answer(tokens=100)]),
+        "--max-tokens",
+        "500",
+        "--task",
+        "one",
+    )
     assert first.returncode == 0, first.stderr
     more = write_script(tmp_path / "b.json", [look(tokens=100), look(tokens=100), answer()])
     again = monkey(workspace, monkey_home, more, "--continue", "--max-tokens", "500", "--task", "two")
@@ -111,14 +166,16 @@ def test_scope_run_in_config_and_bad_scopes(workspace: Path, monkey_home: Path, 
     (monkey_home / "config.toml").write_text('[budget]\nscope = "forever"\n')
     bad = monkey(workspace, monkey_home, more, "--continue", "--task", "five")
     assert bad.returncode == 2 and bad.stderr.strip().splitlines() == [
-        "monkey: [budget] scope must be session or run, got 'forever'"]
+        "monkey: [budget] scope must be session or run, got 'forever'"
+    ]
 
 
 def test_what_sub_agents_spent_counts_for_their_root(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = {"turns": [{"tool_calls": [LS], "usage": {"cost_usd": 0.1}}, {"text": "found", "usage": {"cost_usd": 0.1}}]}
     task = {"name": "task", "arguments": {"description": "find", "prompt": "find it", "agent": "general"}}
-    script = write_script(tmp_path / "a.json", [{"tool_calls": [task]}, answer("the child found it")],
-                          agents={"general": child})
+    script = write_script(
+        tmp_path / "a.json", [{"tool_calls": [task]}, answer("the child found it")], agents={"general": child}
+    )
     first = monkey(workspace, monkey_home, script, "--no-approval", "--task", "delegate")
     assert first.returncode == 0 and first.of_type("subagent_completed"), first.stderr
     more = write_script(tmp_path / "b.json", [look(0.05), answer()])
@@ -130,14 +187,24 @@ def test_what_sub_agents_spent_counts_for_their_root(workspace: Path, monkey_hom
     assert turns.returncode == 5 and responses(turns) == 0, "2 of the parent's + 2 of the child's + 1 = 5"
 
 
-def test_earlier_turns_seconds_count_for_a_wall_clock_budget(workspace: Path, monkey_home: Path,
-                                                             tmp_path: Path) -> None:
+def test_earlier_turns_seconds_count_for_a_wall_clock_budget(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     sleep = {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 1.2"}}]}
-    first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [sleep, answer()]),
-                   "--no-approval", "--task", "wait")
+    first = monkey(
+        workspace, monkey_home, write_script(tmp_path / "a.json", [sleep, answer()]), "--no-approval", "--task", "wait"
+    )
     assert first.returncode == 0, first.stderr
-    again = monkey(workspace, monkey_home, write_script(tmp_path / "b.json", [answer()]),
-                   "--continue", "--max-wall", "1", "--task", "again")
+    again = monkey(
+        workspace,
+        monkey_home,
+        write_script(tmp_path / "b.json", [answer()]),
+        "--continue",
+        "--max-wall",
+        "1",
+        "--task",
+        "again",
+    )
     assert again.returncode == 5 and responses(again) == 0, again.stderr
     [reached] = again.of_type("budget_reached")
     assert reached["budget"] == "max_wall" and reached["earlier"] >= 1.2, "the earlier turn took 1.2 s at least"
@@ -146,6 +213,7 @@ def test_earlier_turns_seconds_count_for_a_wall_clock_budget(workspace: Path, mo
 async def test_session_spent_reads_turns_usage_children_and_each_turns_seconds(monkey_home: Path) -> None:
     """Turn seconds run from turn_started to turn_completed; a turn cut off (monkey killed) counts up
     to its last event, not to the next run's start; children's and grandchildren's spending counts."""
+
     def at(ts: float, event: ev.Event) -> ev.Event:
         return msgspec.structs.replace(event, ts=ts)
 
@@ -155,20 +223,35 @@ async def test_session_spent_reads_turns_usage_children_and_each_turns_seconds(m
     def usage(sid: str, n: int, cost: float) -> ev.Usage:
         return ev.Usage(session_id=sid, input_tokens=n, output_tokens=n, cost_usd=cost)
 
-    run1 = [started("s"), ev.TurnStarted(session_id="s", turn=1, prompt="p"),
-            ev.MessageCompleted(session_id="s"), usage("s", 10, 0.01),
-            ev.SubagentStarted(session_id="s", call_id="t1", child_session_id="c", agent="general"),
-            started("c"), ev.MessageCompleted(session_id="c"), usage("c", 100, 0.1),
-            ev.SubagentStarted(session_id="c", call_id="t2", child_session_id="g", agent="general"),
-            started("g"), ev.MessageCompleted(session_id="g"), usage("g", 1000, 1.0),
-            ev.TurnCompleted(session_id="s", turn=1, reason="completed"),
-            ev.SessionEnded(session_id="s", reason="completed")]
+    run1 = [
+        started("s"),
+        ev.TurnStarted(session_id="s", turn=1, prompt="p"),
+        ev.MessageCompleted(session_id="s"),
+        usage("s", 10, 0.01),
+        ev.SubagentStarted(session_id="s", call_id="t1", child_session_id="c", agent="general"),
+        started("c"),
+        ev.MessageCompleted(session_id="c"),
+        usage("c", 100, 0.1),
+        ev.SubagentStarted(session_id="c", call_id="t2", child_session_id="g", agent="general"),
+        started("g"),
+        ev.MessageCompleted(session_id="g"),
+        usage("g", 1000, 1.0),
+        ev.TurnCompleted(session_id="s", turn=1, reason="completed"),
+        ev.SessionEnded(session_id="s", reason="completed"),
+    ]
     times1 = [1000, 1000, 1001, 1001, 1002, 1002, 1003, 1003, 1004, 1004, 1005, 1005, 1010, 1011]
-    run2 = [started("s"), ev.TurnStarted(session_id="s", turn=2, prompt="q"), ev.MessageCompleted(session_id="s"),
-            ev.ToolStarted(session_id="s", call_id="x", name="shell_execute")]  # killed while it ran
+    run2 = [
+        started("s"),
+        ev.TurnStarted(session_id="s", turn=2, prompt="q"),
+        ev.MessageCompleted(session_id="s"),
+        ev.ToolStarted(session_id="s", call_id="x", name="shell_execute"),
+    ]  # killed while it ran
     times2 = [2000, 2000, 2003, 2005]
-    run3 = [started("s"), ev.TurnStarted(session_id="s", turn=3, prompt="r"),
-            ev.TurnCompleted(session_id="s", turn=3, reason="cancelled")]
+    run3 = [
+        started("s"),
+        ev.TurnStarted(session_id="s", turn=3, prompt="r"),
+        ev.TurnCompleted(session_id="s", turn=3, reason="cancelled"),
+    ]
     times3 = [3000, 3000, 3002]
     async with await SessionStore.open() as store:
         for events, times in ((run1, times1), (run2, times2), (run3, times3)):
@@ -177,8 +260,9 @@ async def test_session_spent_reads_turns_usage_children_and_each_turns_seconds(m
                 await recorder.keep(at(ts, event))
             await recorder.close()
         spent = await session_spent(store, "s")
-        assert await session_spent(store, "c") == Spent(turns=2, input_tokens=1100, output_tokens=1100,
-                                                        cost_usd=1.1, wall=0.0)
+        assert await session_spent(store, "c") == Spent(
+            turns=2, input_tokens=1100, output_tokens=1100, cost_usd=1.1, wall=0.0
+        )
     assert (spent.turns, spent.input_tokens, spent.output_tokens) == (4, 1110, 1110)
     assert round(spent.cost_usd, 6) == 1.11
     assert spent.wall == 10 + 5 + 2
@@ -192,8 +276,14 @@ def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, 
 
     first = monkey(workspace, monkey_home, write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
     assert first.returncode == 0, first.stderr
-    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "b.json", [look(), look(), answer("no")]),
-                       "--continue", "--max-turns", "3")
+    child = spawn_repl(
+        workspace,
+        monkey_home,
+        write_script(tmp_path / "b.json", [look(), look(), answer("no")]),
+        "--continue",
+        "--max-turns",
+        "3",
+    )
     child.expect_exact("resumed session")
     child.expect_exact("›")
     child.sendline("go on")
@@ -208,17 +298,27 @@ def test_the_repl_resumed_gets_what_is_left(workspace: Path, monkey_home: Path, 
     assert kinds.count("message_completed") == 3, "one model response in the REPL, then the budget"
 
 
-async def test_an_editor_loading_a_session_gets_what_is_left(workspace: Path, monkey_home: Path,
-                                                             tmp_path: Path) -> None:
+async def test_an_editor_loading_a_session_gets_what_is_left(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     from tests.support.acp import prompt, start_monkey
 
-    first = await asyncio.to_thread(monkey, workspace, monkey_home,  # in-process, on a loop of its own
-                                    write_script(tmp_path / "a.json", [look(), answer()]), "--task", "one")
+    first = await asyncio.to_thread(
+        monkey,
+        workspace,
+        monkey_home,  # in-process, on a loop of its own
+        write_script(tmp_path / "a.json", [look(), answer()]),
+        "--task",
+        "one",
+    )
     assert first.returncode == 0, first.stderr
     sid = first.events[0]["session_id"]
     more = write_script(tmp_path / "b.json", [look(), look(), answer("no")])
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(more), "--max-turns", "3") as (
-            conn, client, _):
+        conn,
+        client,
+        _,
+    ):
         await conn.load_session(cwd=str(workspace), session_id=sid, mcp_servers=[])
         reply = await conn.prompt(session_id=sid, prompt=prompt("go on"))
     assert reply.stop_reason == "end_turn"

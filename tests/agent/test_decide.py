@@ -25,7 +25,8 @@ def call(tool: str, ws: Path, **kw) -> Call:  # type: ignore[no-untyped-def]
 def test_a_hooks_deny_decides_before_anything(tmp_path: Path) -> None:
     verdict = decide(ApprovalPolicy.from_strings(mode="auto"), call("file_write", tmp_path, hook=Hook("deny", "no")))
     assert verdict.route == "hook" and verdict.decision == Decision(
-        approved=False, by="rule", reason="denied by a PreToolUse hook: no")
+        approved=False, by="rule", reason="denied by a PreToolUse hook: no"
+    )
 
 
 def test_a_read_meets_only_deny_rules_unless_a_hook_asks(tmp_path: Path) -> None:
@@ -40,8 +41,10 @@ def test_a_read_meets_only_deny_rules_unless_a_hook_asks(tmp_path: Path) -> None
 
 def test_a_hooks_allow_never_beats_a_protected_path_and_its_ask_beats_a_rule(tmp_path: Path) -> None:
     policy = ApprovalPolicy.from_strings(allow=["file_write"])
-    protected = decide(policy, call("file_write", tmp_path, hook=Hook("allow"),
-                                    protects=lambda: "the MCP tool changed since it was approved"))
+    protected = decide(
+        policy,
+        call("file_write", tmp_path, hook=Hook("allow"), protects=lambda: "the MCP tool changed since it was approved"),
+    )
     assert protected.decision is None and protected.question is not None
     assert protected.question.person_only and protected.question.grant == "" and protected.question.rules == []
     allowed = decide(ApprovalPolicy(), call("file_write", tmp_path, hook=Hook("allow")))

@@ -24,13 +24,18 @@ class LookingPerson:
         return Decision(approved=True)
 
 
-async def test_an_isolated_child_s_worktree_is_held_while_it_runs(workspace: Path, monkey_home: Path,
-                                                                  tmp_path: Path) -> None:
+async def test_an_isolated_child_s_worktree_is_held_while_it_runs(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (monkey_home / "agents").mkdir()
     (monkey_home / "agents" / "iso.md").write_text(ISOLATED)
     call = {"name": "task", "arguments": {"description": "alone", "prompt": "do it", "agent": "iso"}}
-    child = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "f.txt", "content": "f\n"}}]},
-                       {"text": "wrote f.txt"}]}
+    child = {
+        "turns": [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "f.txt", "content": "f\n"}}]},
+            {"text": "wrote f.txt"},
+        ]
+    }
     script = write_script(tmp_path / "s.json", [{"tool_calls": [call]}, {"text": "done"}], agents={"iso": child})
     person = LookingPerson(workspace, monkey_home)
     setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script)), person)

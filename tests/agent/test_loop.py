@@ -40,7 +40,9 @@ async def test_user_approval_once_then_session(workspace: Path) -> None:
     assert "+a" in approver.requests[0].summary, "the person sees the diff"
     resolved = [e for e in events if e.type == "approval_resolved"]
     assert [(e.decision, e.by) for e in resolved] == [
-        ("approved", "user"), ("approved_session", "user"), ("approved", "session")
+        ("approved", "user"),
+        ("approved_session", "user"),
+        ("approved", "session"),
     ]
     assert events[-1].type == "session_ended" and events[-1].reason == "completed"
 
@@ -61,9 +63,14 @@ async def test_denial_with_reason_goes_to_model(workspace: Path) -> None:
 
 async def test_denial_without_reason_stops_the_turn(workspace: Path) -> None:
     approver = AnsweringApprover(Decision(approved=False, by="user", reason="stopped", stop=True))
-    backend = ScriptedBackend(Script(turns=[
-        ScriptTurn(tool_calls=[write("a.txt", "a"), write("b.txt", "b")]), ScriptTurn(text="never reached"),
-    ]))
+    backend = ScriptedBackend(
+        Script(
+            turns=[
+                ScriptTurn(tool_calls=[write("a.txt", "a"), write("b.txt", "b")]),
+                ScriptTurn(text="never reached"),
+            ]
+        )
+    )
     agent = Agent(backend=backend, workspace=workspace, approver=approver)
     events = await collect(agent.run_task("x"))
     assert backend.calls == 1
@@ -90,9 +97,12 @@ async def test_cancel_kills_shell_and_closes_calls(workspace: Path, tmp_path: Pa
     code = f"import pathlib,time; pathlib.Path({str(marker)!r}).write_text('1'); time.sleep(30)"
     agent = agent_for(
         workspace,
-        [ScriptTurn(tool_calls=[ScriptCall(name="shell_execute",
-                                           arguments={"command": f"{sys.executable} -c \"{code}\""})]),
-         ScriptTurn(text="x")],
+        [
+            ScriptTurn(
+                tool_calls=[ScriptCall(name="shell_execute", arguments={"command": f'{sys.executable} -c "{code}"'})]
+            ),
+            ScriptTurn(text="x"),
+        ],
         policy=ApprovalPolicy(mode="auto"),
     )
     events: list[Event] = []

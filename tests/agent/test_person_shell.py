@@ -17,7 +17,9 @@ from tests.support.agent import agent_for, collect
 
 
 def shell_agent(workspace: Path, home: Path, **kw) -> Agent:  # type: ignore[no-untyped-def]
-    return agent_for(workspace, [ScriptTurn(text="I see the file.")], checkpoints=CheckpointGuard(workspace, home=home), **kw)
+    return agent_for(
+        workspace, [ScriptTurn(text="I see the file.")], checkpoints=CheckpointGuard(workspace, home=home), **kw
+    )
 
 
 def test_what_counts_as_a_shell_line() -> None:
@@ -28,7 +30,8 @@ def test_what_counts_as_a_shell_line() -> None:
 
 
 async def test_the_person_s_command_is_checkpointed_recorded_and_read_by_the_model(
-        workspace: Path, monkey_home: Path) -> None:
+    workspace: Path, monkey_home: Path
+) -> None:
     agent = shell_agent(workspace, monkey_home)
     events = await collect(agent.run_shell("printf 'by hand\\n' > hand.txt && echo made it"))
     assert (workspace / "hand.txt").read_text() == "by hand\n"  # shell syntax runs: the person typed the line
@@ -71,7 +74,8 @@ async def test_a_deny_rule_holds_for_the_person_s_commands(workspace: Path, monk
 
 
 async def test_a_failing_command_says_so_and_a_builtin_is_refused_before_a_checkpoint(
-        workspace: Path, monkey_home: Path) -> None:
+    workspace: Path, monkey_home: Path
+) -> None:
     agent = shell_agent(workspace, monkey_home)
     events = await collect(agent.run_shell("sh -c 'echo oops >&2; exit 3'"))
     result = next(e for e in events if isinstance(e, ToolResult))
@@ -83,8 +87,15 @@ async def test_a_failing_command_says_so_and_a_builtin_is_refused_before_a_check
 
 
 def test_an_external_agent_gets_the_person_s_command_with_the_message() -> None:
-    request = ModelRequest(system="", messages=[
-        Message(role="user", content="first"), Message(role="assistant", content="done"),
-        Message(role="user", content="$ ls\na.txt"), Message(role="user", content="what is in a.txt?"),
-    ], tools=[], session_id="s")
+    request = ModelRequest(
+        system="",
+        messages=[
+            Message(role="user", content="first"),
+            Message(role="assistant", content="done"),
+            Message(role="user", content="$ ls\na.txt"),
+            Message(role="user", content="what is in a.txt?"),
+        ],
+        tools=[],
+        session_id="s",
+    )
     assert last_prompt(request) == "$ ls\na.txt\n\nwhat is in a.txt?"

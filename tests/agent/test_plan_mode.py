@@ -31,8 +31,12 @@ def write(path: str = "hello.txt") -> ScriptTurn:
 
 
 def plan_agent(workspace: Path, turns: list[ScriptTurn], approver: Any, mode: str = "plan") -> Agent:
-    return Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace, approver=approver,
-                 policy=ApprovalPolicy(mode=mode))  # type: ignore[arg-type]
+    return Agent(
+        backend=ScriptedBackend(Script(turns=turns)),
+        workspace=workspace,
+        approver=approver,
+        policy=ApprovalPolicy(mode=mode),
+    )  # type: ignore[arg-type]
 
 
 async def run(agent: Agent, prompt: str = "greet") -> list[Event]:
@@ -70,7 +74,9 @@ async def test_approved_plan_goes_on_in_accept_edits_and_the_write_runs(workspac
 
 
 async def test_approved_in_default_mode_still_asks_for_the_write(workspace: Path) -> None:
-    approver = AnsweringApprover(approve_plan("default", save=True), Decision(approved=False, by="user", reason="not now"))
+    approver = AnsweringApprover(
+        approve_plan("default", save=True), Decision(approved=False, by="user", reason="not now")
+    )
     agent = plan_agent(workspace, [propose(), write(), ScriptTurn(text="ok")], approver)
     events = await run(agent)
     assert agent.policy.mode == "default" and len(approver.requests) == 2
@@ -108,8 +114,9 @@ async def test_headless_records_the_plan_or_approves_it_with_the_flag(workspace:
     assert saved.outcome == "recorded" and agent.policy.mode == "plan"
     assert not (workspace / "hello.txt").exists() and events[-1].reason == "denied"  # the write after it: refused
     assert "stays in plan mode" in of(events, "tool_result")[0].output
-    agent = plan_agent(workspace, [propose(), write(), ScriptTurn(text="done")],
-                       HeadlessApprover(approve_plan="accept-edits"))
+    agent = plan_agent(
+        workspace, [propose(), write(), ScriptTurn(text="done")], HeadlessApprover(approve_plan="accept-edits")
+    )
     events = await run(agent)
     assert (workspace / "hello.txt").exists() and agent.policy.mode == "accept-edits"
 
@@ -125,12 +132,25 @@ async def test_exit_plan_mode_outside_plan_mode_is_refused(workspace: Path) -> N
 
 def test_policy_plan_mode_refuses_writes_and_unprovable_shell_lines(tmp_path: Path) -> None:
     policy = ApprovalPolicy.from_strings(allow=["shell_execute", "file_write", "mcp__fs"], mode="plan")
-    for tool, args in [("file_write", {"path": "a", "content": ""}), ("file_edit", {"path": "a"}),
-                       ("file_delete", {"path": "a"}), ("mcp__fs__write_file", {"path": "a"})]:
+    for tool, args in [
+        ("file_write", {"path": "a", "content": ""}),
+        ("file_edit", {"path": "a"}),
+        ("file_delete", {"path": "a"}),
+        ("mcp__fs__write_file", {"path": "a"}),
+    ]:
         decision = policy.check(tool, args, tmp_path)
         assert decision is not None and not decision.approved, tool
-    for line in ("echo $(rm -rf x)", "cat a > b", "ls; rm x", "python -c 'open(\"x\",\"w\")'", "eval ls",
-                 "git status && git commit -am x", "tee out.txt", "find . -exec rm {} ;", "xargs rm"):
+    for line in (
+        "echo $(rm -rf x)",
+        "cat a > b",
+        "ls; rm x",
+        'python -c \'open("x","w")\'',
+        "eval ls",
+        "git status && git commit -am x",
+        "tee out.txt",
+        "find . -exec rm {} ;",
+        "xargs rm",
+    ):
         decision = policy.check("shell_execute", {"command": line}, tmp_path)
         assert decision is not None and not decision.approved, line
     for line in ("ls -la", "git diff", "grep -rn foo .", "cat README.md | head -3"):
@@ -146,35 +166,69 @@ def test_policy_plan_mode_refuses_writes_and_unprovable_shell_lines(tmp_path: Pa
 
 
 def cli_task(workspace: Path, home: Path, script: Path, *flags: str):  # type: ignore[no-untyped-def]
-    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                   "--output-format", "stream-json", *flags], home=home)
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            *flags,
+        ],
+        home=home,
+    )
 
 
-def test_headless_plan_run_prints_the_plan_and_resume_stays_in_plan_mode(workspace: Path, monkey_home: Path,
-                                                                         tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]}, {"text": "That is the plan."}])
+def test_headless_plan_run_prints_the_plan_and_resume_stays_in_plan_mode(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]}, {"text": "That is the plan."}],
+    )
     run = cli_task(workspace, monkey_home, script, "--mode", "plan", "--task", "greet")
     assert run.returncode == 0, run.stderr
     [saved] = run.of_type("plan_saved")
     assert saved["outcome"] == "recorded" and saved["plan"] == PLAN
     sid = run.of_type("session_started")[0]["session_id"]
     assert run.of_type("session_started")[0]["mode"] == "plan"
-    text = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                   "--mode", "plan", "--task", "greet"], home=monkey_home)
+    text = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--mode",
+            "plan",
+            "--task",
+            "greet",
+        ],
+        home=monkey_home,
+    )
     assert "plan (recorded; nobody approved it, so the session stays in plan mode):" in text.stdout
     assert "  1. Write `hello.txt` with a greeting." in text.stdout
     # resumed without --mode: still in plan mode, so the write is refused
-    again = write_script(tmp_path / "again.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]}, {"text": "no"}])
+    again = write_script(
+        tmp_path / "again.json",
+        [{"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]}, {"text": "no"}],
+    )
     resumed = cli_task(workspace, monkey_home, again, "--resume", sid, "--task", "write it")
     assert resumed.returncode == 4, resumed.stderr
     assert resumed.of_type("session_started")[0]["mode"] == "plan"
     assert "plan mode is read-only" in resumed.of_type("tool_result")[0]["output"]
     assert not (workspace / "x.txt").exists()
     # --mode on the command line wins over the stored one
-    again = write_script(tmp_path / "again.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]}, {"text": "ok"}])
+    again = write_script(
+        tmp_path / "again.json",
+        [{"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]}, {"text": "ok"}],
+    )
     pinned = cli_task(workspace, monkey_home, again, "--resume", sid, "--mode", "accept-edits", "--task", "write it")
     assert pinned.returncode == 0, pinned.stderr
     assert (workspace / "x.txt").exists()
@@ -186,10 +240,14 @@ def test_headless_plan_run_prints_the_plan_and_resume_stays_in_plan_mode(workspa
 
 
 def test_approve_plan_flag_goes_on_headless(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
-        {"text": "done"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+            {"text": "done"},
+        ],
+    )
     run = cli_task(workspace, monkey_home, script, "--mode", "plan", "--approve-plan", "accept-edits", "--task", "g")
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hi\n"
@@ -201,11 +259,22 @@ def test_approve_plan_flag_goes_on_headless(workspace: Path, monkey_home: Path, 
 async def test_plan_mode_survives_compaction(workspace: Path) -> None:
     from monkey.context.window import ContextManager
 
-    turns = [ScriptTurn(text="looked " * 200), ScriptTurn(text="looked again " * 200), ScriptTurn(text="and more"),
-             ScriptTurn(text="Summary: looked around."), write(), ScriptTurn(text="no")]
+    turns = [
+        ScriptTurn(text="looked " * 200),
+        ScriptTurn(text="looked again " * 200),
+        ScriptTurn(text="and more"),
+        ScriptTurn(text="Summary: looked around."),
+        write(),
+        ScriptTurn(text="no"),
+    ]
     backend = ScriptedBackend(Script(turns=turns, context_window=100_000))
-    agent = Agent(backend=backend, workspace=workspace, approver=AnsweringApprover(), policy=ApprovalPolicy(mode="plan"),
-                  context=ContextManager(backend))
+    agent = Agent(
+        backend=backend,
+        workspace=workspace,
+        approver=AnsweringApprover(),
+        policy=ApprovalPolicy(mode="plan"),
+        context=ContextManager(backend),
+    )
     for prompt in ("look", "look again", "look more"):
         await run(agent, prompt)
     made: list[Event] = []
@@ -218,19 +287,34 @@ async def test_plan_mode_survives_compaction(workspace: Path) -> None:
     assert msgspec.json.encode(last.messages).count(b"Summary: looked around.") == 1
 
 
-async def test_a_sub_agent_of_a_planning_parent_is_not_offered_exit_plan_mode(workspace: Path,
-                                                                               monkey_home: Path) -> None:
+async def test_a_sub_agent_of_a_planning_parent_is_not_offered_exit_plan_mode(
+    workspace: Path, monkey_home: Path
+) -> None:
     from monkey.agent.agent_defs import discover_agents
     from monkey.agent.subagents import Delegation, install_task_tool
 
-    script = msgspec.convert({
-        "turns": [{"tool_calls": [{"name": "task", "arguments": {"description": "look", "prompt": "look around",
-                                                                 "agent": "explore"}}]},
-                  {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]}, {"text": "ok"}],
-        "agents": {"explore": {"turns": [{"text": "found it"}]}}}, Script)
+    script = msgspec.convert(
+        {
+            "turns": [
+                {
+                    "tool_calls": [
+                        {
+                            "name": "task",
+                            "arguments": {"description": "look", "prompt": "look around", "agent": "explore"},
+                        }
+                    ]
+                },
+                {"tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]},
+                {"text": "ok"},
+            ],
+            "agents": {"explore": {"turns": [{"text": "found it"}]}},
+        },
+        Script,
+    )
     approver = AnsweringApprover(reject_plan())
-    agent = Agent(backend=ScriptedBackend(script), workspace=workspace, approver=approver,
-                  policy=ApprovalPolicy(mode="plan"))
+    agent = Agent(
+        backend=ScriptedBackend(script), workspace=workspace, approver=approver, policy=ApprovalPolicy(mode="plan")
+    )
     install_task_tool(agent, Delegation(discover_agents(workspace, home=monkey_home, trusted=True)))
     events = await run(agent)
     child = agent.backend.fork("explore", 9)  # type: ignore[attr-defined]

@@ -48,9 +48,13 @@ def sandboxed_agent(workspace: Path, home: Path, command: str, approver: Approve
     sandbox = probe("bubblewrap").sandbox
     assert sandbox is not None
     calls = [ScriptCall(name="shell_execute", arguments={"command": command, "timeout": 60})]
-    return agent_for(workspace, [ScriptTurn(tool_calls=calls), ScriptTurn(text="ok")], approver=approver,
-                     options=AgentOptions(shell=ShellSettings(sandbox=sandbox)),
-                     checkpoints=CheckpointGuard(workspace, home=home))
+    return agent_for(
+        workspace,
+        [ScriptTurn(tool_calls=calls), ScriptTurn(text="ok")],
+        approver=approver,
+        options=AgentOptions(shell=ShellSettings(sandbox=sandbox)),
+        checkpoints=CheckpointGuard(workspace, home=home),
+    )
 
 
 def writes(path: Path) -> str:
@@ -67,7 +71,8 @@ def result(events: list[Event]) -> ToolResult:
 
 
 async def test_an_approved_command_runs_in_the_sandbox_and_is_rerun_outside_only_when_asked_again(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "outside.txt"
     person = Person(Answer(Decision(approved=True)))
     events = await run(sandboxed_agent(workspace, monkey_home, writes(target), person))
@@ -87,7 +92,8 @@ async def test_an_approved_command_runs_in_the_sandbox_and_is_rerun_outside_only
 
 
 async def test_refused_or_with_nobody_to_ask_it_is_not_rerun_and_the_model_is_told(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "outside.txt"
     no = Person(Answer(Decision(approved=False, reason="keep it in")))
     events = await run(sandboxed_agent(workspace, monkey_home, writes(target), no))

@@ -22,11 +22,20 @@ from tests.support.agent import collect, define, of, root_agent, task
 
 async def test_delegation_returns_a_handoff(workspace: Path, monkey_home: Path) -> None:
     (workspace / "notes.txt").write_text("the answer is 42\n")
-    script = {"turns": [{"tool_calls": [task("explore", "find the answer")]}, {"text": "It is 42."}],
-              "agents": {"explore": {"turns": [
-                  {"tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}],
-                   "usage": {"cost_usd": 0.01}},
-                  {"text": "notes.txt says the answer is 42.", "usage": {"cost_usd": 0.02}}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("explore", "find the answer")]}, {"text": "It is 42."}],
+        "agents": {
+            "explore": {
+                "turns": [
+                    {
+                        "tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}],
+                        "usage": {"cost_usd": 0.01},
+                    },
+                    {"text": "notes.txt says the answer is 42.", "usage": {"cost_usd": 0.02}},
+                ]
+            }
+        },
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await collect(agent.run_task("what is the answer?"))
     [started] = of(events, "subagent_started")
@@ -50,7 +59,12 @@ async def test_delegation_returns_a_handoff(workspace: Path, monkey_home: Path) 
     explore_request = agent.backend.fork("explore", 9).requests[0]  # type: ignore[attr-defined]
     assert "read-only sub-agent" in explore_request.system
     assert sorted(t.name for t in explore_request.tools if not t.name.startswith("memory_")) == [
-        "file_read", "glob_search", "grep_search", "list_directory", "shell_execute"]
+        "file_read",
+        "glob_search",
+        "grep_search",
+        "list_directory",
+        "shell_execute",
+    ]
     assert explore_request.messages[0].content == "find the answer", "its own conversation"
 
 
@@ -59,12 +73,19 @@ async def test_two_children_run_in_parallel(workspace: Path, monkey_home: Path, 
     # other, the first would wait in vain (and fail); together, both see two marks at once
     meeting = tmp_path / "meeting"
     meeting.mkdir()
-    code = (f"import os, sys, time; d = {str(meeting)!r}; open(os.path.join(d, str(os.getpid())), 'w').close(); "
-            "sys.exit(0 if any(len(os.listdir(d)) >= 2 or time.sleep(0.02) for _ in range(3000)) else 1)")
-    meet = {"name": "shell_execute", "arguments": {"command": f"{sys.executable} -c {json.dumps(code)}", "timeout": 120}}
+    code = (
+        f"import os, sys, time; d = {str(meeting)!r}; open(os.path.join(d, str(os.getpid())), 'w').close(); "
+        "sys.exit(0 if any(len(os.listdir(d)) >= 2 or time.sleep(0.02) for _ in range(3000)) else 1)"
+    )
+    meet = {
+        "name": "shell_execute",
+        "arguments": {"command": f"{sys.executable} -c {json.dumps(code)}", "timeout": 120},
+    }
     child = {"turns": [{"tool_calls": [meet]}, {"text": "met"}]}
-    script = {"turns": [{"tool_calls": [task("general", "meet a"), task("general", "meet b")]}, {"text": "both"}],
-              "agents": {"general#1": child, "general#2": child}}
+    script = {
+        "turns": [{"tool_calls": [task("general", "meet a"), task("general", "meet b")]}, {"text": "both"}],
+        "agents": {"general#1": child, "general#2": child},
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await collect(agent.run_task("meet twice"))
     done = of(events, "subagent_completed")
@@ -79,8 +100,10 @@ async def test_two_children_run_in_parallel(workspace: Path, monkey_home: Path, 
 async def test_max_parallel_makes_children_wait(workspace: Path, monkey_home: Path) -> None:
     sleep = {"name": "shell_execute", "arguments": {"command": "sleep 0.3"}}
     child = {"turns": [{"tool_calls": [sleep]}, {"text": "slept"}]}
-    script = {"turns": [{"tool_calls": [task("general"), task("general")]}, {"text": "both"}],
-              "agents": {"general#1": child, "general#2": child}}
+    script = {
+        "turns": [{"tool_calls": [task("general"), task("general")]}, {"text": "both"}],
+        "agents": {"general#1": child, "general#2": child},
+    }
     agent = root_agent(workspace, monkey_home, script, max_parallel=1)
     events = await collect(agent.run_task("one at a time"))
     ends = [e for e in events if e.type == "session_ended" and e.session_id != agent.session_id]
@@ -91,9 +114,13 @@ async def test_max_parallel_makes_children_wait(workspace: Path, monkey_home: Pa
 async def test_depth_limit_both_ways(workspace: Path, monkey_home: Path) -> None:
     define(workspace, "a", "description: level one")
     define(workspace, "b", "description: level two")
-    script = {"turns": [{"tool_calls": [task("a")]}, {"text": "done"}],
-              "agents": {"a": {"turns": [{"tool_calls": [task("b")]}, {"text": "a done"}]},
-                         "b": {"turns": [{"tool_calls": [task("general")]}, {"text": "b gave up"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("a")]}, {"text": "done"}],
+        "agents": {
+            "a": {"turns": [{"tool_calls": [task("b")]}, {"text": "a done"}]},
+            "b": {"turns": [{"tool_calls": [task("general")]}, {"text": "b gave up"}]},
+        },
+    }
     agent = root_agent(workspace, monkey_home, script, max_depth=2)
     events = await collect(agent.run_task("go deep"))
     b_backend = agent.backend.fork("b", 9)  # type: ignore[attr-defined]
@@ -102,8 +129,12 @@ async def test_depth_limit_both_ways(workspace: Path, monkey_home: Path) -> None
     assert "unknown tool 'task'" in refused.output
     assert [e.depth for e in of(events, "subagent_started")] == [1, 2]
     # and a task tool that is there anyway (a definition cannot bring it back) refuses at run time
-    deep = TaskTool(agent, Delegation(discover_agents(workspace, home=monkey_home, trusted=True), max_depth=2),
-                    depth=2, stack=("main", "a", "b"))
+    deep = TaskTool(
+        agent,
+        Delegation(discover_agents(workspace, home=monkey_home, trusted=True), max_depth=2),
+        depth=2,
+        stack=("main", "a", "b"),
+    )
     call = await collect(_one_call(agent, deep))
     [result] = of(call, "tool_result")
     assert not result.ok and "nest 2 deep at most" in result.output and "main → a → b → general" in result.output
@@ -119,9 +150,13 @@ async def _one_call(agent: Agent, tool: TaskTool):  # type: ignore[no-untyped-de
 async def test_a_cycle_is_refused_naming_the_chain(workspace: Path, monkey_home: Path) -> None:
     define(workspace, "ping", "description: calls pong")
     define(workspace, "pong", "description: calls ping")
-    script = {"turns": [{"tool_calls": [task("ping")]}, {"text": "done"}],
-              "agents": {"ping": {"turns": [{"tool_calls": [task("pong")]}, {"text": "ping done"}]},
-                         "pong": {"turns": [{"tool_calls": [task("ping")]}, {"text": "pong done"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("ping")]}, {"text": "done"}],
+        "agents": {
+            "ping": {"turns": [{"tool_calls": [task("pong")]}, {"text": "ping done"}]},
+            "pong": {"turns": [{"tool_calls": [task("ping")]}, {"text": "pong done"}]},
+        },
+    }
     agent = root_agent(workspace, monkey_home, script, max_depth=5)
     events = await collect(agent.run_task("loop"))
     refused = [e for e in events if e.type == "tool_result" and e.name == "task" and not e.ok]
@@ -134,14 +169,19 @@ async def test_a_child_never_gets_a_tool_its_parent_lacks(workspace: Path, monke
     define(workspace, "reader", "description: reads\ntools: [file_read, task]")
     define(workspace, "writer", "description: writes\ntools: [file_write]")
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
-    script = {"turns": [{"tool_calls": [task("reader")]}, {"text": "done"}],
-              "agents": {"reader": {"turns": [{"tool_calls": [task("writer")]}, {"text": "reader done"}]},
-                         "writer": {"turns": [{"tool_calls": [write]}, {"text": "could not"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("reader")]}, {"text": "done"}],
+        "agents": {
+            "reader": {"turns": [{"tool_calls": [task("writer")]}, {"text": "reader done"}]},
+            "writer": {"turns": [{"tool_calls": [write]}, {"text": "could not"}]},
+        },
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await collect(agent.run_task("write through two agents"))
     writer = agent.backend.fork("writer", 9)  # type: ignore[attr-defined]
-    assert [t.name for t in writer.requests[0].tools if not t.name.startswith("memory_")] == [], \
+    assert [t.name for t in writer.requests[0].tools if not t.name.startswith("memory_")] == [], (
         "its parent had no file_write to give"
+    )
     [denied] = [e for e in events if e.type == "tool_result" and e.name == "file_write"]
     assert not denied.ok and "unknown tool 'file_write'" in denied.output
     assert not (workspace / "x.txt").exists()
@@ -151,8 +191,10 @@ async def test_a_child_keeps_its_parents_rules_and_mode(workspace: Path, monkey_
     define(workspace, "bold", "description: wants more\nmode: auto")
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
     shell = {"name": "shell_execute", "arguments": {"command": "rm -f README.md"}}
-    script = {"turns": [{"tool_calls": [task("bold")]}, {"text": "done"}],
-              "agents": {"bold": {"turns": [{"tool_calls": [write, shell]}, {"text": "tried"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("bold")]}, {"text": "done"}],
+        "agents": {"bold": {"turns": [{"tool_calls": [write, shell]}, {"text": "tried"}]}},
+    }
     agent = root_agent(workspace, monkey_home, script, mode="plan")
     agent.policy.deny.extend(ApprovalPolicy.from_strings(deny=["shell_execute(rm)"]).deny)
     events = await collect(agent.run_task("try"))
@@ -164,9 +206,13 @@ async def test_a_child_keeps_its_parents_rules_and_mode(workspace: Path, monkey_
 
 
 async def test_a_childs_spending_stops_its_parent(workspace: Path, monkey_home: Path) -> None:
-    costly = {"turns": [{"tool_calls": [{"name": "list_directory", "arguments": {}}], "usage": {"cost_usd": 0.6}},
-                        {"tool_calls": [{"name": "list_directory", "arguments": {}}], "usage": {"cost_usd": 0.6}},
-                        {"text": "never"}]}
+    costly = {
+        "turns": [
+            {"tool_calls": [{"name": "list_directory", "arguments": {}}], "usage": {"cost_usd": 0.6}},
+            {"tool_calls": [{"name": "list_directory", "arguments": {}}], "usage": {"cost_usd": 0.6}},
+            {"text": "never"},
+        ]
+    }
     script = {"turns": [{"tool_calls": [task("general")]}, {"text": "never"}], "agents": {"general": costly}}
     agent = root_agent(workspace, monkey_home, script, limits=Limits(max_budget_usd=1.0))
     events = await collect(agent.run_task("spend"))
@@ -184,8 +230,10 @@ async def test_a_childs_spending_stops_its_parent(workspace: Path, monkey_home: 
 async def test_a_child_is_bounded_by_its_own_definition(workspace: Path, monkey_home: Path) -> None:
     define(workspace, "short", "description: two turns\nmax_turns: 1")
     ls = {"name": "list_directory", "arguments": {}}
-    script = {"turns": [{"tool_calls": [task("short")]}, {"text": "the parent goes on"}],
-              "agents": {"short": {"turns": [{"tool_calls": [ls]}, {"text": "never"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("short")]}, {"text": "the parent goes on"}],
+        "agents": {"short": {"turns": [{"tool_calls": [ls]}, {"text": "never"}]}},
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await collect(agent.run_task("bounded"))
     [reached] = of(events, "budget_reached")
@@ -195,8 +243,10 @@ async def test_a_child_is_bounded_by_its_own_definition(workspace: Path, monkey_
 
 async def test_undo_reverts_a_childs_change(workspace: Path, monkey_home: Path) -> None:
     write = {"name": "file_write", "arguments": {"path": "made.txt", "content": "by the child\n"}}
-    script = {"turns": [{"tool_calls": [task("general", "write it")]}, {"text": "done"}],
-              "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "wrote made.txt"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("general", "write it")]}, {"text": "done"}],
+        "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "wrote made.txt"}]}},
+    }
     agent = root_agent(workspace, monkey_home, script, checkpoints=True)
     events = await collect(agent.run_task("make a file"))
     [done] = of(events, "subagent_completed")
@@ -220,8 +270,10 @@ async def test_bad_calls_say_what_is_wrong(workspace: Path, monkey_home: Path) -
 
 
 async def test_children_per_turn_are_capped(workspace: Path, monkey_home: Path) -> None:
-    script = {"turns": [{"tool_calls": [task("general", "a"), task("general", "b")]}, {"text": "ok"}],
-              "agents": {"general": {"turns": [{"text": "did it", "repeat": 2}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("general", "a"), task("general", "b")]}, {"text": "ok"}],
+        "agents": {"general": {"turns": [{"text": "did it", "repeat": 2}]}},
+    }
     agent = root_agent(workspace, monkey_home, script, max_per_turn=1)
     events = await collect(agent.run_task("two"))
     results = of(events, "tool_result", agent.session_id)
@@ -233,9 +285,13 @@ async def test_children_per_turn_are_capped(workspace: Path, monkey_home: Path) 
 
 async def test_a_child_with_children_does_not_wait_for_its_own_slot(workspace: Path, monkey_home: Path) -> None:
     define(workspace, "lead", "description: delegates further")
-    script = {"turns": [{"tool_calls": [task("lead")]}, {"text": "done"}],
-              "agents": {"lead": {"turns": [{"tool_calls": [task("general")]}, {"text": "lead done"}]},
-                         "general": {"turns": [{"text": "leaf done"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("lead")]}, {"text": "done"}],
+        "agents": {
+            "lead": {"turns": [{"tool_calls": [task("general")]}, {"text": "lead done"}]},
+            "general": {"turns": [{"text": "leaf done"}]},
+        },
+    }
     agent = root_agent(workspace, monkey_home, script, max_parallel=1)
     events = await asyncio.wait_for(collect(agent.run_task("nest")), timeout=30)
     assert [d.handoff.completed for d in of(events, "subagent_completed")] == [True, True]
@@ -247,8 +303,10 @@ async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monke
     from tests.support.fakes.approvers import AnsweringApprover
 
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
-    script = {"turns": [{"tool_calls": [task("general")]}, {"text": "never"}],
-              "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "never"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("general")]}, {"text": "never"}],
+        "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "never"}]}},
+    }
     agent = root_agent(workspace, monkey_home, script, mode="default")
     approver = AnsweringApprover(Decision(approved=False, by="user", reason="", stop=True))
     agent.approver = approver
@@ -262,18 +320,25 @@ async def test_a_person_stopping_a_child_stops_its_parent(workspace: Path, monke
     assert agent.messages[-1].role == "tool" and "completed: no" in agent.messages[-1].content
 
 
-async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspace: Path,
-                                                                               monkey_home: Path) -> None:
+async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspace: Path, monkey_home: Path) -> None:
     from monkey.permissions.requests import Decision
     from tests.support.fakes.approvers import AnsweringApprover
 
     def write(path: str) -> dict[str, Any]:
         return {"name": "file_write", "arguments": {"path": path, "content": path}}
 
-    script = {"turns": [{"tool_calls": [task("general", "a")]}, {"tool_calls": [task("general", "b")]},
-                        {"tool_calls": [write("c.txt")]}, {"text": "all written"}],
-              "agents": {"general#1": {"turns": [{"tool_calls": [write("a.txt")]}, {"text": "wrote a"}]},
-                         "general#2": {"turns": [{"tool_calls": [write("b.txt")]}, {"text": "wrote b"}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", "a")]},
+            {"tool_calls": [task("general", "b")]},
+            {"tool_calls": [write("c.txt")]},
+            {"text": "all written"},
+        ],
+        "agents": {
+            "general#1": {"turns": [{"tool_calls": [write("a.txt")]}, {"text": "wrote a"}]},
+            "general#2": {"turns": [{"tool_calls": [write("b.txt")]}, {"text": "wrote b"}]},
+        },
+    }
     agent = root_agent(workspace, monkey_home, script, mode="default")
     approver = AnsweringApprover(Decision(approved=True, by="user", scope="always"))
     agent.approver = approver
@@ -287,8 +352,10 @@ async def test_always_in_a_child_holds_for_its_parent_and_later_children(workspa
 
 
 async def test_the_permission_engine_decides_task_calls(workspace: Path, monkey_home: Path) -> None:
-    script = {"turns": [{"tool_calls": [task("explore"), task("general")]}, {"text": "ok"}],
-              "agents": {"explore": {"turns": [{"text": "explored"}]}}}
+    script = {
+        "turns": [{"tool_calls": [task("explore"), task("general")]}, {"text": "ok"}],
+        "agents": {"explore": {"turns": [{"text": "explored"}]}},
+    }
     agent = root_agent(workspace, monkey_home, script)
     agent.policy.deny.extend(ApprovalPolicy.from_strings(deny=["task(general)"]).deny)
     events = await collect(agent.run_task("two"))
@@ -305,8 +372,7 @@ async def test_a_definition_may_name_its_own_model(workspace: Path, monkey_home:
 
     def make(name: str, model: str | None) -> ScriptedBackend:
         built.append((name, model))
-        return ScriptedBackend(msgspec.convert(
-            {"turns": [{"text": "small answer"}], "model": model}, Script))
+        return ScriptedBackend(msgspec.convert({"turns": [{"text": "small answer"}], "model": model}, Script))
 
     script = {"turns": [{"tool_calls": [task("cheap")]}, {"text": "ok"}]}
     agent = root_agent(workspace, monkey_home, script, make_backend=make)

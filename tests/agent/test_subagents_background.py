@@ -17,19 +17,30 @@ WAIT_FOR_GO = "sh wait.sh"
 
 @pytest.fixture(autouse=True)
 def _wait_script(workspace: Path) -> None:
-    (workspace / "wait.sh").write_text("for i in $(seq 600); do [ -f go ] && break; sleep 0.05; done\n"
-                                       "if [ -f go ]; then echo 'saw go'; else echo 'no go'; fi\n")
+    (workspace / "wait.sh").write_text(
+        "for i in $(seq 600); do [ -f go ] && break; sleep 0.05; done\n"
+        "if [ -f go ]; then echo 'saw go'; else echo 'no go'; fi\n"
+    )
 
 
 async def test_a_background_child_works_while_its_parent_goes_on(workspace: Path, monkey_home: Path) -> None:
     write_go = {"name": "file_write", "arguments": {"path": "go", "content": "now\n"}}
-    script = {"turns": [{"tool_calls": [task("general", "wait for go", "waiter", background=True)]},
-                        {"tool_calls": [write_go]},
-                        {"text": "Waiting for the waiter."},
-                        {"text": "The waiter saw go."}],
-              "agents": {"general": {"turns": [
-                  {"tool_calls": [{"name": "shell_execute", "arguments": {"command": WAIT_FOR_GO}}]},
-                  {"text": "I saw go."}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", "wait for go", "waiter", background=True)]},
+            {"tool_calls": [write_go]},
+            {"text": "Waiting for the waiter."},
+            {"text": "The waiter saw go."},
+        ],
+        "agents": {
+            "general": {
+                "turns": [
+                    {"tool_calls": [{"name": "shell_execute", "arguments": {"command": WAIT_FOR_GO}}]},
+                    {"text": "I saw go."},
+                ]
+            }
+        },
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await collect(agent.run_task("delegate, then say go"))
     sid = agent.session_id
@@ -50,7 +61,8 @@ async def test_a_background_child_works_while_its_parent_goes_on(workspace: Path
     assert last[-2].role == "assistant" and last[-2].content == "Waiting for the waiter."
     assert last[-1].role == "user" and last[-1].content.startswith(
         f"The background task 'waiter' (task call {started.call_id}) ended:\nagent: general (session {child})\n"
-        "completed: yes")
+        "completed: yes"
+    )
     assert last[-1].content.endswith("summary:\nI saw go.")
     [completed] = of(events, "turn_completed", sid)
     assert (completed.reason, completed.result, completed.iterations) == ("completed", "The waiter saw go.", 4)
@@ -61,14 +73,24 @@ async def test_a_background_child_works_while_its_parent_goes_on(workspace: Path
     assert all(e.parent_call_id is msgspec.UNSET for e in events if e.session_id == sid)
 
 
-async def test_a_background_childs_handoff_arrives_before_the_next_model_call(workspace: Path,
-                                                                               monkey_home: Path) -> None:
-    script = {"turns": [{"tool_calls": [task("general", "quick", "quick one", background=True)]},
-                        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": WAIT_FOR_GO}}]},
-                        {"text": "Both done."}],
-              "agents": {"general": {"turns": [
-                  {"tool_calls": [{"name": "file_write", "arguments": {"path": "go", "content": "x\n"}}]},
-                  {"text": "Wrote go."}]}}}
+async def test_a_background_childs_handoff_arrives_before_the_next_model_call(
+    workspace: Path, monkey_home: Path
+) -> None:
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", "quick", "quick one", background=True)]},
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": WAIT_FOR_GO}}]},
+            {"text": "Both done."},
+        ],
+        "agents": {
+            "general": {
+                "turns": [
+                    {"tool_calls": [{"name": "file_write", "arguments": {"path": "go", "content": "x\n"}}]},
+                    {"text": "Wrote go."},
+                ]
+            }
+        },
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await collect(agent.run_task("two things at once"))
     [shell] = of(events, "tool_result", agent.session_id)[1:]
@@ -80,11 +102,21 @@ async def test_a_background_childs_handoff_arrives_before_the_next_model_call(wo
 
 
 async def test_stopping_the_turn_stops_its_background_children(workspace: Path, monkey_home: Path) -> None:
-    script = {"turns": [{"tool_calls": [task("general", "sleep", "sleeper", background=True)]},
-                        {"text": "Waiting."}, {"text": "never"}],
-              "agents": {"general": {"turns": [
-                  {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 600"}}]},
-                  {"text": "never"}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", "sleep", "sleeper", background=True)]},
+            {"text": "Waiting."},
+            {"text": "never"},
+        ],
+        "agents": {
+            "general": {
+                "turns": [
+                    {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 600"}}]},
+                    {"text": "never"},
+                ]
+            }
+        },
+    }
     agent = root_agent(workspace, monkey_home, script)
     events: list[Event] = []
 
@@ -107,13 +139,22 @@ async def test_stopping_the_turn_stops_its_background_children(workspace: Path, 
 
 
 async def test_a_turn_cut_short_cancels_children_still_running(workspace: Path, monkey_home: Path) -> None:
-    script = {"turns": [{"tool_calls": [task("general", "sleep", "sleeper", background=True)]},
-                        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": WAIT_FOR_GO}}]},
-                        {"text": "Waiting."}],
-              "agents": {"general": {"turns": [
-                  {"tool_calls": [{"name": "file_write", "arguments": {"path": "go", "content": "x\n"}}]},
-                  {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 600"}}]},
-                  {"text": "never"}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", "sleep", "sleeper", background=True)]},
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": WAIT_FOR_GO}}]},
+            {"text": "Waiting."},
+        ],
+        "agents": {
+            "general": {
+                "turns": [
+                    {"tool_calls": [{"name": "file_write", "arguments": {"path": "go", "content": "x\n"}}]},
+                    {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 600"}}]},
+                    {"text": "never"},
+                ]
+            }
+        },
+    }
     agent = root_agent(workspace, monkey_home, script)
     agent.options.max_iterations = 3
     events = await asyncio.wait_for(collect(agent.run_task("three calls only")), timeout=120)
@@ -129,14 +170,21 @@ async def test_a_background_child_that_cannot_start_says_why(workspace: Path, mo
     from tests.support.agent import define
 
     define(workspace, "remote", "description: runs elsewhere\nmodel: some-other-model")
-    script = {"turns": [{"tool_calls": [task("remote", "go", "elsewhere", background=True)]},
-                        {"text": "Waiting."}, {"text": "It could not start."}]}
+    script = {
+        "turns": [
+            {"tool_calls": [task("remote", "go", "elsewhere", background=True)]},
+            {"text": "Waiting."},
+            {"text": "It could not start."},
+        ]
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await asyncio.wait_for(collect(agent.run_task("delegate")), timeout=60)
     assert not of(events, "subagent_started"), "no child session was started"
     last = agent.backend.requests[-1].messages  # type: ignore[attr-defined]
-    assert last[-1].role == "user" and "completed: no (error: agent remote names its own backend or model" \
-        in last[-1].content
+    assert (
+        last[-1].role == "user"
+        and "completed: no (error: agent remote names its own backend or model" in last[-1].content
+    )
     [completed] = of(events, "turn_completed", agent.session_id)
     assert (completed.reason, completed.result) == ("completed", "It could not start.")
 
@@ -146,9 +194,14 @@ async def test_a_person_stopping_a_background_child_stops_its_parent(workspace: 
     from tests.support.fakes.approvers import AnsweringApprover
 
     write = {"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}
-    script = {"turns": [{"tool_calls": [task("general", "write", "writer", background=True)]},
-                        {"text": "Waiting."}, {"text": "never"}],
-              "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "never"}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", "write", "writer", background=True)]},
+            {"text": "Waiting."},
+            {"text": "never"},
+        ],
+        "agents": {"general": {"turns": [{"tool_calls": [write]}, {"text": "never"}]}},
+    }
     agent = root_agent(workspace, monkey_home, script, mode="default")
     agent.approver = AnsweringApprover(Decision(approved=False, by="user", reason="", stop=True))
     events = await asyncio.wait_for(collect(agent.run_task("try")), timeout=60)
@@ -161,7 +214,8 @@ async def test_a_person_stopping_a_background_child_stops_its_parent(workspace: 
 
 
 async def test_switching_the_parent_to_plan_mode_reaches_its_running_background_child(
-        workspace: Path, monkey_home: Path) -> None:
+    workspace: Path, monkey_home: Path
+) -> None:
     from monkey.permissions.requests import ApprovalRequest, Decision
 
     agent_box: list = []
@@ -179,9 +233,14 @@ async def test_switching_the_parent_to_plan_mode_reaches_its_running_background_
 
     first = {"name": "file_write", "arguments": {"path": "before.txt", "content": "before\n"}}
     then = {"name": "file_write", "arguments": {"path": "after.txt", "content": "after\n"}}
-    script = {"turns": [{"tool_calls": [task("general", "write twice", "writer", background=True)]},
-                        {"text": "Waiting."}, {"text": "The writer ended."}],
-              "agents": {"general": {"turns": [{"tool_calls": [first]}, {"tool_calls": [then]}, {"text": "done"}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", "write twice", "writer", background=True)]},
+            {"text": "Waiting."},
+            {"text": "The writer ended."},
+        ],
+        "agents": {"general": {"turns": [{"tool_calls": [first]}, {"tool_calls": [then]}, {"text": "done"}]}},
+    }
     agent = root_agent(workspace, monkey_home, script, mode="default")
     agent_box.append(agent)
     person = PersonWhoSwitchesToPlan()

@@ -27,14 +27,17 @@ def _run(sequence: list[int], max_repeats: int = 3) -> int | None:
     return None
 
 
-@pytest.mark.parametrize(("sequence", "stopped_at"), [
-    ([1, 1, 1], 2),
-    ([1, 2, 1, 2, 1, 2], 5),
-    ([1, 2, 3, 1, 2, 3, 1, 2, 3], 8),
-    ([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], 11),
-    ([1, 2, 1, 2, 3, 1, 2, 3], None),
-    ([1, 2, 1, 3, 1, 2, 1, 3], None),
-])
+@pytest.mark.parametrize(
+    ("sequence", "stopped_at"),
+    [
+        ([1, 1, 1], 2),
+        ([1, 2, 1, 2, 1, 2], 5),
+        ([1, 2, 3, 1, 2, 3, 1, 2, 3], 8),
+        ([1, 2, 3, 4, 1, 2, 3, 4, 1, 2, 3, 4], 11),
+        ([1, 2, 1, 2, 3, 1, 2, 3], None),
+        ([1, 2, 1, 3, 1, 2, 1, 3], None),
+    ],
+)
 def test_cycles_are_stopped_like_a_repeated_call(sequence: list[int], stopped_at: int | None) -> None:
     assert _run(sequence) == stopped_at
 

@@ -16,15 +16,19 @@ from monkey.messages import Message, ModelRequest, ToolSpec
 from tests.support.cli import invoke
 from tests.support.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
 
-READ = ToolSpec(name="file_read", description="Read a file.", parameters={"type": "object", "properties": {
-    "path": {"type": "string"}}, "required": ["path"]})
+READ = ToolSpec(
+    name="file_read",
+    description="Read a file.",
+    parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
 TEXT = "Hello! I will read the file first, then tell you what is in it."
 
 
 def request(*messages: Message, tools: list[ToolSpec] | None = None) -> ModelRequest:
     msgs = list(messages) or [Message(role="user", content="what is in a.txt?")]
-    return ModelRequest(system="You are monkey.", messages=msgs, tools=[READ] if tools is None else tools,
-                        session_id="s-1")
+    return ModelRequest(
+        system="You are monkey.", messages=msgs, tools=[READ] if tools is None else tools, session_id="s-1"
+    )
 
 
 @pytest.fixture
@@ -77,9 +81,18 @@ async def test_request_has_cache_breakpoints_and_the_key(server):
 
 
 async def test_tool_use_from_split_json_and_thinking(server):
-    args = {"path": "docs/a b.txt", "note": "quotes \" and unicode é"}
-    server.add(Stream(reply_events("Reading.", thinking="The user wants the file.", signature="sig-123",
-                                   tool_calls=[("toolu_01A", "file_read", args)], json_piece=4)))
+    args = {"path": "docs/a b.txt", "note": 'quotes " and unicode é'}
+    server.add(
+        Stream(
+            reply_events(
+                "Reading.",
+                thinking="The user wants the file.",
+                signature="sig-123",
+                tool_calls=[("toolu_01A", "file_read", args)],
+                json_piece=4,
+            )
+        )
+    )
     events = await collect(backend(server))
     thinking = "".join(e.text for e in events if isinstance(e, ThinkingDelta))
     assert thinking == "The user wants the file."
@@ -129,8 +142,10 @@ async def test_401_is_not_retried_and_says_what_to_do(server):
 
 
 async def test_429_honours_retry_after(server):
-    server.add(Status(429, error_body("rate_limit_error", "Number of requests exceeded"), {"retry-after": "0.2"}),
-               Stream(reply_events("fine")))
+    server.add(
+        Status(429, error_body("rate_limit_error", "Number of requests exceeded"), {"retry-after": "0.2"}),
+        Stream(reply_events("fine")),
+    )
     events = await collect(backend(server))
     [retry] = [e for e in events if isinstance(e, Retry)]
     assert retry.delay == pytest.approx(0.2) and "rate limit" in retry.reason
@@ -169,8 +184,9 @@ async def test_history_keeps_tool_pairs_and_signed_thinking(server):
     call = ToolCallSpec(id="call.1:x", name="file_read", arguments={"path": "a.txt"})
     req = request(
         Message(role="user", content="read a.txt"),
-        Message(role="assistant", content="", thinking="I should read it", thinking_signature="sig-9",
-                tool_calls=[call]),
+        Message(
+            role="assistant", content="", thinking="I should read it", thinking_signature="sig-9", tool_calls=[call]
+        ),
         Message(role="tool", tool_call_id="call.1:x", name="file_read", content="hello"),
     )
     await collect(backend(server, thinking_budget=2048), req)
@@ -191,12 +207,28 @@ def test_agent_task_through_the_sdk(server, workspace: Path, monkey_home: Path):
         Status(529, error_body("overloaded_error", "Overloaded"), {"retry-after": "0"}),
         Stream(reply_events("The file says forty-two.", cache_read=900)),
     )
-    run = invoke(["agent", "--task", "what is in a.txt?", "--backend", "anthropic", "--base-url", server.url,
-                  "--api-key", "sk-test", "--cwd", str(workspace), "--output-format", "stream-json"],
-                 home=monkey_home)
+    run = invoke(
+        [
+            "agent",
+            "--task",
+            "what is in a.txt?",
+            "--backend",
+            "anthropic",
+            "--base-url",
+            server.url,
+            "--api-key",
+            "sk-test",
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 0, run.stderr
     assert [e["output"] for e in run.of_type("tool_result")] == ["forty-two\n"] or "forty-two" in json.dumps(
-        run.of_type("tool_result"))
+        run.of_type("tool_result")
+    )
     assert len(run.of_type("retry")) == 1
     assert run.of_type("turn_completed")[0]["result"] == "The file says forty-two."
     usage = run.of_type("usage")
@@ -208,8 +240,11 @@ def test_agent_task_through_the_sdk(server, workspace: Path, monkey_home: Path):
 
 def test_api_key_in_the_environment_chooses_anthropic(server, workspace: Path, monkey_home: Path):
     server.add(Stream(reply_events("hi from claude")))
-    run = invoke(["agent", "--task", "hi", "--base-url", server.url, "--cwd", str(workspace)],
-                 home=monkey_home, ANTHROPIC_API_KEY="sk-env")
+    run = invoke(
+        ["agent", "--task", "hi", "--base-url", server.url, "--cwd", str(workspace)],
+        home=monkey_home,
+        ANTHROPIC_API_KEY="sk-env",
+    )
     # --base-url alone means an OpenAI-compatible server; the key alone means Anthropic
     assert run.returncode != 0 or "hi from claude" not in run.stdout
     (monkey_home / "config.toml").write_text(f'[anthropic]\nbase_url = "{server.url}"\n')
@@ -227,9 +262,17 @@ async def test_garbage_and_unknown_events_in_the_stream(server):
     types from a newer API are skipped."""
     good = reply_events("steady")
     garbage = good[:3] + [("content_block_delta", "{not json at all")] + good[3:]
-    newer = good[:3] + [("shiny_new_event", {"type": "shiny_new_event", "x": 1}),
-                        ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                                 "delta": {"type": "citations_delta", "citation": {}}})] + good[3:]
+    newer = (
+        good[:3]
+        + [
+            ("shiny_new_event", {"type": "shiny_new_event", "x": 1}),
+            (
+                "content_block_delta",
+                {"type": "content_block_delta", "index": 0, "delta": {"type": "citations_delta", "citation": {}}},
+            ),
+        ]
+        + good[3:]
+    )
     server.add(Stream(garbage), Stream(newer))
     events = await collect(backend(server))
     assert len([e for e in events if isinstance(e, Retry)]) == 1

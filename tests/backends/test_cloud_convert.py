@@ -25,13 +25,22 @@ def conversations(draw) -> list[Message]:
         elif kind == "assistant":
             out.append(Message(role="assistant", content=draw(st.text(max_size=20))))
         elif kind == "calls":
-            calls = [ToolCallSpec(id=draw(ids), name="file_read", arguments={"path": draw(st.text(max_size=5))})
-                     for _ in range(draw(st.integers(1, 3)))]
+            calls = [
+                ToolCallSpec(id=draw(ids), name="file_read", arguments={"path": draw(st.text(max_size=5))})
+                for _ in range(draw(st.integers(1, 3)))
+            ]
             out.append(Message(role="assistant", content=draw(st.text(max_size=10)), tool_calls=calls))
             for call in calls:
                 if draw(st.booleans()):
-                    out.append(Message(role="tool", tool_call_id=call.id, name=call.name,
-                                       content=draw(st.text(max_size=10)), is_error=draw(st.booleans())))
+                    out.append(
+                        Message(
+                            role="tool",
+                            tool_call_id=call.id,
+                            name=call.name,
+                            content=draw(st.text(max_size=10)),
+                            is_error=draw(st.booleans()),
+                        )
+                    )
         else:
             out.append(Message(role="tool", tool_call_id=draw(ids), name="x", content="stray"))
     return out
@@ -79,8 +88,13 @@ def test_openai_every_tool_call_has_a_tool_message(messages):
 
 def test_missing_results_are_filled_and_stray_ones_kept_as_text():
     call = ToolCallSpec(id="a", name="file_read")
-    out = paired([Message(role="user", content="go"), Message(role="assistant", tool_calls=[call]),
-                  Message(role="tool", tool_call_id="zzz", name="shell_execute", content="orphan")])
+    out = paired(
+        [
+            Message(role="user", content="go"),
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_call_id="zzz", name="shell_execute", content="orphan"),
+        ]
+    )
     assert [m.role for m in out] == ["user", "assistant", "tool", "user"]
     assert out[2].content == NO_RESULT and out[2].is_error
     assert "orphan" in out[3].content

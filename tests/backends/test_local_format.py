@@ -102,7 +102,9 @@ def test_tools_prompt_lists_tools_and_examples() -> None:
     assert "- file_write(path: string, content: string): Write a file." in prompt
     assert "More details" not in prompt
     assert "User: Create a file night.py that prints Good night" in prompt
-    assert '{"name": "file_write", "arguments": {"path": "night.py", "content": "print(\\"Good night\\")\\n"}}' in prompt
+    assert (
+        '{"name": "file_write", "arguments": {"path": "night.py", "content": "print(\\"Good night\\")\\n"}}' in prompt
+    )
     assert f'{{"name": "{FINAL_ANSWER}", "arguments": {{"answer": "Paris."}}}}' in prompt
     assert "{tools}" not in prompt and "{examples}" not in prompt
 
@@ -110,13 +112,18 @@ def test_tools_prompt_lists_tools_and_examples() -> None:
 def test_tools_prompt_shows_one_example_call_of_an_offered_tool() -> None:
     """One example call, then the answer to a question: more examples made SmolLM2-135M go on
     calling the other examples' tools after its task was done (measured by local_tasks)."""
-    read = ToolSpec(name="file_read", description="Read a file.",
-                    parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+    read = ToolSpec(
+        name="file_read",
+        description="Read a file.",
+        parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+    )
     assert '"name": "file_read", "arguments": {"path": "style.cfg"}' in tools_prompt([read])
     full = tools_prompt(ToolRegistry.default().specs())
     examples = full.split("# Examples", 1)[1]
     assert [json.loads(line)["name"] for line in examples.splitlines() if line.startswith("{")] == [
-        "file_write", FINAL_ANSWER]
+        "file_write",
+        FINAL_ANSWER,
+    ]
 
 
 def test_tools_prompt_describes_each_tool_in_its_first_sentence() -> None:

@@ -25,13 +25,15 @@ def test_a_long_text_is_counted_as_its_pieces_add_up() -> None:
 
 
 @pytest.mark.parametrize("backend", ["openai", "plugin:openai-compat"])
-def test_a_million_character_message_is_sent_and_stored(
-        backend: str, workspace: Path, monkey_home: Path) -> None:
+def test_a_million_character_message_is_sent_and_stored(backend: str, workspace: Path, monkey_home: Path) -> None:
     with FakeOpenAI([Reply(text="Read it all.")]) as server:
         flags = ["--base-url", server.url] if backend == "openai" else []
         configure_openai_compat(monkey_home, server.url)
-        run = invoke(["agent", "--backend", backend, *flags, "--cwd", str(workspace), "--plain"],
-                     home=monkey_home, input=LONG + "\n")
+        run = invoke(
+            ["agent", "--backend", backend, *flags, "--cwd", str(workspace), "--plain"],
+            home=monkey_home,
+            input=LONG + "\n",
+        )
     assert run.returncode == 0, run.stderr[-3000:]
     assert "Traceback" not in run.stderr and "Input too long" not in run.stderr, run.stderr[-3000:]
     assert "Read it all." in run.stdout

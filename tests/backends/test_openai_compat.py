@@ -19,8 +19,11 @@ from tests.support.fakes.anthropic_server import FakeAnthropic, Status, error_bo
 
 pytestmark = pytest.mark.timeout(300)  # the model loads (or its server starts) on a loaded machine
 
-READ = ToolSpec(name="file_read", description="Read a file.", parameters={"type": "object", "properties": {
-    "path": {"type": "string"}}, "required": ["path"]})
+READ = ToolSpec(
+    name="file_read",
+    description="Read a file.",
+    parameters={"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
 
 
 @pytest.fixture(scope="module")
@@ -30,8 +33,13 @@ def llama_url(tmp_path_factory: pytest.TempPathFactory):
 
 
 def _request(prompt: str, tools: list[ToolSpec] | None = None) -> ModelRequest:
-    return ModelRequest(system="You are a helpful assistant.", messages=[Message(role="user", content=prompt)],
-                        tools=tools or [], session_id="s-o", max_tokens=24)
+    return ModelRequest(
+        system="You are a helpful assistant.",
+        messages=[Message(role="user", content=prompt)],
+        tools=tools or [],
+        session_id="s-o",
+        max_tokens=24,
+    )
 
 
 async def test_streams_text_from_the_real_server(llama_url):
@@ -51,12 +59,18 @@ async def test_history_with_tool_pairs_is_accepted(llama_url):
     from monkey.events import ToolCallSpec
 
     call = ToolCallSpec(id="toolu_01:x", name="file_read", arguments={"path": "a.txt"})
-    req = ModelRequest(system="You are monkey.", session_id="s", max_tokens=8, tools=[READ], messages=[
-        Message(role="user", content="read a.txt"),
-        Message(role="assistant", content="", tool_calls=[call]),
-        Message(role="tool", tool_call_id=call.id, name="file_read", content="forty-two"),
-        Message(role="user", content="what did it say?"),
-    ])
+    req = ModelRequest(
+        system="You are monkey.",
+        session_id="s",
+        max_tokens=8,
+        tools=[READ],
+        messages=[
+            Message(role="user", content="read a.txt"),
+            Message(role="assistant", content="", tool_calls=[call]),
+            Message(role="tool", tool_call_id=call.id, name="file_read", content="forty-two"),
+            Message(role="user", content="what did it say?"),
+        ],
+    )
     backend = OpenAICompatBackend(base_url=llama_url)
     try:
         events = [e async for e in backend.stream(req)]
@@ -67,9 +81,25 @@ async def test_history_with_tool_pairs_is_accepted(llama_url):
 
 def test_agent_task_through_the_server(llama_url, workspace: Path, monkey_home: Path):
     (monkey_home / "config.toml").write_text("[openai]\nmax_tokens = 16\n")
-    run = run_monkey(["agent", "--task", "Say hello in one short sentence.", "--backend", "openai",
-                      "--base-url", llama_url, "--cwd", str(workspace), "--output-format", "stream-json",
-                      "--max-iterations", "2"], home=monkey_home, timeout=120)
+    run = run_monkey(
+        [
+            "agent",
+            "--task",
+            "Say hello in one short sentence.",
+            "--backend",
+            "openai",
+            "--base-url",
+            llama_url,
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--max-iterations",
+            "2",
+        ],
+        home=monkey_home,
+        timeout=120,
+    )
     assert run.returncode in (0, 3), run.stderr
     started = run.of_type("session_started")[0]
     assert started["backend"] == "openai"
@@ -79,8 +109,23 @@ def test_agent_task_through_the_server(llama_url, workspace: Path, monkey_home: 
 
 def test_base_url_alone_chooses_the_openai_backend(llama_url, workspace: Path, monkey_home: Path):
     (monkey_home / "config.toml").write_text("[openai]\nmax_tokens = 8\n")
-    run = run_monkey(["agent", "--task", "Say hi.", "--base-url", llama_url, "--cwd", str(workspace),
-                      "--output-format", "json", "--max-iterations", "1"], home=monkey_home, timeout=120)
+    run = run_monkey(
+        [
+            "agent",
+            "--task",
+            "Say hi.",
+            "--base-url",
+            llama_url,
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "json",
+            "--max-iterations",
+            "1",
+        ],
+        home=monkey_home,
+        timeout=120,
+    )
     assert run.returncode in (0, 3), run.stderr
     assert json.loads(run.stdout)["iterations"] == 1
 
@@ -95,9 +140,22 @@ def test_failover_from_a_failing_primary_to_the_local_server(llama_url, workspac
             '[backend]\nprimary = "anthropic"\nfallbacks = ["openai"]\nmax_retries = 2\nretry_base_delay = 0.01\n'
             f'[anthropic]\nbase_url = "{fake.url}"\n[openai]\nbase_url = "{llama_url}"\nmax_tokens = 16\n'
         )
-        run = run_monkey(["agent", "--task", "Say hello.", "--cwd", str(workspace), "--output-format",
-                          "stream-json", "--max-iterations", "2"], home=monkey_home, timeout=120,
-                         ANTHROPIC_API_KEY="sk-test")
+        run = run_monkey(
+            [
+                "agent",
+                "--task",
+                "Say hello.",
+                "--cwd",
+                str(workspace),
+                "--output-format",
+                "stream-json",
+                "--max-iterations",
+                "2",
+            ],
+            home=monkey_home,
+            timeout=120,
+            ANTHROPIC_API_KEY="sk-test",
+        )
     assert run.returncode in (0, 3), run.stderr
     types = [e["type"] for e in run.events]
     assert types.count("retry") == 2
@@ -111,14 +169,33 @@ def test_failover_from_a_failing_primary_to_the_local_server(llama_url, workspac
 
 async def test_http_errors_map_to_the_taxonomy():
     with FakeAnthropic() as fake:
-        fake.add(Status(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                                        "code": "invalid_api_key"}}),
-                 Status(429, {"error": {"message": "You exceeded your current quota", "type": "insufficient_quota",
-                                        "code": "insufficient_quota"}}),
-                 Status(404, {"error": {"message": "model 'nope' not found"}}),
-                 Status(400, {"error": "registry.ollama.ai/library/gemma does not support tools"}))
-        backend = RetryingBackend(OpenAICompatBackend(base_url=fake.url + "/v1", model="nope"),
-                                  RetryPolicy(max_retries=0))
+        fake.add(
+            Status(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            ),
+            Status(
+                429,
+                {
+                    "error": {
+                        "message": "You exceeded your current quota",
+                        "type": "insufficient_quota",
+                        "code": "insufficient_quota",
+                    }
+                },
+            ),
+            Status(404, {"error": {"message": "model 'nope' not found"}}),
+            Status(400, {"error": "registry.ollama.ai/library/gemma does not support tools"}),
+        )
+        backend = RetryingBackend(
+            OpenAICompatBackend(base_url=fake.url + "/v1", model="nope"), RetryPolicy(max_retries=0)
+        )
         kinds = []
         for _ in range(4):
             with pytest.raises(BackendError) as err:
@@ -132,8 +209,14 @@ async def test_http_errors_map_to_the_taxonomy():
 def _chunks(*deltas: dict, finish: str = "tool_calls") -> list[str]:
     out = [json.dumps({"choices": [{"index": 0, "delta": d, "finish_reason": None}]}) for d in deltas]
     out.append(json.dumps({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}))
-    out.append(json.dumps({"choices": [], "usage": {"prompt_tokens": 50, "completion_tokens": 7,
-                                                    "prompt_tokens_details": {"cached_tokens": 20}}}))
+    out.append(
+        json.dumps(
+            {
+                "choices": [],
+                "usage": {"prompt_tokens": 50, "completion_tokens": 7, "prompt_tokens_details": {"cached_tokens": 20}},
+            }
+        )
+    )
     out.append("[DONE]")
     return out
 
@@ -146,21 +229,32 @@ def _read(chunks: list[str], tools=(READ,)) -> tuple[ChunkReader, MessageComplet
 
 
 def test_tool_call_deltas_accumulate_per_index():
-    _, done = _read(_chunks(
-        {"tool_calls": [{"index": 0, "id": "call_a", "type": "function", "function": {"name": "file_read", "arguments": ""}}]},
-        {"tool_calls": [{"index": 1, "id": "call_b", "function": {"name": "file_read", "arguments": '{"pa'}}]},
-        {"tool_calls": [{"index": 0, "function": {"arguments": '{"path": '}}]},
-        {"tool_calls": [{"index": 0, "function": {"arguments": '"a.txt"}'}}]},
-        {"tool_calls": [{"index": 1, "function": {"arguments": 'th": "b.txt"}'}}]},
-    ))
+    _, done = _read(
+        _chunks(
+            {
+                "tool_calls": [
+                    {"index": 0, "id": "call_a", "type": "function", "function": {"name": "file_read", "arguments": ""}}
+                ]
+            },
+            {"tool_calls": [{"index": 1, "id": "call_b", "function": {"name": "file_read", "arguments": '{"pa'}}]},
+            {"tool_calls": [{"index": 0, "function": {"arguments": '{"path": '}}]},
+            {"tool_calls": [{"index": 0, "function": {"arguments": '"a.txt"}'}}]},
+            {"tool_calls": [{"index": 1, "function": {"arguments": 'th": "b.txt"}'}}]},
+        )
+    )
     assert [(c.id, c.name, c.arguments) for c in done.tool_calls] == [
-        ("call_a", "file_read", {"path": "a.txt"}), ("call_b", "file_read", {"path": "b.txt"})]
+        ("call_a", "file_read", {"path": "a.txt"}),
+        ("call_b", "file_read", {"path": "b.txt"}),
+    ]
     assert done.stop_reason == "tool_use"
 
 
 def test_malformed_arguments_become_an_error_the_model_sees():
-    _, done = _read(_chunks({"tool_calls": [{"index": 0, "id": "c", "function": {"name": "file_read",
-                                                                                  "arguments": '{"path": "a.tx'}}]}))
+    _, done = _read(
+        _chunks(
+            {"tool_calls": [{"index": 0, "id": "c", "function": {"name": "file_read", "arguments": '{"path": "a.tx'}}]}
+        )
+    )
     [call] = done.tool_calls
     assert call.arguments == {} and "not a valid JSON object" in call.error
 
@@ -186,11 +280,28 @@ def test_usage_reasoning_and_bad_chunks():
 
 
 async def test_a_server_that_ignores_stream_sends_one_whole_completion():
-    completion = {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "finish_reason": "tool_calls",
-                  "message": {"role": "assistant", "content": "Reading.", "tool_calls": [
-                      {"id": "call_1", "type": "function",
-                       "function": {"name": "file_read", "arguments": "{\"path\": \"a.txt\"}"}}]}}],
-                  "usage": {"prompt_tokens": 10, "completion_tokens": 4}}
+    completion = {
+        "id": "x",
+        "object": "chat.completion",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "tool_calls",
+                "message": {
+                    "role": "assistant",
+                    "content": "Reading.",
+                    "tool_calls": [
+                        {
+                            "id": "call_1",
+                            "type": "function",
+                            "function": {"name": "file_read", "arguments": '{"path": "a.txt"}'},
+                        }
+                    ],
+                },
+            }
+        ],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 4},
+    }
     with FakeAnthropic() as fake:
         fake.add(Status(200, completion), Status(200, {"unexpected": True}))
         backend = OpenAICompatBackend(base_url=fake.url + "/v1", model="m")

@@ -26,10 +26,16 @@ def session_of(events: list[dict[str, Any]]) -> str:
 @pytest.mark.subprocess
 @pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
 def test_a_persons_write_during_a_shell_command_is_never_undone(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / "notes.txt").write_text("the person's notes\n")
-    proc = start_agent(workspace, monkey_home, tmp_path, "a", [
-        call_turn("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)])
+    proc = start_agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        "a",
+        [call_turn("shell_execute", command=waiting_command(tmp_path, "a", "made.txt"), timeout=120)],
+    )
     wait_for(workspace / "made.txt", proc)
     (workspace / "person.txt").write_text("typed by the person while monkey's command ran\n")
     (workspace / "notes.txt").write_text("the person's notes, edited meanwhile\n")
@@ -54,19 +60,34 @@ def test_a_persons_write_during_a_shell_command_is_never_undone(
 @pytest.mark.subprocess
 @pytest.mark.parametrize("watch", [pytest.param(True, id="write-watch"), pytest.param(False, id="time-window")])
 def test_concurrent_sessions_undo_only_their_own_changes(
-        workspace: Path, monkey_home: Path, tmp_path: Path, watch: bool) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path, watch: bool
+) -> None:
     if watch and not HAS_WATCH:
         pytest.skip("needs fanotify and the process connector (root on Linux)")
     env = {} if watch else {DISABLE_ENV: "1"}
-    a = start_agent(workspace, monkey_home, tmp_path, "a", [
-        call_turn("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)], **env)
+    a = start_agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        "a",
+        [call_turn("shell_execute", command=waiting_command(tmp_path, "a", "a.txt"), timeout=120)],
+        **env,
+    )
     wait_for(workspace / "a.txt", a)
-    b = start_agent(workspace, monkey_home, tmp_path, "b", [
-        call_turn("file_write", path="b.txt", content="session b\n"),
-        call_turn("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),
-    ], **env)
-    c = start_agent(workspace, monkey_home, tmp_path, "c", [
-        call_turn("file_write", path="sub/c.txt", content="session c\n")], **env)
+    b = start_agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        "b",
+        [
+            call_turn("file_write", path="b.txt", content="session b\n"),
+            call_turn("shell_execute", command=py("open('b2.txt', 'w').write('session b, by a command')")),
+        ],
+        **env,
+    )
+    c = start_agent(
+        workspace, monkey_home, tmp_path, "c", [call_turn("file_write", path="sub/c.txt", content="session c\n")], **env
+    )
     b_events, c_events = finish(b), finish(c)
     (tmp_path / "a.go").write_text("")
     a_events = finish(a)
@@ -95,7 +116,8 @@ def test_concurrent_sessions_undo_only_their_own_changes(
 
 @pytest.mark.subprocess
 def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / ".gitignore").write_text(".env\nbuild/\n")
     (workspace / "sub").mkdir()
     (workspace / "sub" / ".gitignore").write_text("*.log\n")
@@ -104,13 +126,16 @@ def test_a_gitignore_change_never_turns_ignored_files_into_created_ones(
     (workspace / "build" / "app.bin").write_bytes(b"\x00build output")
     (workspace / "sub" / "old.log").write_text("the person's log\n")
     script = tmp_path / "edit_ignore.py"
-    script.write_text("import pathlib as p\n"
-                      "p.Path('.gitignore').write_text('# nothing ignored any more\\n*.tmp\\n')\n"
-                      "p.Path('sub/.gitignore').unlink()\n"
-                      "p.Path('made.txt').write_text('by the command')\n"
-                      "p.Path('scratch.tmp').write_text('made by the command, ignored by the new rules')\n")
-    run = start_agent(workspace, monkey_home, tmp_path, "g", [
-        call_turn("shell_execute", command=f"{sys.executable} {script}")])
+    script.write_text(
+        "import pathlib as p\n"
+        "p.Path('.gitignore').write_text('# nothing ignored any more\\n*.tmp\\n')\n"
+        "p.Path('sub/.gitignore').unlink()\n"
+        "p.Path('made.txt').write_text('by the command')\n"
+        "p.Path('scratch.tmp').write_text('made by the command, ignored by the new rules')\n"
+    )
+    run = start_agent(
+        workspace, monkey_home, tmp_path, "g", [call_turn("shell_execute", command=f"{sys.executable} {script}")]
+    )
     finish(run)
     listing = json.loads(invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     [cp] = listing["checkpoints"]
@@ -135,18 +160,32 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
     (lib / "x.txt").write_text("nested\n")
     (workspace / "was_empty").mkdir()
     script = tmp_path / "cmd.py"
-    script.write_text("import os, pathlib as p\n"
-                      "os.remove('big.bin')\n"
-                      "p.Path('vendor/lib/x.txt').write_text('changed in the nested repository')\n"
-                      "p.Path('grows.log').write_bytes(b'x' * 4000)\n"
-                      "os.makedirs('out/a/b')\n"
-                      "os.makedirs('was_empty/inner')\n"
-                      "p.Path('made.txt').write_text('undoable')\n")
+    script.write_text(
+        "import os, pathlib as p\n"
+        "os.remove('big.bin')\n"
+        "p.Path('vendor/lib/x.txt').write_text('changed in the nested repository')\n"
+        "p.Path('grows.log').write_bytes(b'x' * 4000)\n"
+        "os.makedirs('out/a/b')\n"
+        "os.makedirs('was_empty/inner')\n"
+        "p.Path('made.txt').write_text('undoable')\n"
+    )
     command = call_turn("shell_execute", command=f"{sys.executable} {script}")
     for fmt in ("stream-json", "text"):
         script_file = write_script(tmp_path / f"{fmt}.json", [command, {"text": "done"}])
-        args = ["agent", "--backend", "scripted", "--script", str(script_file), "--cwd", str(workspace),
-                "--no-approval", "--output-format", fmt, "--task", "go"]
+        args = [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script_file),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--output-format",
+            fmt,
+            "--task",
+            "go",
+        ]
         run = invoke(args, home=monkey_home)
         assert run.returncode == 0, run.stderr
         if fmt == "stream-json":
@@ -169,7 +208,9 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
             (workspace / "big.bin").write_bytes(b"\x00" * 5000)  # the person puts it back for the second run
             (workspace / "grows.log").write_bytes(b"small, under the limit\n")
         else:
-            assert "cannot be undone: big.bin: deleted; it was over the checkpoint size limit (1000 bytes)" in run.stdout
+            assert (
+                "cannot be undone: big.bin: deleted; it was over the checkpoint size limit (1000 bytes)" in run.stdout
+            )
     listing = invoke(["checkpoints", "--cwd", str(workspace)], home=monkey_home)
     last = listing.stdout.splitlines()[-1]
     assert "[cannot be undone: " in last and "big.bin: deleted" in last and "vendor/lib/: changed" in last, last
@@ -177,7 +218,8 @@ def test_what_cannot_be_undone_is_said_when_it_happens(workspace: Path, monkey_h
 
 @pytest.mark.subprocess
 def test_two_shell_commands_at_once_in_one_process_are_not_told_apart(
-        workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Two sessions of one monkey process (an editor over ACP, `monkey serve`) each run a shell
     command at the same time; without a write watch nothing tells whose write was whose, so
     each command's changes are left alone by undo, with the reason."""
@@ -209,7 +251,8 @@ def waits_for(tmp: Path, mine: str, theirs: str, *, first: bool) -> str:
 
 @pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
 async def test_two_commands_at_once_in_one_monkey_each_undo_only_their_own(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     """Two sub-agents' shell commands run at the same time in one process: each command's
     checkpoint holds its own files only, so undoing one child's session leaves the other's."""
     from tests.support.agent import collect, of, root_agent, task
@@ -217,12 +260,20 @@ async def test_two_commands_at_once_in_one_monkey_each_undo_only_their_own(
     def shell(command: str) -> dict[str, Any]:
         return {"name": "shell_execute", "arguments": {"command": command, "timeout": 60}}
 
-    script = {"turns": [{"tool_calls": [task("general", description="write a"), task("general", description="write b")]},
-                        {"text": "both"}],
-              "agents": {"general#1": {"turns": [{"tool_calls": [shell(waits_for(tmp_path, "a.txt", "b.txt", first=True))]},
-                                                 {"text": "a"}]},
-                         "general#2": {"turns": [{"tool_calls": [shell(waits_for(tmp_path, "b.txt", "a.txt", first=False))]},
-                                                 {"text": "b"}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("general", description="write a"), task("general", description="write b")]},
+            {"text": "both"},
+        ],
+        "agents": {
+            "general#1": {
+                "turns": [{"tool_calls": [shell(waits_for(tmp_path, "a.txt", "b.txt", first=True))]}, {"text": "a"}]
+            },
+            "general#2": {
+                "turns": [{"tool_calls": [shell(waits_for(tmp_path, "b.txt", "a.txt", first=False))]}, {"text": "b"}]
+            },
+        },
+    }
     agent = root_agent(workspace, monkey_home, script, checkpoints=True)
     events = await collect(agent.run_task("two at once"))
     results = [e for e in of(events, "tool_result") if e.name == "shell_execute"]
@@ -232,7 +283,9 @@ async def test_two_commands_at_once_in_one_monkey_each_undo_only_their_own(
     made = {e.session_id: sorted(e.paths) for e in of(events, "checkpoint_created")}
     assert set(made) == set(children.values())
 
-    listing = json.loads((await invoke_async(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)).stdout)
+    listing = json.loads(
+        (await invoke_async(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)).stdout
+    )
     paths = {cp["session_id"]: sorted(cp["paths"]) for cp in listing["checkpoints"]}
     assert paths == {children["write a"]: ["a.txt"], children["write b"]: ["b.txt"]}, listing
 

@@ -29,12 +29,18 @@ def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monk
     git(workspace, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "app")
     git(workspace, "stash", "list")
     before = tree_digest(workspace / ".git")
-    run = agent(workspace, monkey_home, tmp_path, [
-        call_turn("file_edit", path="src/app.py", old_string="hi", new_string="hello"),
-        call_turn("file_write", path="docs/new.md", content="# new\n"),
-        call_turn("file_delete", path="scratch.txt"),
-        call_turn("shell_execute", command=py("open('made.txt','w').write('x')")),
-    ], "--no-approval")
+    run = agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            call_turn("file_edit", path="src/app.py", old_string="hi", new_string="hello"),
+            call_turn("file_write", path="docs/new.md", content="# new\n"),
+            call_turn("file_delete", path="scratch.txt"),
+            call_turn("shell_execute", command=py("open('made.txt','w').write('x')")),
+        ],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
     created = run.of_type("checkpoint_created")
     assert [c["tool"] for c in created] == ["file_edit", "file_write", "file_delete", "shell_execute"]
@@ -60,7 +66,7 @@ def test_session_leaves_the_users_repository_byte_for_byte(workspace: Path, monk
 def test_hostile_git_config_never_runs(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     marker = tmp_path / "PWNED"
     evil = tmp_path / "evil.sh"
-    evil.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
+    evil.write_text(f'#!/bin/sh\necho "$0 $*" >> {marker}\ncat\n')
     evil.chmod(0o755)
     hooks = tmp_path / "hooks"
     hooks.mkdir()
@@ -69,16 +75,28 @@ def test_hostile_git_config_never_runs(workspace: Path, monkey_home: Path, tmp_p
         (hooks / hook).chmod(0o755)
     (workspace / ".gitattributes").write_text("* filter=evil diff=evil\n")
     with (workspace / ".git" / "config").open("a") as fh:
-        fh.write(f"[core]\n\tfsmonitor = {evil}\n\thooksPath = {hooks}\n\tpager = {evil}\n"
-                 f"[filter \"evil\"]\n\tclean = {evil}\n\tsmudge = {evil}\n\trequired = true\n"
-                 f"[diff]\n\texternal = {evil}\n[diff \"evil\"]\n\ttextconv = {evil}\n\tcommand = {evil}\n")
-    run = agent(workspace, monkey_home, tmp_path, [
-        call_turn("file_write", path="README.md", content="# changed\n"),
-        call_turn("shell_execute", command=py("open('x.txt','w').write('x')")),
-    ], "--no-approval")
+        fh.write(
+            f"[core]\n\tfsmonitor = {evil}\n\thooksPath = {hooks}\n\tpager = {evil}\n"
+            f'[filter "evil"]\n\tclean = {evil}\n\tsmudge = {evil}\n\trequired = true\n'
+            f'[diff]\n\texternal = {evil}\n[diff "evil"]\n\ttextconv = {evil}\n\tcommand = {evil}\n'
+        )
+    run = agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            call_turn("file_write", path="README.md", content="# changed\n"),
+            call_turn("shell_execute", command=py("open('x.txt','w').write('x')")),
+        ],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
-    for args in (["checkpoints"], ["checkpoints", "show", run.of_type("checkpoint_created")[0]["checkpoint_id"]],
-                 ["undo", "--steps", "2"], ["checkpoints", "gc", "--keep-days", "0"]):
+    for args in (
+        ["checkpoints"],
+        ["checkpoints", "show", run.of_type("checkpoint_created")[0]["checkpoint_id"]],
+        ["undo", "--steps", "2"],
+        ["checkpoints", "gc", "--keep-days", "0"],
+    ):
         done = invoke([*args, "--cwd", str(workspace)], home=monkey_home)
         assert done.returncode == 0, done.stderr
     assert not marker.exists(), marker.read_text() if marker.exists() else ""
@@ -97,17 +115,35 @@ def _wait_for(path: Path, timeout: float = 30) -> None:
 @pytest.mark.subprocess
 def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     marker = f"monkey-kill-9-{os.getpid()}"
-    code = ("import pathlib, time\n"
-            "pathlib.Path('half.txt').write_text('written before the kill')\n"
-            "time.sleep(60)\n")
+    code = "import pathlib, time\npathlib.Path('half.txt').write_text('written before the kill')\ntime.sleep(60)\n"
     slow = workspace / "slow.py"  # in the workspace: the sandboxed command sees no other folder of /tmp
     slow.write_text(code)
-    script = write_script(tmp_path / "script.json", [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}",
-                                                          timeout=120), {"text": "done"}])
+    script = write_script(
+        tmp_path / "script.json",
+        [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}", timeout=120), {"text": "done"}],
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
-         str(workspace), "--no-approval", "--task", "go", "--output-format", "stream-json"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=monkey_env(monkey_home),
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--task",
+            "go",
+            "--output-format",
+            "stream-json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=monkey_env(monkey_home),
     )
     try:
         _wait_for(workspace / "half.txt")
@@ -145,23 +181,45 @@ def test_kill_9_during_a_shell_change_is_repaired(workspace: Path, monkey_home: 
 
 @pytest.mark.subprocess
 def test_a_write_just_before_the_kill_is_the_commands_even_when_heartbeats_lag(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     """The command writes long after monkey's last heartbeat (a starved heartbeat thread, as
     under load), then monkey is killed: the guardian's mark of when the command died, not the
     stale heartbeat, bounds what was the command's, so undo reverts that write too."""
     marker = f"monkey-late-write-{os.getpid()}"
-    code = ("import pathlib, time\n"
-            "pathlib.Path('early.txt').write_text('at once')\n"
-            "time.sleep(3)\n"  # three seconds without a heartbeat: long past the heartbeat's margin
-            "pathlib.Path('late.txt').write_text('just before the kill')\n"
-            "time.sleep(60)\n")
+    code = (
+        "import pathlib, time\n"
+        "pathlib.Path('early.txt').write_text('at once')\n"
+        "time.sleep(3)\n"  # three seconds without a heartbeat: long past the heartbeat's margin
+        "pathlib.Path('late.txt').write_text('just before the kill')\n"
+        "time.sleep(60)\n"
+    )
     (workspace / "slow.py").write_text(code)
-    script = write_script(tmp_path / "script.json", [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}",
-                                                          timeout=120), {"text": "done"}])
+    script = write_script(
+        tmp_path / "script.json",
+        [call_turn("shell_execute", command=f"{sys.executable} slow.py {marker}", timeout=120), {"text": "done"}],
+    )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
-         str(workspace), "--no-approval", "--task", "go", "--output-format", "stream-json"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--task",
+            "go",
+            "--output-format",
+            "stream-json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env=monkey_env(monkey_home, MONKEY_FAULT_NO_HEARTBEAT="1"),
     )
     try:
@@ -202,8 +260,12 @@ os.kill(os.getpid(), signal.SIGKILL)
 @pytest.mark.subprocess
 def test_kill_9_between_pending_and_applied(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     for when in ("before", "after"):
-        proc = subprocess.run([sys.executable, "-c", KILLER, str(workspace), str(monkey_home), when],
-                              env=monkey_env(monkey_home), capture_output=True, text=True)
+        proc = subprocess.run(
+            [sys.executable, "-c", KILLER, str(workspace), str(monkey_home), when],
+            env=monkey_env(monkey_home),
+            capture_output=True,
+            text=True,
+        )
         assert proc.returncode == -signal.SIGKILL, proc.stderr
         # The next start of monkey in this workspace repairs it (here: a scripted session).
         run = agent(workspace, monkey_home, tmp_path, [])
@@ -221,9 +283,16 @@ def test_kill_9_between_pending_and_applied(workspace: Path, monkey_home: Path, 
 
 def test_a_failed_checkpoint_blocks_the_change(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "checkpoints").write_text("not a folder")
-    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="new.txt", content="x"),
-                                                   call_turn("shell_execute", command=py("open('s.txt','w')"))],
-                "--no-approval")
+    run = agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            call_turn("file_write", path="new.txt", content="x"),
+            call_turn("shell_execute", command=py("open('s.txt','w')")),
+        ],
+        "--no-approval",
+    )
     results = run.of_type("tool_result")
     assert [r["ok"] for r in results] == [False, False]
     assert all("checkpoint failed, so the change was not made" in r["output"] for r in results)
@@ -251,8 +320,13 @@ def test_cli_errors_are_clear(workspace: Path, monkey_home: Path, tmp_path: Path
     assert size.returncode == 2 and "not a size" in size.stderr
     missing = invoke(["undo", "--cwd", str(tmp_path / "nope")], home=monkey_home)
     assert missing.returncode == 2
-    agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="README.md", content="monkey\n")],
-          "--no-approval")
+    agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [call_turn("file_write", path="README.md", content="monkey\n")],
+        "--no-approval",
+    )
     (workspace / "README.md").write_text("user\n")
     refused = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert refused.returncode == 1 and "-monkey" in refused.stderr and "+user" in refused.stderr
@@ -279,8 +353,15 @@ for i in range(15):
 
 @pytest.mark.subprocess
 def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_home: Path) -> None:
-    procs = [subprocess.Popen([sys.executable, "-c", CONCURRENT, str(workspace), str(monkey_home), tag],
-                              env=monkey_env(monkey_home), stderr=subprocess.PIPE, text=True) for tag in "ab"]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", CONCURRENT, str(workspace), str(monkey_home), tag],
+            env=monkey_env(monkey_home),
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in "ab"
+    ]
     for p in procs:
         assert p.wait(120) == 0, p.stderr.read() if p.stderr else ""
     from monkey.checkpoints.api import Checkpoints
@@ -299,21 +380,32 @@ def test_two_processes_never_corrupt_the_shadow_index(workspace: Path, monkey_ho
 
 
 @pytest.mark.pty
-def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
-                                                                       tmp_path: Path) -> None:
+def test_checkpoint_content_is_inert_on_a_terminal_and_exact_in_a_pipe(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     import pexpect
 
     hostile = "title \x1b]0;PWNED\x07 clipboard \x1b]52;c;aGk=\x07 end\n"
-    run = agent(workspace, monkey_home, tmp_path, [call_turn("file_write", path="evil\x1b[31m.txt", content=hostile)],
-                "--no-approval")
+    run = agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [call_turn("file_write", path="evil\x1b[31m.txt", content=hostile)],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
     listing = json.loads(invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     ident = listing["checkpoints"][-1]["id"]
     piped = invoke(["checkpoints", "show", ident, "--cwd", str(workspace)], home=monkey_home)
     assert "\x1b]0;PWNED\x07" in piped.stdout  # a file or a pipe gets the diff as it is (git apply works)
     for args in (["checkpoints", "show", ident], ["checkpoints"]):
-        child = pexpect.spawn(sys.executable, ["-m", "monkey", *args, "--cwd", str(workspace)],
-                              env=monkey_env(monkey_home), encoding="utf-8", timeout=PTY_TIMEOUT)
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "monkey", *args, "--cwd", str(workspace)],
+            env=monkey_env(monkey_home),
+            encoding="utf-8",
+            timeout=PTY_TIMEOUT,
+        )
         child.expect(pexpect.EOF)
         shown = child.before
         child.close()

@@ -78,18 +78,32 @@ def command(ws: Path) -> None:
     (ws / "build" / "app.bin").write_bytes(b"\x00ignored folder")
 
 
-EXPECTED = ["deep/er/file.txt", "edit.txt", "empty/", "gone.txt", "link", "made.txt", "new_name.txt",
-            "old_name.txt", "pkg/inner/mod.py", "pkg/moved/mod.py", "run.sh"]
+EXPECTED = [
+    "deep/er/file.txt",
+    "edit.txt",
+    "empty/",
+    "gone.txt",
+    "link",
+    "made.txt",
+    "new_name.txt",
+    "old_name.txt",
+    "pkg/inner/mod.py",
+    "pkg/moved/mod.py",
+    "run.sh",
+]
 
 
 def records(entry: Entry) -> list[tuple[str, str | None, str | None, int, int, list[str], str]]:
-    return sorted((r.path, r.before_sha, r.after_sha, r.before_mode, r.after_mode, r.created_dirs, r.unattributed)
-                  for r in entry.files)
+    return sorted(
+        (r.path, r.before_sha, r.after_sha, r.before_mode, r.after_mode, r.created_dirs, r.unattributed)
+        for r in entry.files
+    )
 
 
 @needs_watch
 def test_every_kind_of_change_is_recorded_as_a_full_snapshot_would_and_undone_exactly(
-        any_ws: Path, tmp_path: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    any_ws: Path, tmp_path: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     seed(any_ws)
     cps = Checkpoints(any_ws, home=monkey_home)
     counted = Counted(cps.guard)
@@ -118,8 +132,11 @@ def test_every_kind_of_change_is_recorded_as_a_full_snapshot_would_and_undone_ex
     outcome = cps.undo()
     assert outcome.left_alone == []
     assert tree_digest(any_ws, skip=(".git",)) == {
-        **before, "out.log": tree_digest(any_ws)["out.log"], "build": tree_digest(any_ws)["build"],
-        "build/app.bin": tree_digest(any_ws)["build/app.bin"]}, "exactly as before, the ignored files aside"
+        **before,
+        "out.log": tree_digest(any_ws)["out.log"],
+        "build": tree_digest(any_ws)["build"],
+        "build/app.bin": tree_digest(any_ws)["build/app.bin"],
+    }, "exactly as before, the ignored files aside"
     assert not (any_ws / "empty").exists() and not (any_ws / "deep").exists()
     assert (any_ws / "keep.log").read_text() == "ignored, the person's\n"
 
@@ -135,8 +152,9 @@ def test_between_commands_the_tree_follows_every_writer(any_ws: Path, monkey_hom
     (any_ws / "edit.txt").write_text("the person's, between the commands\n")
     (any_ws / "pkg" / "keep.py").unlink()
     (any_ws / "person.txt").write_text("the person's new file\n")
-    entry = shell(cps.guard, lambda: ((any_ws / "edit.txt").write_text("second command\n"),
-                                      (any_ws / "person.txt").unlink()))
+    entry = shell(
+        cps.guard, lambda: ((any_ws / "edit.txt").write_text("second command\n"), (any_ws / "person.txt").unlink())
+    )
     assert counted.full == 1
     assert sorted(r.path for r in entry.files) == ["edit.txt", "person.txt"]
     cps.undo()
@@ -177,7 +195,8 @@ def test_a_repository_made_inside_falls_back_to_a_full_snapshot(workspace: Path,
 
 @needs_watch
 def test_a_persons_writes_during_a_later_command_are_never_undone(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     """The second of two commands in one monkey process (its snapshot before is brought forward):
     the person edits, creates, deletes and renames while it runs; undo reverts only the command's."""
     for name in ("notes.txt", "drop.txt", "move.txt"):
@@ -209,18 +228,26 @@ def test_a_persons_writes_during_a_later_command_are_never_undone(
 
 @needs_watch
 def test_a_moved_folders_files_are_not_claimed_when_someone_else_wrote_meanwhile(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / "src").mkdir()
     (workspace / "src" / "a.py").write_text("a\n")
     script = tmp_path / "move.py"
-    script.write_text("import os, pathlib, time\n"
-                      "os.rename('src', 'lib')\n"
-                      f"go = pathlib.Path({str(tmp_path / 'm.go')!r})\n"
-                      "pathlib.Path('started').write_text('')\n"
-                      "while not go.exists(): time.sleep(0.02)\n"
-                      "os.remove('started')\n")
-    proc = start_agent(workspace, monkey_home, tmp_path, "m", [
-        call_turn("shell_execute", command=f"{sys.executable} {script}", timeout=120)])
+    script.write_text(
+        "import os, pathlib, time\n"
+        "os.rename('src', 'lib')\n"
+        f"go = pathlib.Path({str(tmp_path / 'm.go')!r})\n"
+        "pathlib.Path('started').write_text('')\n"
+        "while not go.exists(): time.sleep(0.02)\n"
+        "os.remove('started')\n"
+    )
+    proc = start_agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        "m",
+        [call_turn("shell_execute", command=f"{sys.executable} {script}", timeout=120)],
+    )
     wait_for(workspace / "started", proc)
     (workspace / "lib" / "a.py").write_text("a, edited by the person in the moved folder\n")
     (tmp_path / "m.go").write_text("")
@@ -230,8 +257,9 @@ def test_a_moved_folders_files_are_not_claimed_when_someone_else_wrote_meanwhile
     assert (workspace / "lib" / "a.py").read_text() == "a, edited by the person in the moved folder\n"
 
 
-def test_without_the_watch_every_snapshot_is_a_full_one(workspace: Path, monkey_home: Path,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_the_watch_every_snapshot_is_a_full_one(
+    workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv(DISABLE_ENV, "1")
     cps = Checkpoints(workspace, home=monkey_home)
     counted = Counted(cps.guard)

@@ -22,13 +22,24 @@ class Approver:
         return self.answer
 
 
-def run(ws: Path, home: Path, calls: list[ScriptCall], approver: Approver, *, limit: int = 50 * 1024 * 1024,
-        no_approval: bool = True) -> list:
+def run(
+    ws: Path,
+    home: Path,
+    calls: list[ScriptCall],
+    approver: Approver,
+    *,
+    limit: int = 50 * 1024 * 1024,
+    no_approval: bool = True,
+) -> list:
     import asyncio
 
-    agent = Agent(backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="ok")])),
-                  workspace=ws, approver=approver, policy=ApprovalPolicy(mode="auto" if no_approval else "default"),
-                  checkpoints=CheckpointGuard(ws, home=home, max_file_size=limit))
+    agent = Agent(
+        backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="ok")])),
+        workspace=ws,
+        approver=approver,
+        policy=ApprovalPolicy(mode="auto" if no_approval else "default"),
+        checkpoints=CheckpointGuard(ws, home=home, max_file_size=limit),
+    )
 
     async def collect() -> list:
         return [e async for e in agent.run_task("go")]
@@ -37,9 +48,15 @@ def run(ws: Path, home: Path, calls: list[ScriptCall], approver: Approver, *, li
 
 
 def test_checkpoint_comes_before_the_tool_and_names_the_call(workspace: Path, monkey_home: Path) -> None:
-    events = run(workspace, monkey_home, [ScriptCall(name="file_write", arguments={"path": "a.txt", "content": "a"}),
-                                          ScriptCall(name="file_read", arguments={"path": "a.txt"})],
-                 Approver(Decision(approved=False)))
+    events = run(
+        workspace,
+        monkey_home,
+        [
+            ScriptCall(name="file_write", arguments={"path": "a.txt", "content": "a"}),
+            ScriptCall(name="file_read", arguments={"path": "a.txt"}),
+        ],
+        Approver(Decision(approved=False)),
+    )
     kinds = [e.type for e in events]
     assert kinds.index("approval_resolved") < kinds.index("checkpoint_created") < kinds.index("tool_started")
     [cp] = [e for e in events if e.type == "checkpoint_created"]
@@ -69,12 +86,16 @@ async def test_a_cancelled_shell_command_is_still_recorded(workspace: Path, monk
     import sys
 
     slow = tmp_path / "slow.py"
-    slow.write_text("import pathlib, time\npathlib.Path('made.txt').write_text('x')\nprint('started', flush=True)\n"
-                    "time.sleep(30)\n")
+    slow.write_text(
+        "import pathlib, time\npathlib.Path('made.txt').write_text('x')\nprint('started', flush=True)\ntime.sleep(30)\n"
+    )
     call = ScriptCall(name="shell_execute", arguments={"command": f"{sys.executable} {slow}", "timeout": 60})
-    agent = Agent(backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=[call]), ScriptTurn(text="ok")])),
-                  workspace=workspace, policy=ApprovalPolicy(mode="auto"),
-                  checkpoints=CheckpointGuard(workspace, home=monkey_home))
+    agent = Agent(
+        backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=[call]), ScriptTurn(text="ok")])),
+        workspace=workspace,
+        policy=ApprovalPolicy(mode="auto"),
+        checkpoints=CheckpointGuard(workspace, home=monkey_home),
+    )
     kinds = []
     async for event in agent.run_task("go"):
         kinds.append(event.type)

@@ -22,22 +22,27 @@ from tests.support.cli import ROOT, invoke, monkey_env, run_monkey
 
 
 def temp_files(ws: Path) -> list[str]:
-    return sorted(str(p.relative_to(ws)) for p in ws.rglob("*")
-                  if p.name.endswith((".monkey-tmp", ".monkey-undo")))
+    return sorted(str(p.relative_to(ws)) for p in ws.rglob("*") if p.name.endswith((".monkey-tmp", ".monkey-undo")))
 
 
 @pytest.mark.subprocess
 def test_a_killed_undo_is_completed_exactly_and_nothing_older_is_undone(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / "x.txt").write_text("the person's x\n")
-    run = agent(workspace, monkey_home, tmp_path, [
-        call_turn("file_write", path="keep.txt", content="oldest change\n"),
-        call_turn("file_write", path="b.txt", content="made by monkey\n"),
-        call_turn("file_write", path="x.txt", content="monkey's x\n"),
-    ], "--no-approval")
+    run = agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            call_turn("file_write", path="keep.txt", content="oldest change\n"),
+            call_turn("file_write", path="b.txt", content="made by monkey\n"),
+            call_turn("file_write", path="x.txt", content="monkey's x\n"),
+        ],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
-    killed = run_monkey(["undo", "--steps", "2", "--cwd", str(workspace)], home=monkey_home,
-                        **{FAULT_KILL_AFTER: "1"})
+    killed = run_monkey(["undo", "--steps", "2", "--cwd", str(workspace)], home=monkey_home, **{FAULT_KILL_AFTER: "1"})
     assert killed.returncode == -9, killed.stderr
     assert not (workspace / "b.txt").exists(), "the first file of the undo was done"
     assert (workspace / "x.txt").read_text() == "monkey's x\n", "the second was not"
@@ -79,26 +84,49 @@ def test_a_change_killed_mid_write_leaves_no_temporary_file(workspace: Path, mon
 
 @pytest.mark.subprocess
 def test_a_stale_index_lock_is_removed_and_a_held_one_is_named(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    run = agent(workspace, monkey_home, tmp_path, [call_turn("shell_execute", command=py("open('a','w').write('1')"))],
-                "--no-approval")
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    run = agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [call_turn("shell_execute", command=py("open('a','w').write('1')"))],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
     lock = CheckpointGuard(workspace, home=monkey_home).shadow.git_dir / "index.lock"
     lock.write_text("")  # what a git killed during a snapshot leaves
-    run = agent(workspace, monkey_home, tmp_path, [call_turn("shell_execute", command=py("open('b','w').write('2')"))],
-                "--no-approval")
+    run = agent(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [call_turn("shell_execute", command=py("open('b','w').write('2')"))],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
     assert "stale lock" in run.stderr and not lock.exists()
     results = run.of_type("tool_result")
     assert results and results[0]["ok"], results
     assert (workspace / "b").exists()
 
-    holder = subprocess.Popen([sys.executable, "-c", f"f = open({str(lock)!r}, 'w'); print('held', flush=True); "
-                               "import sys; sys.stdin.read()"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            f"f = open({str(lock)!r}, 'w'); print('held', flush=True); import sys; sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
-        run = agent(workspace, monkey_home, tmp_path,
-                    [call_turn("shell_execute", command=py("open('c','w').write('3')"))], "--no-approval")
+        run = agent(
+            workspace,
+            monkey_home,
+            tmp_path,
+            [call_turn("shell_execute", command=py("open('c','w').write('3')"))],
+            "--no-approval",
+        )
         [result] = run.of_type("tool_result")
         assert not result["ok"] and f"pid {holder.pid}" in result["output"], result
         assert lock.exists(), "a lock a live process holds is never removed"

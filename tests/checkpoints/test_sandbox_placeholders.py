@@ -13,10 +13,7 @@ import pytest
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.tools.sandbox import Sandbox, bubblewrap_problem
 
-_HOLD = ("import os, time\n"
-         "open('started', 'w').close()\n"
-         "while not os.path.exists('go'):\n"
-         "    time.sleep(0.05)\n")
+_HOLD = "import os, time\nopen('started', 'w').close()\nwhile not os.path.exists('go'):\n    time.sleep(0.05)\n"
 
 
 def _wait_for(path: Path) -> None:
@@ -28,7 +25,8 @@ def _wait_for(path: Path) -> None:
 
 @pytest.mark.skipif(bool(bubblewrap_problem()), reason=bubblewrap_problem() or "bubblewrap works")
 def test_a_checkpoint_taken_while_another_command_holds_placeholders_never_records_them(
-        workspace: Path, monkey_home: Path) -> None:
+    workspace: Path, monkey_home: Path
+) -> None:
     ws = workspace.resolve()
     kept = [ws / "AGENTS.md", ws / ".mcp.json", ws / ".claude"]
     sandbox = Sandbox("bubblewrap", executable="bwrap", keep=lambda root: kept)

@@ -64,8 +64,12 @@ def test_shell_changes_are_undone(cps: Checkpoints, any_ws: Path) -> None:
         "os.chmod('mode.sh', 0o755)\n"
         "os.symlink('crlf.txt', 'alink')\n"
     )
-    entry = change(cps.guard, None, lambda: subprocess.run([sys.executable, "-c", script], cwd=ws, check=True),
-                   tool="shell_execute")
+    entry = change(
+        cps.guard,
+        None,
+        lambda: subprocess.run([sys.executable, "-c", script], cwd=ws, check=True),
+        tool="shell_execute",
+    )
     stored = cps.guard.journal.get(entry.id)
     assert stored is not None and stored.state == "applied"
     assert sorted(stored.paths) == ["alink", "crlf.txt", "gone.txt", "mode.sh", "out/sub/made.bin"]
@@ -83,13 +87,19 @@ def test_ignored_and_untracked_files_survive_a_restore(cps: Checkpoints, any_ws:
     (ws / "build" / "big.data").write_bytes(os.urandom(1 << 16))
     (ws / "sub" / "trace.log").write_text("log\n")
     (ws / "notes.txt").write_text("mine\n")
-    script = ("import pathlib as p\n"
-              "p.Path('.env').write_text('TOKEN=2\\n')\n"
-              "p.Path('build/out.o').write_text('obj')\n"
-              "p.Path('sub/trace.log').write_text('more')\n"
-              "p.Path('tracked.txt').write_text('t')\n")
-    first = change(cps.guard, None, lambda: subprocess.run([sys.executable, "-c", script], cwd=ws, check=True),
-                   tool="shell_execute")
+    script = (
+        "import pathlib as p\n"
+        "p.Path('.env').write_text('TOKEN=2\\n')\n"
+        "p.Path('build/out.o').write_text('obj')\n"
+        "p.Path('sub/trace.log').write_text('more')\n"
+        "p.Path('tracked.txt').write_text('t')\n"
+    )
+    first = change(
+        cps.guard,
+        None,
+        lambda: subprocess.run([sys.executable, "-c", script], cwd=ws, check=True),
+        tool="shell_execute",
+    )
     change(cps.guard, ["notes2.txt"], lambda: (ws / "notes2.txt").write_text("by monkey"))
     (ws / "untracked-later.txt").write_text("made by the user\n")
     stored = cps.guard.journal.get(first.id)
@@ -185,16 +195,19 @@ def test_large_files_round_trip(monkey_home: Path, any_ws: Path) -> None:
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(contents=st.lists(st.one_of(st.none(), st.binary(max_size=300)), min_size=1, max_size=5))
-def test_any_sequence_of_contents_undoes_to_the_start(cps: Checkpoints, any_ws: Path,
-                                                      contents: list[bytes | None]) -> None:
+def test_any_sequence_of_contents_undoes_to_the_start(
+    cps: Checkpoints, any_ws: Path, contents: list[bytes | None]
+) -> None:
     target = any_ws / "p.bin"
     start = target.read_bytes() if target.exists() else None
     for data in contents:
+
         def do(data: bytes | None = data) -> None:
             if data is None:
                 target.unlink(missing_ok=True)
             else:
                 target.write_bytes(data)
+
         change(cps.guard, ["p.bin"], do)
     applied = [e for e in cps.entries() if e.state == "applied"]
     if applied:
@@ -203,8 +216,9 @@ def test_any_sequence_of_contents_undoes_to_the_start(cps: Checkpoints, any_ws: 
     assert stat.S_ISREG(target.lstat().st_mode) if start is not None else not target.exists()
 
 
-def test_undo_never_writes_through_a_symlink_out_of_the_workspace(cps: Checkpoints, any_ws: Path,
-                                                                    tmp_path: Path) -> None:
+def test_undo_never_writes_through_a_symlink_out_of_the_workspace(
+    cps: Checkpoints, any_ws: Path, tmp_path: Path
+) -> None:
     ws = any_ws
     (ws / "d").mkdir()
     change(cps.guard, ["d/f.txt"], lambda: (ws / "d" / "f.txt").write_text("monkey\n"))
@@ -221,12 +235,18 @@ def test_undo_never_writes_through_a_symlink_out_of_the_workspace(cps: Checkpoin
 
 @pytest.mark.subprocess
 def test_pending_entries_of_a_live_process_are_left_alone(cps: Checkpoints, any_ws: Path, monkey_home: Path) -> None:
-    code = ("import sys\nfrom pathlib import Path\nfrom monkey.checkpoints.guard import CheckpointGuard\n"
-            "g = CheckpointGuard(Path(sys.argv[1]), home=Path(sys.argv[2]))\n"
-            "g.begin(tool='file_write', paths=['x.txt'], session_id='s', turn=1, call_id='c')\n"
-            "print('ready', flush=True)\nsys.stdin.read()\n")
-    proc = subprocess.Popen([sys.executable, "-c", code, str(any_ws), str(monkey_home)], stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, text=True)
+    code = (
+        "import sys\nfrom pathlib import Path\nfrom monkey.checkpoints.guard import CheckpointGuard\n"
+        "g = CheckpointGuard(Path(sys.argv[1]), home=Path(sys.argv[2]))\n"
+        "g.begin(tool='file_write', paths=['x.txt'], session_id='s', turn=1, call_id='c')\n"
+        "print('ready', flush=True)\nsys.stdin.read()\n"
+    )
+    proc = subprocess.Popen(
+        [sys.executable, "-c", code, str(any_ws), str(monkey_home)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stdout is not None and proc.stdout.readline() == "ready\n"
         assert cps.guard.repair() == [], "another monkey is still working on it"

@@ -24,10 +24,14 @@ def _repl(workspace: Path, home: Path, tmp_path: Path, **env: str) -> str:
     import pexpect
 
     script = write_script(tmp_path / "s.json", [{"text": "answer one"}, {"text": "answer two"}])
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script",
-                                           str(script), "--cwd", str(workspace)],
-                          env=monkey_env(home, TERM="xterm", **env), encoding="utf-8", timeout=PTY_TIMEOUT,
-                          dimensions=(40, 200))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)],
+        env=monkey_env(home, TERM="xterm", **env),
+        encoding="utf-8",
+        timeout=PTY_TIMEOUT,
+        dimensions=(40, 200),
+    )
     log = io.StringIO()
     child.logfile_read = log
     child.expect_exact("Type a task")
@@ -43,8 +47,9 @@ def _repl(workspace: Path, home: Path, tmp_path: Path, **env: str) -> str:
     return re.sub(r"\s+", " ", log.getvalue())
 
 
-def test_the_repl_says_once_that_undo_cannot_tell_edits_apart(workspace: Path, monkey_home: Path,
-                                                              tmp_path: Path) -> None:
+def test_the_repl_says_once_that_undo_cannot_tell_edits_apart(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     text = _repl(workspace, monkey_home, tmp_path, **{DISABLE_ENV: "1"})
     assert text.count(SAID) == 1, text
     assert f"({DISABLE_ENV} is set)" in text and "undoing the command reverts it" in text

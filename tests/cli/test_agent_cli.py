@@ -27,7 +27,10 @@ def test_version_is_fast_path(monkey_home: Path) -> None:
 def test_write_file_stream_json(scripted, workspace: Path) -> None:
     run = scripted(
         [
-            {"text": "Creating hello.py now.", "tool_calls": [call("file_write", path="hello.py", content="print('hi')\n")]},
+            {
+                "text": "Creating hello.py now.",
+                "tool_calls": [call("file_write", path="hello.py", content="print('hi')\n")],
+            },
             {"text": "Created hello.py."},
         ],
         "--no-approval",
@@ -36,8 +39,18 @@ def test_write_file_stream_json(scripted, workspace: Path) -> None:
     assert (workspace / "hello.py").read_text() == "print('hi')\n"
     types = [e["type"] for e in run.events]
     assert types[0] == "session_started" and types[-1] == "session_ended"
-    for expected in ("turn_started", "iteration_started", "text_delta", "message_completed", "tool_call",
-                     "approval_resolved", "tool_started", "tool_result", "usage", "turn_completed"):
+    for expected in (
+        "turn_started",
+        "iteration_started",
+        "text_delta",
+        "message_completed",
+        "tool_call",
+        "approval_resolved",
+        "tool_started",
+        "tool_result",
+        "usage",
+        "turn_completed",
+    ):
         assert expected in types, expected
     assert len(run.of_type("text_delta")) > 1, "text streams as several deltas"
     result = run.of_type("tool_result")[0]
@@ -234,8 +247,10 @@ def test_script_exhausted_and_bad_script(scripted, monkey_home: Path, tmp_path: 
     assert "no more turns" in run.stderr
     bad = tmp_path / "bad.json"
     bad.write_text("{not json")
-    run = invoke(["agent", "--backend", "scripted", "--script", str(bad), "--task", "x", "--cwd", str(workspace)],
-                 home=monkey_home)
+    run = invoke(
+        ["agent", "--backend", "scripted", "--script", str(bad), "--task", "x", "--cwd", str(workspace)],
+        home=monkey_home,
+    )
     assert run.returncode == 2 and "bad script" in run.stderr
 
 
@@ -248,18 +263,25 @@ def test_bad_flags_and_config(monkey_home: Path, workspace: Path, tmp_path: Path
     run = invoke(["agent", "--task", "x", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2 and "config.toml" in run.stderr
     (monkey_home / "config.toml").unlink()
-    run = invoke(["agent", "--backend", "codex", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
-                 PATH="/nonexistent")
+    run = invoke(
+        ["agent", "--backend", "codex", "--task", "x", "--cwd", str(workspace)], home=monkey_home, PATH="/nonexistent"
+    )
     assert run.returncode == 2 and "Codex not found" in run.stderr
-    run = invoke(["agent", "--backend", "anthropic", "--task", "x", "--cwd", str(workspace)], home=monkey_home,
-                 ANTHROPIC_API_KEY="")
+    run = invoke(
+        ["agent", "--backend", "anthropic", "--task", "x", "--cwd", str(workspace)],
+        home=monkey_home,
+        ANTHROPIC_API_KEY="",
+    )
     assert run.returncode == 1 and "no Anthropic API key" in run.stderr
 
 
 def test_task_from_stdin(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "hello from stdin"}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)],
-                 home=monkey_home, input="say hello\n")
+    run = invoke(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)],
+        home=monkey_home,
+        input="say hello\n",
+    )
     assert run.returncode == 0, run.stderr
     assert "hello from stdin" in run.stdout
 
@@ -270,12 +292,30 @@ def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home:
     code = f"import time; open('child.started','w').write('{marker}'); time.sleep(60)"
     script = write_script(
         tmp_path / "s.json",
-        [{"tool_calls": [call("shell_execute", command=f"{sys.executable} -c \"{code}\"", timeout=120)]}, {"text": "x"}],
+        [{"tool_calls": [call("shell_execute", command=f'{sys.executable} -c "{code}"', timeout=120)]}, {"text": "x"}],
     )
     proc = subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-         "--cwd", str(workspace), "--task", "sleep", "--no-approval", "--output-format", "stream-json"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "sleep",
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
         env=monkey_env(monkey_home),
     )
     started = workspace / "child.started"
@@ -296,16 +336,23 @@ def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home:
     assert not pids_running(marker), "the shell child outlived the cancelled turn"
 
 
-def test_a_deny_rule_protects_a_read_however_the_model_spells_the_path(scripted, workspace: Path,
-                                                                      monkey_home: Path) -> None:
+def test_a_deny_rule_protects_a_read_however_the_model_spells_the_path(
+    scripted, workspace: Path, monkey_home: Path
+) -> None:
     (workspace / ".env").write_text("API_KEY=sk-do-not-leak\n")
     (workspace / "sub").mkdir()
     (workspace / "link").symlink_to(workspace / ".env")
     (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_read(.env)"]\n')
     run = scripted(
         [
-            {"text": "", "tool_calls": [call("file_read", path="sub/../.env"), call("file_read", path="link"),
-                                        call("file_read", path=str(workspace / ".env"))]},
+            {
+                "text": "",
+                "tool_calls": [
+                    call("file_read", path="sub/../.env"),
+                    call("file_read", path="link"),
+                    call("file_read", path=str(workspace / ".env")),
+                ],
+            },
             {"text": "I could not read it."},
         ],
         "--no-approval",
@@ -326,7 +373,8 @@ def test_a_line_front_end_collects_again_before_its_session(workspace: Path, tmp
 
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     args = build_parser(only="agent").parse_args(
-        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"])
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"]
+    )
     hold_collector()
     try:
         assert run_agent_command(args) == 0

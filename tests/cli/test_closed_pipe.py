@@ -20,8 +20,16 @@ def _closed_pipe_run(args: list[str], workspace: Path, home: Path) -> subprocess
     read, write = os.pipe()
     os.close(read)  # the reader is gone before monkey writes a byte
     try:
-        return subprocess.run([sys.executable, "-m", "monkey", *args], stdin=subprocess.DEVNULL, stdout=write,
-                              stderr=subprocess.PIPE, text=True, env=monkey_env(home), cwd=workspace, timeout=120)
+        return subprocess.run(
+            [sys.executable, "-m", "monkey", *args],
+            stdin=subprocess.DEVNULL,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=monkey_env(home),
+            cwd=workspace,
+            timeout=120,
+        )
     finally:
         os.close(write)
 
@@ -32,15 +40,24 @@ def _quiet(run: subprocess.CompletedProcess[str]) -> None:
     assert "Exception ignored" not in run.stderr and run.stderr == ""
 
 
-@pytest.mark.parametrize("args", [["plugins", "list"], ["plugins", "info", "openai-compat"], ["workflows", "list"],
-                                  ["sessions", "list"], ["checkpoints"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["plugins", "list"],
+        ["plugins", "info", "openai-compat"],
+        ["workflows", "list"],
+        ["sessions", "list"],
+        ["checkpoints"],
+    ],
+)
 def test_a_listing_ends_quietly_on_a_closed_pipe(args: list[str], workspace: Path, monkey_home: Path) -> None:
     _quiet(_closed_pipe_run(args, workspace, monkey_home))
 
 
 def test_undo_into_a_closed_pipe_still_undoes_and_ends_quietly(scripted, workspace: Path, monkey_home: Path) -> None:
-    wrote = scripted([{"tool_calls": [call("file_write", path="a.txt", content="x")]}, {"text": "done"}],
-                     "--no-approval")
+    wrote = scripted(
+        [{"tool_calls": [call("file_write", path="a.txt", content="x")]}, {"text": "done"}], "--no-approval"
+    )
     assert wrote.returncode == 0 and (workspace / "a.txt").exists(), wrote.stderr
     _quiet(_closed_pipe_run(["undo"], workspace, monkey_home))
     assert not (workspace / "a.txt").exists()

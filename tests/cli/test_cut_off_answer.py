@@ -19,8 +19,20 @@ CUT = [{"text": "The first half of a long answer, and then", "stop_reason": "max
 
 def run_task(workspace: Path, tmp_path: Path, capsys, *flags: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
     script = write_script(tmp_path / "s.json", CUT)
-    code = run_command(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                 "--task", "explain everything", *flags])
+    code = run_command(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "explain everything",
+            *flags,
+        ]
+    )
     out = capsys.readouterr()
     return code, out.out, out.err
 
@@ -49,8 +61,21 @@ def test_task_stream_json_turn_completed_carries_the_stop_reason(workspace: Path
 
 def test_an_answer_that_ended_on_its_own_says_nothing_more(workspace: Path, tmp_path: Path, capsys) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "A whole answer."}])
-    code = run_command(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                 "--output-format", "json", "--task", "explain"])
+    code = run_command(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "json",
+            "--task",
+            "explain",
+        ]
+    )
     out = capsys.readouterr()
     assert code == 0 and json.loads(out.out)["stop_reason"] == "" and "cut off" not in out.err
 
@@ -58,8 +83,15 @@ def test_an_answer_that_ended_on_its_own_says_nothing_more(workspace: Path, tmp_
 def test_the_repl_rendering_says_it() -> None:
     out = io.StringIO()
     sink = TextSink(out, color=False)
-    sink(TurnCompleted(turn=1, reason="completed", result="half", stop_reason="max_tokens",
-                       message="the answer was cut off: the model reached its output token limit (stop reason max_tokens)"))
+    sink(
+        TurnCompleted(
+            turn=1,
+            reason="completed",
+            result="half",
+            stop_reason="max_tokens",
+            message="the answer was cut off: the model reached its output token limit (stop reason max_tokens)",
+        )
+    )
     assert "the answer was cut off" in out.getvalue() and "max_tokens" in out.getvalue()
 
 

@@ -17,9 +17,13 @@ FAILING_TURN = [{"error": "the model is out to lunch", "error_kind": "invalid_re
 
 
 def spawn_app(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-                                          "--cwd", str(workspace), *flags],
-                         env=monkey_env(home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags],
+        env=monkey_env(home, TERM="xterm-256color"),
+        timeout=PTY_TIMEOUT,
+        dimensions=(36, 120),
+    )
 
 
 def test_a_mistyped_command_gets_a_suggestion(monkey_home: Path) -> None:
@@ -42,9 +46,14 @@ def test_bare_monkey_without_a_terminal_prints_help(monkey_home: Path) -> None:
 
 @pytest.mark.pty
 def test_bare_monkey_on_a_terminal_opens_the_app(workspace: Path, monkey_home: Path) -> None:
-    child = pexpect.spawn(sys.executable, ["-m", "monkey"], cwd=str(workspace),
-                          env=monkey_env(monkey_home, TERM="xterm-256color", ANTHROPIC_API_KEY=""),
-                          timeout=PTY_TIMEOUT, dimensions=(36, 120))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey"],
+        cwd=str(workspace),
+        env=monkey_env(monkey_home, TERM="xterm-256color", ANTHROPIC_API_KEY=""),
+        timeout=PTY_TIMEOUT,
+        dimensions=(36, 120),
+    )
     child.expect_exact("\x1b[?1049h")  # the full-screen app took the screen
     child.expect("iter")  # its status bar is drawn
     child.sendcontrol("d")
@@ -101,8 +110,7 @@ def test_plain_quits_with_0_and_says_how_to_resume(workspace: Path, monkey_home:
 
 
 @pytest.mark.pty
-def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, monkey_home: Path,
-                                                            tmp_path: Path) -> None:
+def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]))
     child.expect_exact("Type a task")
     child.sendline("/exit")  # (a Ctrl-D sent before the prompt reads keys would be eaten by the tty)
@@ -114,8 +122,11 @@ def test_plain_says_nothing_about_resuming_an_empty_session(workspace: Path, mon
 
 @pytest.mark.pty
 def test_plain_keeps_thinking_apart_from_the_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [
-        {"thinking": "I should greet back.", "text": "Hello there."}]))
+    child = spawn_repl(
+        workspace,
+        monkey_home,
+        write_script(tmp_path / "s.json", [{"thinking": "I should greet back.", "text": "Hello there."}]),
+    )
     child.expect_exact("Type a task")
     child.sendline("hi")
     child.expect(r"thinking: [^\r\n]*greet [^\r\n]*back\.(\x1b\[[0-9;]*m)*\r\n(\x1b\[[0-9;]*m)*Hello there\.")
@@ -132,10 +143,15 @@ def test_monkey_agent_parses_its_flags_without_the_other_commands_alike() -> Non
 
     whole, alone = build_parser(), build_parser(only="agent")
     assert set(alone.get_default("_commands")) == {"agent"}
-    for argv in (["agent"], ["agent", "-t", "x", "--mode", "plan", "--max-turns", "3", "-vv", "--log-file", "l"],
-                 ["agent", "--resume"], ["agent", "-c", "--inline", "--backend", "scripted", "--script", "s"],
-                 ["agent", "--no-approval", "--compact-at", "0.5", "--max-budget-usd", "1.5", "--output-format", "json"]):
+    for argv in (
+        ["agent"],
+        ["agent", "-t", "x", "--mode", "plan", "--max-turns", "3", "-vv", "--log-file", "l"],
+        ["agent", "--resume"],
+        ["agent", "-c", "--inline", "--backend", "scripted", "--script", "s"],
+        ["agent", "--no-approval", "--compact-at", "0.5", "--max-budget-usd", "1.5", "--output-format", "json"],
+    ):
         read = {k: v for k, v in vars(alone.parse_args(argv)).items() if k != "_commands"}
         assert read == {k: v for k, v in vars(whole.parse_args(argv)).items() if k != "_commands"}, argv
-    assert alone.get_default("_commands")["agent"].format_help() == whole.get_default("_commands")["agent"].format_help()
-
+    assert (
+        alone.get_default("_commands")["agent"].format_help() == whole.get_default("_commands")["agent"].format_help()
+    )

@@ -33,8 +33,10 @@ def test_checkpoints_are_listed_and_shown_on_a_full_disk(workspace: Path, monkey
     probe = subprocess.run(["unshare", "-m", "true"], capture_output=True)
     if probe.returncode != 0:
         pytest.skip(f"cannot make a mount namespace here: {probe.stderr.decode().strip()}")
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "one\n"}}]}, {"text": "ok"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "one\n"}}]}, {"text": "ok"}],
+    )
     out = tmp_path / "out"
     out.mkdir()
     env = monkey_env(monkey_home, PY=sys.executable, SCRIPT=str(script), WS=str(workspace), OUT=str(out))
@@ -59,10 +61,14 @@ def test_an_empty_database_file_is_said(workspace: Path, monkey_home: Path, tmp_
     assert "monkey.db was empty (0 bytes); it is set up afresh" in listed.stderr
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
     (monkey_home / "monkey.db").write_bytes(b"")
-    task = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                   "--task", "hi"], home=monkey_home)
+    task = invoke(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"],
+        home=monkey_home,
+    )
     assert task.returncode == 0, task.stderr
     assert "monkey.db was empty (0 bytes); it is set up afresh" in task.stderr
-    again = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                    "--task", "hi"], home=monkey_home)
+    again = invoke(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "hi"],
+        home=monkey_home,
+    )
     assert "was empty" not in again.stderr  # only when it is

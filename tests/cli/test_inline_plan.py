@@ -16,11 +16,14 @@ PLAN = "# Plan\n\n1. Write hello.txt.\n2. Check it."
 
 
 def plan_script(tmp_path: Path) -> Path:
-    return write_script(tmp_path / "s.json", [
-        {"text": "My plan.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
-        {"text": "All done."},
-    ])
+    return write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "My plan.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN}}]},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+            {"text": "All done."},
+        ],
+    )
 
 
 def test_inline_plan_approved_goes_on_accepting_edits(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
@@ -49,8 +52,9 @@ def test_inline_plan_rejected_stops_and_changes_nothing(workspace: Path, monkey_
     assert not (workspace / "hello.txt").exists() and not (workspace / ".monkey").exists()
 
 
-def test_plan_command_in_the_line_repl_then_approve_in_default_mode(workspace: Path, monkey_home: Path,
-                                                                     tmp_path: Path) -> None:
+def test_plan_command_in_the_line_repl_then_approve_in_default_mode(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     child = spawn_repl(workspace, monkey_home, plan_script(tmp_path))
     child.expect_exact("Type a task")
     child.sendline("/plan greet the world")
@@ -67,14 +71,20 @@ def test_plan_command_in_the_line_repl_then_approve_in_default_mode(workspace: P
 
 
 def test_workflow_command_in_the_line_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "w.json", [
-        {"text": "The README is one line."},
-        {"text": "My plan.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Write hello.txt"}}]},
-        {"text": "Approved."},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
-        {"text": "Wrote it."},
-        {"text": "VERDICT: done\nREASON: hello.txt is there"},
-    ])
+    script = write_script(
+        tmp_path / "w.json",
+        [
+            {"text": "The README is one line."},
+            {
+                "text": "My plan.",
+                "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": "1. Write hello.txt"}}],
+            },
+            {"text": "Approved."},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "hello.txt", "content": "hi\n"}}]},
+            {"text": "Wrote it."},
+            {"text": "VERDICT: done\nREASON: hello.txt is there"},
+        ],
+    )
     child = spawn_repl(workspace, monkey_home, script)
     child.expect_exact("Type a task")
     child.sendline("/workflow tpdr greet")

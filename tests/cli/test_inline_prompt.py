@@ -33,8 +33,7 @@ def test_ctrl_c_stops_a_task_after_an_inline_answer(workspace: Path, monkey_home
     assert time.monotonic() - started < 30, "the sleep was stopped, not waited for"
 
 
-def test_ctrl_c_stops_a_plain_turn_after_an_inline_answer(workspace: Path, monkey_home: Path,
-                                                         tmp_path: Path) -> None:
+def test_ctrl_c_stops_a_plain_turn_after_an_inline_answer(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = spawn_repl(workspace, monkey_home, sleeper_script(tmp_path))
     child.expect_exact("Type a task")
     child.sendline("run the slow thing")
@@ -52,19 +51,25 @@ def test_ctrl_c_stops_a_plain_turn_after_an_inline_answer(workspace: Path, monke
     assert time.monotonic() - started < 30, "the sleep was stopped, not waited for"
 
 
-def test_keys_typed_while_a_tool_runs_do_not_answer_the_next_question(workspace: Path, monkey_home: Path,
-                                                                     tmp_path: Path) -> None:
+def test_keys_typed_while_a_tool_runs_do_not_answer_the_next_question(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     wait = tmp_path / "wait.py"
-    wait.write_text("import pathlib, time\nprint('waiting for you', flush=True)\n"
-                    "end = time.monotonic() + 60\n"
-                    "while not pathlib.Path('go').exists() and time.monotonic() < end:\n    time.sleep(0.02)\n")
+    wait.write_text(
+        "import pathlib, time\nprint('waiting for you', flush=True)\n"
+        "end = time.monotonic() + 60\n"
+        "while not pathlib.Path('go').exists() and time.monotonic() < end:\n    time.sleep(0.02)\n"
+    )
     command = f"{sys.executable} {wait}"
     (monkey_home / "config.toml").write_text(f'[approvals]\nallow = ["shell_execute({command})"]\n')
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": command}}]},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}]},
-        {"text": "Finished."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": command}}]},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}]},
+            {"text": "Finished."},
+        ],
+    )
     child = spawn_task(workspace, monkey_home, script)
     child.expect_exact("waiting for you")
     child.send("y\r")  # typed ahead, before any question was on the screen
@@ -77,12 +82,19 @@ def test_keys_typed_while_a_tool_runs_do_not_answer_the_next_question(workspace:
     assert child.exitstatus == 4
 
 
-def test_the_question_goes_to_the_terminal_when_stdout_is_a_file(workspace: Path, monkey_home: Path,
-                                                                tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}]},
-        {"text": "All written."},
-    ])
+def test_the_question_goes_to_the_terminal_when_stdout_is_a_file(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "text": "Writing.",
+                "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}],
+            },
+            {"text": "All written."},
+        ],
+    )
     out = tmp_path / "out.txt"
     child = spawn_task(workspace, monkey_home, script, command=f"> '{out}'")
     child.expect_exact("file_write needs approval")
@@ -114,18 +126,23 @@ def test_ctrl_c_between_turns_does_not_end_the_repl(workspace: Path, monkey_home
     assert child.exitstatus == 0
 
 
-def test_two_sub_agents_asking_at_once_are_asked_in_turn(workspace: Path, monkey_home: Path,
-                                                          tmp_path: Path) -> None:
+def test_two_sub_agents_asking_at_once_are_asked_in_turn(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     def task(description: str) -> dict:
         return {"name": "task", "arguments": {"description": description, "prompt": "write it", "agent": "general"}}
 
     def child(path: str) -> dict:
-        return {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": "x\n"}}]},
-                          {"text": f"wrote {path}"}]}
+        return {
+            "turns": [
+                {"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": "x\n"}}]},
+                {"text": f"wrote {path}"},
+            ]
+        }
 
-    script = write_script(tmp_path / "s.json", [{"tool_calls": [task("first file"), task("second file")]},
-                                                {"text": "both written"}],
-                          agents={"general#1": child("a.txt"), "general#2": child("b.txt")})
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [task("first file"), task("second file")]}, {"text": "both written"}],
+        agents={"general#1": child("a.txt"), "general#2": child("b.txt")},
+    )
     term = spawn_task(workspace, monkey_home, script)
     term.expect_exact("file_write needs approval")
     term.expect(r"asked by general \(sub-agent\): (first|second) file")
@@ -140,13 +157,17 @@ def test_two_sub_agents_asking_at_once_are_asked_in_turn(workspace: Path, monkey
 
 
 def test_a_plain_session_notifies_on_its_terminal_when_a_question_waits_and_a_long_turn_ends(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     """``[notify] terminal = "osc9"``: the question and the turn's end reach the terminal as OSC 9."""
     (monkey_home / "config.toml").write_text('[ui]\nlong_turn = 0\n[notify]\nterminal = "osc9"\n')
-    script = write_script(tmp_path / "s.json", [
-        {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "SECRET\n"}}]},
-        {"text": "Written."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "SECRET\n"}}]},
+            {"text": "Written."},
+        ],
+    )
     child = spawn_repl(workspace, monkey_home, script)
     child.expect_exact("Type a task")
     child.sendline("write a.txt")
@@ -162,7 +183,8 @@ def test_a_plain_session_notifies_on_its_terminal_when_a_question_waits_and_a_lo
 
 
 def test_with_the_monitor_beside_a_notification_links_to_the_sessions_page(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     """``--web``: the webhook's notice of a waiting question links to that session's page on the monitor
     this process serves (its address as printed, without the one-time token), and the page is there."""
     import http.server
@@ -185,11 +207,15 @@ def test_with_the_monitor_beside_a_notification_links_to_the_sessions_page(
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Hook)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     (monkey_home / "config.toml").write_text(
-        f'[notify]\nterminal = "off"\nformat = "json"\nurl = "http://127.0.0.1:{server.server_address[1]}/hook"\n')
-    script = write_script(tmp_path / "s.json", [
-        {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
-        {"text": "Written."},
-    ])
+        f'[notify]\nterminal = "off"\nformat = "json"\nurl = "http://127.0.0.1:{server.server_address[1]}/hook"\n'
+    )
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+            {"text": "Written."},
+        ],
+    )
     try:
         child = spawn_repl(workspace, monkey_home, script, "--web")
         child.expect(r"monkey web: (http://127\.0\.0\.1:\d+)/\?token=(\S+)")

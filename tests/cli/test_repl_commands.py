@@ -55,11 +55,16 @@ def test_help_lists_every_shared_command(workspace: Path, monkey_home: Path, tmp
 
 
 def test_undo_refusal_force_and_checkpoints(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"text": "Rewriting.", "tool_calls": [
-            {"name": "file_write", "arguments": {"path": "README.md", "content": "# changed\n"}}]},
-        {"text": "Rewritten."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "text": "Rewriting.",
+                "tool_calls": [{"name": "file_write", "arguments": {"path": "README.md", "content": "# changed\n"}}],
+            },
+            {"text": "Rewritten."},
+        ],
+    )
     child = _repl(workspace, monkey_home, script, "--no-approval")
     child.expect_exact("Type a task")
     child.sendline("/undo")
@@ -96,8 +101,13 @@ def test_undo_refusal_force_and_checkpoints(workspace: Path, monkey_home: Path, 
 def test_sessions_and_resume_in_the_same_process(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     for prompt in ("first task", "second task"):
         script = write_script(tmp_path / "t.json", [{"text": f"done: {prompt}"}])
-        assert invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--task", prompt], home=monkey_home).returncode == 0
+        assert (
+            invoke(
+                ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", prompt],
+                home=monkey_home,
+            ).returncode
+            == 0
+        )
     first = next(s for s in _sessions(workspace, monkey_home) if s["title"] == "first task")
 
     script = write_script(tmp_path / "s.json", [{"text": "Hello there."}, {"text": "Back in the first one."}])
@@ -154,17 +164,21 @@ def test_backend_and_model_switch(workspace: Path, monkey_home: Path, tmp_path: 
     _quit(child)
 
     [session] = _sessions(workspace, monkey_home)
-    changes = [(e["from_model"], e["to_model"]) for e in _events(session["id"], monkey_home)
-               if e["type"] == "backend_changed"]
+    changes = [
+        (e["from_model"], e["to_model"]) for e in _events(session["id"], monkey_home) if e["type"] == "backend_changed"
+    ]
     assert changes == [("scripted", "scripted"), ("scripted", "other-model")]
     assert session["turns"] == 2
 
 
 def test_events_toggle_prints_escaped_event_lines(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"text": "First \x1b]0;pwned\x07answer."},
-        {"text": "Second answer."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "First \x1b]0;pwned\x07answer."},
+            {"text": "Second answer."},
+        ],
+    )
     child = _repl(workspace, monkey_home, script)
     child.logfile_read = seen = io.StringIO()
     child.expect_exact("Type a task")
@@ -191,8 +205,13 @@ def test_events_toggle_prints_escaped_event_lines(workspace: Path, monkey_home: 
 def test_commands_that_change_nothing_store_no_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     child = _repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "hi"}]))
     child.expect("Ctrl-D to quit")
-    for command, says in [("/compact", "nothing to compact yet"), ("/undo", "nothing"), ("/checkpoints", ""),
-                          ("/approvals", ""), ("/help", "/exit")]:
+    for command, says in [
+        ("/compact", "nothing to compact yet"),
+        ("/undo", "nothing"),
+        ("/checkpoints", ""),
+        ("/approvals", ""),
+        ("/help", "/exit"),
+    ]:
         child.sendline(command)
         if says:
             child.expect(says)
@@ -200,8 +219,9 @@ def test_commands_that_change_nothing_store_no_session(workspace: Path, monkey_h
     assert _sessions(workspace, monkey_home) == []
 
 
-def test_copy_sends_the_last_answer_to_the_terminal_clipboard(workspace: Path, monkey_home: Path,
-                                                             tmp_path: Path) -> None:
+def test_copy_sends_the_last_answer_to_the_terminal_clipboard(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     import base64
 
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "Copy me, please."}]))
@@ -218,8 +238,9 @@ def test_copy_sends_the_last_answer_to_the_terminal_clipboard(workspace: Path, m
     child.close()
 
 
-def test_shift_tab_switches_the_mode_and_keeps_the_half_typed_line(workspace: Path, monkey_home: Path,
-                                                                     tmp_path: Path) -> None:
+def test_shift_tab_switches_the_mode_and_keeps_the_half_typed_line(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "Planned."}])
     child = spawn_repl(workspace, monkey_home, script)
     child.expect_exact("Type a task")

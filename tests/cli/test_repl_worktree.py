@@ -15,9 +15,13 @@ pytestmark = pytest.mark.pty
 
 
 def test_worktree_goes_on_in_a_new_session_there(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
-        {"text": "wrote a.txt"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+            {"text": "wrote a.txt"},
+        ],
+    )
     child = spawn_repl(workspace, monkey_home, script, "--no-approval", columns=200)
     child.expect_exact("Type a task")
     child.sendline("write it")

@@ -40,7 +40,8 @@ def outside() -> Iterator[Path]:
 
 
 def test_auto_mode_cannot_write_protected_places_but_writes_the_workspace(
-        scripted, workspace: Path, monkey_home: Path, tmp_path: Path, outside: Path) -> None:
+    scripted, workspace: Path, monkey_home: Path, tmp_path: Path, outside: Path
+) -> None:
     home = tmp_path / "user-home"
     home.mkdir()
     (home / ".bashrc").write_text("# mine\n")
@@ -56,8 +57,10 @@ def test_auto_mode_cannot_write_protected_places_but_writes_the_workspace(
     }
     # What the parser cannot see: a script of the repository's (a conftest.py, a Makefile) does the writing.
     payloads = [f"open({str(path)!r}, 'w').write('pwned')" for path in targets.values()]
-    payloads.append("import subprocess, sys; "
-                    "sys.exit(subprocess.run(['git', 'config', 'core.fsmonitor', 'touch pwned']).returncode)")
+    payloads.append(
+        "import subprocess, sys; "
+        "sys.exit(subprocess.run(['git', 'config', 'core.fsmonitor', 'touch pwned']).returncode)"
+    )
     payloads.append("open('ok.txt', 'w').write('fine')")
     calls = []
     for n, payload in enumerate(payloads):
@@ -83,17 +86,23 @@ def test_auto_mode_cannot_write_protected_places_but_writes_the_workspace(
     assert not (outside / "planted.txt").exists() and not (tmp_path / "sibling.txt").exists()
 
 
-_SCAN = ("import os\nfound = []\nfor pid in os.listdir('/proc'):\n"
-         "    try:\n        data = open(f'/proc/{pid}/environ', 'rb').read()\n    except OSError:\n        continue\n"
-         "    if b'sandbox-secret-value' in data:\n        found.append(pid)\n"
-         "print('FOUND' if found else 'NOT FOUND')")
+_SCAN = (
+    "import os\nfound = []\nfor pid in os.listdir('/proc'):\n"
+    "    try:\n        data = open(f'/proc/{pid}/environ', 'rb').read()\n    except OSError:\n        continue\n"
+    "    if b'sandbox-secret-value' in data:\n        found.append(pid)\n"
+    "print('FOUND' if found else 'NOT FOUND')"
+)
 
 
 def test_a_child_cannot_read_monkeys_environment(scripted, workspace: Path, monkey_home: Path) -> None:
     (workspace / "scan.py").write_text(_SCAN)
     scan = call("shell_execute", command=f"{PY} scan.py")
-    run = scripted([{"tool_calls": [scan]}, {"text": "done"}], "--no-approval", process=True,
-                   MONKEY_TEST_SECRET="sandbox-secret-value")  # monkey's own /proc/<pid>/environ: its process
+    run = scripted(
+        [{"tool_calls": [scan]}, {"text": "done"}],
+        "--no-approval",
+        process=True,
+        MONKEY_TEST_SECRET="sandbox-secret-value",
+    )  # monkey's own /proc/<pid>/environ: its process
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["output"] == "NOT FOUND\n[exit code 0]"
     # unsandboxed (allowed by the user's own rule): root's child passes PR_SET_DUMPABLE and reads monkey's
@@ -105,8 +114,9 @@ def test_a_child_cannot_read_monkeys_environment(scripted, workspace: Path, monk
     # nor an --api-key given on the command line, in /proc/<pid>/cmdline (anyone's to read)
     (workspace / "scan_argv.py").write_text(_SCAN.replace("environ", "cmdline"))
     argv_scan = call("shell_execute", command=f"{PY} scan_argv.py")
-    keyed = scripted([{"tool_calls": [argv_scan]}, {"text": "done"}], "--api-key", "sandbox-secret-value",
-                     process=True)  # monkey's own /proc/<pid>/cmdline: its process
+    keyed = scripted(
+        [{"tool_calls": [argv_scan]}, {"text": "done"}], "--api-key", "sandbox-secret-value", process=True
+    )  # monkey's own /proc/<pid>/cmdline: its process
     assert keyed.returncode == 0, keyed.stderr
     assert results(keyed)[0]["output"] == "NOT FOUND\n[exit code 0]"
 
@@ -147,12 +157,18 @@ def test_the_network_is_off_unless_the_user_allows_it(scripted, monkey_home: Pat
     assert results(allowed)[0]["ok"] and "CONNECTED" in results(allowed)[0]["output"]
 
 
-def test_sandbox_off_says_so_and_no_approval_no_longer_runs_commands(scripted, workspace: Path,
-                                                                    monkey_home: Path) -> None:
+def test_sandbox_off_says_so_and_no_approval_no_longer_runs_commands(
+    scripted, workspace: Path, monkey_home: Path
+) -> None:
     (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n')
-    run = scripted([{"tool_calls": [py("open('x.txt', 'w').write('x')")]},
-                    {"tool_calls": [call("file_write", path="y.txt", content="y")]}, {"text": "done"}],
-                   "--no-approval")
+    run = scripted(
+        [
+            {"tool_calls": [py("open('x.txt', 'w').write('x')")]},
+            {"tool_calls": [call("file_write", path="y.txt", content="y")]},
+            {"text": "done"},
+        ],
+        "--no-approval",
+    )
     assert run.stderr.count("the sandbox is off") == 1, run.stderr
     shell, write = results(run)
     assert not shell["ok"] and "no terminal" in shell["output"]
@@ -172,16 +188,19 @@ def test_a_bad_sandbox_value_is_a_usage_error(scripted, monkey_home: Path) -> No
     assert run.stderr.count("\n") == 1
 
 
-def test_a_project_config_cannot_turn_the_sandbox_off(scripted, workspace: Path, monkey_home: Path,
-                                                     server: int) -> None:
+def test_a_project_config_cannot_turn_the_sandbox_off(
+    scripted, workspace: Path, monkey_home: Path, server: int
+) -> None:
     invoke(["trust", str(workspace)], home=monkey_home)
     (workspace / ".monkey").mkdir()
     (workspace / ".monkey" / "config.toml").write_text(
-        '[shell]\nsandbox = "off"\nsandbox_network = true\ntimeout = 30\n')
+        '[shell]\nsandbox = "off"\nsandbox_network = true\ntimeout = 30\n'
+    )
     hook = workspace / ".git" / "hooks" / "post-checkout"
     (workspace / "setup_hooks.py").write_text(f"open({str(hook)!r}, 'w').write('pwned')\n")
-    run = scripted([{"tool_calls": [call("shell_execute", command=f"{PY} setup_hooks.py")]}, {"text": "done"}],
-                   "--no-approval")
+    run = scripted(
+        [{"tool_calls": [call("shell_execute", command=f"{PY} setup_hooks.py")]}, {"text": "done"}], "--no-approval"
+    )
     assert run.returncode == 0, run.stderr
     assert "ignored shell.sandbox, shell.sandbox_network" in run.stderr
     assert not results(run)[0]["ok"] and not hook.exists()
@@ -189,13 +208,22 @@ def test_a_project_config_cannot_turn_the_sandbox_off(scripted, workspace: Path,
 
 def test_ordinary_commands_work_in_the_sandbox(scripted, workspace: Path) -> None:
     (workspace / "test_tiny.py").write_text("def test_adds():\n    assert 1 + 1 == 2\n")
-    run = scripted([
-        {"tool_calls": [call("shell_execute", command="git status --short")]},
-        {"tool_calls": [py("import tempfile; print(tempfile.mkdtemp()); print('python ok')")]},
-        {"tool_calls": [call("shell_execute", command=f"{PY} -m pytest -q -p no:randomly test_tiny.py", timeout=120)]},
-        {"tool_calls": [call("shell_execute", command="make --version")]} if shutil.which("make") else {"text": "-"},
-        {"text": "done"},
-    ], "--no-approval")
+    run = scripted(
+        [
+            {"tool_calls": [call("shell_execute", command="git status --short")]},
+            {"tool_calls": [py("import tempfile; print(tempfile.mkdtemp()); print('python ok')")]},
+            {
+                "tool_calls": [
+                    call("shell_execute", command=f"{PY} -m pytest -q -p no:randomly test_tiny.py", timeout=120)
+                ]
+            },
+            {"tool_calls": [call("shell_execute", command="make --version")]}
+            if shutil.which("make")
+            else {"text": "-"},
+            {"text": "done"},
+        ],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
     outcomes = results(run)
     assert all(o["ok"] for o in outcomes), [o["output"] for o in outcomes]
@@ -206,15 +234,21 @@ def test_ordinary_commands_work_in_the_sandbox(scripted, workspace: Path) -> Non
 
 
 def test_a_missing_program_reads_the_same_in_the_sandbox(scripted) -> None:
-    run = scripted([{"tool_calls": [call("shell_execute", command="no-such-program-xyz --flag")]}, {"text": "x"}],
-                   "--no-approval")
+    run = scripted(
+        [{"tool_calls": [call("shell_execute", command="no-such-program-xyz --flag")]}, {"text": "x"}], "--no-approval"
+    )
     assert results(run)[0]["output"] == "command not found: no-such-program-xyz"
 
 
 def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: Path) -> None:
     (workspace / "README.md").write_text("# proj\nedited before\n")
-    run = scripted([{"tool_calls": [py("open('made.txt', 'w').write('new'); open('README.md', 'a').write('more\\n')")]},
-                    {"text": "done"}], "--no-approval")
+    run = scripted(
+        [
+            {"tool_calls": [py("open('made.txt', 'w').write('new'); open('README.md', 'a').write('more\\n')")]},
+            {"text": "done"},
+        ],
+        "--no-approval",
+    )
     assert run.returncode == 0, run.stderr
     assert results(run)[0]["ok"], results(run)[0]["output"]
     assert (workspace / "made.txt").exists()
@@ -226,7 +260,8 @@ def test_a_sandboxed_command_is_undone(scripted, workspace: Path, monkey_home: P
 
 @pytest.mark.pty
 def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_approved_again(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     import pexpect
 
     from tests.support.cli import monkey_env, write_script
@@ -244,11 +279,30 @@ def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_appro
     assert (workspace / ".git" / "hooks" / "by-hand").read_text() == "mine"
     # the model's call, approved by the person in the inline question, still runs in the sandbox; blocked,
     # it runs outside only when the person says so to a second question
-    script = write_script(tmp_path / "t.json", [
-        {"tool_calls": [py("open('.git/hooks/approved', 'w').write('approved')")]}, {"text": "done"}])
-    task = pexpect.spawn(PY, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-                              "--cwd", str(workspace), "--task", "do it"],
-                         env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 120))
+    script = write_script(
+        tmp_path / "t.json",
+        [{"tool_calls": [py("open('.git/hooks/approved', 'w').write('approved')")]}, {"text": "done"}],
+    )
+    task = pexpect.spawn(
+        PY,
+        [
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "do it",
+        ],
+        env=monkey_env(monkey_home, TERM="xterm"),
+        encoding="utf-8",
+        timeout=PTY_TIMEOUT,
+        dimensions=(40, 120),
+    )
     task.expect_exact("allow? [y/a/")
     task.sendline("y")
     task.expect_exact("this command runs again OUTSIDE the sandbox")
@@ -261,8 +315,7 @@ def test_a_persons_own_command_runs_outside_and_an_approved_call_only_when_appro
 
 
 @pytest.mark.subprocess
-def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monkey_home: Path,
-                                                          tmp_path: Path) -> None:
+def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     """Even the grandchild that left the session and cleared its environment (which monkey alone cannot
     find after a kill -9): the sandbox's PID namespace dies with monkey, and everything in it."""
     import subprocess
@@ -275,12 +328,33 @@ def test_kill_9_of_monkey_kills_everything_in_the_sandbox(workspace: Path, monke
     family = Path(__file__).parent.parent / "support" / "fakes" / "family.py"
     folder = workspace / f"family-{os.getpid()}"  # in the workspace: the only place the command may write
     folder.mkdir()
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [call("shell_execute", command=f"{PY} {family} {folder} wait", timeout=300)]}, {"text": "x"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [call("shell_execute", command=f"{PY} {family} {folder} wait", timeout=300)]}, {"text": "x"}],
+    )
     monkey = subprocess.Popen(
-        [PY, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-         "--no-approval", "--output-format", "stream-json", "--task", "run it"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=monkey_env(monkey_home))
+        [
+            PY,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "run it",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=monkey_env(monkey_home),
+    )
     try:
         deadline = time.monotonic() + 60
         while not (folder / "pids").exists():

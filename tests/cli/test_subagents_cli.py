@@ -8,18 +8,26 @@ from pathlib import Path
 
 from tests.support.cli import invoke, stored_events, write_script
 
-CHILD = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
-                   {"text": "Wrote found.txt with the answer."}]}
+CHILD = {
+    "turns": [
+        {"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
+        {"text": "Wrote found.txt with the answer."},
+    ]
+}
 
 
 def task(agent: str, prompt: str, description: str) -> dict:
     return {"name": "task", "arguments": {"description": description, "prompt": prompt, "agent": agent}}
 
 
-def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(workspace: Path, monkey_home: Path,
-                                                                      tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [{"tool_calls": [task("general", "find the answer", "find it")]},
-                                                {"text": "The child found it."}], agents={"general": CHILD})
+def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [task("general", "find the answer", "find it")]}, {"text": "The child found it."}],
+        agents={"general": CHILD},
+    )
     base = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--no-approval"]
     run = invoke([*base, "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
     assert run.returncode == 0, run.stderr
@@ -38,8 +46,9 @@ def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(workspace:
     assert "tool_result" in child_types and "subagent_started" not in child_types
     root_types = [kind for kind, _ in stored_events(conn, root)]
     assert "subagent_started" in root_types and "subagent_completed" in root_types
-    assert not {"file_write"} & {json.loads(data).get("name") for kind, data in stored_events(conn, root)
-                                 if kind == "tool_result"}, "the child's calls are in the child's session only"
+    assert not {"file_write"} & {
+        json.loads(data).get("name") for kind, data in stored_events(conn, root) if kind == "tool_result"
+    }, "the child's calls are in the child's session only"
     status = dict(conn.execute("SELECT id, status FROM sessions").fetchall())
     assert status == {root: "completed", child: "completed"}
     conn.close()
@@ -53,12 +62,28 @@ def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(workspace:
     assert f"parent     {root}" in invoke(["sessions", "show", child], home=monkey_home).stdout
 
     again = write_script(tmp_path / "again.json", [{"text": "Still 42."}])
-    resumed = invoke(["agent", "--backend", "scripted", "--script", str(again), "--cwd", str(workspace),
-                      "--continue", "--output-format", "stream-json", "--task", "and now?"], home=monkey_home)
+    resumed = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(again),
+            "--cwd",
+            str(workspace),
+            "--continue",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "and now?",
+        ],
+        home=monkey_home,
+    )
     assert resumed.returncode == 0, resumed.stderr
     first = resumed.events[0]
-    assert first["type"] == "session_started" and first["session_id"] == root and first["resumed"] is True, \
+    assert first["type"] == "session_started" and first["session_id"] == root and first["resumed"] is True, (
         "--continue goes on with the parent, not its child"
+    )
     shown = invoke(["sessions", "show", root], home=monkey_home).stdout
     assert "tool      agent: general (session" in shown, "the parent's conversation keeps the handoff"
     assert f"  {child}  general" in shown, "and its sub-agents"
@@ -72,11 +97,27 @@ def test_children_are_stored_shown_as_a_tree_and_their_parent_resumes(workspace:
 
 
 def test_json_output_is_the_parents(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [{"tool_calls": [task("explore", "look", "look")]},
-                                                {"text": "Parent's answer."}],
-                          agents={"explore": {"turns": [{"text": "Child's answer."}]}})
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--output-format", "json", "--task", "delegate"], home=monkey_home)
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [task("explore", "look", "look")]}, {"text": "Parent's answer."}],
+        agents={"explore": {"turns": [{"text": "Child's answer."}]}},
+    )
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "json",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 0, run.stderr
     out = json.loads(run.stdout)
     assert out["result"] == "Parent's answer." and out["subtype"] == "success" and out["reason"] == "completed"
@@ -85,14 +126,34 @@ def test_json_output_is_the_parents(workspace: Path, monkey_home: Path, tmp_path
     assert out["session_id"] == root
 
 
-def test_text_output_shows_the_childs_calls_under_the_task(workspace: Path, monkey_home: Path,
-                                                           tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [{"tool_calls": [task("general", "find the answer", "find it")]},
-                                                {"text": "The child found it."}], agents={"general": {"turns": [
-                                                    {"text": "I will write it.", "tool_calls": CHILD["turns"][0]["tool_calls"]},
-                                                    {"text": "Wrote found.txt with the answer."}]}})
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--no-approval", "--task", "delegate"], home=monkey_home)
+def test_text_output_shows_the_childs_calls_under_the_task(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [task("general", "find the answer", "find it")]}, {"text": "The child found it."}],
+        agents={
+            "general": {
+                "turns": [
+                    {"text": "I will write it.", "tool_calls": CHILD["turns"][0]["tool_calls"]},
+                    {"text": "Wrote found.txt with the answer."},
+                ]
+            }
+        },
+    )
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 0, run.stderr
     lines = run.stdout.splitlines()
     at = lines.index("● task general: find it")
@@ -104,14 +165,33 @@ def test_text_output_shows_the_childs_calls_under_the_task(workspace: Path, monk
     assert "changed found.txt" in run.stderr, "the run's changes include its child's"
 
 
-def test_a_background_child_is_waited_for_and_its_events_name_the_parents_call(workspace: Path, monkey_home: Path,
-                                                                              tmp_path: Path) -> None:
+def test_a_background_child_is_waited_for_and_its_events_name_the_parents_call(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     background = task("general", "find the answer", "find it")
     background["arguments"] = {**background["arguments"], "background": True}
-    script = write_script(tmp_path / "s.json", [{"tool_calls": [background]}, {"text": "Waiting for the child."},
-                                                {"text": "The child wrote found.txt."}], agents={"general": CHILD})
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
+    script = write_script(
+        tmp_path / "s.json",
+        [{"tool_calls": [background]}, {"text": "Waiting for the child."}, {"text": "The child wrote found.txt."}],
+        agents={"general": CHILD},
+    )
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 0, run.stderr
     root = run.events[0]["session_id"]
     [started] = run.of_type("subagent_started")

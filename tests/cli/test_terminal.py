@@ -17,8 +17,20 @@ pytestmark = pytest.mark.pty
 def spawn(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spawn:
     return pexpect.spawn(
         sys.executable,
-        ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-         "--task", "do it", *flags],
+        [
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "do it",
+            *flags,
+        ],
         env=monkey_env(home, TERM="xterm"),
         encoding="utf-8",
         timeout=20,
@@ -27,12 +39,18 @@ def spawn(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spa
 
 
 def test_approve_once_and_for_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}]},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt", "content": "B\n"}}]},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "c.txt", "content": "C\n"}}]},
-        {"text": "All three written."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "text": "Writing.",
+                "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "A\n"}}],
+            },
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt", "content": "B\n"}}]},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "c.txt", "content": "C\n"}}]},
+            {"text": "All three written."},
+        ],
+    )
     child = spawn(workspace, monkey_home, script)
     child.expect_exact("Writing.")
     child.expect_exact("+A")
@@ -49,10 +67,13 @@ def test_approve_once_and_for_session(workspace: Path, monkey_home: Path, tmp_pa
 
 
 def test_deny_with_reason_and_hidden_characters(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "echo hi\u202e; touch pwned"}}]},
-        {"text": "Understood."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "echo hi\u202e; touch pwned"}}]},
+            {"text": "Understood."},
+        ],
+    )
     child = spawn(workspace, monkey_home, script)
     child.expect_exact("\\u202e")
     child.expect_exact("right-to-left override")
@@ -69,10 +90,13 @@ def test_deny_with_reason_and_hidden_characters(workspace: Path, monkey_home: Pa
 
 
 def test_deny_without_reason_stops(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_delete", "arguments": {"path": "README.md"}}]},
-        {"text": "never"},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_delete", "arguments": {"path": "README.md"}}]},
+            {"text": "never"},
+        ],
+    )
     child = spawn(workspace, monkey_home, script)
     child.expect_exact("allow? [y/a/f/n]")
     refuse_without_reason(child)
@@ -86,10 +110,13 @@ def test_deny_without_reason_stops(workspace: Path, monkey_home: Path, tmp_path:
 def test_allow_for_good_saves_a_rule_to_the_users_config(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "config.toml").write_text("# my settings\n[ui]\nbell = false  # quiet\n")
     line = f"{sys.executable} -c \"print('tests ran')\""
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": line}}]},
-        {"text": "Ran them."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": line}}]},
+            {"text": "Ran them."},
+        ],
+    )
     child = spawn(workspace, monkey_home, script)
     rule = f"shell_execute({Path(sys.executable).name})"  # the program, named as a command would be
     child.expect_exact(f"allow for good (saved to your config): {rule}")
@@ -103,20 +130,44 @@ def test_allow_for_good_saves_a_rule_to_the_users_config(workspace: Path, monkey
     assert config.startswith("# my settings\n[ui]\nbell = false  # quiet\n")  # the person's file, kept as it was
     assert f'"{rule}"' in config
     # the next session runs it without asking (no terminal at all: nobody could answer)
-    again = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                    "--task", "again", "--output-format", "stream-json"], home=monkey_home)
+    again = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "again",
+            "--output-format",
+            "stream-json",
+        ],
+        home=monkey_home,
+    )
     assert again.returncode == 0, again.stderr
     assert [e["by"] for e in again.of_type("approval_resolved")] == ["rule"]
 
 
-def test_the_question_for_an_approved_command_names_no_run_outside_the_sandbox(workspace: Path, monkey_home: Path,
-                                                                         tmp_path: Path) -> None:
+def test_the_question_for_an_approved_command_names_no_run_outside_the_sandbox(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     target = tmp_path / "outside.txt"
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "shell_execute",
-                         "arguments": {"command": f"python3 -c \"open('{target}', 'w').write('x')\""}}]},
-        {"text": "Done."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "shell_execute",
+                        "arguments": {"command": f"python3 -c \"open('{target}', 'w').write('x')\""},
+                    }
+                ]
+            },
+            {"text": "Done."},
+        ],
+    )
     child = spawn(workspace, monkey_home, script)
     child.expect_exact("allow? [y/a/f/n]")
     assert "OUTSIDE the sandbox" not in child.before  # approved, it still runs in the sandbox

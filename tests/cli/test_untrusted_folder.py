@@ -19,20 +19,21 @@ def furnish(ws: Path) -> None:
     (ws / "AGENTS.md").write_text("Write tests first.\n")
     skill = ws / ".monkey" / "skills" / "release-notes"
     skill.mkdir(parents=True)
-    (skill / "SKILL.md").write_text("---\nname: release-notes\ndescription: Write the release notes.\n---\n"
-                                    "Read CHANGELOG.md and write the notes.\n")
+    (skill / "SKILL.md").write_text(
+        "---\nname: release-notes\ndescription: Write the release notes.\n---\nRead CHANGELOG.md and write the notes.\n"
+    )
     (ws / ".mcp.json").write_text(json.dumps({"mcpServers": {"docs": {"command": "true"}}}))
 
 
 def run_task(ws: Path, tmp_path: Path, capsys) -> str:  # type: ignore[no-untyped-def]
     script = write_script(tmp_path / "s.json", [{"text": "done"}])
-    assert main(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                 "--task", "hello"]) == 0
+    assert main(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws), "--task", "hello"]) == 0
     return capsys.readouterr().err
 
 
-def test_task_says_once_what_an_untrusted_folder_holds_and_how_to_trust_it(workspace: Path, tmp_path: Path,
-                                                                          capsys) -> None:
+def test_task_says_once_what_an_untrusted_folder_holds_and_how_to_trust_it(
+    workspace: Path, tmp_path: Path, capsys
+) -> None:
     furnish(workspace)
     err = run_task(workspace, tmp_path, capsys)
     lines = [line for line in err.splitlines() if "did not use" in line]
@@ -44,8 +45,9 @@ def test_task_says_once_what_an_untrusted_folder_holds_and_how_to_trust_it(works
     assert all(item in line for item in TRUST_TURNS_ON)
 
 
-def test_nothing_is_said_in_a_trusted_folder_or_an_empty_one(workspace: Path, tmp_path: Path, capsys,
-                                                            monkey_home: Path) -> None:
+def test_nothing_is_said_in_a_trusted_folder_or_an_empty_one(
+    workspace: Path, tmp_path: Path, capsys, monkey_home: Path
+) -> None:
     assert "did not use" not in run_task(workspace, tmp_path, capsys)
     furnish(workspace)
     trust(workspace, monkey_home)

@@ -17,24 +17,51 @@ from tests.support.cli import invoke, write_script
 
 
 def git(cwd: Path, *args: str) -> str:
-    env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t"}
+    env = {
+        **os.environ,
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def writes(tmp_path: Path, name: str, path: str, content: str) -> Path:
-    return write_script(tmp_path / f"{name}.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": content}}]},
-        {"text": f"wrote {path}"}])
+    return write_script(
+        tmp_path / f"{name}.json",
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": path, "content": content}}]},
+            {"text": f"wrote {path}"},
+        ],
+    )
 
 
 def run_in_worktree(workspace: Path, home: Path, script: Path, name: str, *more: str):  # type: ignore[no-untyped-def]
-    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval", f"--worktree={name}",
-                   "--output-format", "stream-json", *more, "--task", "go"], home=home, cwd=workspace)
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--no-approval",
+            f"--worktree={name}",
+            "--output-format",
+            "stream-json",
+            *more,
+            "--task",
+            "go",
+        ],
+        home=home,
+        cwd=workspace,
+    )
 
 
 def test_a_session_in_a_worktree_writes_there_only_and_continue_resumes_there(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     run = run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "new.txt", "hello\n"), "feat")
     assert run.returncode == 0, run.stderr
     wt = (workspace / ".monkey" / "worktrees" / "feat").resolve()
@@ -54,17 +81,37 @@ def test_a_session_in_a_worktree_writes_there_only_and_continue_resumes_there(
     assert f"workspace  {wt}" in shown and f"worktree   feat (branch monkey/feat) of {workspace.resolve()}" in shown
 
     again = write_script(tmp_path / "again.json", [{"text": "still here"}])
-    resumed = invoke(["agent", "--backend", "scripted", "--script", str(again), "--continue",
-                      "--output-format", "stream-json", "--task", "and?"], home=monkey_home, cwd=wt)
+    resumed = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(again),
+            "--continue",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "and?",
+        ],
+        home=monkey_home,
+        cwd=wt,
+    )
     assert resumed.returncode == 0, resumed.stderr
     assert resumed.events[0]["session_id"] == session and resumed.events[0]["resumed"] is True
 
 
 def test_undo_in_a_worktree_undoes_there(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    (workspace / "README.md").write_text("# proj\nthe person's edit\n")  # a dirty checkout: the worktree starts from HEAD
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "README.md", "content": "# changed\n"}}]},
-        {"text": "done"}])
+    (workspace / "README.md").write_text(
+        "# proj\nthe person's edit\n"
+    )  # a dirty checkout: the worktree starts from HEAD
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "README.md", "content": "# changed\n"}}]},
+            {"text": "done"},
+        ],
+    )
     run = run_in_worktree(workspace, monkey_home, script, "fix")
     assert run.returncode == 0, run.stderr
     assert "has uncommitted changes; they stay there: the worktree starts from HEAD" in run.stderr
@@ -78,7 +125,8 @@ def test_undo_in_a_worktree_undoes_there(workspace: Path, monkey_home: Path, tmp
 
 
 def test_two_sessions_in_two_worktrees_keep_apart_then_list_and_rm(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     one = run_in_worktree(workspace, monkey_home, writes(tmp_path, "one", "same.txt", "one\n"), "one")
     two = run_in_worktree(workspace, monkey_home, writes(tmp_path, "two", "same.txt", "two\n"), "two")
     assert one.returncode == 0 and two.returncode == 0, one.stderr + two.stderr
@@ -112,16 +160,39 @@ def test_two_sessions_in_two_worktrees_keep_apart_then_list_and_rm(
 def test_two_monkeys_make_worktrees_at_the_same_time(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     from tests.support.cli import monkey_env
 
-    procs = [subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--no-approval", "--script",
-         str(writes(tmp_path, name, "same.txt", f"{name}\n")), "--worktree", name, "--task", "go"],
-        cwd=workspace, env=monkey_env(monkey_home), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True) for name in ("left", "right")]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "monkey",
+                "agent",
+                "--backend",
+                "scripted",
+                "--no-approval",
+                "--script",
+                str(writes(tmp_path, name, "same.txt", f"{name}\n")),
+                "--worktree",
+                name,
+                "--task",
+                "go",
+            ],
+            cwd=workspace,
+            env=monkey_env(monkey_home),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name in ("left", "right")
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == 0, err
     base = workspace / ".monkey" / "worktrees"
-    assert (base / "left" / "same.txt").read_text() == "left\n" and (base / "right" / "same.txt").read_text() == "right\n"
+    assert (base / "left" / "same.txt").read_text() == "left\n" and (
+        base / "right" / "same.txt"
+    ).read_text() == "right\n"
     assert git(workspace, "status", "--porcelain") == ""
     inner = invoke(["worktrees", "list", "--json"], home=monkey_home, cwd=base / "left")
     assert [r["name"] for r in json.loads(inner.stdout)] == ["left", "right"], "from inside one: the same repository"
@@ -143,8 +214,9 @@ def test_rm_refuses_a_worktree_a_running_session_uses(workspace: Path, monkey_ho
         assert setup.agent is not None
         handle = await open_session(setup.agent)
         try:
-            during = await asyncio.to_thread(invoke, ["worktrees", "rm", "busy", "--force"], home=monkey_home,
-                                             cwd=workspace)
+            during = await asyncio.to_thread(
+                invoke, ["worktrees", "rm", "busy", "--force"], home=monkey_home, cwd=workspace
+            )
             listed = await asyncio.to_thread(invoke, ["worktrees", "list", "--json"], home=monkey_home, cwd=workspace)
         finally:
             await handle.close()
@@ -160,8 +232,9 @@ def test_rm_refuses_a_worktree_a_running_session_uses(workspace: Path, monkey_ho
 
 
 @pytest.mark.parametrize("name", ["..", "a/b", "../x", "-x", "a b", "x.lock", "é", "a..b"])
-def test_bad_names_are_refused_before_anything_is_made(workspace: Path, monkey_home: Path, tmp_path: Path,
-                                                        name: str) -> None:
+def test_bad_names_are_refused_before_anything_is_made(
+    workspace: Path, monkey_home: Path, tmp_path: Path, name: str
+) -> None:
     run = run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), name)
     assert run.returncode == 2 and "worktree name" in run.stderr, run.stderr
     assert not (workspace / ".monkey").exists()
@@ -185,8 +258,9 @@ def test_taken_names_branches_and_contradictions(workspace: Path, monkey_home: P
     assert git(workspace, "branch", "--list", "monkey/late") == ""
     made = run_in_worktree(workspace, monkey_home, script, "")
     assert made.returncode == 0, made.stderr
-    names = [r["name"] for r in json.loads(invoke(["worktrees", "list", "--json"], home=monkey_home,
-                                                  cwd=workspace).stdout)]
+    names = [
+        r["name"] for r in json.loads(invoke(["worktrees", "list", "--json"], home=monkey_home, cwd=workspace).stdout)
+    ]
     assert len(names) == 2 and "taken" in names and any(n.startswith("wt-") for n in names), "without NAME: made up"
 
 
@@ -208,8 +282,9 @@ def test_repositories_a_worktree_cannot_come_from(monkey_home: Path, tmp_path: P
     assert listed.returncode == 1 and "is not in a git repository" in listed.stderr
 
 
-def test_a_detached_head_is_said_and_the_branch_starts_there(workspace: Path, monkey_home: Path,
-                                                              tmp_path: Path) -> None:
+def test_a_detached_head_is_said_and_the_branch_starts_there(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / "second.txt").write_text("2\n")
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "second")
@@ -224,7 +299,7 @@ def test_a_detached_head_is_said_and_the_branch_starts_there(workspace: Path, mo
 
 def test_a_worktree_shares_its_repository_s_trust(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / ".monkey").mkdir()
-    (workspace / ".monkey" / "config.toml").write_text('[agent]\nmax_iterations = 7\n')
+    (workspace / ".monkey" / "config.toml").write_text("[agent]\nmax_iterations = 7\n")
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "config")
     assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "t").returncode == 0
@@ -242,7 +317,7 @@ def test_a_worktree_shares_its_repository_s_trust(workspace: Path, monkey_home: 
     fake = tmp_path / "fake"  # a folder that claims the repository without git's link back: its own trust
     fake.mkdir()
     (fake / ".monkey").mkdir()
-    (fake / ".monkey" / "config.toml").write_text('[agent]\nmax_iterations = 9\n')
+    (fake / ".monkey" / "config.toml").write_text("[agent]\nmax_iterations = 9\n")
     (fake / ".git").write_text(f"gitdir: {workspace / '.git' / 'worktrees' / 'outside'}\n")
     assert load_config(fake, home=monkey_home).untrusted == ["agent.max_iterations"]
 
@@ -261,18 +336,38 @@ You work alone.
 
 def delegate(tmp_path: Path, child: dict) -> Path:  # type: ignore[type-arg]
     call = {"name": "task", "arguments": {"description": "alone", "prompt": "do it", "agent": "iso"}}
-    return write_script(tmp_path / "s.json", [{"tool_calls": [call]}, {"text": "the child is done"}],
-                        agents={"iso": child})
+    return write_script(
+        tmp_path / "s.json", [{"tool_calls": [call]}, {"text": "the child is done"}], agents={"iso": child}
+    )
 
 
-def test_a_sub_agent_with_isolation_worktree_works_in_its_own(workspace: Path, monkey_home: Path,
-                                                               tmp_path: Path) -> None:
+def test_a_sub_agent_with_isolation_worktree_works_in_its_own(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (monkey_home / "agents").mkdir()
     (monkey_home / "agents" / "iso.md").write_text(ISOLATED)
-    child = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
-                       {"text": "wrote found.txt"}]}
-    run = invoke(["agent", "--backend", "scripted", "--script", str(delegate(tmp_path, child)), "--no-approval",
-                  "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=workspace)
+    child = {
+        "turns": [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
+            {"text": "wrote found.txt"},
+        ]
+    }
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(delegate(tmp_path, child)),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+        cwd=workspace,
+    )
     assert run.returncode == 0, run.stderr
     [done] = run.of_type("subagent_completed")
     handoff = done["handoff"]
@@ -290,13 +385,28 @@ def test_a_sub_agent_with_isolation_worktree_works_in_its_own(workspace: Path, m
     assert invoke(["worktrees", "rm", wt.name], home=monkey_home, cwd=workspace).returncode == 0
 
 
-def test_an_isolated_sub_agent_that_changes_nothing_leaves_no_worktree(workspace: Path, monkey_home: Path,
-                                                                       tmp_path: Path) -> None:
+def test_an_isolated_sub_agent_that_changes_nothing_leaves_no_worktree(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (monkey_home / "agents").mkdir()
     (monkey_home / "agents" / "iso.md").write_text(ISOLATED)
     script = delegate(tmp_path, {"turns": [{"text": "nothing to do"}]})
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval",
-                  "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=workspace)
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+        cwd=workspace,
+    )
     assert run.returncode == 0, run.stderr
     [done] = run.of_type("subagent_completed")
     assert done["handoff"]["worktree"] == "" and done["handoff"]["completed"] is True
@@ -305,8 +415,22 @@ def test_an_isolated_sub_agent_that_changes_nothing_leaves_no_worktree(workspace
 
     plain = tmp_path / "plain"
     plain.mkdir()
-    refused = invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval",
-                      "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=plain)
+    refused = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+        cwd=plain,
+    )
     assert refused.returncode == 0, refused.stderr
     [result] = [e for e in refused.of_type("tool_result") if e["name"] == "task"]
     assert result["ok"] is False and "none can be made here" in result["output"]
@@ -323,7 +447,8 @@ def test_isolation_takes_only_worktree(tmp_path: Path) -> None:
 
 
 def test_instructions_come_from_the_worktree_and_the_checkout_s_sessions_cannot_write_there(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / "AGENTS.md").write_text("committed rules\n")
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "rules")
@@ -334,32 +459,76 @@ def test_instructions_come_from_the_worktree_and_the_checkout_s_sessions_cannot_
     wt = (workspace / ".monkey" / "worktrees" / "rules").resolve()
     [started] = run.of_type("session_started")
     committed = hashlib.sha256(b"committed rules\n").hexdigest()
-    assert [(ref["path"], ref["sha256"]) for ref in started["instructions"]] == [("AGENTS.md", committed)], \
+    assert [(ref["path"], ref["sha256"]) for ref in started["instructions"]] == [("AGENTS.md", committed)], (
         "the worktree's own AGENTS.md (HEAD's), not the checkout's"
+    )
 
-    into = write_script(tmp_path / "into.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": ".monkey/worktrees/rules/a.txt",
-                                                              "content": "from the checkout\n"}}]},
-        {"text": "tried"}])
-    main = invoke(["agent", "--backend", "scripted", "--script", str(into), "--no-approval",
-                   "--output-format", "stream-json", "--task", "go"], home=monkey_home, cwd=workspace)
+    into = write_script(
+        tmp_path / "into.json",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "file_write",
+                        "arguments": {"path": ".monkey/worktrees/rules/a.txt", "content": "from the checkout\n"},
+                    }
+                ]
+            },
+            {"text": "tried"},
+        ],
+    )
+    main = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(into),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "go",
+        ],
+        home=monkey_home,
+        cwd=workspace,
+    )
     [result] = main.of_type("tool_result")
     assert result["ok"] is False and ".monkey/" in result["output"], "a worktree is in the protected .monkey/"
     assert (wt / "a.txt").read_text() == "a\n"
 
 
-def test_an_isolated_sub_agent_works_in_the_same_folder_of_its_worktree(workspace: Path, monkey_home: Path,
-                                                                        tmp_path: Path) -> None:
+def test_an_isolated_sub_agent_works_in_the_same_folder_of_its_worktree(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (monkey_home / "agents").mkdir()
     (monkey_home / "agents" / "iso.md").write_text(ISOLATED)
     (workspace / "sub").mkdir()
     (workspace / "sub" / "kept.txt").write_text("kept\n")
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "sub")
-    child = {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
-                       {"text": "wrote found.txt"}]}
-    run = invoke(["agent", "--backend", "scripted", "--script", str(delegate(tmp_path, child)), "--no-approval",
-                  "--output-format", "stream-json", "--task", "delegate"], home=monkey_home, cwd=workspace / "sub")
+    child = {
+        "turns": [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "found.txt", "content": "42\n"}}]},
+            {"text": "wrote found.txt"},
+        ]
+    }
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(delegate(tmp_path, child)),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+        cwd=workspace / "sub",
+    )
     assert run.returncode == 0, run.stderr
     [done] = run.of_type("subagent_completed")
     wt = Path(done["handoff"]["worktree"])
@@ -368,7 +537,8 @@ def test_an_isolated_sub_agent_works_in_the_same_folder_of_its_worktree(workspac
 
 
 def test_started_in_a_subfolder_the_session_works_in_the_worktree_s_copy_of_it(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / "pkg").mkdir()
     (workspace / "pkg" / "mod.py").write_text("x = 1\n")
     git(workspace, "add", "-A")
@@ -387,11 +557,12 @@ def test_asked_in_a_worktree_trust_goes_to_its_repository(workspace: Path, monke
     from tests.support.pty import spawn_repl
 
     (workspace / ".monkey").mkdir()
-    (workspace / ".monkey" / "config.toml").write_text('[agent]\nmax_iterations = 3\n')
+    (workspace / ".monkey" / "config.toml").write_text("[agent]\nmax_iterations = 3\n")
     git(workspace, "add", "-A")
     git(workspace, "commit", "-qm", "config")
-    child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "hi"}]), "--worktree", "ask",
-                       columns=250)
+    child = spawn_repl(
+        workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "hi"}]), "--worktree", "ask", columns=250
+    )
     child.expect_exact(f"(a git worktree: its repository {workspace.resolve()})? [y/N]")
     child.sendline("y")
     child.expect_exact("Type a task")
@@ -401,8 +572,9 @@ def test_asked_in_a_worktree_trust_goes_to_its_repository(workspace: Path, monke
     assert json.loads((monkey_home / "trusted_folders.json").read_text()) == {"folders": [str(workspace.resolve())]}
 
 
-def test_a_worktree_deleted_by_hand_is_listed_missing_and_rm_forgets_it(workspace: Path, monkey_home: Path,
-                                                                        tmp_path: Path) -> None:
+def test_a_worktree_deleted_by_hand_is_listed_missing_and_rm_forgets_it(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     import shutil
 
     assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "gone").returncode == 0
@@ -419,10 +591,26 @@ def test_a_worktree_deleted_by_hand_is_listed_missing_and_rm_forgets_it(workspac
 def test_undo_in_the_checkout_leaves_its_worktrees_alone(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "side").returncode == 0
     wt = workspace / ".monkey" / "worktrees" / "side"
-    script = write_script(tmp_path / "sh.json", [
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch out.txt"}}]}, {"text": "ok"}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--no-approval",
-                  "--output-format", "stream-json", "--task", "go"], home=monkey_home, cwd=workspace)
+    script = write_script(
+        tmp_path / "sh.json",
+        [{"tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch out.txt"}}]}, {"text": "ok"}],
+    )
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "go",
+        ],
+        home=monkey_home,
+        cwd=workspace,
+    )
     assert run.returncode == 0, run.stderr
     assert (workspace / "out.txt").exists(), [e["output"] for e in run.events if e["type"] == "tool_result"]
     undone = invoke(["undo"], home=monkey_home, cwd=workspace)
@@ -444,7 +632,8 @@ def test_rm_force_respects_a_worktree_the_person_locked(workspace: Path, monkey_
 
 
 def test_a_project_mcp_server_approved_in_the_repository_is_not_asked_again_in_its_worktree(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     from monkey.session.setup import Questions, SessionRequest, resolve_setup
 
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"tools": {"command": "true"}}}))
@@ -458,11 +647,15 @@ def test_a_project_mcp_server_approved_in_the_repository_is_not_asked_again_in_i
         return True
 
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
-    resolve_setup(SessionRequest(workspace=workspace, backend="scripted", script=str(script)), None,
-                  Questions(mcp_server=ask))
+    resolve_setup(
+        SessionRequest(workspace=workspace, backend="scripted", script=str(script)), None, Questions(mcp_server=ask)
+    )
     assert asked == ["tools"]
     assert run_in_worktree(workspace, monkey_home, writes(tmp_path, "a", "a.txt", "a\n"), "mcp").returncode == 0
-    setup = resolve_setup(SessionRequest(workspace=workspace / ".monkey" / "worktrees" / "mcp", backend="scripted",
-                                         script=str(script)), None, Questions(mcp_server=ask))
+    setup = resolve_setup(
+        SessionRequest(workspace=workspace / ".monkey" / "worktrees" / "mcp", backend="scripted", script=str(script)),
+        None,
+        Questions(mcp_server=ask),
+    )
     assert asked == ["tools"], "approved for the repository: its worktree's session starts it without asking"
     assert setup.mcp is not None and setup.mcp.refused == {}

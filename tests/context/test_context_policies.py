@@ -31,8 +31,9 @@ def _conversation(shapes: list[tuple[str, int, bool]], *, prompt: str = "go") ->
     for i, (name, size, failed) in enumerate(shapes):
         call = ToolCallSpec(id=f"c{i}", name=name, arguments={"path": f"f{i}.txt", "content": "y" * 500})
         out.append(Message(role="assistant", content=f"step {i}", tool_calls=[call]))
-        out.append(Message(role="tool", tool_call_id=f"c{i}", name=name, is_error=failed,
-                           content=f"result {i}\n" + "x" * size))
+        out.append(
+            Message(role="tool", tool_call_id=f"c{i}", name=name, is_error=failed, content=f"result {i}\n" + "x" * size)
+        )
     return out
 
 
@@ -66,8 +67,9 @@ def test_results_the_model_has_not_seen_are_never_dropped() -> None:
 
 
 def test_a_failed_attempt_retried_later_becomes_its_first_error_line() -> None:
-    messages = _conversation([("file_edit", 300, True), ("file_read", 300, False), ("file_edit", 300, False),
-                              ("shell_execute", 300, True)])
+    messages = _conversation(
+        [("file_edit", 300, True), ("file_read", 300, False), ("file_edit", 300, False), ("shell_execute", 300, True)]
+    )
     applied = compress_failed_attempts(messages, PolicySettings(), _count)
     assert applied.edited == ["c0"], "the last failure was not retried: it stays whole"
     assert applied.messages[2].content == "[failed attempt, retried later] result 0"
@@ -79,8 +81,18 @@ def test_older_sub_agent_results_keep_their_handoff_and_the_start_of_the_answer(
     from monkey.events import Handoff
 
     answer = "The parser now accepts trailing commas. " * 40
-    text = handoff_text(Handoff(agent="general", session_id="s-child", summary=answer, files_changed=["a.py"],
-                                key_outputs=["file_edit: ok"], turns=3, completed=True, reason="completed"))
+    text = handoff_text(
+        Handoff(
+            agent="general",
+            session_id="s-child",
+            summary=answer,
+            files_changed=["a.py"],
+            key_outputs=["file_edit: ok"],
+            turns=3,
+            completed=True,
+            reason="completed",
+        )
+    )
     messages = _conversation([("task", 0, False), ("task", 0, False)])
     for i in (2, 4):
         messages[i] = Message(role="tool", tool_call_id=messages[i].tool_call_id, name="task", content=text)
@@ -92,8 +104,12 @@ def test_older_sub_agent_results_keep_their_handoff_and_the_start_of_the_answer(
     assert applied.messages[4].content == text, "the newest child's handoff stays whole"
 
 
-_shapes = st.lists(st.tuples(st.sampled_from(["file_read", "shell_execute", "file_edit", "task"]),
-                             st.integers(0, 30_000), st.booleans()), max_size=40)
+_shapes = st.lists(
+    st.tuples(
+        st.sampled_from(["file_read", "shell_execute", "file_edit", "task"]), st.integers(0, 30_000), st.booleans()
+    ),
+    max_size=40,
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -107,9 +123,12 @@ def test_the_steps_keep_every_call_paired_and_move_in_steps(shapes, keep, step, 
         out = prefix
         for policy in (compress_failed_attempts, summarize_subagent_chatter, drop_completed_tool_calls):
             applied = policy(out, ps, _count)
-            assert [(m.role, m.tool_call_id, m.name, m.is_error) for m in applied.messages] == \
-                   [(m.role, m.tool_call_id, m.name, m.is_error) for m in out]
-            assert [[c.id for c in m.tool_calls] for m in applied.messages] == [[c.id for c in m.tool_calls] for m in out]
+            assert [(m.role, m.tool_call_id, m.name, m.is_error) for m in applied.messages] == [
+                (m.role, m.tool_call_id, m.name, m.is_error) for m in out
+            ]
+            assert [[c.id for c in m.tool_calls] for m in applied.messages] == [
+                [c.id for c in m.tool_calls] for m in out
+            ]
             out = applied.messages
         if n:
             assert out[-1] == prefix[-1], "the result the model has not seen yet is sent whole"
@@ -121,7 +140,8 @@ def test_the_steps_keep_every_call_paired_and_move_in_steps(shapes, keep, step, 
 
 
 async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_node(
-        tmp_path: Path, monkey_home: Path) -> None:
+    tmp_path: Path, monkey_home: Path
+) -> None:
     from monkey.context.window import ContextManager, ContextSettings
     from monkey.agent.loop import Agent, AgentOptions
     from monkey.backends.scripted import Script, ScriptCall, ScriptedBackend, ScriptTurn
@@ -137,8 +157,12 @@ async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_n
         call = ScriptCall(id=f"c{i}", name="file_read", arguments={"path": f"big{i}.txt"})
         turns += [ScriptTurn(text=f"Reading file {i}.", tool_calls=[call]), ScriptTurn(text=f"File {i} read.")]
     backend = ScriptedBackend(Script(turns=turns, context_window=200_000))
-    agent = Agent(backend=backend, workspace=ws, options=AgentOptions(max_iterations=5),
-                  context=ContextManager(backend, settings=ContextSettings()))
+    agent = Agent(
+        backend=backend,
+        workspace=ws,
+        options=AgentOptions(max_iterations=5),
+        context=ContextManager(backend, settings=ContextSettings()),
+    )
     sink = ListSink()
     session = Session(agent, switcher=None, show=sink, tell=lambda text, level: None)  # type: ignore[arg-type]
     await session.open()
@@ -157,10 +181,15 @@ async def test_a_hundred_turns_stay_under_50k_tokens_and_the_store_keeps_every_n
     assert edits and all(e.policy == "drop_completed_tool_calls" for e in edits)
     assert sum(e.new for e in edits) == edits[-1].nodes, "each node is reported once, when first changed"
     with sqlite3.connect(monkey_home / "monkey.db") as db:
-        kinds = dict(db.execute("SELECT kind, count(*) FROM nodes WHERE session_id = ? GROUP BY kind",
-                                (agent.session_id,)).fetchall())
-        results = [r[0] for r in db.execute("SELECT data FROM nodes WHERE session_id = ? AND kind = 'tool'",
-                                             (agent.session_id,))]
+        kinds = dict(
+            db.execute(
+                "SELECT kind, count(*) FROM nodes WHERE session_id = ? GROUP BY kind", (agent.session_id,)
+            ).fetchall()
+        )
+        results = [
+            r[0]
+            for r in db.execute("SELECT data FROM nodes WHERE session_id = ? AND kind = 'tool'", (agent.session_id,))
+        ]
     assert kinds == {"user": 100, "assistant": 200, "tool": 100}
     assert all(b"line 119 of file" in r for r in results), "the store keeps every result whole"
 
@@ -171,8 +200,10 @@ def test_an_unknown_policy_is_a_clear_error(tmp_path: Path, monkey_home: Path) -
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
     (monkey_home / "config.toml").write_text('[context]\npolicies = ["compact", "drop_everything"]\n')
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws), "--task", "x"],
-                 home=monkey_home)
+    run = invoke(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws), "--task", "x"], home=monkey_home
+    )
     assert run.returncode == 2
-    assert "context.policies: unknown 'drop_everything'; expected some of compact, compress_failed_attempts" \
-        in run.stderr
+    assert (
+        "context.policies: unknown 'drop_everything'; expected some of compact, compress_failed_attempts" in run.stderr
+    )

@@ -28,8 +28,15 @@ def _turn(t: int) -> list[Message]:
         call = ToolCallSpec(id=f"c{t}_{k}", name=name, arguments={"path": f"f{t % 7}.txt", "note": "n" * 400})
         out.append(Message(role="assistant", content="", tool_calls=[call]))
         failed = len(names) == 2 and k == 0
-        out.append(Message(role="tool", tool_call_id=call.id, name=name, is_error=failed,
-                           content="no such file\n" if failed else f"line {t}\n" * 40))
+        out.append(
+            Message(
+                role="tool",
+                tool_call_id=call.id,
+                name=name,
+                is_error=failed,
+                content="no such file\n" if failed else f"line {t}\n" * 40,
+            )
+        )
     out.append(Message(role="assistant", content=f"f{t % 7}.txt has forty lines."))
     return out
 
@@ -82,14 +89,24 @@ def test_what_the_policies_remember_never_changes_what_is_sent() -> None:
     messages: list[Message] = []
     for t in range(150):
         messages = messages + [Message(role="user", content=f"turn {t}")]
-        calls = [ToolCallSpec(id=f"c{t}_{j}", name=rng.choice(["file_read", "shell_execute", "task"]),
-                              arguments={"x": "y" * rng.choice([5, 50])}) for j in range(rng.choice([1, 1, 2, 3]))]
+        calls = [
+            ToolCallSpec(
+                id=f"c{t}_{j}",
+                name=rng.choice(["file_read", "shell_execute", "task"]),
+                arguments={"x": "y" * rng.choice([5, 50])},
+            )
+            for j in range(rng.choice([1, 1, 2, 3]))
+        ]
         messages = messages + [Message(role="assistant", content="", tool_calls=calls)]
         for c in calls:
-            body = ("agent: x\nsummary:\n" + "w " * rng.choice([10, 400]) if c.name == "task"
-                    else "line\n" * rng.choice([2, 40]))
-            messages = messages + [Message(role="tool", tool_call_id=c.id, name=c.name, content=body,
-                                           is_error=rng.random() < 0.2)]
+            body = (
+                "agent: x\nsummary:\n" + "w " * rng.choice([10, 400])
+                if c.name == "task"
+                else "line\n" * rng.choice([2, 40])
+            )
+            messages = messages + [
+                Message(role="tool", tool_call_id=c.id, name=c.name, content=body, is_error=rng.random() < 0.2)
+            ]
         if rng.random() < 0.9:
             messages = messages + [Message(role="assistant", content="ok")]
         for step in DEFAULT_STACK[:3]:

@@ -46,7 +46,8 @@ def test_imports_nest_skip_code_and_stop_at_cycles_and_outside_paths(tmp_path: P
     (repo / "AGENTS.md").write_text(
         "See @docs/style.md and mail me@example.com.\n"
         "```\n@docs/fenced.md\n```\n"
-        "Not an import: `@docs/inline.md`. Outside: @../secret.md\n")
+        "Not an import: `@docs/inline.md`. Outside: @../secret.md\n"
+    )
     for name in ("fenced", "inline"):
         (repo / "docs" / f"{name}.md").write_text(f"{name}: must not be read\n")
     (repo / "docs" / "style.md").write_text("style: 4 spaces\n@level2.md\n@../AGENTS.md\n")
@@ -83,18 +84,39 @@ def test_changes_since_a_session_last_ran(tmp_path: Path) -> None:
     (repo / "pkg" / "AGENTS.md").write_text("new\n")
     now = load_instructions(repo / "pkg", home=home, trusted=True).files
     lines = changes_since({"AGENTS.md": "old-hash", "gone/AGENTS.md": "h"}, now)
-    assert lines == ["AGENTS.md changed since this session last ran", "pkg/AGENTS.md is new since this session "
-                     "last ran", "gone/AGENTS.md is no longer read (it was when this session last ran)"]
+    assert lines == [
+        "AGENTS.md changed since this session last ran",
+        "pkg/AGENTS.md is new since this session last ran",
+        "gone/AGENTS.md is no longer read (it was when this session last ran)",
+    ]
 
 
 def _run(ws: Path, home: Path, fake: FakeAnthropic, *extra: str):  # type: ignore[no-untyped-def]
-    return invoke(["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k",
-                       "--cwd", str(ws), "--output-format", "stream-json", "--no-approval", *extra,
-                       "--task", "read the helper"], home=home)
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "anthropic",
+            "--base-url",
+            fake.url,
+            "--api-key",
+            "k",
+            "--cwd",
+            str(ws),
+            "--output-format",
+            "stream-json",
+            "--no-approval",
+            *extra,
+            "--task",
+            "read the helper",
+        ],
+        home=home,
+    )
 
 
 def test_the_model_gets_the_instructions_and_a_resumed_session_hears_of_changes(
-        tmp_path: Path, monkey_home: Path) -> None:
+    tmp_path: Path, monkey_home: Path
+) -> None:
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
     (ws / "lib").mkdir()
     (ws / "lib" / "helper.py").write_text("x = 1\n")
@@ -104,8 +126,10 @@ def test_the_model_gets_the_instructions_and_a_resumed_session_hears_of_changes(
     (ws / "lib" / "AGENTS.md").write_text("lib rule: keep helpers pure.\n")
     (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
     with FakeAnthropic() as fake:
-        fake.add(Stream(reply_events(tool_calls=[("c1", "file_read", {"path": "lib/helper.py"})])),
-                 Stream(reply_events("done")))
+        fake.add(
+            Stream(reply_events(tool_calls=[("c1", "file_read", {"path": "lib/helper.py"})])),
+            Stream(reply_events("done")),
+        )
         run = _run(ws, monkey_home, fake)
         assert run.returncode == 0, run.stderr
         first, second = (json.dumps(r) for r in fake.requests[:2])
@@ -137,8 +161,12 @@ def test_an_untrusted_project_file_never_reaches_the_model(tmp_path: Path, monke
 
 
 _INIT_TURNS = [
-    {"text": "", "tool_calls": [{"name": "file_write",
-                                 "arguments": {"path": "AGENTS.md", "content": "# Agents\nRun `make test`.\n"}}]},
+    {
+        "text": "",
+        "tool_calls": [
+            {"name": "file_write", "arguments": {"path": "AGENTS.md", "content": "# Agents\nRun `make test`.\n"}}
+        ],
+    },
     {"text": "Wrote AGENTS.md."},
 ]
 

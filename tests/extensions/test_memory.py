@@ -17,27 +17,52 @@ def _call(name: str, call_id: str = "", **arguments: object) -> dict:
 
 def _scripted(ws: Path, home: Path, tmp: Path, turns: list[dict], *flags: str):  # type: ignore[no-untyped-def]
     script = write_script(tmp / "script.json", turns)
-    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                       "--output-format", "stream-json", *flags, "--task", "go"], home=home)
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(ws),
+            "--output-format",
+            "stream-json",
+            *flags,
+            "--task",
+            "go",
+        ],
+        home=home,
+    )
 
 
 def test_notes_survive_continue_and_bad_writes_are_said(tmp_path: Path, monkey_home: Path) -> None:
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "g")
-    first = _scripted(ws, monkey_home, tmp_path, [
-        _call("memory_write", key="plan", value="1. fix the parser\n2. run the tests"),
-        _call("memory_write", key="scratch", value="temporary"),
-        _call("memory_write", key="scratch", value=""),
-        _call("memory_write", key="call:x", value="no"),
-        _call("memory_write", key="big", value="v" * 20_001),
-        {"text": "noted"}])
+    first = _scripted(
+        ws,
+        monkey_home,
+        tmp_path,
+        [
+            _call("memory_write", key="plan", value="1. fix the parser\n2. run the tests"),
+            _call("memory_write", key="scratch", value="temporary"),
+            _call("memory_write", key="scratch", value=""),
+            _call("memory_write", key="call:x", value="no"),
+            _call("memory_write", key="big", value="v" * 20_001),
+            {"text": "noted"},
+        ],
+    )
     assert first.returncode == 0, first.stderr
     outputs = [r["output"] for r in first.of_type("tool_result")]
     assert outputs[0] == "stored 'plan' (34 characters)" and outputs[2] == "removed 'scratch'"
     assert "are the results of tool calls" in outputs[3] and "at most 20000 characters" in outputs[4]
     assert not first.of_type("approval_requested"), "notes change no file: nothing asks"
-    again = _scripted(ws, monkey_home, tmp_path, [
-        _call("memory_read"), _call("memory_read", key="plan"), _call("memory_read", key="nope"), {"text": "ok"}],
-        "--continue")
+    again = _scripted(
+        ws,
+        monkey_home,
+        tmp_path,
+        [_call("memory_read"), _call("memory_read", key="plan"), _call("memory_read", key="nope"), {"text": "ok"}],
+        "--continue",
+    )
     assert again.returncode == 0, again.stderr
     listing, plan, missing = (r["output"] for r in again.of_type("tool_result"))
     assert listing.startswith("1 note(s):\n- plan: 1. fix the parser")
@@ -52,8 +77,16 @@ async def test_a_compacted_result_is_still_read_back_after_a_resume(workspace: P
 
     (workspace / "notes.txt").write_text("".join(f"note line {i}\n" for i in range(200)))
     read = ScriptTurn(text="", tool_calls=[ScriptCall(id="r1", name="file_read", arguments={"path": "notes.txt"})])
-    agent = make_agent(workspace, [read, ScriptTurn(text="read it"), ScriptTurn(text="second turn"),
-                                   ScriptTurn(text="third turn"), ScriptTurn(text="Summary: notes were read.")])
+    agent = make_agent(
+        workspace,
+        [
+            read,
+            ScriptTurn(text="read it"),
+            ScriptTurn(text="second turn"),
+            ScriptTurn(text="third turn"),
+            ScriptTurn(text="Summary: notes were read."),
+        ],
+    )
     session = Session(agent, switcher=None, show=ListSink(), tell=lambda text, level: None)  # type: ignore[arg-type]
     await session.open()
     try:
@@ -64,8 +97,13 @@ async def test_a_compacted_result_is_still_read_back_after_a_resume(workspace: P
         await session.end()
     assert all(m.tool_call_id != "r1" for m in agent.messages), "compaction took the result out"
 
-    back = ScriptTurn(text="", tool_calls=[ScriptCall(id="m1", name="memory_read", arguments={"key": "call:r1"}),
-                                           ScriptCall(id="m2", name="memory_read", arguments={})])
+    back = ScriptTurn(
+        text="",
+        tool_calls=[
+            ScriptCall(id="m1", name="memory_read", arguments={"key": "call:r1"}),
+            ScriptCall(id="m2", name="memory_read", arguments={}),
+        ],
+    )
     resumed = make_agent(workspace, [back, ScriptTurn(text="found it")])
     sink = ListSink()
     session = Session(resumed, switcher=None, show=sink, tell=lambda text, level: None)  # type: ignore[arg-type]
@@ -81,13 +119,30 @@ async def test_a_compacted_result_is_still_read_back_after_a_resume(workspace: P
 
 def _cache_run(ws: Path, home: Path, fake: FakeAnthropic, step: int):  # type: ignore[no-untyped-def]
     (home / "config.toml").write_text(f"[context]\nkeep_tool_calls = 2\npolicy_step = {step}\n")
-    return invoke(["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k",
-                       "--cwd", str(ws), "--output-format", "stream-json", "--no-approval",
-                       "--max-iterations", "20", "--task", "read them all"], home=home)
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "anthropic",
+            "--base-url",
+            fake.url,
+            "--api-key",
+            "k",
+            "--cwd",
+            str(ws),
+            "--output-format",
+            "stream-json",
+            "--no-approval",
+            "--max-iterations",
+            "20",
+            "--task",
+            "read them all",
+        ],
+        home=home,
+    )
 
 
-def test_an_edited_conversation_still_reads_its_prefix_from_the_prompt_cache(
-        tmp_path: Path, monkey_home: Path) -> None:
+def test_an_edited_conversation_still_reads_its_prefix_from_the_prompt_cache(tmp_path: Path, monkey_home: Path) -> None:
     """Ten reads of big files with only two kept whole: the policy edits old results, in steps
     of four, so every request but the ones where the boundary moves reads everything the
     request before it wrote; moved one node at a time (step 1) almost nothing is reused."""
@@ -97,8 +152,10 @@ def test_an_edited_conversation_still_reads_its_prefix_from_the_prompt_cache(
     reads: dict[int, list[int]] = {}
     for step in (4, 1):
         with FakeAnthropic(cache=True) as fake:
-            fake.add(*[Stream(reply_events(tool_calls=[(f"c{i}", "file_read", {"path": f"f{i}.txt"})]))
-                       for i in range(10)], Stream(reply_events("all read")))
+            fake.add(
+                *[Stream(reply_events(tool_calls=[(f"c{i}", "file_read", {"path": f"f{i}.txt"})])) for i in range(10)],
+                Stream(reply_events("all read")),
+            )
             run = _cache_run(ws, monkey_home, fake, step)
             assert run.returncode == 0, run.stderr
             usage = run.of_type("usage")
@@ -109,8 +166,11 @@ def test_an_edited_conversation_still_reads_its_prefix_from_the_prompt_cache(
             if step == 4:
                 bodies = [json.dumps(r["body"]["messages"]) for r in fake.requests]
                 assert "dropped from context" in bodies[-1] and "content line" * 3 not in bodies[-1].split("c7")[0]
-                moved = {k for k in range(1, 11) if bodies[k].count("dropped from context")
-                         != bodies[k - 1].count("dropped from context")}
+                moved = {
+                    k
+                    for k in range(1, 11)
+                    if bodies[k].count("dropped from context") != bodies[k - 1].count("dropped from context")
+                }
                 writes = [u["cache_creation_tokens"] for u in usage]
                 for k in range(1, 11):
                     if k not in moved:  # the whole previous request came from the cache

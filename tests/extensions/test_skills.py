@@ -24,8 +24,12 @@ def _skill(base: Path, name: str, front: str, body: str = "Do the thing.\n") -> 
 
 
 def test_a_skill_is_read_and_bad_ones_say_why(tmp_path: Path) -> None:
-    good = _skill(tmp_path, "release-notes", "name: release-notes\ndescription: Write the release notes.\n"
-                  "allowed-tools: Bash(git log:*) Read Edit(docs/**)\nuser-invocable: false\n")
+    good = _skill(
+        tmp_path,
+        "release-notes",
+        "name: release-notes\ndescription: Write the release notes.\n"
+        "allowed-tools: Bash(git log:*) Read Edit(docs/**)\nuser-invocable: false\n",
+    )
     skill = parse_skill(good, "project")
     assert (skill.name, skill.description, skill.user_invocable) == ("release-notes", "Write the release notes.", False)
     assert tool_rules(skill) == (["shell_execute(git log)", "file_read", "file_edit(docs/**)"], [])
@@ -93,23 +97,47 @@ def test_tool_rules_never_crash_and_name_only_known_tools(line: str) -> None:
 
 
 def _agent(ws: Path, home: Path, script: Path, *extra: str):  # type: ignore[no-untyped-def]
-    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                       "--output-format", "stream-json", *extra, "--task", "make the file"], home=home,
-                      HOME=str(home))
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(ws),
+            "--output-format",
+            "stream-json",
+            *extra,
+            "--task",
+            "make the file",
+        ],
+        home=home,
+        HOME=str(home),
+    )
 
 
 def test_the_model_loads_a_skill_and_its_tools_are_allowed_for_that_turn_only(
-        tmp_path: Path, monkey_home: Path) -> None:
+    tmp_path: Path, monkey_home: Path
+) -> None:
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
-    _skill(ws / ".monkey" / "skills", "make-file", "name: make-file\ndescription: Makes made.txt.\n"
-           "allowed-tools: Bash(touch:*)\n", body="Run `touch made.txt`.\n")
+    _skill(
+        ws / ".monkey" / "skills",
+        "make-file",
+        "name: make-file\ndescription: Makes made.txt.\nallowed-tools: Bash(touch:*)\n",
+        body="Run `touch made.txt`.\n",
+    )
     (ws / ".monkey" / "skills" / "make-file" / "notes.md").write_text("extra notes\n")
     (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
-    script = write_script(tmp_path / "s1.json", [
-        {"text": "", "tool_calls": [{"name": "skill", "arguments": {"name": "make-file"}}]},
-        {"text": "", "tool_calls": [{"name": "skill", "arguments": {"name": "make-file", "file": "notes.md"}}]},
-        {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch made.txt"}}]},
-        {"text": "made"}])
+    script = write_script(
+        tmp_path / "s1.json",
+        [
+            {"text": "", "tool_calls": [{"name": "skill", "arguments": {"name": "make-file"}}]},
+            {"text": "", "tool_calls": [{"name": "skill", "arguments": {"name": "make-file", "file": "notes.md"}}]},
+            {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch made.txt"}}]},
+            {"text": "made"},
+        ],
+    )
     run = _agent(ws, monkey_home, script)
     assert run.returncode == 0, run.stderr
     results = run.of_type("tool_result")
@@ -118,17 +146,20 @@ def test_the_model_loads_a_skill_and_its_tools_are_allowed_for_that_turn_only(
     assert results[2]["ok"] and (ws / "made.txt").exists()
     assert "allowed by rule shell_execute(touch)" in json.dumps(run.of_type("approval_resolved"))
     # the next turn did not load the skill: the same command is not allowed (headless: refused)
-    again = write_script(tmp_path / "s2.json", [
-        {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch again.txt"}}]},
-        {"text": "refused"}])
+    again = write_script(
+        tmp_path / "s2.json",
+        [
+            {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch again.txt"}}]},
+            {"text": "refused"},
+        ],
+    )
     run = _agent(ws, monkey_home, again, "--continue")
     assert not (ws / "again.txt").exists()
     assert run.of_type("approval_resolved")[0]["decision"] == "denied"
 
 
 @pytest.mark.pty
-def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(
-        tmp_path: Path, monkey_home: Path) -> None:
+def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(tmp_path: Path, monkey_home: Path) -> None:
     """Turn 1 runs /make-file (the person's invocation): its command runs without asking;
     turn 2 asks for the same kind of command (the grant ended with the turn)."""
     import pexpect
@@ -136,14 +167,22 @@ def test_in_one_session_the_skills_tools_are_allowed_for_its_turn_then_asked(
     from tests.support.pty import spawn_repl
 
     ws = init_git_workspace(tmp_path / "ws", tmp_path / "git-home")
-    _skill(ws / ".monkey" / "skills", "make-file", "name: make-file\ndescription: Makes a file.\n"
-           "allowed-tools: Bash(touch:*)\n", body="Run `touch` on the file named in the arguments.\n")
+    _skill(
+        ws / ".monkey" / "skills",
+        "make-file",
+        "name: make-file\ndescription: Makes a file.\nallowed-tools: Bash(touch:*)\n",
+        body="Run `touch` on the file named in the arguments.\n",
+    )
     (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
-    script = write_script(tmp_path / "s.json", [
-        {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch one.txt"}}]},
-        {"text": "made one"},
-        {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch two.txt"}}]},
-        {"text": "made two"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch one.txt"}}]},
+            {"text": "made one"},
+            {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch two.txt"}}]},
+            {"text": "made two"},
+        ],
+    )
     child = spawn_repl(ws, monkey_home, script)
     child.expect_exact("Type a task")
     child.sendline("/make-file one.txt")
@@ -179,17 +218,31 @@ async def test_a_skill_changed_during_the_session_grants_nothing(tmp_path: Path,
     front = "name: make-file\ndescription: Makes made.txt.\nallowed-tools: Bash(touch:*)\n"
     _skill(ws / ".claude" / "skills", "make-file", front, body="Run `touch made.txt`.\n")
     (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {
-            "path": ".claude/skills/make-file/SKILL.md", "content": f"---\n{front}---\nRun `touch made.txt` now.\n"}}]},
-        {"tool_calls": [{"name": "skill", "arguments": {"name": "make-file"}}]},
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch made.txt"}}]},
-        {"text": "done"}])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "file_write",
+                        "arguments": {
+                            "path": ".claude/skills/make-file/SKILL.md",
+                            "content": f"---\n{front}---\nRun `touch made.txt` now.\n",
+                        },
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "skill", "arguments": {"name": "make-file"}}]},
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch made.txt"}}]},
+            {"text": "done"},
+        ],
+    )
     person = _PersonApprovesWrites()
     setup = build_agent(SessionRequest(workspace=ws, backend="scripted", script=str(script)), person)
     results: list = []  # type: ignore[type-arg]
-    session = setup.session(show=lambda e: results.append(e) if e.type == "tool_result" else None,
-                            tell=lambda text, level: None)
+    session = setup.session(
+        show=lambda e: results.append(e) if e.type == "tool_result" else None, tell=lambda text, level: None
+    )
     await session.open()
     await session.send("make the file")
     await session.close()

@@ -17,7 +17,9 @@ def fake_agent(tmp_path: Path) -> Path:
     bindir = tmp_path / "bin"
     bindir.mkdir()
     exe = bindir / "claude"
-    exe.write_text(f"#!{sys.executable}\nimport runpy\nrunpy.run_path({str(HERE / 'fake_agent.py')!r}, run_name='__main__')\n")
+    exe.write_text(
+        f"#!{sys.executable}\nimport runpy\nrunpy.run_path({str(HERE / 'fake_agent.py')!r}, run_name='__main__')\n"
+    )
     exe.chmod(0o755)
     os.link(exe, bindir / "codex")
     return exe

@@ -58,18 +58,25 @@ def call(method: str, params: dict) -> dict:
 
 
 def update(which: str, **fields: object) -> None:
-    write({"jsonrpc": "2.0", "method": "session/update",
-           "params": {"sessionId": SESSION, "update": {"sessionUpdate": which, **fields}}})
+    write(
+        {
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": {"sessionId": SESSION, "update": {"sessionUpdate": which, **fields}},
+        }
+    )
 
 
 def say(text: str) -> None:
     update("agent_message_chunk", content={"type": "text", "text": text})
 
 
-OPTIONS = [{"optionId": "yes", "name": "Allow", "kind": "allow_once"},
-           {"optionId": "always", "name": "Always", "kind": "allow_always"},
-           {"optionId": "no", "name": "Reject", "kind": "reject_once"},
-           {"optionId": "never", "name": "Never", "kind": "reject_always"}]
+OPTIONS = [
+    {"optionId": "yes", "name": "Allow", "kind": "allow_once"},
+    {"optionId": "always", "name": "Always", "kind": "allow_always"},
+    {"optionId": "no", "name": "Reject", "kind": "reject_once"},
+    {"optionId": "never", "name": "Never", "kind": "reject_always"},
+]
 
 
 def ask(tool_call: dict) -> str:
@@ -86,26 +93,57 @@ def prompt(text: str) -> dict:
         for piece in ("hello ", "from ", "the agent"):
             say(piece)
         update("plan", entries=[{"content": "say hello", "status": "completed", "priority": "high"}])
-        update("tool_call", toolCallId="r1", title="Read notes.txt", kind="read", status="completed",
-               locations=[{"path": os.path.join(cwd, "notes.txt")}])
+        update(
+            "tool_call",
+            toolCallId="r1",
+            title="Read notes.txt",
+            kind="read",
+            status="completed",
+            locations=[{"path": os.path.join(cwd, "notes.txt")}],
+        )
         return {"stopReason": "end_turn", "usage": {"totalTokens": 30, "inputTokens": 20, "outputTokens": 10}}
     if word == "usage":  # as Qwen Code reports it: an empty chunk's _meta.usage per model call
         for given, made in ((100, 7), (150, 9)):
             say("part ")
-            update("agent_message_chunk", content={"type": "text", "text": ""},
-                   _meta={"usage": {"inputTokens": given, "outputTokens": made, "totalTokens": given + made,
-                                    "thoughtTokens": 0, "cachedReadTokens": 40}, "durationMs": 5})
+            update(
+                "agent_message_chunk",
+                content={"type": "text", "text": ""},
+                _meta={
+                    "usage": {
+                        "inputTokens": given,
+                        "outputTokens": made,
+                        "totalTokens": given + made,
+                        "thoughtTokens": 0,
+                        "cachedReadTokens": 40,
+                    },
+                    "durationMs": 5,
+                },
+            )
         return {"stopReason": "end_turn"}
     if word == "quota":  # as Gemini CLI reports it: the answer's _meta.quota
         say("counted")
-        return {"stopReason": "end_turn", "_meta": {"quota": {
-            "token_count": {"input_tokens": 300, "output_tokens": 20},
-            "model_usage": [{"model": "gemini-a", "token_count": {"input_tokens": 200, "output_tokens": 15}},
-                            {"model": "gemini-b", "token_count": {"input_tokens": 100, "output_tokens": 5}}]}}}
+        return {
+            "stopReason": "end_turn",
+            "_meta": {
+                "quota": {
+                    "token_count": {"input_tokens": 300, "output_tokens": 20},
+                    "model_usage": [
+                        {"model": "gemini-a", "token_count": {"input_tokens": 200, "output_tokens": 15}},
+                        {"model": "gemini-b", "token_count": {"input_tokens": 100, "output_tokens": 5}},
+                    ],
+                }
+            },
+        }
     if word == "write":
         path = os.path.join(cwd, rest)
-        tc = {"toolCallId": "w1", "title": f"Write {rest}", "kind": "edit", "status": "pending",
-              "locations": [{"path": path}], "content": [{"type": "diff", "path": path, "newText": "hello\n"}]}
+        tc = {
+            "toolCallId": "w1",
+            "title": f"Write {rest}",
+            "kind": "edit",
+            "status": "pending",
+            "locations": [{"path": path}],
+            "content": [{"type": "diff", "path": path, "newText": "hello\n"}],
+        }
         update("tool_call", **tc)
         chosen = ask(tc)
         if chosen == "yes":
@@ -162,11 +200,25 @@ def prompt(text: str) -> dict:
     if word in ("term", "askterm"):  # run REST in a terminal monkey runs (after asking first, for askterm)
         argv = rest.split()
         if word == "askterm":
-            tc = {"toolCallId": "t1", "title": rest, "kind": "execute", "status": "pending", "rawInput": {"command": rest}}
+            tc = {
+                "toolCallId": "t1",
+                "title": rest,
+                "kind": "execute",
+                "status": "pending",
+                "rawInput": {"command": rest},
+            }
             update("tool_call", **tc)
             say(f"permission: {ask(tc)}; ")
-        made = call("terminal/create", {"sessionId": SESSION, "command": argv[0], "args": argv[1:], "cwd": cwd,
-                                        "outputByteLimit": int(os.environ.get("FAKE_LIMIT", "100000"))})
+        made = call(
+            "terminal/create",
+            {
+                "sessionId": SESSION,
+                "command": argv[0],
+                "args": argv[1:],
+                "cwd": cwd,
+                "outputByteLimit": int(os.environ.get("FAKE_LIMIT", "100000")),
+            },
+        )
         if "error" in made:
             say(f"refused: {made['error']['message']}")
             return {"stopReason": "end_turn"}
@@ -179,12 +231,23 @@ def prompt(text: str) -> dict:
         return {"stopReason": "end_turn"}
     if word == "termbad":  # an unknown terminal id, a working directory outside, variables set
         bogus = call("terminal/output", {"sessionId": SESSION, "terminalId": "no-such-terminal"})
-        outside = call("terminal/create", {"sessionId": SESSION, "command": "python3", "args": ["tool.py", "0"],
-                                           "cwd": "/"})
-        made = call("terminal/create", {"sessionId": SESSION, "command": "python3", "args": ["tool.py", "0"],
-                                        "env": [{"name": "FAKE_VAR", "value": "set by the agent"}]})
-        waited = call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": made["result"]["terminalId"]}) \
-            if "result" in made else made
+        outside = call(
+            "terminal/create", {"sessionId": SESSION, "command": "python3", "args": ["tool.py", "0"], "cwd": "/"}
+        )
+        made = call(
+            "terminal/create",
+            {
+                "sessionId": SESSION,
+                "command": "python3",
+                "args": ["tool.py", "0"],
+                "env": [{"name": "FAKE_VAR", "value": "set by the agent"}],
+            },
+        )
+        waited = (
+            call("terminal/wait_for_exit", {"sessionId": SESSION, "terminalId": made["result"]["terminalId"]})
+            if "result" in made
+            else made
+        )
         say(json.dumps({"bogus": bogus.get("error"), "outside": outside.get("error"), "env": waited}))
         return {"stopReason": "end_turn"}
     if word == "termkill":  # start REST, wait until it wrote its pid to started.txt, kill it
@@ -222,18 +285,26 @@ def main() -> None:
         method, rid = message.get("method"), message.get("id")
         params = message.get("params") or {}
         if method == "initialize":
-            write({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": 1, "agentCapabilities": {
-                    "loadSession": bool(os.environ.get("FAKE_LOAD")),
-                    "mcpCapabilities": {"http": bool(os.environ.get("FAKE_MCP_HTTP"))}},
-                "authMethods": [{"id": a, "name": a} for a in auth]}})
+            write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": {
+                        "protocolVersion": 1,
+                        "agentCapabilities": {
+                            "loadSession": bool(os.environ.get("FAKE_LOAD")),
+                            "mcpCapabilities": {"http": bool(os.environ.get("FAKE_MCP_HTTP"))},
+                        },
+                        "authMethods": [{"id": a, "name": a} for a in auth],
+                    },
+                }
+            )
         elif method == "authenticate":
             write({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "session/new":
             result: dict = {"sessionId": SESSION}
             if modes:
-                result["modes"] = {"currentModeId": modes[0],
-                                   "availableModes": [{"id": m, "name": m} for m in modes]}
+                result["modes"] = {"currentModeId": modes[0], "availableModes": [{"id": m, "name": m} for m in modes]}
             write({"jsonrpc": "2.0", "id": rid, "result": result})
         elif method == "session/load":  # replays the stored session as updates, then answers
             if params.get("sessionId") not in os.environ.get("FAKE_KNOWN", SESSION).split(","):

@@ -91,8 +91,18 @@ def main() -> int:
     log = os.environ.get("FAKE_LOG")
     if log:
         with open(log, "a") as fh:
-            fh.write(json.dumps({"argv": sys.argv[1:], "cwd": os.getcwd(), "stdin": prompt,
-                                 "env": dict(os.environ), "pid": os.getpid()}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "argv": sys.argv[1:],
+                        "cwd": os.getcwd(),
+                        "stdin": prompt,
+                        "env": dict(os.environ),
+                        "pid": os.getpid(),
+                    }
+                )
+                + "\n"
+            )
     with open(os.environ["FAKE_REPLAY"], "rb") as fh:
         replay = fh.read().replace(b"@WORKSPACE@", os.getcwd().encode())
     lines = replay.splitlines(keepends=True)

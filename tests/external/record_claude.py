@@ -26,8 +26,12 @@ sys.path.insert(0, str(ROOT))
 
 from tests.support.fakes.anthropic_server import FakeAnthropic  # noqa: E402
 
-CASES = {"real_text": ("say hello", ""), "real_write": ("please create hello.txt", "allow"),
-         "real_bash_denied": ("please run the command", "deny"), "real_api_error": ("please fail now", "")}
+CASES = {
+    "real_text": ("say hello", ""),
+    "real_write": ("please create hello.txt", "allow"),
+    "real_bash_denied": ("please run the command", "deny"),
+    "real_api_error": ("please fail now", ""),
+}
 
 
 def _bundled() -> str:
@@ -37,13 +41,30 @@ def _bundled() -> str:
 
 
 def record(claude: str, ws: Path, env: dict[str, str], prompt: str, behavior: str) -> bytes:
-    argv = [claude, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-            "--input-format", "stream-json", "--permission-prompt-tool", "stdio", "--permission-mode", "default",
-            "--setting-sources", ""]
+    argv = [
+        claude,
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--input-format",
+        "stream-json",
+        "--permission-prompt-tool",
+        "stdio",
+        "--permission-mode",
+        "default",
+        "--setting-sources",
+        "",
+    ]
     proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ws, env=env)
     assert proc.stdin is not None and proc.stdout is not None
-    message = {"type": "user", "message": {"role": "user", "content": prompt}, "parent_tool_use_id": None,
-               "session_id": ""}
+    message = {
+        "type": "user",
+        "message": {"role": "user", "content": prompt},
+        "parent_tool_use_id": None,
+        "session_id": "",
+    }
     proc.stdin.write(json.dumps(message).encode() + b"\n")
     proc.stdin.flush()
     out = []
@@ -52,10 +73,15 @@ def record(claude: str, ws: Path, env: dict[str, str], prompt: str, behavior: st
         obj = json.loads(line)
         if obj.get("type") == "control_request":
             req = obj["request"]
-            decision = ({"behavior": "allow", "updatedInput": req["input"]} if behavior == "allow"
-                        else {"behavior": "deny", "message": "denied by monkey: recorded refusal"})
-            answer = {"type": "control_response",
-                      "response": {"subtype": "success", "request_id": obj["request_id"], "response": decision}}
+            decision = (
+                {"behavior": "allow", "updatedInput": req["input"]}
+                if behavior == "allow"
+                else {"behavior": "deny", "message": "denied by monkey: recorded refusal"}
+            )
+            answer = {
+                "type": "control_response",
+                "response": {"subtype": "success", "request_id": obj["request_id"], "response": decision},
+            }
             proc.stdin.write(json.dumps(answer).encode() + b"\n")
             proc.stdin.flush()
         elif obj.get("type") == "result":
@@ -71,8 +97,13 @@ def main() -> int:
         ws = Path(tmp) / "proj"
         ws.mkdir()
         with FakeAnthropic(str(ws)) as srv:
-            env = {"PATH": os.environ["PATH"], "HOME": tmp, "ANTHROPIC_API_KEY": "sk-ant-fake",
-                   "ANTHROPIC_BASE_URL": srv.url, "DISABLE_AUTOUPDATER": "1"}
+            env = {
+                "PATH": os.environ["PATH"],
+                "HOME": tmp,
+                "ANTHROPIC_API_KEY": "sk-ant-fake",
+                "ANTHROPIC_BASE_URL": srv.url,
+                "DISABLE_AUTOUPDATER": "1",
+            }
             for name, (prompt, behavior) in CASES.items():
                 data = record(claude, ws, env, prompt, behavior)
                 # the recording's folder is a placeholder the fake ``claude`` fills in with its own

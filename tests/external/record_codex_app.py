@@ -44,8 +44,9 @@ CASES = [  # (fixture, prompt, decision for every approval request, resume the t
 
 
 def run_case(codex: str, backend: CodexBackend, prompt: str, decision: str, ws: Path, env: dict[str, str]) -> bytes:
-    proc = subprocess.Popen(backend.argv(prompt), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, cwd=ws, env=env)
+    proc = subprocess.Popen(
+        backend.argv(prompt), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=ws, env=env
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(backend.stdin(prompt))
     proc.stdin.flush()
@@ -55,12 +56,16 @@ def run_case(codex: str, backend: CodexBackend, prompt: str, decision: str, ws: 
         obj = json.loads(line)
         if obj.get("id") == 2 and "result" in obj:
             thread = obj["result"]["thread"]["id"]
-            proc.stdin.write(rpc.message(TURN_REQUEST, "turn/start",
-                                         {"threadId": thread, "input": [{"type": "text", "text": prompt}]}))
+            proc.stdin.write(
+                rpc.message(
+                    TURN_REQUEST, "turn/start", {"threadId": thread, "input": [{"type": "text", "text": prompt}]}
+                )
+            )
             proc.stdin.flush()
         elif "id" in obj and "method" in obj:
-            proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": obj["id"], "result": {"decision": decision}}).encode()
-                             + b"\n")
+            proc.stdin.write(
+                json.dumps({"jsonrpc": "2.0", "id": obj["id"], "result": {"decision": decision}}).encode() + b"\n"
+            )
             proc.stdin.flush()
         if obj.get("method") == "turn/completed" or (obj.get("id") in (1, 2, 3) and "error" in obj):
             break
@@ -87,8 +92,13 @@ def main() -> int:
             subprocess.run(["git", "init", "-q", str(ws)], check=True)
             (home / "config.toml").write_text(codex_config(srv.url, model=MODEL))
             (Path(tmp) / "tmp").mkdir(exist_ok=True)  # Codex makes no sandbox helper inside its temp folder
-            env = {"PATH": os.environ["PATH"], "HOME": tmp, "CODEX_HOME": str(home), "FAKE_OPENAI_KEY": "sk-fake",
-                   "TMPDIR": str(Path(tmp) / "tmp")}
+            env = {
+                "PATH": os.environ["PATH"],
+                "HOME": tmp,
+                "CODEX_HOME": str(home),
+                "FAKE_OPENAI_KEY": "sk-fake",
+                "TMPDIR": str(Path(tmp) / "tmp"),
+            }
             backend = CodexBackend(executable=codex, model=None, workspace=ws, check_version=False)
             backend.agent_session_id = threads.get(resume, "")
             data = run_case(codex, backend, prompt, decision, ws, env).replace(tmp.encode(), b"/tmp/codex-record")

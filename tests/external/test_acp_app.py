@@ -36,12 +36,14 @@ async def _turn(app: MonkeyApp, keys: tuple[str, ...], prompt: str) -> tuple[App
     return screen, answers
 
 
-async def test_the_dialog_answers_the_agents_permission_request(monkey_home: Path, workspace: Path,
-                                                                tmp_path: Path) -> None:
+async def test_the_dialog_answers_the_agents_permission_request(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     exe = fake_acp_exe(tmp_path / "bin")
     (monkey_home / "config.toml").write_text(
-        f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n[acp_agents.fake.env]\nFAKE_LOG = {json.dumps(str(log))}\n")
+        f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n[acp_agents.fake.env]\nFAKE_LOG = {json.dumps(str(log))}\n"
+    )
     screen, answers = await _turn(_app(workspace), ("y",), "write hello.txt")
     assert screen.request.tool == "file_write" and screen.request.arguments["path"] == "hello.txt"
     assert answers == ["allow_once"]
@@ -50,5 +52,7 @@ async def test_the_dialog_answers_the_agents_permission_request(monkey_home: Pat
     screen, answers = await _turn(_app(workspace), ("n", *"not now", "enter"), "write hello.txt")
     assert answers == ["reject_once"]
     assert not (workspace / "hello.txt").exists()
-    outcomes = [m["result"]["outcome"] for m in got(log) if isinstance(m.get("result"), dict) and "outcome" in m["result"]]
+    outcomes = [
+        m["result"]["outcome"] for m in got(log) if isinstance(m.get("result"), dict) and "outcome" in m["result"]
+    ]
     assert [o.get("optionId") for o in outcomes] == ["yes", "no"]  # never the agent's "always" options

@@ -20,8 +20,9 @@ pytestmark = pytest.mark.subprocess
 def _configure(home: Path, exe: Path, log: Path, *, allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()) -> None:
     (home / "config.toml").write_text(
         f"[approvals]\nallow = {json.dumps(list(allow))}\ndeny = {json.dumps(list(deny))}\n"
-        f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\nmode = \"default\"\n"
-        f"[acp_agents.fake.env]\nFAKE_LOG = {json.dumps(str(log))}\nFAKE_MODES = \"yolo,default\"\n")
+        f'[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\nmode = "default"\n'
+        f'[acp_agents.fake.env]\nFAKE_LOG = {json.dumps(str(log))}\nFAKE_MODES = "yolo,default"\n'
+    )
 
 
 def test_a_write_asked_and_allowed_is_undone(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
@@ -38,8 +39,9 @@ def test_a_write_asked_and_allowed_is_undone(monkey_home: Path, workspace: Path,
     assert not (workspace / "hello.txt").exists()
 
 
-def test_a_write_no_permission_covered_is_decided_by_the_engine(monkey_home: Path, workspace: Path,
-                                                                 tmp_path: Path) -> None:
+def test_a_write_no_permission_covered_is_decided_by_the_engine(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log)
     run = run_task(monkey_home, workspace, "acp:fake", "rawwrite sneaky.txt", process=True)
@@ -56,8 +58,9 @@ def test_a_write_no_permission_covered_is_decided_by_the_engine(monkey_home: Pat
     assert not (workspace / "sneaky.txt").exists()
 
 
-def test_writes_outside_the_workspace_and_into_git_are_refused(monkey_home: Path, workspace: Path,
-                                                                tmp_path: Path) -> None:
+def test_writes_outside_the_workspace_and_into_git_are_refused(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log, allow=("file_write",))
     for target in ("../outside.txt", ".git/hooks/pre-commit"):
@@ -72,8 +75,11 @@ def test_unknown_names_and_missing_programs_are_explained(monkey_home: Path, wor
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log)
     run = run_task(monkey_home, workspace, "acp:nosuch", "hi", process=True)
     assert run.returncode == 2 and "unknown ACP agent 'nosuch'; known: fake, gemini, opencode, qwen" in run.stderr
-    run = run_monkey(["agent", "--backend", "acp:opencode", "--task", "hi", "--cwd", str(workspace)],
-                     home=monkey_home, PATH=str(tmp_path / "bin"))
+    run = run_monkey(
+        ["agent", "--backend", "acp:opencode", "--task", "hi", "--cwd", str(workspace)],
+        home=monkey_home,
+        PATH=str(tmp_path / "bin"),
+    )
     assert run.returncode == 2 and "OpenCode not found" in run.stderr and "npm install -g opencode-ai" in run.stderr
 
 
@@ -82,6 +88,6 @@ def test_a_project_cannot_define_or_choose_an_acp_agent(monkey_home: Path, works
     project = workspace / ".monkey"
     project.mkdir(exist_ok=True)
     (project / "config.toml").write_text(f'[agent]\nbackend = "acp:evil"\n[acp_agents.evil]\ncommand = "{exe}"\n')
-    (monkey_home / "config.toml").write_text('[approvals]\ntrust_project = true\n')
+    (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
     run = run_task(monkey_home, workspace, "acp:evil", "hi", process=True)
     assert run.returncode == 2 and "unknown ACP agent 'evil'" in run.stderr, run.stderr

@@ -7,16 +7,32 @@ from __future__ import annotations
 from pathlib import Path
 
 from monkey.agent.loop import Agent
-from monkey.events import (AgentSession, ApprovalRequested, MessageCompleted, Raw, TextDelta, ThinkingDelta,
-                           ToolCallEvent, ToolResult, Usage)
+from monkey.events import (
+    AgentSession,
+    ApprovalRequested,
+    MessageCompleted,
+    Raw,
+    TextDelta,
+    ThinkingDelta,
+    ToolCallEvent,
+    ToolResult,
+    Usage,
+)
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.acp_agents import acp_backend, fake_acp_exe, got, run_turns
 
 
 def test_a_session_starts_in_the_asking_mode_and_streams_typed_events(workspace: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, log, mode="default", auth="key",
-                          FAKE_MODES="yolo,default", FAKE_AUTH="oauth,key")
+    backend = acp_backend(
+        fake_acp_exe(tmp_path / "bin"),
+        workspace,
+        log,
+        mode="default",
+        auth="key",
+        FAKE_MODES="yolo,default",
+        FAKE_AUTH="oauth,key",
+    )
     agent = Agent(backend=backend, workspace=workspace, policy=ApprovalPolicy())
     first, second = run_turns(agent, "text", "text")
     sent = got(log)

@@ -32,12 +32,15 @@ def _env(api: FakeGemini, home: Path) -> dict[str, str]:
 
 
 def _write(workspace: Path) -> list[GeminiReply]:
-    return [GeminiReply(call=("write_file", {"file_path": str(workspace / "hello.txt"), "content": "hello\n"})),
-            GeminiReply(text="done")]
+    return [
+        GeminiReply(call=("write_file", {"file_path": str(workspace / "hello.txt"), "content": "hello\n"})),
+        GeminiReply(text="done"),
+    ]
 
 
-def test_a_write_is_asked_allowed_written_through_monkey_and_undone(monkey_home: Path, workspace: Path,
-                                                                    tmp_path: Path) -> None:
+def test_a_write_is_asked_allowed_written_through_monkey_and_undone(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     gemini = gemini_cli()
     with FakeGemini(_write(workspace.resolve())) as api:
         configure_acp_agent(monkey_home, "gemini", gemini, _env(api, tmp_path / "ghome"), allow=("file_write",))
@@ -53,8 +56,9 @@ def test_a_write_is_asked_allowed_written_through_monkey_and_undone(monkey_home:
     assert not (workspace / "hello.txt").exists()
 
 
-def _turn(gemini: str, workspace: Path, home: Path, replies: list[GeminiReply], policy: ApprovalPolicy,
-          **entry: str) -> list:
+def _turn(
+    gemini: str, workspace: Path, home: Path, replies: list[GeminiReply], policy: ApprovalPolicy, **entry: str
+) -> list:
     from monkey.backends.acp_client.backend import AcpBackend  # the acp SDK (seconds): not at collection
 
     with FakeGemini(replies) as api:
@@ -78,8 +82,14 @@ def test_refused_headless_and_a_missing_file_answered_as_it_needs(workspace: Pat
     assert [e.decision for e in refused if e.type == "approval_resolved"] == ["denied"]
     assert not (ws / "hello.txt").exists()
     # answered with the spec's "not found", Gemini CLI fails the write of every new file
-    failed = _turn(gemini, ws, tmp_path / "ghome", _write(ws), ApprovalPolicy.from_strings(allow=["file_write"]),
-                   missing_file="not_found")
+    failed = _turn(
+        gemini,
+        ws,
+        tmp_path / "ghome",
+        _write(ws),
+        ApprovalPolicy.from_strings(allow=["file_write"]),
+        missing_file="not_found",
+    )
     (result,) = [e for e in failed if isinstance(e, ToolResult)]
     assert not result.ok and "Resource not found" in result.output
     assert not (ws / "hello.txt").exists()
@@ -89,7 +99,9 @@ def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_p
     gemini = gemini_cli()
     ws = workspace.resolve()
     replies = [GeminiReply(call=("run_shell_command", {"command": "touch made.txt"})), GeminiReply(text="done")]
-    events = _turn(gemini, ws, tmp_path / "ghome", replies, ApprovalPolicy.from_strings(allow=["shell_execute(touch *)"]))
+    events = _turn(
+        gemini, ws, tmp_path / "ghome", replies, ApprovalPolicy.from_strings(allow=["shell_execute(touch *)"])
+    )
     (resolved,) = [e for e in events if e.type == "approval_resolved"]
     assert resolved.name == "shell_execute" and resolved.decision == "approved", resolved
     assert (ws / "made.txt").exists()

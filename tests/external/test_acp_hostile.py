@@ -71,7 +71,9 @@ def test_a_new_agent_is_given_the_conversation_so_far(workspace: Path, tmp_path:
     prompts = [m["params"]["prompt"] for m in got(log) if m.get("method") == "session/prompt"]
     assert len(prompts) == 3 and len(prompts[0]) == 1 and len(prompts[1]) == 1  # one process: its own context
     history, latest = prompts[2]
-    assert history["text"].startswith("The conversation so far") and "assistant: hello from the agent" in history["text"]
+    assert (
+        history["text"].startswith("The conversation so far") and "assistant: hello from the agent" in history["text"]
+    )
     assert latest["text"] == "crash\n\ntext" and _text(again) == "hello from the agent"
 
 
@@ -105,8 +107,12 @@ def test_reads_pass_the_deny_rules_and_a_missing_file_is_answered_per_agent(work
     exe = fake_acp_exe(tmp_path / "bin")
     policy = ApprovalPolicy.from_strings(deny=["file_read(secret.env)"])
     backend = acp_backend(exe, workspace, tmp_path / "log")
-    ok, denied, missing = run_turns(Agent(backend=backend, workspace=workspace, policy=policy),
-                                    "read notes.txt", "read secret.env", "read nothere.txt")
+    ok, denied, missing = run_turns(
+        Agent(backend=backend, workspace=workspace, policy=policy),
+        "read notes.txt",
+        "read secret.env",
+        "read nothere.txt",
+    )
     assert _text(ok) == "content: 'one\\ntwo\\n'"
     assert _text(denied) == "error -32000"
     assert _text(missing) == "error -32002"  # the spec's "resource not found"
@@ -129,8 +135,7 @@ def test_the_agents_own_command_is_decided_as_a_shell_line(workspace: Path, tmp_
     assert allowed.client is not None and allowed.client.answers == ["allow_once"]  # never "always"
 
 
-def test_cancel_while_a_permission_waits_answers_cancelled_and_tells_the_agent(workspace: Path,
-                                                                               tmp_path: Path) -> None:
+def test_cancel_while_a_permission_waits_answers_cancelled_and_tells_the_agent(workspace: Path, tmp_path: Path) -> None:
     log = tmp_path / "log"
     exe = fake_acp_exe(tmp_path / "bin")
     backend = acp_backend(exe, workspace, log)
@@ -147,8 +152,7 @@ def test_cancel_while_a_permission_waits_answers_cancelled_and_tells_the_agent(w
     assert _gone(backend) and pids_running(str(exe)) == []  # closing the session leaves no process
 
 
-def test_for_the_session_is_monkeys_grant_and_the_agent_only_hears_allow_once(workspace: Path,
-                                                                              tmp_path: Path) -> None:
+def test_for_the_session_is_monkeys_grant_and_the_agent_only_hears_allow_once(workspace: Path, tmp_path: Path) -> None:
     """A person allows the agent's command for the session: monkey keeps the grant and decides the next
     one itself (nobody asked); the agent is told "allow once" both times, never its "always"."""
     from monkey.permissions.requests import ApprovalRequest, Decision

@@ -22,7 +22,8 @@ def _configure(home: Path, exe: Path, log: Path, *, trust: bool = False, **env: 
         '[mcp_servers.mine.env]\nTOKEN_FOR_IT = "abc"\n'
         '[mcp_servers.web]\nurl = "http://127.0.0.1:9/mcp"\n[mcp_servers.web.headers]\nX-Key = "k1"\n'
         f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n[acp_agents.fake.env]\n"
-        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"FAKE_LOG": str(log), **env}.items()))
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"FAKE_LOG": str(log), **env}.items())
+    )
 
 
 def _given(home: Path, workspace: Path, log: Path) -> dict[str, dict]:
@@ -36,18 +37,29 @@ def _given(home: Path, workspace: Path, log: Path) -> dict[str, dict]:
 
 @pytest.mark.timeout(300)  # five runs of monkey in this process, each starting the agent
 def test_the_persons_servers_are_given_and_a_projects_only_where_monkey_would_start_it(
-        monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     (workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": {"command": "false", "args": ["p"]}}}))
     exe, log = fake_acp_exe(tmp_path / "bin"), tmp_path / "log.jsonl"
     _configure(monkey_home, exe, log)  # an untrusted folder, an agent without HTTP
     given = _given(monkey_home, workspace, log)
-    assert given == {"mine": {"name": "mine", "command": "false", "args": ["--flag", "two words"],
-                              "env": [{"name": "TOKEN_FOR_IT", "value": "abc"}]}}
+    assert given == {
+        "mine": {
+            "name": "mine",
+            "command": "false",
+            "args": ["--flag", "two words"],
+            "env": [{"name": "TOKEN_FOR_IT", "value": "abc"}],
+        }
+    }
     _configure(monkey_home, exe, log, FAKE_MCP_HTTP="1")  # it takes HTTP: the person's HTTP server too
     given = _given(monkey_home, workspace, log)
     assert sorted(given) == ["mine", "web"]
-    assert given["web"] == {"type": "http", "name": "web", "url": "http://127.0.0.1:9/mcp",
-                            "headers": [{"name": "X-Key", "value": "k1"}]}
+    assert given["web"] == {
+        "type": "http",
+        "name": "web",
+        "url": "http://127.0.0.1:9/mcp",
+        "headers": [{"name": "X-Key", "value": "k1"}],
+    }
     _configure(monkey_home, exe, log, trust=True)  # trusted, but nobody approved the project's definition
     assert "proj" not in _given(monkey_home, workspace, log)
     ws = workspace.resolve()

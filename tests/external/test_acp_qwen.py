@@ -36,8 +36,10 @@ def _env(api: FakeOpenAI, home: Path) -> dict[str, str]:
 
 
 def _write(workspace: Path, name: str = "hello.txt") -> list[Reply]:
-    return [Reply(tool_calls=[("c1", "write_file", {"file_path": str(workspace / name), "content": "hello\n"})]),
-            Reply(text="done")]
+    return [
+        Reply(tool_calls=[("c1", "write_file", {"file_path": str(workspace / name), "content": "hello\n"})]),
+        Reply(text="done"),
+    ]
 
 
 def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
@@ -58,8 +60,10 @@ def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, wor
 def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     """Qwen Code starts its session in ``auto`` (it writes without asking): monkey sets ``default``, so it asks."""
     qwen = qwen_cli()
-    for allow, deny, why in ((), (), "no terminal to ask on"), (
-            ("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"):
+    for allow, deny, why in (
+        ((), (), "no terminal to ask on"),
+        (("file_write",), ("file_write(hello.txt)",), "denied by rule file_write(hello.txt)"),
+    ):
         with FakeOpenAI(_write(workspace.resolve())) as api:
             configure_acp_agent(monkey_home, "qwen", qwen, _env(api, tmp_path / "qhome"), allow=allow, deny=deny)
             run = run_task(monkey_home, workspace, "acp:qwen", "create hello.txt", timeout=180, process=True)
@@ -69,8 +73,9 @@ def test_a_write_is_refused_headless_and_by_a_deny_rule(monkey_home: Path, works
         assert not (workspace / "hello.txt").exists()
 
 
-def test_its_own_shell_command_is_decided_and_undone_on_its_own(monkey_home: Path, workspace: Path,
-                                                                 tmp_path: Path) -> None:
+def test_its_own_shell_command_is_decided_and_undone_on_its_own(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     qwen = qwen_cli()
     replies = [Reply(tool_calls=[("c1", "run_shell_command", {"command": "touch made.txt"})]), Reply(text="done")]
     with FakeOpenAI(replies) as api:

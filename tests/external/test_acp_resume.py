@@ -19,12 +19,16 @@ pytestmark = pytest.mark.subprocess
 def _configure(home: Path, exe: Path, log: Path, **env: str) -> None:
     (home / "config.toml").write_text(
         f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n[acp_agents.fake.env]\n"
-        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"FAKE_LOG": str(log), **env}.items()))
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in {"FAKE_LOG": str(log), **env}.items())
+    )
 
 
 def _prompts(log: Path) -> list[str]:
-    return ["".join(b.get("text", "") for b in m["params"]["prompt"]) for m in got(log)
-            if m.get("method") == "session/prompt"]
+    return [
+        "".join(b.get("text", "") for b in m["params"]["prompt"])
+        for m in got(log)
+        if m.get("method") == "session/prompt"
+    ]
 
 
 def _methods(log: Path) -> list[str]:
@@ -32,8 +36,9 @@ def _methods(log: Path) -> list[str]:
 
 
 @pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
-def test_continue_loads_the_agents_session_and_stores_no_replay(monkey_home: Path, workspace: Path,
-                                                                 tmp_path: Path) -> None:
+def test_continue_loads_the_agents_session_and_stores_no_replay(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), log, FAKE_LOAD="1")
     first = run_task(monkey_home, workspace, "acp:fake", "text")
@@ -53,8 +58,9 @@ def test_continue_loads_the_agents_session_and_stores_no_replay(monkey_home: Pat
 
 
 @pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
-def test_continue_without_load_gives_the_conversation_as_text(monkey_home: Path, workspace: Path,
-                                                              tmp_path: Path) -> None:
+def test_continue_without_load_gives_the_conversation_as_text(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     exe = fake_acp_exe(tmp_path / "bin")
     _configure(monkey_home, exe, log)

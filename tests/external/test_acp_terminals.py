@@ -48,7 +48,7 @@ def _text(events: list[Event]) -> str:
 
 def _said(events: list[Event]) -> dict:
     text = _text(events)
-    return json.loads(text[text.index("{"):])
+    return json.loads(text[text.index("{") :])
 
 
 def _alive(pid: int) -> bool:
@@ -73,12 +73,15 @@ class CountingApprover:
         return Decision(approved=True, by="user", scope="once")
 
 
-def test_a_command_runs_through_the_pipeline_and_its_output_and_status_come_back(workspace: Path,
-                                                                                 tmp_path: Path) -> None:
+def test_a_command_runs_through_the_pipeline_and_its_output_and_status_come_back(
+    workspace: Path, tmp_path: Path
+) -> None:
     (workspace / "tool.py").write_text(TOOL)
     log = tmp_path / "log.jsonl"
     backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, log)
-    agent = Agent(backend=backend, workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute(python3 *)"]))
+    agent = Agent(
+        backend=backend, workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute(python3 *)"])
+    )
     (events,) = run_turns(agent, "term python3 tool.py 3")
     said = _said(events)
     assert said["wait"] == {"exitCode": 3}
@@ -99,7 +102,9 @@ def test_a_command_runs_through_the_pipeline_and_its_output_and_status_come_back
 def test_the_output_keeps_the_last_bytes_the_agent_asked_for(workspace: Path, tmp_path: Path) -> None:
     (workspace / "tool.py").write_text(TOOL)
     backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, tmp_path / "log", FAKE_LIMIT="12")
-    agent = Agent(backend=backend, workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute(python3 *)"]))
+    agent = Agent(
+        backend=backend, workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute(python3 *)"])
+    )
     (events,) = run_turns(agent, "term python3 tool.py 0")
     out = _said(events)["output"]
     assert out["truncated"] is True and out["exitStatus"] == {"exitCode": 0}
@@ -108,8 +113,10 @@ def test_the_output_keeps_the_last_bytes_the_agent_asked_for(workspace: Path, tm
 
 def test_a_command_the_engine_refuses_does_not_run(workspace: Path, tmp_path: Path) -> None:
     (workspace / "tool.py").write_text(TOOL)
-    for policy in (ApprovalPolicy(),  # headless: nobody to ask
-                   ApprovalPolicy.from_strings(allow=["shell_execute"], deny=["shell_execute(python3 *)"])):
+    for policy in (
+        ApprovalPolicy(),  # headless: nobody to ask
+        ApprovalPolicy.from_strings(allow=["shell_execute"], deny=["shell_execute(python3 *)"]),
+    ):
         backend = acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, tmp_path / "log")
         (events,) = run_turns(Agent(backend=backend, workspace=workspace, policy=policy), "term python3 tool.py 0")
         assert _text(events).startswith("refused: denied"), _text(events)
@@ -145,9 +152,15 @@ def test_a_command_allowed_when_the_agent_asked_is_not_asked_again(workspace: Pa
     assert len([e for e in events if isinstance(e, ApprovalRequested)]) == 1
     # a command nobody asked about in this turn is decided (and asked) on its own
     (workspace / "ran.txt").unlink()
-    (events,) = run_turns(Agent(backend=acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, tmp_path / "log"),
-                                workspace=workspace, policy=ApprovalPolicy(), approver=approver),
-                          "term python3 tool.py 0")
+    (events,) = run_turns(
+        Agent(
+            backend=acp_backend(fake_acp_exe(tmp_path / "bin"), workspace, tmp_path / "log"),
+            workspace=workspace,
+            policy=ApprovalPolicy(),
+            approver=approver,
+        ),
+        "term python3 tool.py 0",
+    )
     assert len(approver.asked) == 2 and (workspace / "ran.txt").exists()
 
 
@@ -175,7 +188,8 @@ def test_a_commands_change_is_checkpointed_and_undone(monkey_home: Path, workspa
     (monkey_home / "config.toml").write_text(
         '[approvals]\nallow = ["shell_execute(touch *)"]\n'
         f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n"
-        f"[acp_agents.fake.env]\nFAKE_LOG = {json.dumps(str(tmp_path / 'log'))}\n")
+        f"[acp_agents.fake.env]\nFAKE_LOG = {json.dumps(str(tmp_path / 'log'))}\n"
+    )
     run = run_task(monkey_home, workspace, "acp:fake", "term touch made.txt")
     assert run.returncode == 0, run.stderr
     assert (workspace / "made.txt").exists()
@@ -205,8 +219,12 @@ def _sleepers(workspace: Path) -> list[int]:
             cwd = os.readlink(f"/proc/{name}/cwd")
         except OSError:
             continue
-        if b"sleeper.py" in argv and argv[0] != b"/usr/bin/bwrap" and cwd == str(workspace.resolve()) \
-                and _alive(int(name)):
+        if (
+            b"sleeper.py" in argv
+            and argv[0] != b"/usr/bin/bwrap"
+            and cwd == str(workspace.resolve())
+            and _alive(int(name))
+        ):
             found.append(int(name))
     return found
 
@@ -216,11 +234,26 @@ def test_a_running_command_dies_with_monkey(monkey_home: Path, workspace: Path, 
     (workspace / "sleeper.py").write_text(SLEEPER)
     exe = fake_acp_exe(tmp_path / "bin")
     (monkey_home / "config.toml").write_text(
-        '[approvals]\nallow = ["shell_execute(python3 *)"]\n'
-        f"[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n")
-    proc = subprocess.Popen([sys.executable, "-m", "monkey", "agent", "--backend", "acp:fake", "--task",
-                             "termhold python3 sleeper.py", "--cwd", str(workspace)], env=monkey_env(monkey_home),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        f'[approvals]\nallow = ["shell_execute(python3 *)"]\n[acp_agents.fake]\ncommand = {json.dumps(str(exe))}\n'
+    )
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "acp:fake",
+            "--task",
+            "termhold python3 sleeper.py",
+            "--cwd",
+            str(workspace),
+        ],
+        env=monkey_env(monkey_home),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         _within(lambda: (workspace / "started.txt").exists() and bool(_sleepers(workspace)), "the command started")
         proc.kill()  # monkey dies without cleaning up: the command goes with it

@@ -37,5 +37,8 @@ def test_monkey_stats_counts_it(monkey_home: Path, workspace: Path, tmp_path: Pa
     said = json.loads(stats.stdout)
     rows = {r["key"]: r["tokens"] for r in said["groups"]}
     assert {k: (v["input"], v["output"]) for k, v in rows.items()} == {
-        "gemini-a": (200, 15), "gemini-b": (100, 5), "default": (250, 16)}, rows
+        "gemini-a": (200, 15),
+        "gemini-b": (100, 5),
+        "default": (250, 16),
+    }, rows
     assert rows["default"]["cache_read"] == 80

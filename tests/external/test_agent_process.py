@@ -18,7 +18,6 @@ from tests.support.external import backend_events, claude, FIXTURES, request
 pytestmark = pytest.mark.subprocess
 
 
-
 def log(tmp_path: Path) -> list[dict]:
     return [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
 
@@ -32,8 +31,14 @@ def alive(pid: int) -> bool:
 
 
 def test_replay_scrubbed_env_and_resume(fake_agent: Path, tmp_path: Path) -> None:
-    backend = claude(fake_agent, tmp_path, env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"},
-                     append_system_prompt="be brief", max_turns=3, mcp_config="mcp.json")
+    backend = claude(
+        fake_agent,
+        tmp_path,
+        env={"ANTHROPIC_BASE_URL": "http://127.0.0.1:1"},
+        append_system_prompt="be brief",
+        max_turns=3,
+        mcp_config="mcp.json",
+    )
     events = asyncio.run(backend_events(backend))
     assert [e.type for e in events][-2:] == ["usage", "message_completed"]
     assert events[-1].text == "Hello from the fake server." and events[-1].tool_calls == []
@@ -43,9 +48,20 @@ def test_replay_scrubbed_env_and_resume(fake_agent: Path, tmp_path: Path) -> Non
     first = log(tmp_path)[0]
     assert first["stdin"] == "say hello" and first["cwd"] == str(tmp_path)
     argv = first["argv"]
-    assert argv[:12] == ["-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-                         "--input-format", "stream-json", "--permission-prompt-tool", "stdio",
-                         "--permission-mode", "default", "--setting-sources"]
+    assert argv[:12] == [
+        "-p",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--include-partial-messages",
+        "--input-format",
+        "stream-json",
+        "--permission-prompt-tool",
+        "stdio",
+        "--permission-mode",
+        "default",
+        "--setting-sources",
+    ]
     assert argv[12] == ""  # no settings file: the person's Claude Code allow rules do not apply
     assert "--resume" not in argv
     assert argv[argv.index("--append-system-prompt") + 1] == "be brief"
@@ -151,10 +167,18 @@ def test_cancel_kills_the_child(fake_agent: Path, tmp_path: Path) -> None:
 
 
 def test_codex_backend_replays_and_resumes(fake_agent: Path, tmp_path: Path) -> None:
-    env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "app_text.jsonl"), "FAKE_LOG": str(tmp_path / "log.jsonl"),
-           "FAKE_VERSION": "codex-cli 0.169.0"}
-    backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model="gpt-5.5",
-                           workspace=tmp_path, env=env, base_env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": "x"})
+    env = {
+        "FAKE_REPLAY": str(FIXTURES / "codex" / "app_text.jsonl"),
+        "FAKE_LOG": str(tmp_path / "log.jsonl"),
+        "FAKE_VERSION": "codex-cli 0.169.0",
+    }
+    backend = CodexBackend(
+        executable=str(fake_agent.with_name("codex")),
+        model="gpt-5.5",
+        workspace=tmp_path,
+        env=env,
+        base_env={"PATH": os.environ["PATH"], "OPENAI_API_KEY": "x"},
+    )
     events = asyncio.run(backend_events(backend, "say hello"))
     assert events[-1].type == "message_completed"
     assert events[-1].text == "Hello from the fake server (user messages: 1)."
@@ -171,8 +195,14 @@ def test_codex_backend_replays_and_resumes(fake_agent: Path, tmp_path: Path) -> 
 
 def test_codex_crash_mid_turn(fake_agent: Path, tmp_path: Path) -> None:
     env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "app_shell.jsonl"), "FAKE_MODE": "crash"}
-    backend = CodexBackend(executable=str(fake_agent.with_name("codex")), model=None, workspace=tmp_path, env=env,
-                           base_env={"PATH": os.environ["PATH"]}, check_version=False)
+    backend = CodexBackend(
+        executable=str(fake_agent.with_name("codex")),
+        model=None,
+        workspace=tmp_path,
+        env=env,
+        base_env={"PATH": os.environ["PATH"]},
+        check_version=False,
+    )
     with pytest.raises(BackendError, match="incomplete") as err:
         asyncio.run(backend_events(backend))
     assert "status 3" in str(err.value) and "crashed on purpose" in str(err.value)

@@ -21,7 +21,6 @@ from tests.support.external import claude_cli, configure_claude
 pytestmark = pytest.mark.external
 
 
-
 def _app(workspace: Path) -> MonkeyApp:
     args = build_parser().parse_args(["agent", "--backend", "claude-code", "--cwd", str(workspace)])
     setup = resolve_setup(session_request(args), TuiApprover())

@@ -21,7 +21,6 @@ from tests.support.external import claude_cli, configure_claude, run_task
 pytestmark = pytest.mark.external
 
 
-
 def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:
     return run_task(home, workspace, "claude-code", task, *extra, timeout=150, process=True)
 
@@ -100,8 +99,9 @@ def test_claude_code_calls_go_through_monkeys_approvals(monkey_home: Path, works
     cli_home = tmp_path / "cli-home"
     (cli_home / ".claude").mkdir(parents=True)
     # the person's own Claude Code settings allow everything: monkey does not load them
-    (cli_home / ".claude" / "settings.json").write_text(json.dumps(
-        {"permissions": {"allow": ["Bash", "Write", "Edit"], "defaultMode": "bypassPermissions"}}))
+    (cli_home / ".claude" / "settings.json").write_text(
+        json.dumps({"permissions": {"allow": ["Bash", "Write", "Edit"], "defaultMode": "bypassPermissions"}})
+    )
     (workspace / ".git" / "hooks").mkdir(parents=True, exist_ok=True)
     with FakeAnthropic(str(workspace)) as server:
         configure_claude(monkey_home, cli, server, cli_home, allow=("file_write", "shell_execute(echo)"))
@@ -152,8 +152,14 @@ def test_real_claude_code_gets_an_attached_image(monkey_home: Path, workspace: P
         run = _agent(monkey_home, workspace, "what is in @shot.png ?")
         assert run.returncode == 0, run.stderr
         assert "attached shot.png (PNG image, " in run.stderr
-        sent = [b for r in server.main_requests() for m in r["body"]["messages"] if isinstance(m["content"], list)
-                for b in m["content"] if b.get("type") == "image"]
+        sent = [
+            b
+            for r in server.main_requests()
+            for m in r["body"]["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "image"
+        ]
     assert sent, "the CLI sent no image block"
     assert sent[0]["source"]["media_type"] == "image/png"
     assert base64.b64decode(sent[0]["source"]["data"]) == shot

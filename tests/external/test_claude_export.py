@@ -29,13 +29,26 @@ async def _export(capsys, *extra: str) -> tuple[int, str, str]:  # type: ignore[
     return code, out.out, out.err
 
 
-def _resume(cli: str, workspace: Path, session: str, server: FakeAnthropic, home: Path, config: Path,
-            prompt: str) -> subprocess.CompletedProcess[str]:
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CLAUDE_CONFIG_DIR": str(config),
-           "ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_TELEMETRY": "1"}
-    return subprocess.run([cli, "--resume", session, "-p", prompt, "--output-format", "json"], cwd=workspace,
-                          env=env, capture_output=True, text=True, timeout=150)
+def _resume(
+    cli: str, workspace: Path, session: str, server: FakeAnthropic, home: Path, config: Path, prompt: str
+) -> subprocess.CompletedProcess[str]:
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(config),
+        "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "ANTHROPIC_BASE_URL": server.url,
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+    }
+    return subprocess.run(
+        [cli, "--resume", session, "-p", prompt, "--output-format", "json"],
+        cwd=workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=150,
+    )
 
 
 def _texts(message: dict) -> list[str]:  # type: ignore[type-arg]
@@ -54,22 +67,31 @@ def _texts(message: dict) -> list[str]:  # type: ignore[type-arg]
 
 async def _session(workspace: Path) -> str:
     (workspace / "notes.txt").write_text("the secret word is pelican\n")
-    agent = make_agent(workspace, [
-        ScriptTurn(thinking="unsigned musing", text="Reading the notes.",
-                   tool_calls=[ScriptCall(id="call.1", name="file_read", arguments={"path": "notes.txt"})]),
-        ScriptTurn(text="The notes name a pelican."),
-    ])
+    agent = make_agent(
+        workspace,
+        [
+            ScriptTurn(
+                thinking="unsigned musing",
+                text="Reading the notes.",
+                tool_calls=[ScriptCall(id="call.1", name="file_read", arguments={"path": "notes.txt"})],
+            ),
+            ScriptTurn(text="The notes name a pelican."),
+        ],
+    )
     await drive(agent, "what do the notes say?")
     again = make_agent(workspace, [ScriptTurn(text="Still a pelican.")])
     await drive(again, "and again?", resume=agent.session_id)
     return agent.session_id
 
 
-async def test_claude_resumes_an_exported_session(workspace: Path, tmp_path: Path, capsys,
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+async def test_claude_resumes_an_exported_session(
+    workspace: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     cli = claude_cli()
     version = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=60).stdout
-    assert version.startswith(CLAUDE_CODE_VERSION), f"the format was checked against {CLAUDE_CODE_VERSION}, not {version}"
+    assert version.startswith(CLAUDE_CODE_VERSION), (
+        f"the format was checked against {CLAUDE_CODE_VERSION}, not {version}"
+    )
     config, home = tmp_path / "claude-config", tmp_path / "cli-home"
     home.mkdir()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
@@ -84,12 +106,19 @@ async def test_claude_resumes_an_exported_session(workspace: Path, tmp_path: Pat
     records = [json.loads(line) for line in path.read_text().splitlines()]
     messages = [r for r in records if r["type"] in ("user", "assistant")]
     assert [r["parentUuid"] for r in messages[1:]] == [r["uuid"] for r in messages[:-1]], "one chain"
-    assert all(r["sessionId"] == session and r["cwd"] == str(workspace) and r["gitBranch"] == "main"
-               and r["version"] == CLAUDE_CODE_VERSION and r["timestamp"].endswith("Z") for r in messages)
+    assert all(
+        r["sessionId"] == session
+        and r["cwd"] == str(workspace)
+        and r["gitBranch"] == "main"
+        and r["version"] == CLAUDE_CODE_VERSION
+        and r["timestamp"].endswith("Z")
+        for r in messages
+    )
     assert all("usage" in r["message"] for r in messages if r["type"] == "assistant")
     assert records[-1] == {"type": "custom-title", "customTitle": "what do the notes say?", "sessionId": session}
-    assert not any(b.get("type") == "thinking" for r in messages if r["type"] == "assistant"
-                   for b in r["message"]["content"])
+    assert not any(
+        b.get("type") == "thinking" for r in messages if r["type"] == "assistant" for b in r["message"]["content"]
+    )
 
     code, out, _ = await _export(capsys, sid, "--format", "claude")
     assert code == 0 and f"claude --resume {session}" in out, "a re-export replaces the same file"
@@ -100,13 +129,30 @@ async def test_claude_resumes_an_exported_session(workspace: Path, tmp_path: Pat
         sent = server.main_requests()[-1]["body"]["messages"]
     said = [" ".join(_texts(m)) for m in sent]
     joined = "\n".join(said)
-    for text in ("what do the notes say?", "Reading the notes.", "the secret word is pelican",
-                 "The notes name a pelican.", "and again?", "Still a pelican.", "what was the word?"):
+    for text in (
+        "what do the notes say?",
+        "Reading the notes.",
+        "the secret word is pelican",
+        "The notes name a pelican.",
+        "and again?",
+        "Still a pelican.",
+        "what was the word?",
+    ):
         assert text in joined, f"{text!r} was not sent: {said}"
-    calls = [b for m in sent if m["role"] == "assistant" and isinstance(m["content"], list)
-             for b in m["content"] if b.get("type") == "tool_use"]
-    results = [b for m in sent if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result"]
+    calls = [
+        b
+        for m in sent
+        if m["role"] == "assistant" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_use"
+    ]
+    results = [
+        b
+        for m in sent
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert [(c["name"], c["id"], c["input"]) for c in calls] == [("file_read", "call_1", {"path": "notes.txt"})]
     assert [r["tool_use_id"] for r in results] == ["call_1"]
 
@@ -121,8 +167,7 @@ async def test_claude_resumes_an_exported_session(workspace: Path, tmp_path: Pat
     assert fresh != session and (path.parent / f"{fresh}.jsonl").is_file() and path.read_bytes() == before
 
 
-async def test_a_workspace_path_over_200_characters(tmp_path: Path, capsys,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+async def test_a_workspace_path_over_200_characters(tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
     cli = claude_cli()
     config, home = tmp_path / "claude-config", tmp_path / "cli-home"
     home.mkdir()
@@ -139,7 +184,9 @@ async def test_a_workspace_path_over_200_characters(tmp_path: Path, capsys,
         run = _resume(cli, workspace, session, server, home, config, "still there?")
         assert run.returncode == 0, run.stdout + run.stderr
         joined = json.dumps(server.main_requests()[-1]["body"]["messages"])
-    assert "hello from deep down" in joined and "long way down" in joined, "Claude Code found the file by its hashed slug"
+    assert "hello from deep down" in joined and "long way down" in joined, (
+        "Claude Code found the file by its hashed slug"
+    )
 
 
 async def test_bad_ids(capsys) -> None:  # type: ignore[no-untyped-def]

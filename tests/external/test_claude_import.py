@@ -23,11 +23,18 @@ pytestmark = pytest.mark.external
 
 
 def _claude(cli: str, workspace: Path, server: FakeAnthropic, home: Path, config: Path, *args: str) -> dict:  # type: ignore[type-arg]
-    env = {"PATH": os.environ["PATH"], "HOME": str(home), "CLAUDE_CONFIG_DIR": str(config),
-           "ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "DISABLE_AUTOUPDATER": "1",
-           "DISABLE_TELEMETRY": "1"}
-    run = subprocess.run([cli, *args, "--output-format", "json"], cwd=workspace, env=env, capture_output=True,
-                         text=True, timeout=150)
+    env = {
+        "PATH": os.environ["PATH"],
+        "HOME": str(home),
+        "CLAUDE_CONFIG_DIR": str(config),
+        "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "ANTHROPIC_BASE_URL": server.url,
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+    }
+    run = subprocess.run(
+        [cli, *args, "--output-format", "json"], cwd=workspace, env=env, capture_output=True, text=True, timeout=150
+    )
     assert run.returncode == 0, run.stdout + run.stderr
     return json.loads(run.stdout.strip().splitlines()[-1])
 
@@ -36,14 +43,17 @@ def _digest(path: Path) -> tuple[str, int]:
     return hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns
 
 
-async def test_import_a_real_claude_code_session_and_go_on(workspace: Path, tmp_path: Path, monkey_home: Path,
-                                                           capsys, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+async def test_import_a_real_claude_code_session_and_go_on(
+    workspace: Path, tmp_path: Path, monkey_home: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     cli = claude_cli()
     config, home = tmp_path / "claude-config", tmp_path / "cli-home"
     home.mkdir()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
     with FakeAnthropic(str(workspace)) as server:
-        first = _claude(cli, workspace, server, home, config, "-p", "please create hello.txt", "--allowedTools", "Write")
+        first = _claude(
+            cli, workspace, server, home, config, "-p", "please create hello.txt", "--allowedTools", "Write"
+        )
         session = first["session_id"]
         _claude(cli, workspace, server, home, config, "--resume", session, "-p", "say something else")
         path = project_dir(str(workspace)) / f"{session}.jsonl"
@@ -58,9 +68,13 @@ async def test_import_a_real_claude_code_session_and_go_on(workspace: Path, tmp_
             info = await store.get(sid)
         assert info is not None and info.workspace == str(workspace) and info.state == "imported"
         calls = [c for m in restored.messages for c in m.tool_calls]
-        assert [(c.name, c.arguments) for c in calls] == [("file_write", {"path": "hello.txt", "content": "hi there\n"})]
-        assert [m.content for m in restored.messages if m.role == "user"] == ["please create hello.txt",
-                                                                           "say something else"]
+        assert [(c.name, c.arguments) for c in calls] == [
+            ("file_write", {"path": "hello.txt", "content": "hi there\n"})
+        ]
+        assert [m.content for m in restored.messages if m.role == "user"] == [
+            "please create hello.txt",
+            "say something else",
+        ]
 
         code, out, _ = await main_in_thread(capsys, "sessions", "show", sid)
         assert f"from claude code {session}  {path}" in out
@@ -71,14 +85,36 @@ async def test_import_a_real_claude_code_session_and_go_on(workspace: Path, tmp_
 
         (monkey_home / "config.toml").write_text(f'[anthropic]\nbase_url = "{server.url}"\n')
         server.requests.clear()
-        run = run_monkey(["agent", "--backend", "anthropic", "--resume", sid, "--task", "and now?", "--cwd",
-                          str(workspace), "--output-format", "stream-json"], home=monkey_home,
-                         ANTHROPIC_API_KEY="sk-ant-fake", timeout=120)
+        run = run_monkey(
+            [
+                "agent",
+                "--backend",
+                "anthropic",
+                "--resume",
+                sid,
+                "--task",
+                "and now?",
+                "--cwd",
+                str(workspace),
+                "--output-format",
+                "stream-json",
+            ],
+            home=monkey_home,
+            ANTHROPIC_API_KEY="sk-ant-fake",
+            timeout=120,
+        )
         assert run.returncode == 0, run.stderr
         sent = server.main_requests()[-1]["body"]["messages"]
     said = json.dumps(sent)
-    for text in ("please create hello.txt", "I'll do it.", "toolu_fake1", "File created successfully",
-                 "Done: hello.txt is written.", "say something else", "and now?"):
+    for text in (
+        "please create hello.txt",
+        "I'll do it.",
+        "toolu_fake1",
+        "File created successfully",
+        "Done: hello.txt is written.",
+        "say something else",
+        "and now?",
+    ):
         assert text in said, f"{text!r} was not sent"
     assert [m["role"] for m in sent][:2] == ["user", "assistant"]
 
@@ -96,11 +132,28 @@ async def test_bad_claude_files(tmp_path: Path, capsys, monkeypatch: pytest.Monk
     rec = {"sessionId": sid, "cwd": str(ws), "isSidechain": False}
     lines = [
         {**rec, "type": "user", "uuid": "u1", "parentUuid": None, "message": {"role": "user", "content": "hi"}},
-        {**rec, "type": "assistant", "uuid": "a1", "parentUuid": "u1", "message": {
-            "id": "m1", "role": "assistant", "model": "claude-x", "content": [
-                {"type": "tool_use", "id": "t1", "name": "FrobnicateTool", "input": {"x": 1}}]}},
-        {**rec, "type": "user", "uuid": "u2", "parentUuid": "a1", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "frobbed"}]}},
+        {
+            **rec,
+            "type": "assistant",
+            "uuid": "a1",
+            "parentUuid": "u1",
+            "message": {
+                "id": "m1",
+                "role": "assistant",
+                "model": "claude-x",
+                "content": [{"type": "tool_use", "id": "t1", "name": "FrobnicateTool", "input": {"x": 1}}],
+            },
+        },
+        {
+            **rec,
+            "type": "user",
+            "uuid": "u2",
+            "parentUuid": "a1",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "frobbed"}],
+            },
+        },
         {**rec, "type": "brand-new-record", "uuid": "x1", "parentUuid": "u2"},
         {"type": "custom-title", "customTitle": "frob things", "sessionId": sid},
     ]

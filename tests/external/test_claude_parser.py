@@ -18,7 +18,6 @@ FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "claude_code"
 STREAMS = {p.stem: p.read_bytes() for p in sorted(FIXTURES.glob("*.jsonl"))}
 
 
-
 def parse(data: bytes, chunks: list[int] | None = None) -> tuple[ClaudeStreamParser, list[Event]]:
     p = ClaudeStreamParser()
     events: list[Event] = []
@@ -27,7 +26,7 @@ def parse(data: bytes, chunks: list[int] | None = None) -> tuple[ClaudeStreamPar
     else:
         pos = 0
         for size in chunks:
-            events += p.feed(data[pos:pos + size])
+            events += p.feed(data[pos : pos + size])
             pos += size
         events += p.feed(data[pos:])
     events += p.close()
@@ -86,10 +85,12 @@ def test_missing_result_is_an_incomplete_end() -> None:
 
 
 def test_junk_unknown_types_and_crlf() -> None:
-    data = (b"Debugger listening on ws://127.0.0.1:9229\r\n"
-            + STREAMS["text"].replace(b"\n", b"\r\n")
-            + b'{"type": "brand_new", "x": 1}\n[1, 2]\n{"type": "stream_event", "event": 5}\n'
-            + b'{"type": "system", "subtype": "status", "status": "compacting"}\n\xff\xfe\n\n')
+    data = (
+        b"Debugger listening on ws://127.0.0.1:9229\r\n"
+        + STREAMS["text"].replace(b"\n", b"\r\n")
+        + b'{"type": "brand_new", "x": 1}\n[1, 2]\n{"type": "stream_event", "event": 5}\n'
+        + b'{"type": "system", "subtype": "status", "status": "compacting"}\n\xff\xfe\n\n'
+    )
     p, events = parse(data)
     assert p.unknown == 5  # debug line, unknown type, a list, a stream_event that does not fit, not UTF-8
     assert [e.type for e in events].count("raw") == 6  # plus the known-but-unmapped status line
@@ -98,12 +99,19 @@ def test_junk_unknown_types_and_crlf() -> None:
 
 def test_final_line_without_newline_and_huge_line() -> None:
     big = "x" * (20 * 1024 * 1024)
-    line = json.dumps({"type": "user", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": "toolu_big", "content": big}]}}).encode()
+    line = json.dumps(
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "toolu_big", "content": big}],
+            },
+        }
+    ).encode()
     data = STREAMS["text"].rstrip(b"\n")  # the result line has no newline
     p = ClaudeStreamParser()
     p.max_line = 32 << 20  # a line as long as max_line_bytes allows is read whole
-    events = p.feed(line[:7]) + [e for i in range(7, len(line), 1 << 16) for e in p.feed(line[i:i + (1 << 16)])]
+    events = p.feed(line[:7]) + [e for i in range(7, len(line), 1 << 16) for e in p.feed(line[i : i + (1 << 16)])]
     events += p.feed(b"\n" + data) + p.close()
     assert events[0].type == "tool_result" and len(events[0].output) == len(big)
     assert events[-1].type == "message_completed" and p.error == ""
@@ -144,14 +152,21 @@ def test_any_chunking_gives_the_same_events(name: str, chunks: list[int]) -> Non
 
 junk_line = st.one_of(
     st.binary(max_size=80).map(lambda b: b.replace(b"\n", b"")),
-    st.dictionaries(st.sampled_from(["type", "subtype", "event", "message", "x"]),
-                    st.one_of(st.text(max_size=5), st.integers(), st.none(), st.lists(st.integers(), max_size=2)),
-                    max_size=4).map(lambda d: json.dumps(d).encode()),
-    st.sampled_from([b'{"type": "stream_event", "event": {"type": "content_block_delta", "index": 99}}',
-                     b'{"type": "assistant", "message": {"content": [{"type": "tool_use"}]}}',
-                     b'{"type": "user", "message": {"content": [{"type": "tool_result"}]}}',
-                     b'{"type": "system", "subtype": "init"}', b'{"type": "result", "usage": 7}',
-                     b'{"type": "future_thing", "payload": {"deep": [1, 2, 3]}}']),
+    st.dictionaries(
+        st.sampled_from(["type", "subtype", "event", "message", "x"]),
+        st.one_of(st.text(max_size=5), st.integers(), st.none(), st.lists(st.integers(), max_size=2)),
+        max_size=4,
+    ).map(lambda d: json.dumps(d).encode()),
+    st.sampled_from(
+        [
+            b'{"type": "stream_event", "event": {"type": "content_block_delta", "index": 99}}',
+            b'{"type": "assistant", "message": {"content": [{"type": "tool_use"}]}}',
+            b'{"type": "user", "message": {"content": [{"type": "tool_result"}]}}',
+            b'{"type": "system", "subtype": "init"}',
+            b'{"type": "result", "usage": 7}',
+            b'{"type": "future_thing", "payload": {"deep": [1, 2, 3]}}',
+        ]
+    ),
 )
 
 
@@ -165,7 +180,8 @@ def test_junk_lines_never_change_the_intact_events(name: str, data: st.DataObjec
         polluted.append(line)
     p, events = parse(b"".join(polluted))
     assert plain([e for e in events if e.type != "raw"]) == plain(
-        [e for e in parse(STREAMS[name])[1] if e.type != "raw"])
+        [e for e in parse(STREAMS[name])[1] if e.type != "raw"]
+    )
 
 
 @settings(max_examples=300, deadline=None)

@@ -87,15 +87,26 @@ def test_cancel_while_codex_waits_for_an_answer(workspace: Path, tmp_path: Path)
     with FakeResponses() as server:
         codex_home = _codex_home(tmp_path, server.url)
         (tmp_path / "cli-home" / "tmp").mkdir()
-        env = {"CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent), "FAKE_OPENAI_KEY": "sk-fake",
-               "TMPDIR": str(tmp_path / "cli-home" / "tmp")}
-        backend = CodexBackend(executable=cli, model=None, workspace=workspace, env=env,
-                               base_env={"PATH": os.environ["PATH"]}, grace=1.0)
+        env = {
+            "CODEX_HOME": str(codex_home),
+            "HOME": str(codex_home.parent),
+            "FAKE_OPENAI_KEY": "sk-fake",
+            "TMPDIR": str(tmp_path / "cli-home" / "tmp"),
+        }
+        backend = CodexBackend(
+            executable=cli, model=None, workspace=workspace, env=env, base_env={"PATH": os.environ["PATH"]}, grace=1.0
+        )
         approver = Waits()
         agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
         running: list[int] = []
-        events = cancel_when_asked(agent, approver, "please sleep a while", ask_within=90, within=150,
-                                   before_cancel=lambda: running.extend(_with_env(f"CODEX_HOME={codex_home}")))
+        events = cancel_when_asked(
+            agent,
+            approver,
+            "please sleep a while",
+            ask_within=90,
+            within=150,
+            before_cancel=lambda: running.extend(_with_env(f"CODEX_HOME={codex_home}")),
+        )
         assert len(server.main_requests()) == 1  # it did not go on to ask the model again
     assert any(isinstance(e, ApprovalRequested) for e in events)
     assert events[-1].type == "turn_completed" and events[-1].reason == "cancelled"

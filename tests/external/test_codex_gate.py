@@ -20,15 +20,24 @@ from tests.support.cli import Run
 from tests.support.external import FIXTURES, Waits, cancel_when_asked, configure, decisions, run_task, sent
 
 
-def _run(home: Path, workspace: Path, codex: Path, fixture: str, log: Path, task: str,
-         allow: tuple[str, ...] | None = None) -> Run:
-    configure(home, "codex", codex, allow=allow, FAKE_LOG=str(log), FAKE_VERSION="codex-cli 0.169.0",
-              FAKE_REPLAY=str(FIXTURES / "codex" / f"{fixture}.jsonl"))
+def _run(
+    home: Path, workspace: Path, codex: Path, fixture: str, log: Path, task: str, allow: tuple[str, ...] | None = None
+) -> Run:
+    configure(
+        home,
+        "codex",
+        codex,
+        allow=allow,
+        FAKE_LOG=str(log),
+        FAKE_VERSION="codex-cli 0.169.0",
+        FAKE_REPLAY=str(FIXTURES / "codex" / f"{fixture}.jsonl"),
+    )
     return run_task(home, workspace, "codex", task)
 
 
-def test_opening_requests_and_an_allowed_file_change(monkey_home: Path, workspace: Path, fake_codex: Path,
-                                                     tmp_path: Path) -> None:
+def test_opening_requests_and_an_allowed_file_change(
+    monkey_home: Path, workspace: Path, fake_codex: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     run = _run(monkey_home, workspace, fake_codex, "app_patch", log, "please patch notes.txt", allow=("file_write",))
     assert run.returncode == 0, run.stderr
@@ -50,8 +59,9 @@ def test_opening_requests_and_an_allowed_file_change(monkey_home: Path, workspac
     assert run.of_type("turn_completed")[0]["result"] == "Patched."
 
 
-def test_recorded_command_is_refused_headless_and_codex_goes_on(monkey_home: Path, workspace: Path,
-                                                                 fake_codex: Path, tmp_path: Path) -> None:
+def test_recorded_command_is_refused_headless_and_codex_goes_on(
+    monkey_home: Path, workspace: Path, fake_codex: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     run = _run(monkey_home, workspace, fake_codex, "app_declined", log, "please create hello.txt")
     assert run.returncode == 0, run.stderr
@@ -66,8 +76,9 @@ def test_recorded_command_is_refused_headless_and_codex_goes_on(monkey_home: Pat
     assert run.of_type("turn_completed")[0]["reason"] == "completed"
 
 
-def test_a_hook_file_is_refused_despite_an_allow_rule(monkey_home: Path, workspace: Path, fake_codex: Path,
-                                                      tmp_path: Path) -> None:
+def test_a_hook_file_is_refused_despite_an_allow_rule(
+    monkey_home: Path, workspace: Path, fake_codex: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
     run = _run(monkey_home, workspace, fake_codex, "app_hook", log, "please patch a hook", allow=("file_write",))
     assert run.returncode == 0, run.stderr
@@ -79,13 +90,17 @@ def test_a_hook_file_is_refused_despite_an_allow_rule(monkey_home: Path, workspa
     assert not [c for c in run.of_type("checkpoint_created") if c["tool"] == "fileChange"]
 
 
-def test_a_request_monkey_does_not_know_gets_an_error(monkey_home: Path, workspace: Path, fake_codex: Path,
-                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_request_monkey_does_not_know_gets_an_error(
+    monkey_home: Path, workspace: Path, fake_codex: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Never silence: a question monkey cannot answer gets a JSON-RPC error, and the turn goes on."""
     lines = (FIXTURES / "codex" / "app_text.jsonl").read_text().splitlines()
     at = next(n for n, line in enumerate(lines) if '"turn/started"' in line) + 1
-    ask = {"method": "item/tool/requestUserInput", "id": 0, "params": {"threadId": "t", "turnId": "u",
-                                                                     "itemId": "x", "questions": []}}
+    ask = {
+        "method": "item/tool/requestUserInput",
+        "id": 0,
+        "params": {"threadId": "t", "turnId": "u", "itemId": "x", "questions": []},
+    }
     lines.insert(at, json.dumps(ask))
     fixture = tmp_path / "fixtures" / "codex"
     fixture.mkdir(parents=True)
@@ -100,12 +115,18 @@ def test_a_request_monkey_does_not_know_gets_an_error(monkey_home: Path, workspa
 
 
 @pytest.mark.subprocess
-def test_cancel_while_the_question_is_pending_answers_codex(workspace: Path, fake_codex: Path,
-                                                            tmp_path: Path) -> None:
+def test_cancel_while_the_question_is_pending_answers_codex(workspace: Path, fake_codex: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
     env = {"FAKE_REPLAY": str(FIXTURES / "codex" / "app_cancel.jsonl"), "FAKE_LOG": str(log)}
-    backend = CodexBackend(executable=str(fake_codex), model=None, workspace=workspace, env=env,
-                           base_env={"PATH": os.environ["PATH"]}, grace=1.0, check_version=False)
+    backend = CodexBackend(
+        executable=str(fake_codex),
+        model=None,
+        workspace=workspace,
+        env=env,
+        base_env={"PATH": os.environ["PATH"]},
+        grace=1.0,
+        check_version=False,
+    )
     approver = Waits()
     agent = Agent(backend=backend, workspace=workspace, approver=approver, policy=ApprovalPolicy())
     events = cancel_when_asked(agent, approver, "please sleep a while")

@@ -20,8 +20,9 @@ from tests.support.cli import main_in_thread
 pytestmark = pytest.mark.external
 
 
-async def test_import_a_real_codex_rollout_and_go_on(workspace: Path, tmp_path: Path, capsys,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
+async def test_import_a_real_codex_rollout_and_go_on(
+    workspace: Path, tmp_path: Path, capsys, monkeypatch: pytest.MonkeyPatch
+) -> None:  # type: ignore[no-untyped-def]
     cli = codex_cli()
     codex_home = tmp_path / "cli-home" / ".codex"
     codex_home.mkdir(parents=True)
@@ -29,10 +30,21 @@ async def test_import_a_real_codex_rollout_and_go_on(workspace: Path, tmp_path: 
     tmp.mkdir()
     with FakeResponses() as server:
         (codex_home / "config.toml").write_text(codex_config(server.url, model="gpt-5.5"))
-        env = {"PATH": os.environ["PATH"], "HOME": str(codex_home.parent), "CODEX_HOME": str(codex_home),
-               "FAKE_OPENAI_KEY": "sk-fake", "TMPDIR": str(tmp)}
-        run = subprocess.run([cli, "exec", "--skip-git-repo-check", "-s", "workspace-write", "please create hello.txt"],
-                             cwd=workspace, env=env, capture_output=True, text=True, timeout=150)
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(codex_home.parent),
+            "CODEX_HOME": str(codex_home),
+            "FAKE_OPENAI_KEY": "sk-fake",
+            "TMPDIR": str(tmp),
+        }
+        run = subprocess.run(
+            [cli, "exec", "--skip-git-repo-check", "-s", "workspace-write", "please create hello.txt"],
+            cwd=workspace,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=150,
+        )
         assert run.returncode == 0, run.stdout + run.stderr
     (rollout,) = sorted((codex_home / "sessions").glob("**/rollout-*.jsonl"))
     codex_id = rollout.stem[-36:]

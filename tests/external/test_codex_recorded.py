@@ -40,7 +40,7 @@ def parse(data: bytes, chunks: list[int] | None = None) -> tuple[CodexAppParser,
     events: list = []
     pos = 0
     for size in chunks or []:
-        events += p.feed(data[pos:pos + size])
+        events += p.feed(data[pos : pos + size])
         pos += size
     events += p.feed(data[pos:]) + p.close()
     return p, events
@@ -143,7 +143,7 @@ def test_cut_short(name: str) -> None:
         for cut in (sum(map(len, lines[:n])), sum(map(len, lines[:n])) + len(lines[n]) // 2):
             p, events = parse(whole[:cut])
             assert p.error  # a stream cut short never looks complete
-            assert plain(events)[:len(events) - p.unknown] == expected[:len(events) - p.unknown]
+            assert plain(events)[: len(events) - p.unknown] == expected[: len(events) - p.unknown]
     assert plain(parse(whole.rstrip(b"\n"))[1]) == expected
 
 
@@ -155,12 +155,13 @@ def test_any_chunking_gives_the_same_events(name: str, chunks: list[int]) -> Non
 
 
 def test_junk_is_counted_never_raised() -> None:
-    p, events = parse(b'not json\n{"method":"something/new","params":{}}\n[1,2]\n{"method":"item/started","params":{}}\n')
+    p, events = parse(
+        b'not json\n{"method":"something/new","params":{}}\n[1,2]\n{"method":"item/started","params":{}}\n'
+    )
     assert p.unknown == 4 and [e.type for e in events] == ["raw"] * 4
 
 
 # -- the real CLI, end to end --------------------------------------------------------
-
 
 
 def _agent(home: Path, workspace: Path, task: str, *extra: str) -> Run:

@@ -11,11 +11,18 @@ from tests.support.cli import invoke
 from tests.support.external import FIXTURES, configure, run_task, sent
 
 
-def test_claude_code_run_is_undoable_and_resumed(monkey_home: Path, workspace: Path, fake_agent: Path,
-                                                 tmp_path: Path) -> None:
+def test_claude_code_run_is_undoable_and_resumed(
+    monkey_home: Path, workspace: Path, fake_agent: Path, tmp_path: Path
+) -> None:
     log = tmp_path / "log.jsonl"
-    configure(monkey_home, "claude_code", fake_agent, FAKE_MODE="write", FAKE_LOG=str(log),
-              FAKE_REPLAY=str(FIXTURES / "claude_code" / "tool_write.jsonl"))
+    configure(
+        monkey_home,
+        "claude_code",
+        fake_agent,
+        FAKE_MODE="write",
+        FAKE_LOG=str(log),
+        FAKE_REPLAY=str(FIXTURES / "claude_code" / "tool_write.jsonl"),
+    )
     run = run_task(monkey_home, workspace, "claude-code", "create hello.txt")
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hi there\n"
@@ -44,16 +51,27 @@ def test_claude_code_api_error_and_crash(monkey_home: Path, workspace: Path, fak
     configure(monkey_home, "claude_code", fake_agent, FAKE_REPLAY=str(FIXTURES / "claude_code" / "api_error.jsonl"))
     run = invoke(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 1 and "api_error" in run.stderr
-    configure(monkey_home, "claude_code", fake_agent, FAKE_MODE="crash",
-              FAKE_REPLAY=str(FIXTURES / "claude_code" / "tool_write.jsonl"))
+    configure(
+        monkey_home,
+        "claude_code",
+        fake_agent,
+        FAKE_MODE="crash",
+        FAKE_REPLAY=str(FIXTURES / "claude_code" / "tool_write.jsonl"),
+    )
     run = invoke(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 1 and "without a result" in run.stderr and "status 3" in run.stderr
 
 
 def test_codex_run_is_resumed(monkey_home: Path, workspace: Path, fake_codex: Path, tmp_path: Path) -> None:
     log = tmp_path / "log.jsonl"
-    configure(monkey_home, "codex", fake_codex, FAKE_VERSION="codex-cli 0.169.0",
-              FAKE_LOG=str(log), FAKE_REPLAY=str(FIXTURES / "codex" / "app_text.jsonl"))
+    configure(
+        monkey_home,
+        "codex",
+        fake_codex,
+        FAKE_VERSION="codex-cli 0.169.0",
+        FAKE_LOG=str(log),
+        FAKE_REPLAY=str(FIXTURES / "codex" / "app_text.jsonl"),
+    )
     run = run_task(monkey_home, workspace, "codex", "say hello")
     assert run.returncode == 0, run.stderr
     assert run.of_type("turn_completed")[0]["result"] == "Hello from the fake server (user messages: 1)."
@@ -68,7 +86,10 @@ def test_codex_run_is_resumed(monkey_home: Path, workspace: Path, fake_codex: Pa
 def test_project_config_cannot_choose_the_executable(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     (workspace / ".monkey").mkdir()
     (workspace / ".monkey" / "config.toml").write_text('[claude_code]\nexecutable = "/bin/evil"\n')
-    run = invoke(["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)],
-                 home=monkey_home, PATH="/nonexistent")
+    run = invoke(
+        ["agent", "--backend", "claude-code", "--task", "hi", "--cwd", str(workspace)],
+        home=monkey_home,
+        PATH="/nonexistent",
+    )
     assert run.returncode == 2
     assert "Claude Code not found ('claude'" in run.stderr and "evil" not in run.stderr

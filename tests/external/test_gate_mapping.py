@@ -19,8 +19,9 @@ def test_claude_tools_in_monkeys_words(workspace: Path) -> None:
     ws = str(workspace)
     bash = gate_call({"tool_name": "Bash", "input": {"command": "ls -la"}, "tool_use_id": "t1"}, workspace)
     assert (bash.tool, bash.arguments, bash.call_id) == ("shell_execute", {"command": "ls -la"}, "t1")
-    edit = gate_call({"tool_name": "Edit", "input": {"file_path": f"{ws}/a/b.py", "old_string": "x",
-                                                     "new_string": "y"}}, workspace)
+    edit = gate_call(
+        {"tool_name": "Edit", "input": {"file_path": f"{ws}/a/b.py", "old_string": "x", "new_string": "y"}}, workspace
+    )
     assert edit.tool == "file_edit" and edit.arguments["path"] == "a/b.py" and edit.arguments["new_string"] == "y"
     multi = gate_call({"tool_name": "MultiEdit", "input": {"file_path": f"{ws}/c.py", "edits": []}}, workspace)
     assert (multi.tool, multi.arguments) == ("file_edit", {"path": "c.py"})
@@ -49,12 +50,16 @@ def _decide(workspace: Path, policy: ApprovalPolicy, request: dict) -> tuple[boo
 def test_the_gate_decides_what_no_recording_shows(workspace: Path) -> None:
     ws = str(workspace)
     # a tool monkey has no name for asks (headless: refused); a rule may name it by Claude Code's name
-    allow, why, events = _decide(workspace, ApprovalPolicy(), {"tool_name": "WebFetch", "input": {"url": "https://x"},
-                                                              "tool_use_id": "t1"})
+    allow, why, events = _decide(
+        workspace, ApprovalPolicy(), {"tool_name": "WebFetch", "input": {"url": "https://x"}, "tool_use_id": "t1"}
+    )
     assert not allow and "no terminal to ask on" in why
     assert [type(e) for e in events] == [ApprovalRequested, ApprovalResolved]
-    allow, _, _ = _decide(workspace, ApprovalPolicy.from_strings(allow=["WebFetch"]),
-                          {"tool_name": "WebFetch", "input": {"url": "https://x"}, "tool_use_id": "t1"})
+    allow, _, _ = _decide(
+        workspace,
+        ApprovalPolicy.from_strings(allow=["WebFetch"]),
+        {"tool_name": "WebFetch", "input": {"url": "https://x"}, "tool_use_id": "t1"},
+    )
     assert allow
     # MultiEdit: decided by its path as file_edit (accept-edits lets it run; plan refuses it)
     multi = {"tool_name": "MultiEdit", "input": {"file_path": f"{ws}/c.py", "edits": []}, "tool_use_id": "t2"}

@@ -22,18 +22,38 @@ from tests.support.external import FIXTURES
 def test_endless_line_from_claude_is_stopped_small(monkey_home: Path, workspace: Path, fake_agent: Path) -> None:
     (monkey_home / "config.toml").write_text(
         f"[claude_code]\nexecutable = {json.dumps(str(fake_agent))}\nmax_line_bytes = 1048576\n"
-        "[claude_code.env]\nFAKE_MODE = \"endless_line\"\nFAKE_ENDLESS_MB = \"400\"\n"
-        f"FAKE_REPLAY = {json.dumps(str(FIXTURES / 'claude_code' / 'tool_write.jsonl'))}\n")
+        '[claude_code.env]\nFAKE_MODE = "endless_line"\nFAKE_ENDLESS_MB = "400"\n'
+        f"FAKE_REPLAY = {json.dumps(str(FIXTURES / 'claude_code' / 'tool_write.jsonl'))}\n"
+    )
     # monkey itself, with its own peak memory (VmHWM: this image only; ru_maxrss would count the
     # forked test runner's memory, kept across exec) said at exit; children are not counted
-    boot = ("import atexit, re, runpy, sys\n"
-            "atexit.register(lambda: sys.stderr.write('PEAK_KB ' + re.search(r'VmHWM:\\s*(\\d+)', "
-            "open('/proc/self/status').read())[1] + '\\n'))\n"
-            "sys.argv = ['monkey'] + sys.argv[1:]\n"
-            "runpy.run_module('monkey', run_name='__main__')\n")
-    proc = subprocess.run([sys.executable, "-c", boot, "agent", "--backend", "claude-code", "--task", "hi",
-                           "--output-format", "stream-json", "--cwd", str(workspace)],
-                          stdin=subprocess.DEVNULL, capture_output=True, env=monkey_env(monkey_home), timeout=300)
+    boot = (
+        "import atexit, re, runpy, sys\n"
+        "atexit.register(lambda: sys.stderr.write('PEAK_KB ' + re.search(r'VmHWM:\\s*(\\d+)', "
+        "open('/proc/self/status').read())[1] + '\\n'))\n"
+        "sys.argv = ['monkey'] + sys.argv[1:]\n"
+        "runpy.run_module('monkey', run_name='__main__')\n"
+    )
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            boot,
+            "agent",
+            "--backend",
+            "claude-code",
+            "--task",
+            "hi",
+            "--output-format",
+            "stream-json",
+            "--cwd",
+            str(workspace),
+        ],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        env=monkey_env(monkey_home),
+        timeout=300,
+    )
     out, err = proc.stdout, proc.stderr
     assert proc.returncode == 1, err
     assert b"printed a line longer than 1048576 bytes" in err, err
@@ -60,17 +80,23 @@ def test_parsers_drop_an_oversized_line_at_once() -> None:
         assert parser.feed(b"more\n") == [] and parser.close() == []
 
 
-def test_a_line_over_the_cap_ends_a_task_from_stdin_cleanly(monkey_home: Path, workspace: Path,
-                                                            fake_agent: Path) -> None:
+def test_a_line_over_the_cap_ends_a_task_from_stdin_cleanly(
+    monkey_home: Path, workspace: Path, fake_agent: Path
+) -> None:
     """A task read from standard input: monkey says why the run was stopped and exits with no
     "Event loop is closed" traceback
     (the stopped child's stdout, left unread, kept its transport open past the loop's end)."""
     (monkey_home / "config.toml").write_text(
         f"[claude_code]\nexecutable = {json.dumps(str(fake_agent))}\nmax_line_bytes = 1048576\n"
-        "[claude_code.env]\nFAKE_MODE = \"endless_line\"\nFAKE_ENDLESS_MB = \"40\"\n"
-        f"FAKE_REPLAY = {json.dumps(str(FIXTURES / 'claude_code' / 'tool_write.jsonl'))}\n")
-    run = run_monkey(["agent", "--backend", "claude-code", "--plain", "--cwd", str(workspace)], home=monkey_home,
-                     input="hi\n", timeout=120)
+        '[claude_code.env]\nFAKE_MODE = "endless_line"\nFAKE_ENDLESS_MB = "40"\n'
+        f"FAKE_REPLAY = {json.dumps(str(FIXTURES / 'claude_code' / 'tool_write.jsonl'))}\n"
+    )
+    run = run_monkey(
+        ["agent", "--backend", "claude-code", "--plain", "--cwd", str(workspace)],
+        home=monkey_home,
+        input="hi\n",
+        timeout=120,
+    )
     assert "printed a line longer than 1048576 bytes (max_line_bytes in its config section)" in run.stderr
     assert "Traceback" not in run.stderr and "Event loop is closed" not in run.stderr, run.stderr
     assert run.returncode == 1
@@ -87,8 +113,14 @@ def test_a_stopped_childs_stdout_is_read_to_its_end(fake_agent: Path, tmp_path: 
     from monkey.backends.base import BackendError
     from tests.support.external import backend_events, claude
 
-    backend = claude(fake_agent, tmp_path, mode="endless_line", fixture="tool_write",
-                     env={"FAKE_ENDLESS_MB": "400"}, max_line_bytes=1 << 20)
+    backend = claude(
+        fake_agent,
+        tmp_path,
+        mode="endless_line",
+        fixture="tool_write",
+        env={"FAKE_ENDLESS_MB": "400"},
+        max_line_bytes=1 << 20,
+    )
     with pytest.raises(BackendError, match="printed a line longer than 1048576 bytes"):
         asyncio.run(backend_events(backend))
     assert backend.last is not None and backend.last.drained

@@ -35,8 +35,10 @@ GENEROUS = 60
 
 def _session(workspace: Path, tmp_path: Path, turns: list[dict[str, Any]], shown: list[Any]) -> Session:
     script = write_script(tmp_path / "script.json", [*turns, {"text": "done"}])
-    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
-                                       no_approval=True), HeadlessApprover())
+    setup = build_agent(
+        SessionRequest(workspace=workspace, backend="scripted", script=str(script), no_approval=True),
+        HeadlessApprover(),
+    )
     return setup.session(show=shown.append, tell=lambda text, level: None)
 
 
@@ -61,21 +63,30 @@ def _config(home: Path, text: str) -> None:
 @pytest.mark.external
 @needs_ruff
 async def test_new_problems_reach_the_next_model_call_and_old_ones_are_not_repeated(
-        workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
+    workspace: Path, tmp_path: Path, monkey_home: Path
+) -> None:
     _config(monkey_home, f"[lsp.python]\ntimeout = {GENEROUS}\n")
     (workspace / "app.py").write_text("import os\n\nprint(1)\n")  # os unused already: not this edit's doing
     shown: list[Any] = []
-    session = _session(workspace, tmp_path, [
-        call_turn("file_edit", path="app.py", old_string="print(1)\n", new_string="import sys\nprint(missing)\n"),
-        call_turn("file_write", path="broken.py", content="def f(:\n    return 1\n"),
-        call_turn("file_edit", path="app.py", old_string="print(missing)", new_string="print(os, sys)"),
-    ], shown)
+    session = _session(
+        workspace,
+        tmp_path,
+        [
+            call_turn("file_edit", path="app.py", old_string="print(1)\n", new_string="import sys\nprint(missing)\n"),
+            call_turn("file_write", path="broken.py", content="def f(:\n    return 1\n"),
+            call_turn("file_edit", path="app.py", old_string="print(missing)", new_string="print(os, sys)"),
+        ],
+        shown,
+    )
     pids: list[tuple[int, int | None]] = []
 
     def seen(event: Any) -> None:  # the server's process while it runs, to look for it after the end
         shown.append(event)
-        conn = (session.agent.options.diagnostics.running.get("python")  # type: ignore[union-attr]
-                if session.agent.options.diagnostics is not None else None)
+        conn = (
+            session.agent.options.diagnostics.running.get("python")  # type: ignore[union-attr]
+            if session.agent.options.diagnostics is not None
+            else None
+        )
         if conn is not None and conn.proc is not None and not pids:
             pids.append((conn.proc.pid, children.start_time(conn.proc.pid)))
 
@@ -101,13 +112,20 @@ JSON_SERVER = NPM_BIN / "vscode-json-language-server"
 @pytest.mark.external
 @pytest.mark.skipif(not JSON_SERVER.exists(), reason="npm install --prefix tests/npm installs the JSON language server")
 async def test_a_second_language_json_from_npm(workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
-    _config(monkey_home, f"[lsp.json]\ncommand = ['{JSON_SERVER}', '--stdio']\nextensions = ['.json']\n"
-                         f"timeout = {GENEROUS}\n")
+    _config(
+        monkey_home,
+        f"[lsp.json]\ncommand = ['{JSON_SERVER}', '--stdio']\nextensions = ['.json']\ntimeout = {GENEROUS}\n",
+    )
     (workspace / "data.json").write_text('{"a": 1}\n')
-    session = _session(workspace, tmp_path, [
-        call_turn("file_edit", path="data.json", old_string='"a": 1', new_string='"a": 1,, "b" 2'),
-        call_turn("file_edit", path="data.json", old_string='"a": 1,, "b" 2', new_string='"a": 1, "b": 2'),
-    ], [])
+    session = _session(
+        workspace,
+        tmp_path,
+        [
+            call_turn("file_edit", path="data.json", old_string='"a": 1', new_string='"a": 1,, "b" 2'),
+            call_turn("file_edit", path="data.json", old_string='"a": 1,, "b" 2', new_string='"a": 1, "b": 2'),
+        ],
+        [],
+    )
     await _run(session)
     broke, fixed = _tool_messages(session)
     assert "data.json:1:9: error: Property expected" in broke.content
@@ -151,12 +169,14 @@ async def test_a_server_that_publishes_its_diagnostics(workspace: Path, tmp_path
     command = _script_server(tmp_path, "pushing", PUSHING)
     _config(monkey_home, f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = {GENEROUS}\n")
     (workspace / "notes.txt").write_text("TODO: one\n")
-    session = _session(workspace, tmp_path, [call_turn("file_write", path="notes.txt", content="TODO: one\nTODO: two\n")],
-                       [])
+    session = _session(
+        workspace, tmp_path, [call_turn("file_write", path="notes.txt", content="TODO: one\nTODO: two\n")], []
+    )
     await _run(session)
     (result,) = _tool_messages(session)
-    assert result.content.endswith("New problems the notes language server reports after this change:\n"
-                                   "notes.txt:2:1: warning: TODO left in [todo]")
+    assert result.content.endswith(
+        "New problems the notes language server reports after this change:\nnotes.txt:2:1: warning: TODO left in [todo]"
+    )
     assert result.content.count("TODO left in") == 1
 
 
@@ -172,12 +192,20 @@ def _toml_list(items: list[str]) -> str:
 
 @pytest.mark.subprocess
 async def test_a_server_that_never_answers_is_skipped_with_a_note_and_the_edit_is_done(
-        workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
+    workspace: Path, tmp_path: Path, monkey_home: Path
+) -> None:
     command = _script_server(tmp_path, "hang", "import sys\nsys.stdin.buffer.read()\n")  # reads, never answers
     _config(monkey_home, f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = 0.5\n")
     shown: list[Any] = []
-    session = _session(workspace, tmp_path, [call_turn("file_write", path="a.txt", content="one\n"),
-                                             call_turn("file_write", path="b.txt", content="two\n")], shown)
+    session = _session(
+        workspace,
+        tmp_path,
+        [
+            call_turn("file_write", path="a.txt", content="one\n"),
+            call_turn("file_write", path="b.txt", content="two\n"),
+        ],
+        shown,
+    )
     await _run(session)
     first, second = _tool_messages(session)
     assert first.content.startswith("created a.txt")
@@ -228,23 +256,27 @@ def test_a_built_in_whose_program_is_missing_is_not_used(tmp_path: Path, monkeyp
 def test_a_bad_table_is_refused(workspace: Path) -> None:
     from monkey.lsp.servers import LspError, servers
 
-    for table, said in (({"command": "ruff server"}, "command must be a non-empty list"),
-                        ({"command": ["x"], "extensions": []}, "extensions must be"),
-                        ({"command": ["x"], "extensions": [".x"], "timeout": 0}, "timeout must be"),
-                        ({"command": ["x"], "extensions": [".x"], "comand": ["y"]}, "unknown key 'comand'")):
+    for table, said in (
+        ({"command": "ruff server"}, "command must be a non-empty list"),
+        ({"command": ["x"], "extensions": []}, "extensions must be"),
+        ({"command": ["x"], "extensions": [".x"], "timeout": 0}, "timeout must be"),
+        ({"command": ["x"], "extensions": [".x"], "comand": ["y"]}, "unknown key 'comand'"),
+    ):
         with pytest.raises(LspError, match=said):
             servers({"mine": table})
 
 
 @pytest.mark.subprocess
 @pytest.mark.parametrize("trusted", [False, True])
-async def test_a_projects_server_runs_only_in_a_trusted_folder(workspace: Path, tmp_path: Path, monkey_home: Path,
-                                                               trusted: bool) -> None:
+async def test_a_projects_server_runs_only_in_a_trusted_folder(
+    workspace: Path, tmp_path: Path, monkey_home: Path, trusted: bool
+) -> None:
     ran = tmp_path / "ran"
     command = _script_server(tmp_path, "marker", f"open({str(ran)!r}, 'w').close()\n")
     (workspace / ".monkey").mkdir()
     (workspace / ".monkey" / "config.toml").write_text(
-        f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = {GENEROUS}\n")
+        f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = {GENEROUS}\n"
+    )
     if trusted:
         _config(monkey_home, "[approvals]\ntrust_project = true\n")
     session = _session(workspace, tmp_path, [call_turn("file_write", path="a.txt", content="one\n")], [])
@@ -287,12 +319,33 @@ def test_the_server_dies_with_monkey_even_by_kill_9(workspace: Path, tmp_path: P
     killed with SIGKILL, with no chance to close anything (the parent-death signal, the guardian)."""
     command = _script_server(tmp_path, "pushing", PUSHING)
     _config(monkey_home, f"[lsp.notes]\ncommand = {_toml_list(command)}\nextensions = ['.txt']\ntimeout = {GENEROUS}\n")
-    script = write_script(tmp_path / "script.json", [call_turn("file_write", path="a.txt", content="TODO\n"),
-                                                     {"text": "never said", "delay": 3600}])  # waits until killed
+    script = write_script(
+        tmp_path / "script.json",
+        [call_turn("file_write", path="a.txt", content="TODO\n"), {"text": "never said", "delay": 3600}],
+    )  # waits until killed
     monkey = subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--task", "go",
-         "--cwd", str(workspace), "--no-approval", "--output-format", "stream-json"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=monkey_env(monkey_home))
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--task",
+            "go",
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=monkey_env(monkey_home),
+    )
     try:
         assert monkey.stdout is not None
         for line in monkey.stdout:  # until the write's result (its diagnostics asked) is out
@@ -317,7 +370,8 @@ def test_the_server_dies_with_monkey_even_by_kill_9(workspace: Path, tmp_path: P
 
 @pytest.mark.subprocess
 async def test_a_built_in_that_hangs_is_skipped_without_telling_the_model(
-        workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Nobody configured the built-in ``ruff server``: when it fails, the front ends get the note (the event),
     the model's result stays as it would be without it."""
     monkeypatch.delenv("MONKEY_LSP_BUILTINS")  # the test root turns the built-ins off

@@ -11,10 +11,12 @@ from monkey.tools.registry import ToolRegistry
 
 
 def _manager(tmp_path: Path, *names: str, trusted: bool = False) -> McpManager:
-    servers = Servers({n: parse_server(n, {"command": "x", "trusted": trusted}, origin="user", source="t")
-                       for n in names})
-    return McpManager(servers, workspace=tmp_path, home=tmp_path / "home", registry=ToolRegistry([]),
-                      trusted_folder=False)
+    servers = Servers(
+        {n: parse_server(n, {"command": "x", "trusted": trusted}, origin="user", source="t") for n in names}
+    )
+    return McpManager(
+        servers, workspace=tmp_path, home=tmp_path / "home", registry=ToolRegistry([]), trusted_folder=False
+    )
 
 
 def _list(manager: McpManager, server: str, *tools: ToolDef) -> None:

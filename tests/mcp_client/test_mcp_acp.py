@@ -14,11 +14,16 @@ from tests.support.script import call
 
 
 async def test_an_editors_mcp_server_is_started_and_its_call_asked_in_the_editor(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
 
     script = write_script(tmp_path / "s.json", [{"tool_calls": [call("mcp__ed__greet", name="Zed")]}, {"text": "ok"}])
-    server = McpServerStdio(name="ed", command=sys.executable, args=["-m", "tests.support.fakes.mcp_server", str(tmp_path / "n")],
-                            env=[EnvVariable(name="PYTHONPATH", value=str(ROOT))])
+    server = McpServerStdio(
+        name="ed",
+        command=sys.executable,
+        args=["-m", "tests.support.fakes.mcp_server", str(tmp_path / "n")],
+        env=[EnvVariable(name="PYTHONPATH", value=str(ROOT))],
+    )
     async with start_monkey(monkey_home, "--backend", "scripted", "--script", str(script)) as (conn, client, _):
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[server])
         await conn.prompt(session_id=session.session_id, prompt=prompt("greet Zed"))

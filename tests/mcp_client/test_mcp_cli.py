@@ -25,8 +25,9 @@ def test_an_everything_echo_runs_when_a_rule_allows_its_server(scripted, monkey_
 @needs_npm
 def test_every_mcp_call_asks_so_headless_denies_it_with_the_reason(scripted, monkey_home: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"everything": {"command": str(EVERYTHING)}})
-    run = scripted([{"tool_calls": [call("mcp__everything__echo", message="hi")]}, {"text": "done"}],
-                   "--mode", "accept-edits")
+    run = scripted(
+        [{"tool_calls": [call("mcp__everything__echo", message="hi")]}, {"text": "done"}], "--mode", "accept-edits"
+    )
     [result] = results(run.stdout)
     assert not result["ok"] and "needs approval and there is no terminal to ask on" in result["output"]
 
@@ -34,9 +35,15 @@ def test_every_mcp_call_asks_so_headless_denies_it_with_the_reason(scripted, mon
 @needs_npm
 def test_a_deny_rule_for_a_server_pattern_refuses_its_tools(scripted, monkey_home: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"everything": {"command": str(EVERYTHING)}})
-    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__everything"]\ndeny = ["mcp__everything__get-*"]\n')
-    run = scripted([{"tool_calls": [call("mcp__everything__get-sum", a=1, b=2),
-                                    call("mcp__everything__echo", message="ok")]}, {"text": "done"}])
+    (monkey_home / "config.toml").write_text(
+        '[approvals]\nallow = ["mcp__everything"]\ndeny = ["mcp__everything__get-*"]\n'
+    )
+    run = scripted(
+        [
+            {"tool_calls": [call("mcp__everything__get-sum", a=1, b=2), call("mcp__everything__echo", message="ok")]},
+            {"text": "done"},
+        ]
+    )
     first, second = results(run.stdout)
     assert not first["ok"] and "denied by rule mcp__everything__get-*" in first["output"]
     assert second["ok"] and "Echo: ok" in second["output"]
@@ -53,8 +60,9 @@ def test_a_project_server_in_an_untrusted_folder_is_not_started(scripted, worksp
     assert "unknown tool 'mcp__fake__greet'" in result["output"]
 
 
-def test_a_trusted_project_server_still_needs_its_definition_approved(scripted, workspace: Path, tmp_path: Path,
-                                                                      monkey_home: Path) -> None:
+def test_a_trusted_project_server_still_needs_its_definition_approved(
+    scripted, workspace: Path, tmp_path: Path, monkey_home: Path
+) -> None:
     state = tmp_path / "starts"
     write_servers(workspace / ".mcp.json", {"fake": fake_server(state)})
     invoke(["trust", str(workspace)], home=monkey_home)
@@ -65,8 +73,10 @@ def test_a_trusted_project_server_still_needs_its_definition_approved(scripted, 
 
 def test_a_changed_definition_needs_a_person_even_with_a_rule(scripted, monkey_home: Path, tmp_path: Path) -> None:
     state = tmp_path / "starts"
-    write_servers(monkey_home / "mcp.json", {"fake": fake_server(state, env={"PYTHONPATH": str(Path.cwd()),
-                                                                             "FAKE_MCP_CHANGE": "1"})})
+    write_servers(
+        monkey_home / "mcp.json",
+        {"fake": fake_server(state, env={"PYTHONPATH": str(Path.cwd()), "FAKE_MCP_CHANGE": "1"})},
+    )
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
     turns = [{"tool_calls": [call("mcp__fake__greet", name="ann")]}, {"text": "done"}]
     first = scripted(turns)
@@ -77,7 +87,9 @@ def test_a_changed_definition_needs_a_person_even_with_a_rule(scripted, monkey_h
     second = scripted(turns)  # the server's second start describes greet differently
     [result] = results(second.stdout)
     assert not result["ok"]
-    assert "needs a person's approval of this exact call (the definition of mcp__fake__greet changed" in result["output"]
+    assert (
+        "needs a person's approval of this exact call (the definition of mcp__fake__greet changed" in result["output"]
+    )
     third = scripted(turns, "--no-approval")  # nor does auto mode skip it
     [result] = results(third.stdout)
     assert not result["ok"] and "definition of mcp__fake__greet changed" in result["output"]
@@ -97,8 +109,9 @@ def test_a_huge_result_is_cut_and_saved_whole(scripted, monkey_home: Path, tmp_p
 def test_a_malformed_result_is_an_error_the_model_sees(scripted, monkey_home: Path, tmp_path: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
-    run = scripted([{"tool_calls": [call("mcp__fake__malformed"), call("mcp__fake__greet", name="b")]},
-                    {"text": "done"}])
+    run = scripted(
+        [{"tool_calls": [call("mcp__fake__malformed"), call("mcp__fake__greet", name="b")]}, {"text": "done"}]
+    )
     bad, good = results(run.stdout)
     assert not bad["ok"] and "gave no usable result for malformed" in bad["output"]
     assert good["ok"] and "hello b" in good["output"]
@@ -115,11 +128,19 @@ def test_a_crashed_server_is_reported_and_restarted_once(scripted, monkey_home: 
 
 
 def test_a_stdio_server_gets_only_the_variables_its_config_names(scripted, monkey_home: Path, tmp_path: Path) -> None:
-    write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "s", env={
-        "PYTHONPATH": str(Path.cwd()), "GREETING": "${MY_GREETING}"})})
+    write_servers(
+        monkey_home / "mcp.json",
+        {"fake": fake_server(tmp_path / "s", env={"PYTHONPATH": str(Path.cwd()), "GREETING": "${MY_GREETING}"})},
+    )
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake__env"]\n')
-    run = scripted([{"tool_calls": [call("mcp__fake__env", name="GREETING"), call("mcp__fake__env", name="GITHUB_TOKEN")]},
-                    {"text": "done"}], MY_GREETING="hej", GITHUB_TOKEN="ghp_" + "a1B2" * 9)
+    run = scripted(
+        [
+            {"tool_calls": [call("mcp__fake__env", name="GREETING"), call("mcp__fake__env", name="GITHUB_TOKEN")]},
+            {"text": "done"},
+        ],
+        MY_GREETING="hej",
+        GITHUB_TOKEN="ghp_" + "a1B2" * 9,
+    )
     named, secret = results(run.stdout)
     assert '"hej"' in named["output"]
     assert "<unset>" in secret["output"]
@@ -129,8 +150,12 @@ def test_a_stdio_server_gets_only_the_variables_its_config_names(scripted, monke
 def test_a_filesystem_server_write_is_undone_by_monkey_undo(scripted, workspace: Path, monkey_home: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"fs": {"command": str(FILESYSTEM), "args": [str(workspace)]}})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fs__write_file"]\n')
-    run = scripted([{"tool_calls": [call("mcp__fs__write_file", path=str(workspace / "made.txt"), content="by mcp\n")]},
-                    {"text": "done"}])
+    run = scripted(
+        [
+            {"tool_calls": [call("mcp__fs__write_file", path=str(workspace / "made.txt"), content="by mcp\n")]},
+            {"text": "done"},
+        ]
+    )
     [result] = results(run.stdout)
     assert result["ok"], result
     assert (workspace / "made.txt").read_text() == "by mcp\n"
@@ -153,8 +178,9 @@ def test_a_broken_mcp_config_file_is_one_clear_line(scripted, monkey_home: Path,
 
 
 @pytest.mark.parametrize(("legacy", "protocol"), [(False, "2026-07-28"), (True, "2025-11-25")])
-def test_tools_listed_again_after_list_changed_are_offered(scripted, monkey_home: Path, tmp_path: Path,
-                                                          legacy: bool, protocol: str) -> None:
+def test_tools_listed_again_after_list_changed_are_offered(
+    scripted, monkey_home: Path, tmp_path: Path, legacy: bool, protocol: str
+) -> None:
     """The 2026-07-28 revision tells of changed tools on a subscriptions/listen stream; a server of an
     earlier revision (the initialize handshake) with notifications/tools/list_changed."""
     server = fake_server(tmp_path / "starts")
@@ -162,8 +188,9 @@ def test_tools_listed_again_after_list_changed_are_offered(scripted, monkey_home
         server["env"] = {**server["env"], "FAKE_MCP_LEGACY": "1"}
     write_servers(monkey_home / "mcp.json", {"fake": server})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
-    run = scripted([{"tool_calls": [call("mcp__fake__grow")]}, {"tool_calls": [call("mcp__fake__later")]},
-                    {"text": "done"}])
+    run = scripted(
+        [{"tool_calls": [call("mcp__fake__grow")]}, {"tool_calls": [call("mcp__fake__later")]}, {"text": "done"}]
+    )
     grow, later = results(run.stdout)
     assert grow["ok"] and f"grown (protocol {protocol})" in grow["output"], run.stdout
     assert later["ok"] and "I came later" in later["output"], run.stdout
@@ -172,8 +199,9 @@ def test_tools_listed_again_after_list_changed_are_offered(scripted, monkey_home
 def test_tool_timeout_bounds_a_call(scripted, monkey_home: Path, tmp_path: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts", tool_timeout=1)})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
-    run = scripted([{"tool_calls": [call("mcp__fake__slow", seconds=60), call("mcp__fake__greet", name="c")]},
-                    {"text": "done"}])
+    run = scripted(
+        [{"tool_calls": [call("mcp__fake__slow", seconds=60), call("mcp__fake__greet", name="c")]}, {"text": "done"}]
+    )
     slow, greet = results(run.stdout)
     assert not slow["ok"] and "took longer than 1 s (tool_timeout); the call was cancelled" in slow["output"]
     assert greet["ok"], "the server still answers after a cancelled call"
@@ -192,9 +220,28 @@ def test_a_call_is_cancelled_with_its_turn(workspace: Path, monkey_home: Path, t
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
     script = write_script(tmp_path / "s.json", [{"tool_calls": [call("mcp__fake__slow", seconds=120)]}, {"text": "x"}])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
-         str(workspace), "--task", "wait", "--output-format", "stream-json"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(monkey_home))
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "wait",
+            "--output-format",
+            "stream-json",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=monkey_env(monkey_home),
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if json.loads(line)["type"] == "tool_started":
@@ -211,9 +258,17 @@ def test_a_call_is_cancelled_with_its_turn(workspace: Path, monkey_home: Path, t
 def test_images_are_kept_and_structured_content_is_given(scripted, monkey_home: Path) -> None:
     write_servers(monkey_home / "mcp.json", {"everything": {"command": str(EVERYTHING)}})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__everything"]\n')
-    run = scripted([{"tool_calls": [call("mcp__everything__get-tiny-image"),
-                                    call("mcp__everything__get-structured-content", location="New York")]},
-                    {"text": "done"}])
+    run = scripted(
+        [
+            {
+                "tool_calls": [
+                    call("mcp__everything__get-tiny-image"),
+                    call("mcp__everything__get-structured-content", location="New York"),
+                ]
+            },
+            {"text": "done"},
+        ]
+    )
     image, structured = results(run.stdout)
     assert image["ok"] and "[image 1: image/png," in image["output"]
     assert [i["media_type"] for i in image["images"]] == ["image/png"]  # passed on by backends that take them
@@ -233,9 +288,13 @@ def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: P
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = subprocess.Popen([sys.executable, "-m", "tests.support.fakes.mcp_server", str(tmp_path / "starts")], cwd=ROOT,
-                              env={**os.environ, "FAKE_MCP_HTTP_PORT": str(port), "PYTHONPATH": str(ROOT)},
-                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.fakes.mcp_server", str(tmp_path / "starts")],
+        cwd=ROOT,
+        env={**os.environ, "FAKE_MCP_HTTP_PORT": str(port), "PYTHONPATH": str(ROOT)},
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -247,7 +306,8 @@ def test_a_streamable_http_server_is_reached_by_its_url(scripted, monkey_home: P
                 time.sleep(0.05)
         (monkey_home / "config.toml").write_text(
             f'[approvals]\nallow = ["mcp__web"]\n[mcp_servers.web]\nurl = "http://127.0.0.1:{port}/mcp"\n'
-            'headers = { Authorization = "Bearer ${WEB_TOKEN}" }\n')
+            'headers = { Authorization = "Bearer ${WEB_TOKEN}" }\n'
+        )
         run = scripted([{"tool_calls": [call("mcp__web__greet", name="http")]}, {"text": "done"}], WEB_TOKEN="t0k")
         [result] = results(run.stdout)
         assert result["ok"] and "hello http" in result["output"], run.stderr

@@ -40,8 +40,9 @@ async def test_mcp_in_the_app_lists_disables_and_reconnects(workspace: Path, mon
         await app.action_quit()
 
 
-async def test_the_approval_dialog_shows_the_description_and_arguments(workspace: Path, monkey_home: Path,
-                                                                       tmp_path: Path) -> None:
+async def test_the_approval_dialog_shows_the_description_and_arguments(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     from monkey.ui.screens.approval import ApprovalScreen
 
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
@@ -62,8 +63,9 @@ async def test_the_approval_dialog_shows_the_description_and_arguments(workspace
 
 @pytest.mark.pty
 def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts"),
-                                             "gone": {"command": "/nonexistent/server"}})
+    write_servers(
+        monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts"), "gone": {"command": "/nonexistent/server"}}
+    )
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", [{"text": "x"}]), columns=200)
     child.expect_exact("Type a task")
     child.sendline("/mcp reconnect fake")  # waits until it is connected again
@@ -78,7 +80,8 @@ def test_mcp_in_the_repl(workspace: Path, monkey_home: Path, tmp_path: Path) -> 
 
 @pytest.mark.pty
 def test_a_project_servers_definition_is_approved_once_and_asked_again_when_it_changes(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     from tests.support.cli import invoke
 
     state = tmp_path / "starts"

@@ -32,18 +32,37 @@ def _configure(home: Path) -> None:
 
 
 def _tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
-    return [b for m in body["messages"] if isinstance(m["content"], list) for b in m["content"]
-            if b.get("type") == "tool_result"]
+    return [
+        b
+        for m in body["messages"]
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 @needs_npm
 def test_the_anthropic_request_carries_the_mcp_image(monkey_home: Path, workspace: Path) -> None:
     _configure(monkey_home)
     with FakeAnthropic() as fake:
-        fake.add(Stream(reply_events(tool_calls=[("toolu_1", TOOL, {})])), Stream(reply_events("a tiny image")),
-                 Stream(reply_events("still there")))
-        args = ["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k", "--cwd", str(workspace),
-                "--output-format", "stream-json"]
+        fake.add(
+            Stream(reply_events(tool_calls=[("toolu_1", TOOL, {})])),
+            Stream(reply_events("a tiny image")),
+            Stream(reply_events("still there")),
+        )
+        args = [
+            "agent",
+            "--backend",
+            "anthropic",
+            "--base-url",
+            fake.url,
+            "--api-key",
+            "k",
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+        ]
         run = invoke([*args, "--task", "show me the tiny image"], home=monkey_home)
         assert run.returncode == 0, run.stderr
         (result,) = results(run.stdout)
@@ -66,12 +85,26 @@ def test_the_anthropic_request_carries_the_mcp_image(monkey_home: Path, workspac
 
 @needs_npm
 def test_an_openai_compatible_server_gets_the_image_after_the_results_or_is_told_why(
-        monkey_home: Path, workspace: Path) -> None:
+    monkey_home: Path, workspace: Path
+) -> None:
     """A tool message takes only text: a vision server gets the image in a user message right after the
     results; one set to take only text (``[openai] images = false``) gets a line saying why."""
     _configure(monkey_home)
-    args = ["agent", "--backend", "openai", "--api-key", "k", "--model", "fake-model", "--cwd", str(workspace),
-            "--output-format", "stream-json", "--task", "show me the tiny image"]
+    args = [
+        "agent",
+        "--backend",
+        "openai",
+        "--api-key",
+        "k",
+        "--model",
+        "fake-model",
+        "--cwd",
+        str(workspace),
+        "--output-format",
+        "stream-json",
+        "--task",
+        "show me the tiny image",
+    ]
     replies = [Reply(tool_calls=[("call_1", TOOL, {})]), Reply(text="an image")]
     with FakeOpenAI(replies) as fake:
         run = invoke([*args, "--base-url", fake.url], home=monkey_home)
@@ -80,10 +113,10 @@ def test_an_openai_compatible_server_gets_the_image_after_the_results_or_is_told
     at = [m["role"] for m in sent].index("tool")
     assert "[image 1: image/png," in sent[at]["content"]
     assert sent[at + 1]["role"] == "user" and sent[at + 1]["content"][1]["image_url"]["url"].startswith(
-        "data:image/png;base64,")
+        "data:image/png;base64,"
+    )
 
-    (monkey_home / "config.toml").write_text(
-        '[approvals]\nallow = ["mcp__everything"]\n[openai]\nimages = false\n')
+    (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__everything"]\n[openai]\nimages = false\n')
     replies = [Reply(tool_calls=[("call_1", TOOL, {})]), Reply(text="no image here")]
     with FakeOpenAI(replies) as fake:
         run = invoke([*args, "--base-url", fake.url], home=monkey_home)
@@ -95,12 +128,16 @@ def test_an_openai_compatible_server_gets_the_image_after_the_results_or_is_told
 
 
 def test_a_session_stored_before_images_still_reads() -> None:
-    old_result = (b'{"type":"tool_result","ts":1.0,"session_id":"s1","call_id":"c1","name":"file_read","ok":true,'
-                  b'"output":"hi","duration_ms":1.0,"diff":"","wait_ms":0.0}')
+    old_result = (
+        b'{"type":"tool_result","ts":1.0,"session_id":"s1","call_id":"c1","name":"file_read","ok":true,'
+        b'"output":"hi","duration_ms":1.0,"diff":"","wait_ms":0.0}'
+    )
     event = decode(old_result)
     assert isinstance(event, ToolResult) and event.images == []
-    old_node = b'{"role":"tool","content":"hi","tool_calls":[],"tool_call_id":"c1","name":"file_read","is_error":false,' \
-               b'"thinking":"","thinking_signature":""}'
+    old_node = (
+        b'{"role":"tool","content":"hi","tool_calls":[],"tool_call_id":"c1","name":"file_read","is_error":false,'
+        b'"thinking":"","thinking_signature":""}'
+    )
     message = msgspec.json.decode(old_node, type=Message)
     assert message.images == []
     request = ModelRequest(system="", messages=[Message(role="assistant", tool_calls=[]), message])
@@ -109,8 +146,9 @@ def test_a_session_stored_before_images_still_reads() -> None:
 
 def test_an_image_whose_call_is_gone_is_said_not_sent() -> None:
     image = ToolImage(media_type="image/png", data=base64.b64encode(PNG).decode())
-    orphan = Message(role="tool", tool_call_id="gone", name="mcp__x__y", content="[image 1: image/png, 8 bytes]",
-                     images=[image])
+    orphan = Message(
+        role="tool", tool_call_id="gone", name="mcp__x__y", content="[image 1: image/png, 8 bytes]", images=[image]
+    )
     request = ModelRequest(system="", messages=[Message(role="user", content="hi"), orphan])
     text = json.dumps(to_anthropic(request))
     assert "not passed on: the result's call is not in the conversation" in text and image.data not in text
@@ -123,17 +161,18 @@ def test_images_that_cannot_go_are_a_note() -> None:
     from monkey.mcp_client.results import MAX_IMAGE_BYTES, render_result
 
     big = base64.b64encode(b"x" * (MAX_IMAGE_BYTES + 1)).decode()
-    result = types.CallToolResult(content=[
-        types.ImageContent(type="image", data=base64.b64encode(PNG).decode(), mimeType="image/png"),
-        types.ImageContent(type="image", data="not base64!", mimeType="image/png"),
-        types.ImageContent(type="image", data=base64.b64encode(b"BM").decode(), mimeType="image/bmp"),
-        types.ImageContent(type="image", data=big, mimeType="image/jpeg"),
-        types.AudioContent(type="audio", data=base64.b64encode(b"RIFF").decode(), mimeType="audio/wav"),
-    ])
+    result = types.CallToolResult(
+        content=[
+            types.ImageContent(type="image", data=base64.b64encode(PNG).decode(), mimeType="image/png"),
+            types.ImageContent(type="image", data="not base64!", mimeType="image/png"),
+            types.ImageContent(type="image", data=base64.b64encode(b"BM").decode(), mimeType="image/bmp"),
+            types.ImageContent(type="image", data=big, mimeType="image/jpeg"),
+            types.AudioContent(type="audio", data=base64.b64encode(b"RIFF").decode(), mimeType="audio/wav"),
+        ]
+    )
     text, is_error, images = render_result(result)
     assert not is_error and [i.media_type for i in images] == ["image/png"]
     lines = text.splitlines()
     assert lines[0] == "[image 1: image/png, 8 bytes]"
     assert "not valid base64" in lines[1] and "only PNG, JPEG, GIF and WebP" in lines[2]
     assert f"larger than {MAX_IMAGE_BYTES} bytes" in lines[3] and "no backend takes audio" in lines[4]
-

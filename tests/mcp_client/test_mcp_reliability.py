@@ -18,8 +18,13 @@ def test_the_first_call_after_a_crash_waits_for_the_restart(scripted, monkey_hom
     state = tmp_path / "starts"
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(state)})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
-    run = scripted([{"tool_calls": [call("mcp__fake__crash")]}, {"tool_calls": [call("mcp__fake__greet", name="a")]},
-                    {"text": "done"}])
+    run = scripted(
+        [
+            {"tool_calls": [call("mcp__fake__crash")]},
+            {"tool_calls": [call("mcp__fake__greet", name="a")]},
+            {"text": "done"},
+        ]
+    )
     crashed, greeted = results(run.stdout)
     assert not crashed["ok"] and "went away during the call" in crashed["output"]
     assert greeted["ok"] and "hello a (start 2)" in greeted["output"], greeted["output"]
@@ -67,8 +72,14 @@ def test_a_30_mb_result_does_not_become_copies_of_itself_in_memory(tmp_path: Pat
     """The fake sends the 30 MB text twice (content and structured content): a 60 MB line. Cut as it
     arrives, monkey's peak grows by well under three times the line (it grew by ~344 MB before, ~115 MB now)."""
     definition = fake_server(tmp_path / "starts", tool_timeout=600)
-    run = subprocess.run([sys.executable, "-c", PEAK, str(tmp_path), json.dumps(definition)], cwd=ROOT,
-                         env=monkey_env(tmp_path / "home"), capture_output=True, text=True, timeout=600)
+    run = subprocess.run(
+        [sys.executable, "-c", PEAK, str(tmp_path), json.dumps(definition)],
+        cwd=ROOT,
+        env=monkey_env(tmp_path / "home"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert run.returncode == 0, run.stderr
     measured = json.loads(run.stdout)
     assert measured["chars"] < 101_000

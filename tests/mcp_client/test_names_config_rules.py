@@ -45,25 +45,43 @@ def test_a_server_name_with_double_underscores_cannot_reach_another_servers_tool
 
 
 def test_a_definition_expands_variables_and_checks_its_keys() -> None:
-    config = parse_server("s", {"command": "${BIN}", "args": ["--x", "${MISSING:-dflt}"], "env": {"K": "${V}"},
-                                "tool_timeout": 5}, origin="user", source="f", environ={"BIN": "/bin/srv", "V": "v"})
-    assert (config.command, config.args, dict(config.env), config.tool_timeout) == ("/bin/srv", ("--x", "dflt"), {"K": "v"}, 5.0)
+    config = parse_server(
+        "s",
+        {"command": "${BIN}", "args": ["--x", "${MISSING:-dflt}"], "env": {"K": "${V}"}, "tool_timeout": 5},
+        origin="user",
+        source="f",
+        environ={"BIN": "/bin/srv", "V": "v"},
+    )
+    assert (config.command, config.args, dict(config.env), config.tool_timeout) == (
+        "/bin/srv",
+        ("--x", "dflt"),
+        {"K": "v"},
+        5.0,
+    )
     assert config.startup_timeout == 10.0 and config.transport == "stdio"
-    http = parse_server("h", {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${T}"}}, origin="user",
-                        source="f", environ={"T": "tok"})
+    http = parse_server(
+        "h",
+        {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ${T}"}},
+        origin="user",
+        source="f",
+        environ={"T": "tok"},
+    )
     assert http.transport == "http" and http.headers["Authorization"] == "Bearer tok"
 
 
-@pytest.mark.parametrize("spec, said", [
-    ({"command": "x", "url": "y"}, "needs exactly one of command (stdio) or url"),
-    ({}, "needs exactly one of command"),
-    ({"command": "x", "args": "a b"}, "args must be a list of strings"),
-    ({"command": "x", "colour": 1}, "unknown key 'colour'"),
-    ({"command": "${NOPE}"}, "${NOPE} is not set"),
-    ({"command": "x", "tool_timeout": -1}, "tool_timeout must be a positive number of seconds"),
-    ({"command": "x", "trusted": True}, "trusted = true is only read from your own config"),
-    ("just a string", "must be an object with command or url"),
-])
+@pytest.mark.parametrize(
+    "spec, said",
+    [
+        ({"command": "x", "url": "y"}, "needs exactly one of command (stdio) or url"),
+        ({}, "needs exactly one of command"),
+        ({"command": "x", "args": "a b"}, "args must be a list of strings"),
+        ({"command": "x", "colour": 1}, "unknown key 'colour'"),
+        ({"command": "${NOPE}"}, "${NOPE} is not set"),
+        ({"command": "x", "tool_timeout": -1}, "tool_timeout must be a positive number of seconds"),
+        ({"command": "x", "trusted": True}, "trusted = true is only read from your own config"),
+        ("just a string", "must be an object with command or url"),
+    ],
+)
 def test_a_bad_definition_is_one_clear_line(spec: object, said: str) -> None:
     with pytest.raises(McpConfigError) as caught:
         parse_server("s", spec, origin="project", source=".mcp.json", environ={})
@@ -80,7 +98,10 @@ def test_files_are_read_with_the_persons_definitions_winning(tmp_path: Path) -> 
     (ws / ".monkey" / "config.toml").write_text('[mcp_servers.c]\nurl = "http://127.0.0.1:1/mcp"\n')
     found = load_servers(ws, home, environ={})
     assert {n: (s.origin, s.command or s.url) for n, s in found.servers.items()} == {
-        "a": ("user", "mine"), "b": ("project", "project-b"), "c": ("project", "http://127.0.0.1:1/mcp")}
+        "a": ("user", "mine"),
+        "b": ("project", "project-b"),
+        "c": ("project", "http://127.0.0.1:1/mcp"),
+    }
     assert found.servers["a"].trusted and found.errors == []
 
 

@@ -23,8 +23,9 @@ def _spec(manager: McpManager, name: str) -> dict[str, object]:
 
 async def test_a_tool_changed_while_connected_reaches_the_model_only_once_approved(tmp_path: Path) -> None:
     servers = Servers({"fake": parse_server("fake", fake_server(tmp_path / "starts"), origin="user", source="t")})
-    manager = McpManager(servers, workspace=tmp_path, home=tmp_path / "home", registry=ToolRegistry([]),
-                         trusted_folder=False)
+    manager = McpManager(
+        servers, workspace=tmp_path, home=tmp_path / "home", registry=ToolRegistry([]), trusted_folder=False
+    )
     try:
         await manager.wait_ready()
         assert manager.servers["fake"].status == "ready", manager.servers["fake"].error
@@ -46,8 +47,9 @@ async def test_a_tool_changed_while_connected_reaches_the_model_only_once_approv
         # the server's other tools, approved before, are to be confirmed again; the never-approved ones stay new
         peek = manager.registry.get("mcp__fake__peek")
         assert peek.state == "reconfirm" and peek.dangerous  # type: ignore[attr-defined]
-        assert peek.needs_person({}) == ("the MCP server fake changed its tools since mcp__fake__peek was "
-                                         "approved (changed greet); confirm it again")
+        assert peek.needs_person({}) == (
+            "the MCP server fake changed its tools since mcp__fake__peek was approved (changed greet); confirm it again"
+        )
         assert manager.registry.get("mcp__fake__poison").state == "reconfirm"  # type: ignore[attr-defined]
         assert manager.registry.get("mcp__fake__env").state == "new"  # type: ignore[attr-defined]
 
@@ -62,13 +64,21 @@ async def test_a_tool_changed_while_connected_reaches_the_model_only_once_approv
         await manager.aclose()
 
 
-def test_headless_calls_after_a_change_are_refused_until_a_person_confirms(scripted, monkey_home: Path,
-                                                                           tmp_path: Path) -> None:
+def test_headless_calls_after_a_change_are_refused_until_a_person_confirms(
+    scripted, monkey_home: Path, tmp_path: Path
+) -> None:
     write_servers(monkey_home / "mcp.json", {"fake": fake_server(tmp_path / "starts")})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
-    run = scripted([{"tool_calls": [call("mcp__fake__peek")]}, {"tool_calls": [call("mcp__fake__poison")]},
-                    {"tool_calls": [call("mcp__fake__peek")]}, {"tool_calls": [call("mcp__fake__greet", name="a")]},
-                    {"text": "done"}], "--no-approval")
+    run = scripted(
+        [
+            {"tool_calls": [call("mcp__fake__peek")]},
+            {"tool_calls": [call("mcp__fake__poison")]},
+            {"tool_calls": [call("mcp__fake__peek")]},
+            {"tool_calls": [call("mcp__fake__greet", name="a")]},
+            {"text": "done"},
+        ],
+        "--no-approval",
+    )
     before, poisoned, after, greet = results(run.stdout)
     assert before["ok"] and poisoned["ok"] and "poisoned" in poisoned["output"], run.stdout
     assert not after["ok"] and "changed its tools since mcp__fake__peek was approved" in after["output"]

@@ -15,17 +15,22 @@ from tests.support.cli import invoke, invoke_async, stored_events, write_script
 from tests.support.mcp_serve import INIT, read_answer, send_line, serve_process, stdio_session, text
 
 TURNS = [
-    {"text": "Writing it.",
-     "tool_calls": [{"name": "file_write", "arguments": {"path": "agent.txt", "content": "by the agent\n"}}]},
+    {
+        "text": "Writing it.",
+        "tool_calls": [{"name": "file_write", "arguments": {"path": "agent.txt", "content": "by the agent\n"}}],
+    },
     {"text": "Done: agent.txt is written."},
     {"text": "You said: again. Nothing more to do."},
 ]
 
 
-async def test_agent_runs_a_task_and_agent_reply_continues_it(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+async def test_agent_runs_a_task_and_agent_reply_continues_it(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "script.json", TURNS)
-    async with stdio_session(workspace, monkey_home, "--backend", "scripted", "--script", str(script),
-                             "--mode", "accept-edits") as client:
+    async with stdio_session(
+        workspace, monkey_home, "--backend", "scripted", "--script", str(script), "--mode", "accept-edits"
+    ) as client:
         names = [t.name for t in (await client.list_tools()).tools]
         assert names[-2:] == ["agent", "agent_reply"]
         first = await client.call_tool("agent", {"prompt": "make agent.txt"})
@@ -41,16 +46,18 @@ async def test_agent_runs_a_task_and_agent_reply_continues_it(workspace: Path, m
         assert missing.is_error and "cannot continue session s-no-such" in text(missing)
         bad = await client.call_tool("agent", {"task": "no prompt"})
         assert bad.is_error and "needs prompt" in text(bad)
-    (session,) = json.loads((await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)],
-                                                home=monkey_home)).stdout)
+    (session,) = json.loads(
+        (await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home)).stdout
+    )
     assert session["id"] == done["session_id"] and session["turns"] == 2 and session["state"] == "completed"
     undo = await invoke_async(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "agent.txt").exists()
 
 
-async def test_an_agent_task_runs_headless_what_would_ask_is_refused(workspace: Path, monkey_home: Path,
-                                                                    tmp_path: Path) -> None:
+async def test_an_agent_task_runs_headless_what_would_ask_is_refused(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "script.json", TURNS[:2])
     async with stdio_session(workspace, monkey_home, "--backend", "scripted", "--script", str(script)) as client:
         result = await client.call_tool("agent", {"prompt": "make agent.txt"})
@@ -64,16 +71,24 @@ async def test_an_agent_task_runs_headless_what_would_ask_is_refused(workspace: 
 
 
 @pytest.mark.subprocess
-def test_sigterm_during_an_agent_task_ends_its_turn_and_session(workspace: Path, monkey_home: Path,
-                                                                 tmp_path: Path) -> None:
+def test_sigterm_during_an_agent_task_ends_its_turn_and_session(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     script = write_script(tmp_path / "script.json", [{"text": "a very slow answer indeed", "delay": 600}])
     proc = serve_process(workspace, monkey_home, "--backend", "scripted", "--script", str(script))
     try:
         send_line(proc, INIT)
         read_answer(proc)
         send_line(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send_line(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                     "params": {"name": "agent", "arguments": {"prompt": "take your time"}}})
+        send_line(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "agent", "arguments": {"prompt": "take your time"}},
+            },
+        )
         db = monkey_home / "monkey.db"
         deadline = time.monotonic() + 60
         started = False

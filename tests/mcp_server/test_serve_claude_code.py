@@ -32,16 +32,26 @@ class FakeModel(FakeAnthropic):
         users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
         if not body.get("tools") or not any("through monkey" in text_of(m.get("content")) for m in users):
             return super().reply(body)
-        results = [b for m in users if isinstance(m.get("content"), list) for b in m["content"]
-                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        results = [
+            b
+            for m in users
+            if isinstance(m.get("content"), list)
+            for b in m["content"]
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
         self.count += 1
         if not results:
-            return Message("Writing it with monkey.", [
-                (f"toolu_w{self.count}", "mcp__monkey__file_write", {"path": "mcp.txt", "content": CONTENT}),
-                (f"toolu_x{self.count}", "mcp__monkey__file_write", {"path": "../escaped.txt", "content": "x"})],
-                message_id=f"msg_fake{self.count}")
-        said = " | ".join(text_of(r.get("content")) if isinstance(r.get("content"), list) else str(r.get("content"))
-                          for r in results)
+            return Message(
+                "Writing it with monkey.",
+                [
+                    (f"toolu_w{self.count}", "mcp__monkey__file_write", {"path": "mcp.txt", "content": CONTENT}),
+                    (f"toolu_x{self.count}", "mcp__monkey__file_write", {"path": "../escaped.txt", "content": "x"}),
+                ],
+                message_id=f"msg_fake{self.count}",
+            )
+        said = " | ".join(
+            text_of(r.get("content")) if isinstance(r.get("content"), list) else str(r.get("content")) for r in results
+        )
         return Message(f"Results: {said}", message_id=f"msg_fake{self.count}")
 
 
@@ -51,31 +61,69 @@ def test_claude_code_writes_a_file_through_monkey_serve(workspace: Path, monkey_
     cli_home.mkdir()
     env = monkey_env(monkey_home)
     config = tmp_path / "mcp.json"
-    config.write_text(json.dumps({"mcpServers": {"monkey": {
-        "command": sys.executable, "args": ["-m", "monkey", "serve", "--cwd", str(workspace)],
-        "env": {"MONKEY_HOME": env["MONKEY_HOME"], "PYTHONPATH": env["PYTHONPATH"]}}}}))
+    config.write_text(
+        json.dumps(
+            {
+                "mcpServers": {
+                    "monkey": {
+                        "command": sys.executable,
+                        "args": ["-m", "monkey", "serve", "--cwd", str(workspace)],
+                        "env": {"MONKEY_HOME": env["MONKEY_HOME"], "PYTHONPATH": env["PYTHONPATH"]},
+                    }
+                }
+            }
+        )
+    )
     with FakeModel(str(workspace)) as server:
-        cli_env = {**env, "ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "HOME": str(cli_home),
-                   "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1", "MCP_TIMEOUT": "60000",
-                   "ENABLE_TOOL_SEARCH": "false"}  # MCP tools offered to the model directly, not deferred
-        run = subprocess.run([cli, "-p", PROMPT, "--mcp-config", str(config), "--strict-mcp-config",
-                              "--allowedTools", "mcp__monkey__file_write", "--output-format", "stream-json",
-                              "--verbose"], cwd=workspace, env=cli_env, capture_output=True, text=True,
-                             timeout=180, stdin=subprocess.DEVNULL)
+        cli_env = {
+            **env,
+            "ANTHROPIC_API_KEY": "sk-ant-fake",
+            "ANTHROPIC_BASE_URL": server.url,
+            "HOME": str(cli_home),
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "MCP_TIMEOUT": "60000",
+            "ENABLE_TOOL_SEARCH": "false",
+        }  # MCP tools offered to the model directly, not deferred
+        run = subprocess.run(
+            [
+                cli,
+                "-p",
+                PROMPT,
+                "--mcp-config",
+                str(config),
+                "--strict-mcp-config",
+                "--allowedTools",
+                "mcp__monkey__file_write",
+                "--output-format",
+                "stream-json",
+                "--verbose",
+            ],
+            cwd=workspace,
+            env=cli_env,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
         tools_offered = [t["name"] for r in server.main_requests() for t in r["body"]["tools"]]
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-3000:]
     lines = [json.loads(line) for line in run.stdout.splitlines() if line.startswith("{")]
     init = next(line for line in lines if line.get("type") == "system" and line.get("subtype") == "init")
     assert [(s["name"], s["status"]) for s in init["mcp_servers"]] == [("monkey", "connected")], init["mcp_servers"]
     assert "mcp__monkey__file_write" in tools_offered and "mcp__monkey__shell_execute" in tools_offered, (
-        tools_offered, run.stdout[-4000:])
+        tools_offered,
+        run.stdout[-4000:],
+    )
     assert (workspace / "mcp.txt").read_text() == CONTENT
     assert not (tmp_path / "escaped.txt").exists()
     result = next(line for line in lines if line.get("type") == "result")
     assert "created mcp.txt" in result["result"], result["result"]
     assert "outside the workspace" in result["result"], result["result"]
 
-    (session,) = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    (session,) = json.loads(
+        run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout
+    )
     assert session["turns"] == 2 and "claude-code" in session["title"], session
     undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr

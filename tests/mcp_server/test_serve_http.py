@@ -64,9 +64,11 @@ def test_a_given_port_and_a_bad_request(workspace: Path, monkey_home: Path) -> N
         bad = httpx2.post(server.url, content=b"{not json", headers=headers, timeout=30)
         assert bad.status_code == 400 and bad.json()["error"]["code"] == -32700
         assert httpx2.get(server.base + "/health", headers=auth, timeout=30).status_code == 200  # still serving
-        for argv in (["serve", "http", str(port), "--cwd", str(workspace)],
-                     ["serve", "http", "--cwd", str(workspace), str(port)],  # the port after an option
-                     ["serve", "--cwd", str(workspace), "http", str(port)]):
+        for argv in (
+            ["serve", "http", str(port), "--cwd", str(workspace)],
+            ["serve", "http", "--cwd", str(workspace), str(port)],  # the port after an option
+            ["serve", "--cwd", str(workspace), "http", str(port)],
+        ):
             busy = run_monkey(argv, home=monkey_home)
             assert busy.returncode == 1 and f"cannot serve on 127.0.0.1:{port}" in busy.stderr, argv
             assert busy.stdout == ""
@@ -75,11 +77,13 @@ def test_a_given_port_and_a_bad_request(workspace: Path, monkey_home: Path) -> N
 
 
 def test_bad_ports_anywhere_are_one_line(workspace: Path, monkey_home: Path) -> None:
-    for argv, said in ((["serve", "http", "--cwd", str(workspace), "eighty"], "not a port number: 'eighty'"),
-                       (["serve", "http", "--cwd", str(workspace), "70000"], "between 1 and 65535"),
-                       (["serve", "http", "--cwd", str(workspace), "8080", "--port", "8081"], "the port is given twice"),
-                       (["serve", "--cwd", str(workspace), "8080"], "invalid choice: '8080'"),
-                       (["serve", "http", "--cwd", str(workspace), "8080", "9090"], "unrecognized arguments: 9090")):
+    for argv, said in (
+        (["serve", "http", "--cwd", str(workspace), "eighty"], "not a port number: 'eighty'"),
+        (["serve", "http", "--cwd", str(workspace), "70000"], "between 1 and 65535"),
+        (["serve", "http", "--cwd", str(workspace), "8080", "--port", "8081"], "the port is given twice"),
+        (["serve", "--cwd", str(workspace), "8080"], "invalid choice: '8080'"),
+        (["serve", "http", "--cwd", str(workspace), "8080", "9090"], "unrecognized arguments: 9090"),
+    ):
         run = invoke(argv, home=monkey_home)
         assert run.returncode == 2 and said in run.stderr, (argv, run.stderr)
         assert run.stdout == ""
@@ -124,8 +128,9 @@ async def test_loopback_needs_the_token_and_a_local_host_and_origin(workspace: P
             foreign = httpx2.post(server.url, json=listing, headers={**auth, "Origin": origin}, timeout=30)
             assert foreign.status_code == 403, origin
         for host in (f"localhost:{port}", f"127.0.0.1:{port}", f"127.0.0.2:{port}", f"[::1]:{port}", "localhost"):
-            local = httpx2.get(server.base + "/health", headers={**auth, "Host": host,
-                                                                 "Origin": f"http://{host}"}, timeout=30)
+            local = httpx2.get(
+                server.base + "/health", headers={**auth, "Host": host, "Origin": f"http://{host}"}, timeout=30
+            )
             assert local.status_code == 200, host
         async with http_session(server.url, server.token) as client:
             assert len((await client.list_tools()).tools) == len(TOOLS)
@@ -147,13 +152,16 @@ def test_non_loopback_binds_need_an_explicit_host_and_then_a_token(workspace: Pa
         server.stop()
 
 
-@pytest.mark.parametrize("flags, said", [
-    (["http", "--token", "short"], "at least 16 characters"),
-    (["http", "70000"], "between 1 and 65535"),
-    (["http", "80", "--port", "81"], "the port is given twice"),
-    (["http", "eighty"], "not a port number"),
-    (["--port", "8080"], "are for 'monkey serve http'"),
-])
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (["http", "--token", "short"], "at least 16 characters"),
+        (["http", "70000"], "between 1 and 65535"),
+        (["http", "80", "--port", "81"], "the port is given twice"),
+        (["http", "eighty"], "not a port number"),
+        (["--port", "8080"], "are for 'monkey serve http'"),
+    ],
+)
 def test_bad_flags_are_one_line_errors(workspace: Path, monkey_home: Path, flags: list[str], said: str) -> None:
     run = invoke(["serve", *flags, "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2 and said in run.stderr and run.stdout == ""

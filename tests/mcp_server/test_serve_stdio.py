@@ -21,7 +21,12 @@ async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path,
     assert by["file_write"].input_schema["required"] == ["path", "content"]
     assert "relative to the workspace" in by["file_read"].description
     read, write, shell = by["file_read"].annotations, by["file_write"].annotations, by["shell_execute"].annotations
-    assert (read.read_only_hint, read.destructive_hint, read.idempotent_hint, read.open_world_hint) == (True, False, True, False)
+    assert (read.read_only_hint, read.destructive_hint, read.idempotent_hint, read.open_world_hint) == (
+        True,
+        False,
+        True,
+        False,
+    )
     assert (write.read_only_hint, write.destructive_hint, write.idempotent_hint) == (False, True, True)
     hints = (shell.read_only_hint, shell.destructive_hint, shell.idempotent_hint, shell.open_world_hint)
     assert hints == (False, True, False, True)
@@ -29,7 +34,12 @@ async def test_lists_monkeys_tools_with_schemas_and_annotations(workspace: Path,
     hints = (fetch.read_only_hint, fetch.destructive_hint, fetch.idempotent_hint, fetch.open_world_hint)
     assert hints == (True, False, True, True)
     stop, out = by["process_stop"].annotations, by["process_output"].annotations
-    assert (stop.read_only_hint, stop.idempotent_hint, out.read_only_hint, out.open_world_hint) == (False, True, True, False)
+    assert (stop.read_only_hint, stop.idempotent_hint, out.read_only_hint, out.open_world_hint) == (
+        False,
+        True,
+        True,
+        False,
+    )
 
 
 async def test_every_tool_runs_and_changes_are_recorded_and_undoable(workspace: Path, monkey_home: Path) -> None:
@@ -38,7 +48,9 @@ async def test_every_tool_runs_and_changes_are_recorded_and_undoable(workspace: 
         assert not wrote.is_error, text(wrote)
         read = await client.call_tool("file_read", {"path": "notes/a.txt"})
         assert text(read) == "alpha\nbeta\n"
-        edited = await client.call_tool("file_edit", {"path": "notes/a.txt", "old_string": "beta", "new_string": "gamma"})
+        edited = await client.call_tool(
+            "file_edit", {"path": "notes/a.txt", "old_string": "beta", "new_string": "gamma"}
+        )
         assert not edited.is_error, text(edited)
         listing = await client.call_tool("list_directory", {"path": "notes"})
         assert "a.txt" in text(listing)
@@ -127,14 +139,16 @@ async def test_unknown_tools_and_bad_arguments_are_tool_errors(workspace: Path, 
     assert text(still) == "# proj\n"
 
 
-
 @pytest.mark.subprocess
 def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: Path, monkey_home: Path) -> None:
     proc = serve_process(workspace, monkey_home)
     try:
         send_line(proc, "this is not json {")
-        assert read_answer(proc) == {"jsonrpc": "2.0", "id": None,
-                                 "error": {"code": -32700, "message": "Parse error: the line is not JSON"}}
+        assert read_answer(proc) == {
+            "jsonrpc": "2.0",
+            "id": None,
+            "error": {"code": -32700, "message": "Parse error: the line is not JSON"},
+        }
         send_line(proc, "[1, 2]")
         assert read_answer(proc)["error"]["code"] == -32600
         send_line(proc, INIT)
@@ -144,8 +158,15 @@ def test_malformed_input_gets_json_rpc_errors_and_the_server_goes_on(workspace: 
         assert read_answer(proc)["error"]["code"] == -32601
         send_line(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": 5}})
         assert read_answer(proc)["error"]["code"] == -32602
-        send_line(proc, {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
-                     "params": {"name": "file_read", "arguments": {"path": "README.md"}}})
+        send_line(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 4,
+                "method": "tools/call",
+                "params": {"name": "file_read", "arguments": {"path": "README.md"}},
+            },
+        )
         answer = read_answer(proc)
         assert answer["id"] == 4 and answer["result"]["content"][0]["text"] == "# proj\n"
         assert proc.stdin is not None
@@ -169,8 +190,15 @@ def test_a_signal_ends_the_server_and_closes_the_session(workspace: Path, monkey
         send_line(proc, INIT)
         read_answer(proc)
         send_line(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"})
-        send_line(proc, {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
-                     "params": {"name": "file_write", "arguments": {"path": "s.txt", "content": "x\n"}}})
+        send_line(
+            proc,
+            {
+                "jsonrpc": "2.0",
+                "id": 2,
+                "method": "tools/call",
+                "params": {"name": "file_write", "arguments": {"path": "s.txt", "content": "x\n"}},
+            },
+        )
         assert read_answer(proc)["result"]["isError"] is False
         proc.send_signal(sig)  # stdin stays open: the signal alone ends it
         assert proc.wait(timeout=60) == 128 + sig
@@ -194,8 +222,9 @@ async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspa
     marker = "4711.25"  # sleep's argument, to find its process
     async with stdio_session(workspace, monkey_home) as client:
         with pytest.raises(MCPError):  # the client gives up and sends notifications/cancelled
-            await client.call_tool("shell_execute", {"command": f"sleep {marker}", "timeout": 600},
-                                   read_timeout_seconds=3)
+            await client.call_tool(
+                "shell_execute", {"command": f"sleep {marker}", "timeout": 600}, read_timeout_seconds=3
+            )
         deadline = time.monotonic() + 60
         while pids_running(f"sleep {marker}") and time.monotonic() < deadline:
             time.sleep(0.1)
@@ -208,15 +237,18 @@ async def test_a_cancelled_call_stops_its_command_and_the_turn_is_stored(workspa
     assert [e["reason"] for e in ends] == ["cancelled", "completed"], ends
 
 
-async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation(workspace: Path,
-                                                                                 monkey_home: Path) -> None:
+async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation(
+    workspace: Path, monkey_home: Path
+) -> None:
     import mcp_types as types
 
     asked: list[str] = []
-    answers = [types.ElicitResult(action="decline"),
-               types.ElicitResult(action="accept", content={"approve": False}),
-               types.ElicitResult(action="accept", content={"approve": True}),
-               types.ElicitResult(action="accept", content={"approve": True})]  # the run outside the sandbox
+    answers = [
+        types.ElicitResult(action="decline"),
+        types.ElicitResult(action="accept", content={"approve": False}),
+        types.ElicitResult(action="accept", content={"approve": True}),
+        types.ElicitResult(action="accept", content={"approve": True}),
+    ]  # the run outside the sandbox
 
     async def person(ctx: object, params: types.ElicitRequestParams) -> types.ElicitResult:
         asked.append(params.message)
@@ -241,8 +273,9 @@ async def test_a_protected_call_is_asked_of_the_clients_user_through_elicitation
     assert "the sandbox blocked it" in asked[3] and "OUTSIDE monkey's sandbox" in asked[3]
 
 
-def test_a_bad_workspace_or_config_is_one_line_and_nothing_on_stdout(workspace: Path, monkey_home: Path,
-                                                                     tmp_path: Path) -> None:
+def test_a_bad_workspace_or_config_is_one_line_and_nothing_on_stdout(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     missing = invoke(["serve", "--cwd", str(tmp_path / "nowhere")], home=monkey_home, input="")
     assert missing.returncode == 2 and missing.stdout == ""
     assert missing.stderr.strip() == f"monkey: workspace {tmp_path / 'nowhere'} is not a directory"

@@ -14,8 +14,9 @@ from monkey.metrics.since import SinceError, parse_since
 NOW = 1_795_000_000.0
 
 
-@given(st.integers(min_value=0, max_value=999_999), st.sampled_from([("m", 60), ("h", 3600), ("d", 86400),
-                                                                     ("w", 604800)]))
+@given(
+    st.integers(min_value=0, max_value=999_999), st.sampled_from([("m", 60), ("h", 3600), ("d", 86400), ("w", 604800)])
+)
 def test_a_span_goes_back_from_now(n: int, unit: tuple[str, int]) -> None:
     assert parse_since(f"{n}{unit[0]}", now=NOW) == NOW - n * unit[1]
     assert parse_since(f" {n}{unit[0].upper()} ", now=NOW) == NOW - n * unit[1]
@@ -42,17 +43,41 @@ def test_anything_else_is_refused_or_is_a_span_or_a_date(text: str) -> None:
         assert value[:-1].isdigit() or len(value) == 10
 
 
-@pytest.mark.parametrize("text", ["", "7", "d", "7 d", "7days", "1y", "2026-13-01", "2026-02-30", "26-11-01",
-                                  "2026/11/01", "1234567d", "-1d", "+1d", "٣d"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "",
+        "7",
+        "d",
+        "7 d",
+        "7days",
+        "1y",
+        "2026-13-01",
+        "2026-02-30",
+        "26-11-01",
+        "2026/11/01",
+        "1234567d",
+        "-1d",
+        "+1d",
+        "٣d",
+    ],
+)
 def test_bad_values(text: str) -> None:
     with pytest.raises(SinceError):
         parse_since(text, now=NOW)
 
 
-@pytest.mark.parametrize("values, p50, p95", [
-    ([], None, None), ([5.0], 5.0, 5.0), ([1.0, 2.0], 1.0, 2.0), ([3.0, 1.0, 2.0], 2.0, 3.0),
-    ([float(i) for i in range(1, 101)], 50.0, 95.0), ([float(i) for i in range(1, 21)], 10.0, 19.0),
-])
+@pytest.mark.parametrize(
+    "values, p50, p95",
+    [
+        ([], None, None),
+        ([5.0], 5.0, 5.0),
+        ([1.0, 2.0], 1.0, 2.0),
+        ([3.0, 1.0, 2.0], 2.0, 3.0),
+        ([float(i) for i in range(1, 101)], 50.0, 95.0),
+        ([float(i) for i in range(1, 21)], 10.0, 19.0),
+    ],
+)
 def test_percentiles_are_nearest_rank(values: list[float], p50: float | None, p95: float | None) -> None:
     assert (percentile(values, 50), percentile(values, 95)) == (p50, p95)
 

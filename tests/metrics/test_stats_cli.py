@@ -17,10 +17,30 @@ from monkey.store.tally import micros, quantize
 from tests.support.script import call
 
 
-def agent(capsys, workspace: Path, script: Path, *flags: str, task: str = "do it",  # type: ignore[no-untyped-def]
-          code: int = 0) -> list[dict[str, Any]]:
-    ended = main(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--output-format", "stream-json", "--task", task, *flags])
+def agent(
+    capsys,
+    workspace: Path,
+    script: Path,
+    *flags: str,
+    task: str = "do it",  # type: ignore[no-untyped-def]
+    code: int = 0,
+) -> list[dict[str, Any]]:
+    ended = main(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            task,
+            *flags,
+        ]
+    )
     out = capsys.readouterr().out
     assert ended == code, out[-2000:]
     return [json.loads(line) for line in out.splitlines() if line.strip()]
@@ -35,23 +55,39 @@ def stats(capsys, *flags: str) -> dict[str, Any]:  # type: ignore[no-untyped-def
 
 SCRIPT = {
     "turns": [
-        {"text": "Writing.", "tool_calls": [call("file_write", path="a.txt", content="one\ntwo\nthree\n")],
-         "usage": {"input_tokens": 1000, "output_tokens": 40, "cost_usd": 0.0123}},
-        {"text": "Editing.", "tool_calls": [call("file_edit", path="a.txt", old_string="two", new_string="2\n2b")],
-         "usage": {"input_tokens": 1100, "output_tokens": 30, "cost_usd": 0.0101}},
-        {"text": "Reading.", "tool_calls": [call("file_read", path="missing.txt"), call("shell_execute", command="ls")],
-         "usage": {"input_tokens": 1200, "output_tokens": 20, "cost_usd": 0.0003}},
-        {"text": "Asking.", "tool_calls": [call("task", description="look", prompt="find it", agent="explore")],
-         "usage": {"input_tokens": 1300, "output_tokens": 10, "cost_usd": 0.0001}},
+        {
+            "text": "Writing.",
+            "tool_calls": [call("file_write", path="a.txt", content="one\ntwo\nthree\n")],
+            "usage": {"input_tokens": 1000, "output_tokens": 40, "cost_usd": 0.0123},
+        },
+        {
+            "text": "Editing.",
+            "tool_calls": [call("file_edit", path="a.txt", old_string="two", new_string="2\n2b")],
+            "usage": {"input_tokens": 1100, "output_tokens": 30, "cost_usd": 0.0101},
+        },
+        {
+            "text": "Reading.",
+            "tool_calls": [call("file_read", path="missing.txt"), call("shell_execute", command="ls")],
+            "usage": {"input_tokens": 1200, "output_tokens": 20, "cost_usd": 0.0003},
+        },
+        {
+            "text": "Asking.",
+            "tool_calls": [call("task", description="look", prompt="find it", agent="explore")],
+            "usage": {"input_tokens": 1300, "output_tokens": 10, "cost_usd": 0.0001},
+        },
         {"text": "Done.", "usage": {"input_tokens": 1400, "output_tokens": 5, "cost_usd": 0.0002}},
     ],
-    "agents": {"explore": {"turns": [{"text": "found it", "usage": {"input_tokens": 70, "output_tokens": 7,
-                                                                     "cost_usd": 0.0007}}]}},
+    "agents": {
+        "explore": {
+            "turns": [{"text": "found it", "usage": {"input_tokens": 70, "output_tokens": 7, "cost_usd": 0.0007}}]
+        }
+    },
 }
 
 
-def test_every_figure_of_a_session_is_what_the_loop_did(workspace: Path, monkey_home: Path, tmp_path: Path,
-                                                        capsys) -> None:  # type: ignore[no-untyped-def]
+def test_every_figure_of_a_session_is_what_the_loop_did(
+    workspace: Path, monkey_home: Path, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
     (monkey_home / "config.toml").write_text('[approvals]\nmode = "auto"\ndeny = ["shell_execute"]\n')
     events = agent(capsys, workspace, _script(tmp_path, SCRIPT), code=4)  # 4: a call was denied
     usage = [e for e in events if e["type"] == "usage"]
@@ -63,15 +99,26 @@ def test_every_figure_of_a_session_is_what_the_loop_did(workspace: Path, monkey_
     t = got["totals"]
     assert t["sessions"] == 1 and t["turns"] == 1
     assert t["model_calls"] == len([e for e in events if e["type"] == "message_completed"]) == 6  # 5 + the child's
-    assert t["tokens"] == {"input": sum(u["input_tokens"] for u in usage), "output": sum(u["output_tokens"] for u in usage),
-                           "cache_read": 0, "cache_creation": 0}
+    assert t["tokens"] == {
+        "input": sum(u["input_tokens"] for u in usage),
+        "output": sum(u["output_tokens"] for u in usage),
+        "cache_read": 0,
+        "cache_creation": 0,
+    }
     assert t["tokens"]["input"] == 1000 + 1100 + 1200 + 1300 + 1400 + 70
     assert t["cost_micros"] == sum(micros(u["cost_usd"]) for u in usage) == 23_700
     assert t["cost_usd"] == 0.0237 and t["cache_hit_ratio"] == 0.0
     assert t["ttft_ms"]["p50"] is not None and t["call_ms"]["p95"] >= t["call_ms"]["p50"] > 0
     assert t["tokens_per_second"] > 0
-    assert t["tools"] == {"calls": 5, "ok": 3, "failed": 1, "denied_rule": 1, "denied_person": 0, "cancelled": 0,
-                          "duration_ms": t["tools"]["duration_ms"]}
+    assert t["tools"] == {
+        "calls": 5,
+        "ok": 3,
+        "failed": 1,
+        "denied_rule": 1,
+        "denied_person": 0,
+        "cancelled": 0,
+        "duration_ms": t["tools"]["duration_ms"],
+    }
     assert t["approvals"]["asked"] == 0 and t["approvals"]["answer_ms"] == {"p50": None, "p95": None}
     # a.txt: written with 3 lines, then "two" became two lines: +3, then +2 -1
     assert t["changes"] == {"lines_added": 5, "lines_removed": 1, "files_changed": 2, "undos": 0}
@@ -115,15 +162,18 @@ def _script(tmp_path: Path, script: dict[str, Any]) -> Path:
     return path
 
 
-def test_the_migration_fills_the_summary_rows_of_an_older_store(workspace: Path, monkey_home: Path,
-                                                                tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
+def test_the_migration_fills_the_summary_rows_of_an_older_store(
+    workspace: Path, monkey_home: Path, tmp_path: Path, capsys
+) -> None:  # type: ignore[no-untyped-def]
     (monkey_home / "config.toml").write_text('[approvals]\nmode = "auto"\ndeny = ["shell_execute"]\n')
     agent(capsys, workspace, _script(tmp_path, SCRIPT), code=4)  # 4: a call was denied
     kept = stats(capsys, "--all")["totals"]
     conn = sqlite3.connect(db_path(monkey_home))
     # a store of before the summary rows (version 3, the search index made) and what came after them
-    conn.executescript("DROP TABLE stat_slots; DROP TABLE stat_samples; DROP INDEX sessions_by_parent; "
-                       "DROP TABLE control; UPDATE schema_migrations SET version = 3 WHERE component = 'store';")
+    conn.executescript(
+        "DROP TABLE stat_slots; DROP TABLE stat_samples; DROP INDEX sessions_by_parent; "
+        "DROP TABLE control; UPDATE schema_migrations SET version = 3 WHERE component = 'store';"
+    )
     conn.close()
     again = stats(capsys, "--all")["totals"]  # opening the store runs the migration
     # what older events say is all there again; what they never said (timings, lines, who refused) is not
@@ -134,8 +184,7 @@ def test_the_migration_fills_the_summary_rows_of_an_older_store(workspace: Path,
     assert again["tools"]["duration_ms"]["p50"] is not None and again["ttft_ms"]["p50"] is None
 
 
-def test_deleting_a_session_deletes_its_figures(workspace: Path, monkey_home: Path, tmp_path: Path,
-                                                capsys) -> None:  # type: ignore[no-untyped-def]
+def test_deleting_a_session_deletes_its_figures(workspace: Path, monkey_home: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     events = agent(capsys, workspace, _script(tmp_path, {"turns": [{"text": "hi", "usage": {"cost_usd": 0.5}}]}))
     assert stats(capsys, "--all")["totals"]["cost_micros"] == 500_000
     sid = events[0]["session_id"]
@@ -147,14 +196,17 @@ def test_deleting_a_session_deletes_its_figures(workspace: Path, monkey_home: Pa
     assert stats(capsys, "--all")["totals"]["sessions"] == 0
 
 
-@pytest.mark.parametrize("flags, said", [
-    (["--since", "yesterday"], "--since 'yesterday': give a span back from now"),
-    (["--since", "2026-02-30"], "--since '2026-02-30': no such date"),
-    (["--since=-7d"], "give a span back from now"),
-    (["--by", "month"], "invalid choice: 'month'"),
-    (["--session", "nosuchsession"], "no session 'nosuchsession'"),
-    (["--session", "x", "--all"], "--session and --all do not go together"),
-])
+@pytest.mark.parametrize(
+    "flags, said",
+    [
+        (["--since", "yesterday"], "--since 'yesterday': give a span back from now"),
+        (["--since", "2026-02-30"], "--since '2026-02-30': no such date"),
+        (["--since=-7d"], "give a span back from now"),
+        (["--by", "month"], "invalid choice: 'month'"),
+        (["--session", "nosuchsession"], "no session 'nosuchsession'"),
+        (["--session", "x", "--all"], "--session and --all do not go together"),
+    ],
+)
 def test_bad_input_is_refused_clearly(flags: list[str], said: str, capsys) -> None:  # type: ignore[no-untyped-def]
     try:
         code = main(["stats", *flags])
@@ -170,12 +222,32 @@ def test_an_empty_store_says_so(workspace: Path, capsys) -> None:  # type: ignor
 
 
 def test_a_budget_reached_is_counted(workspace: Path, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    script = _script(tmp_path, {"turns": [
-        {"text": "Reading.", "tool_calls": [call("file_read", path="README.md")], "usage": {"cost_usd": 0.75}},
-        {"text": "never reached", "usage": {"cost_usd": 0.75}},
-    ]})
-    ended = main(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--output-format", "stream-json", "--max-budget-usd", "0.5", "--task", "read"])
+    script = _script(
+        tmp_path,
+        {
+            "turns": [
+                {"text": "Reading.", "tool_calls": [call("file_read", path="README.md")], "usage": {"cost_usd": 0.75}},
+                {"text": "never reached", "usage": {"cost_usd": 0.75}},
+            ]
+        },
+    )
+    ended = main(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--max-budget-usd",
+            "0.5",
+            "--task",
+            "read",
+        ]
+    )
     out = capsys.readouterr().out
     assert ended != 0 and '"type":"budget_reached"' in out
     t = stats(capsys, "--cwd", str(workspace))["totals"]

@@ -21,11 +21,18 @@ WRITE = {"name": "file_write", "arguments": {"path": "b.txt", "content": "x\ny\n
 
 
 def test_a_persons_answers_and_undo_are_counted(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"text": "", "tool_calls": [WRITE], "usage": {"input_tokens": 500, "output_tokens": 10, "cost_usd": 0.25}},
-        {"text": "", "tool_calls": [WRITE], "usage": {"input_tokens": 700, "output_tokens": 10, "cost_usd": 0.0625}},
-        {"text": "Written now.", "usage": {"input_tokens": 800, "output_tokens": 5, "cost_usd": 0.03125}},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "", "tool_calls": [WRITE], "usage": {"input_tokens": 500, "output_tokens": 10, "cost_usd": 0.25}},
+            {
+                "text": "",
+                "tool_calls": [WRITE],
+                "usage": {"input_tokens": 700, "output_tokens": 10, "cost_usd": 0.0625},
+            },
+            {"text": "Written now.", "usage": {"input_tokens": 800, "output_tokens": 5, "cost_usd": 0.03125}},
+        ],
+    )
     child = spawn_repl(workspace, monkey_home, script, timeout=60)
     child.expect_exact("Type a task")
     child.expect_exact("›")  # the prompt reads what is typed from here on
@@ -44,8 +51,10 @@ def test_a_persons_answers_and_undo_are_counted(workspace: Path, monkey_home: Pa
     child.sendline("/stats")
     child.expect(r"this session: [^\r\n]*lines")
     said = " ".join(child.after.split())  # the terminal may wrap the line
-    assert said == ("this session: 2 turns, 3 model calls, 2,000 tokens in (0% from the cache), 25 out, $0.34; 2 tool calls "
-                    "(1 ok, 0 failed, 1 denied, 0 cancelled); +2 -0 lines"), said
+    assert said == (
+        "this session: 2 turns, 3 model calls, 2,000 tokens in (0% from the cache), 25 out, $0.34; 2 tool calls "
+        "(1 ok, 0 failed, 1 denied, 0 cancelled); +2 -0 lines"
+    ), said
     child.expect_exact("today, 1 sessions in every workspace: 2 turns")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
@@ -56,8 +65,15 @@ def test_a_persons_answers_and_undo_are_counted(workspace: Path, monkey_home: Pa
     assert run.returncode == 0, run.stderr
     t = json.loads(run.stdout)["totals"]
     assert (t["turns"], t["model_calls"], t["cost_micros"]) == (2, 3, 343_750)
-    assert t["tools"] | {"duration_ms": None} == {"calls": 2, "ok": 1, "failed": 0, "denied_rule": 0,
-                                                  "denied_person": 1, "cancelled": 0, "duration_ms": None}
+    assert t["tools"] | {"duration_ms": None} == {
+        "calls": 2,
+        "ok": 1,
+        "failed": 0,
+        "denied_rule": 0,
+        "denied_person": 1,
+        "cancelled": 0,
+        "duration_ms": None,
+    }
     approvals = t["approvals"]
     assert (approvals["asked"], approvals["answered"]) == (2, 2)
     assert approvals["answers"] == {"approved": 1, "approved_session": 0, "approved_always": 0, "denied": 1}

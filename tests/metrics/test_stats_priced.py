@@ -16,12 +16,38 @@ MODEL = "claude-sonnet-4-5-20250929"
 def test_a_priced_backends_tokens_cache_and_cost(workspace: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     (workspace / "notes.txt").write_text("hello\n")
     with FakeAnthropic() as fake:
-        fake.add(Stream(reply_events(tool_calls=[("c1", "file_read", {"path": "notes.txt"})], model=MODEL,
-                                     input_tokens=200, output_tokens=30, cache_write=1000)),
-                 Stream(reply_events("It says hello.", model=MODEL, input_tokens=50, output_tokens=20,
-                                     cache_read=1000)))
-        code = main(["agent", "--backend", "anthropic", "--model", MODEL, "--base-url", fake.url, "--api-key", "k", "--cwd",
-                     str(workspace), "--output-format", "stream-json", "--no-approval", "--task", "read it"])
+        fake.add(
+            Stream(
+                reply_events(
+                    tool_calls=[("c1", "file_read", {"path": "notes.txt"})],
+                    model=MODEL,
+                    input_tokens=200,
+                    output_tokens=30,
+                    cache_write=1000,
+                )
+            ),
+            Stream(reply_events("It says hello.", model=MODEL, input_tokens=50, output_tokens=20, cache_read=1000)),
+        )
+        code = main(
+            [
+                "agent",
+                "--backend",
+                "anthropic",
+                "--model",
+                MODEL,
+                "--base-url",
+                fake.url,
+                "--api-key",
+                "k",
+                "--cwd",
+                str(workspace),
+                "--output-format",
+                "stream-json",
+                "--no-approval",
+                "--task",
+                "read it",
+            ]
+        )
     out = capsys.readouterr().out
     assert code == 0, out[-1500:]
     usage = [json.loads(line) for line in out.splitlines() if '"type":"usage"' in line]

@@ -103,9 +103,13 @@ def test_session_grants() -> None:
 def test_grant_descriptions() -> None:
     assert grant_for("shell_execute", shell("git commit -m x"))[1] == "commands starting with `git commit`"
     assert grant_for("shell_execute", shell("ls -la"))[1] == "commands starting with `ls`"
-    assert grant_for("shell_execute", shell("git status && git diff x"))[1] == \
-        "commands starting with `git status`, `git diff`"
-    assert grant_for("shell_execute", shell("a > out"))[1] == "this exact command line only (writes its output to out (>))"
+    assert (
+        grant_for("shell_execute", shell("git status && git diff x"))[1]
+        == "commands starting with `git status`, `git diff`"
+    )
+    assert (
+        grant_for("shell_execute", shell("a > out"))[1] == "this exact command line only (writes its output to out (>))"
+    )
 
 
 def test_rule_parsing() -> None:

@@ -9,13 +9,35 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "tools" / "bench.py"
-KEYS = {"name", "value", "unit", "baseline_name", "baseline_value", "ratio", "target", "ok", "lines", "passes",
-        "p95_ms", "allowed", "asks", "denied", "spawn_in_a_row_ms", "ratio_to_spawn_in_a_row"}
+KEYS = {
+    "name",
+    "value",
+    "unit",
+    "baseline_name",
+    "baseline_value",
+    "ratio",
+    "target",
+    "ok",
+    "lines",
+    "passes",
+    "p95_ms",
+    "allowed",
+    "asks",
+    "denied",
+    "spawn_in_a_row_ms",
+    "ratio_to_spawn_in_a_row",
+}
 
 
 def bench(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, str(BENCH), "permissions", *args], capture_output=True, text=True,
-                          timeout=120, check=False, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, str(BENCH), "permissions", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        cwd=ROOT,
+    )
 
 
 def test_a_small_sample_prints_one_json_figure_a_line() -> None:

@@ -21,17 +21,27 @@ from monkey.permissions.requests import Decision
 
 
 def DENY(line: str) -> Decision | None:  # noqa: N802 - named like the policy it stands for
-    policy = ApprovalPolicy.from_strings(allow=["shell_execute"], deny=["shell_execute(rm)", "shell_execute(curl)"],
-                                         read_only=False)
+    policy = ApprovalPolicy.from_strings(
+        allow=["shell_execute"], deny=["shell_execute(rm)", "shell_execute(curl)"], read_only=False
+    )
     return policy.check("shell_execute", {"command": line})
 
 
 def SCOPED(line: str) -> Decision | None:  # noqa: N802
     policy = ApprovalPolicy.from_strings(
-        allow=["shell_execute(echo)", "shell_execute(cd)", "shell_execute(true)", "shell_execute(cat)",
-               "shell_execute(wc)", "shell_execute(git log)", "shell_execute(git status)", "shell_execute(find)",
-               "shell_execute(ls)"],
-        read_only=False)
+        allow=[
+            "shell_execute(echo)",
+            "shell_execute(cd)",
+            "shell_execute(true)",
+            "shell_execute(cat)",
+            "shell_execute(wc)",
+            "shell_execute(git log)",
+            "shell_execute(git status)",
+            "shell_execute(find)",
+            "shell_execute(ls)",
+        ],
+        read_only=False,
+    )
     return policy.check("shell_execute", {"command": line})
 
 
@@ -197,8 +207,7 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize(("policy", "line", "expected"), CASES,
-                         ids=[f"{i}-{c[1][:30]!r}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize(("policy", "line", "expected"), CASES, ids=[f"{i}-{c[1][:30]!r}" for i, c in enumerate(CASES)])
 def test_public_bypass_reports(policy, line: str, expected) -> None:  # type: ignore[no-untyped-def]
     decision = policy(line)
     assert expected(decision), (line, decision)

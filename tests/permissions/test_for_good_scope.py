@@ -1,4 +1,4 @@
-""""Approve for good" on a file tool saves a rule for the path's folder in this workspace only, and the
+""" "Approve for good" on a file tool saves a rule for the path's folder in this workspace only, and the
 request shows that exact rule before anything is saved (monkey/permissions/rules.py, requests.py)."""
 
 from __future__ import annotations
@@ -68,17 +68,21 @@ class _ForGood:
         return Decision(approved=True, scope="always", reason="for good")
 
 
-async def test_for_good_through_the_pipeline_saves_the_rule_it_showed(workspace: Path, monkey_home: Path,
-                                                                      tmp_path: Path) -> None:
+async def test_for_good_through_the_pipeline_saves_the_rule_it_showed(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     (workspace / "src").mkdir()
     turns: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "file_write", "arguments": {"path": "src/a.py", "content": "a\n"}}]},
         {"tool_calls": [{"name": "file_write", "arguments": {"path": "src/b.py", "content": "b\n"}}]},
         {"tool_calls": [{"name": "file_write", "arguments": {"path": "top.py", "content": "t\n"}}]},
-        {"text": "done"}]
+        {"text": "done"},
+    ]
     approver = _ForGood()
-    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted",
-                                       script=str(write_script(tmp_path / "s.json", turns))), approver)
+    setup = build_agent(
+        SessionRequest(workspace=workspace, backend="scripted", script=str(write_script(tmp_path / "s.json", turns))),
+        approver,
+    )
     session = setup.session(show=lambda e: None, tell=lambda text, level: None)
     await session.open()
     await session.send("go")

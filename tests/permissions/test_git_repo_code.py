@@ -22,13 +22,26 @@ MARK = "MARK"
 
 def _git(ws: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(HOME=str(ws.parent), GIT_CONFIG_NOSYSTEM="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",
-               GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    env.update(
+        HOME=str(ws.parent),
+        GIT_CONFIG_NOSYSTEM="1",
+        GIT_AUTHOR_NAME="t",
+        GIT_AUTHOR_EMAIL="t@t",
+        GIT_COMMITTER_NAME="t",
+        GIT_COMMITTER_EMAIL="t@t",
+    )
     return subprocess.run(["git", *args], cwd=ws, env=env, capture_output=True, text=True, timeout=30, check=False)
 
 
-def _repo(tmp_path: Path, config: str, *, attributes: str = "", hook: str = "", in_tree: dict[str, str] | None = None,
-          configured_in: str = ".git/config") -> Path:
+def _repo(
+    tmp_path: Path,
+    config: str,
+    *,
+    attributes: str = "",
+    hook: str = "",
+    in_tree: dict[str, str] | None = None,
+    configured_in: str = ".git/config",
+) -> Path:
     ws = init_git_workspace(tmp_path / "repo", tmp_path)
     (ws / "a.txt").write_text("one\n")
     if attributes:
@@ -50,29 +63,40 @@ def _repo(tmp_path: Path, config: str, *, attributes: str = "", hook: str = "", 
 
 
 CASES = {
-    "textconv": dict(config='[diff "m"]\n\ttextconv = "touch MARK; cat"\n', attributes="*.txt diff=m\n",
-                     runs=["diff"]),
-    "textconv in git log -p": dict(config='[diff "m"]\n\ttextconv = "touch MARK; cat"\n',
-                                   attributes="*.txt diff=m\n", runs=["log", "-p"]),
-    "diff driver": dict(config='[diff "m"]\n\tcommand = "touch MARK; true"\n', attributes="*.txt diff=m\n",
-                        runs=["diff"]),
-    "diff.external": dict(config='[diff]\n\texternal = "sh -c \'touch MARK\'"\n', runs=["diff"]),
-    "clean filter": dict(config='[filter "f"]\n\tclean = "touch MARK; cat"\n', attributes="*.txt filter=f\n",
-                         runs=["diff"]),
-    "fsmonitor": dict(config="[core]\n\tfsmonitor = ./fsm.sh\n", in_tree={"fsm.sh": "#!/bin/sh\ntouch MARK\n"},
-                      runs=["status"]),
+    "textconv": dict(config='[diff "m"]\n\ttextconv = "touch MARK; cat"\n', attributes="*.txt diff=m\n", runs=["diff"]),
+    "textconv in git log -p": dict(
+        config='[diff "m"]\n\ttextconv = "touch MARK; cat"\n', attributes="*.txt diff=m\n", runs=["log", "-p"]
+    ),
+    "diff driver": dict(
+        config='[diff "m"]\n\tcommand = "touch MARK; true"\n', attributes="*.txt diff=m\n", runs=["diff"]
+    ),
+    "diff.external": dict(config="[diff]\n\texternal = \"sh -c 'touch MARK'\"\n", runs=["diff"]),
+    "clean filter": dict(
+        config='[filter "f"]\n\tclean = "touch MARK; cat"\n', attributes="*.txt filter=f\n", runs=["diff"]
+    ),
+    "fsmonitor": dict(
+        config="[core]\n\tfsmonitor = ./fsm.sh\n", in_tree={"fsm.sh": "#!/bin/sh\ntouch MARK\n"}, runs=["status"]
+    ),
     "post-index-change hook": dict(config="", hook="yes", runs=["status"]),
-    "included from the work tree": dict(config="[include]\n\tpath = ../evil.cfg\n", attributes="*.txt diff=m\n",
-                                        in_tree={"evil.cfg": '[diff "m"]\n\ttextconv = "touch MARK; cat"\n'},
-                                        runs=["diff"]),
+    "included from the work tree": dict(
+        config="[include]\n\tpath = ../evil.cfg\n",
+        attributes="*.txt diff=m\n",
+        in_tree={"evil.cfg": '[diff "m"]\n\ttextconv = "touch MARK; cat"\n'},
+        runs=["diff"],
+    ),
 }
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_git_in_a_repository_that_runs_its_own_code_is_not_read_only(case: str, tmp_path: Path) -> None:
     spec = CASES[case]
-    ws = _repo(tmp_path, str(spec["config"]), attributes=str(spec.get("attributes", "")),
-               hook=str(spec.get("hook", "")), in_tree=spec.get("in_tree"))  # type: ignore[arg-type]
+    ws = _repo(
+        tmp_path,
+        str(spec["config"]),
+        attributes=str(spec.get("attributes", "")),
+        hook=str(spec.get("hook", "")),
+        in_tree=spec.get("in_tree"),
+    )  # type: ignore[arg-type]
     runs: list[str] = spec["runs"]  # type: ignore[assignment]
     command = "git " + " ".join(runs)
     for mode in ("default", "plan", "accept-edits"):
@@ -92,8 +116,14 @@ def test_git_in_a_repository_that_runs_its_own_code_is_not_read_only(case: str, 
 def test_git_in_a_plain_repository_stays_read_only(tmp_path: Path) -> None:
     ws = _repo(tmp_path, "[core]\n\tfsmonitor = false\n[user]\n\tname = t\n", attributes="*.txt text\n")
     policy = ApprovalPolicy.from_strings()
-    for line in ("git status", "git diff", "git log -p", "git diff | head -5", "cd sub && git status",
-                 f"git -C {ws} status"):
+    for line in (
+        "git status",
+        "git diff",
+        "git log -p",
+        "git diff | head -5",
+        "cd sub && git status",
+        f"git -C {ws} status",
+    ):
         verdict = decide(policy, Call("c1", "shell_execute", {"command": line}, ws))
         assert verdict.decision is not None and verdict.decision.approved, line
 
@@ -129,9 +159,13 @@ def test_headless_git_diff_in_such_a_repository_runs_nothing(scripted, workspace
     (workspace / "a.txt").write_text("two\n")
     with (workspace / ".git" / "config").open("a") as fh:
         fh.write(f'[diff "m"]\n\ttextconv = "touch {workspace / MARK}; cat"\n')
-    run = scripted([{"tool_calls": [{"name": "shell_execute", "arguments": {"command": "git diff"}}]},
-                    {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "git log -p"}}]},
-                    {"text": "done"}])
+    run = scripted(
+        [
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "git diff"}}]},
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "git log -p"}}]},
+            {"text": "done"},
+        ]
+    )
     results = run.of_type("tool_result")
     assert len(results) == 2 and not any(r["ok"] for r in results), results
     assert not (workspace / MARK).exists()

@@ -32,12 +32,15 @@ def test_mode_names_and_the_cycle() -> None:
     assert next_mode("auto", auto_allowed=True) == "default"
 
 
-@pytest.mark.parametrize(("mode", "write", "command"), [
-    ("default", "ask", "ask"),
-    ("accept-edits", "allow", "ask"),
-    ("plan", "deny", "deny"),
-    ("auto", "allow", "allow"),
-])
+@pytest.mark.parametrize(
+    ("mode", "write", "command"),
+    [
+        ("default", "ask", "ask"),
+        ("accept-edits", "allow", "ask"),
+        ("plan", "deny", "deny"),
+        ("auto", "allow", "allow"),
+    ],
+)
 def test_what_each_mode_lets_run(mode: str, write: str, command: str, tmp_path: Path) -> None:
     policy = ApprovalPolicy(mode=mode)  # type: ignore[arg-type]
     assert decide(policy, "file_write", {"path": "a.txt", "content": "x"}, tmp_path) == write
@@ -60,21 +63,24 @@ def test_plan_mode_ignores_rules_and_grants_that_would_change_things(tmp_path: P
         assert decision is not None and not decision.approved and decision.reason == PLAN_REFUSAL
 
 
-@pytest.mark.parametrize(("command", "why"), [
-    ("git commit -m x", ".git/"),
-    ("git -C sub commit -am x", ".git/"),
-    ("git config core.fsmonitor ./evil", ".git/"),
-    ("git branch -D main", ".git/"),
-    ("git stash", ".git/"),
-    ("cp evil .git/hooks/pre-commit", ".git"),
-    ("cp evil ./sub/../.GIT/hooks/pre-commit", ".GIT"),
-    ("tee .monkey/config.toml", ".monkey"),
-    ("make && cp x .monkey/config.toml", ".monkey"),
-    ("cp x ~/.bashrc", "home folder"),
-    ("sh -c 'cp x ~/.bashrc'", "home folder"),
-    ("echo hi > .git/hooks/post-checkout", ".git"),
-    ("install --target-directory=.git/hooks x", ".git"),
-])
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("git commit -m x", ".git/"),
+        ("git -C sub commit -am x", ".git/"),
+        ("git config core.fsmonitor ./evil", ".git/"),
+        ("git branch -D main", ".git/"),
+        ("git stash", ".git/"),
+        ("cp evil .git/hooks/pre-commit", ".git"),
+        ("cp evil ./sub/../.GIT/hooks/pre-commit", ".GIT"),
+        ("tee .monkey/config.toml", ".monkey"),
+        ("make && cp x .monkey/config.toml", ".monkey"),
+        ("cp x ~/.bashrc", "home folder"),
+        ("sh -c 'cp x ~/.bashrc'", "home folder"),
+        ("echo hi > .git/hooks/post-checkout", ".git"),
+        ("install --target-directory=.git/hooks x", ".git"),
+    ],
+)
 def test_protected_paths_need_a_person_in_every_mode(command: str, why: str, tmp_path: Path) -> None:
     for mode in ("default", "accept-edits", "auto"):
         policy = ApprovalPolicy.from_strings(allow=["shell_execute"], mode=mode)  # type: ignore[arg-type]
@@ -85,10 +91,22 @@ def test_protected_paths_need_a_person_in_every_mode(command: str, why: str, tmp
     assert decide(plan, "shell_execute", shell(command), tmp_path) == "deny"
 
 
-@pytest.mark.parametrize("command", [
-    "git status", "git log -p", "git diff HEAD~1", "git branch -a", "git config --get user.name", "git remote -v",
-    "cat .gitignore", "ls docs", "python /tmp/script.py", "pytest tests/", "make -C sub",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "git status",
+        "git log -p",
+        "git diff HEAD~1",
+        "git branch -a",
+        "git config --get user.name",
+        "git remote -v",
+        "cat .gitignore",
+        "ls docs",
+        "python /tmp/script.py",
+        "pytest tests/",
+        "make -C sub",
+    ],
+)
 def test_ordinary_commands_are_not_protected(command: str, tmp_path: Path) -> None:
     policy = ApprovalPolicy(mode="auto")
     assert policy.needs_person("shell_execute", shell(command), tmp_path) is None
@@ -108,9 +126,14 @@ def test_a_file_tool_writing_into_monkeys_home_needs_a_person(tmp_path: Path) ->
 
 def test_always_allow_saves_one_prefix_rule_per_command() -> None:
     assert rules_for("shell_execute", shell("git commit -m x && npm run test -- -k y")) == [
-        "shell_execute(git commit)", "shell_execute(npm run test)"]
+        "shell_execute(git commit)",
+        "shell_execute(npm run test)",
+    ]
     assert rules_for("shell_execute", shell("docker compose up -d; python -m pytest -q; ls -la")) == [
-        "shell_execute(docker compose up)", "shell_execute(python -m pytest)", "shell_execute(ls)"]
+        "shell_execute(docker compose up)",
+        "shell_execute(python -m pytest)",
+        "shell_execute(ls)",
+    ]
     assert rules_for("shell_execute", shell("echo $(id)")) == []  # the parser cannot vouch for it
     assert rules_for("file_edit", {"path": "a"}) == []  # a file tool's rule names a workspace's folder
     assert rules_for("task", {"agent": "explore"}) == ["task"]
@@ -127,11 +150,26 @@ def test_always_allow_saves_one_prefix_rule_per_command() -> None:
 # -- through the CLI, with the scripted backend playing a hostile model -------------------------------
 
 
-def task(workspace: Path, home: Path, tmp_path: Path, turns: list[dict[str, Any]], *flags: str,
-         **env: str):  # type: ignore[no-untyped-def]
+def task(workspace: Path, home: Path, tmp_path: Path, turns: list[dict[str, Any]], *flags: str, **env: str):  # type: ignore[no-untyped-def]
     script = write_script(tmp_path / "script.json", [*turns, {"text": "done"}])
-    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                   "--output-format", "stream-json", "--task", "go", *flags], home=home, **env)
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "go",
+            *flags,
+        ],
+        home=home,
+        **env,
+    )
 
 
 def shell_call(command: str) -> dict[str, Any]:
@@ -142,14 +180,21 @@ def test_auto_mode_headless_refuses_protected_writes(workspace: Path, monkey_hom
     fake_home = tmp_path / "person"
     fake_home.mkdir()
     hooks = workspace / ".git" / "hooks"
-    run = task(workspace, monkey_home, tmp_path, [
-        shell_call("cp README.md .git/hooks/pre-commit"),
-        shell_call("git config core.fsmonitor 'touch PWNED'"),
-        shell_call("mkdir -p .monkey && cp README.md .monkey/config.toml"),
-        shell_call("cp README.md ~/.bashrc"),
-        shell_call(f"cp README.md {monkey_home}/config.toml"),
-        shell_call("cp README.md copy.md"),
-    ], "--no-approval", HOME=str(fake_home))
+    run = task(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            shell_call("cp README.md .git/hooks/pre-commit"),
+            shell_call("git config core.fsmonitor 'touch PWNED'"),
+            shell_call("mkdir -p .monkey && cp README.md .monkey/config.toml"),
+            shell_call("cp README.md ~/.bashrc"),
+            shell_call(f"cp README.md {monkey_home}/config.toml"),
+            shell_call("cp README.md copy.md"),
+        ],
+        "--no-approval",
+        HOME=str(fake_home),
+    )
     assert run.returncode == 4, run.stderr  # calls were denied: the task could not do all it meant to
     results = run.of_type("tool_result")
     assert [r["ok"] for r in results] == [False, False, False, False, False, True]
@@ -161,10 +206,17 @@ def test_auto_mode_headless_refuses_protected_writes(workspace: Path, monkey_hom
 
 
 def test_mode_flag_plan_refuses_changes_headless(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    run = task(workspace, monkey_home, tmp_path, [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "new.txt", "content": "x"}}]},
-        {"tool_calls": [{"name": "file_read", "arguments": {"path": "README.md"}}]},
-    ], "--mode", "plan")
+    run = task(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "new.txt", "content": "x"}}]},
+            {"tool_calls": [{"name": "file_read", "arguments": {"path": "README.md"}}]},
+        ],
+        "--mode",
+        "plan",
+    )
     assert run.returncode == 4, run.stderr
     write, read = run.of_type("tool_result")
     assert not write["ok"] and "plan mode is read-only" in write["output"] and read["ok"]
@@ -182,15 +234,25 @@ def test_a_project_config_cannot_start_in_auto(workspace: Path, monkey_home: Pat
     (workspace / ".monkey").mkdir()
     (workspace / ".monkey" / "config.toml").write_text('[approvals]\nmode = "auto"\n')
     (monkey_home / "config.toml").write_text("[approvals]\ntrust_project = true\n")
-    run = task(workspace, monkey_home, tmp_path, [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "new.txt", "content": "x"}}]},
-    ])
+    run = task(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "new.txt", "content": "x"}}]},
+        ],
+    )
     assert not (workspace / "new.txt").exists()
     assert 'ignored approvals.mode = "auto"' in run.stderr
     (workspace / ".monkey" / "config.toml").write_text('[approvals]\nmode = "accept-edits"\n')
-    run = task(workspace, monkey_home, tmp_path, [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "new.txt", "content": "x"}}]},
-    ])
+    run = task(
+        workspace,
+        monkey_home,
+        tmp_path,
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "new.txt", "content": "x"}}]},
+        ],
+    )
     assert run.returncode == 0, run.stderr
     assert (workspace / "new.txt").exists()
 

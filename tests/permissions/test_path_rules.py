@@ -34,10 +34,18 @@ def test_a_deny_rule_holds_however_the_path_is_spelt(ws: Path, path: str) -> Non
     assert decision is not None and not decision.approved, path
 
 
-@pytest.mark.parametrize(("path", "allowed"), [
-    ("docs/guide.md", True), ("docs/new/page.md", True), ("./docs/guide.md", True),
-    ("docs/../README.md", False), ("docs/env-link", False), ("docs/up/outside.txt", False), ("/tmp/x", False),
-])
+@pytest.mark.parametrize(
+    ("path", "allowed"),
+    [
+        ("docs/guide.md", True),
+        ("docs/new/page.md", True),
+        ("./docs/guide.md", True),
+        ("docs/../README.md", False),
+        ("docs/env-link", False),
+        ("docs/up/outside.txt", False),
+        ("/tmp/x", False),
+    ],
+)
 def test_an_allow_rule_covers_only_what_resolves_inside_its_glob(ws: Path, path: str, allowed: bool) -> None:
     policy = ApprovalPolicy.from_strings(allow=["file_write(docs/**)"])
     decision = policy.check("file_write", {"path": path, "content": ""}, ws)
@@ -52,9 +60,11 @@ def test_a_leading_double_star_also_matches_at_the_top(ws: Path) -> None:
 
 
 async def test_the_loop_applies_deny_rules_to_reading_tools(ws: Path) -> None:
-    calls = [ScriptCall(name="file_read", arguments={"path": "x/../.env"}),
-             ScriptCall(name="grep_search", arguments={"pattern": "KEY", "path": ".env"}),
-             ScriptCall(name="file_read", arguments={"path": "docs/guide.md"})]
+    calls = [
+        ScriptCall(name="file_read", arguments={"path": "x/../.env"}),
+        ScriptCall(name="grep_search", arguments={"pattern": "KEY", "path": ".env"}),
+        ScriptCall(name="file_read", arguments={"path": "docs/guide.md"}),
+    ]
     backend = ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="done")]))
     policy = ApprovalPolicy.from_strings(deny=["file_read(.env)", "grep_search(.env)"])
     agent = Agent(backend=backend, workspace=ws, policy=policy)
@@ -64,15 +74,19 @@ async def test_the_loop_applies_deny_rules_to_reading_tools(ws: Path) -> None:
     assert all("sk-secret" not in r.output for r in results)
     assert results[0].output == "denied: denied by rule file_read(.env)"
     denials = [e for e in events if isinstance(e, ApprovalResolved)]
-    assert [(d.name, d.decision, d.by) for d in denials] == [("file_read", "denied", "rule"),
-                                                            ("grep_search", "denied", "rule")]
+    assert [(d.name, d.decision, d.by) for d in denials] == [
+        ("file_read", "denied", "rule"),
+        ("grep_search", "denied", "rule"),
+    ]
 
 
 async def test_searches_skip_the_files_a_deny_rule_forbids_reading(ws: Path) -> None:
     (ws / "docs" / "notes.md").write_text("API_KEY is documented here\n")
-    calls = [ScriptCall(name="grep_search", arguments={"pattern": "API_KEY"}),
-             ScriptCall(name="glob_search", arguments={"pattern": "**/*"}),
-             ScriptCall(name="grep_search", arguments={"pattern": "API_KEY", "path": "docs"})]
+    calls = [
+        ScriptCall(name="grep_search", arguments={"pattern": "API_KEY"}),
+        ScriptCall(name="glob_search", arguments={"pattern": "**/*"}),
+        ScriptCall(name="grep_search", arguments={"pattern": "API_KEY", "path": "docs"}),
+    ]
     backend = ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="done")]))
     agent = Agent(backend=backend, workspace=ws, policy=ApprovalPolicy.from_strings(deny=["file_read(.env)"]))
     events = [e async for e in agent.run("find the key")]

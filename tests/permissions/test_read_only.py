@@ -19,66 +19,229 @@ def decide(command: str, **kw: object):  # type: ignore[no-untyped-def]
     return ApprovalPolicy.from_strings(**kw).check("shell_execute", {"command": command})  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("command", [
-    "ls", "ls -la src", "pwd", "cat README.md", "head -n 20 a.py", "tail -f log", "wc -l *.py", "echo hi",
-    "grep -rn TODO src", "rg -n 'def main' monkey", "rg --files", "find . -name '*.py' -type f",
-    "find src -maxdepth 2 -newer x", "sed -n 1,5p f", "sed -n '10,20p' f", "sed -n '/start/,/end/p' f",
-    "sed 's/a/b/g' f", "sed -e 's/a/b/' -e '2d' f", "sed -E 's#x(y)#\\1#' f", "sed -n '$p' f", "sed '1~2d' f",
-    "sed 's/w/e/g' f",  # w and e as text, not as commands
-    "git status", "git status --short", "git diff HEAD~1 -- a.py", "git log --oneline -n 5", "git log -p",
-    "git show HEAD:README.md", "git branch", "git branch -a -v", "git branch --show-current",
-    "git branch --list 'feat*'", "git tag", "git tag -l 'v1*'", "git rev-parse --abbrev-ref HEAD",
-    "git blame -L 1,5 a.py", "git ls-files", "git -C sub status", "git --no-pager log", "git remote -v",
-    "git config --get user.name", "git config --list", "git stash list", "git worktree list", "git reflog",
-    "git diff --no-ext-diff --no-textconv", "git grep -n foo", "git --version", "git diff --text",
-    "stat a", "file a.bin", "which python3", "du -sh .", "df -h", "tree -L 2", "sort -u names", "uniq -c names",
-    "cut -d, -f1 a.csv", "diff a b", "cmp a b", "base64 -d blob", "jq '.name' package.json", "xxd -l 64 a.bin",
-    "date +%Y", "date -d yesterday +%F", "env", "printenv HOME", "command -v rg", "cd src", "true",
-    "/usr/bin/cat a", "/bin/ls", "timeout 5 cat a", "nice -n 5 ls", "LANG=C ls", "env LC_ALL=C sort a",
-    "sh -c 'ls | wc -l'", "bash -lc 'git status && git diff'", "xargs cat < list", "find . -name x | xargs wc -l",
-    "ls 2>/dev/null", "git log 2>&1 | head", "cat <<EOF\nhi\nEOF", "ls && pwd; echo done",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "ls",
+        "ls -la src",
+        "pwd",
+        "cat README.md",
+        "head -n 20 a.py",
+        "tail -f log",
+        "wc -l *.py",
+        "echo hi",
+        "grep -rn TODO src",
+        "rg -n 'def main' monkey",
+        "rg --files",
+        "find . -name '*.py' -type f",
+        "find src -maxdepth 2 -newer x",
+        "sed -n 1,5p f",
+        "sed -n '10,20p' f",
+        "sed -n '/start/,/end/p' f",
+        "sed 's/a/b/g' f",
+        "sed -e 's/a/b/' -e '2d' f",
+        "sed -E 's#x(y)#\\1#' f",
+        "sed -n '$p' f",
+        "sed '1~2d' f",
+        "sed 's/w/e/g' f",  # w and e as text, not as commands
+        "git status",
+        "git status --short",
+        "git diff HEAD~1 -- a.py",
+        "git log --oneline -n 5",
+        "git log -p",
+        "git show HEAD:README.md",
+        "git branch",
+        "git branch -a -v",
+        "git branch --show-current",
+        "git branch --list 'feat*'",
+        "git tag",
+        "git tag -l 'v1*'",
+        "git rev-parse --abbrev-ref HEAD",
+        "git blame -L 1,5 a.py",
+        "git ls-files",
+        "git -C sub status",
+        "git --no-pager log",
+        "git remote -v",
+        "git config --get user.name",
+        "git config --list",
+        "git stash list",
+        "git worktree list",
+        "git reflog",
+        "git diff --no-ext-diff --no-textconv",
+        "git grep -n foo",
+        "git --version",
+        "git diff --text",
+        "stat a",
+        "file a.bin",
+        "which python3",
+        "du -sh .",
+        "df -h",
+        "tree -L 2",
+        "sort -u names",
+        "uniq -c names",
+        "cut -d, -f1 a.csv",
+        "diff a b",
+        "cmp a b",
+        "base64 -d blob",
+        "jq '.name' package.json",
+        "xxd -l 64 a.bin",
+        "date +%Y",
+        "date -d yesterday +%F",
+        "env",
+        "printenv HOME",
+        "command -v rg",
+        "cd src",
+        "true",
+        "/usr/bin/cat a",
+        "/bin/ls",
+        "timeout 5 cat a",
+        "nice -n 5 ls",
+        "LANG=C ls",
+        "env LC_ALL=C sort a",
+        "sh -c 'ls | wc -l'",
+        "bash -lc 'git status && git diff'",
+        "xargs cat < list",
+        "find . -name x | xargs wc -l",
+        "ls 2>/dev/null",
+        "git log 2>&1 | head",
+        "cat <<EOF\nhi\nEOF",
+        "ls && pwd; echo done",
+    ],
+)
 def test_read_only_commands_run_without_asking(command: str) -> None:
     decision = decide(command)
     assert decision is not None and decision.approved and decision.reason == "read-only command", command
     assert decision.exact_line
 
 
-@pytest.mark.parametrize("command", [
-    # find: run, delete, write
-    "find . -exec rm {} +", "find . -execdir sh -c x {} ;", "find . -ok rm {} ;", "find . -okdir rm {} ;",
-    "find . -delete", "find . -fprint out", "find . -fprint0 out", "find . -fprintf out %p", "find . -fls out",
-    "find *", "find . -name $X",
-    # sed: in place, script files, commands that run or write
-    "sed -i s/a/b/ f", "sed -i.bak s/a/b/ f", "sed -ni p f", "sed --in-place s/a/b/ f", "sed --in s/a/b/ f",
-    "sed -f script.sed f", "sed 1e f", "sed 's/a/b/e' f", "sed 's/a/b/w out' f", "sed 's/a/b/gw out' f",
-    "sed -n '1w out' f", "sed 'r /etc/passwd' f", "sed '1R x' f", "sed '$W out' f", "sed -e 's/x/y/' -e 'w o' f",
-    "sed '/x/e date' f", "sed '1{e id\n}' f", "sed '1i text' f", "sed", "sed -n",
-    # git: config overrides, output files, pagers, external programs, writing subcommands
-    "git -c core.pager=sh log", "git -ccore.pager=x status", "git --config-env=core.pager=X log",
-    "git --exec-path=. status", "git --git-dir=evil.git log", "git --work-tree=. status", "git -p log",
-    "git --paginate status", "git log --output=x", "git log --out=x", "git diff --output x", "git show --output=x",
-    "git diff --ext-diff", "git diff --textconv", "git cat-file --filters HEAD:a", "git grep -O less foo",
-    "git grep --open-files-in-pager=x foo", "git branch new", "git branch -d old", "git branch -D old",
-    "git branch -m a b", "git branch --set-upstream-to=x", "git tag v1", "git tag -d v1", "git config a.b c",
-    "git config --unset a.b", "git config --edit", "git stash", "git stash pop", "git reflog expire --all",
-    "git remote add o url", "git commit -m x", "git push", "git checkout x", "git reset --hard",
-    "git fetch", "git", "git symbolic-ref HEAD refs/heads/x",
-    # rg: pre-processors and decompressors
-    "rg --pre ./x foo", "rg --pre=./x foo", "rg --pre-glob '*' --pre x foo", "rg -z foo", "rg -nz foo",
-    "rg --search-zip foo", "rg --hostname-bin=./x foo",
-    # other writers
-    "sort -o out in", "sort -uo out in", "sort --output=out in", "sort --out=out in",
-    "sort --compress-program=sh in", "uniq in out", "xxd in out", "tree -o out", "tree -R -H .", "base64 -o out in",
-    "base64 --output=out in", "file -C -m magic", "date -s 2020-01-01", "date 0101", "env X=1",
-    # not in the table, or not the table's program
-    "rm x", "touch x", "python3 x.py", "awk '{print}' f", "tee out", "less f", "./cat x", "tmp/ls",
-    "/tmp/cat x", "/usr/bin/../../tmp/cat x", "xargs uniq", "xargs sort", "cat x | xargs find",
-    "sudo cat /etc/shadow", "command rm x",
-    # shell syntax that makes a line unsafe
-    "cat $(ls)", "ls > out", "cat <(ls)", "ls; rm x", "GIT_DIR=evil.git git log", "PAGER=x git log",
-    "LD_PRELOAD=./x.so cat a", "env GIT_EXTERNAL_DIFF=./x git diff", "c{a,}t x", "/usr/bin/ca? x",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        # find: run, delete, write
+        "find . -exec rm {} +",
+        "find . -execdir sh -c x {} ;",
+        "find . -ok rm {} ;",
+        "find . -okdir rm {} ;",
+        "find . -delete",
+        "find . -fprint out",
+        "find . -fprint0 out",
+        "find . -fprintf out %p",
+        "find . -fls out",
+        "find *",
+        "find . -name $X",
+        # sed: in place, script files, commands that run or write
+        "sed -i s/a/b/ f",
+        "sed -i.bak s/a/b/ f",
+        "sed -ni p f",
+        "sed --in-place s/a/b/ f",
+        "sed --in s/a/b/ f",
+        "sed -f script.sed f",
+        "sed 1e f",
+        "sed 's/a/b/e' f",
+        "sed 's/a/b/w out' f",
+        "sed 's/a/b/gw out' f",
+        "sed -n '1w out' f",
+        "sed 'r /etc/passwd' f",
+        "sed '1R x' f",
+        "sed '$W out' f",
+        "sed -e 's/x/y/' -e 'w o' f",
+        "sed '/x/e date' f",
+        "sed '1{e id\n}' f",
+        "sed '1i text' f",
+        "sed",
+        "sed -n",
+        # git: config overrides, output files, pagers, external programs, writing subcommands
+        "git -c core.pager=sh log",
+        "git -ccore.pager=x status",
+        "git --config-env=core.pager=X log",
+        "git --exec-path=. status",
+        "git --git-dir=evil.git log",
+        "git --work-tree=. status",
+        "git -p log",
+        "git --paginate status",
+        "git log --output=x",
+        "git log --out=x",
+        "git diff --output x",
+        "git show --output=x",
+        "git diff --ext-diff",
+        "git diff --textconv",
+        "git cat-file --filters HEAD:a",
+        "git grep -O less foo",
+        "git grep --open-files-in-pager=x foo",
+        "git branch new",
+        "git branch -d old",
+        "git branch -D old",
+        "git branch -m a b",
+        "git branch --set-upstream-to=x",
+        "git tag v1",
+        "git tag -d v1",
+        "git config a.b c",
+        "git config --unset a.b",
+        "git config --edit",
+        "git stash",
+        "git stash pop",
+        "git reflog expire --all",
+        "git remote add o url",
+        "git commit -m x",
+        "git push",
+        "git checkout x",
+        "git reset --hard",
+        "git fetch",
+        "git",
+        "git symbolic-ref HEAD refs/heads/x",
+        # rg: pre-processors and decompressors
+        "rg --pre ./x foo",
+        "rg --pre=./x foo",
+        "rg --pre-glob '*' --pre x foo",
+        "rg -z foo",
+        "rg -nz foo",
+        "rg --search-zip foo",
+        "rg --hostname-bin=./x foo",
+        # other writers
+        "sort -o out in",
+        "sort -uo out in",
+        "sort --output=out in",
+        "sort --out=out in",
+        "sort --compress-program=sh in",
+        "uniq in out",
+        "xxd in out",
+        "tree -o out",
+        "tree -R -H .",
+        "base64 -o out in",
+        "base64 --output=out in",
+        "file -C -m magic",
+        "date -s 2020-01-01",
+        "date 0101",
+        "env X=1",
+        # not in the table, or not the table's program
+        "rm x",
+        "touch x",
+        "python3 x.py",
+        "awk '{print}' f",
+        "tee out",
+        "less f",
+        "./cat x",
+        "tmp/ls",
+        "/tmp/cat x",
+        "/usr/bin/../../tmp/cat x",
+        "xargs uniq",
+        "xargs sort",
+        "cat x | xargs find",
+        "sudo cat /etc/shadow",
+        "command rm x",
+        # shell syntax that makes a line unsafe
+        "cat $(ls)",
+        "ls > out",
+        "cat <(ls)",
+        "ls; rm x",
+        "GIT_DIR=evil.git git log",
+        "PAGER=x git log",
+        "LD_PRELOAD=./x.so cat a",
+        "env GIT_EXTERNAL_DIFF=./x git diff",
+        "c{a,}t x",
+        "/usr/bin/ca? x",
+    ],
+)
 def test_dangerous_flags_and_everything_else_still_ask(command: str) -> None:
     decision = decide(command)
     assert decision is None or not decision.approved, command
@@ -136,11 +299,17 @@ def test_config_reads_read_only_settings(workspace: Path, monkey_home: Path) -> 
 
 def test_headless_run_reads_without_asking_and_refuses_the_rest(scripted, workspace: Path) -> None:
     (workspace / "old.txt").write_text("keep me\n")
-    run = scripted([
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "git status --short && cat README.md"}}]},
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "find . -name old.txt -delete"}}]},
-        {"text": "done"},
-    ])
+    run = scripted(
+        [
+            {
+                "tool_calls": [
+                    {"name": "shell_execute", "arguments": {"command": "git status --short && cat README.md"}}
+                ]
+            },
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "find . -name old.txt -delete"}}]},
+            {"text": "done"},
+        ]
+    )
     results = run.of_type("tool_result")
     assert results[0]["ok"] and "# proj" in results[0]["output"], run.stderr
     resolved = run.of_type("approval_resolved")
@@ -152,8 +321,10 @@ def test_headless_run_reads_without_asking_and_refuses_the_rest(scripted, worksp
 def test_a_bad_extra_entry_is_one_clear_line(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (monkey_home / "config.toml").write_text('[approvals]\nread_only_extra = ["make \'oops"]\n')
     script = write_script(tmp_path / "s.json", [{"text": "hi"}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--task", "x"], home=monkey_home)
+    run = invoke(
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", "x"],
+        home=monkey_home,
+    )
     assert run.returncode == 2
     assert "bad read_only_extra entry" in run.stderr and run.stderr.count("\n") == 1, run.stderr
     assert run.stdout == ""
@@ -168,10 +339,24 @@ def test_a_file_read_deny_rule_also_guards_read_only_commands(tmp_path: Path) ->
     def check(command: str):  # type: ignore[no-untyped-def]
         return policy.check("shell_execute", {"command": command}, tmp_path)
 
-    for command in ("cat .env", "head -n 3 sub/../.env", "cat link", f"cat {tmp_path}/.env", "git show HEAD:.env",
-                    "sed -n 1p --expression=p .env", "cat keys/id.pem", "grep -r TOKEN .", "grep -d recurse TOKEN .",
-                    "diff -r . /tmp", "rg TOKEN",
-                    "git grep TOKEN", "cat $F", "xargs cat < files", "sh -c 'cat .env'", "ls && cat .env"):
+    for command in (
+        "cat .env",
+        "head -n 3 sub/../.env",
+        "cat link",
+        f"cat {tmp_path}/.env",
+        "git show HEAD:.env",
+        "sed -n 1p --expression=p .env",
+        "cat keys/id.pem",
+        "grep -r TOKEN .",
+        "grep -d recurse TOKEN .",
+        "diff -r . /tmp",
+        "rg TOKEN",
+        "git grep TOKEN",
+        "cat $F",
+        "xargs cat < files",
+        "sh -c 'cat .env'",
+        "ls && cat .env",
+    ):
         assert check(command) is None, command  # a person decides
     for command in ("cat README.md", "grep TOKEN README.md", "ls -la", "git status"):
         decision = check(command)
@@ -183,10 +368,12 @@ def test_a_file_read_deny_rule_also_guards_read_only_commands(tmp_path: Path) ->
 def test_headless_cat_of_a_denied_file_is_refused(scripted, workspace: Path, monkey_home: Path) -> None:
     (workspace / ".env").write_text("TOKEN=s3cret\n")
     (monkey_home / "config.toml").write_text('[approvals]\ndeny = ["file_read(.env)"]\n')
-    run = scripted([
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "cat README.md && cat .env"}}]},
-        {"text": "done"},
-    ])
+    run = scripted(
+        [
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "cat README.md && cat .env"}}]},
+            {"text": "done"},
+        ]
+    )
     result = run.of_type("tool_result")[0]
     assert not result["ok"] and "no terminal" in result["output"]
     assert "s3cret" not in run.stdout
@@ -200,8 +387,16 @@ def test_a_file_read_deny_rule_makes_a_shell_read_ask_in_every_mode(tmp_path: Pa
     (tmp_path / "sub").mkdir()
     (tmp_path / "sub" / "secret").write_text("TOKEN=s3cret\n")
     (tmp_path / "link-to-denied").symlink_to(tmp_path / "sub" / "secret")
-    reading = ("cat link-to-denied", "grep -r TOKEN .", "cat $(echo sub/secret)", "cat < sub/secret",
-               "cd sub && cat secret", "tac sub/secret | head", "python3 -c 'print(1)' sub/secret", "cat sub/*")
+    reading = (
+        "cat link-to-denied",
+        "grep -r TOKEN .",
+        "cat $(echo sub/secret)",
+        "cat < sub/secret",
+        "cd sub && cat secret",
+        "tac sub/secret | head",
+        "python3 -c 'print(1)' sub/secret",
+        "cat sub/*",
+    )
     harmless = ("cat README.md", "ls -la", "grep TOKEN README.md", "echo hi | wc -c")
 
     @dataclass
@@ -210,8 +405,9 @@ def test_a_file_read_deny_rule_makes_a_shell_read_ask_in_every_mode(tmp_path: Pa
         reason: str = "hook"
 
     for mode in ("auto", "default", "accept-edits"):
-        policy = ApprovalPolicy.from_strings(allow=["shell_execute(cat)", "shell_execute(grep)"],
-                                             deny=["file_read(sub/secret)"], mode=mode)
+        policy = ApprovalPolicy.from_strings(
+            allow=["shell_execute(cat)", "shell_execute(grep)"], deny=["file_read(sub/secret)"], mode=mode
+        )
         policy.remember("shell_execute", {"command": "tac x"})  # a session grant for tac
         for command in reading:
             for hook in (None, Allow()):
@@ -224,42 +420,47 @@ def test_a_file_read_deny_rule_makes_a_shell_read_ask_in_every_mode(tmp_path: Pa
             assert verdict.decision is not None and verdict.decision.approved, (mode, command)
 
 
-@pytest.mark.parametrize(("rules", "line", "covered"), [
-    (["find *"], "find . -name '*.py'", True),
-    (["find *"], "find . -exec rm {} +", False),  # rm needs a rule of its own
-    (["find *", "wc"], "find . -exec wc -l {} +", True),  # and wc has one
-    (["find"], "find . -delete", False),
-    (["find"], "find . -fprintf out %p", False),
-    (["find . -delete"], "find . -delete", True),
-    (["sed"], "sed -n 1p f", True),
-    (["sed"], "sed -i s/a/b/ f", False),
-    (["sed"], "sed '1e touch x' f", False),
-    (["sed -n"], "sed -n 'w out' f", False),
-    (["sed -i"], "sed -i s/a/b/ f", True),
-    (["sort"], "sort -u f", True),
-    (["sort"], "sort -o out f", False),
-    (["sort"], "sort --out=out f", False),
-    (["sort -o"], "sort -o out f", True),
-    (["git:*"], "git log -p", True),
-    (["git:*"], "git -c core.pager=sh log", False),
-    (["git:*"], "git --exec-path=/tmp status", False),
-    (["git:*"], "git push", False),
-    (["git"], "git diff --ext-diff", False),
-    (["git diff"], "git diff --textconv", False),
-    (["rg --pre"], "rg --pre ./helper TODO", True),
-    (["git"], "xargs git log", False),  # xargs may add --output=FILE
-    (["git", "find"], "find . -name '*.py' -exec git log -- {} +", True),
-    (["rg"], "rg TODO src", True),
-    (["rg"], "rg --pre ./helper TODO", False),
-    (["rg:*"], "rg -z TODO", False),
-    (["sort"], "ls | xargs sort", False),  # xargs may add -o
-])
-def test_a_rule_for_a_program_with_a_table_covers_only_its_read_only_forms(rules: list[str], line: str,
-                                                                         covered: bool) -> None:
+@pytest.mark.parametrize(
+    ("rules", "line", "covered"),
+    [
+        (["find *"], "find . -name '*.py'", True),
+        (["find *"], "find . -exec rm {} +", False),  # rm needs a rule of its own
+        (["find *", "wc"], "find . -exec wc -l {} +", True),  # and wc has one
+        (["find"], "find . -delete", False),
+        (["find"], "find . -fprintf out %p", False),
+        (["find . -delete"], "find . -delete", True),
+        (["sed"], "sed -n 1p f", True),
+        (["sed"], "sed -i s/a/b/ f", False),
+        (["sed"], "sed '1e touch x' f", False),
+        (["sed -n"], "sed -n 'w out' f", False),
+        (["sed -i"], "sed -i s/a/b/ f", True),
+        (["sort"], "sort -u f", True),
+        (["sort"], "sort -o out f", False),
+        (["sort"], "sort --out=out f", False),
+        (["sort -o"], "sort -o out f", True),
+        (["git:*"], "git log -p", True),
+        (["git:*"], "git -c core.pager=sh log", False),
+        (["git:*"], "git --exec-path=/tmp status", False),
+        (["git:*"], "git push", False),
+        (["git"], "git diff --ext-diff", False),
+        (["git diff"], "git diff --textconv", False),
+        (["rg --pre"], "rg --pre ./helper TODO", True),
+        (["git"], "xargs git log", False),  # xargs may add --output=FILE
+        (["git", "find"], "find . -name '*.py' -exec git log -- {} +", True),
+        (["rg"], "rg TODO src", True),
+        (["rg"], "rg --pre ./helper TODO", False),
+        (["rg:*"], "rg -z TODO", False),
+        (["sort"], "ls | xargs sort", False),  # xargs may add -o
+    ],
+)
+def test_a_rule_for_a_program_with_a_table_covers_only_its_read_only_forms(
+    rules: list[str], line: str, covered: bool
+) -> None:
     for read_only in (True, False):
         for mode in ("default", "accept-edits"):
-            policy = ApprovalPolicy.from_strings(allow=[f"shell_execute({r})" for r in rules], read_only=read_only,
-                                                 mode=mode)
+            policy = ApprovalPolicy.from_strings(
+                allow=[f"shell_execute({r})" for r in rules], read_only=read_only, mode=mode
+            )
             decision = policy.check("shell_execute", {"command": line})
             assert (decision is not None and decision.approved) is covered, (rules, line, read_only, mode)
 

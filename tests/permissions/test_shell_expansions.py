@@ -30,13 +30,36 @@ PAYLOADS = {
     "name": "a='touch MARK'",  # a command to run by name
 }
 USES = [
-    "echo $((a))", "echo $[a]", "echo $((a + 1))", "echo \"$((a))\"", "echo ${a@P}", "echo ${!a}",
-    "[[ $a -eq 1 ]]", "[[ -v $a ]]", "test -v \"$a\"", "[ -v \"$a\" ]", "printf -v \"$a\" %s 1",
-    "read \"$a\" <<< 1", "s=abcdef; echo ${s:a}", "declare -a arr; echo ${arr[a]}", "let a", "$a", "${a}",
-    "\"$a\"", "echo ok && $a", "x=$a; $x",
+    "echo $((a))",
+    "echo $[a]",
+    "echo $((a + 1))",
+    'echo "$((a))"',
+    "echo ${a@P}",
+    "echo ${!a}",
+    "[[ $a -eq 1 ]]",
+    "[[ -v $a ]]",
+    'test -v "$a"',
+    '[ -v "$a" ]',
+    'printf -v "$a" %s 1',
+    'read "$a" <<< 1',
+    "s=abcdef; echo ${s:a}",
+    "declare -a arr; echo ${arr[a]}",
+    "let a",
+    "$a",
+    "${a}",
+    '"$a"',
+    "echo ok && $a",
+    "x=$a; $x",
     # harmless: bash runs nothing hidden here
-    "echo $a", "echo \"$a\"", "printf %d \"$a\"", "[ \"$a\" -eq 1 ]", "test \"$a\" -eq 1", "echo ${a:-x}",
-    "echo ${#a}", "echo $((1 + 2))", "cat \"$a\"",
+    "echo $a",
+    'echo "$a"',
+    'printf %d "$a"',
+    '[ "$a" -eq 1 ]',
+    'test "$a" -eq 1',
+    "echo ${a:-x}",
+    "echo ${#a}",
+    "echo $((1 + 2))",
+    'cat "$a"',
 ]
 
 
@@ -59,8 +82,16 @@ def _bash_runs_it(line: str, where: Path, shell: str = "bash") -> bool:
     marker = where / "MARK"
     marker.unlink(missing_ok=True)
     env = {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "HOME": str(where)}
-    subprocess.run([shell, "-c", line], cwd=where, env=env, stdin=subprocess.DEVNULL,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10, check=False)
+    subprocess.run(
+        [shell, "-c", line],
+        cwd=where,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        timeout=10,
+        check=False,
+    )
     return marker.exists()
 
 
@@ -75,28 +106,43 @@ def _allowed_anywhere(line: str, where: Path) -> list[str]:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(payload=st.sampled_from(sorted(PAYLOADS)), use=st.sampled_from(USES),
-       shells=st.lists(st.sampled_from(["sh", "bash"]), max_size=3))
+@given(
+    payload=st.sampled_from(sorted(PAYLOADS)),
+    use=st.sampled_from(USES),
+    shells=st.lists(st.sampled_from(["sh", "bash"]), max_size=3),
+)
 @example(payload="sub", use="echo $((a))", shells=[])
 @example(payload="sub", use="echo $((a))", shells=["bash", "sh", "bash"])
 @example(payload="prompt", use="echo ${a@P}", shells=["sh"])
 @example(payload="name", use="$a", shells=["bash", "bash"])
-@example(payload="sub", use="test -v \"$a\"", shells=[])
-@example(payload="sub", use="printf -v \"$a\" %s 1", shells=["sh"])
-def test_a_line_bash_runs_hidden_code_in_is_never_allowed(payload: str, use: str, shells: list[str],
-                                                           tmp_path: Path) -> None:
+@example(payload="sub", use='test -v "$a"', shells=[])
+@example(payload="sub", use='printf -v "$a" %s 1', shells=["sh"])
+def test_a_line_bash_runs_hidden_code_in_is_never_allowed(
+    payload: str, use: str, shells: list[str], tmp_path: Path
+) -> None:
     line = _nest(f"{PAYLOADS[payload]}; {use}".replace("MARK", str(tmp_path / "MARK")), shells)
     for shell in SHELLS:
         if _bash_runs_it(line, tmp_path, shell):
             assert _allowed_anywhere(line, tmp_path) == [], (shell, line)
 
 
-@pytest.mark.parametrize("line", [
-    "a='x[$(touch m)]'; echo $((a))", "a='x[$(touch m)]'; echo $[a]", "p='$(touch m)'; echo ${p@P}",
-    "echo ${arr[$(touch m)]}", "echo ${arr[i]}", "$cmd args", "${x} args", "sh -c '$cmd args'",
-    "bash -c 'sh -c \"\\$cmd args\"'", "sh -c 'bash -c \"sh -c \\\"\\\\\\$cmd x\\\"\"'", "a='x[$(touch m)]'; let a",
-    "[[ $a -gt 1 ]] && echo big",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "a='x[$(touch m)]'; echo $((a))",
+        "a='x[$(touch m)]'; echo $[a]",
+        "p='$(touch m)'; echo ${p@P}",
+        "echo ${arr[$(touch m)]}",
+        "echo ${arr[i]}",
+        "$cmd args",
+        "${x} args",
+        "sh -c '$cmd args'",
+        "bash -c 'sh -c \"\\$cmd args\"'",
+        'sh -c \'bash -c "sh -c \\"\\\\\\$cmd x\\""\'',
+        "a='x[$(touch m)]'; let a",
+        "[[ $a -gt 1 ]] && echo big",
+    ],
+)
 def test_expansions_that_run_code_are_not_read_only_and_ask_in_auto(line: str) -> None:
     for mode in ("default", "auto", "plan"):
         decision = ApprovalPolicy.from_strings(mode=mode).check("shell_execute", {"command": line})

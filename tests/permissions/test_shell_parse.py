@@ -15,25 +15,56 @@ def shell(command: str) -> dict[str, str]:
     return {"command": command}
 
 
-@pytest.mark.parametrize("command", [
-    "curl http://x", "/usr/bin/curl http://x", "env A=1 curl x", "env -i /bin/curl x", "sh -c 'curl x'",
-    "bash -lc \"curl x | sh\"", "timeout 5 curl x", "nice -n 5 curl x", "nohup curl x", "command curl x",
-    "xargs curl < urls", "ls && curl x", "ls || curl x", "ls; curl x", "ls | curl -d @- x", "(curl x)",
-    "{ curl x; }", "if true; then curl x; fi", "for i in 1 2; do curl $i; done", "echo $(curl x)",
-    "echo `curl x`", "diff <(curl a) b", "sh -c \"sh -c 'curl x'\"", "c'u'rl x", "\\curl x", "time curl x",
-])
+@pytest.mark.parametrize(
+    "command",
+    [
+        "curl http://x",
+        "/usr/bin/curl http://x",
+        "env A=1 curl x",
+        "env -i /bin/curl x",
+        "sh -c 'curl x'",
+        'bash -lc "curl x | sh"',
+        "timeout 5 curl x",
+        "nice -n 5 curl x",
+        "nohup curl x",
+        "command curl x",
+        "xargs curl < urls",
+        "ls && curl x",
+        "ls || curl x",
+        "ls; curl x",
+        "ls | curl -d @- x",
+        "(curl x)",
+        "{ curl x; }",
+        "if true; then curl x; fi",
+        "for i in 1 2; do curl $i; done",
+        "echo $(curl x)",
+        "echo `curl x`",
+        "diff <(curl a) b",
+        "sh -c \"sh -c 'curl x'\"",
+        "c'u'rl x",
+        "\\curl x",
+        "time curl x",
+    ],
+)
 def test_a_deny_rule_for_a_program_catches_every_way_to_run_it(command: str) -> None:
     policy = ApprovalPolicy.from_strings(allow=["shell_execute"], deny=["shell_execute(curl)"], no_approval=True)
     decision = policy.check("shell_execute", shell(command))
     assert decision is not None and not decision.approved and decision.by == "rule", command
 
 
-@pytest.mark.parametrize(("command", "reason"), [
-    ("echo $(whoami)", "command substitution"), ("cat <(ls)", "process substitution"),
-    ("eval ls", "eval runs code"), ("source x.sh", "source runs code"), ("$CMD", "only known at run time"),
-    ("ls > out.txt", "writes its output to out.txt"), ("ls 'unterminated", "cannot be parsed"),
-    ("sh -c \"$X\"", "only known at run time"),
-])
+@pytest.mark.parametrize(
+    ("command", "reason"),
+    [
+        ("echo $(whoami)", "command substitution"),
+        ("cat <(ls)", "process substitution"),
+        ("eval ls", "eval runs code"),
+        ("source x.sh", "source runs code"),
+        ("$CMD", "only known at run time"),
+        ("ls > out.txt", "writes its output to out.txt"),
+        ("ls 'unterminated", "cannot be parsed"),
+        ('sh -c "$X"', "only known at run time"),
+    ],
+)
 def test_what_the_parser_cannot_vouch_for_asks(command: str, reason: str) -> None:
     parsed = parse_line(command)
     assert any(reason in why for why in parsed.unsafe), parsed
@@ -46,7 +77,7 @@ def test_harmless_redirections_and_here_documents_are_fine() -> None:
         assert parse_line(command).unsafe == [], command
 
 
-_WORDS = st.sampled_from(["ls", "git", "status", "-la", "x.txt", "'a b'", "\"$HOME\"", "1", "grep", "foo"])
+_WORDS = st.sampled_from(["ls", "git", "status", "-la", "x.txt", "'a b'", '"$HOME"', "1", "grep", "foo"])
 _SEPARATORS = st.sampled_from([" && ", " || ", "; ", " | ", "\n", " & "])
 _WRAPPERS = st.sampled_from(["", "env A=1 ", "/usr/bin/", "sh -c '", "timeout 3 ", "nice ", "command ", "xargs "])
 
@@ -69,8 +100,9 @@ def lines_with_rm(draw: st.DrawFn) -> str:
 @given(lines_with_rm())
 def test_no_line_that_runs_a_denied_command_is_ever_allowed(line: str) -> None:
     for no_approval in (False, True):
-        policy = ApprovalPolicy.from_strings(allow=["shell_execute", "shell_execute(ls)"], deny=["shell_execute(rm)"],
-                                             no_approval=no_approval)
+        policy = ApprovalPolicy.from_strings(
+            allow=["shell_execute", "shell_execute(ls)"], deny=["shell_execute(rm)"], no_approval=no_approval
+        )
         decision = policy.check("shell_execute", shell(line))
         assert decision is None or not decision.approved, line
 

@@ -20,13 +20,18 @@ from tests.support.cli import write_script
 
 async def test_a_full_disk_stops_the_turn_at_the_first_failed_write(workspace: Path, tmp_path: Path) -> None:
     (workspace / "big.txt").write_text("a line of a big file that fills pages of the database\n" * 4000)
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_read", "arguments": {"path": "big.txt"}}]},
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "after.txt", "content": "too late"}}]},
-        {"text": "done"},
-    ])
-    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
-                                       no_approval=True), HeadlessApprover())
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_read", "arguments": {"path": "big.txt"}}]},
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "after.txt", "content": "too late"}}]},
+            {"text": "done"},
+        ],
+    )
+    setup = build_agent(
+        SessionRequest(workspace=workspace, backend="scripted", script=str(script), no_approval=True),
+        HeadlessApprover(),
+    )
     shown: list[Event] = []
     told: list[tuple[str, str]] = []
     session = setup.session(show=shown.append, tell=lambda text, level: told.append((text, level)))
@@ -53,14 +58,19 @@ async def test_a_full_disk_stops_the_turn_at_the_first_failed_write(workspace: P
 async def test_after_the_stopped_turn_a_command_is_shown_unsaved(workspace: Path, tmp_path: Path) -> None:
     """The turn whose write failed shows nothing more; what comes after it (an undo) is shown."""
     (workspace / "big.txt").write_text("a line of a big file that fills pages of the database\n" * 4000)
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "file_write", "arguments": {"path": "made.txt", "content": "made\n"}}]},
-        {"text": "made it"},
-        {"tool_calls": [{"name": "file_read", "arguments": {"path": "big.txt"}}]},
-        {"text": "never shown"},
-    ])
-    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
-                                       no_approval=True), HeadlessApprover())
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "made.txt", "content": "made\n"}}]},
+            {"text": "made it"},
+            {"tool_calls": [{"name": "file_read", "arguments": {"path": "big.txt"}}]},
+            {"text": "never shown"},
+        ],
+    )
+    setup = build_agent(
+        SessionRequest(workspace=workspace, backend="scripted", script=str(script), no_approval=True),
+        HeadlessApprover(),
+    )
     shown: list[Event] = []
     session = setup.session(show=shown.append, tell=lambda text, level: None)
     handle = await session.open()

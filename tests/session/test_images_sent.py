@@ -23,8 +23,7 @@ B64 = base64.b64encode(SHOT).decode()
 
 
 def _anthropic(fake: FakeAnthropic, workspace: Path, *more: str) -> list[str]:
-    return ["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k", "--cwd", str(workspace),
-            *more]
+    return ["agent", "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k", "--cwd", str(workspace), *more]
 
 
 def _images(content: Any) -> list[dict[str, Any]]:
@@ -49,7 +48,8 @@ def test_an_attached_image_goes_to_the_model_and_again_after_continue(workspace:
 
 
 def test_an_image_outside_the_workspace_by_its_full_path_and_what_is_refused(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "Screenshots"
     outside.mkdir()
     (outside / "screen.gif").write_bytes(images.gif(30, 20))
@@ -76,13 +76,21 @@ def test_an_image_outside_the_workspace_by_its_full_path_and_what_is_refused(
 def test_file_read_of_an_image_gives_the_model_the_image(workspace: Path, monkey_home: Path) -> None:
     (workspace / "logo.webp").write_bytes(images.webp_vp8x(64, 32))
     with FakeAnthropic() as fake:
-        fake.add(Stream(reply_events(tool_calls=[("toolu_1", "file_read", {"path": "logo.webp"})])),
-                 Stream(reply_events("a logo")))
-        run = invoke(_anthropic(fake, workspace, "--output-format", "json", "--task", "describe logo.webp"),
-                     home=monkey_home)
+        fake.add(
+            Stream(reply_events(tool_calls=[("toolu_1", "file_read", {"path": "logo.webp"})])),
+            Stream(reply_events("a logo")),
+        )
+        run = invoke(
+            _anthropic(fake, workspace, "--output-format", "json", "--task", "describe logo.webp"), home=monkey_home
+        )
         assert run.returncode == 0, run.stderr
-        blocks = [b for m in fake.requests[1]["body"]["messages"] if isinstance(m["content"], list)
-                  for b in m["content"] if b.get("type") == "tool_result"]
+        blocks = [
+            b
+            for m in fake.requests[1]["body"]["messages"]
+            if isinstance(m["content"], list)
+            for b in m["content"]
+            if b.get("type") == "tool_result"
+        ]
     (result,) = blocks
     text, image = result["content"]
     assert text["text"].startswith("logo.webp: WebP image, ") and text["text"].endswith("64×32")
@@ -91,7 +99,8 @@ def test_file_read_of_an_image_gives_the_model_the_image(workspace: Path, monkey
 
 
 def test_an_openai_compatible_server_gets_image_parts_unless_it_reads_only_text(
-        workspace: Path, monkey_home: Path) -> None:
+    workspace: Path, monkey_home: Path
+) -> None:
     (workspace / "shot.png").write_bytes(SHOT)
     args = ["agent", "--backend", "openai", "--api-key", "k", "--model", "m", "--cwd", str(workspace)]
     replies = [Reply(tool_calls=[("call_1", "file_read", {"path": "shot.png"})]), Reply(text="seen")]
@@ -118,8 +127,22 @@ def test_an_openai_compatible_server_gets_image_parts_unless_it_reads_only_text(
 def test_a_backend_that_takes_only_text_says_so(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "shot.png").write_bytes(SHOT)
     script = write_script(tmp_path / "s.json", [{"text": "I cannot see"}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--output-format", "stream-json", "--task", "what is @shot.png"], home=monkey_home)
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "what is @shot.png",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 0, run.stderr
     assert "the image was not sent: the scripted backend takes only text" in run.stderr
     started = [json.loads(line) for line in run.stdout.splitlines() if '"turn_started"' in line]
@@ -133,7 +156,8 @@ def test_a_backend_that_takes_only_text_says_so(workspace: Path, monkey_home: Pa
 
 
 async def test_an_editors_image_block_goes_with_the_message_and_a_bad_one_is_named(
-        workspace: Path, monkey_home: Path) -> None:
+    workspace: Path, monkey_home: Path
+) -> None:
     from acp import PROTOCOL_VERSION, image_block, text_block
 
     from tests.support.acp import start_monkey, text_of
@@ -142,12 +166,21 @@ async def test_an_editors_image_block_goes_with_the_message_and_a_bad_one_is_nam
     with FakeAnthropic() as fake:
         fake.add(Stream(reply_events("an 8 by 8 gif")))
         async with start_monkey(monkey_home, "--backend", "anthropic", "--base-url", fake.url, "--api-key", "k") as (
-                conn, client, _):
+            conn,
+            client,
+            _,
+        ):
             await conn.initialize(protocol_version=PROTOCOL_VERSION)
             session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
-            reply = await conn.prompt(session_id=session.session_id, prompt=[
-                text_block("what are these?"), image_block(gif, "image/gif"), image_block("%%%", "image/png"),
-                image_block(base64.b64encode(b"BM not a png").decode(), "image/png")])
+            reply = await conn.prompt(
+                session_id=session.session_id,
+                prompt=[
+                    text_block("what are these?"),
+                    image_block(gif, "image/gif"),
+                    image_block("%%%", "image/png"),
+                    image_block(base64.b64encode(b"BM not a png").decode(), "image/png"),
+                ],
+            )
         assert reply.stop_reason == "end_turn"
         (image,) = _images(fake.requests[0]["body"]["messages"][0]["content"])
     assert image["source"] == {"type": "base64", "media_type": "image/gif", "data": gif}

@@ -38,8 +38,10 @@ from tests.support.pty import spawn_repl
 pytestmark = pytest.mark.pty
 
 TURNS = [
-    {"text": "I will write the notes.",
-     "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "hi\n"}}]},
+    {
+        "text": "I will write the notes.",
+        "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "hi\n"}}],
+    },
     {"text": "Wrote notes.txt."},
 ]
 PROMPT = "write the notes"
@@ -138,10 +140,13 @@ async def _stored(workspace: Path) -> list[dict[str, Any]]:
 
 
 async def test_the_same_conversation_is_stored_the_same_through_every_front_end(
-        tmp_path: Path, monkey_home: Path) -> None:
+    tmp_path: Path, monkey_home: Path
+) -> None:
     script = write_script(tmp_path / "script.json", TURNS)
     # paths of one length: the system prompt names the workspace, and its length is counted in the tokens
-    spaces = {name: init_git_workspace(tmp_path / f"w{n}" / "proj", tmp_path / f"w{n}") for n, name in enumerate(FRONT_ENDS)}
+    spaces = {
+        name: init_git_workspace(tmp_path / f"w{n}" / "proj", tmp_path / f"w{n}") for n, name in enumerate(FRONT_ENDS)
+    }
     await _task(spaces["task"], script)
     await asyncio.to_thread(_repl, spaces["repl"], monkey_home, script)
     await _app(spaces["app"], tmp_path / "app-script.json")

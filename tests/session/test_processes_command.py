@@ -17,8 +17,10 @@ from monkey.permissions.policy import ApprovalPolicy
 from monkey.session.replies import Note, ProcessView
 from monkey.session.session import Session
 
-pytestmark = [pytest.mark.subprocess,
-              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups as on Linux")]
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups as on Linux"),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -27,10 +29,15 @@ def subreaper() -> None:
 
 
 async def test_processes_lists_shows_stops_keeps_and_refuses_bad_input(workspace: Path) -> None:
-    start = [ScriptCall(name="shell_execute", arguments={"command": c, "background": True}, id=f"c{n}")
-             for n, c in enumerate(["printf 'one\\ntwo\\n'", "sleep 300"], 1)]
-    agent = Agent(backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=start), ScriptTurn(text="ok")])),
-                  workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute"]))
+    start = [
+        ScriptCall(name="shell_execute", arguments={"command": c, "background": True}, id=f"c{n}")
+        for n, c in enumerate(["printf 'one\\ntwo\\n'", "sleep 300"], 1)
+    ]
+    agent = Agent(
+        backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=start), ScriptTurn(text="ok")])),
+        workspace=workspace,
+        policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
+    )
     session = Session(agent, switcher=None, show=lambda e: None, tell=lambda t, lvl: None)  # type: ignore[arg-type]
     empty = await session.command("/processes")
     assert isinstance(empty[0], ProcessView) and empty[0].text.startswith("no background processes")
@@ -48,9 +55,12 @@ async def test_processes_lists_shows_stops_keeps_and_refuses_bad_input(workspace
         assert "keeps running when this session ends" in kept.text and agent.processes.get("p2").kept
         [released] = await session.command("/processes release p2")
         assert "stops with this session again" in released.text and not agent.processes.get("p2").kept
-        for bad, said in [("/processes p9", "no background process 'p9'; known: p1, p2"),
-                          ("/processes stop", "usage: /processes"), ("/processes stop p1 p2", "usage: /processes"),
-                          ("/processes frob p1", "usage: /processes")]:
+        for bad, said in [
+            ("/processes p9", "no background process 'p9'; known: p1, p2"),
+            ("/processes stop", "usage: /processes"),
+            ("/processes stop p1 p2", "usage: /processes"),
+            ("/processes frob p1", "usage: /processes"),
+        ]:
             [reply] = await session.command(bad)
             assert isinstance(reply, Note) and reply.level == "warning" and said in reply.text, bad
         [stopped] = await session.command("/processes stop p2")

@@ -18,14 +18,17 @@ def _request(workspace: Path, script: Path, **kw: object) -> SessionRequest:
     return SessionRequest(workspace=workspace, backend="scripted", script=str(script), **kw)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize(("changes", "said"), [
-    ({"continue_": True, "resume": "abc"}, "contradict"),
-    ({"mode": "bogus"}, "unknown mode"),
-    ({"mode": "plan", "no_approval": True}, "contradicts --mode plan"),
-    ({"budget_scope": "forever"}, "session or run"),
-    ({"mcp_config": "/nonexistent/mcp.json"}, "no such file"),
-    ({"compact_at": 1.5}, "between 0 and 1"),
-])
+@pytest.mark.parametrize(
+    ("changes", "said"),
+    [
+        ({"continue_": True, "resume": "abc"}, "contradict"),
+        ({"mode": "bogus"}, "unknown mode"),
+        ({"mode": "plan", "no_approval": True}, "contradicts --mode plan"),
+        ({"budget_scope": "forever"}, "session or run"),
+        ({"mcp_config": "/nonexistent/mcp.json"}, "no such file"),
+        ({"compact_at": 1.5}, "between 0 and 1"),
+    ],
+)
 def test_a_bad_request_is_a_setup_error(workspace: Path, tmp_path: Path, changes: dict, said: str) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     with pytest.raises(SetupError, match=said):
@@ -88,8 +91,10 @@ async def test_close_ends_the_session_and_closes_the_backend_once(workspace: Pat
 
 async def test_a_renderer_that_cannot_show_more_stops_the_turn(workspace: Path, tmp_path: Path) -> None:
     """``show`` returning False (stdout's reader went away) cancels the turn; what was stored is kept."""
-    turns = [{"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 30"}}]},
-             {"text": "done"}]
+    turns = [
+        {"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 30"}}]},
+        {"text": "done"},
+    ]
     script = write_script(tmp_path / "s.json", turns)
     setup = build_agent(_request(workspace, script, no_approval=True), HeadlessApprover())
     ended: list[str] = []
@@ -107,8 +112,9 @@ async def test_a_renderer_that_cannot_show_more_stops_the_turn(workspace: Path, 
 
 
 @pytest.mark.parametrize("where", ["home", "project"])
-def test_a_config_file_that_is_not_utf8_is_a_setup_error(workspace: Path, tmp_path: Path, monkey_home: Path,
-                                                         where: str) -> None:
+def test_a_config_file_that_is_not_utf8_is_a_setup_error(
+    workspace: Path, tmp_path: Path, monkey_home: Path, where: str
+) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     folder = monkey_home if where == "home" else workspace / ".monkey"
     folder.mkdir(exist_ok=True)
@@ -117,8 +123,9 @@ def test_a_config_file_that_is_not_utf8_is_a_setup_error(workspace: Path, tmp_pa
         resolve_setup(_request(workspace, script), None)
 
 
-def test_the_sandbox_is_probed_meanwhile_and_build_says_what_it_found(workspace: Path, tmp_path: Path,
-                                                                     monkey_home: Path) -> None:
+def test_the_sandbox_is_probed_meanwhile_and_build_says_what_it_found(
+    workspace: Path, tmp_path: Path, monkey_home: Path
+) -> None:
     """resolve_setup begins the probe (the app draws meanwhile); build waits for it, applies it to the
     policy, and returns its line with the rest of what building found (an untrusted AGENTS.md here)."""
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
@@ -131,13 +138,14 @@ def test_the_sandbox_is_probed_meanwhile_and_build_says_what_it_found(workspace:
     assert agent.policy is setup.policy
     assert found[0].startswith('the sandbox is off (shell.sandbox = "off" in your config)')
     assert found[1].startswith("this folder is not trusted, so monkey did not use: AGENTS.md")
-    assert setup.notices[-len(found):] == found
+    assert setup.notices[-len(found) :] == found
     again = build_agent(_request(workspace, script), HeadlessApprover())  # both at once: the same lines, once each
     assert [n for n in again.notices if "sandbox" in n or "AGENTS.md" in n] == found
 
 
 def test_the_permission_engine_is_made_on_first_use_when_the_config_gives_no_rules(
-        workspace: Path, tmp_path: Path) -> None:
+    workspace: Path, tmp_path: Path
+) -> None:
     """The app draws before it imports the engine: without rules to read there is nothing to check early."""
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     setup = resolve_setup(_request(workspace, script, mode="plan"), HeadlessApprover())
@@ -152,7 +160,8 @@ def test_the_permission_engine_is_made_on_first_use_when_the_config_gives_no_rul
 
 
 def test_a_bad_rule_is_still_a_setup_error_before_anything_is_drawn(
-        workspace: Path, tmp_path: Path, monkey_home: Path) -> None:
+    workspace: Path, tmp_path: Path, monkey_home: Path
+) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "x"}])
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["not a rule("]\n')
     with pytest.raises(SetupError, match="not a rule"):
@@ -185,6 +194,7 @@ def test_the_app_path_imports_no_permission_engine_before_its_first_frame(worksp
         "print(app._mode)\n"
     )
     root = Path(__file__).resolve().parents[2]
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root,
-                         timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root, timeout=120
+    )
     assert out.stdout.splitlines() == ["[]", "default"], out.stderr

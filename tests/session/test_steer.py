@@ -24,18 +24,24 @@ async def _done(store, sid: str, rid: str) -> dict:  # type: ignore[no-untyped-d
 
 async def test_requests_are_done_once_in_order_through_the_modes_checks(workspace: Path, tmp_path: Path) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
-    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script)),
-                        HeadlessApprover())
+    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script)), HeadlessApprover())
     told: list[tuple[str, str]] = []
     session = setup.session(show=lambda e: None, tell=lambda text, level: told.append((text, level)))
     handle = await session.open()
     try:
         await session.send("hi")
         store, sid = handle.store, session.agent.session_id
-        asked = [await request(store, sid, body, "web") for body in (
-            {"action": "reboot"}, {"action": "mode", "mode": "yolo"}, {"action": "mode", "mode": "auto"},
-            {"action": "mode", "mode": "accept-edits"}, {"action": "mode", "mode": "accept-edits"},
-            {"action": "cancel"})]
+        asked = [
+            await request(store, sid, body, "web")
+            for body in (
+                {"action": "reboot"},
+                {"action": "mode", "mode": "yolo"},
+                {"action": "mode", "mode": "auto"},
+                {"action": "mode", "mode": "accept-edits"},
+                {"action": "mode", "mode": "accept-edits"},
+                {"action": "cancel"},
+            )
+        ]
         said = [await _done(store, sid, rid) for rid in asked]
         assert said[0] == {"ok": False, "message": "unknown request 'reboot'"}
         assert not said[1]["ok"] and "unknown mode 'yolo'" in said[1]["message"]

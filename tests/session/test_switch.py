@@ -37,9 +37,14 @@ async def test_model_switch_keeps_the_conversation(tmp_path: Path, workspace: Pa
     result = await switch_command(agent, switcher, "/model", "bigger-model")
 
     assert result.ok
-    assert result.event == BackendChanged(ts=result.event.ts, session_id=agent.session_id,
-                                          from_backend="scripted", from_model="scripted",
-                                          to_backend="scripted", to_model="bigger-model")
+    assert result.event == BackendChanged(
+        ts=result.event.ts,
+        session_id=agent.session_id,
+        from_backend="scripted",
+        from_model="scripted",
+        to_backend="scripted",
+        to_model="bigger-model",
+    )
     assert agent.backend is not old and agent.backend.model == "bigger-model"
     assert "bigger-model" in agent.system_prompt
     assert agent.context is None or agent.context.backend is agent.backend
@@ -66,14 +71,18 @@ async def test_context_manager_follows_the_new_backend(tmp_path: Path, workspace
     assert agent.context.summaries == {"an earlier summary"}
 
 
-@pytest.mark.parametrize(("command", "rest", "says"), [
-    ("/backend", "nope", "unknown backend 'nope'"),
-    ("/backend", "anthropic", "cannot switch to anthropic: no Anthropic API key"),
-    ("/backend", "scripted a b", "usage: /backend NAME [MODEL]"),
-    ("/model", "a b", "usage: /model NAME"),
-])
-async def test_a_failed_switch_changes_nothing(tmp_path: Path, workspace: Path, command: str, rest: str,
-                                               says: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "rest", "says"),
+    [
+        ("/backend", "nope", "unknown backend 'nope'"),
+        ("/backend", "anthropic", "cannot switch to anthropic: no Anthropic API key"),
+        ("/backend", "scripted a b", "usage: /backend NAME [MODEL]"),
+        ("/model", "a b", "usage: /model NAME"),
+    ],
+)
+async def test_a_failed_switch_changes_nothing(
+    tmp_path: Path, workspace: Path, command: str, rest: str, says: str
+) -> None:
     switcher = _switcher(tmp_path, workspace, [{"text": "hi"}])
     agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
     backend, prompt = agent.backend, agent.system_prompt
@@ -86,8 +95,12 @@ async def test_a_failed_switch_changes_nothing(tmp_path: Path, workspace: Path, 
 
 
 async def test_listing_marks_the_current_backend_and_what_each_needs(tmp_path: Path, workspace: Path) -> None:
-    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}],
-                         config=Config(claude_code=ClaudeCodeConfig(executable="no-such-claude-here")))
+    switcher = _switcher(
+        tmp_path,
+        workspace,
+        [{"text": "hi"}],
+        config=Config(claude_code=ClaudeCodeConfig(executable="no-such-claude-here")),
+    )
     agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
 
     result = await switch_command(agent, switcher, "/backend", "")
@@ -107,8 +120,9 @@ async def test_switching_to_an_external_agent_says_it_starts_fresh(tmp_path: Pat
     exe = tmp_path / "claude"
     exe.write_text(f"#!{sys.executable}\nprint('2.0.14 (Claude Code)')\n")
     exe.chmod(0o755)
-    switcher = _switcher(tmp_path, workspace, [{"text": "hi"}],
-                         config=Config(claude_code=ClaudeCodeConfig(executable=str(exe))))
+    switcher = _switcher(
+        tmp_path, workspace, [{"text": "hi"}], config=Config(claude_code=ClaudeCodeConfig(executable=str(exe)))
+    )
     agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
     await _turn(agent, "one?")
 
@@ -122,13 +136,16 @@ async def test_model_names_the_anthropic_api_does_not_know_are_refused(workspace
     from tests.support.fakes.anthropic_server import FakeAnthropic
 
     with FakeAnthropic() as server:
-        switcher = BackendSwitcher(Config(), workspace, flagged="anthropic", api_key="sk-test", base_url=server.url,
-                                   env={})
+        switcher = BackendSwitcher(
+            Config(), workspace, flagged="anthropic", api_key="sk-test", base_url=server.url, env={}
+        )
         agent = Agent(backend=switcher.create("anthropic", None), workspace=workspace)
         refused = await switch_command(agent, switcher, "/model", "claude-sonnet-9-typo")
         assert not refused.ok and refused.event is None
-        assert refused.lines == ["cannot switch to claude-sonnet-9-typo: the Anthropic API has no model "
-                                 "'claude-sonnet-9-typo'; still using anthropic · claude-sonnet-4-6"]
+        assert refused.lines == [
+            "cannot switch to claude-sonnet-9-typo: the Anthropic API has no model "
+            "'claude-sonnet-9-typo'; still using anthropic · claude-sonnet-4-6"
+        ]
         assert agent.backend.model == "claude-sonnet-4-6"
         switched = await switch_command(agent, switcher, "/model", "claude-opus-4-5")
         assert switched.ok and agent.backend.model == "claude-opus-4-5"
@@ -157,8 +174,10 @@ async def test_the_scripted_backend_says_its_model_is_only_a_label(tmp_path: Pat
     agent = Agent(backend=switcher.create("scripted", None), workspace=workspace)
     result = await switch_command(agent, switcher, "/model", "anything")
     assert result.ok
-    assert result.lines == ["now using scripted · anything",
-                            "(the scripted backend replays its script whatever the model is called)"]
+    assert result.lines == [
+        "now using scripted · anything",
+        "(the scripted backend replays its script whatever the model is called)",
+    ]
 
 
 async def test_backend_switches_to_an_acp_agent_and_lists_them(tmp_path: Path, workspace: Path) -> None:
@@ -171,7 +190,9 @@ async def test_backend_switches_to_an_acp_agent_and_lists_them(tmp_path: Path, w
     listing = await switch_command(agent, switcher, "/backend", "")
     assert any("acp:fake" in line for line in listing.lines) and any("acp:gemini" in line for line in listing.lines)
     unknown = await switch_command(agent, switcher, "/backend", "acp:nosuch")
-    assert not unknown.ok and "unknown ACP agent 'nosuch'; known: fake, gemini, opencode, qwen" in " ".join(unknown.lines)
+    assert not unknown.ok and "unknown ACP agent 'nosuch'; known: fake, gemini, opencode, qwen" in " ".join(
+        unknown.lines
+    )
     result = await switch_command(agent, switcher, "/backend", "acp:fake")
     assert result.ok, result.lines
     assert agent.backend.name == "acp:fake"

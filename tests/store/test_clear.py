@@ -26,8 +26,10 @@ from tests.support.pty import spawn_repl
 
 def _session(workspace: Path, script: Path, answers: list[str]) -> Session:
     write_script(script, [{"text": text} for text in answers])
-    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
-                                       no_approval=True), HeadlessApprover())
+    setup = build_agent(
+        SessionRequest(workspace=workspace, backend="scripted", script=str(script), no_approval=True),
+        HeadlessApprover(),
+    )
     return setup.session(show=lambda event: None, tell=lambda text, level: None)
 
 
@@ -53,13 +55,17 @@ async def _cleared_between(workspace: Path, script: Path) -> str:
         await session.send("later still")
     finally:
         await session.close()
-    assert _sent(session) == [["before the clear"], ["after the clear"],
-                              ["after the clear", "answer two", "later still"]]
+    assert _sent(session) == [
+        ["before the clear"],
+        ["after the clear"],
+        ["after the clear", "answer two", "later still"],
+    ]
     return session.agent.session_id
 
 
-async def test_clear_is_stored_and_a_resume_sends_nothing_from_before_it(workspace: Path, tmp_path: Path,
-                                                                          monkey_home: Path) -> None:
+async def test_clear_is_stored_and_a_resume_sends_nothing_from_before_it(
+    workspace: Path, tmp_path: Path, monkey_home: Path
+) -> None:
     sid = await _cleared_between(workspace, tmp_path / "s.json")
     conn = db(monkey_home)
     try:
@@ -92,8 +98,9 @@ async def test_forks_at_turns_before_and_after_the_clear(workspace: Path, tmp_pa
         async with await SessionStore.open() as store:
             return _words((await store.load(fork_id)).messages)
 
-    assert await fork("1") == ["before the clear", "answer one"], \
+    assert await fork("1") == ["before the clear", "answer one"], (
         "the turn before the clear, as it was then (the clear after it is not part of it)"
+    )
     assert await fork("2") == ["after the clear", "answer two"], "nothing from before the clear"
     assert await fork("3") == ["after the clear", "answer two", "later still", "answer three"]
     # A fork after the clear, continued: the model is sent the fork's conversation only.

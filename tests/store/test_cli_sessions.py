@@ -21,16 +21,29 @@ from tests.support.pty import PTY_TIMEOUT
 
 
 def _agent(script: Path, ws: Path, *flags: str) -> list[str]:
-    return ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-            "--output-format", "stream-json", *flags]
+    return [
+        "agent",
+        "--backend",
+        "scripted",
+        "--script",
+        str(script),
+        "--cwd",
+        str(ws),
+        "--output-format",
+        "stream-json",
+        *flags,
+    ]
 
 
 def test_continue_resume_and_sessions_commands(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     (workspace / "a.txt").write_text("alpha\n")
-    first = write_script(tmp_path / "1.json", [
-        {"text": "Reading.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
-        {"text": "It says alpha.\u001b]0;pwned\u0007"},
-    ])
+    first = write_script(
+        tmp_path / "1.json",
+        [
+            {"text": "Reading.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
+            {"text": "It says alpha.\u001b]0;pwned\u0007"},
+        ],
+    )
     run = invoke(_agent(first, workspace, "--task", "what is in a.txt?"), home=monkey_home)
     assert run.returncode == 0, run.stderr
     sid = run.events[0]["session_id"]
@@ -78,8 +91,14 @@ def test_continue_resume_and_sessions_commands(workspace: Path, monkey_home: Pat
 
 
 def _start(args: list[str], home: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "monkey", *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(home))
+    return subprocess.Popen(
+        [sys.executable, "-m", "monkey", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=monkey_env(home),
+    )
 
 
 @pytest.mark.subprocess
@@ -87,11 +106,21 @@ def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_p
     (workspace / "a.txt").write_text("alpha\n")
     release = tmp_path / "release"  # the second call's command waits for it: the turn is mid-way until the kill
     wait = f"import os, time; any(os.path.exists({str(release)!r}) or time.sleep(0.05) for _ in range(2400))"
-    script = write_script(tmp_path / "slow.json", [
-        {"text": "Reading the file first.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
-        {"text": " ".join(f"word{i}" for i in range(600)), "tool_calls": [
-            {"name": "shell_execute", "arguments": {"command": f"{sys.executable} -c {json.dumps(wait)}", "timeout": 120}}]},
-    ])
+    script = write_script(
+        tmp_path / "slow.json",
+        [
+            {"text": "Reading the file first.", "tool_calls": [{"name": "file_read", "arguments": {"path": "a.txt"}}]},
+            {
+                "text": " ".join(f"word{i}" for i in range(600)),
+                "tool_calls": [
+                    {
+                        "name": "shell_execute",
+                        "arguments": {"command": f"{sys.executable} -c {json.dumps(wait)}", "timeout": 120},
+                    }
+                ],
+            },
+        ],
+    )
     proc = _start(_agent(script, workspace, "--no-approval", "--task", "read a.txt slowly"), monkey_home)
     assert proc.stdout is not None
     seen = []
@@ -128,10 +157,13 @@ def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_p
 @pytest.mark.subprocess
 def test_eight_processes_at_once(tmp_path: Path, monkey_home: Path) -> None:
     text = " ".join(f"w{i}" for i in range(900))  # 300 text deltas per model call
-    script = write_script(tmp_path / "many.json", [
-        {"text": text, "tool_calls": [{"name": "list_directory", "arguments": {}}]},
-        {"text": text},
-    ])
+    script = write_script(
+        tmp_path / "many.json",
+        [
+            {"text": text, "tool_calls": [{"name": "list_directory", "arguments": {}}]},
+            {"text": text},
+        ],
+    )
     procs = []
     for i in range(8):
         ws = tmp_path / f"ws{i}"
@@ -220,21 +252,45 @@ def test_sessions_needs_an_action(monkey_home: Path) -> None:
 
 
 @pytest.mark.pty
-def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path, monkey_home: Path,
-                                                                  tmp_path: Path) -> None:
+def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     import pexpect
 
     hostile = "title \x1b]0;PWNED\x07 clipboard \x1b]52;c;aGk=\x07 csi \x9b2J bidi \u202e tag \U000e0041 end"
     script = write_script(tmp_path / "s.json", [{"text": hostile}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--task", "go", "--output-format", "stream-json"], home=monkey_home)
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "go",
+            "--output-format",
+            "stream-json",
+        ],
+        home=monkey_home,
+    )
     session_id = next(e["session_id"] for e in run.events)
     piped = invoke(["sessions", "export", session_id], home=monkey_home)
     assert any(json.loads(line).get("text") == hostile for line in piped.stdout.splitlines())
-    for args in (["sessions", "export", session_id], ["sessions", "export", session_id, "--format", "markdown"],
-                 ["sessions", "show", session_id]):
-        child = pexpect.spawn(sys.executable, ["-m", "monkey", *args], env=monkey_env(monkey_home),
-                              encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 200))
+    for args in (
+        ["sessions", "export", session_id],
+        ["sessions", "export", session_id, "--format", "markdown"],
+        ["sessions", "show", session_id],
+    ):
+        child = pexpect.spawn(
+            sys.executable,
+            ["-m", "monkey", *args],
+            env=monkey_env(monkey_home),
+            encoding="utf-8",
+            timeout=PTY_TIMEOUT,
+            dimensions=(40, 200),
+        )
         child.expect(pexpect.EOF)
         shown = child.before
         child.close()
@@ -243,8 +299,14 @@ def test_session_text_is_inert_on_a_terminal_and_exact_in_a_pipe(workspace: Path
             assert raw not in shown, (args, raw, shown)
         assert "clipboard" in shown
     # on a terminal the JSON lines are still the same JSON
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "sessions", "export", session_id],
-                          env=monkey_env(monkey_home), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 4000))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "sessions", "export", session_id],
+        env=monkey_env(monkey_home),
+        encoding="utf-8",
+        timeout=PTY_TIMEOUT,
+        dimensions=(40, 4000),
+    )
     child.expect(pexpect.EOF)
     events = [json.loads(line) for line in child.before.replace("\r\n", "\n").splitlines() if line]
     assert any(e.get("text") == hostile for e in events)

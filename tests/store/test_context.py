@@ -42,8 +42,10 @@ def test_bpe_counts_equal_tiktoken_on_the_same_ranks() -> None:
     # the hash tiktoken itself expects for cl100k_base
     assert hashlib.sha256(data).hexdigest() == "223921b76ee99bde995b7ff738513eef100fb51d18c93597a113bcffe865b2a7"
     ranks = {base64.b64decode(tok): int(rank) for tok, rank in (line.split() for line in data.splitlines() if line)}
-    pat = (r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
-           r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s""")
+    pat = (
+        r"""'(?i:[sdmt]|ll|ve|re)|[^\r\n\p{L}\p{N}]?+\p{L}++|\p{N}{1,3}+| ?[^\s\p{L}\p{N}]++[\r\n]*+"""
+        r"""|\s++$|\s*[\r\n]|\s+(?!\S)|\s"""
+    )
     enc = tiktoken.Encoding("cl100k_base", pat_str=pat, mergeable_ranks=ranks, special_tokens={})
     counter = BpeCounter("cl100k_base")
     samples = [Path(__file__).read_text(), "Grüße, 世界! 🙂\n\n\tdef f(x):\n    return x ** 2\n", "  " * 50, "a" * 5000]
@@ -53,7 +55,9 @@ def test_bpe_counts_equal_tiktoken_on_the_same_ranks() -> None:
 
 def _agent(workspace: Path, turns: list[ScriptTurn], window: int, **settings) -> Agent:
     backend = ScriptedBackend(Script(turns=turns, context_window=window))
-    return Agent(backend=backend, workspace=workspace, context=ContextManager(backend, settings=ContextSettings(**settings)))
+    return Agent(
+        backend=backend, workspace=workspace, context=ContextManager(backend, settings=ContextSettings(**settings))
+    )
 
 
 def test_old_tool_results_are_elided_past_the_threshold(workspace: Path) -> None:
@@ -62,8 +66,10 @@ def test_old_tool_results_are_elided_past_the_threshold(workspace: Path) -> None
     big = "x" * 4000
     for i in range(4):
         call = ToolCallSpec(id=f"c{i}", name="file_read", arguments={"path": f"f{i}"})
-        agent.messages += [Message(role="assistant", tool_calls=[call]),
-                           Message(role="tool", tool_call_id=f"c{i}", name="file_read", content=big)]
+        agent.messages += [
+            Message(role="assistant", tool_calls=[call]),
+            Message(role="tool", tool_call_id=f"c{i}", name="file_read", content=big),
+        ]
     agent.context.window = 10**9  # nothing to do below the threshold
     wire, _, elided = agent.context._wire(agent)
     assert elided == 0 and wire == agent.messages
@@ -71,7 +77,11 @@ def test_old_tool_results_are_elided_past_the_threshold(workspace: Path) -> None
     wire, used, elided = agent.context._wire(agent)
     assert elided == 2
     assert [m.content.startswith("[output of file_read elided") for m in wire if m.role == "tool"] == [
-        True, True, False, False]
+        True,
+        True,
+        False,
+        False,
+    ]
     assert [m.tool_call_id for m in wire if m.role == "tool"] == ["c0", "c1", "c2", "c3"], "pairs kept"
     assert agent.messages[1].content == big, "only the request is shortened, never the history"
 
@@ -84,14 +94,31 @@ def test_compaction_through_the_cli_and_resume(workspace: Path, monkey_home: Pat
     base = probe.context.base_tokens(probe)
     window = 2 * (base + 2600)  # the second read passes half of it, the first does not
     summary = "The user asked to read f1.txt and f2.txt. f1.txt has 240 numbered lines. Next: answer."
-    script = write_script(tmp_path / "s.json", [
-        {"text": "Reading f1.", "tool_calls": [{"name": "file_read", "arguments": {"path": "f1.txt"}}]},
-        {"text": "Reading f2.", "tool_calls": [{"name": "file_read", "arguments": {"path": "f2.txt"}}]},
-        {"text": summary},
-        {"text": "Both files have 240 lines."},
-    ], context_window=window)
-    args = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-            "--output-format", "stream-json", "--task", "read f1.txt then f2.txt", "--compact-at", "0.5"]
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "Reading f1.", "tool_calls": [{"name": "file_read", "arguments": {"path": "f1.txt"}}]},
+            {"text": "Reading f2.", "tool_calls": [{"name": "file_read", "arguments": {"path": "f2.txt"}}]},
+            {"text": summary},
+            {"text": "Both files have 240 lines."},
+        ],
+        context_window=window,
+    )
+    args = [
+        "agent",
+        "--backend",
+        "scripted",
+        "--script",
+        str(script),
+        "--cwd",
+        str(workspace),
+        "--output-format",
+        "stream-json",
+        "--task",
+        "read f1.txt then f2.txt",
+        "--compact-at",
+        "0.5",
+    ]
     run = invoke(args, home=monkey_home)
     assert run.returncode == 0, run.stderr
     compacted = run.of_type("context_compacted")
@@ -105,8 +132,9 @@ def test_compaction_through_the_cli_and_resume(workspace: Path, monkey_home: Pat
 
     sid = run.events[0]["session_id"]
     conn = sqlite3.connect(monkey_home / "monkey.db")
-    rows = conn.execute("SELECT kind, in_context, tokens, data FROM nodes WHERE session_id = ? ORDER BY seq",
-                        (sid,)).fetchall()
+    rows = conn.execute(
+        "SELECT kind, in_context, tokens, data FROM nodes WHERE session_id = ? ORDER BY seq", (sid,)
+    ).fetchall()
     in_context = [(k, json.loads(d)) for k, i, _, d in rows if i]
     assert [k for k, _ in in_context] == ["summary", "assistant", "tool", "assistant"]
     compacted_nodes = [(k, t) for k, i, t, d in rows if not i]
@@ -132,12 +160,17 @@ async def test_manual_compaction_and_failures(workspace: Path) -> None:
     made: list = []
     assert await agent.context.compact(agent, made.append) is None, "nothing to compact yet"
     for i in range(3):
-        agent.messages += [Message(role="user", content=f"question {i} " + "words " * 200),
-                           Message(role="assistant", content=f"answer {i} " + "more " * 200)]
+        agent.messages += [
+            Message(role="user", content=f"question {i} " + "words " * 200),
+            Message(role="assistant", content=f"answer {i} " + "more " * 200),
+        ]
     before = list(agent.messages)
     result = await agent.context.compact(agent, made.append)
     assert result is not None and result.trigger == "manual"
-    assert agent.messages[0].content.endswith("short summary") and agent.messages[1:] == before[result.messages_compacted:]
+    assert (
+        agent.messages[0].content.endswith("short summary")
+        and agent.messages[1:] == before[result.messages_compacted :]
+    )
     agent.messages = before
     assert await agent.context.compact(agent, made.append) is None
     assert made[-1].type == "error" and "overloaded" in made[-1].message and agent.messages == before
@@ -153,8 +186,10 @@ def test_compaction_with_the_local_model(workspace: Path) -> None:
     assert agent.context is not None and agent.context.window == 2048 and counter_for(backend) is backend
     facts = ["The project is called Zebra.", "The bug is in parse_date in util.py.", "Use pytest -q."]
     for i, fact in enumerate(facts):
-        agent.messages += [Message(role="user", content=f"{fact} " + "Please keep this in mind. " * 6),
-                           Message(role="assistant", content=f"Noted ({i}). " + "I will remember that. " * 6)]
+        agent.messages += [
+            Message(role="user", content=f"{fact} " + "Please keep this in mind. " * 6),
+            Message(role="assistant", content=f"Noted ({i}). " + "I will remember that. " * 6),
+        ]
     made: list = []
     before = list(agent.messages)
     result = asyncio.run(agent.context.compact(agent, made.append))
@@ -164,6 +199,6 @@ def test_compaction_with_the_local_model(workspace: Path) -> None:
     head = before[: result.messages_compacted]
     assert agent.context.tokens(summary) * 2 <= sum(agent.context.tokens(m) for m in head)
     assert summary.content.strip() and summary.content in agent.context.summaries
-    assert agent.messages[1:] == before[result.messages_compacted:]
+    assert agent.messages[1:] == before[result.messages_compacted :]
     assert [e.type for e in made] == ["usage", "context_compacted"]
     assert approx_tokens("abcd") == 1

@@ -23,20 +23,40 @@ from monkey.store import SessionStore, StoreError
 from monkey.store.schema import MIGRATIONS as STORE_MIGRATIONS
 from tests.support.cli import init_git_workspace, invoke, invoke_async, run_monkey, write_script
 
-WRITE = [{"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt",
-                                                                                  "content": "monkey\n"}}]},
-         {"text": "done"}]
-DELETE = [{"text": "Deleting.", "tool_calls": [{"name": "file_delete", "arguments": {"path": "big.txt"}}]},
-          {"text": "done"}]
+WRITE = [
+    {"text": "Writing.", "tool_calls": [{"name": "file_write", "arguments": {"path": "b.txt", "content": "monkey\n"}}]},
+    {"text": "done"},
+]
+DELETE = [
+    {"text": "Deleting.", "tool_calls": [{"name": "file_delete", "arguments": {"path": "big.txt"}}]},
+    {"text": "done"},
+]
 
 
-def task(home: Path, workspace: Path, tmp_path: Path, turns: list, name: str = "s.json", *,  # type: ignore[no-untyped-def]
-         process: bool = False):
+def task(
+    home: Path,
+    workspace: Path,
+    tmp_path: Path,
+    turns: list,
+    name: str = "s.json",
+    *,  # type: ignore[no-untyped-def]
+    process: bool = False,
+):
     """A headless task, in this process; ``process=True`` in one of its own (which holds nothing open
     when it ends, and whose first open of the database checks its pages)."""
     script = write_script(tmp_path / name, turns)
-    args = ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-            "--no-approval", "--task", "do it"]
+    args = [
+        "agent",
+        "--backend",
+        "scripted",
+        "--script",
+        str(script),
+        "--cwd",
+        str(workspace),
+        "--no-approval",
+        "--task",
+        "do it",
+    ]
     return run_monkey(args, home=home) if process else invoke(args, home=home)
 
 
@@ -82,11 +102,13 @@ def remount_readonly(fs: Path) -> None:
 
 def test_file_schema_counts_every_migration() -> None:
     assert len(STORE_MIGRATIONS) + len(JOURNAL_MIGRATIONS) == FILE_SCHEMA, (
-        "a component got a migration: add one to monkey.db.FILE_SCHEMA")
+        "a component got a migration: add one to monkey.db.FILE_SCHEMA"
+    )
 
 
-async def test_a_newer_file_is_refused_whole_and_never_written(monkey_home: Path, workspace: Path,
-                                                               tmp_path: Path) -> None:
+async def test_a_newer_file_is_refused_whole_and_never_written(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     assert (await asyncio.to_thread(task, monkey_home, workspace, tmp_path, WRITE)).returncode == 0
     path = db_path(monkey_home)
     conn = sqlite3.connect(path)
@@ -107,10 +129,13 @@ async def test_a_newer_file_is_refused_whole_and_never_written(monkey_home: Path
     assert (workspace / "b.txt").read_text() == "monkey\n"  # not undone, not written again
 
 
-def test_a_page_corrupt_database_is_found_at_open_and_never_written(monkey_home: Path, workspace: Path,
-                                                                    tmp_path: Path) -> None:
+def test_a_page_corrupt_database_is_found_at_open_and_never_written(
+    monkey_home: Path, workspace: Path, tmp_path: Path
+) -> None:
     for i in range(3):  # in processes of their own: this process's first open of the file comes after the damage
-        assert task(monkey_home, workspace, tmp_path, [{"text": "x" * 3000}], f"s{i}.json", process=True).returncode == 0
+        assert (
+            task(monkey_home, workspace, tmp_path, [{"text": "x" * 3000}], f"s{i}.json", process=True).returncode == 0
+        )
     path = db_path(monkey_home)
     conn = sqlite3.connect(path)
     page_size = conn.execute("PRAGMA page_size").fetchone()[0]
@@ -120,7 +145,7 @@ def test_a_page_corrupt_database_is_found_at_open_and_never_written(monkey_home:
     assert pages > 4
     data = bytearray(path.read_bytes())
     start = (pages - 2) * page_size  # a page of the tables, not the header: opening alone does not see it
-    data[start:start + page_size] = bytes([0x5A]) * page_size
+    data[start : start + page_size] = bytes([0x5A]) * page_size
     path.write_bytes(bytes(data))
     before = digest(path)
     run = invoke(["sessions", "list", "--all"], home=monkey_home)
@@ -140,8 +165,19 @@ def test_a_full_home(small_fs: Path, workspace: Path, tmp_path: Path) -> None:
     assert task(home, workspace, tmp_path, WRITE).returncode == 0
     before = (workspace / "b.txt").read_text()
     fill(small_fs)
-    run = task(home, workspace, tmp_path, [{"text": "Again.", "tool_calls": [{"name": "file_write", "arguments": {
-        "path": "c.txt", "content": "c\n"}}]}, {"text": "done"}], "again.json")
+    run = task(
+        home,
+        workspace,
+        tmp_path,
+        [
+            {
+                "text": "Again.",
+                "tool_calls": [{"name": "file_write", "arguments": {"path": "c.txt", "content": "c\n"}}],
+            },
+            {"text": "done"},
+        ],
+        "again.json",
+    )
     one_clear_line(run.stderr, f"no space left on device: 0 KB free in {home}")
     assert not (workspace / "c.txt").exists()  # no journal, no change
     listing = invoke(["sessions", "list", "--cwd", str(workspace)], home=home)
@@ -157,8 +193,9 @@ def test_a_full_home(small_fs: Path, workspace: Path, tmp_path: Path) -> None:
     assert not (workspace / "b.txt").exists()
 
 
-def test_a_full_workspace_undo_says_so_and_puts_everything_back(small_fs: Path, monkey_home: Path,
-                                                                tmp_path: Path) -> None:
+def test_a_full_workspace_undo_says_so_and_puts_everything_back(
+    small_fs: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     workspace = small_fs / "proj"
     init_git_workspace(workspace, tmp_path / "git-home")
     (workspace / "big.txt").write_text("line of text\n" * 40000)  # ~500 KB

@@ -20,21 +20,36 @@ def _write(call_id: str, path: str, text: str) -> ScriptCall:
 
 async def _two_turns(workspace: Path) -> str:
     """A session of two turns, each writing a file; returns its id."""
-    agent = make_agent(workspace, [ScriptTurn(text="Writing the zebra file.", tool_calls=[_write("c1", "z.txt", "zebra\n")]),
-                                   ScriptTurn(text="Done with the zebra.")])
+    agent = make_agent(
+        workspace,
+        [
+            ScriptTurn(text="Writing the zebra file.", tool_calls=[_write("c1", "z.txt", "zebra\n")]),
+            ScriptTurn(text="Done with the zebra."),
+        ],
+    )
     await drive(agent, "make a file about a zebra")
-    again = make_agent(workspace, [ScriptTurn(text="Writing the yak file.", tool_calls=[_write("c2", "y.txt", "yak\n")]),
-                                   ScriptTurn(text="Done with the yak.")])
+    again = make_agent(
+        workspace,
+        [
+            ScriptTurn(text="Writing the yak file.", tool_calls=[_write("c2", "y.txt", "yak\n")]),
+            ScriptTurn(text="Done with the yak."),
+        ],
+    )
     await drive(again, "now one about a yak", resume=agent.session_id)
     return agent.session_id
 
 
 async def test_search_finds_prompts_answers_calls_and_results(workspace: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     (workspace / "notes.txt").write_text("the quokka lives on Rottnest\n")
-    agent = make_agent(workspace, [
-        ScriptTurn(text="Reading.", tool_calls=[ScriptCall(id="c1", name="file_read", arguments={"path": "notes.txt"})]),
-        ScriptTurn(text="It is about a quokka."),
-    ])
+    agent = make_agent(
+        workspace,
+        [
+            ScriptTurn(
+                text="Reading.", tool_calls=[ScriptCall(id="c1", name="file_read", arguments={"path": "notes.txt"})]
+            ),
+            ScriptTurn(text="It is about a quokka."),
+        ],
+    )
     await drive(agent, "what lives on the island?")
     other = make_agent(workspace, [ScriptTurn(text="nothing here")])
     await drive(other, "an unrelated question")
@@ -74,8 +89,9 @@ async def test_an_older_database_gets_its_index_filled(workspace: Path, monkey_h
         conn.execute("DROP TABLE search_docs")
         conn.execute("DROP TABLE session_links")
         # and what the later steps made (the summary rows, the web monitor's answers): a store of before them all
-        conn.executescript("DROP TABLE stat_slots; DROP TABLE stat_samples; DROP INDEX sessions_by_parent; "
-                           "DROP TABLE control;")
+        conn.executescript(
+            "DROP TABLE stat_slots; DROP TABLE stat_samples; DROP INDEX sessions_by_parent; DROP TABLE control;"
+        )
         conn.execute("UPDATE schema_migrations SET version = 2 WHERE component = 'store'")
     conn.close()
     code, out, _ = await main_in_thread(capsys, "sessions", "search", "zebra", "--json", "--all")
@@ -132,19 +148,26 @@ async def test_fork_at_a_turn_and_go_on(workspace: Path, capsys) -> None:  # typ
     assert fork.cost_usd == 0 and original.turns == 2, "the original is left as it was"
     assert not restored.problems, "its own chains, intact"
     assert [m.content for m in restored.messages if m.role != "tool"] == [
-        "make a file about a zebra", "Writing the zebra file.", "Done with the zebra."]
+        "make a file about a zebra",
+        "Writing the zebra file.",
+        "Done with the zebra.",
+    ]
     code, out, _ = await main_in_thread(capsys, "sessions", "show", fork_id)
     assert f"forked from {sid} after turn 1" in out
     code, out, _ = await main_in_thread(capsys, "sessions", "search", "zebra", "--json", "--cwd", str(workspace))
     assert fork_id in {h["session_id"] for h in json.loads(out)}, "the fork is searchable"
 
-    going = make_agent(workspace, [ScriptTurn(text="A gnu then.", tool_calls=[_write("c3", "g.txt", "gnu\n")]),
-                                   ScriptTurn(text="Done with the gnu.")])
+    going = make_agent(
+        workspace,
+        [
+            ScriptTurn(text="A gnu then.", tool_calls=[_write("c3", "g.txt", "gnu\n")]),
+            ScriptTurn(text="Done with the gnu."),
+        ],
+    )
     await drive(going, "one about a gnu instead", resume=fork_id)
     sent = going.backend.requests[0].messages
     assert [m.content for m in sent if m.role == "user"] == ["make a file about a zebra", "one about a gnu instead"]
     assert not any("yak" in m.content for m in sent), "nothing after the fork point"
-
 
     code, _, err = await main_in_thread(capsys, "sessions", "fork", sid, "--at", "3")
     assert code == 1 and "there is no turn 3" in err

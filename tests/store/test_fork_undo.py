@@ -18,8 +18,24 @@ from tests.support.script import call_turn
 
 def _task(ws: Path, home: Path, script: Path, turns: list[dict], prompt: str, *flags: str) -> Run:  # type: ignore[type-arg]
     write_script(script, [*turns, {"text": "done"}])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws), "--no-approval",
-                  "--output-format", "stream-json", "--task", prompt, *flags], home=home)
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(ws),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            prompt,
+            *flags,
+        ],
+        home=home,
+    )
     assert run.returncode == 0, run.stderr
     return run
 
@@ -29,8 +45,9 @@ def _slash_undo(ws: Path, script: Path, session_id: str) -> list[str]:
     write_script(script, [{"text": "unused"}])
 
     async def run() -> list[str]:
-        setup = build_agent(SessionRequest(workspace=ws, backend="scripted", script=str(script), no_approval=True),
-                            HeadlessApprover())
+        setup = build_agent(
+            SessionRequest(workspace=ws, backend="scripted", script=str(script), no_approval=True), HeadlessApprover()
+        )
         session = setup.session(show=lambda event: None, tell=lambda text, level: None)
         await session.open(resume=session_id)
         try:
@@ -49,23 +66,41 @@ def _checkpoints(ws: Path, home: Path) -> list[dict]:  # type: ignore[type-arg]
     return json.loads(listing.stdout)["checkpoints"]  # type: ignore[no-any-return]
 
 
-def test_a_forks_undo_is_its_own_and_the_originals_is_the_originals(workspace: Path, monkey_home: Path,
-                                                                        tmp_path: Path) -> None:
+def test_a_forks_undo_is_its_own_and_the_originals_is_the_originals(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     ws, home, script = workspace, monkey_home, tmp_path / "script.json"
     first = _task(ws, home, script, [call_turn("file_write", path="a.txt", content="the original's a\n")], "make a")
     parent = first.of_type("session_started")[0]["session_id"]
-    _task(ws, home, script, [call_turn("file_write", path="b.txt", content="the original's b\n")], "make b",
-          "--resume", parent)
+    _task(
+        ws,
+        home,
+        script,
+        [call_turn("file_write", path="b.txt", content="the original's b\n")],
+        "make b",
+        "--resume",
+        parent,
+    )
     forked = invoke(["sessions", "fork", parent, "--at", "1"], home=home)
     assert forked.returncode == 0, forked.stderr
     fork = forked.stdout.split("after turn 1: ")[1].split()[0]
-    _task(ws, home, script, [call_turn("file_edit", path="a.txt", old_string="original's", new_string="fork's"),
-                             call_turn("file_write", path="c.txt", content="the fork's c\n")], "change a, make c",
-          "--resume", fork)
+    _task(
+        ws,
+        home,
+        script,
+        [
+            call_turn("file_edit", path="a.txt", old_string="original's", new_string="fork's"),
+            call_turn("file_write", path="c.txt", content="the fork's c\n"),
+        ],
+        "change a, make c",
+        "--resume",
+        fork,
+    )
     assert (ws / "a.txt").read_text() == "the fork's a\n" and (ws / "b.txt").exists() and (ws / "c.txt").exists()
     by_session = {(c["session_id"], tuple(c["paths"])) for c in _checkpoints(ws, home)}
-    assert by_session == {(parent, ("a.txt",)), (parent, ("b.txt",)), (fork, ("a.txt",)), (fork, ("c.txt",))}, \
+    assert by_session == {(parent, ("a.txt",)), (parent, ("b.txt",)), (fork, ("a.txt",)), (fork, ("c.txt",))}, (
         "the fork's copied events bring none of the original's checkpoints with them"
+    )
 
     # The original's undo passes over the fork's later changes: its own latest is b.txt.
     undone = invoke(["undo", "--session", parent, "--steps", "1", "--json", "--cwd", str(ws)], home=home)

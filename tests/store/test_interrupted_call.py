@@ -28,29 +28,56 @@ def _wait_for(check, what: str, deadline: float = 60.0) -> None:  # type: ignore
 def _start_making(workspace: Path, home: Path, tmp_path: Path, stderr: int) -> subprocess.Popen[bytes]:
     """``monkey agent --task`` whose one (scripted) call writes made.txt and then sleeps 30 s."""
     code = "open('made.txt', 'w').write('made'); import time; time.sleep(30)"
-    command = f"{sys.executable} -c \"{code}\""
-    script = write_script(tmp_path / "one.json", [
-        {"text": "Making it.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": command}}]},
-        {"text": "Done."},
-    ])
+    command = f'{sys.executable} -c "{code}"'
+    script = write_script(
+        tmp_path / "one.json",
+        [
+            {"text": "Making it.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": command}}]},
+            {"text": "Done."},
+        ],
+    )
     return subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd",
-         str(workspace), "--output-format", "stream-json", "--no-approval", "--task", "make it"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=stderr, env=monkey_env(home))
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--no-approval",
+            "--task",
+            "make it",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        env=monkey_env(home),
+    )
 
 
 def _stored_tools(home: Path, session_id: str) -> list[dict]:
     """The tool results the session's stored conversation holds, in order."""
     conn = sqlite3.connect(home / "monkey.db")
     try:
-        return [json.loads(bytes(r[0])) for r in conn.execute(
-            "SELECT data FROM nodes WHERE session_id = ? AND kind = 'tool' ORDER BY seq", (session_id,))]
+        return [
+            json.loads(bytes(r[0]))
+            for r in conn.execute(
+                "SELECT data FROM nodes WHERE session_id = ? AND kind = 'tool' ORDER BY seq", (session_id,)
+            )
+        ]
     finally:
         conn.close()
 
 
 def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     proc = _start_making(workspace, monkey_home, tmp_path, subprocess.PIPE)
     assert proc.stdout is not None
     seen = []
@@ -65,9 +92,24 @@ def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
     sid = seen[0]["session_id"]
 
     then = write_script(tmp_path / "two.json", [{"text": "I see it was interrupted."}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(then), "--cwd", str(workspace),
-                      "--output-format", "stream-json", "--no-approval", "--continue", "--task", "go on"],
-                     home=monkey_home)
+    run = run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(then),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--no-approval",
+            "--continue",
+            "--task",
+            "go on",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 0, run.stderr
     assert "was interrupted and may have run" in run.stderr and "made.txt" in run.stderr, run.stderr
     assert "not run" not in run.stderr, run.stderr
@@ -78,8 +120,9 @@ def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
     assert "made.txt" in sent and "monkey undo reverts it" in sent, sent
 
 
-def test_call_cancelled_while_running_is_kept_as_interrupted(workspace: Path, monkey_home: Path,
-                                                             tmp_path: Path) -> None:
+def test_call_cancelled_while_running_is_kept_as_interrupted(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     """Ctrl-C while a command runs: the stored conversation says it may have run (it did)."""
     proc = _start_making(workspace, monkey_home, tmp_path, subprocess.DEVNULL)
     assert proc.stdout is not None

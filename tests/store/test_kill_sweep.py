@@ -26,13 +26,18 @@ pytestmark = pytest.mark.subprocess
 STREAMING = {"text_delta", "thinking_delta"}
 
 TURNS = [
-    {"text": "Writing the new file.", "tool_calls": [
-        {"name": "file_write", "arguments": {"path": "new.txt", "content": "fresh\n"}}]},
-    {"text": "Editing the readme and copying it.", "tool_calls": [
-        {"name": "file_edit", "arguments": {"path": "README.md", "old": "# proj", "new": "# project"}},
-        {"name": "shell_execute", "arguments": {"command": "cp notes.txt copy.txt"}}]},
-    {"text": "Removing the old notes.", "tool_calls": [
-        {"name": "file_delete", "arguments": {"path": "notes.txt"}}]},
+    {
+        "text": "Writing the new file.",
+        "tool_calls": [{"name": "file_write", "arguments": {"path": "new.txt", "content": "fresh\n"}}],
+    },
+    {
+        "text": "Editing the readme and copying it.",
+        "tool_calls": [
+            {"name": "file_edit", "arguments": {"path": "README.md", "old": "# proj", "new": "# project"}},
+            {"name": "shell_execute", "arguments": {"command": "cp notes.txt copy.txt"}},
+        ],
+    },
+    {"text": "Removing the old notes.", "tool_calls": [{"name": "file_delete", "arguments": {"path": "notes.txt"}}]},
     {"text": "All done."},
 ]
 
@@ -53,8 +58,13 @@ def _stored(home: Path, session_id: str) -> list[bytes]:
 def _run_and_kill(args: list[str], home: Path, after: int | None) -> list[bytes]:
     """Run monkey; SIGKILL it right after the ``after``-th stdout line (None: let it finish).
     Returns the lines read (without newlines)."""
-    proc = subprocess.Popen([sys.executable, "-m", "monkey", *args], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=monkey_env(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkey", *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=monkey_env(home),
+    )
     assert proc.stdout is not None
     lines: list[bytes] = []
     try:
@@ -83,8 +93,23 @@ def task(tmp_path: Path, monkey_home: Path):  # type: ignore[no-untyped-def]
         ws = init_git_workspace(tmp_path / f"ws{count[0]}", tmp_path)
         (ws / "notes.txt").write_bytes(b"old notes\r\nwith a CRLF and no end")
         script = write_script(tmp_path / "script.json", TURNS)
-        return (["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                 "--output-format", "stream-json", "--no-approval", "--task", "tidy up"], ws)
+        return (
+            [
+                "agent",
+                "--backend",
+                "scripted",
+                "--script",
+                str(script),
+                "--cwd",
+                str(ws),
+                "--output-format",
+                "stream-json",
+                "--no-approval",
+                "--task",
+                "tidy up",
+            ],
+            ws,
+        )
 
     return make
 
@@ -107,9 +132,10 @@ def test_kill_at_every_event_boundary_loses_nothing_shown_and_undo_restores(task
         stored = _stored(monkey_home, sid)
         shown = [line for line in printed if json.loads(line)["type"] not in STREAMING]
         kept = [line for line in stored if json.loads(line)["type"] not in STREAMING]
-        assert kept[:len(shown)] == shown, (
+        assert kept[: len(shown)] == shown, (
             f"kill after event {i} ({kinds[i - 1]}): events printed but not stored: "
-            f"{[json.loads(x)['type'] for x in shown if x not in kept]}")
+            f"{[json.loads(x)['type'] for x in shown if x not in kept]}"
+        )
         for n, msg in enumerate(e for e in _events_of(printed) if e["type"] == "message_completed"):
             assert msg["text"] == TURNS[n]["text"], "streamed text is stored whole with its message"
         undo = invoke(["undo", "--session", sid, "--cwd", str(ws)], home=monkey_home)

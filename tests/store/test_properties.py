@@ -58,10 +58,10 @@ _KINDS = st.sampled_from(["text_delta", "thinking_delta", "tool_result"])
 _BODY = st.binary(max_size=40).map(lambda b: b'{"t":"' + b.hex().encode() + b'"}')
 
 
-@given(st.lists(st.tuples(_KINDS, _BODY), min_size=1, max_size=80), st.integers(min_value=20, max_value=400),
-       st.data())
-def test_runs_of_deltas_unpack_to_the_same_chain(events: list[tuple[str, bytes]], run_bytes: int,
-                                                  data: st.DataObject) -> None:
+@given(st.lists(st.tuples(_KINDS, _BODY), min_size=1, max_size=80), st.integers(min_value=20, max_value=400), st.data())
+def test_runs_of_deltas_unpack_to_the_same_chain(
+    events: list[tuple[str, bytes]], run_bytes: int, data: st.DataObject
+) -> None:
     """Rows written as runs of deltas read back as exactly the events added, with the chain whole;
     changing one byte of any row is found."""
     from monkey.store import recorder

@@ -20,12 +20,15 @@ def _repl(workspace: Path, home: Path, script: Path, *flags: str) -> pexpect.spa
 
 def test_repl_compact_and_continue(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     words = "many words about the project " * 40
-    script = write_script(tmp_path / "s.json", [
-        {"text": "First answer. " + words},
-        {"text": "Second answer. " + words},
-        {"text": "Third answer."},
-        {"text": "Summary: three questions were asked about the project."},
-    ])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {"text": "First answer. " + words},
+            {"text": "Second answer. " + words},
+            {"text": "Third answer."},
+            {"text": "Summary: three questions were asked about the project."},
+        ],
+    )
     child = _repl(workspace, monkey_home, script)
     child.expect_exact("Type a task")
     for question, answer in (("one?", "First answer."), ("two?", "Second answer."), ("three?", "Third answer.")):
@@ -57,8 +60,13 @@ def test_repl_compact_and_continue(workspace: Path, monkey_home: Path, tmp_path:
 def test_resume_without_id_asks_which(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     for prompt in ("first task", "second task"):
         script = write_script(tmp_path / "s.json", [{"text": f"done: {prompt}"}])
-        assert invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                       "--task", prompt], home=monkey_home).returncode == 0
+        assert (
+            invoke(
+                ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), "--task", prompt],
+                home=monkey_home,
+            ).returncode
+            == 0
+        )
     script = write_script(tmp_path / "r.json", [{"text": "Back in the first one."}])
     child = _repl(workspace, monkey_home, script, "--resume")
     child.expect_exact("Recent sessions of this workspace:")

@@ -20,8 +20,10 @@ def _turns() -> list[list[ScriptTurn]]:
     listing = ScriptCall(id="c3", name="list_directory", arguments={})
     grep = ScriptCall(id="c4", name="grep_search", arguments={"pattern": "line"})
     return [
-        [ScriptTurn(thinking="look first", text="Reading.", tool_calls=[read, missing]),
-         ScriptTurn(text="The notes have 40 lines.")],
+        [
+            ScriptTurn(thinking="look first", text="Reading.", tool_calls=[read, missing]),
+            ScriptTurn(text="The notes have 40 lines."),
+        ],
         [ScriptTurn(text="", tool_calls=[listing, grep]), ScriptTurn(text="Two files, many lines.")],
         [ScriptTurn(text="Bye — ünïcödé ✓.")],
     ]
@@ -63,8 +65,13 @@ async def test_resumed_requests_are_byte_identical(workspace: Path, window: int)
         assert agent.session_id == session_id
         if compacting and i == 1:
             await _compact_stored(workspace)
-    reference = make_agent(workspace, [*phases[0], *phases[1], *([SUMMARY] if compacting else []), *phases[2]],
-                           window=window, compact_at=1.0, session_id=session_id)
+    reference = make_agent(
+        workspace,
+        [*phases[0], *phases[1], *([SUMMARY] if compacting else []), *phases[2]],
+        window=window,
+        compact_at=1.0,
+        session_id=session_id,
+    )
     for i, prompt in enumerate(PROMPTS):
         async for _ in reference.run(prompt):
             pass
@@ -105,10 +112,14 @@ async def test_altered_and_missing_rows_are_reported_and_repaired(workspace: Pat
     conn = db(monkey_home)
     with conn:
         # someone edits the stored result of the first tool call, and deletes two events
-        seq, data = next(r for r in conn.execute("SELECT seq, data FROM nodes WHERE session_id = ? AND kind = 'tool'",
-                                                 (sid,)) if b"hello" in r[1])
-        conn.execute("UPDATE nodes SET data = ? WHERE session_id = ? AND seq = ?",
-                     (data.replace(b"hello", b"HACKED"), sid, seq))
+        seq, data = next(
+            r
+            for r in conn.execute("SELECT seq, data FROM nodes WHERE session_id = ? AND kind = 'tool'", (sid,))
+            if b"hello" in r[1]
+        )
+        conn.execute(
+            "UPDATE nodes SET data = ? WHERE session_id = ? AND seq = ?", (data.replace(b"hello", b"HACKED"), sid, seq)
+        )
         conn.execute("DELETE FROM events WHERE session_id = ? AND seq IN (3, 4)", (sid,))
         last = conn.execute("SELECT max(seq) FROM events WHERE session_id = ?", (sid,)).fetchone()[0]
         conn.execute("DELETE FROM events WHERE session_id = ? AND seq >= ?", (sid, last - 1))

@@ -17,16 +17,36 @@ from tests.support.cli import monkey_env, run_monkey, write_script
 
 
 def _agent(workspace: Path, script: Path, *flags: str) -> list[str]:
-    return [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-            "--cwd", str(workspace), "--output-format", "stream-json", "--no-approval", *flags]
+    return [
+        sys.executable,
+        "-m",
+        "monkey",
+        "agent",
+        "--backend",
+        "scripted",
+        "--script",
+        str(script),
+        "--cwd",
+        str(workspace),
+        "--output-format",
+        "stream-json",
+        "--no-approval",
+        *flags,
+    ]
 
 
 def _holder_script(tmp_path: Path) -> Path:
     code = "import time; time.sleep(30)"
-    return write_script(tmp_path / "hold.json", [
-        {"text": "Waiting.", "tool_calls": [{"name": "shell_execute",
-                                             "arguments": {"command": f"{sys.executable} -c \"{code}\""}}]},
-        {"text": "Done."}])
+    return write_script(
+        tmp_path / "hold.json",
+        [
+            {
+                "text": "Waiting.",
+                "tool_calls": [{"name": "shell_execute", "arguments": {"command": f'{sys.executable} -c "{code}"'}}],
+            },
+            {"text": "Done."},
+        ],
+    )
 
 
 def _started(proc: subprocess.Popen) -> str:
@@ -41,25 +61,50 @@ def _started(proc: subprocess.Popen) -> str:
 
 def _hold(workspace: Path, home: Path, tmp_path: Path) -> tuple[subprocess.Popen, str]:
     """A ``--continue`` that is running a long command (it owns the session meanwhile)."""
-    proc = subprocess.Popen(_agent(workspace, _holder_script(tmp_path), "--continue", "--task", "wait"),
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                            env=monkey_env(home))
+    proc = subprocess.Popen(
+        _agent(workspace, _holder_script(tmp_path), "--continue", "--task", "wait"),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        env=monkey_env(home),
+    )
     sid = _started(proc)
     assert sid, "the first --continue never started its command"
     return proc, sid
 
 
 @pytest.mark.subprocess
-def test_concurrent_continue_one_wins_the_others_run_nothing(workspace: Path, monkey_home: Path,
-                                                            tmp_path: Path) -> None:
-    first = run_monkey(["agent", "--backend", "scripted", "--script",
-                        str(write_script(tmp_path / "s.json", [{"text": "hello"}])), "--cwd", str(workspace),
-                        "--output-format", "stream-json", "--task", "hi"], home=monkey_home)
+def test_concurrent_continue_one_wins_the_others_run_nothing(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    first = run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(write_script(tmp_path / "s.json", [{"text": "hello"}])),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "hi",
+        ],
+        home=monkey_home,
+    )
     assert first.returncode == 0, first.stderr
     script = _holder_script(tmp_path)
-    procs = [subprocess.Popen(_agent(workspace, script, "--continue", "--task", "wait"), stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=monkey_env(monkey_home))
-             for _ in range(6)]
+    procs = [
+        subprocess.Popen(
+            _agent(workspace, script, "--continue", "--task", "wait"),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=monkey_env(monkey_home),
+        )
+        for _ in range(6)
+    ]
     try:
         started = [_started(p) for p in procs]
         winners = [p for p, sid in zip(procs, started, strict=True) if sid]
@@ -70,7 +115,9 @@ def test_concurrent_continue_one_wins_the_others_run_nothing(workspace: Path, mo
                 continue
             assert proc.wait(timeout=120) == 1
             err = proc.stderr.read().decode() if proc.stderr else ""
-            assert f"session {sid} is open in another monkey process (pid {winners[0].pid}); nothing was run" in err, err
+            assert f"session {sid} is open in another monkey process (pid {winners[0].pid}); nothing was run" in err, (
+                err
+            )
     finally:
         for proc in procs:
             proc.send_signal(signal.SIGKILL)
@@ -80,11 +127,25 @@ def test_concurrent_continue_one_wins_the_others_run_nothing(workspace: Path, mo
 
 
 @pytest.mark.subprocess
-def test_a_killed_owner_frees_the_session_before_it_is_reaped(workspace: Path, monkey_home: Path,
-                                                               tmp_path: Path) -> None:
-    first = run_monkey(["agent", "--backend", "scripted", "--script",
-                        str(write_script(tmp_path / "s.json", [{"text": "hello"}])), "--cwd", str(workspace),
-                        "--output-format", "stream-json", "--task", "hi"], home=monkey_home)
+def test_a_killed_owner_frees_the_session_before_it_is_reaped(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    first = run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(write_script(tmp_path / "s.json", [{"text": "hello"}])),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "hi",
+        ],
+        home=monkey_home,
+    )
     assert first.returncode == 0, first.stderr
     owner, sid = _hold(workspace, monkey_home, tmp_path)
     owner.send_signal(signal.SIGKILL)
@@ -92,8 +153,12 @@ def test_a_killed_owner_frees_the_session_before_it_is_reaped(workspace: Path, m
     try:
         listed = run_monkey(["sessions", "list", "--json"], home=monkey_home, cwd=workspace)
         assert [s["state"] for s in json.loads(listed.stdout) if s["id"] == sid] == ["interrupted"], listed.stdout
-        again = run_monkey(_agent(workspace, write_script(tmp_path / "ok.json", [{"text": "back"}]),
-                                  "--continue", "--task", "again")[3:], home=monkey_home)
+        again = run_monkey(
+            _agent(workspace, write_script(tmp_path / "ok.json", [{"text": "back"}]), "--continue", "--task", "again")[
+                3:
+            ],
+            home=monkey_home,
+        )
         assert again.returncode == 0, again.stderr
         assert json.loads(again.stdout.splitlines()[0])["session_id"] == sid
     finally:

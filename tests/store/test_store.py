@@ -40,14 +40,16 @@ async def test_keep_commits_all_but_deltas_before_returning(monkey_home: Path) -
         delta = ev.TextDelta(session_id="s1", text="x")
         await rec.keep(delta)
         assert rec.pending == 1, "a delta may be shown before it is stored"
-        for kind in (ev.ToolCallEvent(session_id="s1", call_id="c", name="file_read"),
-                     ev.ApprovalRequested(session_id="s1", call_id="c", name="file_read"),
-                     ev.CheckpointCreated(session_id="s1", checkpoint_id="k", tool="file_write"),
-                     ev.ToolStarted(session_id="s1", call_id="c", name="file_read"),
-                     ev.ToolOutput(session_id="s1", call_id="c", stream="stdout", text="o"),
-                     ev.Usage(session_id="s1", input_tokens=1, output_tokens=1),
-                     ev.ContextUsage(session_id="s1", used=1, window=10, fraction=0.1),
-                     ev.ToolResult(session_id="s1", call_id="c", name="file_read", ok=True, output="o")):
+        for kind in (
+            ev.ToolCallEvent(session_id="s1", call_id="c", name="file_read"),
+            ev.ApprovalRequested(session_id="s1", call_id="c", name="file_read"),
+            ev.CheckpointCreated(session_id="s1", checkpoint_id="k", tool="file_write"),
+            ev.ToolStarted(session_id="s1", call_id="c", name="file_read"),
+            ev.ToolOutput(session_id="s1", call_id="c", stream="stdout", text="o"),
+            ev.Usage(session_id="s1", input_tokens=1, output_tokens=1),
+            ev.ContextUsage(session_id="s1", used=1, window=10, fraction=0.1),
+            ev.ToolResult(session_id="s1", call_id="c", name="file_read", ok=True, output="o"),
+        ):
             assert await rec.keep(kind) == [kind]
             assert _committed(store.path, "s1")[-1] == kind.type and rec.pending == 0, kind.type
         for _ in range(BATCH):
@@ -65,9 +67,12 @@ async def test_keep_holds_a_burst_and_commits_it_once(monkey_home: Path) -> None
     and hands the whole burst back only once it is committed."""
     async with await SessionStore.open() as store:
         rec = Recorder(store, "s3")
-        burst = [_started("s3"), ev.TurnStarted(session_id="s3", turn=1, prompt="p"),
-                 ev.TextDelta(session_id="s3", text="a"),
-                 ev.ToolCallEvent(session_id="s3", call_id="c", name="file_read")]
+        burst = [
+            _started("s3"),
+            ev.TurnStarted(session_id="s3", turn=1, prompt="p"),
+            ev.TextDelta(session_id="s3", text="a"),
+            ev.ToolCallEvent(session_id="s3", call_id="c", name="file_read"),
+        ]
         for event in burst[:-1]:
             assert await rec.keep(event, more=True) == []
             assert _committed(store.path, "s3") == []
@@ -82,8 +87,11 @@ async def test_a_long_burst_is_shown_in_order_and_only_once_committed(monkey_hom
     async with await SessionStore.open() as store:
         rec = Recorder(store, "s4")
         burst = [_started("s4")] + [
-            ev.ToolOutput(session_id="s4", call_id="c", stream="stdout", text=f"{i}\n") if i % 3
-            else ev.TextDelta(session_id="s4", text=f"{i}") for i in range(2 * GROUP + 10)]
+            ev.ToolOutput(session_id="s4", call_id="c", stream="stdout", text=f"{i}\n")
+            if i % 3
+            else ev.TextDelta(session_id="s4", text=f"{i}")
+            for i in range(2 * GROUP + 10)
+        ]
         shown: list[ev.Event] = []
         for n, event in enumerate(burst):
             ready = await rec.keep(event, more=n < len(burst) - 1)
@@ -115,15 +123,34 @@ async def test_full_disk_keeps_what_was_written(monkey_home: Path) -> None:
 def test_a_failing_write_stops_the_turn(scripted, monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     assert scripted([{"text": "warm up"}]).returncode == 0
     conn = sqlite3.connect(monkey_home / "monkey.db")
-    conn.execute("CREATE TRIGGER fill BEFORE INSERT ON events WHEN NEW.seq > 6 "
-                 "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+    conn.execute(
+        "CREATE TRIGGER fill BEFORE INSERT ON events WHEN NEW.seq > 6 "
+        "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END"
+    )
     conn.commit()
-    script = write_script(tmp_path / "long.json", [
-        {"text": "one two three four five six", "tool_calls": [{"name": "list_directory", "arguments": {}}]},
-        {"text": "never reached"},
-    ])
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--output-format", "stream-json", "--task", "fill the disk"], home=monkey_home)
+    script = write_script(
+        tmp_path / "long.json",
+        [
+            {"text": "one two three four five six", "tool_calls": [{"name": "list_directory", "arguments": {}}]},
+            {"text": "never reached"},
+        ],
+    )
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "fill the disk",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 1 and "disk is full" in run.stderr and "the turn was stopped there" in run.stderr
     assert run.stderr.count("cannot save the session") == 1, run.stderr  # said once
     assert "Traceback" not in run.stderr and "cancelled by the user" not in run.stderr + run.stdout
@@ -132,8 +159,9 @@ def test_a_failing_write_stops_the_turn(scripted, monkey_home: Path, workspace: 
     stored = [data.decode() for _, data in stored_events(conn, sid)]
     printed = run.stdout.splitlines()
     assert stored and stored == printed[: len(stored)], "what was stored is kept, in order"
-    assert all(json.loads(line)["type"] == "text_delta" for line in printed[len(stored):]), \
+    assert all(json.loads(line)["type"] == "text_delta" for line in printed[len(stored) :]), (
         "after what was stored, only streamed text (shown before its batch is written) was printed"
+    )
 
 
 def test_chain_check_finds_gaps_and_changes() -> None:
@@ -167,10 +195,13 @@ async def test_read_only_database_is_a_clear_error(monkey_home: Path) -> None:
 
 def _answer(sid: str, words: int) -> list[ev.Event]:
     text = [f"w{i} " for i in range(words)]
-    return [_started(sid), ev.TurnStarted(session_id=sid, turn=1, prompt="p"),
-            *[ev.TextDelta(session_id=sid, text=t) for t in text],
-            ev.MessageCompleted(session_id=sid, text="".join(text)),
-            ev.TurnCompleted(session_id=sid, turn=1, reason="completed", result="".join(text), iterations=1)]
+    return [
+        _started(sid),
+        ev.TurnStarted(session_id=sid, turn=1, prompt="p"),
+        *[ev.TextDelta(session_id=sid, text=t) for t in text],
+        ev.MessageCompleted(session_id=sid, text="".join(text)),
+        ev.TurnCompleted(session_id=sid, turn=1, reason="completed", result="".join(text), iterations=1),
+    ]
 
 
 async def test_a_streamed_answer_is_a_row_per_write_and_reads_back_whole(monkey_home: Path) -> None:
@@ -208,8 +239,9 @@ async def test_a_database_of_one_event_per_row_is_upgraded_and_reads_the_same(mo
         data = ev.encode(event)
         h = link(h, seq, event.type, data)
         rows.append(("old", seq, event.type, event.ts, data, h))
-    conn.execute("INSERT INTO sessions (id, workspace, created, updated, events) VALUES ('old', '/w', 0, 0, ?)",
-                 (len(rows),))
+    conn.execute(
+        "INSERT INTO sessions (id, workspace, created, updated, events) VALUES ('old', '/w', 0, 0, ?)", (len(rows),)
+    )
     conn.executemany("INSERT INTO events VALUES (?, ?, ?, ?, ?, ?)", rows)
     conn.execute("PRAGMA user_version = 0")
     conn.close()

@@ -25,8 +25,9 @@ async def test_a_journal_waiting_on_the_loop_gets_the_lock_a_write_held(tmp_path
 
     await store.conn.create_function("inside", 0, inside)
     try:
-        write = asyncio.create_task(store.write([("SELECT inside()", (), False),
-                                                 ("CREATE TABLE later (x)", (), False)], doing="write"))
+        write = asyncio.create_task(
+            store.write([("SELECT inside()", (), False), ("CREATE TABLE later (x)", (), False)], doing="write")
+        )
         await asyncio.to_thread(mid_transaction.wait)
         journal = connect(path)  # on the loop, as the handoff's journal read was
         journal.execute("PRAGMA busy_timeout = 10000")  # the old store never let go: this failed

@@ -36,8 +36,11 @@ class EditorClient:
         self.asked.set()
         if self.before_answer is not None:
             await self.before_answer()
-        outcome = (AllowedOutcome(outcome="selected", option_id=self.answer) if self.answer
-                   else DeniedOutcome(outcome="cancelled"))
+        outcome = (
+            AllowedOutcome(outcome="selected", option_id=self.answer)
+            if self.answer
+            else DeniedOutcome(outcome="cancelled")
+        )
         return RequestPermissionResponse(outcome=outcome)
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
@@ -46,6 +49,7 @@ class EditorClient:
 
     async def wait_for(self, test, timeout: float = 30.0) -> Any:  # type: ignore[no-untyped-def]
         """The first update ``test`` accepts, waiting for it (generous deadline, no sleeps)."""
+
         async def find() -> Any:
             while True:
                 for update in self.updates:
@@ -88,8 +92,10 @@ async def start_monkey(home: Path, *args: str) -> AsyncIterator[tuple[Any, Edito
     from acp import PROTOCOL_VERSION, spawn_agent_process
 
     client = EditorClient()
-    async with spawn_agent_process(client, sys.executable, "-m", "monkey", "acp", *args,
-                                   env=monkey_env(home)) as (conn, process):
+    async with spawn_agent_process(client, sys.executable, "-m", "monkey", "acp", *args, env=monkey_env(home)) as (
+        conn,
+        process,
+    ):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         yield conn, client, process
 

@@ -25,21 +25,47 @@ def fake_acp_exe(bindir: Path, name: str = "fake-acp") -> Path:
     """An executable running tests/external/fake_acp_agent.py with this Python."""
     bindir.mkdir(parents=True, exist_ok=True)
     exe = bindir / name
-    exe.write_text(f"#!{sys.executable}\nimport runpy\n"
-                   f"runpy.run_path({str(EXTERNAL / 'fake_acp_agent.py')!r}, run_name='__main__')\n")
+    exe.write_text(
+        f"#!{sys.executable}\nimport runpy\n"
+        f"runpy.run_path({str(EXTERNAL / 'fake_acp_agent.py')!r}, run_name='__main__')\n"
+    )
     exe.chmod(0o755)
     return exe
 
 
-def acp_backend(exe: Path, workspace: Path, log: Path, *, mode: str = "", auth: str = "", missing_file: str = "not_found",
-                idle_timeout: float = 60.0, max_line: int = 1 << 20, **env: str) -> AcpBackend:
+def acp_backend(
+    exe: Path,
+    workspace: Path,
+    log: Path,
+    *,
+    mode: str = "",
+    auth: str = "",
+    missing_file: str = "not_found",
+    idle_timeout: float = 60.0,
+    max_line: int = 1 << 20,
+    **env: str,
+) -> AcpBackend:
     from monkey.backends.acp_client.agents import AgentEntry
     from monkey.backends.acp_client.backend import AcpBackend
 
-    entry = AgentEntry("fake", str(exe), env={"FAKE_LOG": str(log), **env}, mode=mode, auth_method=auth,
-                       missing_file=missing_file, label="Fake agent")
-    return AcpBackend(entry, str(exe), workspace=workspace, base_env={"PATH": os.environ["PATH"]},
-                      idle_timeout=idle_timeout, grace=1.0, max_line_bytes=max_line)
+    entry = AgentEntry(
+        "fake",
+        str(exe),
+        env={"FAKE_LOG": str(log), **env},
+        mode=mode,
+        auth_method=auth,
+        missing_file=missing_file,
+        label="Fake agent",
+    )
+    return AcpBackend(
+        entry,
+        str(exe),
+        workspace=workspace,
+        base_env={"PATH": os.environ["PATH"]},
+        idle_timeout=idle_timeout,
+        grace=1.0,
+        max_line_bytes=max_line,
+    )
 
 
 def run_turns(agent: Agent, *prompts: str, within: float = 60) -> list[list[Event]]:

@@ -54,13 +54,19 @@ class ListSink(list):
         pass
 
 
-def make_agent(workspace: Path, turns: list[ScriptTurn], *, window: int = 0, compact_at: float = 0.8,
-               session_id: str | None = None) -> Agent:
+def make_agent(
+    workspace: Path, turns: list[ScriptTurn], *, window: int = 0, compact_at: float = 0.8, session_id: str | None = None
+) -> Agent:
     """An agent on a :class:`RecordingBackend` with a context window of ``window`` tokens (0: none)."""
     backend = RecordingBackend(Script(turns=turns, context_window=window))
     context = ContextManager(backend, settings=ContextSettings(compact_at=compact_at))
-    return Agent(backend=backend, workspace=workspace, options=AgentOptions(max_iterations=10),
-                 context=context, session_id=session_id)
+    return Agent(
+        backend=backend,
+        workspace=workspace,
+        options=AgentOptions(max_iterations=10),
+        context=context,
+        session_id=session_id,
+    )
 
 
 async def drive(agent: Agent, prompt: str, **kw: Any) -> ListSink:
@@ -91,14 +97,28 @@ def define(workspace: Path, name: str, front: str, body: str = "Do the part you 
     (folder / f"{name}.md").write_text(f"---\nname: {name}\n{front}\n---\n{body}\n")
 
 
-def root_agent(workspace: Path, home: Path, script: dict[str, Any], *, mode: str = "auto", max_depth: int = 2,
-               limits: Limits | None = None, checkpoints: bool = False, **delegation: Any) -> Agent:
+def root_agent(
+    workspace: Path,
+    home: Path,
+    script: dict[str, Any],
+    *,
+    mode: str = "auto",
+    max_depth: int = 2,
+    limits: Limits | None = None,
+    checkpoints: bool = False,
+    **delegation: Any,
+) -> Agent:
     """An agent on ``script`` (with its ``agents``) that can delegate with ``task``."""
     backend = ScriptedBackend(msgspec.convert(script, Script))
     policy = ApprovalPolicy(mode=mode)  # type: ignore[arg-type]
     guard = CheckpointGuard(workspace, home=home) if checkpoints else None
-    agent = Agent(backend=backend, workspace=workspace, policy=policy, checkpoints=guard,
-                  options=AgentOptions(limits=limits or Limits()))
+    agent = Agent(
+        backend=backend,
+        workspace=workspace,
+        policy=policy,
+        checkpoints=guard,
+        options=AgentOptions(limits=limits or Limits()),
+    )
     defs = discover_agents(workspace, home=home, trusted=True)
     assert not defs.warnings, defs.warnings
     install_task_tool(agent, Delegation(defs, max_depth=max_depth, **delegation))

@@ -37,7 +37,8 @@ def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags:
 
     script.write_text(json.dumps({"turns": turns, "agents": kw.pop("agents", {})}))
     args = build_parser().parse_args(
-        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags])
+        ["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags]
+    )
     setup = resolve_setup(session_request(args), TuiApprover())
     kw.setdefault("clock", lambda: 0.0)
     kw.setdefault("approval_guard", 0.0)  # the guard's own tests set it

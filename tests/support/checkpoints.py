@@ -17,8 +17,15 @@ from monkey.checkpoints.journal import Entry
 from tests.support.cli import monkey_env, Run, run_monkey, write_script
 
 
-def change(guard: CheckpointGuard, paths: list[str] | None, do: Callable[[], object], *,
-           tool: str = "file_write", session: str = "s1", turn: int = 1) -> Entry:
+def change(
+    guard: CheckpointGuard,
+    paths: list[str] | None,
+    do: Callable[[], object],
+    *,
+    tool: str = "file_write",
+    session: str = "s1",
+    turn: int = 1,
+) -> Entry:
     """Checkpoint, change, record: what the loop does around one tool call."""
     entry = guard.begin(tool=tool, paths=paths, session_id=session, turn=turn, call_id="call")
     do()
@@ -53,8 +60,23 @@ def git(ws: Path, *args: str) -> str:
 def agent(ws: Path, home: Path, tmp: Path, turns: list[dict[str, Any]], *flags: str) -> Run:
     """``monkey agent`` (a process) on the scripted ``turns`` and a last "done", in ``ws``."""
     script = write_script(tmp / "script.json", turns + [{"text": "done"}])
-    return run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-                       "--output-format", "stream-json", "--task", "go", *flags], home=home)
+    return run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(ws),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "go",
+            *flags,
+        ],
+        home=home,
+    )
 
 
 def py(code: str) -> str:
@@ -67,20 +89,42 @@ def waiting_command(tmp: Path, name: str, writes: str) -> str:
     write nowhere else), and waits for a go-ahead file."""
     go = tmp / f"{name}.go"
     code = tmp / f"{name}.py"
-    code.write_text(f"import pathlib, time\n"
-                    f"pathlib.Path({writes!r}).write_text('made by the command\\n')\n"
-                    f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.02)\n")
+    code.write_text(
+        f"import pathlib, time\n"
+        f"pathlib.Path({writes!r}).write_text('made by the command\\n')\n"
+        f"while not pathlib.Path({str(go)!r}).exists(): time.sleep(0.02)\n"
+    )
     return f"{sys.executable} {code}"
 
 
-def start_agent(ws: Path, home: Path, tmp: Path, name: str, turns: list[dict[str, Any]],
-                **env: str) -> subprocess.Popen[str]:
+def start_agent(
+    ws: Path, home: Path, tmp: Path, name: str, turns: list[dict[str, Any]], **env: str
+) -> subprocess.Popen[str]:
     script = write_script(tmp / f"{name}.json", turns + [{"text": "done"}])
     return subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(ws),
-         "--no-approval", "--output-format", "stream-json", "--task", name],
-        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        env=monkey_env(home, **env))
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(ws),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            name,
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=monkey_env(home, **env),
+    )
 
 
 def wait_for(path: Path, proc: subprocess.Popen[str], timeout: float = 60) -> None:

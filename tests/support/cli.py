@@ -136,8 +136,9 @@ def invoke(args: list[str], *, home: Path, cwd: Path | None = None, input: str |
     return Run(code, stdout.text(), stderr.text())
 
 
-async def invoke_async(args: list[str], *, home: Path, cwd: Path | None = None, input: str | None = None,
-                       **env: str) -> Run:
+async def invoke_async(
+    args: list[str], *, home: Path, cwd: Path | None = None, input: str | None = None, **env: str
+) -> Run:
     """:func:`invoke` from an ``async`` test: the command runs in a thread with its own event loop.
 
     While it runs, this process's environment, working directory and stdout are the command's
@@ -151,8 +152,9 @@ def stored_events(conn, session_id: str) -> list[tuple[str, bytes]]:  # type: ig
     """``(type, JSON)`` of every event of a session as the file holds them, read with plain SQL
     (a row of ``n`` deltas is their JSON objects joined by newlines)."""
     out: list[tuple[str, bytes]] = []
-    for kind, data, n in conn.execute("SELECT type, data, n FROM events WHERE session_id = ? ORDER BY seq",
-                                      (session_id,)):
+    for kind, data, n in conn.execute(
+        "SELECT type, data, n FROM events WHERE session_id = ? ORDER BY seq", (session_id,)
+    ):
         parts = bytes(data).split(b"\n") if n > 1 else [bytes(data)]
         assert len(parts) == n, "a row holds as many events as it says"
         out += [(kind, part) for part in parts]
@@ -187,7 +189,20 @@ async def main_in_thread(capsys: Any, *argv: str) -> tuple[int, str, str]:
 
 def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
     """Run one task with the CLI; the id of the session it stored."""
-    run = run_monkey(["agent", "--backend", "scripted", "--script",
-                      str(write_script(tmp_path / "first.json", [{"text": "first answer"}])), "--cwd",
-                      str(workspace), "--task", "first question", "--output-format", "stream-json"], home=home)
+    run = run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(write_script(tmp_path / "first.json", [{"text": "first answer"}])),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "first question",
+            "--output-format",
+            "stream-json",
+        ],
+        home=home,
+    )
     return run.of_type("session_started")[0]["session_id"]

@@ -26,13 +26,41 @@ from tests.support.fakes.anthropic_server import FakeAnthropic
 FIXTURES = ROOT / "tests" / "fixtures"
 """Recorded sessions of the real agents (``claude_code/``, ``codex/``) that the fakes replay."""
 
-__all__ = ["FIXTURES", "NPM_BIN", "Waits", "answers", "backend_events", "cancel_when_asked", "claude", "claude_cli",
-           "codex_cli", "configure", "configure_acp_agent", "configure_claude", "configure_codex", "decisions",
-           "gemini_cli", "npm_cli", "plain", "prepend_config", "qwen_cli", "request", "run_task", "sent"]
+__all__ = [
+    "FIXTURES",
+    "NPM_BIN",
+    "Waits",
+    "answers",
+    "backend_events",
+    "cancel_when_asked",
+    "claude",
+    "claude_cli",
+    "codex_cli",
+    "configure",
+    "configure_acp_agent",
+    "configure_claude",
+    "configure_codex",
+    "decisions",
+    "gemini_cli",
+    "npm_cli",
+    "plain",
+    "prepend_config",
+    "qwen_cli",
+    "request",
+    "run_task",
+    "sent",
+]
 
 
-def configure(home: Path, section: str, exe: Path | str, *, allow: tuple[str, ...] | None = None,
-              settings: dict[str, float] | None = None, **env: str) -> None:
+def configure(
+    home: Path,
+    section: str,
+    exe: Path | str,
+    *,
+    allow: tuple[str, ...] | None = None,
+    settings: dict[str, float] | None = None,
+    **env: str,
+) -> None:
     """monkey's config: the ``[section]`` backend runs ``exe`` with ``env`` added to its environment and
     ``settings`` (such as its timeouts); ``allow``, when given, is the ``[approvals]`` allow rules."""
     lines = ["[approvals]", f"allow = {json.dumps(list(allow))}"] if allow is not None else []
@@ -47,13 +75,24 @@ def prepend_config(home: Path, text: str) -> None:
     (home / "config.toml").write_text(text + (home / "config.toml").read_text())
 
 
-def run_task(home: Path, workspace: Path, backend: str, task: str, *extra: str, process: bool = False,
-             timeout: float = 60) -> Run:
+def run_task(
+    home: Path, workspace: Path, backend: str, task: str, *extra: str, process: bool = False, timeout: float = 60
+) -> Run:
     """``monkey agent --backend BACKEND [EXTRA] --task TASK --output-format stream-json`` in ``workspace``,
     in this process (the agent it runs is a process all the same); ``process=True`` starts ``monkey``
     as a process of its own too (``timeout``: its limit)."""
-    args = ["agent", "--backend", backend, *extra, "--task", task, "--output-format", "stream-json",
-            "--cwd", str(workspace)]
+    args = [
+        "agent",
+        "--backend",
+        backend,
+        *extra,
+        "--task",
+        task,
+        "--output-format",
+        "stream-json",
+        "--cwd",
+        str(workspace),
+    ]
     return run_monkey(args, home=home, timeout=timeout) if process else invoke(args, home=home)
 
 
@@ -84,8 +123,15 @@ class Waits:
         raise AssertionError("unreachable")
 
 
-def cancel_when_asked(agent: Agent, approver: Waits, task: str, *, ask_within: float = 60, within: float = 120,
-                      before_cancel: Callable[[], None] | None = None) -> list[Event]:
+def cancel_when_asked(
+    agent: Agent,
+    approver: Waits,
+    task: str,
+    *,
+    ask_within: float = 60,
+    within: float = 120,
+    before_cancel: Callable[[], None] | None = None,
+) -> list[Event]:
     """Run ``task`` on ``agent`` and cancel the turn once ``approver`` is asked (after calling
     ``before_cancel``); the turn's events. Fails if no question comes within ``ask_within`` seconds
     or the turn does not end within ``within``."""
@@ -122,16 +168,24 @@ def claude_cli() -> str:
     """The real Claude Code CLI: ``MONKEY_CLAUDE_CLI``, ``claude`` on PATH or the SDK's copy (else the test is skipped)."""
     path = os.environ.get("MONKEY_CLAUDE_CLI") or shutil.which("claude") or _bundled()
     if not path:
-        pytest.skip("the Claude Code CLI is not installed (npm install @anthropic-ai/claude-code; "
-                    "set MONKEY_CLAUDE_CLI to its `claude`)")
+        pytest.skip(
+            "the Claude Code CLI is not installed (npm install @anthropic-ai/claude-code; "
+            "set MONKEY_CLAUDE_CLI to its `claude`)"
+        )
     return path
 
 
-def configure_claude(home: Path, cli: str, server: FakeAnthropic, cli_home: Path, allow: tuple[str, ...] = ("file_write",)
-               ) -> None:
+def configure_claude(
+    home: Path, cli: str, server: FakeAnthropic, cli_home: Path, allow: tuple[str, ...] = ("file_write",)
+) -> None:
     """monkey's config for the real Claude Code CLI against the fake Anthropic ``server``, with its own home."""
-    env = {"ANTHROPIC_API_KEY": "sk-ant-fake", "ANTHROPIC_BASE_URL": server.url, "HOME": str(cli_home),
-           "DISABLE_AUTOUPDATER": "1", "DISABLE_TELEMETRY": "1"}
+    env = {
+        "ANTHROPIC_API_KEY": "sk-ant-fake",
+        "ANTHROPIC_BASE_URL": server.url,
+        "HOME": str(cli_home),
+        "DISABLE_AUTOUPDATER": "1",
+        "DISABLE_TELEMETRY": "1",
+    }
     configure(home, "claude_code", cli, allow=allow, settings={"idle_timeout": 60.0, "timeout": 120.0}, **env)
 
 
@@ -162,14 +216,16 @@ def qwen_cli() -> str:
     return npm_cli("qwen", "MONKEY_QWEN_CLI", "Qwen Code")
 
 
-def configure_acp_agent(home: Path, name: str, command: str, env: dict[str, str], *, allow: tuple[str, ...] = (),
-                        deny: tuple[str, ...] = ()) -> None:
+def configure_acp_agent(
+    home: Path, name: str, command: str, env: dict[str, str], *, allow: tuple[str, ...] = (), deny: tuple[str, ...] = ()
+) -> None:
     """monkey's config: the ``acp:NAME`` agent runs ``command`` with ``env``; ``allow``/``deny`` are the
     ``[approvals]`` rules."""
     (home / "config.toml").write_text(
         f"[approvals]\nallow = {json.dumps(list(allow))}\ndeny = {json.dumps(list(deny))}\n"
         f"[acp_agents.{name}]\ncommand = {json.dumps(command)}\n[acp_agents.{name}.env]\n"
-        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items()))
+        + "".join(f"{k} = {json.dumps(v)}\n" for k, v in env.items())
+    )
 
 
 def configure_codex(home: Path, cli: str, codex_home: Path, allow: tuple[str, ...] = ("shell_execute",)) -> None:
@@ -181,8 +237,12 @@ def configure_codex(home: Path, cli: str, codex_home: Path, allow: tuple[str, ..
     # codex-linux-sandbox: No such file or directory" and hello.txt was never written.
     tmp = codex_home.parent / "tmp"
     tmp.mkdir(exist_ok=True)
-    env = {"CODEX_HOME": str(codex_home), "HOME": str(codex_home.parent), "FAKE_OPENAI_KEY": "sk-fake",
-           "TMPDIR": str(tmp)}
+    env = {
+        "CODEX_HOME": str(codex_home),
+        "HOME": str(codex_home.parent),
+        "FAKE_OPENAI_KEY": "sk-fake",
+        "TMPDIR": str(tmp),
+    }
     configure(home, "codex", cli, allow=allow, settings={"idle_timeout": 60.0, "timeout": 120.0}, **env)
 
 
@@ -203,11 +263,20 @@ def request(prompt: str = "say hello") -> ModelRequest:
 
 def claude(exe: Path, tmp_path: Path, mode: str = "replay", fixture: str = "text", **kw) -> ClaudeCodeBackend:
     """The Claude Code backend on the fake ``claude`` at ``exe`` replaying ``fixture`` in ``mode``."""
-    env = {"FAKE_MODE": mode, "FAKE_REPLAY": str(FIXTURES / "claude_code" / f"{fixture}.jsonl"),
-           "FAKE_LOG": str(tmp_path / "log.jsonl")}
+    env = {
+        "FAKE_MODE": mode,
+        "FAKE_REPLAY": str(FIXTURES / "claude_code" / f"{fixture}.jsonl"),
+        "FAKE_LOG": str(tmp_path / "log.jsonl"),
+    }
     env.update(kw.pop("env", {}))
-    base = {"PATH": os.environ["PATH"], "ANTHROPIC_API_KEY": "sk-ambient", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x",
-            "CLAUDE_CODE_OAUTH_TOKEN": "ambient", "ANTHROPIC_BASE_URL": "http://ambient", "LANG": "C.UTF-8"}
+    base = {
+        "PATH": os.environ["PATH"],
+        "ANTHROPIC_API_KEY": "sk-ambient",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://x",
+        "CLAUDE_CODE_OAUTH_TOKEN": "ambient",
+        "ANTHROPIC_BASE_URL": "http://ambient",
+        "LANG": "C.UTF-8",
+    }
     return ClaudeCodeBackend(executable=str(exe), model=None, workspace=tmp_path, env=env, base_env=base, **kw)
 
 

@@ -9,18 +9,29 @@ import zlib
 
 def png(width: int = 2, height: int = 3) -> bytes:
     """A valid RGB PNG of ``width`` x ``height`` black pixels."""
+
     def chunk(kind: bytes, body: bytes) -> bytes:
         return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
 
     rows = b"".join(b"\x00" + b"\x00\x00\x00" * width for _ in range(height))
-    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
-            + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 2, 0, 0, 0))
+        + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )
 
 
 def gif(width: int = 4, height: int = 5) -> bytes:
     """A one-pixel-colour GIF89a header and image of ``width`` x ``height``."""
-    return (b"GIF89a" + struct.pack("<HHBBB", width, height, 0x80, 0, 0) + b"\x00\x00\x00\xff\xff\xff"
-            + b"\x2c" + struct.pack("<HHHHB", 0, 0, width, height, 0) + b"\x02\x02\x44\x01\x00\x3b")
+    return (
+        b"GIF89a"
+        + struct.pack("<HHBBB", width, height, 0x80, 0, 0)
+        + b"\x00\x00\x00\xff\xff\xff"
+        + b"\x2c"
+        + struct.pack("<HHHHB", 0, 0, width, height, 0)
+        + b"\x02\x02\x44\x01\x00\x3b"
+    )
 
 
 def jpeg(width: int = 6, height: int = 7) -> bytes:
@@ -32,8 +43,13 @@ def jpeg(width: int = 6, height: int = 7) -> bytes:
 
 def webp_vp8x(width: int = 9, height: int = 10) -> bytes:
     """An extended WebP's header (canvas size)."""
-    body = b"VP8X" + struct.pack("<I", 10) + b"\x00\x00\x00\x00" + (width - 1).to_bytes(3, "little") + (
-        height - 1).to_bytes(3, "little")
+    body = (
+        b"VP8X"
+        + struct.pack("<I", 10)
+        + b"\x00\x00\x00\x00"
+        + (width - 1).to_bytes(3, "little")
+        + (height - 1).to_bytes(3, "little")
+    )
     return b"RIFF" + struct.pack("<I", 4 + len(body)) + b"WEBP" + body
 
 

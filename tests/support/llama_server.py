@@ -41,15 +41,34 @@ def llama_server(log: Path) -> Iterator[str]:
     """Run ``python -m llama_cpp.server``; yields its base URL (ending in /v1)."""
     missing = [m for m in SERVER_MODULES if importlib.util.find_spec(m) is None]
     if missing:
-        pytest.skip(f"llama-cpp-python's server is not installed (missing {', '.join(missing)}): "
-                    "pip install -e '.[local,dev]'")
+        pytest.skip(
+            f"llama-cpp-python's server is not installed (missing {', '.join(missing)}): pip install -e '.[local,dev]'"
+        )
     model = smollm2_path()
     port = free_port()
     with log.open("wb") as out:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "llama_cpp.server", "--model", str(model), "--host", "127.0.0.1",
-             "--port", str(port), "--n_ctx", "4096", "--n_threads", "2", "--seed", "1"],
-            stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True,
+            [
+                sys.executable,
+                "-m",
+                "llama_cpp.server",
+                "--model",
+                str(model),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--n_ctx",
+                "4096",
+                "--n_threads",
+                "2",
+                "--seed",
+                "1",
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
     url = f"http://127.0.0.1:{port}/v1"

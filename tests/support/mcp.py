@@ -15,8 +15,10 @@ NPM_BIN = ROOT / "tests" / "npm" / "node_modules" / ".bin"
 EVERYTHING = NPM_BIN / "mcp-server-everything"
 FILESYSTEM = NPM_BIN / "mcp-server-filesystem"
 
-_npm_servers = pytest.mark.skipif(not EVERYTHING.exists() or not FILESYSTEM.exists(),
-                                  reason="npm install --prefix tests/npm installs the MCP reference servers")
+_npm_servers = pytest.mark.skipif(
+    not EVERYTHING.exists() or not FILESYSTEM.exists(),
+    reason="npm install --prefix tests/npm installs the MCP reference servers",
+)
 
 
 def needs_npm(test):  # type: ignore[no-untyped-def]
@@ -26,8 +28,13 @@ def needs_npm(test):  # type: ignore[no-untyped-def]
 
 def fake_server(state: Path, **extra: Any) -> dict[str, Any]:
     """The definition of tests/support/fakes/mcp_server.py counting its starts in ``state``."""
-    return {"command": sys.executable, "args": ["-m", "tests.support.fakes.mcp_server", str(state)], "cwd": str(ROOT),
-            "env": {"PYTHONPATH": str(ROOT)}, **extra}
+    return {
+        "command": sys.executable,
+        "args": ["-m", "tests.support.fakes.mcp_server", str(state)],
+        "cwd": str(ROOT),
+        "env": {"PYTHONPATH": str(ROOT)},
+        **extra,
+    }
 
 
 def write_servers(path: Path, servers: dict[str, Any]) -> Path:

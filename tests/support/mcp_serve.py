@@ -23,17 +23,21 @@ __all__ = ["stdio_session", "http_session", "text", "HttpServer", "start_http"]
 
 
 @contextlib.asynccontextmanager
-async def stdio_session(workspace: Path, home: Path, *flags: str, errlog: Any = None,
-                        **session: Any) -> AsyncIterator[ClientSession]:
+async def stdio_session(
+    workspace: Path, home: Path, *flags: str, errlog: Any = None, **session: Any
+) -> AsyncIterator[ClientSession]:
     """An initialized client session with ``monkey serve --cwd WORKSPACE FLAGS`` over stdio
     (``session``: more arguments of :class:`ClientSession`, e.g. an ``elicitation_callback``)."""
     from mcp import ClientSession, StdioServerParameters
     from mcp.client.stdio import stdio_client
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "monkey", "serve", "--cwd", str(workspace), *flags],
-                                   env=monkey_env(home))
-    async with stdio_client(params, errlog=errlog or sys.stderr) as (read, write), \
-            ClientSession(read, write, **session) as client:
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "monkey", "serve", "--cwd", str(workspace), *flags], env=monkey_env(home)
+    )
+    async with (
+        stdio_client(params, errlog=errlog or sys.stderr) as (read, write),
+        ClientSession(read, write, **session) as client,
+    ):
         await client.initialize()
         yield client
 
@@ -46,8 +50,11 @@ async def http_session(url: str, token: str = "") -> AsyncIterator[ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=300)) as http, \
-            streamable_http_client(url, http_client=http) as (read, write), ClientSession(read, write) as session:
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=300)) as http,
+        streamable_http_client(url, http_client=http) as (read, write),
+        ClientSession(read, write) as session,
+    ):
         await session.initialize()
         yield session
 
@@ -76,13 +83,19 @@ class HttpServer:
         return self.proc.wait(timeout=timeout)
 
 
-def start_http(workspace: Path, home: Path, *flags: str, env: dict[str, str] | None = None,
-               deadline: float = 60) -> HttpServer:
+def start_http(
+    workspace: Path, home: Path, *flags: str, env: dict[str, str] | None = None, deadline: float = 60
+) -> HttpServer:
     """Start ``monkey serve http`` and wait (up to ``deadline`` s) for the URL line it prints on stdout
     and its ``serving`` line on stderr (the token it made, ``token: ...``, comes before it)."""
-    proc = subprocess.Popen([sys.executable, "-m", "monkey", "serve", "http", *flags, "--cwd", str(workspace)],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env={**monkey_env(home), **(env or {})})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkey", "serve", "http", *flags, "--cwd", str(workspace)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**monkey_env(home), **(env or {})},
+    )
     url = token = ""
     end = time.monotonic() + deadline
     assert proc.stdout is not None and proc.stderr is not None
@@ -106,15 +119,33 @@ def start_http(workspace: Path, home: Path, *flags: str, env: dict[str, str] | N
     return HttpServer(proc, url, token)
 
 
-TOOLS = ["file_read", "file_write", "file_edit", "file_delete", "shell_execute", "process_output", "process_stop",
-         "process_list", "list_directory", "glob_search", "grep_search", "web_fetch", "agent", "agent_reply"]
+TOOLS = [
+    "file_read",
+    "file_write",
+    "file_edit",
+    "file_delete",
+    "shell_execute",
+    "process_output",
+    "process_stop",
+    "process_list",
+    "list_directory",
+    "glob_search",
+    "grep_search",
+    "web_fetch",
+    "agent",
+    "agent_reply",
+]
 
 
 def serve_process(workspace: Path, home: Path, *flags: str) -> subprocess.Popen[bytes]:
     """``monkey serve`` as a process, spoken to line by line over its stdin and stdout."""
-    return subprocess.Popen([sys.executable, "-m", "monkey", "serve", "--cwd", str(workspace), *flags],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env=monkey_env(home))
+    return subprocess.Popen(
+        [sys.executable, "-m", "monkey", "serve", "--cwd", str(workspace), *flags],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=monkey_env(home),
+    )
 
 
 def send_line(proc: subprocess.Popen[bytes], line: str | dict) -> None:
@@ -132,5 +163,9 @@ def read_answer(proc: subprocess.Popen[bytes]) -> dict:
     return json.loads(line)
 
 
-INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}},
+}

@@ -37,21 +37,34 @@ class Installed:
 
 def manifest_text(name: str, command: list[str], capabilities: list[str], env: str = "") -> str:
     """A ``plugin.yaml`` of an agent plugin that runs ``command``."""
-    return (f'version: "0.1"\nname: "{name}"\ntype: "agent"\ndescription: "test plugin {name}"\nprotocol: "1"\n'
-            f"executable:\n  command: {json.dumps(command)}\n"
-            f'agent:\n  name: "{name}"\n  streaming: true\n  capabilities: {json.dumps(capabilities)}\n' + env)
+    return (
+        f'version: "0.1"\nname: "{name}"\ntype: "agent"\ndescription: "test plugin {name}"\nprotocol: "1"\n'
+        f"executable:\n  command: {json.dumps(command)}\n"
+        f'agent:\n  name: "{name}"\n  streaming: true\n  capabilities: {json.dumps(capabilities)}\n' + env
+    )
 
 
 def task(workspace: Path, home: Path, name: str, prompt: str = "say hello", *flags: str, process: bool = False) -> Run:
     """``monkey agent --backend plugin:NAME --task PROMPT`` with stream-json output, in this process
     (``process=True``: as a process, for what only a process shows, such as the plugins it leaves)."""
-    args = ["agent", "--backend", f"plugin:{name}", "--task", prompt, "--cwd", str(workspace),
-            "--output-format", "stream-json", *flags]
+    args = [
+        "agent",
+        "--backend",
+        f"plugin:{name}",
+        "--task",
+        prompt,
+        "--cwd",
+        str(workspace),
+        "--output-format",
+        "stream-json",
+        *flags,
+    ]
     return run_monkey(args, home=home) if process else invoke(args, home=home)
 
 
-WRITE: dict[str, Any] = {"tool_use": {"id": "t1", "name": "file_write",
-                                       "input": {"path": "notes.txt", "content": "from the plugin\n"}}}
+WRITE: dict[str, Any] = {
+    "tool_use": {"id": "t1", "name": "file_write", "input": {"path": "notes.txt", "content": "from the plugin\n"}}
+}
 """A plugin step that asks monkey to write notes.txt."""
 
 
@@ -60,7 +73,7 @@ def results(plugin: Installed) -> list[dict[str, Any]]:
     return [m["params"] for m in plugin.received() if m.get("method") == "agent.tool_result"]
 
 
-SEED = '''version: "1"
+SEED = """version: "1"
 name: "ollama"
 type: "agent"
 description: "Local LLM via Ollama"
@@ -81,10 +94,11 @@ env:
     description: "Model to use (e.g., codellama:13b)"
     required: false
     default: "codellama:13b"
-'''
+"""
 
 
 def configure_openai_compat(home: Path, url: str, extra: str = "") -> None:
     """monkey's config for the openai-compat example plugin against the server at ``url``."""
-    (home / "config.toml").write_text(f'[plugins.openai-compat]\nenv = {{ OPENAI_COMPAT_BASE_URL = "{url}" }}\n'
-                                      f'model = "fake-model"\n{extra}')
+    (home / "config.toml").write_text(
+        f'[plugins.openai-compat]\nenv = {{ OPENAI_COMPAT_BASE_URL = "{url}" }}\nmodel = "fake-model"\n{extra}'
+    )

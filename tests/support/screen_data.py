@@ -65,8 +65,11 @@ def request_for(workspace: Path, tool: str, arguments: dict[str, Any], call_id: 
 def edit_request(workspace: Path) -> ApprovalRequest:
     """A ``file_edit`` of a small Python file, with its diff."""
     (workspace / "calc.py").write_text("def add(a, b):\n    return a - b\n\n\nprint(add(1, 2))\n")
-    return request_for(workspace, "file_edit", {"path": "calc.py", "old_string": "return a - b",
-                                                "new_string": "return a + b  # [bold red]not markup[/]"})
+    return request_for(
+        workspace,
+        "file_edit",
+        {"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b  # [bold red]not markup[/]"},
+    )
 
 
 def shell_request(workspace: Path, command: str = HIDDEN_SHELL_LINE) -> ApprovalRequest:
@@ -79,29 +82,50 @@ SESSION = "s-timeline-0001"
 
 async def run_changes(workspace: Path, home: Path, calls: list[ScriptCall], *, session_id: str = SESSION) -> list:
     """Run one task of the real agent loop that makes ``calls``, with a checkpoint guard."""
-    agent = Agent(backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="done")])),
-                  workspace=workspace, policy=ApprovalPolicy(mode="auto"), session_id=session_id,
-                  checkpoints=CheckpointGuard(workspace, home=home))
+    agent = Agent(
+        backend=ScriptedBackend(Script(turns=[ScriptTurn(tool_calls=calls), ScriptTurn(text="done")])),
+        workspace=workspace,
+        policy=ApprovalPolicy(mode="auto"),
+        session_id=session_id,
+        checkpoints=CheckpointGuard(workspace, home=home),
+    )
     return [event async for event in agent.run_task("change things")]
 
 
 async def three_changes(workspace: Path, home: Path) -> Checkpoints:
     """Create ``notes.txt``, edit it, create ``src/app.py``: three checkpoints of one session."""
-    await run_changes(workspace, home, [
-        ScriptCall(id="c1", name="file_write", arguments={"path": "notes.txt", "content": "one\ntwo\nthree\n"}),
-    ])
-    await run_changes(workspace, home, [
-        ScriptCall(id="c2", name="file_edit", arguments={"path": "notes.txt", "old_string": "two",
-                                                         "new_string": "TWO [red]x[/red]"}),
-        ScriptCall(id="c3", name="file_write", arguments={"path": "src/app.py",
-                                                          "content": "import sys\n\nprint(sys.argv)\n"}),
-    ])
+    await run_changes(
+        workspace,
+        home,
+        [
+            ScriptCall(id="c1", name="file_write", arguments={"path": "notes.txt", "content": "one\ntwo\nthree\n"}),
+        ],
+    )
+    await run_changes(
+        workspace,
+        home,
+        [
+            ScriptCall(
+                id="c2",
+                name="file_edit",
+                arguments={"path": "notes.txt", "old_string": "two", "new_string": "TWO [red]x[/red]"},
+            ),
+            ScriptCall(
+                id="c3",
+                name="file_write",
+                arguments={"path": "src/app.py", "content": "import sys\n\nprint(sys.argv)\n"},
+            ),
+        ],
+    )
     return Checkpoints(workspace, home=home)
 
 
 SESSION_IDS = ["s-picker-0001", "s-picker-0002", "s-picker-0003"]
-SESSION_PROMPTS = ["fix the failing test in calc.py", "explain [bold]it[/bold]\x1b]0;pwned\x07",
-                   "add a README section about undo"]
+SESSION_PROMPTS = [
+    "fix the failing test in calc.py",
+    "explain [bold]it[/bold]\x1b]0;pwned\x07",
+    "add a README section about undo",
+]
 
 
 async def record_sessions(workspace: Path) -> None:

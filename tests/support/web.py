@@ -24,8 +24,10 @@ async def asgi_client(host: str = "127.0.0.1") -> AsyncIterator[tuple[httpx.Asyn
     """A client of the app in this process (no cookie yet), and the app; the lifespan runs around it."""
     app = build_app(WebSettings(host=host, token=TOKEN))
     inner = app.app.app  # the guard, then the headers, then Starlette: its lifespan opens the store
-    async with inner.router.lifespan_context(inner), httpx.AsyncClient(
-            transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8") as client:
+    async with (
+        inner.router.lifespan_context(inner),
+        httpx.AsyncClient(transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8") as client,
+    ):
         yield client, app
 
 
@@ -56,8 +58,12 @@ def base(front: WebFront) -> str:
     return front.url.split("/?", 1)[0]
 
 
-async def sse(client: httpx.AsyncClient, url: str, count: int, headers: dict[str, str] | None = None,
-              ) -> list[tuple[int, dict[str, Any]]]:
+async def sse(
+    client: httpx.AsyncClient,
+    url: str,
+    count: int,
+    headers: dict[str, str] | None = None,
+) -> list[tuple[int, dict[str, Any]]]:
     """The first ``count`` events of an SSE stream: ``(id, data)``."""
     import json
 
@@ -81,21 +87,41 @@ async def sse(client: httpx.AsyncClient, url: str, count: int, headers: dict[str
     return out
 
 
-ANSWER = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
-          {"text": "wrote a.txt"}]
+ANSWER = [
+    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
+    {"text": "wrote a.txt"},
+]
 
 
 def stored_task(ws: Path, home: Path, tmp: Path, turns: list, *flags: str) -> str:
     """A ``monkey agent --task`` run on ``turns`` (auto mode) to its end; its session's id."""
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(write_script(tmp / "s.json", turns)),
-                      "--cwd", str(ws), "--output-format", "stream-json", "--mode", "auto", "--task", "write a file",
-                      *flags], home=home)
+    run = run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(write_script(tmp / "s.json", turns)),
+            "--cwd",
+            str(ws),
+            "--output-format",
+            "stream-json",
+            "--mode",
+            "auto",
+            "--task",
+            "write a file",
+            *flags,
+        ],
+        home=home,
+    )
     assert run.returncode == 0, run.stderr
     return run.events[0]["session_id"]
 
 
-WRITE = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
-         {"text": "the turn is over"}]
+WRITE = [
+    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
+    {"text": "the turn is over"},
+]
 
 
 @contextmanager
@@ -103,9 +129,14 @@ def waiting(workspace: Path, home: Path, script: Path) -> Iterator[Any]:
     """``monkey agent --plain`` on a pty, asked to write a file: it waits at its approval question."""
     import pexpect
 
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script",
-                                           str(script), "--cwd", str(workspace)],
-                          env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 160))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)],
+        env=monkey_env(home, TERM="xterm"),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 160),
+    )
     try:
         child.expect_exact("Type a task")
         child.sendline("write a file")

@@ -43,8 +43,9 @@ class Held(InMemoryLogRecordExporter):
 
 def test_a_full_queue_drops_the_oldest_and_the_rest_is_sent_at_the_end() -> None:
     held = Held()
-    batch = LogBatch([held], resource(), SCOPE, {**LONG, "OTEL_BLRP_MAX_QUEUE_SIZE": "3",
-                                                 "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "3"}, [])
+    batch = LogBatch(
+        [held], resource(), SCOPE, {**LONG, "OTEL_BLRP_MAX_QUEUE_SIZE": "3", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "3"}, []
+    )
     for n in range(3):  # a full batch wakes the thread, which sends it and waits for the collector
         batch.put("monkey.tool_result", {"n": n}, 1_000 + n)
     assert held.entered.wait(60)
@@ -88,7 +89,9 @@ def test_an_exporter_that_raises_does_not_stop_the_others_or_the_next_batch() ->
     batch.put("monkey.api_error", {"kind": "retry"}, 2)
     batch.shutdown()
     assert [r.log_record.attributes["kind"] for r in memory.get_finished_logs()] == [  # type: ignore[index]
-        "network", "retry"]
+        "network",
+        "retry",
+    ]
 
 
 def test_the_sdks_attribute_limits_still_apply(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -103,15 +106,31 @@ def test_the_sdks_attribute_limits_still_apply(monkeypatch: pytest.MonkeyPatch) 
     assert record.dropped_attributes == 1  # event.name, the oldest, made room
 
 
-@pytest.mark.parametrize(("env", "expected", "said"), [
-    ({}, (QUEUE, DELAY_MS / 1000, BATCH), []),
-    ({"OTEL_BLRP_MAX_QUEUE_SIZE": "100", "OTEL_BLRP_SCHEDULE_DELAY": "250", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "10"},
-     (100, 0.25, 10), []),
-    ({"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "4096"}, (QUEUE, DELAY_MS / 1000, QUEUE), ["larger than the queue"]),
-    ({"OTEL_BLRP_SCHEDULE_DELAY": "soon", "OTEL_BLRP_MAX_QUEUE_SIZE": "0", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "-1"},
-     (QUEUE, DELAY_MS / 1000, BATCH), ["OTEL_BLRP_MAX_QUEUE_SIZE='0'", "OTEL_BLRP_SCHEDULE_DELAY='soon'",
-                                       "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE='-1'"]),
-])
+@pytest.mark.parametrize(
+    ("env", "expected", "said"),
+    [
+        ({}, (QUEUE, DELAY_MS / 1000, BATCH), []),
+        (
+            {
+                "OTEL_BLRP_MAX_QUEUE_SIZE": "100",
+                "OTEL_BLRP_SCHEDULE_DELAY": "250",
+                "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "10",
+            },
+            (100, 0.25, 10),
+            [],
+        ),
+        ({"OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "4096"}, (QUEUE, DELAY_MS / 1000, QUEUE), ["larger than the queue"]),
+        (
+            {
+                "OTEL_BLRP_SCHEDULE_DELAY": "soon",
+                "OTEL_BLRP_MAX_QUEUE_SIZE": "0",
+                "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE": "-1",
+            },
+            (QUEUE, DELAY_MS / 1000, BATCH),
+            ["OTEL_BLRP_MAX_QUEUE_SIZE='0'", "OTEL_BLRP_SCHEDULE_DELAY='soon'", "OTEL_BLRP_MAX_EXPORT_BATCH_SIZE='-1'"],
+        ),
+    ],
+)
 def test_the_batch_variables_and_what_is_wrong_in_them(env: dict[str, str], expected: tuple, said: list[str]) -> None:
     problems: list[str] = []
     assert settings(env, problems) == expected

@@ -15,8 +15,14 @@ pytest.importorskip("opentelemetry.sdk")
 
 
 def test_a_small_run_prints_the_figure_with_what_the_receiver_got() -> None:
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "bench.py"), "telemetry", "--rounds", "1",
-                          "--iterations", "3"], capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "bench.py"), "telemetry", "--rounds", "1", "--iterations", "3"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+        check=False,
+    )
     assert run.returncode in (0, 1), run.stderr  # 1: the target missed on a busy machine, still well formed
     (figure,) = [json.loads(line) for line in run.stdout.splitlines()]
     assert figure["name"] == "telemetry_loop_per_iteration" and figure["target"] == "<= 1.1x"
@@ -25,6 +31,12 @@ def test_a_small_run_prints_the_figure_with_what_the_receiver_got() -> None:
     assert figure["ratio"] == pytest.approx(figure["value"] / figure["baseline_value"], abs=1e-3)
     assert figure["received_logs"] > 0 and figure["received_points"] > 0  # the export did reach the receiver
     assert run.returncode == (0 if figure["ok"] else 1)
-    bad = subprocess.run([sys.executable, str(ROOT / "tools" / "bench.py"), "telemetry", "--rounds", "0"],
-                         capture_output=True, text=True, timeout=120, cwd=ROOT, check=False)
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "bench.py"), "telemetry", "--rounds", "0"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=ROOT,
+        check=False,
+    )
     assert bad.returncode == 2 and "--rounds and --iterations must be >= 1" in bad.stderr

@@ -49,15 +49,25 @@ def test_error_kinds_of_model_calls_are_all_api_errors() -> None:
 
 
 def test_redact_uses_the_childrens_rules() -> None:
-    env = {"ANTHROPIC_API_KEY": "a-key-of-sixteen-chars", "MY_TOKEN": "tok-9f8e7d6c", "MONKEY_HOME": "/home/me/.monkey",
-           "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_METRIC_EXPORT_INTERVAL": "60000",
-           "EDITOR": "vim-editor-x", "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer abc123"}
+    env = {
+        "ANTHROPIC_API_KEY": "a-key-of-sixteen-chars",
+        "MY_TOKEN": "tok-9f8e7d6c",
+        "MONKEY_HOME": "/home/me/.monkey",
+        "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+        "OTEL_METRIC_EXPORT_INTERVAL": "60000",
+        "EDITOR": "vim-editor-x",
+        "OTEL_EXPORTER_OTLP_HEADERS": "authorization=Bearer abc123",
+    }
     secrets = secret_values(env)
     assert secrets == {"a-key-of-sixteen-chars", "tok-9f8e7d6c", "authorization=Bearer abc123", "Bearer abc123"}
-    text = ("run with a-key-of-sixteen-chars and tok-9f8e7d6c in /home/me/.monkey via http://127.0.0.1:4318 "
-            "ghp_" + "a" * 36 + " https://bob:hunter2@example.com/x vim-editor-x")
-    assert redact(text, secrets) == (f"run with {REDACTED} and {REDACTED} in /home/me/.monkey via "
-                                     f"http://127.0.0.1:4318 {REDACTED} https://{REDACTED}@example.com/x vim-editor-x")
+    text = (
+        "run with a-key-of-sixteen-chars and tok-9f8e7d6c in /home/me/.monkey via http://127.0.0.1:4318 "
+        "ghp_" + "a" * 36 + " https://bob:hunter2@example.com/x vim-editor-x"
+    )
+    assert redact(text, secrets) == (
+        f"run with {REDACTED} and {REDACTED} in /home/me/.monkey via "
+        f"http://127.0.0.1:4318 {REDACTED} https://{REDACTED}@example.com/x vim-editor-x"
+    )
     key = "-----BEGIN OPENSSH PRIVATE KEY-----\nAAAA\n-----END OPENSSH PRIVATE KEY-----"
     assert redact(f"cat <<EOF\n{key}\nEOF") == f"cat <<EOF\n{REDACTED}\nEOF"
     assert redact("nothing to hide here") == "nothing to hide here"

@@ -25,8 +25,10 @@ from monkey.tools.base import ShellSettings
 from monkey.tools.processes import BackgroundProcess, OutputLog
 from tests.support.fakes.family_procs import FAMILY, family, kill_all, living, wait_gone
 
-pytestmark = [pytest.mark.subprocess,
-              pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc as on Linux")]
+pytestmark = [
+    pytest.mark.subprocess,
+    pytest.mark.skipif(not sys.platform.startswith("linux"), reason="process groups and /proc as on Linux"),
+]
 
 PY = sys.executable
 SLEEPER = f"{PY} -c \"print('ready', flush=True); import time; time.sleep(300)\""
@@ -39,8 +41,9 @@ def subreaper() -> None:
 
 
 def bg(command: str, call_id: str) -> ScriptTurn:
-    return ScriptTurn(tool_calls=[ScriptCall(name="shell_execute", arguments={"command": command, "background": True},
-                                             id=call_id)])
+    return ScriptTurn(
+        tool_calls=[ScriptCall(name="shell_execute", arguments={"command": command, "background": True}, id=call_id)]
+    )
 
 
 def tool(name: str, call_id: str, **arguments: Any) -> ScriptTurn:
@@ -49,9 +52,12 @@ def tool(name: str, call_id: str, **arguments: Any) -> ScriptTurn:
 
 def make(workspace: Path, turns: list[ScriptTurn], **policy: Any) -> Agent:
     policy.setdefault("allow", ["shell_execute"])
-    return Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace,
-                 policy=ApprovalPolicy.from_strings(**policy),
-                 options=AgentOptions(shell=ShellSettings(kill_grace=0.5)))
+    return Agent(
+        backend=ScriptedBackend(Script(turns=turns)),
+        workspace=workspace,
+        policy=ApprovalPolicy.from_strings(**policy),
+        options=AgentOptions(shell=ShellSettings(kill_grace=0.5)),
+    )
 
 
 async def turn(agent: Agent, prompt: str = "go") -> list[Event]:
@@ -74,12 +80,22 @@ def printed(entry: BackgroundProcess) -> str:
 
 
 async def test_start_read_and_stop_a_background_command(workspace: Path) -> None:
-    agent = make(workspace, [bg(SLEEPER, "c1"), ScriptTurn(text="started"),
-                             tool("process_output", "c2", id="p1"), tool("process_list", "c3"),
-                             tool("process_stop", "c4", id="p1"), tool("process_list", "c5"),
-                             tool("process_output", "c6", id="p1", since=3), tool("process_output", "c7", id="p9"),
-                             tool("process_output", "c8", id="p1", since=-1), tool("process_stop", "c9", id="p1"),
-                             ScriptTurn(text="stopped")])
+    agent = make(
+        workspace,
+        [
+            bg(SLEEPER, "c1"),
+            ScriptTurn(text="started"),
+            tool("process_output", "c2", id="p1"),
+            tool("process_list", "c3"),
+            tool("process_stop", "c4", id="p1"),
+            tool("process_list", "c5"),
+            tool("process_output", "c6", id="p1", since=3),
+            tool("process_output", "c7", id="p9"),
+            tool("process_output", "c8", id="p1", since=-1),
+            tool("process_stop", "c9", id="p1"),
+            ScriptTurn(text="stopped"),
+        ],
+    )
     first = results(await turn(agent))
     assert first["c1"].ok and "started in the background as process p1" in first["c1"].output
     entry = agent.processes.get("p1")
@@ -104,13 +120,23 @@ async def test_a_background_command_is_decided_like_a_foreground_one(workspace: 
     agent = make(workspace, [bg(command, "c1"), ScriptTurn(text="no")], allow=[])
     got = results(await turn(agent))
     assert not got["c1"].ok and got["c1"].denied_by == "rule" and agent.processes.all() == []
-    denied = make(workspace, [bg(command, "c1"), ScriptTurn(text="no")], allow=["shell_execute"],
-                  deny=[f"shell_execute({PY} -c *)"])
+    denied = make(
+        workspace,
+        [bg(command, "c1"), ScriptTurn(text="no")],
+        allow=["shell_execute"],
+        deny=[f"shell_execute({PY} -c *)"],
+    )
     got = results(await turn(denied))
     assert not got["c1"].ok and "denied" in got["c1"].output and denied.processes.all() == []
-    foreground = make(workspace, [ScriptTurn(tool_calls=[ScriptCall(name="shell_execute", arguments={
-        "command": command}, id="c1")]), ScriptTurn(text="no")], allow=["shell_execute"],
-                      deny=[f"shell_execute({PY} -c *)"])
+    foreground = make(
+        workspace,
+        [
+            ScriptTurn(tool_calls=[ScriptCall(name="shell_execute", arguments={"command": command}, id="c1")]),
+            ScriptTurn(text="no"),
+        ],
+        allow=["shell_execute"],
+        deny=[f"shell_execute({PY} -c *)"],
+    )
     same = results(await turn(foreground))
     assert same["c1"].output == got["c1"].output  # the same verdict, said the same way
     assert not marker.exists()
@@ -126,8 +152,10 @@ async def test_shell_syntax_in_the_background_needs_a_person_like_in_the_foregro
 
 async def test_a_flood_of_output_keeps_memory_bounded(workspace: Path) -> None:
     flood = f"{PY} -c \"import sys; [sys.stdout.write('x' * 1023 + chr(10)) for _ in range(4000)]; print('end')\""
-    agent = make(workspace, [bg(flood, "c1"), ScriptTurn(text="started"),
-                             tool("process_output", "c2", id="p1"), ScriptTurn(text="read")])
+    agent = make(
+        workspace,
+        [bg(flood, "c1"), ScriptTurn(text="started"), tool("process_output", "c2", id="p1"), ScriptTurn(text="read")],
+    )
     await turn(agent)
     entry = agent.processes.get("p1")
     await asyncio.wait_for(entry.done.wait(), 120)
@@ -165,13 +193,16 @@ def test_secrets_are_redacted_across_reads() -> None:
 
 
 async def test_a_child_never_sees_monkeys_secrets_and_its_output_is_scrubbed(
-        workspace: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    workspace: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     token = "ghp_" + "Z9y8X7w6V5u4T3s2R1q0" * 2
     monkeypatch.setenv("GITHUB_TOKEN", token)
     (workspace / "leak.txt").write_text(f"token {token}\n")
     show = f"{PY} -c \"import os; print(os.environ.get('GITHUB_TOKEN', 'unset')); print(open('leak.txt').read())\""
-    agent = make(workspace, [bg(show, "c1"), ScriptTurn(text="started"),
-                             tool("process_output", "c2", id="p1"), ScriptTurn(text="read")])
+    agent = make(
+        workspace,
+        [bg(show, "c1"), ScriptTurn(text="started"), tool("process_output", "c2", id="p1"), ScriptTurn(text="read")],
+    )
     await turn(agent)
     await asyncio.wait_for(agent.processes.get("p1").done.wait(), 60)
     out = results(await turn(agent))["c2"].output
@@ -182,9 +213,16 @@ async def test_one_that_forks_and_exits_is_still_stopped_whole(workspace: Path, 
     """The command exits at once, leaving grandchildren (one in its group, one in a session of its own)."""
     folder = tmp_path / "family"
     folder.mkdir()
-    agent = make(workspace, [bg(f"{PY} {FAMILY} {folder} exit", "c1"), ScriptTurn(text="started"),
-                             tool("process_list", "c2"), tool("process_stop", "c3", id="p1"),
-                             ScriptTurn(text="stopped")])
+    agent = make(
+        workspace,
+        [
+            bg(f"{PY} {FAMILY} {folder} exit", "c1"),
+            ScriptTurn(text="started"),
+            tool("process_list", "c2"),
+            tool("process_stop", "c3", id="p1"),
+            ScriptTurn(text="stopped"),
+        ],
+    )
     await turn(agent)
     procs = family(folder)
     try:
@@ -225,9 +263,12 @@ async def test_the_end_of_the_session_stops_them_but_the_kept_ones(workspace: Pa
 
 
 async def test_the_limit_of_processes_at_once(workspace: Path) -> None:
-    agent = Agent(backend=ScriptedBackend(Script(turns=[bg(SLEEPER, "c1"), bg(SLEEPER, "c2"), ScriptTurn(text="x")])),
-                  workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
-                  options=AgentOptions(shell=ShellSettings(kill_grace=0.5, background_limit=1)))
+    agent = Agent(
+        backend=ScriptedBackend(Script(turns=[bg(SLEEPER, "c1"), bg(SLEEPER, "c2"), ScriptTurn(text="x")])),
+        workspace=workspace,
+        policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
+        options=AgentOptions(shell=ShellSettings(kill_grace=0.5, background_limit=1)),
+    )
     try:
         got = results(await turn(agent))
         assert got["c1"].ok and not got["c2"].ok
@@ -237,7 +278,8 @@ async def test_the_limit_of_processes_at_once(workspace: Path) -> None:
 
 
 def test_kill_9_of_monkey_leaves_no_orphan_of_a_background_command(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     """monkey (a real process) starts the family in the background, then waits in a foreground command;
     ``kill -9`` of monkey takes the background command and its grandchildren with it."""
     import subprocess
@@ -248,16 +290,43 @@ def test_kill_9_of_monkey_leaves_no_orphan_of_a_background_command(
     folder.mkdir()
     monkey_home.mkdir(parents=True, exist_ok=True)
     (monkey_home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
-    script = write_script(tmp_path / "script.json", [
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": f"{PY} {FAMILY} {folder} wait",
-                                                                "background": True}}]},
-        {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 300", "timeout": 300}}]},
-        {"text": "done"},
-    ])
+    script = write_script(
+        tmp_path / "script.json",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "shell_execute",
+                        "arguments": {"command": f"{PY} {FAMILY} {folder} wait", "background": True},
+                    }
+                ]
+            },
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sleep 300", "timeout": 300}}]},
+            {"text": "done"},
+        ],
+    )
     monkey = subprocess.Popen(
-        [PY, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-         "--output-format", "stream-json", "--task", "run it"],
-        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=monkey_env(monkey_home))
+        [
+            PY,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "run it",
+        ],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=monkey_env(monkey_home),
+    )
     procs = family(folder)
     try:
         monkey.kill()  # kill -9
@@ -272,7 +341,8 @@ def test_kill_9_of_monkey_leaves_no_orphan_of_a_background_command(
 
 @pytest.mark.parametrize("kind", ["bubblewrap", "landlock"])
 async def test_a_background_command_runs_in_the_sandbox_like_a_foreground_one(
-        kind: str, workspace: Path, tmp_path: Path) -> None:
+    kind: str, workspace: Path, tmp_path: Path
+) -> None:
     from monkey.tools.sandbox import bubblewrap_problem, landlock_problem, probe
 
     problem = bubblewrap_problem() if kind == "bubblewrap" else landlock_problem()
@@ -281,11 +351,16 @@ async def test_a_background_command_runs_in_the_sandbox_like_a_foreground_one(
     outside = tmp_path / "outside.txt"
     script = tmp_path / "writes.py"  # outside the workspace: readable in the sandbox, not writable
     (workspace / "build").mkdir()  # Landlock lets no new entry into the workspace's root itself
-    script.write_text(f"open('build/inside.txt', 'w').write('x')\ntry:\n    open({str(outside)!r}, 'w')\n"
-                      "except OSError as e:\n    print('refused', e.errno)\n")
-    agent = Agent(backend=ScriptedBackend(Script(turns=[bg(f"{PY} {script}", "c1"), ScriptTurn(text="x")])),
-                  workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
-                  options=AgentOptions(shell=ShellSettings(kill_grace=0.5, sandbox=probe(kind).sandbox)))
+    script.write_text(
+        f"open('build/inside.txt', 'w').write('x')\ntry:\n    open({str(outside)!r}, 'w')\n"
+        "except OSError as e:\n    print('refused', e.errno)\n"
+    )
+    agent = Agent(
+        backend=ScriptedBackend(Script(turns=[bg(f"{PY} {script}", "c1"), ScriptTurn(text="x")])),
+        workspace=workspace,
+        policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
+        options=AgentOptions(shell=ShellSettings(kill_grace=0.5, sandbox=probe(kind).sandbox)),
+    )
     assert results(await turn(agent))["c1"].ok
     entry = agent.processes.get("p1")
     await asyncio.wait_for(entry.done.wait(), 60)
@@ -300,9 +375,12 @@ async def test_a_long_session_keeps_a_bounded_table(workspace: Path) -> None:
     turns = [bg(SLEEPER, "c0"), ScriptTurn(text="started")]
     for n in range(1, 13):
         turns += [bg("true", f"c{n}"), ScriptTurn(text="ran")]
-    agent = Agent(backend=ScriptedBackend(Script(turns=turns)), workspace=workspace,
-                  policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
-                  options=AgentOptions(shell=ShellSettings(kill_grace=0.5, background_limit=2)))
+    agent = Agent(
+        backend=ScriptedBackend(Script(turns=turns)),
+        workspace=workspace,
+        policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
+        options=AgentOptions(shell=ShellSettings(kill_grace=0.5, background_limit=2)),
+    )
     try:
         for n in range(13):
             assert results(await turn(agent))[f"c{n}"].ok
@@ -316,17 +394,25 @@ async def test_a_long_session_keeps_a_bounded_table(workspace: Path) -> None:
 
 
 async def test_a_foreground_command_ending_leaves_a_background_ones_processes_alone(
-        workspace: Path, tmp_path: Path) -> None:
+    workspace: Path, tmp_path: Path
+) -> None:
     """A background command that forks and exits leaves processes re-parented to monkey (its subreaper);
     a foreground command ending meanwhile stops its own strays, not those: they carry the background
     command's tag or sit in its group. (One that left the session and cleared its environment cannot be
     told from the foreground command's own: the documented limit.)"""
     folder = tmp_path / "family"
     folder.mkdir()
-    agent = make(workspace, [bg(f"{PY} {FAMILY} {folder} exit", "c1"), ScriptTurn(text="started"),
-                             ScriptTurn(tool_calls=[ScriptCall(name="shell_execute", arguments={"command": "true"},
-                                                               id="c2")]), ScriptTurn(text="ran"),
-                             tool("process_stop", "c3", id="p1"), ScriptTurn(text="stopped")])
+    agent = make(
+        workspace,
+        [
+            bg(f"{PY} {FAMILY} {folder} exit", "c1"),
+            ScriptTurn(text="started"),
+            ScriptTurn(tool_calls=[ScriptCall(name="shell_execute", arguments={"command": "true"}, id="c2")]),
+            ScriptTurn(text="ran"),
+            tool("process_stop", "c3", id="p1"),
+            ScriptTurn(text="stopped"),
+        ],
+    )
     await turn(agent)
     procs = family(folder)
     try:
@@ -345,13 +431,22 @@ async def test_a_sub_agents_background_command_is_the_sessions(workspace: Path, 
     from tests.support.agent import define, root_agent, task
 
     define(workspace, "starter", "description: starts a server")
-    script = {"turns": [{"tool_calls": [task("starter", "start the server")]},
-                        {"tool_calls": [{"name": "process_list", "arguments": {}, "id": "l1"}]},
-                        {"tool_calls": [{"name": "process_stop", "arguments": {"id": "p1"}, "id": "s1"}]},
-                        {"text": "done"}],
-              "agents": {"starter": {"turns": [
-                  {"tool_calls": [{"name": "shell_execute", "arguments": {"command": SLEEPER, "background": True}}]},
-                  {"text": "started p1"}]}}}
+    script = {
+        "turns": [
+            {"tool_calls": [task("starter", "start the server")]},
+            {"tool_calls": [{"name": "process_list", "arguments": {}, "id": "l1"}]},
+            {"tool_calls": [{"name": "process_stop", "arguments": {"id": "p1"}, "id": "s1"}]},
+            {"text": "done"},
+        ],
+        "agents": {
+            "starter": {
+                "turns": [
+                    {"tool_calls": [{"name": "shell_execute", "arguments": {"command": SLEEPER, "background": True}}]},
+                    {"text": "started p1"},
+                ]
+            }
+        },
+    }
     agent = root_agent(workspace, monkey_home, script)
     events = await turn(agent)
     got = results(events)
@@ -368,9 +463,17 @@ async def test_a_daemon_that_closed_its_output_is_still_stopped(workspace: Path,
         "import subprocess, sys\n"
         "p = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)'], start_new_session=True,\n"
         "                     stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
-        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n")
-    agent = make(workspace, [bg(f"{PY} {script}", "c1"), ScriptTurn(text="started"),
-                             tool("process_stop", "c2", id="p1"), ScriptTurn(text="stopped")])
+        f"open({str(pidfile)!r}, 'w').write(str(p.pid))\n"
+    )
+    agent = make(
+        workspace,
+        [
+            bg(f"{PY} {script}", "c1"),
+            ScriptTurn(text="started"),
+            tool("process_stop", "c2", id="p1"),
+            ScriptTurn(text="stopped"),
+        ],
+    )
     await turn(agent)
     entry = agent.processes.get("p1")
     await asyncio.wait_for(entry.done.wait(), 60)
@@ -384,4 +487,5 @@ async def test_a_daemon_that_closed_its_output_is_still_stopped(workspace: Path,
         if children.alive(daemon, start):
             import os
             import signal
+
             os.kill(daemon, signal.SIGKILL)

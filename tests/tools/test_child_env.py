@@ -40,8 +40,9 @@ def test_git_commit_without_a_message_ends_at_once_instead_of_opening_an_editor(
 
 
 def test_existing_git_config_entries_are_kept() -> None:
-    env = for_child({"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "me",
-                     "PATH": "/bin"})
+    env = for_child(
+        {"GIT_CONFIG_COUNT": "1", "GIT_CONFIG_KEY_0": "user.name", "GIT_CONFIG_VALUE_0": "me", "PATH": "/bin"}
+    )
     assert env["GIT_CONFIG_KEY_0"] == "user.name" and env["GIT_CONFIG_KEY_1"] == "core.fsmonitor"
     assert int(env["GIT_CONFIG_COUNT"]) == 4 and env["PATH"] == "/bin" and env["GIT_EDITOR"] == "true"
     assert for_child({"GIT_CONFIG_COUNT": "junk"})["GIT_CONFIG_KEY_0"] == "core.fsmonitor"

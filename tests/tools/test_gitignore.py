@@ -8,7 +8,6 @@ from monkey.tools.gitignore import IgnoreRules, walk
 from tests.support.tools import make
 
 
-
 def test_root_nested_negation_and_directories(ws: Path) -> None:
     make(
         ws,
@@ -94,8 +93,24 @@ def test_a_linked_worktree_honours_its_repository_s_info_exclude(ws: Path, tmp_p
 
     env = {**os.environ, "GIT_CONFIG_NOSYSTEM": "1", "HOME": str(tmp_path)}
     subprocess.run(["git", "init", "-q", str(ws)], check=True, env=env)
-    subprocess.run(["git", "-C", str(ws), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-q",
-                    "--allow-empty", "-m", "init"], check=True, env=env)
+    subprocess.run(
+        [
+            "git",
+            "-C",
+            str(ws),
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "init",
+        ],
+        check=True,
+        env=env,
+    )
     wt = tmp_path / "wt"
     subprocess.run(["git", "-C", str(ws), "worktree", "add", "-q", str(wt)], check=True, env=env)
     make(ws, {".git/info/exclude": "*.secret\n"})

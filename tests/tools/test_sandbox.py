@@ -22,7 +22,7 @@ PY = sys.executable
 def run(sandbox: Sandbox | None, workspace: Path, code: str) -> tuple[bool, str]:
     """Run ``python -c code`` through shell_execute in ``workspace``; (ok, output)."""
     ctx = ToolContext(workspace=workspace, shell=ShellSettings(sandbox=sandbox))
-    args = ShellArgs(command=f"{PY} -c \"{code}\"", timeout=60)
+    args = ShellArgs(command=f'{PY} -c "{code}"', timeout=60)
     try:
         return True, asyncio.run(ShellExecute().run(args, ctx)).output
     except ToolError as exc:
@@ -107,8 +107,10 @@ def test_no_udp_either_where_the_sandbox_promises_no_network(kind: str, ws: Path
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as server:
         server.bind(("127.0.0.1", 0))
         port = server.getsockname()[1]
-        code = (f"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', {port})); "
-                "print('SENT')")
+        code = (
+            f"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b'leak', ('127.0.0.1', {port})); "
+            "print('SENT')"
+        )
         ok, out = run(found.sandbox, ws, code)
         server.setblocking(False)  # the command has ended: a datagram it sent to loopback is already queued here
         try:
@@ -125,7 +127,7 @@ def test_monkeys_home_inside_the_workspace_stays_read_only(ws: Path) -> None:
     home = ws / "tools" / "monkey-home"
     home.mkdir(parents=True)
     for kind in ("bubblewrap", "landlock"):
-        if (bubblewrap_problem() if kind == "bubblewrap" else landlock_problem()):
+        if bubblewrap_problem() if kind == "bubblewrap" else landlock_problem():
             continue
         sandbox = Sandbox(kind, home=home, executable="bwrap")  # type: ignore[arg-type]
         ok, out = run(sandbox, ws, "open('tools/monkey-home/config.toml', 'w').write('x')")
@@ -137,7 +139,7 @@ def test_monkeys_home_inside_the_workspace_stays_read_only(ws: Path) -> None:
 def test_a_killed_sandbox_leaves_no_process(ws: Path) -> None:
     ctx = ToolContext(workspace=ws, shell=ShellSettings(sandbox=probe("bubblewrap").sandbox, kill_grace=0.5))
     marker = "monkey-sandbox-timeout-marker"
-    args = ShellArgs(command=f"{PY} -c \"import time; time.sleep(60) # {marker}\"", timeout=1)
+    args = ShellArgs(command=f'{PY} -c "import time; time.sleep(60) # {marker}"', timeout=1)
     with pytest.raises(ToolError, match="timed out"):
         asyncio.run(ShellExecute().run(args, ctx))
     left = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True)
@@ -147,13 +149,23 @@ def test_a_killed_sandbox_leaves_no_process(ws: Path) -> None:
 def test_notes_name_what_was_denied(tmp_path: Path) -> None:
     ws = tmp_path / "ws"
     home = tmp_path / "home"
-    note = explain(f"sh: 1: cannot create {ws}/.git/hooks/x: Read-only file system\n", ws, kind="bubblewrap",
-                   network=False, home=home)
+    note = explain(
+        f"sh: 1: cannot create {ws}/.git/hooks/x: Read-only file system\n",
+        ws,
+        kind="bubblewrap",
+        network=False,
+        home=home,
+    )
     assert note.startswith("[sandbox: ") and ".git/ (read-only in the sandbox)" in note
     note = explain("touch: cannot touch '.monkey/a': Read-only file system\n", ws, kind="bubblewrap", network=False)
     assert ".monkey/ (read-only" in note
-    note = explain(f"PermissionError: [Errno 13] Permission denied: '{home}/config.toml'\n", ws,
-                   kind="landlock", network=False, home=home)
+    note = explain(
+        f"PermissionError: [Errno 13] Permission denied: '{home}/config.toml'\n",
+        ws,
+        kind="landlock",
+        network=False,
+        home=home,
+    )
     assert "monkey's home" in note
     note = explain("curl: (6) Could not resolve host: example.com\n", ws, kind="bubblewrap", network=False)
     assert "without network access" in note

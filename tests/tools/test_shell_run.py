@@ -58,7 +58,7 @@ async def test_arguments_are_not_interpreted(ws: Path, call: Call) -> None:
 
 async def test_output_streams_as_it_arrives(call: Call, outputs: list) -> None:
     code = "import time; print('first', flush=True); time.sleep(0.5); print('second')"
-    task = asyncio.create_task(call("shell_execute", command=f"{PY} -c \"{code}\""))
+    task = asyncio.create_task(call("shell_execute", command=f'{PY} -c "{code}"'))
     await wait_for_text(outputs, "first")
     assert not task.done(), "the first line arrived while the command was still running"
     out = await task

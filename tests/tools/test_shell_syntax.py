@@ -72,7 +72,7 @@ def test_split_command() -> None:
 # Pieces of words: plain characters, quoted text (anything, specials included), escapes,
 # and specials on their own, which needs_shell must catch.
 _PLAIN = st.text(alphabet="abcXYZ019-_./=:,@%+^!{}]", min_size=1, max_size=6)
-_SINGLE = st.text(alphabet="ab $`\"\\*|;&<>()#~\n\t{}", max_size=6).map(lambda s: "'" + s + "'")
+_SINGLE = st.text(alphabet='ab $`"\\*|;&<>()#~\n\t{}', max_size=6).map(lambda s: "'" + s + "'")
 _DOUBLE = st.text(alphabet="ab '\\*|;&<>()#~{}\t", max_size=6).map(
     lambda s: '"' + s.replace("\\", "\\\\").replace('"', '\\"') + '"'
 )
@@ -89,9 +89,7 @@ _COMMAND = st.lists(_WORD, min_size=1, max_size=5).flatmap(
 
 def _sh_argv(command: str) -> list[str]:
     """The words /bin/sh makes of ``command``, printed by its printf builtin."""
-    proc = subprocess.run(
-        ["/bin/sh", "-c", "printf '%s\\0' " + command], capture_output=True, timeout=10, check=True
-    )
+    proc = subprocess.run(["/bin/sh", "-c", "printf '%s\\0' " + command], capture_output=True, timeout=10, check=True)
     return proc.stdout.decode().split("\0")[:-1]
 
 
@@ -181,8 +179,12 @@ def test_scrub_env_drops_credentials_by_value_whatever_the_name() -> None:
         "CERT": "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk=\n-----END OPENSSH PRIVATE KEY-----",
         "MIRROR": "see https://user:hunter2@mirror.example/simple",
         "SLACK_HOOK_NOTE": "xoxb-1234567890-abcdefghij",
-        "PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "SKETCH": "sk-short", "EDITOR_THEME": "ghp",
-        "GREETING": "hello world", "DOCS": "https://docs.example/page",
+        "PATH": "/usr/bin:/bin",
+        "LANG": "C.UTF-8",
+        "SKETCH": "sk-short",
+        "EDITOR_THEME": "ghp",
+        "GREETING": "hello world",
+        "DOCS": "https://docs.example/page",
     }
     kept = scrub_env(env)
     assert set(kept) == {"PATH", "LANG", "SKETCH", "EDITOR_THEME", "GREETING", "DOCS"}

@@ -23,9 +23,11 @@ from monkey.tools.errors import ToolError
 from monkey.tools.web import blocked_address, check_url
 from monkey.tools.web_fetch import WebFetch, WebFetchArgs, to_text
 
-PAGE = (b"<!doctype html><html><head><title>T</title><style>p{color:red}</style>"
-        b"<script>alert('boom')</script></head><body><nav>menu</nav><h1>Release notes</h1>"
-        b"<p>Version <b>2.0</b> adds <a href='/x'>undo</a>.</p></body></html>")
+PAGE = (
+    b"<!doctype html><html><head><title>T</title><style>p{color:red}</style>"
+    b"<script>alert('boom')</script></head><body><nav>menu</nav><h1>Release notes</h1>"
+    b"<p>Version <b>2.0</b> adds <a href='/x'>undo</a>.</p></body></html>"
+)
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
@@ -39,8 +41,11 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             "/json": (200, "application/json", b'{"a": 1}'),
             "/image": (200, "image/png", b"\x89PNG\r\n\x1a\n" + b"\0" * 64),
             "/missing": (404, "text/html", b"<p>no such page</p>"),
-            "/big": (200, "text/plain", b"".join(b"filler paragraph %d\n\n" % i for i in range(20000))
-                     + b"the needle is here\n\n"),
+            "/big": (
+                200,
+                "text/plain",
+                b"".join(b"filler paragraph %d\n\n" % i for i in range(20000)) + b"the needle is here\n\n",
+            ),
         }
         if self.path.startswith("/redirect"):
             self.send_response(302)
@@ -77,8 +82,7 @@ def fetch_call(url: str, call_id: str = "c1", prompt: str = "") -> ScriptCall:
 
 async def run_agent(workspace: Path, calls: list[ScriptCall], **policy: object) -> list[Event]:
     script = Script(turns=[ScriptTurn(tool_calls=[c]) for c in calls] + [ScriptTurn(text="done")])
-    agent = Agent(backend=ScriptedBackend(script), workspace=workspace,
-                  policy=ApprovalPolicy.from_strings(**policy))  # type: ignore[arg-type]
+    agent = Agent(backend=ScriptedBackend(script), workspace=workspace, policy=ApprovalPolicy.from_strings(**policy))  # type: ignore[arg-type]
     return [e async for e in agent.run("read the page")]
 
 
@@ -108,17 +112,20 @@ async def test_without_a_rule_nobody_there_means_no_fetch(workspace: Path, serve
 
 
 async def test_a_deny_rule_wins_over_an_allow_rule(workspace: Path, server: str) -> None:
-    events = await run_agent(workspace, [fetch_call(f"{server}/page")], allow=["web_fetch"],
-                             deny=["web_fetch(domain:127.0.0.1)"])
+    events = await run_agent(
+        workspace, [fetch_call(f"{server}/page")], allow=["web_fetch"], deny=["web_fetch(domain:127.0.0.1)"]
+    )
     assert "denied by rule web_fetch(domain:127.0.0.1)" in results(events)["c1"].output
     assert _Handler.seen == []
 
 
 async def test_loopback_is_refused_when_only_a_broad_rule_allows_the_call(workspace: Path, server: str) -> None:
     """``web_fetch`` (every fetch) approves the call, but no rule names 127.0.0.1: the address is refused."""
-    events = await run_agent(workspace, [fetch_call(f"{server}/page"),
-                                         fetch_call(server.replace("127.0.0.1", "localhost") + "/page", "c2")],
-                             allow=["web_fetch"])
+    events = await run_agent(
+        workspace,
+        [fetch_call(f"{server}/page"), fetch_call(server.replace("127.0.0.1", "localhost") + "/page", "c2")],
+        allow=["web_fetch"],
+    )
     for call_id in ("c1", "c2"):
         output = results(events)[call_id].output
         assert "refused" in output and "loopback address" in output and "web_fetch(domain:" in output
@@ -128,22 +135,29 @@ async def test_loopback_is_refused_when_only_a_broad_rule_allows_the_call(worksp
 async def test_a_redirect_to_loopback_is_refused(workspace: Path, server: str) -> None:
     """A public-looking host named by the rule redirects to 127.0.0.1, which no rule names."""
     other = server.replace("127.0.0.1", "localhost")
-    events = await run_agent(workspace, [fetch_call(f"{other}/redirect?to={server}/page")],
-                             allow=["web_fetch(domain:localhost)"])
+    events = await run_agent(
+        workspace, [fetch_call(f"{other}/redirect?to={server}/page")], allow=["web_fetch(domain:localhost)"]
+    )
     output = results(events)["c1"].output
     assert "refused" in output and "127.0.0.1 resolves to a loopback address" in output
     assert [s["path"] for s in _Handler.seen] == ["/redirect?to=" + server + "/page"]
 
 
-async def test_what_is_sent_holds_nothing_of_the_person(workspace: Path, server: str,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+async def test_what_is_sent_holds_nothing_of_the_person(
+    workspace: Path, server: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("MY_SERVICE_TOKEN", "tok-1234567890-secret")
     monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")  # the environment's proxy is not used
-    events = await run_agent(workspace, [fetch_call(f"{server}/text"),
-                                         fetch_call(f"{server}/text?k=tok-1234567890-secret", "c2"),
-                                         fetch_call(f"{server}/text?k=ghp_" + "a" * 36, "c3"),
-                                         fetch_call(f"http://me:pw@{server[7:]}/text", "c4")],
-                             allow=["web_fetch(domain:127.0.0.1)"])
+    events = await run_agent(
+        workspace,
+        [
+            fetch_call(f"{server}/text"),
+            fetch_call(f"{server}/text?k=tok-1234567890-secret", "c2"),
+            fetch_call(f"{server}/text?k=ghp_" + "a" * 36, "c3"),
+            fetch_call(f"http://me:pw@{server[7:]}/text", "c4"),
+        ],
+        allow=["web_fetch(domain:127.0.0.1)"],
+    )
     got = results(events)
     assert got["c1"].ok and "plain words" in got["c1"].output
     assert "secret of monkey's environment" in got["c2"].output
@@ -167,7 +181,8 @@ async def test_pages_that_are_not_text_and_errors_say_so(tmp_path: Path, server:
 
 
 async def test_a_page_is_fetched_once_per_session_and_a_long_one_keeps_what_the_prompt_names(
-        tmp_path: Path, server: str) -> None:
+    tmp_path: Path, server: str
+) -> None:
     tool = WebFetch()
     ctx = ToolContext(workspace=tmp_path, net_named=lambda host: True, read_limit=2000)
     first = await tool.run(WebFetchArgs(url=f"{server}/big", prompt="where is the needle"), ctx)
@@ -211,8 +226,22 @@ def test_every_address_is_either_public_or_named_blocked(address: object) -> Non
     assert (why is None) == (ip.is_global and not special)
 
 
-@pytest.mark.parametrize("address", ["127.0.0.1", "10.1.2.3", "192.168.0.1", "169.254.169.254", "100.64.0.1",
-                                     "0.0.0.0", "::1", "::ffff:127.0.0.1", "fe80::1%eth0", "fc00::1", "224.0.0.1"])
+@pytest.mark.parametrize(
+    "address",
+    [
+        "127.0.0.1",
+        "10.1.2.3",
+        "192.168.0.1",
+        "169.254.169.254",
+        "100.64.0.1",
+        "0.0.0.0",
+        "::1",
+        "::ffff:127.0.0.1",
+        "fe80::1%eth0",
+        "fc00::1",
+        "224.0.0.1",
+    ],
+)
 def test_loopback_private_metadata_and_shared_addresses_are_blocked(address: str) -> None:
     assert blocked_address(address) is not None
 

@@ -65,7 +65,8 @@ def test_workspace_given_through_a_symlink(ws: Path, tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    "path", [".git/config", ".monkey/x", ".GIT/config", ".Monkey/config.toml", "sub/.git/HEAD", ".git", ".git/../.git/x"]
+    "path",
+    [".git/config", ".monkey/x", ".GIT/config", ".Monkey/config.toml", "sub/.git/HEAD", ".git", ".git/../.git/x"],
 )
 def test_protected_directories_are_refused(ws: Path, path: str) -> None:
     (ws / ".git").mkdir()

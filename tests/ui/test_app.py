@@ -15,12 +15,22 @@ from monkey.ui.widgets.prompt_input import PromptInput
 from monkey.ui.widgets.tool_block import ToolBlock
 from tests.support.app import SHELL_TWICE, SIZE, settle, type_and_send, until, wait_for_screen
 
+
 def texts(app) -> list[str]:  # type: ignore[no-untyped-def]
     return [w.text for w in app.transcript.query(AssistantText)]
 
 
-EDIT = [{"text": "I'll fix **it**.", "tool_calls": [{"name": "file_edit", "arguments": {
-    "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]}, {"text": "Done."}]
+EDIT = [
+    {
+        "text": "I'll fix **it**.",
+        "tool_calls": [
+            {"name": "file_edit", "arguments": {"path": "README.md", "old_string": "# proj", "new_string": "# project"}}
+        ],
+    },
+    {"text": "Done."},
+]
+
+
 async def test_send_shows_streamed_text_and_a_tool_block(app_for, workspace: Path) -> None:
     app = app_for(EDIT, "--no-approval")
     async with app.run_test(size=SIZE) as pilot:
@@ -178,9 +188,16 @@ async def test_undo_command_reverts_the_change(app_for, workspace: Path) -> None
 
 async def test_untrusted_text_is_inert(app_for) -> None:
     evil = "[bold red]not markup[/] \x1b]52;c;aGk=\x07 \x1b[2J done"
-    app = app_for([{"text": evil, "tool_calls": [{"name": "shell_execute",
-                                                   "arguments": {"command": "printf '[red]x\\033[2J'"}}]},
-                   {"text": "ok"}], "--no-approval")
+    app = app_for(
+        [
+            {
+                "text": evil,
+                "tool_calls": [{"name": "shell_execute", "arguments": {"command": "printf '[red]x\\033[2J'"}}],
+            },
+            {"text": "ok"},
+        ],
+        "--no-approval",
+    )
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "[b]me[/b]")
         await settle(pilot, app)

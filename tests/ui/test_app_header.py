@@ -48,11 +48,13 @@ def test_the_branch_is_read_without_running_git(tmp_path: Path, workspace: Path)
     assert current_branch(sub) == "feature/x"
     # a linked worktree has a .git file pointing at its own HEAD
     linked = tmp_path / "linked"
-    subprocess.run(["git", "-C", str(workspace), "worktree", "add", "-q", "-b", "other", str(linked)],
-                   check=True, env=env)
+    subprocess.run(
+        ["git", "-C", str(workspace), "worktree", "add", "-q", "-b", "other", str(linked)], check=True, env=env
+    )
     assert current_branch(linked) == "other"
-    head = subprocess.run(["git", "-C", str(workspace), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True, env=env).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(workspace), "rev-parse", "HEAD"], capture_output=True, text=True, check=True, env=env
+    ).stdout.strip()
     subprocess.run(["git", "-C", str(workspace), "checkout", "-q", "--detach"], check=True, env=env)
     assert current_branch(workspace) == f"detached {head[:7]}"
     assert current_branch(Path("/")) is None
@@ -64,8 +66,9 @@ def test_the_home_folder_is_written_as_a_tilde(tmp_path: Path) -> None:
     assert short_path(Path("/elsewhere/x"), home=tmp_path) == "/elsewhere/x"
 
 
-async def test_the_header_follows_memory_add_making_the_memory_file(app_for, workspace: Path,
-                                                                    monkey_home: Path) -> None:
+async def test_the_header_follows_memory_add_making_the_memory_file(
+    app_for, workspace: Path, monkey_home: Path
+) -> None:
     from tests.support.cli import invoke_async
 
     assert (await invoke_async(["trust", str(workspace)], home=monkey_home)).returncode == 0

@@ -41,12 +41,19 @@ async def test_keys_typed_as_the_dialog_opens_do_not_answer_it(app_for, workspac
         keys = str(screen.query_one("#keys").render())
         assert "look first" in keys
         clock.now += 0.4  # the keyboard has now been quiet for the guard's 0.4 s
-        await until(pilot, lambda: "y approve once" in str(screen.query_one("#keys").render()),
-                    "the key line saying so on its next tick")
+        await until(
+            pilot,
+            lambda: "y approve once" in str(screen.query_one("#keys").render()),
+            "the key line saying so on its next tick",
+        )
         await pilot.press("y")  # a fresh key press, made looking at the dialog
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen is not screen
-                    and bool(app.screen.opened_at),  # its guard starts when it mounts, by the test's clock
-                    "the second command asking again (nothing was granted): a new dialog")
+        await until(
+            pilot,
+            lambda: (
+                isinstance(app.screen, ApprovalScreen) and app.screen is not screen and bool(app.screen.opened_at)
+            ),  # its guard starts when it mounts, by the test's clock
+            "the second command asking again (nothing was granted): a new dialog",
+        )
         clock.now += 1.0
         await pilot.press("y")
         await settle(pilot, app)

@@ -15,14 +15,19 @@ from tests.support.app import settle, until
 
 
 def task(description: str) -> dict:
-    return {"name": "task", "arguments": {"description": description, "prompt": f"write {description}.txt",
-                                          "agent": "general"}}
+    return {
+        "name": "task",
+        "arguments": {"description": description, "prompt": f"write {description}.txt", "agent": "general"},
+    }
 
 
 def child(name: str) -> dict:
-    return {"turns": [{"tool_calls": [{"name": "file_write", "arguments": {"path": f"{name}.txt",
-                                                                            "content": f"{name}\n"}}]},
-                      {"text": f"{name} done."}]}
+    return {
+        "turns": [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": f"{name}.txt", "content": f"{name}\n"}}]},
+            {"text": f"{name} done."},
+        ]
+    }
 
 
 PARENT = [{"text": "Two at once.", "tool_calls": [task("one"), task("two")]}, {"text": "Both answered."}]
@@ -36,8 +41,11 @@ def title(screen: ApprovalScreen) -> str:
 async def both_asking(pilot, app) -> ApprovalScreen:  # type: ignore[no-untyped-def]
     app.query_one("#prompt").insert("delegate twice")
     await pilot.press("enter")
-    await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and "1 more waiting" in title(app.screen),
-                "one dialog saying another request waits")
+    await until(
+        pilot,
+        lambda: isinstance(app.screen, ApprovalScreen) and "1 more waiting" in title(app.screen),
+        "one dialog saying another request waits",
+    )
     assert len(app.screen_stack) == 2, "one dialog at a time"
     return app.screen  # type: ignore[return-value]
 
@@ -49,8 +57,9 @@ async def stored(app, *types: str) -> dict[str, list[ev.Event]]:  # type: ignore
     out = {root: [ev.decode(line) for line in await store.event_lines(root, types + ("subagent_started",))]}
     for event in out[root]:
         if isinstance(event, ev.SubagentStarted):
-            out[event.child_session_id] = [ev.decode(line)
-                                           for line in await store.event_lines(event.child_session_id, types)]
+            out[event.child_session_id] = [
+                ev.decode(line) for line in await store.event_lines(event.child_session_id, types)
+            ]
     return out
 
 
@@ -65,8 +74,11 @@ async def test_two_children_asking_at_once_are_asked_in_turn(app_for, workspace:
         second_name = {"one": "two", "two": "one"}[first_name]
         assert asked.asker == f"general (sub-agent): {first_name}"
         await pilot.press("y")
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen) and app.screen is not first,
-                    "the second request's dialog")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, ApprovalScreen) and app.screen is not first,
+            "the second request's dialog",
+        )
         second = app.screen
         assert second.request.arguments["path"] == f"{second_name}.txt"
         assert second.request.asker == f"general (sub-agent): {second_name}"
@@ -161,8 +173,9 @@ async def test_who_asks_is_shown_as_written_and_the_count_follows(workspace: Pat
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
         shown = shown_text(screen.query_one("#title")).splitlines()
-        assert shown[1].strip() == ("asked by general (sub-agent): [bold red]fix[/] \\x1b[2Kgone\\nnext"
-                                    "   ·   2 more waiting")
+        assert shown[1].strip() == (
+            "asked by general (sub-agent): [bold red]fix[/] \\x1b[2Kgone\\nnext   ·   2 more waiting"
+        )
         screen.set_waiting(1)
         await pilot.pause()
         assert shown_text(screen.query_one("#title")).splitlines()[1].strip().endswith("·   1 more waiting")

@@ -104,8 +104,9 @@ async def test_a_long_diff_scrolls_and_keys_still_answer(workspace: Path) -> Non
     from tests.support.screen_data import request_for
 
     (workspace / "big.py").write_text("".join(f"line_{i} = {i}\n" for i in range(400)))
-    request = request_for(workspace, "file_write",
-                          {"path": "big.py", "content": "".join(f"line_{i} = {i * 2}\n" for i in range(400))})
+    request = request_for(
+        workspace, "file_write", {"path": "big.py", "content": "".join(f"line_{i} = {i * 2}\n" for i in range(400))}
+    )
     app = ScreenApp(ApprovalScreen(request, guard=0))
     async with app.run_test(size=(120, 36)) as pilot:
         await pilot.pause()
@@ -141,8 +142,11 @@ def _eleven_line_diff(workspace: Path):
 def _on_screen(app: ScreenApp, selector: str) -> bool:
     widget = app.screen.query_one(selector)
     dialog = app.screen.query_one("#dialog")
-    return widget.region.height > 0 and dialog.region.contains_region(widget.region) \
+    return (
+        widget.region.height > 0
+        and dialog.region.contains_region(widget.region)
         and widget.region.bottom <= app.size.height
+    )
 
 
 async def test_at_80_by_24_the_keys_and_grant_lines_stay_in_view_and_the_diff_scrolls(workspace: Path) -> None:

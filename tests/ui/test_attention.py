@@ -9,13 +9,19 @@ from monkey.ui.attention import POP_TITLE, PUSH_TITLE, title_sequence
 from monkey.ui.screens.approval import ApprovalScreen
 from tests.support.app import SIZE, settle, type_and_send, wait_for_screen
 
-EDIT = [{"text": "", "tool_calls": [{"name": "file_edit", "arguments": {
-    "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
-    {"text": "Renamed."}]
+EDIT = [
+    {
+        "text": "",
+        "tool_calls": [
+            {"name": "file_edit", "arguments": {"path": "README.md", "old_string": "# proj", "new_string": "# project"}}
+        ],
+    },
+    {"text": "Renamed."},
+]
 
 
 def titles(sent: list[str]) -> list[str]:
-    return [s[len("\x1b]2;"):-1] for s in sent if s.startswith("\x1b]2;")]
+    return [s[len("\x1b]2;") : -1] for s in sent if s.startswith("\x1b]2;")]
 
 
 async def test_an_approval_rings_and_says_so_in_the_title_until_answered(app_for, workspace: Path) -> None:
@@ -28,8 +34,12 @@ async def test_an_approval_rings_and_says_so_in_the_title_until_answered(app_for
         assert titles(sent)[-1] == "monkey · approval needed · proj" and sent.count("\a") == 1
         await pilot.press("y")
         await settle(pilot, app)
-        assert titles(sent) == ["monkey · working · proj", "monkey · approval needed · proj",
-                                "monkey · working · proj", "monkey · proj"]
+        assert titles(sent) == [
+            "monkey · working · proj",
+            "monkey · approval needed · proj",
+            "monkey · working · proj",
+            "monkey · proj",
+        ]
         assert sent.count("\a") == 1  # a short turn ends quietly
         await app.action_quit()
     assert sent[-1] == POP_TITLE
@@ -75,8 +85,9 @@ async def test_an_approval_and_a_long_turn_notify_the_terminal_and_a_webhook(app
 
     class Hook(http.server.BaseHTTPRequestHandler):
         def do_POST(self) -> None:  # noqa: N802
-            got.append(({k.lower(): v for k, v in self.headers.items()},
-                        self.rfile.read(int(self.headers["Content-Length"]))))
+            got.append(
+                ({k.lower(): v for k, v in self.headers.items()}, self.rfile.read(int(self.headers["Content-Length"])))
+            )
             self.send_response(200)
             self.end_headers()
 
@@ -88,7 +99,8 @@ async def test_an_approval_and_a_long_turn_notify_the_terminal_and_a_webhook(app
     try:
         (monkey_home / "config.toml").write_text(
             f'[ui]\nlong_turn = 0\n[notify]\nterminal = "osc9"\nurl = "http://127.0.0.1:{server.server_address[1]}/t"\n'
-            '[notify.headers]\nAuthorization = "Bearer tk"\n')
+            '[notify.headers]\nAuthorization = "Bearer tk"\n'
+        )
         sent: list[str] = []
         app = app_for(EDIT, terminal_write=sent.append)
         async with app.run_test(size=SIZE) as pilot:

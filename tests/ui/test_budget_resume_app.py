@@ -12,22 +12,47 @@ SIZE = (120, 36)
 
 def spend(workspace: Path, home: Path, script: Path) -> str:
     """Run a task that spends $0.30 and 200 + 100 tokens; its session id."""
-    write_script(script, [
-        {"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}],
-         "usage": {"cost_usd": 0.1, "input_tokens": 100, "output_tokens": 50}},
-        {"text": "done", "usage": {"cost_usd": 0.2, "input_tokens": 100, "output_tokens": 50}}])
-    run = run_monkey(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                      "--output-format", "stream-json", "--task", "look"], home=home)
+    write_script(
+        script,
+        [
+            {
+                "tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}],
+                "usage": {"cost_usd": 0.1, "input_tokens": 100, "output_tokens": 50},
+            },
+            {"text": "done", "usage": {"cost_usd": 0.2, "input_tokens": 100, "output_tokens": 50}},
+        ],
+    )
+    run = run_monkey(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--task",
+            "look",
+        ],
+        home=home,
+    )
     assert run.returncode == 0, run.stderr
     return run.events[0]["session_id"]
 
 
 async def test_the_status_bar_shows_the_resumed_sessions_spend_and_the_budget_counts_it(
-        app_for, workspace: Path, monkey_home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app_for, workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     spend(workspace, monkey_home, tmp_path / "first.json")
-    turns = [{"tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}],
-              "usage": {"cost_usd": 0.25, "input_tokens": 10, "output_tokens": 10}},
-             {"text": "never asked"}]
+    turns = [
+        {
+            "tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}],
+            "usage": {"cost_usd": 0.25, "input_tokens": 10, "output_tokens": 10},
+        },
+        {"text": "never asked"},
+    ]
     app = app_for(turns, "--max-budget-usd", "0.5", "--max-tokens", "1000", continue_=True)
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.session is not None, "the session is open")
@@ -43,7 +68,8 @@ async def test_the_status_bar_shows_the_resumed_sessions_spend_and_the_budget_co
 
 
 async def test_resume_in_the_app_counts_the_other_sessions_spend(
-        app_for, workspace: Path, monkey_home: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    app_for, workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
     first = spend(workspace, monkey_home, tmp_path / "first.json")
     app = app_for([{"text": "never asked"}], "--max-budget-usd", "0.25")
     async with app.run_test(size=SIZE) as pilot:
@@ -58,10 +84,11 @@ async def test_resume_in_the_app_counts_the_other_sessions_spend(
         assert app.last_reason == "budget" and app.agent.backend.calls == 0, "used up: no model call"
 
 
-async def test_clear_keeps_showing_what_the_sessions_budget_counts(
-        app_for, workspace: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    turns = [{"text": "first", "usage": {"cost_usd": 0.3, "input_tokens": 100, "output_tokens": 50}},
-             {"text": "second", "usage": {"cost_usd": 0.1, "input_tokens": 100, "output_tokens": 50}}]
+async def test_clear_keeps_showing_what_the_sessions_budget_counts(app_for, workspace: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    turns = [
+        {"text": "first", "usage": {"cost_usd": 0.3, "input_tokens": 100, "output_tokens": 50}},
+        {"text": "second", "usage": {"cost_usd": 0.1, "input_tokens": 100, "output_tokens": 50}},
+    ]
     app = app_for(turns, "--max-budget-usd", "0.5")
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.session is not None, "the session is open")

@@ -7,8 +7,10 @@ from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.widgets.tool_block import ToolBlock
 from tests.support.app import settle, type_and_send, wait_for_screen
 
-TURNS = [{"text": "Running.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch x"}}]},
-         {"text": "OK, I will not."}]
+TURNS = [
+    {"text": "Running.", "tool_calls": [{"name": "shell_execute", "arguments": {"command": "touch x"}}]},
+    {"text": "OK, I will not."},
+]
 
 
 def said(app, words: str) -> int:  # type: ignore[no-untyped-def]

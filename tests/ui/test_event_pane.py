@@ -144,7 +144,7 @@ async def test_a_hostile_event_is_inert_in_the_detail(app_for) -> None:
         await pilot.pause(0.1)
         shown = detail_text(pane)
         assert "\\u001b]52;c;" in shown and "\\x9b31m" in shown and "\\u202e" in shown
-        assert not any(ord(ch) < 0x20 and ch != "\n" or 0x7f <= ord(ch) <= 0x9f or ch == "\u202e" for ch in shown)
+        assert not any(ord(ch) < 0x20 and ch != "\n" or 0x7F <= ord(ch) <= 0x9F or ch == "\u202e" for ch in shown)
         screen = app.export_screenshot()
         assert "\x9b" not in screen and "\x9d" not in screen and "]52;" in screen
 

@@ -9,8 +9,12 @@ from tests.support.app import settle, type_and_send, until, wait_for_screen
 SIZE = (120, 36)
 LONG = "\n\n".join(f"Paragraph {i} of the final answer, long enough to take a line." for i in range(40))
 TURNS = [
-    {"text": "Let me look at the files first.",
-     "tool_calls": [{"name": "shell_execute", "arguments": {"command": "python3 -c 'import os; print(os.listdir())'"}}]},
+    {
+        "text": "Let me look at the files first.",
+        "tool_calls": [
+            {"name": "shell_execute", "arguments": {"command": "python3 -c 'import os; print(os.listdir())'"}}
+        ],
+    },
     {"text": "And the readme.", "tool_calls": [{"name": "file_read", "arguments": {"path": "README.md"}}]},
     {"text": LONG + "\n\nTHE END."},
 ]
@@ -41,8 +45,11 @@ async def test_scrolled_up_it_stays_and_says_more_below_until_ctrl_end(app_for) 
         await type_and_send(pilot, app, "explain")
         await settle(pilot, app)
         transcript = app.transcript
-        await until(pilot, lambda: at_bottom(transcript) and not app.more_below.has_class("-shown"),
-                    "the answer in view, no 'more below'")
+        await until(
+            pilot,
+            lambda: at_bottom(transcript) and not app.more_below.has_class("-shown"),
+            "the answer in view, no 'more below'",
+        )
         await pilot.press("tab")  # from the message box to the transcript
         assert app.focused is transcript
         await pilot.press("pageup")
@@ -54,8 +61,11 @@ async def test_scrolled_up_it_stays_and_says_more_below_until_ctrl_end(app_for) 
         await settle(pilot, app)
         assert transcript.scroll_y == y and app.more_below.has_class("-shown")  # not pulled down while reading
         await pilot.press("ctrl+end")
-        await until(pilot, lambda: at_bottom(transcript) and not app.more_below.has_class("-shown"),
-                    "back at the bottom after Ctrl+End")
+        await until(
+            pilot,
+            lambda: at_bottom(transcript) and not app.more_below.has_class("-shown"),
+            "back at the bottom after Ctrl+End",
+        )
 
 
 LONG_FILE = "".join(f"line {i} of a new module, long enough to wrap nowhere\n" for i in range(60))
@@ -65,9 +75,13 @@ async def test_a_long_diff_that_opens_does_not_stop_the_following(app_for) -> No
     """A finished edit opens its block on a diff taller than the view; opening it must not scroll
     the view up to the block's top (Collapsible's scroll_visible released the anchor, so the
     final answer that came next was left below "more below")."""
-    turns = [{"text": "Writing the module.",
-              "tool_calls": [{"name": "file_write", "arguments": {"path": "mod.py", "content": LONG_FILE}}]},
-             {"text": LONG + "\n\nTHE END."}]
+    turns = [
+        {
+            "text": "Writing the module.",
+            "tool_calls": [{"name": "file_write", "arguments": {"path": "mod.py", "content": LONG_FILE}}],
+        },
+        {"text": LONG + "\n\nTHE END."},
+    ]
     app = app_for(turns, "--no-approval")
     async with app.run_test(size=(80, 24)) as pilot:
         await type_and_send(pilot, app, "write the module")

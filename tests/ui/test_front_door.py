@@ -10,7 +10,6 @@ from tests.support.app import make_app, notices
 SIZE = (120, 36)
 
 
-
 async def test_resuming_says_so_once(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
     sid = stored_session(workspace, monkey_home, tmp_path)
     app = make_app(workspace, tmp_path / "s.json", [{"text": "again"}], resume=sid, clock=lambda: 0.0)
@@ -21,4 +20,5 @@ async def test_resuming_says_so_once(workspace: Path, monkey_home: Path, tmp_pat
             await pilot.pause(0.05)
         await pilot.pause(0.2)
         assert [n for n in notices(app) if "resumed session" in n] == [
-            next(n for n in notices(app) if n.startswith(f"resumed session {sid}"))]
+            next(n for n in notices(app) if n.startswith(f"resumed session {sid}"))
+        ]

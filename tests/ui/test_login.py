@@ -33,7 +33,7 @@ def test_a_stored_key_chooses_anthropic() -> None:
 
 
 def test_store_key_keeps_the_rest_of_the_file_and_writes_it_0600(tmp_path: Path) -> None:
-    (tmp_path / "config.toml").write_text("# my settings\n[approvals]\nallow = [\"git status\"]\n")
+    (tmp_path / "config.toml").write_text('# my settings\n[approvals]\nallow = ["git status"]\n')
     os.chmod(tmp_path / "config.toml", 0o644)
     store_key(tmp_path, "sk-one")
     path = store_key(tmp_path, "sk-two")  # replaced, not added twice
@@ -41,8 +41,9 @@ def test_store_key_keeps_the_rest_of_the_file_and_writes_it_0600(tmp_path: Path)
     text = path.read_text()
     assert text.startswith("# my settings") and tomllib.loads(text)["anthropic"]["api_key"] == "sk-two"
     assert tomllib.loads(text)["approvals"]["allow"] == ["git status"]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".config.toml.lock", "config.toml"], \
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".config.toml.lock", "config.toml"], (
         "no temporary file left (the lock file is the user files' own, shared with approve-for-good and revoke)"
+    )
     with pytest.raises(ValueError):
         store_key(tmp_path, "two words")
 

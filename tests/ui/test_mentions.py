@@ -47,7 +47,8 @@ async def test_a_protected_mention_is_refused_with_a_note(app_for) -> None:
 
 
 async def test_a_pasted_image_path_becomes_its_mention_and_the_app_says_what_was_attached(
-        app_for, workspace: Path, tmp_path: Path) -> None:
+    app_for, workspace: Path, tmp_path: Path
+) -> None:
     """A terminal pastes a file dropped on it as its path (quoted here, as some terminals do): the box gets
     ``@shot.png``; sent, the notices say its name, size and sides, and that this backend takes no images."""
     from textual import events

@@ -7,8 +7,10 @@ from pathlib import Path
 from monkey.ui.widgets.tool_block import ToolBlock
 from tests.support.app import SIZE, settle, type_and_send
 
-WRITE = [{"tool_calls": [{"name": "file_write", "arguments": {"path": "plan.txt", "content": "x\n"}}]},
-         {"text": "I could not write it."}]
+WRITE = [
+    {"tool_calls": [{"name": "file_write", "arguments": {"path": "plan.txt", "content": "x\n"}}]},
+    {"text": "I could not write it."},
+]
 
 
 def status(app) -> str:  # type: ignore[no-untyped-def]
@@ -116,8 +118,20 @@ async def test_a_blocked_approved_command_is_put_to_the_person_again_to_run_outs
     if bubblewrap_problem():  # the app probes auto: bubblewrap here (the sandbox tests need it)
         pytest.skip(bubblewrap_problem())
     target = tmp_path / "outside.txt"
-    app = app_for([{"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {
-        "command": f"python3 -c \"open('{target}', 'w').write('x')\""}}]}, {"text": "Tried."}])
+    app = app_for(
+        [
+            {
+                "text": "",
+                "tool_calls": [
+                    {
+                        "name": "shell_execute",
+                        "arguments": {"command": f"python3 -c \"open('{target}', 'w').write('x')\""},
+                    }
+                ],
+            },
+            {"text": "Tried."},
+        ]
+    )
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "write it")
         await wait_for_screen(pilot, app, ApprovalScreen)

@@ -15,8 +15,9 @@ async def test_at_80_columns_the_checkpoints_and_the_quit_hint_stay(app_for) -> 
         await settle(pilot, app)
         status = app.query_one(StatusBar)
         status.model = "claude-sonnet-4-6-with-a-long-name"
-        status.update_fields({"tokens_in": 123456, "tokens_out": 7890, "context": 0.42, "iteration": 3,
-                              "checkpoints": 12, "queued": 2})
+        status.update_fields(
+            {"tokens_in": 123456, "tokens_out": 7890, "context": 0.42, "iteration": 3, "checkpoints": 12, "queued": 2}
+        )
         await pilot.pause(0.1)
         line = shown_text(status)
         assert "12 checkpoints" in line and "2 queued" in line and "…" not in line, line

@@ -11,7 +11,8 @@ from tests.support.app import SIZE, settle, type_and_send
 
 
 async def test_a_bang_command_runs_without_the_model_and_can_be_undone(
-        app_for, workspace: Path, monkey_home: Path) -> None:
+    app_for, workspace: Path, monkey_home: Path
+) -> None:
     app = app_for([{"text": "hand.txt says hello."}])
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "!echo hello > hand.txt && cat hand.txt")

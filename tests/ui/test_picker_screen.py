@@ -87,8 +87,9 @@ async def test_a_session_being_written_is_not_deleted(workspace: Path) -> None:
         owner = SessionLock.acquire(store.locks, "s-live-0001")  # this process owns it: the app's own session
         assert owner is not None
         live = Recorder(store, "s-live-0001")
-        live.add(SessionStarted(session_id="s-live-0001", workspace=str(workspace.resolve()), backend="scripted",
-                                model="m"))
+        live.add(
+            SessionStarted(session_id="s-live-0001", workspace=str(workspace.resolve()), backend="scripted", model="m")
+        )
         await live.flush()
         app = ScreenApp(SessionPickerScreen(store, workspace, format_time=fixed_time))
         async with app.run_test(size=(120, 36)) as pilot:

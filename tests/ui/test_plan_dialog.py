@@ -49,14 +49,20 @@ async def test_plan_rejected_in_the_dialog_stops_and_stays_in_plan_mode(app_for,
 
 
 async def test_plan_sent_back_with_feedback(app_for, workspace: Path) -> None:
-    revised = {"text": "Revised.", "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN + "\n3. Test."}}]}
+    revised = {
+        "text": "Revised.",
+        "tool_calls": [{"name": "exit_plan_mode", "arguments": {"plan": PLAN + "\n3. Test."}}],
+    }
     app = app_for([*TURNS[:2], revised, *TURNS[2:]], "--mode", "plan")
     async with app.run_test(size=SIZE) as pilot:
         await type_and_send(pilot, app, "greet the world")
         await until(pilot, lambda: isinstance(app.screen, PlanScreen), "the plan dialog")
         await pilot.press("f", *"add a test", "enter")
-        await until(pilot, lambda: isinstance(app.screen, PlanScreen) and "3. Test." in app.screen.request.plan,
-                    "the revised plan")
+        await until(
+            pilot,
+            lambda: isinstance(app.screen, PlanScreen) and "3. Test." in app.screen.request.plan,
+            "the revised plan",
+        )
         await pilot.press("d")
         await until(pilot, lambda: app.screen.__class__.__name__ == "ApprovalScreen", "the write's approval")
         await pilot.press("y")
@@ -66,20 +72,45 @@ async def test_plan_sent_back_with_feedback(app_for, workspace: Path) -> None:
         assert sent_back.role == "tool" and "add a test" in sent_back.content
 
 
-async def test_a_session_left_in_plan_mode_resumes_in_it(app_for, workspace: Path, monkey_home: Path,
-                                                         tmp_path: Path) -> None:
+async def test_a_session_left_in_plan_mode_resumes_in_it(
+    app_for, workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     from tests.support.cli import invoke_async, write_script
 
     script = write_script(tmp_path / "first.json", [{"text": "Looked around."}])
-    first = await invoke_async(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                                "--mode", "plan", "--output-format", "stream-json", "--task", "look"], home=monkey_home)
+    first = await invoke_async(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--mode",
+            "plan",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "look",
+        ],
+        home=monkey_home,
+    )
     assert first.returncode == 0, first.stderr
     sid = first.of_type("session_started")[0]["session_id"]
-    app = app_for([{"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]},
-                   {"text": "I could not."}], resume=sid)
+    app = app_for(
+        [
+            {"tool_calls": [{"name": "file_write", "arguments": {"path": "x.txt", "content": "x"}}]},
+            {"text": "I could not."},
+        ],
+        resume=sid,
+    )
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: app.session is not None and "⏵ plan (read-only) · " in status(app),
-                    "the status bar in plan mode")
+        await until(
+            pilot,
+            lambda: app.session is not None and "⏵ plan (read-only) · " in status(app),
+            "the status bar in plan mode",
+        )
         assert app.agent.policy.mode == "plan"
         await type_and_send(pilot, app, "write x.txt")
         await settle(pilot, app)

@@ -14,9 +14,13 @@ pytestmark = pytest.mark.subprocess
 
 PRINTER = "printf 'compiled 3 files\\nwatching for changes\\n'"
 TURNS = [
-    {"text": "", "tool_calls": [
-        {"name": "shell_execute", "arguments": {"command": PRINTER, "background": True}},
-        {"name": "shell_execute", "arguments": {"command": "sleep 300", "background": True}}]},
+    {
+        "text": "",
+        "tool_calls": [
+            {"name": "shell_execute", "arguments": {"command": PRINTER, "background": True}},
+            {"name": "shell_execute", "arguments": {"command": "sleep 300", "background": True}},
+        ],
+    },
     {"text": "Both started."},
 ]
 

@@ -17,13 +17,33 @@ SHELL = {"name": "shell_execute", "arguments": {"command": "ls"}}
 
 
 async def test_the_app_resumes_with_the_earlier_tool_calls_and_their_results(
-        app_for, workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    script = write_script(tmp_path / "first.json", [
-        {"text": "Writing it.", "tool_calls": [WRITE]},
-        {"text": "Listing.", "tool_calls": [SHELL]},
-        {"text": "All done."}])
-    first = await invoke_async(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                                "--no-approval", "--task", "write notes", "--output-format", "stream-json"], home=monkey_home)
+    app_for, workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    script = write_script(
+        tmp_path / "first.json",
+        [
+            {"text": "Writing it.", "tool_calls": [WRITE]},
+            {"text": "Listing.", "tool_calls": [SHELL]},
+            {"text": "All done."},
+        ],
+    )
+    first = await invoke_async(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--task",
+            "write notes",
+            "--output-format",
+            "stream-json",
+        ],
+        home=monkey_home,
+    )
     assert first.returncode == 0, first.stderr
     app = app_for([{"text": "x"}], continue_=True)
     async with app.run_test(size=SIZE) as pilot:
@@ -37,14 +57,16 @@ async def test_the_app_resumes_with_the_earlier_tool_calls_and_their_results(
 
 
 def test_history_keeps_the_order_pairs_results_and_skips_damaged_rows() -> None:
-    lines = [encode(TurnStarted(turn=1, prompt="do it")),
-             encode(MessageCompleted(text="On it.")),
-             encode(ToolCallEvent(call_id="c1", name="file_read", arguments={"path": "a"})),
-             b"this row was damaged",
-             encode(ToolCallEvent(call_id="c2", name="shell_execute", arguments={"command": "sleep 9"})),
-             encode(ToolResult(call_id="c1", name="file_read", ok=False, output="no such file")),
-             encode(ToolResult(call_id="zz", name="file_read", ok=True, output="a result with no call")),
-             encode(MessageCompleted(text=""))]
+    lines = [
+        encode(TurnStarted(turn=1, prompt="do it")),
+        encode(MessageCompleted(text="On it.")),
+        encode(ToolCallEvent(call_id="c1", name="file_read", arguments={"path": "a"})),
+        b"this row was damaged",
+        encode(ToolCallEvent(call_id="c2", name="shell_execute", arguments={"command": "sleep 9"})),
+        encode(ToolResult(call_id="c1", name="file_read", ok=False, output="no such file")),
+        encode(ToolResult(call_id="zz", name="file_read", ok=True, output="a result with no call")),
+        encode(MessageCompleted(text="")),
+    ]
     items = history_items(lines)
     assert items[:2] == [Said("user", "do it"), Said("assistant", "On it.")]
     read, sleep = items[2:]

@@ -94,21 +94,29 @@ async def test_model_and_backend_switch_in_the_app(app_for, monkey_home: Path, w
 
 
 @pytest.mark.pty
-@pytest.mark.parametrize(("setup", "says"), [
-    ({"config": '[approvals]\ndeny = ["shell_execute(git status"]\n'}, "shell_execute(git status"),
-    ({"config": "[agent]\nmax_iterations = 'many'\n"}, "max_iterations"),
-    ({"flags": ["--backend", "nope"]}, "unknown backend 'nope'"),
-])
-def test_usage_errors_exit_2_before_the_app_draws(workspace: Path, monkey_home: Path, tmp_path: Path,
-                                                    setup: dict, says: str) -> None:  # type: ignore[type-arg]
+@pytest.mark.parametrize(
+    ("setup", "says"),
+    [
+        ({"config": '[approvals]\ndeny = ["shell_execute(git status"]\n'}, "shell_execute(git status"),
+        ({"config": "[agent]\nmax_iterations = 'many'\n"}, "max_iterations"),
+        ({"flags": ["--backend", "nope"]}, "unknown backend 'nope'"),
+    ],
+)
+def test_usage_errors_exit_2_before_the_app_draws(
+    workspace: Path, monkey_home: Path, tmp_path: Path, setup: dict, says: str
+) -> None:  # type: ignore[type-arg]
     if "config" in setup:
         (workspace / ".monkey").mkdir(exist_ok=True)
         (workspace / ".monkey" / "config.toml").write_text(setup["config"])
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
     flags = setup.get("flags", ["--backend", "scripted"])
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", *flags, "--script", str(script),
-                                           "--cwd", str(workspace)],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", *flags, "--script", str(script), "--cwd", str(workspace)],
+        env=monkey_env(monkey_home, TERM="xterm-256color"),
+        timeout=PTY_TIMEOUT,
+        dimensions=(36, 120),
+    )
     child.expect(pexpect.EOF)
     child.close()
     out = child.before.decode(errors="replace")
@@ -160,12 +168,17 @@ async def test_the_top_says_what_is_not_on_screen_and_where_to_read_it(app_for) 
 
 @pytest.mark.pty
 @pytest.mark.parametrize("flags", [["--continue"], ["--resume", "nosuchsession"]])
-def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path, monkey_home: Path,
-                                                                tmp_path: Path, flags: list[str]) -> None:
+def test_a_session_that_is_not_there_fails_before_the_app_draws(
+    workspace: Path, monkey_home: Path, tmp_path: Path, flags: list[str]
+) -> None:
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-                                           "--cwd", str(workspace), *flags],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace), *flags],
+        env=monkey_env(monkey_home, TERM="xterm-256color"),
+        timeout=PTY_TIMEOUT,
+        dimensions=(36, 120),
+    )
     child.expect(pexpect.EOF)
     child.close()
     out = child.before.decode(errors="replace")
@@ -177,14 +190,42 @@ def test_a_session_that_is_not_there_fails_before_the_app_draws(workspace: Path,
 
 @pytest.mark.pty
 def test_continue_in_the_app_opens_the_latest_session(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    first = invoke(["agent", "--backend", "scripted", "--script",
-                    str(write_script(tmp_path / "a.json", [{"text": "first answer"}])), "--cwd", str(workspace),
-                    "--task", "first question", "--output-format", "stream-json"], home=monkey_home)
+    first = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(write_script(tmp_path / "a.json", [{"text": "first answer"}])),
+            "--cwd",
+            str(workspace),
+            "--task",
+            "first question",
+            "--output-format",
+            "stream-json",
+        ],
+        home=monkey_home,
+    )
     session_id = first.of_type("session_started")[0]["session_id"]
     script = write_script(tmp_path / "s.json", [{"text": "hello"}])
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-                                           "--cwd", str(workspace), "--continue"],
-                          env=monkey_env(monkey_home, TERM="xterm-256color"), timeout=PTY_TIMEOUT, dimensions=(36, 120))
+    child = pexpect.spawn(
+        sys.executable,
+        [
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--continue",
+        ],
+        env=monkey_env(monkey_home, TERM="xterm-256color"),
+        timeout=PTY_TIMEOUT,
+        dimensions=(36, 120),
+    )
     child.expect(f"resumed session {session_id}")
     child.sendcontrol("d")
     child.expect(pexpect.EOF)

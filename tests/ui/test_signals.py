@@ -27,9 +27,13 @@ from tests.support.fakes.family_procs import family, family_task, kill_all, wait
 from tests.support.procs import monkey_pid
 from tests.support.tmux import capture, wait_for
 
-pytestmark = [pytest.mark.usefixtures("tmux"), pytest.mark.subprocess,
-              pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
-                                 reason="needs tmux and /proc")]
+pytestmark = [
+    pytest.mark.usefixtures("tmux"),
+    pytest.mark.subprocess,
+    pytest.mark.skipif(
+        shutil.which("tmux") is None or not sys.platform.startswith("linux"), reason="needs tmux and /proc"
+    ),
+]
 
 MODES = "#{alternate_on} #{mouse_any_flag} #{mouse_button_flag} #{mouse_standard_flag} #{mouse_sgr_flag} #{cursor_flag}"
 """tmux's view of the pane: alternate screen, the mouse-reporting modes, and whether the cursor shows."""
@@ -37,9 +41,9 @@ PLAIN_MODES = "0 0 0 0 0 1"
 
 
 def modes(session: str) -> str:
-    return subprocess.run(["tmux", "display-message", "-p", "-t", session, MODES],
-                          capture_output=True, text=True).stdout.strip()
-
+    return subprocess.run(
+        ["tmux", "display-message", "-p", "-t", session, MODES], capture_output=True, text=True
+    ).stdout.strip()
 
 
 def start(tmp_path: Path, workspace: Path, home: Path, flags: list[str]) -> tuple[str, Path, Path]:
@@ -47,16 +51,50 @@ def start(tmp_path: Path, workspace: Path, home: Path, flags: list[str]) -> tupl
     folder.mkdir()
     script = family_task(home, tmp_path, folder)
     env = monkey_env(home, TERM="xterm-256color")
-    command = " ".join(shlex.quote(a) for a in [
-        sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-        "--cwd", str(workspace), "--no-approval", *flags])
+    command = " ".join(
+        shlex.quote(a)
+        for a in [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            *flags,
+        ]
+    )
     out = shlex.quote(str(tmp_path))
-    shell = (f"stty -g > {out}/stty-before; {command}; echo $? > {out}/status; stty -g > {out}/stty-after; "
-             "echo MONKEY-EXITED; sleep 60")
+    shell = (
+        f"stty -g > {out}/stty-before; {command}; echo $? > {out}/status; stty -g > {out}/stty-after; "
+        "echo MONKEY-EXITED; sleep 60"
+    )
     session = f"monkey-sig-{os.getpid()}-{tmp_path.name}"  # unique on a tmux server other runs share
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(ROOT),
-                    *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
-                    "sh", "-c", shell], check=True, env=env)
+    subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "120",
+            "-y",
+            "36",
+            "-c",
+            str(ROOT),
+            *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
+            "sh",
+            "-c",
+            shell,
+        ],
+        check=True,
+        env=env,
+    )
     return session, script, folder
 
 
@@ -80,7 +118,8 @@ SIGNALS = [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT]
 @pytest.mark.parametrize("sig", SIGNALS, ids=lambda s: s.name)
 @pytest.mark.parametrize("front", ["app", "plain"])
 def test_signal_restores_the_terminal_and_stops_the_command(
-        workspace: Path, monkey_home: Path, tmp_path: Path, front: str, sig: signal.Signals) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path, front: str, sig: signal.Signals
+) -> None:
     session, script, folder = start(tmp_path, workspace, monkey_home, ["--plain"] if front == "plain" else [])
     procs: dict[str, tuple[int, int]] = {}
     try:
@@ -115,7 +154,8 @@ def test_signal_restores_the_terminal_and_stops_the_command(
 
 @pytest.mark.parametrize("front", ["app", "plain"])
 def test_closing_the_terminal_stops_monkey_and_its_command(
-        workspace: Path, monkey_home: Path, tmp_path: Path, front: str) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path, front: str
+) -> None:
     session, script, folder = start(tmp_path, workspace, monkey_home, ["--plain"] if front == "plain" else [])
     procs: dict[str, tuple[int, int]] = {}
     try:

@@ -20,7 +20,9 @@ async def titles(workspace: Path, capsys) -> str:  # type: ignore[no-untyped-def
     import asyncio
 
     capsys.readouterr()
-    assert await asyncio.to_thread(run_command, ["sessions", "list", "--cwd", str(workspace)]) == 0  # its own event loop
+    assert (
+        await asyncio.to_thread(run_command, ["sessions", "list", "--cwd", str(workspace)]) == 0
+    )  # its own event loop
     return capsys.readouterr().out
 
 
@@ -37,7 +39,8 @@ async def test_the_title_is_what_was_typed_not_the_attached_file(app_for, worksp
 
 
 async def test_a_commands_prompt_is_not_shown_as_typed_and_titles_the_session_by_the_command(
-        app_for, workspace: Path, capsys) -> None:
+    app_for, workspace: Path, capsys
+) -> None:
     app = app_for([{"text": "I wrote AGENTS.md."}])
     async with app.run_test(size=(120, 36)) as pilot:
         await settle(pilot, app)

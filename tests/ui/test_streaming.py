@@ -29,7 +29,7 @@ def pieces(text: str, seed: int) -> list[str]:
     out, at = [], 0
     while at < len(text):
         step = rng.randint(1, 9)
-        out.append(text[at:at + step])
+        out.append(text[at : at + step])
         at += step
     return out
 
@@ -169,8 +169,11 @@ async def test_a_person_who_scrolled_up_is_not_pulled_down_by_the_stream(app_for
         transcript = app.transcript
         deltas = pieces(paragraph(600, seed=7), seed=8)
         await stream(pilot, app, deltas[:100])
-        await wait_until(pilot, lambda: transcript.max_scroll_y > 0 and transcript.is_vertical_scroll_end,
-                    "following the stream at the bottom")
+        await wait_until(
+            pilot,
+            lambda: transcript.max_scroll_y > 0 and transcript.is_vertical_scroll_end,
+            "following the stream at the bottom",
+        )
         transcript.focus()  # away from the message box, so the keys scroll the transcript (Shift+Tab is the mode)
         await pilot.press("home")
         await wait_until(pilot, lambda: transcript.scroll_y == 0, "scrolled to the top")
@@ -183,5 +186,8 @@ async def test_a_person_who_scrolled_up_is_not_pulled_down_by_the_stream(app_for
         await wait_until(pilot, lambda: transcript.is_vertical_scroll_end, "back at the bottom")
         await app.feed(TextDelta(text=" " + paragraph(300, seed=9)))
         grown = transcript.max_scroll_y
-        await wait_until(pilot, lambda: transcript.max_scroll_y > grown and transcript.is_vertical_scroll_end,
-                    "following again: at the bottom of the longer text")
+        await wait_until(
+            pilot,
+            lambda: transcript.max_scroll_y > grown and transcript.is_vertical_scroll_end,
+            "following again: at the bottom of the longer text",
+        )

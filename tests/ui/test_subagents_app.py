@@ -42,10 +42,26 @@ async def test_a_resumed_parent_shows_its_children(app_for, workspace, monkey_ho
     from tests.support.cli import invoke_async, write_script
 
     child = {"turns": [{"tool_calls": [WRITE]}, {"text": "Wrote found.txt."}]}
-    script = write_script(tmp_path / "first.json", [{"tool_calls": [TASK]}, {"text": "The child wrote it."}],
-                          agents={"general": child})
-    run = await invoke_async(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                              "--no-approval", "--output-format", "stream-json", "--task", "delegate"], home=monkey_home)
+    script = write_script(
+        tmp_path / "first.json", [{"tool_calls": [TASK]}, {"text": "The child wrote it."}], agents={"general": child}
+    )
+    run = await invoke_async(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+            "--output-format",
+            "stream-json",
+            "--task",
+            "delegate",
+        ],
+        home=monkey_home,
+    )
     assert run.returncode == 0, run.stderr
     root = run.events[0]["session_id"]
     app = app_for([{"text": "again"}], resume=root)
@@ -64,15 +80,20 @@ async def test_a_background_child_block_says_so_until_it_ends(app_for, workspace
     (workspace / "wait.sh").write_text("for i in $(seq 1200); do [ -f go ] && break; sleep 0.05; done\n")
     background = {**TASK, "arguments": {**TASK["arguments"], "background": True}}
     turns = [{"tool_calls": [background]}, {"text": "Waiting for it."}, {"text": "It is done."}]
-    child = {"turns": [{"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sh wait.sh"}}]},
-                       {"text": "Saw go."}]}
+    child = {
+        "turns": [
+            {"tool_calls": [{"name": "shell_execute", "arguments": {"command": "sh wait.sh"}}]},
+            {"text": "Saw go."},
+        ]
+    }
     app = app_for(turns, "--no-approval", agents={"general": child})
     async with app.run_test(size=(120, 40)) as pilot:
         await until(pilot, lambda: app._agent is not None, "the agent is built")
         app.query_one("#prompt").insert("delegate in the background")
         await pilot.press("enter")
-        await until(pilot, lambda: [b for b in app.transcript.query(SubagentBlock) if b.lines],
-                    "the child runs its command")
+        await until(
+            pilot, lambda: [b for b in app.transcript.query(SubagentBlock) if b.lines], "the child runs its command"
+        )
         [block] = app.transcript.query(SubagentBlock)
         assert block.title.startswith("↳ general: find it · running in the background · 1 calls")
         assert app.transcript.tools[block.call_id].finished, "the task call itself has returned"

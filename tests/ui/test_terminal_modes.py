@@ -24,11 +24,14 @@ from tests.support.cli import ROOT, monkey_env, write_script
 from tests.support.procs import monkey_pid
 from tests.support.tmux import wait_for
 
-pytestmark = pytest.mark.skipif(shutil.which("tmux") is None or not sys.platform.startswith("linux"),
-                                reason="needs tmux and /proc")
+pytestmark = pytest.mark.skipif(
+    shutil.which("tmux") is None or not sys.platform.startswith("linux"), reason="needs tmux and /proc"
+)
 
-MODES = ("#{cursor_flag} #{wrap_flag} #{alternate_on} #{mouse_any_flag} #{mouse_button_flag} "
-         "#{mouse_standard_flag} #{mouse_sgr_flag} #{pane_title}")
+MODES = (
+    "#{cursor_flag} #{wrap_flag} #{alternate_on} #{mouse_any_flag} #{mouse_button_flag} "
+    "#{mouse_standard_flag} #{mouse_sgr_flag} #{pane_title}"
+)
 RUNS = 3
 
 
@@ -50,27 +53,63 @@ def _modes(session: str) -> str:
     return _tmux("display-message", "-p", "-t", session, MODES).stdout.strip()
 
 
-def _run_once(tmp_path: Path, workspace: Path, home: Path, sig: int, n: int,
-              busy: bool = False) -> tuple[str, str, str]:
+def _run_once(
+    tmp_path: Path, workspace: Path, home: Path, sig: int, n: int, busy: bool = False
+) -> tuple[str, str, str]:
     """Start the app in a fresh tmux session, run one turn, signal the idle app (``busy``: while the turn
     runs a command); (before, after, status)."""
     out = tmp_path / f"run{n}"
     out.mkdir()
-    sleeps = f"{sys.executable} -c \"import time; time.sleep(120)\""
-    script = write_script(out / "s.json", [
-        {"text": f"answered {n}", "tool_calls": [{"name": "shell_execute", "arguments": {"command": sleeps}}]}
-        if busy else {"text": f"answered {n}"}, {"text": "never"}])
+    sleeps = f'{sys.executable} -c "import time; time.sleep(120)"'
+    script = write_script(
+        out / "s.json",
+        [
+            {"text": f"answered {n}", "tool_calls": [{"name": "shell_execute", "arguments": {"command": sleeps}}]}
+            if busy
+            else {"text": f"answered {n}"},
+            {"text": "never"},
+        ],
+    )
     env = monkey_env(home, TERM="xterm-256color")
-    command = " ".join(shlex.quote(a) for a in [
-        sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-        "--cwd", str(workspace), "--no-approval"])
+    command = " ".join(
+        shlex.quote(a)
+        for a in [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--no-approval",
+        ]
+    )
     q = shlex.quote(str(out))
-    shell = (f"printf '\\033]2;before-monkey\\007'; tmux display-message -p -t \"$TMUX_PANE\" '{MODES}' > {q}/before; "
-             f"{command}; echo $? > {q}/status; echo MONKEY-EXITED; sleep 60")
+    shell = (
+        f"printf '\\033]2;before-monkey\\007'; tmux display-message -p -t \"$TMUX_PANE\" '{MODES}' > {q}/before; "
+        f"{command}; echo $? > {q}/status; echo MONKEY-EXITED; sleep 60"
+    )
     session = f"monkey-modes-{os.getpid()}-{tmp_path.name}-{n}"
-    made = _tmux("new-session", "-d", "-s", session, "-x", "120", "-y", "36", "-c", str(ROOT),
-                *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
-                "sh", "-c", shell, env=env)
+    made = _tmux(
+        "new-session",
+        "-d",
+        "-s",
+        session,
+        "-x",
+        "120",
+        "-y",
+        "36",
+        "-c",
+        str(ROOT),
+        *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
+        "sh",
+        "-c",
+        shell,
+        env=env,
+    )
     assert made.returncode == 0, made.stderr
     try:
         wait_for(session, "Type a task", timeout=60)
@@ -88,10 +127,10 @@ def _run_once(tmp_path: Path, workspace: Path, home: Path, sig: int, n: int,
         _tmux("kill-session", "-t", session)
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT],
-                         ids=lambda s: s.name)
-def test_every_mode_comes_back_after_a_signal_to_the_idle_app(workspace: Path, monkey_home: Path, tmp_path: Path,
-                                                              sig: signal.Signals) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT], ids=lambda s: s.name)
+def test_every_mode_comes_back_after_a_signal_to_the_idle_app(
+    workspace: Path, monkey_home: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
     seen = [_run_once(tmp_path, workspace, monkey_home, sig, n) for n in range(RUNS)]
     for before, _after, status in seen:
         assert before.startswith("1 1 0 0 0 0 0 before-monkey"), before
@@ -100,8 +139,9 @@ def test_every_mode_comes_back_after_a_signal_to_the_idle_app(workspace: Path, m
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP], ids=lambda s: s.name)
-def test_every_mode_comes_back_after_a_signal_during_a_turn(workspace: Path, monkey_home: Path, tmp_path: Path,
-                                                            sig: signal.Signals) -> None:
+def test_every_mode_comes_back_after_a_signal_during_a_turn(
+    workspace: Path, monkey_home: Path, tmp_path: Path, sig: signal.Signals
+) -> None:
     """The title says ``working`` while the command runs; the signal stops the turn and the app."""
     seen = [_run_once(tmp_path, workspace, monkey_home, sig, n, busy=True) for n in range(RUNS)]
     for before, _after, status in seen:

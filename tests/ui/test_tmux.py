@@ -14,39 +14,74 @@ import pytest
 from tests.support.cli import ROOT, monkey_env, write_script
 from tests.support.tmux import wait_for
 
-pytestmark = [pytest.mark.usefixtures("tmux"),
-              pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")]
-
+pytestmark = [
+    pytest.mark.usefixtures("tmux"),
+    pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed"),
+]
 
 
 def pane_title(session: str) -> str:
-    return subprocess.run(["tmux", "display-message", "-p", "-t", session, "#{pane_title}"],
-                          capture_output=True, text=True).stdout
-
+    return subprocess.run(
+        ["tmux", "display-message", "-p", "-t", session, "#{pane_title}"], capture_output=True, text=True
+    ).stdout
 
 
 RENAME = [
-    {"text": "Renaming.", "tool_calls": [{"name": "file_edit", "arguments": {
-        "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
+    {
+        "text": "Renaming.",
+        "tool_calls": [
+            {"name": "file_edit", "arguments": {"path": "README.md", "old_string": "# proj", "new_string": "# project"}}
+        ],
+    },
     {"text": "All done here."},
 ]
 """The scripted model: one edit that needs approval, then an answer."""
 
 
-def start_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, flags: list[str], *, before: str = "",
-                  rows: int = 36) -> tuple[str, Path]:
+def start_in_tmux(
+    workspace: Path, monkey_home: Path, tmp_path: Path, flags: list[str], *, before: str = "", rows: int = 36
+) -> tuple[str, Path]:
     """``monkey agent FLAGS`` on the scripted model in a new tmux session; its name and the exit-status file."""
     script = write_script(tmp_path / "script.json", RENAME)
     status = tmp_path / "status"
     env = monkey_env(monkey_home, TERM="xterm-256color")
-    command = " ".join(shlex.quote(a) for a in [
-        sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-        "--cwd", str(workspace), *flags])
+    command = " ".join(
+        shlex.quote(a)
+        for a in [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            *flags,
+        ]
+    )
     shell = f"{before}{command}; echo $? > {shlex.quote(str(status))}; echo MONKEY-EXITED; sleep 30"
     session = f"monkey-test-{tmp_path.name}"
-    subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", str(rows), "-c", str(ROOT),
-                    *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
-                    shell], check=True, env=env)
+    subprocess.run(
+        [
+            "tmux",
+            "new-session",
+            "-d",
+            "-s",
+            session,
+            "-x",
+            "120",
+            "-y",
+            str(rows),
+            "-c",
+            str(ROOT),
+            *[f"-e{k}={v}" for k, v in env.items() if k in ("MONKEY_HOME", "PYTHONPATH", "TERM")],
+            shell,
+        ],
+        check=True,
+        env=env,
+    )
     return session, status
 
 
@@ -76,10 +111,12 @@ def test_agent_app_in_tmux(workspace: Path, monkey_home: Path, tmp_path: Path, f
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True)
 
 
-def test_inline_app_keeps_the_conversation_in_the_scrollback(workspace: Path, monkey_home: Path,
-                                                              tmp_path: Path) -> None:
-    session, status = start_in_tmux(workspace, monkey_home, tmp_path, ["--inline"], before="echo BEFORE-MONKEY; ",
-                                    rows=40)
+def test_inline_app_keeps_the_conversation_in_the_scrollback(
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
+    session, status = start_in_tmux(
+        workspace, monkey_home, tmp_path, ["--inline"], before="echo BEFORE-MONKEY; ", rows=40
+    )
     try:
         screen = wait_for(session, "Type a task")  # the message box is there from the start
         assert "BEFORE-MONKEY" in screen  # below the shell's own lines, not over them
@@ -97,9 +134,17 @@ def test_inline_app_keeps_the_conversation_in_the_scrollback(workspace: Path, mo
         screen = wait_for(session, "MONKEY-EXITED")
         assert "Type a task" not in screen  # the app's region is gone...
         lines = screen.splitlines()
-        order = [next(i for i, line in enumerate(lines) if text in line) for text in
-                 ("BEFORE-MONKEY", "› rename the project", "Renaming.", "file_edit README.md", "All done here.",
-                  "MONKEY-EXITED")]
+        order = [
+            next(i for i, line in enumerate(lines) if text in line)
+            for text in (
+                "BEFORE-MONKEY",
+                "› rename the project",
+                "Renaming.",
+                "file_edit README.md",
+                "All done here.",
+                "MONKEY-EXITED",
+            )
+        ]
         assert order == sorted(order), screen  # ...and the conversation stayed, in order
         assert (workspace / "README.md").read_text() == "# project\n"
         assert status.read_text().strip() == "0"

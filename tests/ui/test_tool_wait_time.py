@@ -13,9 +13,15 @@ from monkey.ui.widgets.tool_block import ToolBlock
 from tests.support.cli import invoke_async
 from tests.support.app import SIZE, settle, type_and_send, wait_for_screen
 
-EDIT = [{"text": "", "tool_calls": [{"name": "file_edit", "arguments": {
-    "path": "README.md", "old_string": "# proj", "new_string": "# project"}}]},
-    {"text": "Renamed."}]
+EDIT = [
+    {
+        "text": "",
+        "tool_calls": [
+            {"name": "file_edit", "arguments": {"path": "README.md", "old_string": "# proj", "new_string": "# project"}}
+        ],
+    },
+    {"text": "Renamed."},
+]
 THINK = 1.5
 """Seconds the person looks at the dialog before answering (a lower bound of the wait, not a race)."""
 
@@ -52,7 +58,15 @@ async def test_a_call_nobody_was_asked_about_shows_no_wait(app_for) -> None:
 
 
 def test_a_result_stored_before_wait_times_existed_still_reads() -> None:
-    old = {"type": "tool_result", "session_id": "s1", "call_id": "c1", "name": "file_read", "ok": True,
-           "output": "x", "duration_ms": 3.0, "diff": ""}
+    old = {
+        "type": "tool_result",
+        "session_id": "s1",
+        "call_id": "c1",
+        "name": "file_read",
+        "ok": True,
+        "output": "x",
+        "duration_ms": 3.0,
+        "diff": "",
+    }
     event = decode(msgspec.json.encode(old))
     assert isinstance(event, ToolResult) and event.wait_ms == 0.0 and event.duration_ms == 3.0

@@ -9,8 +9,18 @@ from monkey.ui.widgets.tool_block import ToolBlock
 from tests.support.app import settle, type_and_send
 
 SIZE = (120, 36)
-SLEEP = [{"text": "", "tool_calls": [{"name": "shell_execute", "arguments": {
-    "command": f"{sys.executable} -c \"import time; time.sleep(60)\"", "timeout": 120}}]}, {"text": "never"}]
+SLEEP = [
+    {
+        "text": "",
+        "tool_calls": [
+            {
+                "name": "shell_execute",
+                "arguments": {"command": f'{sys.executable} -c "import time; time.sleep(60)"', "timeout": 120},
+            }
+        ],
+    },
+    {"text": "never"},
+]
 
 
 async def test_escape_during_a_command_marks_its_block_cancelled(app_for) -> None:
@@ -39,5 +49,11 @@ async def test_clear_starts_the_totals_again(app_for) -> None:
         assert status.tokens_in > 0 and status.tokens_out > 0 and status.iteration == 1
         await type_and_send(pilot, app, "/clear")
         await settle(pilot, app)
-        assert (status.tokens_in, status.tokens_out, status.cost, status.context, status.iteration) == (0, 0, 0.0, None, 0)
+        assert (status.tokens_in, status.tokens_out, status.cost, status.context, status.iteration) == (
+            0,
+            0,
+            0.0,
+            None,
+            0,
+        )
         assert "↑0 ↓0" in str(status.render())

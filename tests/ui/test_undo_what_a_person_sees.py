@@ -7,25 +7,36 @@ from pathlib import Path
 
 from tests.support.app import settle, type_and_send
 
-CACHES = ("import os, pathlib as p\n"
-          "os.makedirs('pkg/__pycache__', exist_ok=True); p.Path('pkg/__pycache__/m.cpython-311.pyc').write_bytes(b'x')\n"
-          "os.makedirs('.pytest_cache/v/cache', exist_ok=True); p.Path('.pytest_cache/v/cache/lastfailed').write_text('{}')\n")
+CACHES = (
+    "import os, pathlib as p\n"
+    "os.makedirs('pkg/__pycache__', exist_ok=True); p.Path('pkg/__pycache__/m.cpython-311.pyc').write_bytes(b'x')\n"
+    "os.makedirs('.pytest_cache/v/cache', exist_ok=True); p.Path('.pytest_cache/v/cache/lastfailed').write_text('{}')\n"
+)
 
 
 def turns(tmp: Path) -> list[dict]:
     script = tmp / "caches.py"
     script.write_text(CACHES)
-    return [{"text": "Writing the notes.", "tool_calls": [
-                {"name": "file_write", "arguments": {"path": "notes.txt", "content": "my notes\n"}}]},
-            {"text": "Running the tests.", "tool_calls": [
-                {"name": "shell_execute", "arguments": {"command": f"python3 {script}"}}]},
-            {"text": "And once more, which changes nothing.", "tool_calls": [
-                {"name": "shell_execute", "arguments": {"command": "true"}}]},
-            {"text": "Done."}]
+    return [
+        {
+            "text": "Writing the notes.",
+            "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "my notes\n"}}],
+        },
+        {
+            "text": "Running the tests.",
+            "tool_calls": [{"name": "shell_execute", "arguments": {"command": f"python3 {script}"}}],
+        },
+        {
+            "text": "And once more, which changes nothing.",
+            "tool_calls": [{"name": "shell_execute", "arguments": {"command": "true"}}],
+        },
+        {"text": "Done."},
+    ]
 
 
-async def test_undo_passes_over_a_test_runs_caches_to_the_change_a_person_made(app_for, workspace: Path,
-                                                                             tmp_path: Path) -> None:
+async def test_undo_passes_over_a_test_runs_caches_to_the_change_a_person_made(
+    app_for, workspace: Path, tmp_path: Path
+) -> None:
     app = app_for(turns(tmp_path), "--no-approval")
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "write notes and test")

@@ -11,8 +11,10 @@ from monkey.ui.screens.approval import ApprovalScreen
 from tests.support.app import notice_text, settle, type_and_send, until, wait_for_screen
 from tests.support.web import asgi_client, login
 
-WRITE = [{"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
-         {"text": "the turn is over"}]
+WRITE = [
+    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}}]},
+    {"text": "the turn is over"},
+]
 ORIGIN = {"origin": "http://127.0.0.1:8"}
 
 
@@ -30,7 +32,8 @@ async def _state(path: str) -> dict[str, Any]:
 
 
 async def test_an_approval_answered_in_the_browser_closes_the_apps_dialog(
-        app_for, workspace: Path, monkey_home: Path) -> None:  # type: ignore[no-untyped-def]
+    app_for, workspace: Path, monkey_home: Path
+) -> None:  # type: ignore[no-untyped-def]
     app = app_for(WRITE)
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "write a file")
@@ -46,8 +49,7 @@ async def test_an_approval_answered_in_the_browser_closes_the_apps_dialog(
     assert (workspace / "a.txt").read_text() == "hi\n"
 
 
-async def test_a_cancel_and_a_mode_from_the_browser_reach_the_app(
-        app_for, workspace: Path, monkey_home: Path) -> None:  # type: ignore[no-untyped-def]
+async def test_a_cancel_and_a_mode_from_the_browser_reach_the_app(app_for, workspace: Path, monkey_home: Path) -> None:  # type: ignore[no-untyped-def]
     app = app_for(WRITE)
     async with app.run_test(size=(120, 36)) as pilot:
         await type_and_send(pilot, app, "write a file")
@@ -64,9 +66,16 @@ async def test_a_cancel_and_a_mode_from_the_browser_reach_the_app(
         await settle(pilot, app)
         assert "cancelled from the browser" in notice_text(app)
         assert app.last_reason == "cancelled" and app.last_message == "cancelled from the browser"
-        for rid, said in ((mode["id"], "mode set to plan from the browser"), (cancel["id"], "cancelled from the browser")):
+        for rid, said in (
+            (mode["id"], "mode set to plan from the browser"),
+            (cancel["id"], "cancelled from the browser"),
+        ):
             assert await _state(f"/api/sessions/{sid}/requests/{rid}") == {
-                "id": rid, "session": sid, "state": "done", "message": said, **({"action": "mode", "mode": "plan"}
-                                                                               if "mode" in said else {"action": "cancel"}),
-                "by": "web"}
+                "id": rid,
+                "session": sid,
+                "state": "done",
+                "message": said,
+                **({"action": "mode", "mode": "plan"} if "mode" in said else {"action": "cancel"}),
+                "by": "web",
+            }
     assert not (workspace / "a.txt").exists()

@@ -8,12 +8,17 @@ from pathlib import Path
 from tests.support.app import notices, settle, type_and_send, until
 
 SIZE = (120, 36)
-WRITE = [{"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
-         {"text": "wrote a.txt"}]
+WRITE = [
+    {"tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "a\n"}}]},
+    {"text": "wrote a.txt"},
+]
 
 
-async def test_worktree_moves_the_app_into_a_new_worktree(app_for, workspace: Path,  # type: ignore[no-untyped-def]
-                                                          monkey_home: Path) -> None:
+async def test_worktree_moves_the_app_into_a_new_worktree(
+    app_for,
+    workspace: Path,  # type: ignore[no-untyped-def]
+    monkey_home: Path,
+) -> None:
     from monkey.ui.widgets.app_header import AppHeader
 
     app = app_for(WRITE, "--no-approval")

@@ -51,8 +51,9 @@ async def test_a_forged_host_or_another_origin_is_refused() -> None:
         assert (await client.post("/api/sessions")).status_code == 403
         assert (await client.post("/api/sessions", headers={"origin": "http://evil.example"})).status_code == 403
         assert (await client.post("/api/sessions", headers={"origin": "http://localhost:8"})).status_code == 403
-        assert (await client.post("/api/sessions", headers={"origin": "http://127.0.0.1:8",
-                                                            "sec-fetch-site": "cross-site"})).status_code == 403
+        assert (
+            await client.post("/api/sessions", headers={"origin": "http://127.0.0.1:8", "sec-fetch-site": "cross-site"})
+        ).status_code == 403
         same = await client.post("/api/sessions", headers={"origin": "http://127.0.0.1:8"})
         assert same.status_code == 405, "through the door: the route takes no POST"
 
@@ -87,7 +88,9 @@ async def test_the_openapi_description_names_every_route() -> None:
         assert routes == set(doc["paths"])
 
 
-async def test_a_reconnect_replays_exactly_the_missed_events(tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+async def test_a_reconnect_replays_exactly_the_missed_events(
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
     stored = await invoke_async(["sessions", "export", sid], home=monkey_home)
     assert stored.returncode == 0, stored.stderr
@@ -107,14 +110,19 @@ async def test_a_reconnect_replays_exactly_the_missed_events(tmp_path: Path, wor
 
 
 async def test_a_session_in_another_process_shows_live_and_waiting_for_a_person(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     import pexpect
 
     script = write_script(tmp_path / "s.json", ANSWER)
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script",
-                                           str(script), "--cwd", str(workspace)],
-                          env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30,
-                          dimensions=(40, 120))
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--plain", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace)],
+        env=monkey_env(monkey_home, TERM="xterm"),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 120),
+    )
     try:
         child.expect_exact("Type a task")
         child.sendline("write a file")

@@ -24,11 +24,13 @@ from tests.support.web import TOKEN, served
 CHROMIUM = os.environ.get("MONKEY_TEST_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 pytestmark = [
     pytest.mark.browser,
-    pytest.mark.skipif(not Path(CHROMIUM).exists(),
-                       reason="no Chromium (apt-get install chromium; Playwright's own download is not used)"),
+    pytest.mark.skipif(
+        not Path(CHROMIUM).exists(),
+        reason="no Chromium (apt-get install chromium; Playwright's own download is not used)",
+    ),
 ]
 IMAGES = ROOT / "docs" / "images"
-HOSTILE = "<img src=x onerror=\"window.__pwned=1\"></script><script>window.__pwned=2</script>\x1b[31mred\x1b[0m\x07"
+HOSTILE = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>\x1b[31mred\x1b[0m\x07'
 
 
 @pytest.fixture
@@ -36,8 +38,9 @@ async def browser() -> AsyncIterator[Any]:
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:
-        chromium = await pw.chromium.launch(executable_path=CHROMIUM,
-                                            args=["--host-resolver-rules=MAP rebound.test 127.0.0.1"])
+        chromium = await pw.chromium.launch(
+            executable_path=CHROMIUM, args=["--host-resolver-rules=MAP rebound.test 127.0.0.1"]
+        )
         try:
             yield chromium
         finally:
@@ -46,22 +49,53 @@ async def browser() -> AsyncIterator[Any]:
 
 def _task(ws: Path, home: Path, script: Path, prompt: str) -> subprocess.Popen[str]:
     """``monkey agent --task`` in another process (the scripted backend, mode auto)."""
-    return subprocess.Popen([sys.executable, "-m", "monkey", "agent", "--backend", "scripted", "--script", str(script),
-                             "--cwd", str(ws), "--mode", "auto", "--output-format", "text", "--task", prompt],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(home))
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(ws),
+            "--mode",
+            "auto",
+            "--output-format",
+            "text",
+            "--task",
+            prompt,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=monkey_env(home),
+    )
 
 
 def _gated(tmp: Path, *, answer: str = "done: the gate opened") -> tuple[Path, Path]:
     """A script whose first call waits on a FIFO (``cat gate``) until the test writes to it."""
     gate = tmp / "gate"
     os.mkfifo(gate)
-    script = write_script(tmp / "s.json", [
-        {"text": "I will wait at the gate.", "thinking": "the gate first",
-         "tool_calls": [{"name": "shell_execute", "arguments": {"command": f"cat {gate}"}}],
-         "usage": {"input_tokens": 120, "output_tokens": 30, "cost_usd": 0.0012}},
-        {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\ntwo\n"}}],
-         "usage": {"input_tokens": 150, "output_tokens": 20, "cost_usd": 0.0015}},
-        {"text": answer, "usage": {"input_tokens": 180, "output_tokens": 10, "cost_usd": 0.0018}}])
+    script = write_script(
+        tmp / "s.json",
+        [
+            {
+                "text": "I will wait at the gate.",
+                "thinking": "the gate first",
+                "tool_calls": [{"name": "shell_execute", "arguments": {"command": f"cat {gate}"}}],
+                "usage": {"input_tokens": 120, "output_tokens": 30, "cost_usd": 0.0012},
+            },
+            {
+                "text": "",
+                "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\ntwo\n"}}],
+                "usage": {"input_tokens": 150, "output_tokens": 20, "cost_usd": 0.0015},
+            },
+            {"text": answer, "usage": {"input_tokens": 180, "output_tokens": 10, "cost_usd": 0.0018}},
+        ],
+    )
     return gate, script
 
 
@@ -95,7 +129,8 @@ async def _shot(page: Any, name: str) -> None:
 
 
 async def test_a_task_session_appears_and_its_events_arrive_live(
-        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     gate, script = _gated(tmp_path)
     async with served() as front:
         # bypass_csp: the screenshots add a style sheet (the hostile-text test runs with the policy)
@@ -109,7 +144,9 @@ async def test_a_task_session_appears_and_its_events_arrive_live(
             await row.locator(".state.running").wait_for()
             await row.locator("a.title").click()
             await page.wait_for_selector("#transcript .tool[data-call] .name:text('shell_execute')")
-            assert await page.locator("#transcript .msg.user .text").inner_text() == "wait at the gate, then write notes"
+            assert (
+                await page.locator("#transcript .msg.user .text").inner_text() == "wait at the gate, then write notes"
+            )
             assert await page.locator("#transcript .tool .result").first.inner_text() == "", "still running"
             await _open_gate(gate)
             await page.wait_for_selector("#transcript .msg.assistant .text:text('done: the gate opened')")
@@ -135,11 +172,19 @@ async def test_a_task_session_appears_and_its_events_arrive_live(
 
 
 async def test_hostile_text_is_shown_as_text_and_runs_nothing(
-        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     (tmp_path / "hostile.txt").write_text(HOSTILE)
-    script = write_script(tmp_path / "s.json", [
-        {"text": HOSTILE, "tool_calls": [{"name": "shell_execute", "arguments": {"command": f"cat {tmp_path / 'hostile.txt'}"}}]},
-        {"text": "said " + HOSTILE}])
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "text": HOSTILE,
+                "tool_calls": [{"name": "shell_execute", "arguments": {"command": f"cat {tmp_path / 'hostile.txt'}"}}],
+            },
+            {"text": "said " + HOSTILE},
+        ],
+    )
     proc = _task(workspace, monkey_home, script, HOSTILE)
     assert proc.wait(timeout=60) == 0, proc.stderr.read() if proc.stderr else ""
     async with served() as front:
@@ -174,9 +219,16 @@ async def test_no_token_a_rebound_host_and_a_cross_site_post_are_refused(browser
         # another site's page posts a form to the monitor: the browser sends no cookie (SameSite=Strict)
         # and its Origin; the monitor refuses it
         attacker = "http://attacker.test/"
-        await page.route(attacker, lambda route: route.fulfill(content_type="text/html", body=(
-            f'<form id=f method=post action="http://127.0.0.1:{port}/api/sessions"></form>'
-            "<script>document.getElementById('f').submit()</script>")))
+        await page.route(
+            attacker,
+            lambda route: route.fulfill(
+                content_type="text/html",
+                body=(
+                    f'<form id=f method=post action="http://127.0.0.1:{port}/api/sessions"></form>'
+                    "<script>document.getElementById('f').submit()</script>"
+                ),
+            ),
+        )
         async with page.expect_response(lambda r: r.url.endswith("/api/sessions")) as posted:
             await page.goto(attacker)
         assert (await posted.value).status == 403
@@ -184,7 +236,8 @@ async def test_no_token_a_rebound_host_and_a_cross_site_post_are_refused(browser
 
 
 async def test_a_reconnect_replays_exactly_the_missed_events(
-        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     from monkey.web.server import WebFront, WebSettings
 
     gate, script = _gated(tmp_path)
@@ -203,7 +256,9 @@ async def test_a_reconnect_replays_exactly_the_missed_events(
         again = WebFront(WebSettings(port=port, token=TOKEN), app=app, say=lambda line: None)
         task = asyncio.create_task(again.serve())
         try:
-            await page.wait_for_selector("#transcript .msg.assistant .text:text('done: the gate opened')", timeout=20000)
+            await page.wait_for_selector(
+                "#transcript .msg.assistant .text:text('done: the gate opened')", timeout=20000
+            )
             await page.wait_for_selector("#info .state.ended")
         finally:
             again.stop()
@@ -227,7 +282,8 @@ async def test_a_reconnect_replays_exactly_the_missed_events(
 
 
 async def test_an_approval_denied_in_the_browser_with_a_reason_reaches_the_terminal_session(
-        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     from tests.support.web import WRITE, waiting
 
     with waiting(workspace, monkey_home, write_script(tmp_path / "s.json", WRITE)) as child:
@@ -255,19 +311,23 @@ async def _checkpoints_shot(page: Any) -> None:
     checkpoints tab is built once from the events: nothing draws it again while the picture is taken)."""
     checkpoint = await page.get_attribute("#checkpoint-list li", "data-checkpoint")
     sid = await page.evaluate("new URLSearchParams(location.search).get('id')")
-    await page.evaluate("""([checkpoint, sid]) => {
+    await page.evaluate(
+        """([checkpoint, sid]) => {
       for (const pre of document.querySelectorAll('#checkpoint-list pre.preview')) {
         pre.textContent = pre.textContent.replaceAll(checkpoint, '0193a5c0ffee1234abcd')
           .replaceAll(sid, '0193a5c0ffee5678ef01').replace(/\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\d:\\d\\d/, '2026-11-27 04:00:00');
       }
       for (const name of document.querySelectorAll('#checkpoint-list .name')) name.textContent = '0193a5c0ffee';
-    }""", [checkpoint, sid])
+    }""",
+        [checkpoint, sid],
+    )
     assert checkpoint not in await page.locator("#checkpoint-list").inner_text()
     await _shot(page, "web-checkpoints.png")
 
 
 async def test_undo_from_the_browser_shows_the_preview_then_undoes(
-        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     from tests.support.web import ANSWER
 
     proc = _task(workspace, monkey_home, write_script(tmp_path / "s.json", ANSWER), "write a file")
@@ -289,7 +349,8 @@ async def test_undo_from_the_browser_shows_the_preview_then_undoes(
 
 
 async def test_cancel_and_mode_from_the_browser_reach_a_task_in_another_process(
-        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     gate, script = _gated(tmp_path)
     proc = _task(workspace, monkey_home, script, "wait at the gate for good")
     try:
@@ -317,34 +378,60 @@ async def test_cancel_and_mode_from_the_browser_reach_a_task_in_another_process(
 
 
 STATS_RUN = [
-    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\n"}},
-                                {"name": "file_read", "arguments": {"path": "missing.txt"}}],
-     "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012}},
-    {"text": "", "tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}],
-     "usage": {"input_tokens": 1500, "output_tokens": 40, "cost_usd": 0.0155}},
-    {"text": "wrote notes.txt", "usage": {"input_tokens": 1600, "output_tokens": 30, "cost_usd": 0.016}}]
+    {
+        "text": "",
+        "tool_calls": [
+            {"name": "file_write", "arguments": {"path": "notes.txt", "content": "one\n"}},
+            {"name": "file_read", "arguments": {"path": "missing.txt"}},
+        ],
+        "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012},
+    },
+    {
+        "text": "",
+        "tool_calls": [{"name": "file_read", "arguments": {"path": "notes.txt"}}],
+        "usage": {"input_tokens": 1500, "output_tokens": 40, "cost_usd": 0.0155},
+    },
+    {"text": "wrote notes.txt", "usage": {"input_tokens": 1600, "output_tokens": 30, "cost_usd": 0.016}},
+]
 
 
 async def test_the_stats_page_draws_the_figures_of_the_api(
-        browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    browser: Any, tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     first = _task(workspace, monkey_home, write_script(tmp_path / "a.json", STATS_RUN), "write notes")
     assert first.wait(timeout=60) == 0, first.stderr.read() if first.stderr else ""
-    second = _task(workspace, monkey_home, write_script(tmp_path / "b.json", [
-        {"text": "nothing to do", "usage": {"input_tokens": 700, "output_tokens": 25, "cost_usd": 0.003}}],
-        model="haiku-ish"), "say hello")
+    second = _task(
+        workspace,
+        monkey_home,
+        write_script(
+            tmp_path / "b.json",
+            [{"text": "nothing to do", "usage": {"input_tokens": 700, "output_tokens": 25, "cost_usd": 0.003}}],
+            model="haiku-ish",
+        ),
+        "say hello",
+    )
     assert second.wait(timeout=60) == 0
     async with served() as front:
         page = await (await browser.new_context(viewport={"width": 900, "height": 640}, bypass_csp=True)).new_page()
         await page.goto(front.url)
         await page.click("#stats-link")
         await page.wait_for_selector("body[data-ready]")
-        api = {by: await page.evaluate(f"fetch('/api/stats?by={by}').then(r => r.json())") for by in ("day", "model", "tool")}
+        api = {
+            by: await page.evaluate(f"fetch('/api/stats?by={by}').then(r => r.json())")
+            for by in ("day", "model", "tool")
+        }
         totals = api["day"]["totals"]
-        shown = {k: await page.locator(f"[data-figure='{k}'] dd").inner_text()
-                 for k in ("sessions", "tokens in", "tokens out", "cost", "tool calls")}
-        assert shown == {"sessions": "2", "tokens in": f"{totals['tokens']['input']:,}",
-                         "tokens out": f"{totals['tokens']['output']:,}",
-                         "cost": f"${totals['cost_micros'] / 1e6:.4f}", "tool calls": str(totals["tools"]["calls"])}
+        shown = {
+            k: await page.locator(f"[data-figure='{k}'] dd").inner_text()
+            for k in ("sessions", "tokens in", "tokens out", "cost", "tool calls")
+        }
+        assert shown == {
+            "sessions": "2",
+            "tokens in": f"{totals['tokens']['input']:,}",
+            "tokens out": f"{totals['tokens']['output']:,}",
+            "cost": f"${totals['cost_micros'] / 1e6:.4f}",
+            "tool calls": str(totals["tools"]["calls"]),
+        }
         assert totals["tokens"]["input"] == 5000 and totals["cost_micros"] == 46500
 
         async def rows(chart: str) -> list[tuple[str, str]]:
@@ -354,7 +441,8 @@ async def test_the_stats_page_draws_the_figures_of_the_api(
             return list(zip(labels, values, strict=True))
 
         assert await rows("tokens-per-model") == [
-            (g["key"], f"{g['tokens']['input'] + g['tokens']['output']:,}") for g in api["model"]["groups"]]
+            (g["key"], f"{g['tokens']['input'] + g['tokens']['output']:,}") for g in api["model"]["groups"]
+        ]
         assert {label for label, _ in await rows("cost-per-model")} == {"scripted", "haiku-ish"}
         assert dict(await rows("tools")) == {"file_read": "1/2 ok (50%)", "file_write": "1/1 ok (100%)"}
         assert await rows("tokens-per-day") == [(d["day"], f"{d['tokens']:,}") for d in api["day"]["daily"]]

@@ -19,8 +19,13 @@ pytestmark = pytest.mark.pty
 
 
 def _start(home: Path, *flags: str) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen([sys.executable, "-m", "monkey", "web", *flags], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=monkey_env(home))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "monkey", "web", *flags],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=monkey_env(home),
+    )
     assert proc.stdout is not None
     line = proc.stdout.readline()
     assert line.startswith("url: http://"), (line, proc.stderr.read() if proc.poll() is not None else "")
@@ -74,15 +79,33 @@ def test_a_port_in_use_or_out_of_range_is_one_line(monkey_home: Path) -> None:
 
 
 def test_agent_web_serves_the_monitor_beside_the_session_in_the_same_process(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     import pexpect
 
     from tests.support.checkpoints import write_script
 
     script = write_script(tmp_path / "s.json", [{"text": "hello from the session"}])
-    child = pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--plain", "--web", "--backend", "scripted",
-                                           "--script", str(script), "--cwd", str(workspace)],
-                          env=monkey_env(monkey_home, TERM="xterm"), encoding="utf-8", timeout=30, dimensions=(40, 200))
+    child = pexpect.spawn(
+        sys.executable,
+        [
+            "-m",
+            "monkey",
+            "agent",
+            "--plain",
+            "--web",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+        ],
+        env=monkey_env(monkey_home, TERM="xterm"),
+        encoding="utf-8",
+        timeout=30,
+        dimensions=(40, 200),
+    )
     try:
         child.expect(r"monkey web: (http://127\.0\.0\.1:\d+/\?token=[\w-]+)")
         url = child.match.group(1)

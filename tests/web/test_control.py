@@ -29,15 +29,19 @@ async def _pending(client: httpx.AsyncClient) -> tuple[str, str]:
 def _results(home: Path, sid: str) -> list[dict[str, Any]]:
     conn = sqlite3.connect(db_path(home))
     try:
-        rows = conn.execute("SELECT data FROM events WHERE session_id = ? AND type IN ('tool_result', "
-                            "'approval_resolved') ORDER BY seq", (sid,)).fetchall()
+        rows = conn.execute(
+            "SELECT data FROM events WHERE session_id = ? AND type IN ('tool_result', "
+            "'approval_resolved') ORDER BY seq",
+            (sid,),
+        ).fetchall()
     finally:
         conn.close()
     return [json.loads(r[0]) for r in rows]
 
 
 async def test_an_approval_answered_in_the_browser_lets_the_terminal_session_go_on(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     with waiting(workspace, monkey_home, write_script(tmp_path / "s.json", WRITE)) as child:
         async with served() as front, httpx.AsyncClient(base_url=base(front)) as client:
             await client.get(front.url)
@@ -59,13 +63,17 @@ async def test_an_approval_answered_in_the_browser_lets_the_terminal_session_go_
 
 
 async def test_a_denial_with_a_reason_from_the_browser_reaches_the_model(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     with waiting(workspace, monkey_home, write_script(tmp_path / "s.json", WRITE)) as child:
         async with served() as front, httpx.AsyncClient(base_url=base(front)) as client:
             await client.get(front.url)
             sid, call = await _pending(client)
-            answer = await client.post(f"/api/sessions/{sid}/approvals/{call}", headers={"origin": base(front)},
-                                       json={"choice": "deny", "reason": "write b.txt instead"})
+            answer = await client.post(
+                f"/api/sessions/{sid}/approvals/{call}",
+                headers={"origin": base(front)},
+                json={"choice": "deny", "reason": "write b.txt instead"},
+            )
             assert answer.status_code == 200
             child.expect_exact("file_write: denied in the browser: write b.txt instead")
             child.expect_exact("the turn is over")
@@ -76,15 +84,19 @@ async def test_a_denial_with_a_reason_from_the_browser_reaches_the_model(
 
 
 async def test_the_first_answer_wins_an_answer_at_the_terminal_closes_the_question(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     with waiting(workspace, monkey_home, write_script(tmp_path / "s.json", WRITE)) as child:
         async with served() as front, httpx.AsyncClient(base_url=base(front)) as client:
             await client.get(front.url)
             sid, call = await _pending(client)
             child.sendline("y")
             child.expect_exact("the turn is over")
-            late = await client.post(f"/api/sessions/{sid}/approvals/{call}", headers={"origin": base(front)},
-                                     json={"choice": "deny", "reason": "too late"})
+            late = await client.post(
+                f"/api/sessions/{sid}/approvals/{call}",
+                headers={"origin": base(front)},
+                json={"choice": "deny", "reason": "too late"},
+            )
             assert late.status_code == 409
     conn = sqlite3.connect(db_path(monkey_home))
     try:

@@ -12,16 +12,39 @@ from tests.support.cli import invoke, write_script
 from tests.support.web import asgi_client, login
 
 FAILING = [
-    {"text": "", "tool_calls": [{"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}},
-                                {"name": "file_read", "arguments": {"path": "missing.txt"}}],
-     "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012}},
-    {"text": "wrote a.txt", "usage": {"input_tokens": 1500, "output_tokens": 40, "cost_usd": 0.0155}}]
+    {
+        "text": "",
+        "tool_calls": [
+            {"name": "file_write", "arguments": {"path": "a.txt", "content": "hi\n"}},
+            {"name": "file_read", "arguments": {"path": "missing.txt"}},
+        ],
+        "usage": {"input_tokens": 1200, "output_tokens": 300, "cost_usd": 0.012},
+    },
+    {"text": "wrote a.txt", "usage": {"input_tokens": 1500, "output_tokens": 40, "cost_usd": 0.0155}},
+]
 OTHER = [{"text": "nothing to do", "usage": {"input_tokens": 700, "output_tokens": 25, "cost_usd": 0.003}}]
 
 
 def _session(workspace: Path, home: Path, script: Path, *flags: str) -> str:
-    run = invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                  "--output-format", "stream-json", "--mode", "auto", "--task", "work", *flags], home=home)
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--mode",
+            "auto",
+            "--task",
+            "work",
+            *flags,
+        ],
+        home=home,
+    )
     assert run.returncode in (0, 4), run.stderr
     return str(run.events[0]["session_id"])
 
@@ -43,7 +66,8 @@ async def _api(*queries: dict[str, str]) -> list[tuple[int, Any]]:
 
 
 def test_the_api_figures_are_monkey_stats_json_for_the_same_store(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     first = _session(workspace, monkey_home, write_script(tmp_path / "a.json", FAILING))
     other = tmp_path / "other"
     other.mkdir()
@@ -51,8 +75,14 @@ def test_the_api_figures_are_monkey_stats_json_for_the_same_store(
     wanted = {by: _cli(monkey_home, "--all", "--by", by) for by in ("day", "model", "tool", "session")}
     one = _cli(monkey_home, "--session", first, "--by", "tool")
     here = _cli(monkey_home, "--cwd", str(workspace), "--by", "model", "--since", "7d")
-    got = asyncio.run(_api(*({"by": by} for by in wanted), {"session": first[:10], "by": "tool"},
-                           {"workspace": str(workspace), "by": "model", "since": "7d"}, {}))
+    got = asyncio.run(
+        _api(
+            *({"by": by} for by in wanted),
+            {"session": first[:10], "by": "tool"},
+            {"workspace": str(workspace), "by": "model", "since": "7d"},
+            {},
+        )
+    )
     assert [code for code, _ in got] == [200] * 7
     for (_, body), by in zip(got, wanted, strict=False):
         assert body == wanted[by], by

@@ -36,8 +36,9 @@ QUICK = [{"text": "done"}] * 4
 def _stored(home: Path, sid: str, kind: str) -> list[dict[str, Any]]:
     conn = sqlite3.connect(db_path(home))
     try:
-        rows = conn.execute("SELECT data FROM events WHERE session_id = ? AND type = ? ORDER BY seq",
-                            (sid, kind)).fetchall()
+        rows = conn.execute(
+            "SELECT data FROM events WHERE session_id = ? AND type = ? ORDER BY seq", (sid, kind)
+        ).fetchall()
     finally:
         conn.close()
     return [json.loads(r[0]) for r in rows]
@@ -64,13 +65,31 @@ async def _outcome(client: httpx.AsyncClient, sid: str, rid: str) -> dict[str, A
 
 
 def _task(workspace: Path, home: Path, script: Path) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "monkey", "agent", "--task", "write a long answer", "--backend",
-                             "scripted", "--script", str(script), "--cwd", str(workspace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=monkey_env(home))
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--task",
+            "write a long answer",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=monkey_env(home),
+    )
 
 
 async def test_cancel_from_the_browser_stops_a_task_running_in_another_process(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     proc = _task(workspace, monkey_home, write_script(tmp_path / "s.json", SLOW))
     try:
         async with served() as front, httpx.AsyncClient(base_url=base(front)) as client:
@@ -98,7 +117,8 @@ async def test_cancel_from_the_browser_stops_a_task_running_in_another_process(
 
 
 async def test_the_mode_from_the_browser_goes_through_mode_and_its_checks(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     child = spawn_repl(workspace, monkey_home, write_script(tmp_path / "s.json", QUICK))
     try:
         child.expect_exact("Type a task")
@@ -140,10 +160,16 @@ def pexpect_eof() -> Any:
 
 
 async def test_a_request_outlives_a_killed_server_and_never_reaches_the_next_process(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     proc = _task(workspace, monkey_home, write_script(tmp_path / "s.json", SLOW))
-    web = subprocess.Popen([sys.executable, "-m", "monkey", "web"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                           text=True, env=monkey_env(monkey_home))
+    web = subprocess.Popen(
+        [sys.executable, "-m", "monkey", "web"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=monkey_env(monkey_home),
+    )
     try:
         assert web.stdout is not None
         url = web.stdout.readline().split(" ", 1)[1].strip()
@@ -178,8 +204,9 @@ async def test_a_request_outlives_a_killed_server_and_never_reaches_the_next_pro
             child.sendline("hello")
             child.expect_exact("done")
             assert await _one(client, "idle") == sid
-            later = await client.post(f"/api/sessions/{sid}/mode", json={"mode": "accept-edits"},
-                                      headers={"origin": base(front)})
+            later = await client.post(
+                f"/api/sessions/{sid}/mode", json={"mode": "accept-edits"}, headers={"origin": base(front)}
+            )
             assert later.status_code == 202, later.text
             assert (await _outcome(client, sid, later.json()["id"]))["state"] == "done"
             old = (await client.get(f"/api/sessions/{sid}/requests/{stale}")).json()
@@ -194,11 +221,23 @@ async def test_a_request_outlives_a_killed_server_and_never_reaches_the_next_pro
 
 
 async def test_a_cancel_on_a_sub_agents_page_cancels_its_root_sessions_turn(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    script = write_script(tmp_path / "s.json", [
-        {"tool_calls": [{"name": "task", "arguments": {"description": "slow", "prompt": "take your time",
-                                                         "agent": "general"}}]}, {"text": "never"}],
-        agents={"general": {"turns": [{"text": " ".join(["word"] * 400), "delay": 0.5}]}})
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
+    script = write_script(
+        tmp_path / "s.json",
+        [
+            {
+                "tool_calls": [
+                    {
+                        "name": "task",
+                        "arguments": {"description": "slow", "prompt": "take your time", "agent": "general"},
+                    }
+                ]
+            },
+            {"text": "never"},
+        ],
+        agents={"general": {"turns": [{"text": " ".join(["word"] * 400), "delay": 0.5}]}},
+    )
     proc = _task(workspace, monkey_home, script)
     try:
         async with served() as front, httpx.AsyncClient(base_url=base(front)) as client:

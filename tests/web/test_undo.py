@@ -8,7 +8,8 @@ from tests.support.web import ANSWER, asgi_client, login, stored_task
 
 
 async def test_a_checkpoint_previewed_then_undone_and_a_file_changed_since_refused(
-        tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
+    tmp_path: Path, workspace: Path, monkey_home: Path
+) -> None:
     sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
     other = stored_task(workspace, monkey_home, tmp_path, [{"text": "nothing"}])
     async with asgi_client() as (client, _):
@@ -20,8 +21,9 @@ async def test_a_checkpoint_previewed_then_undone_and_a_file_changed_since_refus
         preview = await client.get(f"/api/sessions/{sid}/checkpoints/{checkpoint[:8]}")
         assert preview.status_code == 200
         assert "+hi" in preview.json()["preview"] and "a.txt" in preview.json()["preview"]
-        assert (await client.get(f"/api/sessions/{other}/checkpoints/{checkpoint}")).status_code == 404, \
+        assert (await client.get(f"/api/sessions/{other}/checkpoints/{checkpoint}")).status_code == 404, (
             "another session's checkpoint"
+        )
         assert (await client.get(f"/api/sessions/{sid}/checkpoints/nope")).status_code == 404
         url = f"/api/sessions/{sid}/checkpoints/{checkpoint}/undo"
         assert (await client.post(url)).status_code == 403, "a change from another origin"

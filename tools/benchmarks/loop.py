@@ -98,7 +98,7 @@ def bench_loop(runs: int = 5) -> list[dict]:
             iterations=ITERATIONS,
             loop_total_s=round(loop_t, 4),
             direct_total_s=round(direct_t, 4),
-        )
+        ),
     ]
 
 
@@ -110,8 +110,12 @@ async def _long_conversation(workspace: Path, script: Path) -> tuple[list[float]
 
     sessions = []
     for _ in range(2):
-        setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
-                                           no_approval=True, max_iterations=4), HeadlessApprover())
+        setup = build_agent(
+            SessionRequest(
+                workspace=workspace, backend="scripted", script=str(script), no_approval=True, max_iterations=4
+            ),
+            HeadlessApprover(),
+        )
         session = setup.session(show=lambda event: None, tell=lambda text, level: None)
         await session.open()
         sessions.append(session)

@@ -49,8 +49,16 @@ async def _measure(runs: int) -> list[dict]:
     command, args, tool_name, arguments = _server()
     home = Path(tempfile.mkdtemp(prefix="monkey-bench-mcp-home-"))
     workspace = Path(tempfile.mkdtemp(prefix="monkey-bench-mcp-ws-"))
-    servers = Servers({"srv": parse_server("srv", {"command": command, "args": args, "env": {"PYTHONPATH": str(ROOT)},
-                                                   "cwd": str(ROOT)}, origin="user", source="bench")})
+    servers = Servers(
+        {
+            "srv": parse_server(
+                "srv",
+                {"command": command, "args": args, "env": {"PYTHONPATH": str(ROOT)}, "cwd": str(ROOT)},
+                origin="user",
+                source="bench",
+            )
+        }
+    )
     registry = ToolRegistry([])
     manager = McpManager(servers, workspace=workspace, home=home, registry=registry, trusted_folder=False)
     await manager.wait_ready()
@@ -76,7 +84,17 @@ async def _measure(runs: int) -> list[dict]:
     finally:
         await manager.aclose()
     mine, base = median(ours), median(theirs)
-    return [figure("mcp_tool_call", mine * 1000, "ms", f"bare mcp.Client.call_tool ({Path(command).name} {tool_name})",
-                   base * 1000, target=f"ratio <= {TARGET}", ok=mine / base <= TARGET, runs=runs,
-                   p90_ms=round(sorted(ours)[int(runs * 0.9)] * 1000, 3),
-                   baseline_p90_ms=round(sorted(theirs)[int(runs * 0.9)] * 1000, 3))]
+    return [
+        figure(
+            "mcp_tool_call",
+            mine * 1000,
+            "ms",
+            f"bare mcp.Client.call_tool ({Path(command).name} {tool_name})",
+            base * 1000,
+            target=f"ratio <= {TARGET}",
+            ok=mine / base <= TARGET,
+            runs=runs,
+            p90_ms=round(sorted(ours)[int(runs * 0.9)] * 1000, 3),
+            baseline_p90_ms=round(sorted(theirs)[int(runs * 0.9)] * 1000, 3),
+        )
+    ]

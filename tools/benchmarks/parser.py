@@ -32,36 +32,104 @@ def _turn(n: int) -> list[str]:
     mid = f"msg_{n:08d}"
 
     def se(ev: dict) -> str:
-        return json.dumps({"type": "stream_event", "event": ev, "session_id": sid, "parent_tool_use_id": None,
-                           "uuid": f"u{n}-{len(ev)}"})
+        return json.dumps(
+            {
+                "type": "stream_event",
+                "event": ev,
+                "session_id": sid,
+                "parent_tool_use_id": None,
+                "uuid": f"u{n}-{len(ev)}",
+            }
+        )
 
-    lines = [se({"type": "message_start", "message": {"id": mid, "type": "message", "role": "assistant",
-                                                      "model": "claude-sonnet-4-5", "content": [],
-                                                      "stop_reason": None, "usage": {"input_tokens": 9}}}),
-             se({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}})]
+    lines = [
+        se(
+            {
+                "type": "message_start",
+                "message": {
+                    "id": mid,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 9},
+                },
+            }
+        ),
+        se({"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+    ]
     words = [f"word{i} of the answer, " for i in range(60)]
-    lines += [se({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}})
-              for w in words]
+    lines += [
+        se({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": w}}) for w in words
+    ]
     lines.append(se({"type": "content_block_stop", "index": 0}))
     args = {"file_path": f"/tmp/proj/src/module_{n}.py", "content": "def f(x):\n    return x * 2\n" * 20}
     raw = json.dumps(args)
-    lines.append(se({"type": "content_block_start", "index": 1,
-                     "content_block": {"type": "tool_use", "id": f"toolu_{n}", "name": "Write", "input": {}}}))
-    lines += [se({"type": "content_block_delta", "index": 1,
-                  "delta": {"type": "input_json_delta", "partial_json": raw[i:i + 40]}})
-              for i in range(0, len(raw), 40)]
+    lines.append(
+        se(
+            {
+                "type": "content_block_start",
+                "index": 1,
+                "content_block": {"type": "tool_use", "id": f"toolu_{n}", "name": "Write", "input": {}},
+            }
+        )
+    )
+    lines += [
+        se(
+            {
+                "type": "content_block_delta",
+                "index": 1,
+                "delta": {"type": "input_json_delta", "partial_json": raw[i : i + 40]},
+            }
+        )
+        for i in range(0, len(raw), 40)
+    ]
     lines.append(se({"type": "content_block_stop", "index": 1}))
-    lines.append(json.dumps({"type": "assistant", "message": {
-        "id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-        "content": [{"type": "text", "text": "".join(words)},
-                    {"type": "tool_use", "id": f"toolu_{n}", "name": "Write", "input": args}],
-        "stop_reason": None, "usage": {"input_tokens": 9}}, "parent_tool_use_id": None, "session_id": sid,
-        "uuid": f"a{n}"}))
+    lines.append(
+        json.dumps(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": mid,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [
+                        {"type": "text", "text": "".join(words)},
+                        {"type": "tool_use", "id": f"toolu_{n}", "name": "Write", "input": args},
+                    ],
+                    "stop_reason": None,
+                    "usage": {"input_tokens": 9},
+                },
+                "parent_tool_use_id": None,
+                "session_id": sid,
+                "uuid": f"a{n}",
+            }
+        )
+    )
     lines.append(se({"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 90}}))
     lines.append(se({"type": "message_stop"}))
-    lines.append(json.dumps({"type": "user", "message": {"role": "user", "content": [
-        {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": "File created successfully\n" * 8}]},
-        "parent_tool_use_id": None, "session_id": sid, "uuid": f"r{n}"}))
+    lines.append(
+        json.dumps(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": f"toolu_{n}",
+                            "content": "File created successfully\n" * 8,
+                        }
+                    ],
+                },
+                "parent_tool_use_id": None,
+                "session_id": sid,
+                "uuid": f"r{n}",
+            }
+        )
+    )
     return lines
 
 
@@ -88,7 +156,7 @@ def _ours(data: bytes) -> float:
     p = ClaudeStreamParser()
     step = 1 << 16
     for i in range(0, len(data), step):
-        p.feed(data[i:i + step])
+        p.feed(data[i : i + step])
     p.close()
     took = time.perf_counter() - start
     assert p.unknown == 0 and p.result is not None, (p.unknown, p.error)
@@ -133,24 +201,64 @@ def bench_parser() -> list[dict]:
     mb = len(data) / 1e6
     ours, raw = interleaved(lambda: _ours(data), lambda: _msgspec(data), RUNS)
     ours_mbs, raw_mbs = mb / median(ours), mb / median(raw)
-    figs = [figure("claude stream-json parse", ours_mbs, "MB/s", "msgspec.json.decode per line", raw_mbs,
-                   target=">= 0.33x raw decode", ok=ours_mbs >= 0.33 * raw_mbs, size_mb=round(mb, 1))]
+    figs = [
+        figure(
+            "claude stream-json parse",
+            ours_mbs,
+            "MB/s",
+            "msgspec.json.decode per line",
+            raw_mbs,
+            target=">= 0.33x raw decode",
+            ok=ours_mbs >= 0.33 * raw_mbs,
+            size_mb=round(mb, 1),
+        )
+    ]
     try:
         import orjson  # noqa: F401
     except ImportError:
         pass
     else:
         oj = mb / median([_orjson(data) for _ in range(RUNS)])
-        figs.append(figure("claude stream-json parse", ours_mbs, "MB/s", "orjson.loads per line", oj,
-                           target=">= 0.33x raw decode", ok=ours_mbs >= 0.33 * oj, size_mb=round(mb, 1)))
+        figs.append(
+            figure(
+                "claude stream-json parse",
+                ours_mbs,
+                "MB/s",
+                "orjson.loads per line",
+                oj,
+                target=">= 0.33x raw decode",
+                ok=ours_mbs >= 0.33 * oj,
+                size_mb=round(mb, 1),
+            )
+        )
     try:
         from claude_agent_sdk._internal.message_parser import parse_message  # noqa: F401
     except ImportError:
-        figs.append(figure("claude stream-json parse", ours_mbs, "MB/s", "claude-agent-sdk (not installed)", 0.0,
-                           ratio=0.0, target=">= 2x the SDK parser", ok=False,
-                           note="pip install claude-agent-sdk (the dev extra) to measure it"))
+        figs.append(
+            figure(
+                "claude stream-json parse",
+                ours_mbs,
+                "MB/s",
+                "claude-agent-sdk (not installed)",
+                0.0,
+                ratio=0.0,
+                target=">= 2x the SDK parser",
+                ok=False,
+                note="pip install claude-agent-sdk (the dev extra) to measure it",
+            )
+        )
     else:
         sdk = mb / median([_sdk(data) for _ in range(RUNS)])
-        figs.append(figure("claude stream-json parse", ours_mbs, "MB/s", "claude-agent-sdk parse_message", sdk,
-                           target=">= 2x the SDK parser", ok=ours_mbs >= 2 * sdk, size_mb=round(mb, 1)))
+        figs.append(
+            figure(
+                "claude stream-json parse",
+                ours_mbs,
+                "MB/s",
+                "claude-agent-sdk parse_message",
+                sdk,
+                target=">= 2x the SDK parser",
+                ok=ours_mbs >= 2 * sdk,
+                size_mb=round(mb, 1),
+            )
+        )
     return figs

@@ -25,11 +25,27 @@ from pathlib import Path
 from benchmarks.common import figure, median
 
 CORPUS = Path(__file__).resolve().parent / "shell_lines.txt"
-ALLOW = ["shell_execute(make)", "shell_execute(pytest)", "shell_execute(npm run)", "shell_execute(npm test)",
-         "shell_execute(git add)", "shell_execute(git commit)", "shell_execute(python -m pytest)",
-         "shell_execute(cargo test)", "shell_execute(go test)", "shell_execute(ruff)", "shell_execute(mkdir -p)"]
-DENY = ["shell_execute(curl)", "shell_execute(wget)", "shell_execute(rm -rf /)", "shell_execute(sudo)",
-        "shell_execute(git push --force)", "shell_execute(ssh)"]
+ALLOW = [
+    "shell_execute(make)",
+    "shell_execute(pytest)",
+    "shell_execute(npm run)",
+    "shell_execute(npm test)",
+    "shell_execute(git add)",
+    "shell_execute(git commit)",
+    "shell_execute(python -m pytest)",
+    "shell_execute(cargo test)",
+    "shell_execute(go test)",
+    "shell_execute(ruff)",
+    "shell_execute(mkdir -p)",
+]
+DENY = [
+    "shell_execute(curl)",
+    "shell_execute(wget)",
+    "shell_execute(rm -rf /)",
+    "shell_execute(sudo)",
+    "shell_execute(git push --force)",
+    "shell_execute(ssh)",
+]
 
 
 def load_corpus(path: Path = CORPUS) -> list[str]:
@@ -80,7 +96,7 @@ def bench_permissions(argv: list[str] | None = None) -> list[dict]:
 
     lines = load_corpus()
     if args.sample:
-        lines = lines[:args.sample]
+        lines = lines[: args.sample]
     policy = ApprovalPolicy.from_strings(allow=ALLOW, deny=DENY)
     _decide_all(policy, lines[:50])  # warm up: tree-sitter's grammar, the imports
     decisions: list[float] = []
@@ -90,19 +106,42 @@ def bench_permissions(argv: list[str] | None = None) -> list[dict]:
     for _ in range(args.passes):
         outcomes = {}
         for start in range(0, len(lines), chunk):
-            times, counts = _decide_all(policy, lines[start:start + chunk])
+            times, counts = _decide_all(policy, lines[start : start + chunk])
             decisions.extend(times)
             outcomes = {k: outcomes.get(k, 0) + v for k, v in counts.items()}
             spawns.extend(_spawn_true() for _ in range(3))
     in_a_row = median([_spawn_true() for _ in range(30)]) * 1000
     value, baseline = median(decisions) * 1000, median(spawns) * 1000
     worst = sorted(decisions)[int(0.95 * (len(decisions) - 1))] * 1000
-    common = {"lines": len(lines), "passes": args.passes, "p95_ms": round(worst, 4), **outcomes,
-              "spawn_in_a_row_ms": round(in_a_row, 4), "ratio_to_spawn_in_a_row": round(value / in_a_row, 4)}
+    common = {
+        "lines": len(lines),
+        "passes": args.passes,
+        "p95_ms": round(worst, 4),
+        **outcomes,
+        "spawn_in_a_row_ms": round(in_a_row, 4),
+        "ratio_to_spawn_in_a_row": round(value / in_a_row, 4),
+    }
     ratio = value / baseline
     return [
-        figure("permission decision per shell line (median)", value, "ms", "subprocess.run(['true'])", baseline,
-               target="<= 1 ms", ok=value <= 1.0, **common),
-        figure("permission decision per shell line (median) / spawn", value, "ms", "subprocess.run(['true'])",
-               baseline, ratio=ratio, target="ratio <= 0.05", ok=ratio <= 0.05, **common),
+        figure(
+            "permission decision per shell line (median)",
+            value,
+            "ms",
+            "subprocess.run(['true'])",
+            baseline,
+            target="<= 1 ms",
+            ok=value <= 1.0,
+            **common,
+        ),
+        figure(
+            "permission decision per shell line (median) / spawn",
+            value,
+            "ms",
+            "subprocess.run(['true'])",
+            baseline,
+            ratio=ratio,
+            target="ratio <= 0.05",
+            ok=ratio <= 0.05,
+            **common,
+        ),
     ]

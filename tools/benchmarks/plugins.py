@@ -33,7 +33,7 @@ NOTIFICATIONS = 100_000
 CALLS = 200
 RUNS = 3
 
-PLUGIN = r'''
+PLUGIN = r"""
 import json, os, sys, time
 MODE, N, OUT = os.environ["BENCH_MODE"], int(os.environ["BENCH_N"]), os.environ.get("BENCH_OUT", "")
 def out(obj):
@@ -67,9 +67,9 @@ for line in sys.stdin:
         open(OUT, "w").write(json.dumps(times))
         out({"jsonrpc": "2.0", "method": "stream", "params": {"type": "text", "data": "done"}})
         out({"jsonrpc": "2.0", "id": rid, "result": {"status": "complete"}})
-'''
+"""
 
-MANIFEST = '''version: "1"
+MANIFEST = """version: "1"
 name: "bench"
 type: "agent"
 protocol: "1"
@@ -77,7 +77,7 @@ executable:
   command: ["{python}", "./bench_plugin.py"]
 agent:
   capabilities: [streaming, tool_use]
-'''
+"""
 
 
 def _plugin(folder: Path, mode: str, n: int, out: Path | None = None):  # type: ignore[no-untyped-def]
@@ -114,12 +114,22 @@ def _baseline(resolved) -> float:  # type: ignore[no-untyped-def]
     """The same plugin, the same requests, ``json.loads`` per line of its stdout."""
     from monkey.process import scrub_env
 
-    requests = "".join(json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": p}) + "\n" for i, m, p in
-                       [(1, "agent.init", {"config": {}}), (2, "agent.available", {}),
-                        (3, "agent.run", {"prompt": "go", "context": {}})])
+    requests = "".join(
+        json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": p}) + "\n"
+        for i, m, p in [
+            (1, "agent.init", {"config": {}}),
+            (2, "agent.available", {}),
+            (3, "agent.run", {"prompt": "go", "context": {}}),
+        ]
+    )
     start = time.perf_counter()
-    proc = subprocess.Popen(resolved.manifest.argv(), cwd=resolved.manifest.folder, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, env={**scrub_env(os.environ), **resolved.settings.env})
+    proc = subprocess.Popen(
+        resolved.manifest.argv(),
+        cwd=resolved.manifest.folder,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env={**scrub_env(os.environ), **resolved.settings.env},
+    )
     assert proc.stdin is not None and proc.stdout is not None
     proc.stdin.write(requests.encode())
     proc.stdin.flush()
@@ -146,8 +156,11 @@ async def _round_trips(folder: Path, workspace: Path) -> tuple[list[float], list
     resolved = _plugin(folder, "tools", CALLS, out)
     for i in range(2):
         (workspace / f"f{i}.txt").write_text("some text\n" * 20)
-    agent = Agent(backend=PluginBackend(resolved, workspace=workspace), workspace=workspace,
-                  options=AgentOptions(max_iterations=CALLS + 5))
+    agent = Agent(
+        backend=PluginBackend(resolved, workspace=workspace),
+        workspace=workspace,
+        options=AgentOptions(max_iterations=CALLS + 5),
+    )
     agent.session_started()
     tool_ms = [e.duration_ms async for e in agent.run("read") if isinstance(e, ToolResult)]
     await agent.backend.aclose()
@@ -169,9 +182,27 @@ def bench_plugins() -> list[dict]:
     trips, tools = asyncio.run(_round_trips(root / "tools", workspace))
     trip, tool = statistics.median(trips), statistics.median(tools)
     return [
-        figure("plugin_text_events", mine, "events/s", "json.loads per line of the same plugin's stdout", base,
-               target="ratio >= 0.5", ok=mine / base >= 0.5, notifications=NOTIFICATIONS, runs=RUNS),
-        figure("plugin_tool_round_trip", trip, "ms", "the tool's own run time (file_read, tool_result.duration_ms)",
-               tool, target="value - baseline <= 5 ms", ok=trip - tool <= 5.0, calls=CALLS,
-               overhead_ms=round(trip - tool, 3), p90_ms=round(sorted(trips)[int(CALLS * 0.9)], 3)),
+        figure(
+            "plugin_text_events",
+            mine,
+            "events/s",
+            "json.loads per line of the same plugin's stdout",
+            base,
+            target="ratio >= 0.5",
+            ok=mine / base >= 0.5,
+            notifications=NOTIFICATIONS,
+            runs=RUNS,
+        ),
+        figure(
+            "plugin_tool_round_trip",
+            trip,
+            "ms",
+            "the tool's own run time (file_read, tool_result.duration_ms)",
+            tool,
+            target="value - baseline <= 5 ms",
+            ok=trip - tool <= 5.0,
+            calls=CALLS,
+            overhead_ms=round(trip - tool, 3),
+            p90_ms=round(sorted(trips)[int(CALLS * 0.9)], 3),
+        ),
     ]

@@ -38,10 +38,20 @@ def bench_sandbox(runs: int = 41) -> list[dict]:
     try:
         for kind, problem in (("bubblewrap", bubblewrap_problem()), ("landlock", landlock_problem())):
             if problem:
-                figures.append({"name": f"sandbox_{kind}_true", "value": None, "unit": "ms",
-                                "baseline_name": "shell_execute true, no sandbox", "baseline_value": None,
-                                "ratio": None, "target": f"added <= {TARGET_MS:g} ms", "ok": False,
-                                "met": False, "problem": problem})
+                figures.append(
+                    {
+                        "name": f"sandbox_{kind}_true",
+                        "value": None,
+                        "unit": "ms",
+                        "baseline_name": "shell_execute true, no sandbox",
+                        "baseline_value": None,
+                        "ratio": None,
+                        "target": f"added <= {TARGET_MS:g} ms",
+                        "ok": False,
+                        "met": False,
+                        "problem": problem,
+                    }
+                )
                 continue
             sandbox = probe(kind).sandbox
             bare = ToolContext(workspace=workspace, shell=ShellSettings())
@@ -60,9 +70,20 @@ def bench_sandbox(runs: int = 41) -> list[dict]:
             with_box, without = asyncio.run(measure(boxed, bare))
             value, baseline = median(with_box) * 1000, median(without) * 1000
             added = value - baseline
-            figures.append(figure(f"sandbox_{kind}_true", value, "ms", "shell_execute true, no sandbox", baseline,
-                                  target=f"added <= {TARGET_MS:g} ms", ok=added <= TARGET_MS,
-                                  added_ms=round(added, 3), met=added <= TARGET_MS, runs=runs))
+            figures.append(
+                figure(
+                    f"sandbox_{kind}_true",
+                    value,
+                    "ms",
+                    "shell_execute true, no sandbox",
+                    baseline,
+                    target=f"added <= {TARGET_MS:g} ms",
+                    ok=added <= TARGET_MS,
+                    added_ms=round(added, 3),
+                    met=added <= TARGET_MS,
+                    runs=runs,
+                )
+            )
     finally:
         shutil.rmtree(workspace, ignore_errors=True)
     return figures

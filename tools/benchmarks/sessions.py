@@ -34,21 +34,32 @@ def _turn_events(sid: str, turn: int) -> list:
 
     call = ev.ToolCallSpec(id=f"c{turn}", name="file_read", arguments={"path": f"src/module_{turn}.py"})
     text = f"Let me look at module {turn} to see what it does with the parser."
-    out = [ev.TurnStarted(session_id=sid, turn=turn, prompt=f"Explain module {turn} and fix its bug, please."),
-           ev.IterationStarted(session_id=sid, turn=turn, iteration=1, max_iterations=20),
-           ev.ContextUsage(session_id=sid, used=1200 + turn * 90, window=200_000, fraction=0.01)]
+    out = [
+        ev.TurnStarted(session_id=sid, turn=turn, prompt=f"Explain module {turn} and fix its bug, please."),
+        ev.IterationStarted(session_id=sid, turn=turn, iteration=1, max_iterations=20),
+        ev.ContextUsage(session_id=sid, used=1200 + turn * 90, window=200_000, fraction=0.01),
+    ]
     out += [ev.TextDelta(session_id=sid, text=w + " ") for w in text.split()[:4]]
-    out += [ev.MessageCompleted(session_id=sid, text=text, tool_calls=[call], stop_reason="tool_use"),
-            ev.ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments),
-            ev.ToolStarted(session_id=sid, call_id=call.id, name=call.name),
-            ev.ToolResult(session_id=sid, call_id=call.id, name=call.name, ok=True,
-                          output="".join(f"{i:4}\tdef f{i}(x): return x + {i}\n" for i in range(12))),
-            ev.IterationStarted(session_id=sid, turn=turn, iteration=2, max_iterations=20)]
+    out += [
+        ev.MessageCompleted(session_id=sid, text=text, tool_calls=[call], stop_reason="tool_use"),
+        ev.ToolCallEvent(session_id=sid, call_id=call.id, name=call.name, arguments=call.arguments),
+        ev.ToolStarted(session_id=sid, call_id=call.id, name=call.name),
+        ev.ToolResult(
+            session_id=sid,
+            call_id=call.id,
+            name=call.name,
+            ok=True,
+            output="".join(f"{i:4}\tdef f{i}(x): return x + {i}\n" for i in range(12)),
+        ),
+        ev.IterationStarted(session_id=sid, turn=turn, iteration=2, max_iterations=20),
+    ]
     answer = f"Module {turn} adds numbers; the bug was an off-by-one in f3, fixed now."
     out += [ev.TextDelta(session_id=sid, text=w + " ") for w in answer.split()[:5]]
-    out += [ev.MessageCompleted(session_id=sid, text=answer),
-            ev.Usage(session_id=sid, input_tokens=1200, output_tokens=40, model="m"),
-            ev.TurnCompleted(session_id=sid, turn=turn, reason="completed", result=answer, iterations=2)]
+    out += [
+        ev.MessageCompleted(session_id=sid, text=answer),
+        ev.Usage(session_id=sid, input_tokens=1200, output_tokens=40, model="m"),
+        ev.TurnCompleted(session_id=sid, turn=turn, reason="completed", result=answer, iterations=2),
+    ]
     assert len(out) == 20, len(out)
     return out
 
@@ -107,13 +118,15 @@ def _stored_rows(path: Path, *, per_event: bool) -> tuple[list[tuple], list[tupl
     conn = sqlite3.connect(path)
     events = []
     for sid, seq, kind, ts, data, h, n in conn.execute(
-            "SELECT session_id, seq, type, ts, data, hash, n FROM events ORDER BY seq"):
+        "SELECT session_id, seq, type, ts, data, hash, n FROM events ORDER BY seq"
+    ):
         if n == 1 or not per_event:
             events.append((sid, seq, kind, ts, data, h))
         else:
             events += [(sid, seq - n + 1 + k, kind, ts, part, h) for k, part in enumerate(data.split(b"\n"))]
-    nodes = conn.execute("SELECT session_id, seq, kind, in_context, tokens, event_seq, data, hash FROM nodes "
-                         "ORDER BY seq").fetchall()
+    nodes = conn.execute(
+        "SELECT session_id, seq, kind, in_context, tokens, event_seq, data, hash FROM nodes ORDER BY seq"
+    ).fetchall()
     conn.close()
     return events, nodes
 
@@ -165,8 +178,12 @@ async def _resume(path: Path, sid: str) -> tuple[float, int, int]:
     start = time.perf_counter()
     async with await SessionStore.open(path) as store:
         restored = await store.load(sid)
-    request = ModelRequest(system=render_system_prompt(None, model="m", workspace="/bench"),
-                           messages=restored.messages, tools=specs, session_id=sid)
+    request = ModelRequest(
+        system=render_system_prompt(None, model="m", workspace="/bench"),
+        messages=restored.messages,
+        tools=specs,
+        session_id=sid,
+    )
     msgspec.json.encode(request)
     elapsed = time.perf_counter() - start
     if restored.damaged:
@@ -177,8 +194,9 @@ async def _resume(path: Path, sid: str) -> tuple[float, int, int]:
 def _plain_read(path: Path, sid: str) -> float:
     start = time.perf_counter()
     conn = sqlite3.connect(path)
-    conn.execute("SELECT seq, kind, in_context, tokens, data, hash FROM nodes WHERE session_id = ? ORDER BY seq",
-                 (sid,)).fetchall()
+    conn.execute(
+        "SELECT seq, kind, in_context, tokens, data, hash FROM nodes WHERE session_id = ? ORDER BY seq", (sid,)
+    ).fetchall()
     conn.execute("SELECT seq, type, data, hash FROM events WHERE session_id = ? ORDER BY seq", (sid,)).fetchall()
     conn.close()
     return time.perf_counter() - start
@@ -203,10 +221,19 @@ def bench_sessions(runs: int = 5) -> list[dict]:
             counts = (n_events, n_nodes)
             reads.append(_plain_read(base / "resume.db", sid))
         resume_t, read_t = median(resumes), median(reads)
-        figures.append(figure(
-            "session_resume", resume_t * 1000, "ms", "plain sqlite3 read of the same rows", read_t * 1000,
-            target="<= 200 ms", ok=resume_t <= 0.2, events=counts[0], nodes=counts[1],
-        ))
+        figures.append(
+            figure(
+                "session_resume",
+                resume_t * 1000,
+                "ms",
+                "plain sqlite3 read of the same rows",
+                read_t * 1000,
+                target="<= 200 ms",
+                ok=resume_t <= 0.2,
+                events=counts[0],
+                nodes=counts[1],
+            )
+        )
 
         append = [e for i in range(APPEND_EVENTS // 20 + 1) for e in _turn_events("s-append", i + 1)]
         append = _session_events("s-append", 1)[:1] + append[: APPEND_EVENTS - 1]
@@ -221,27 +248,56 @@ def bench_sessions(runs: int = 5) -> list[dict]:
             driven.append(asyncio.run(_record(base / f"driven{i}.db", "s-append", append)))
         ours_t, plain_t, packed_t, driven_t = median(ours), median(plain), median(packed), median(driven)
         rate, plain_rate = len(append) / ours_t, len(append) / plain_t
-        figures.append(figure(
-            "event_append", rate, "events/s", "plain sqlite3 executemany of the same events (a row each) and nodes",
-            plain_rate, target=">= 20000 events/s and >= 0.5x plain sqlite3",
-            ok=rate >= 20_000 and rate >= 0.5 * plain_rate, events=len(append), nodes=len(node_rows), batch=BATCH,
-        ))
-        figures.append(figure(
-            "event_append_packed", rate, "events/s", "plain sqlite3 executemany of the rows the store wrote "
-            "(runs of deltas packed)", len(append) / packed_t, events=len(append), rows=len(packed_rows),
-            note="the stricter baseline: plain sqlite3 given the store's own packing (no target)",
-        ))
+        figures.append(
+            figure(
+                "event_append",
+                rate,
+                "events/s",
+                "plain sqlite3 executemany of the same events (a row each) and nodes",
+                plain_rate,
+                target=">= 20000 events/s and >= 0.5x plain sqlite3",
+                ok=rate >= 20_000 and rate >= 0.5 * plain_rate,
+                events=len(append),
+                nodes=len(node_rows),
+                batch=BATCH,
+            )
+        )
+        figures.append(
+            figure(
+                "event_append_packed",
+                rate,
+                "events/s",
+                "plain sqlite3 executemany of the rows the store wrote (runs of deltas packed)",
+                len(append) / packed_t,
+                events=len(append),
+                rows=len(packed_rows),
+                note="the stricter baseline: plain sqlite3 given the store's own packing (no target)",
+            )
+        )
         durable_rate = len(append) / driven_t
-        figures.append(figure(
-            "event_append_durable", durable_rate, "events/s", "plain sqlite3 executemany of the same rows (events and nodes)",
-            plain_rate, events=len(append),
-            note="back-to-back stream with a durable write after every message, tool result and iteration "
-                 "start (about 1 in 4 events); in a real session model calls separate them",
-        ))
+        figures.append(
+            figure(
+                "event_append_durable",
+                durable_rate,
+                "events/s",
+                "plain sqlite3 executemany of the same rows (events and nodes)",
+                plain_rate,
+                events=len(append),
+                note="back-to-back stream with a durable write after every message, tool result and iteration "
+                "start (about 1 in 4 events); in a real session model calls separate them",
+            )
+        )
         flush_t = asyncio.run(_durable_flushes(base / "durable.db", 200))
-        figures.append(figure(
-            "durable_flush", flush_t * 1000, "ms", "plain sqlite3 batch of 512 rows",
-            plain_t / (len(append) / BATCH) * 1000, target="<= 5 ms", ok=flush_t <= 0.005,
-            note="one tool result made durable before the next model call",
-        ))
+        figures.append(
+            figure(
+                "durable_flush",
+                flush_t * 1000,
+                "ms",
+                "plain sqlite3 batch of 512 rows",
+                plain_t / (len(append) / BATCH) * 1000,
+                target="<= 5 ms",
+                ok=flush_t <= 0.005,
+                note="one tool result made durable before the next model call",
+            )
+        )
     return figures

@@ -42,8 +42,12 @@ async def _run(workspace: Path, db: Path, turns: list[dict[str, Any]], agents: d
     from monkey.backends.scripted import ScriptedBackend
     from monkey.session.stored import open_session
 
-    agent = Agent(backend=ScriptedBackend(_script(turns, agents)), workspace=workspace,
-                  policy=ApprovalPolicy(mode="auto"), options=AgentOptions(max_iterations=len(turns) + 1, max_repeats=10**6))
+    agent = Agent(
+        backend=ScriptedBackend(_script(turns, agents)),
+        workspace=workspace,
+        policy=ApprovalPolicy(mode="auto"),
+        options=AgentOptions(max_iterations=len(turns) + 1, max_repeats=10**6),
+    )
     install_task_tool(agent, Delegation(discover_agents(workspace, home=workspace, trusted=False)))
     session = await open_session(agent, path=db)
     reason = None
@@ -90,14 +94,25 @@ def bench_subagents(runs: int = 5) -> list[dict]:
         four = {f"general#{i}": child for i in range(1, 5)}
         walls, ones = [], []
         for _ in range(max(1, runs // 2)):
-            walls.append(asyncio.run(_run(ws, db, [{"tool_calls": [_task(str(i)) for i in range(4)]},
-                                                   {"text": "all done"}], four)))
-            ones.append(asyncio.run(_run(ws, db, [{"tool_calls": [_task("one")]}, {"text": "done"}],
-                                         {"general#1": child})))
+            walls.append(
+                asyncio.run(
+                    _run(ws, db, [{"tool_calls": [_task(str(i)) for i in range(4)]}, {"text": "all done"}], four)
+                )
+            )
+            ones.append(
+                asyncio.run(_run(ws, db, [{"tool_calls": [_task("one")]}, {"text": "done"}], {"general#1": child}))
+            )
     trip, call = median(extra), median(plain)
     wall, one = median(walls), median(ones)
     return [
-        figure("task_round_trip", trip * 1000, "ms", "scripted_model_call", call * 1000,
-               target="<= 3x", ok=trip <= 3 * call),
+        figure(
+            "task_round_trip",
+            trip * 1000,
+            "ms",
+            "scripted_model_call",
+            call * 1000,
+            target="<= 3x",
+            ok=trip <= 3 * call,
+        ),
         figure("parallel_children_wall", wall, "s", "one_child_wall", one, target="<= 1.5 s", ok=wall <= 1.5),
     ]

@@ -36,8 +36,10 @@ ROUNDS = 7
 def _steps(turns: int, iterations: int) -> list[dict]:
     steps: list[dict] = []
     for _ in range(turns):
-        steps += [{"tool_calls": [{"name": "file_read", "arguments": {"path": f"f{i % 7}.txt", "offset": i + 1}}]}
-                  for i in range(iterations)]
+        steps += [
+            {"tool_calls": [{"name": "file_read", "arguments": {"path": f"f{i % 7}.txt", "offset": i + 1}}]}
+            for i in range(iterations)
+        ]
         steps.append({"text": "read them all"})
     return steps
 
@@ -50,8 +52,12 @@ async def _session(workspace: Path, script: Path, on: bool, iterations: int) -> 
         os.environ["MONKEY_ENABLE_TELEMETRY"] = "1"
     else:
         os.environ.pop("MONKEY_ENABLE_TELEMETRY", None)
-    setup = build_agent(SessionRequest(workspace=workspace, backend="scripted", script=str(script),
-                                       no_approval=True, max_iterations=iterations + 2), HeadlessApprover())
+    setup = build_agent(
+        SessionRequest(
+            workspace=workspace, backend="scripted", script=str(script), no_approval=True, max_iterations=iterations + 2
+        ),
+        HeadlessApprover(),
+    )
     session = setup.session(show=lambda event: None, tell=lambda text, level: None)
     if (session.telemetry is not None) != on or (on and session.telemetry.observer.exporting is None):
         raise RuntimeError("the telemetry is not what the benchmark asked for (is the otel extra installed?)")
@@ -95,8 +101,13 @@ def bench_telemetry(argv: list[str] | None = None) -> list[dict]:
     if args.rounds < 1 or args.iterations < 1:
         parser.error("--rounds and --iterations must be >= 1")
     saved = {k: os.environ.get(k) for k in ("MONKEY_HOME", "MONKEY_ENABLE_TELEMETRY", "OTEL_EXPORTER_OTLP_ENDPOINT")}
-    receiver = subprocess.Popen([sys.executable, "-m", "tests.support.fakes.otlp_receiver"], cwd=ROOT, text=True,
-                                stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    receiver = subprocess.Popen(
+        [sys.executable, "-m", "tests.support.fakes.otlp_receiver"],
+        cwd=ROOT,
+        text=True,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+    )
     assert receiver.stdout is not None and receiver.stdin is not None
     try:
         os.environ["OTEL_EXPORTER_OTLP_ENDPOINT"] = receiver.stdout.readline().strip()
@@ -122,17 +133,19 @@ def bench_telemetry(argv: list[str] | None = None) -> list[dict]:
                 os.environ[key] = value
     per = TURNS * args.iterations
     on, off = median(ons) / per * 1000, median(offs) / per * 1000
-    return [figure(
-        "telemetry_loop_per_iteration",
-        on,
-        "ms (CPU)",
-        "the same loop with telemetry off",
-        off,
-        ratio=on / off,
-        target="<= 1.1x",
-        ok=on / off <= 1.1,
-        iterations=per,
-        rounds=args.rounds,
-        received_points=got["points"],
-        received_logs=got["logs"],
-    )]
+    return [
+        figure(
+            "telemetry_loop_per_iteration",
+            on,
+            "ms (CPU)",
+            "the same loop with telemetry off",
+            off,
+            ratio=on / off,
+            target="<= 1.1x",
+            ok=on / off <= 1.1,
+            iterations=per,
+            rounds=args.rounds,
+            received_points=got["points"],
+            received_logs=got["logs"],
+        )
+    ]

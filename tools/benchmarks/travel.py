@@ -31,7 +31,11 @@ from benchmarks.sessions import _record, _session_events, _turn_events
 
 SESSIONS = 1000
 EVENTS_PER_SESSION = 1000  # 50 turns of 20 events
-QUERIES = {"search_one_session": "zzsess517", "search_every_session": "parser", "search_three_words": "module bug fixed"}
+QUERIES = {
+    "search_one_session": "zzsess517",
+    "search_every_session": "parser",
+    "search_three_words": "module bug fixed",
+}
 
 
 def _build(path: Path) -> int:
@@ -40,21 +44,33 @@ def _build(path: Path) -> int:
 
     template = "s-search-0000"
     events = _session_events(template, EVENTS_PER_SESSION // 20)
-    events = [ev.TurnStarted(session_id=template, turn=e.turn, prompt=e.prompt + " zzsess")
-              if isinstance(e, ev.TurnStarted) else e for e in events]
+    events = [
+        ev.TurnStarted(session_id=template, turn=e.turn, prompt=e.prompt + " zzsess")
+        if isinstance(e, ev.TurnStarted)
+        else e
+        for e in events
+    ]
     asyncio.run(_record(path, template, events, durable=False))
     conn = sqlite3.connect(path)
     with conn:
         for k in range(1, SESSIONS):
             sid = f"s-search-{k:04d}"
-            conn.execute("INSERT INTO sessions (id, workspace, title, backend, model, created, updated, status, turns, "
-                         "events) SELECT ?, workspace, title || ?, backend, model, created, updated, 'completed', turns, "
-                         "events FROM sessions WHERE id = ?", (sid, f" {k}", template))
-            conn.execute("INSERT INTO events (session_id, seq, type, ts, data, hash, n) SELECT ?, seq, type, ts, data, "
-                         "hash, n FROM events WHERE session_id = ?", (sid, template))
-            conn.execute("INSERT INTO search_docs (session_id, seq, turn, kind, text) SELECT ?, seq, turn, kind, "
-                         "replace(text, 'zzsess', ?) FROM search_docs WHERE session_id = ? ORDER BY id",
-                         (sid, f"zzsess{k}", template))
+            conn.execute(
+                "INSERT INTO sessions (id, workspace, title, backend, model, created, updated, status, turns, "
+                "events) SELECT ?, workspace, title || ?, backend, model, created, updated, 'completed', turns, "
+                "events FROM sessions WHERE id = ?",
+                (sid, f" {k}", template),
+            )
+            conn.execute(
+                "INSERT INTO events (session_id, seq, type, ts, data, hash, n) SELECT ?, seq, type, ts, data, "
+                "hash, n FROM events WHERE session_id = ?",
+                (sid, template),
+            )
+            conn.execute(
+                "INSERT INTO search_docs (session_id, seq, turn, kind, text) SELECT ?, seq, turn, kind, "
+                "replace(text, 'zzsess', ?) FROM search_docs WHERE session_id = ? ORDER BY id",
+                (sid, f"zzsess{k}", template),
+            )
     total = conn.execute("SELECT sum(n) FROM events").fetchone()[0]
     conn.close()
     return int(total)
@@ -119,14 +135,19 @@ def _old_store(path: Path) -> int:
         events: list = [ev.SessionStarted(session_id=sid, workspace="/bench", backend="anthropic", model="m")]
         for turn in range(1, (EVENTS_PER_SESSION - 2) // 20 + 1):
             events += _turn_events(sid, turn)
-        events += [ev.ContextUsage(session_id=sid, used=1, window=2, fraction=0.5)] * (EVENTS_PER_SESSION - 1 -
-                                                                                      len(events))
+        events += [ev.ContextUsage(session_id=sid, used=1, window=2, fraction=0.5)] * (
+            EVENTS_PER_SESSION - 1 - len(events)
+        )
         events.append(ev.SessionEnded(session_id=sid, reason="completed"))
-        conn.execute("INSERT INTO sessions (id, workspace, backend, model, created, updated, status, turns, events) "
-                     "VALUES (?, '/bench', 'anthropic', 'm', ?, ?, 'completed', ?, ?)",
-                     (sid, events[0].ts, events[-1].ts, (EVENTS_PER_SESSION - 2) // 20, len(events)))
-        conn.executemany("INSERT INTO events (session_id, seq, type, ts, data, hash, n) VALUES (?, ?, ?, ?, ?, ?, 1)",
-                         [(sid, seq, e.type, e.ts, encode(e), b"") for seq, e in enumerate(events, 1)])
+        conn.execute(
+            "INSERT INTO sessions (id, workspace, backend, model, created, updated, status, turns, events) "
+            "VALUES (?, '/bench', 'anthropic', 'm', ?, ?, 'completed', ?, ?)",
+            (sid, events[0].ts, events[-1].ts, (EVENTS_PER_SESSION - 2) // 20, len(events)),
+        )
+        conn.executemany(
+            "INSERT INTO events (session_id, seq, type, ts, data, hash, n) VALUES (?, ?, ?, ?, ?, ?, 1)",
+            [(sid, seq, e.type, e.ts, encode(e), b"") for seq, e in enumerate(events, 1)],
+        )
         total += len(events)
     conn.execute("COMMIT")
     conn.close()
@@ -176,10 +197,19 @@ def bench_migration(runs: int = 3) -> dict:
             laps.append(_migrate(old, copy))
             reads.append(_read_all(old))
         whole = median([lap[0] for lap in laps])
-        return figure("store_migration", whole, "s", "sqlite3 reading every event once", median(reads),
-                      sessions=SESSIONS, events=total, step3_s=round(median([lap[1] for lap in laps]), 2),
-                      step4_s=round(median([lap[2] for lap in laps]), 2), mb=old.stat().st_size // 2**20,
-                      generated_s=round(made, 1))
+        return figure(
+            "store_migration",
+            whole,
+            "s",
+            "sqlite3 reading every event once",
+            median(reads),
+            sessions=SESSIONS,
+            events=total,
+            step3_s=round(median([lap[1] for lap in laps]), 2),
+            step4_s=round(median([lap[2] for lap in laps]), 2),
+            mb=old.stat().st_size // 2**20,
+            generated_s=round(made, 1),
+        )
 
 
 def bench_travel(runs: int = 5) -> list[dict]:
@@ -197,9 +227,21 @@ def bench_travel(runs: int = 5) -> list[dict]:
                 ours.append(elapsed)
                 plain.append(_plain(db, text))
             t = median(ours)
-            figures.append(figure(name, t * 1000, "ms", "plain sqlite3 FTS5 match, 20 rows unranked",
-                                  median(plain) * 1000, target="<= 200 ms", ok=t <= 0.2, sessions=SESSIONS,
-                                  events=total, query=text, hits=found))
+            figures.append(
+                figure(
+                    name,
+                    t * 1000,
+                    "ms",
+                    "plain sqlite3 FTS5 match, 20 rows unranked",
+                    median(plain) * 1000,
+                    target="<= 200 ms",
+                    ok=t <= 0.2,
+                    sessions=SESSIONS,
+                    events=total,
+                    query=text,
+                    hits=found,
+                )
+            )
 
         sid = "s-export"
         asyncio.run(_record(base / "export.db", sid, _session_events(sid, 500), durable=False))
@@ -208,7 +250,17 @@ def bench_travel(runs: int = 5) -> list[dict]:
             exports.append(asyncio.run(_export(base / "export.db", sid, base / "claude")))
             loads.append(asyncio.run(_load(base / "export.db", sid)))
         t = median(exports)
-        figures.append(figure("claude_export", t * 1000, "ms", "loading the same session to resume it",
-                              median(loads) * 1000, target="<= 1000 ms", ok=t <= 1.0, events=10_000))
+        figures.append(
+            figure(
+                "claude_export",
+                t * 1000,
+                "ms",
+                "loading the same session to resume it",
+                median(loads) * 1000,
+                target="<= 1000 ms",
+                ok=t <= 1.0,
+                events=10_000,
+            )
+        )
     figures.append(bench_migration())
     return figures

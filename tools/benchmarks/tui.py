@@ -102,8 +102,9 @@ def _first_frame(tmp: Path, runs: int) -> dict:
         master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", SCREEN[1], SCREEN[0], 0, 0))
         start = time.perf_counter()
-        proc = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(ws),
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            command, stdin=slave, stdout=slave, stderr=slave, env=env, cwd=str(ws), start_new_session=True
+        )
         os.close(slave)
         try:
             _until_first_frame(master, start + 30)
@@ -126,12 +127,25 @@ def _first_frame(tmp: Path, runs: int) -> dict:
     value, baseline = median(a), median(b)
     spread = ratio_spread(a, b)
     ratio = spread["median"]
-    return figure("tui_first_frame", value, "s", "python -c 'import textual.app'", baseline, ratio=ratio,
-                  target=f"median pair ratio <= {FIRST_FRAME_RATIO} and value <= {FIRST_FRAME_TARGET} s",
-                  ok=ratio <= FIRST_FRAME_RATIO and value <= FIRST_FRAME_TARGET,
-                  ratio_q1=spread["q1"], ratio_q3=spread["q3"], ratio_min=spread["min"], ratio_max=spread["max"],
-                  ratios=spread["each"], over_baseline_s=round(value - baseline, 4), pairs=runs,
-                  load=_load(), command="python -m monkey agent --backend scripted (pty 120x36)")
+    return figure(
+        "tui_first_frame",
+        value,
+        "s",
+        "python -c 'import textual.app'",
+        baseline,
+        ratio=ratio,
+        target=f"median pair ratio <= {FIRST_FRAME_RATIO} and value <= {FIRST_FRAME_TARGET} s",
+        ok=ratio <= FIRST_FRAME_RATIO and value <= FIRST_FRAME_TARGET,
+        ratio_q1=spread["q1"],
+        ratio_q3=spread["q3"],
+        ratio_min=spread["min"],
+        ratio_max=spread["max"],
+        ratios=spread["each"],
+        over_baseline_s=round(value - baseline, 4),
+        pairs=runs,
+        load=_load(),
+        command="python -m monkey agent --backend scripted (pty 120x36)",
+    )
 
 
 def _load() -> str:
@@ -160,8 +174,15 @@ LONG_PARAGRAPH_WORDS = ("the", "**bold**", "answer", "and", "`code`", "keeps", "
 """One streamed paragraph is made of these, one per delta, never a line break."""
 
 
-async def _key_latencies(app, presses: int, *, loaded: bool, long_paragraph: bool = False,  # type: ignore[no-untyped-def]
-                         warmup: float = 0.3, gap: float = 0.01) -> tuple[list[float], int]:
+async def _key_latencies(
+    app,
+    presses: int,
+    *,
+    loaded: bool,
+    long_paragraph: bool = False,  # type: ignore[no-untyped-def]
+    warmup: float = 0.3,
+    gap: float = 0.01,
+) -> tuple[list[float], int]:
     """Key latencies, and how many deltas were streamed meanwhile."""
     from textual import events
 
@@ -177,8 +198,11 @@ async def _key_latencies(app, presses: int, *, loaded: bool, long_paragraph: boo
             from monkey.messages import Message
             from monkey.store.history import Said
 
-            said = [(role, f"{what} {i}" + (" with some **markdown** and `code`" if role == "assistant" else ""))
-                    for i in range(2000) for role, what in (("user", "question"), ("assistant", "answer"))]
+            said = [
+                (role, f"{what} {i}" + (" with some **markdown** and `code`" if role == "assistant" else ""))
+                for i in range(2000)
+                for role, what in (("user", "question"), ("assistant", "answer"))
+            ]
             app.agent.messages[:] = [Message(role=role, content=text) for role, text in said]
             app.transcript.load_items([Said(role, text) for role, text in said])
             await pilot.pause(0.5)
@@ -245,15 +269,32 @@ def _key_latency(tmp: Path, presses: int) -> list[dict]:
     loaded, _ = asyncio.run(_key_latencies(_app(tmp / "loaded"), presses, loaded=True))
     # 2 s of text before the first press and 50 ms between presses: at least 3,500 deltas
     # (about 20,000 characters) in one open paragraph by the end.
-    long, deltas = asyncio.run(_key_latencies(_app(tmp / "long"), presses, loaded=True, long_paragraph=True,
-                                              warmup=2.0, gap=0.05))
+    long, deltas = asyncio.run(
+        _key_latencies(_app(tmp / "long"), presses, loaded=True, long_paragraph=True, warmup=2.0, gap=0.05)
+    )
     value, baseline, long_value = _p95(loaded), _p95(base), _p95(long)
     return [
-        figure("tui_key_latency_p95", value * 1000, "ms", "same, empty idle app", baseline * 1000,
-               target="p95 <= 50 ms", ok=value <= 0.05, median_ms=round(median(loaded) * 1000, 3)),
-        figure("tui_key_latency_long_paragraph_p95", long_value * 1000, "ms", "same, empty idle app",
-               baseline * 1000, target="p95 <= 50 ms", ok=long_value <= 0.05,
-               median_ms=round(median(long) * 1000, 3), deltas=deltas),
+        figure(
+            "tui_key_latency_p95",
+            value * 1000,
+            "ms",
+            "same, empty idle app",
+            baseline * 1000,
+            target="p95 <= 50 ms",
+            ok=value <= 0.05,
+            median_ms=round(median(loaded) * 1000, 3),
+        ),
+        figure(
+            "tui_key_latency_long_paragraph_p95",
+            long_value * 1000,
+            "ms",
+            "same, empty idle app",
+            baseline * 1000,
+            target="p95 <= 50 ms",
+            ok=long_value <= 0.05,
+            median_ms=round(median(long) * 1000, 3),
+            deltas=deltas,
+        ),
     ]
 
 
@@ -290,9 +331,17 @@ def _event_pane_figure(tmp: Path, n: int = 10_000) -> dict:
         encode_line(ToolOutput(call_id=f"c{i}", text=f"line {i}\n"))
     baseline = time.perf_counter() - start
     bounded = lines <= MAX_LINES and kept <= MAX_EVENTS
-    return figure("tui_event_pane_10k", took, "s", "encode 10,000 events as JSON lines", baseline,
-                  target="value <= 2 s, lines and events kept bounded", ok=took <= 2.0 and bounded,
-                  lines_kept=lines, events_kept=kept)
+    return figure(
+        "tui_event_pane_10k",
+        took,
+        "s",
+        "encode 10,000 events as JSON lines",
+        baseline,
+        target="value <= 2 s, lines and events kept bounded",
+        ok=took <= 2.0 and bounded,
+        lines_kept=lines,
+        events_kept=kept,
+    )
 
 
 def bench_tui(runs: int = 11, presses: int = 100) -> list[dict]:

@@ -51,8 +51,14 @@ class _Helper:
 
     def __init__(self, home: Path, sid: str) -> None:
         env = {**os.environ, "MONKEY_HOME": str(home), "PYTHONPATH": f"{ROOT}{os.pathsep}{ROOT / 'tools'}"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "benchmarks.web_follow", sid], cwd=ROOT / "tools", env=env,
-                                     text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "benchmarks.web_follow", sid],
+            cwd=ROOT / "tools",
+            env=env,
+            text=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
 
     def ask(self, line: str) -> Any:
         assert self.proc.stdin is not None and self.proc.stdout is not None
@@ -123,8 +129,10 @@ async def _latency(home: Path) -> tuple[list[float], list[float], float]:
 def _steps(turns: int, iterations: int) -> list[dict]:
     steps: list[dict] = []
     for _ in range(turns):
-        steps += [{"tool_calls": [{"name": "file_read", "arguments": {"path": f"f{i % 7}.txt", "offset": i + 1}}]}
-                  for i in range(iterations)]
+        steps += [
+            {"tool_calls": [{"name": "file_read", "arguments": {"path": f"f{i % 7}.txt", "offset": i + 1}}]}
+            for i in range(iterations)
+        ]
         steps.append({"text": "read them all"})
     return steps
 
@@ -137,8 +145,12 @@ async def _loop(home: Path, ws: Path) -> tuple[list[float], list[float], list[in
         (ws / f"f{i}.txt").write_text(f"line {i}\n" * 200)
     script = home / "loop.json"
     script.write_text(json.dumps({"turns": _steps(TURNS * (2 * ROUNDS + 2), ITERATIONS)}))
-    setup = build_agent(SessionRequest(workspace=ws, backend="scripted", script=str(script), no_approval=True,
-                                       max_iterations=ITERATIONS + 2), HeadlessApprover())
+    setup = build_agent(
+        SessionRequest(
+            workspace=ws, backend="scripted", script=str(script), no_approval=True, max_iterations=ITERATIONS + 2
+        ),
+        HeadlessApprover(),
+    )
     session = setup.session(show=lambda event: None, tell=lambda text, level: None)
     await session.open()
     helper: _Helper | None = None
@@ -154,7 +166,7 @@ async def _loop(home: Path, ws: Path) -> tuple[list[float], list[float], list[in
         helper = _Helper(home, session.agent.session_id)
         withs, withouts, received = [], [], []
         for n in range(ROUNDS):
-            for clients in ((True, False) if n % 2 else (False, True)):
+            for clients in (True, False) if n % 2 else (False, True):
                 if clients:
                     await asyncio.to_thread(helper.ask, f"connect {CLIENTS}")
                     withs.append(await round_of())
@@ -177,8 +189,9 @@ async def _store_session(sid: str, events: int) -> int:
 
     async with await SessionStore.open() as store:
         rec = Recorder(store, sid)
-        out: list[ev.Event] = [ev.SessionStarted(session_id=sid, workspace="/work/proj", backend="anthropic",
-                                                 model="model-a")]
+        out: list[ev.Event] = [
+            ev.SessionStarted(session_id=sid, workspace="/work/proj", backend="anthropic", model="model-a")
+        ]
         for turn in range((events - 2) // TURN_EVENTS):
             out += _turn(sid, turn + 1, START + turn * 10)
         out.append(ev.SessionEnded(session_id=sid, reason="completed"))
@@ -244,22 +257,54 @@ def bench_web() -> list[dict]:
             os.environ["MONKEY_HOME"] = str(home)
             sse, poll, rate = asyncio.run(_latency(home))
             ours, floor = _p95(sse) * 1000, _p95(poll) * 1000
-            out.append(figure("web_sse_latency_p95", ours, "ms", "a plain poll of the store every 50 ms (p95)", floor,
-                              target="<= 250 ms", ok=ours <= 250, events=len(sse),
-                              events_per_s=round(rate), p50_ms=round(median(sse) * 1000, 1)))
+            out.append(
+                figure(
+                    "web_sse_latency_p95",
+                    ours,
+                    "ms",
+                    "a plain poll of the store every 50 ms (p95)",
+                    floor,
+                    target="<= 250 ms",
+                    ok=ours <= 250,
+                    events=len(sse),
+                    events_per_s=round(rate),
+                    p50_ms=round(median(sse) * 1000, 1),
+                )
+            )
             withs, withouts, received = asyncio.run(_loop(home, ws))
             per = TURNS * ITERATIONS
             value, base = median(withs) / per * 1000, median(withouts) / per * 1000
-            out.append(figure("web_loop_with_20_clients", value, "ms per iteration", "the same loop with no client",
-                              base, target="<= 1.1x", ok=value / base <= 1.1, clients=CLIENTS, rounds=ROUNDS,
-                              iterations=per, events_each_client_got=min(received) if received else 0))
+            out.append(
+                figure(
+                    "web_loop_with_20_clients",
+                    value,
+                    "ms per iteration",
+                    "the same loop with no client",
+                    base,
+                    target="<= 1.1x",
+                    ok=value / base <= 1.1,
+                    clients=CLIENTS,
+                    rounds=ROUNDS,
+                    iterations=per,
+                    events_each_client_got=min(received) if received else 0,
+                )
+            )
             page = asyncio.run(_page(home))
             if "skipped" in page:
                 out.append({"name": "web_session_page_ready", "skipped": page["skipped"]})
             else:
-                out.append(figure("web_session_page_ready", page["big"], "s",
-                                  f"the same page of a {page['small_events']}-event session", page["small"],
-                                  target="<= 1.5 s", ok=page["big"] <= 1.5, events=page["events"]))
+                out.append(
+                    figure(
+                        "web_session_page_ready",
+                        page["big"],
+                        "s",
+                        f"the same page of a {page['small_events']}-event session",
+                        page["small"],
+                        target="<= 1.5 s",
+                        ok=page["big"] <= 1.5,
+                        events=page["events"],
+                    )
+                )
     finally:
         if saved is None:
             os.environ.pop("MONKEY_HOME", None)

@@ -49,13 +49,28 @@ class AgentEntry:
 
 
 BUILT_IN: dict[str, AgentEntry] = {
-    "gemini": AgentEntry("gemini", "gemini", ("--acp",), mode="default", auth_method="gemini-api-key",
-                         missing_file="empty", install="npm install -g @google/gemini-cli",
-                         api_env="GOOGLE_GEMINI_BASE_URL", label="Gemini CLI"),
-    "qwen": AgentEntry("qwen", "qwen", ("--acp",), mode="default", auth_method="openai",
-                       install="npm install -g @qwen-code/qwen-code", api_env="OPENAI_BASE_URL", label="Qwen Code"),
-    "opencode": AgentEntry("opencode", "opencode", ("acp",), install="npm install -g opencode-ai",
-                           label="OpenCode"),
+    "gemini": AgentEntry(
+        "gemini",
+        "gemini",
+        ("--acp",),
+        mode="default",
+        auth_method="gemini-api-key",
+        missing_file="empty",
+        install="npm install -g @google/gemini-cli",
+        api_env="GOOGLE_GEMINI_BASE_URL",
+        label="Gemini CLI",
+    ),
+    "qwen": AgentEntry(
+        "qwen",
+        "qwen",
+        ("--acp",),
+        mode="default",
+        auth_method="openai",
+        install="npm install -g @qwen-code/qwen-code",
+        api_env="OPENAI_BASE_URL",
+        label="Qwen Code",
+    ),
+    "opencode": AgentEntry("opencode", "opencode", ("acp",), install="npm install -g opencode-ai", label="OpenCode"),
 }
 """The agents monkey knows how to run without configuration (``[acp_agents.NAME]`` overrides one)."""
 
@@ -73,11 +88,12 @@ def _entry(name: str, table: Any, base: AgentEntry | None) -> AgentEntry:
         raise BackendError(f"{where} must be a table", kind="invalid_request")
     unknown = sorted(set(table) - _KEYS)
     if unknown:
-        raise BackendError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}",
-                           kind="invalid_request")
+        raise BackendError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KEYS))}", kind="invalid_request"
+        )
     command = table.get("command", base.command if base else "")
     if not isinstance(command, str) or not command:
-        raise BackendError(f"{where} needs command = \"PROGRAM\"", kind="invalid_request")
+        raise BackendError(f'{where} needs command = "PROGRAM"', kind="invalid_request")
     args = table.get("args", list(base.args) if base else [])
     env = table.get("env", dict(base.env) if base else {})
     if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
@@ -87,11 +103,18 @@ def _entry(name: str, table: Any, base: AgentEntry | None) -> AgentEntry:
     missing = str(table.get("missing_file", base.missing_file if base else "not_found"))
     if missing not in MISSING_FILE:
         raise BackendError(f"{where} missing_file must be one of {', '.join(MISSING_FILE)}", kind="invalid_request")
-    return AgentEntry(name, command, tuple(args), {**(base.env if base else {}), **env},
-                      mode=str(table.get("mode", base.mode if base else "")),
-                      auth_method=str(table.get("auth_method", base.auth_method if base else "")),
-                      missing_file=missing, install=base.install if base else "",
-                      api_env=base.api_env if base else "", label=str(table.get("label", base.title if base else "")))
+    return AgentEntry(
+        name,
+        command,
+        tuple(args),
+        {**(base.env if base else {}), **env},
+        mode=str(table.get("mode", base.mode if base else "")),
+        auth_method=str(table.get("auth_method", base.auth_method if base else "")),
+        missing_file=missing,
+        install=base.install if base else "",
+        api_env=base.api_env if base else "",
+        label=str(table.get("label", base.title if base else "")),
+    )
 
 
 def resolve_agent(name: str, configured: Mapping[str, Any], *, path: str | None = None) -> tuple[AgentEntry, str]:
@@ -103,12 +126,17 @@ def resolve_agent(name: str, configured: Mapping[str, Any], *, path: str | None 
     elif base is not None:
         entry = base
     else:
-        raise BackendError(f"unknown ACP agent {name!r}; known: {', '.join(agent_names(configured))} "
-                           "(add one as [acp_agents.NAME] with command = \"PROGRAM\" in your config.toml)",
-                           kind="invalid_request")
+        raise BackendError(
+            f"unknown ACP agent {name!r}; known: {', '.join(agent_names(configured))} "
+            '(add one as [acp_agents.NAME] with command = "PROGRAM" in your config.toml)',
+            kind="invalid_request",
+        )
     found = shutil.which(entry.command, path=path)
     if found is None:
         how = f"install it ({entry.install})" if entry.install else "install it"
-        raise BackendError(f"{entry.title} not found ({entry.command!r} is not an executable on PATH); {how} or "
-                           f"set command in [acp_agents.{name}] of your config.toml", kind="invalid_request")
+        raise BackendError(
+            f"{entry.title} not found ({entry.command!r} is not an executable on PATH); {how} or "
+            f"set command in [acp_agents.{name}] of your config.toml",
+            kind="invalid_request",
+        )
     return entry, found

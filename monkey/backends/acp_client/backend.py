@@ -50,9 +50,19 @@ class AcpBackend:
     capabilities = Capabilities(runs_own_tools=True, keeps_own_context=True)
     context_window = 0
 
-    def __init__(self, entry: AgentEntry, executable: str, *, workspace: Path, model: str | None = None,
-                 base_env: Mapping[str, str] | None = None, idle_timeout: float = 600.0,
-                 wall_timeout: float = 3600.0, grace: float = 2.0, max_line_bytes: int = DEFAULT_MAX_LINE) -> None:
+    def __init__(
+        self,
+        entry: AgentEntry,
+        executable: str,
+        *,
+        workspace: Path,
+        model: str | None = None,
+        base_env: Mapping[str, str] | None = None,
+        idle_timeout: float = 600.0,
+        wall_timeout: float = 3600.0,
+        grace: float = 2.0,
+        max_line_bytes: int = DEFAULT_MAX_LINE,
+    ) -> None:
         self.entry = entry
         self.executable = executable
         self.name = f"acp:{entry.name}"
@@ -114,28 +124,40 @@ class AcpBackend:
         from monkey import __version__
 
         entry = self.entry
-        spec = ChildSpec(argv=[self.executable, *entry.args], cwd=self.workspace,
-                         env=child_env(self.base_env, entry.env), keep_stdin=True, idle_timeout=self.idle_timeout,
-                         wall_timeout=self.wall_timeout, grace=self.grace, name=entry.title)
+        spec = ChildSpec(
+            argv=[self.executable, *entry.args],
+            cwd=self.workspace,
+            env=child_env(self.base_env, entry.env),
+            keep_stdin=True,
+            idle_timeout=self.idle_timeout,
+            wall_timeout=self.wall_timeout,
+            grace=self.grace,
+            name=entry.title,
+        )
         proc = AgentProcess(spec)
         self.proc = proc
         self._transport = transport = ProcessTransport(proc, max_line=self.max_line_bytes, name=entry.title)
-        self.client = client = AcpClient(workspace=self.workspace, name=self.name, missing_file=entry.missing_file,
-                                         proc=proc)
+        self.client = client = AcpClient(
+            workspace=self.workspace, name=self.name, missing_file=entry.missing_file, proc=proc
+        )
         transport.start()
         self._conn = conn = ClientSideConnection(client, transport)
         try:
             init = await conn.initialize(
                 protocol_version=PROTOCOL_VERSION,
                 client_capabilities=ClientCapabilities(
-                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True),
-                client_info=Implementation(name="monkey", version=__version__))
+                    fs=FileSystemCapabilities(read_text_file=True, write_text_file=True), terminal=True
+                ),
+                client_info=Implementation(name="monkey", version=__version__),
+            )
             self.auth_methods = [m.id for m in init.auth_methods or []]
             if self.auth_methods and entry.auth_method:
                 if entry.auth_method not in self.auth_methods:
-                    raise BackendError(f"{entry.title} offers the sign-in methods {', '.join(self.auth_methods)}, not "
-                                       f"{entry.auth_method!r} (auth_method in [acp_agents.{entry.name}])",
-                                       kind="invalid_request")
+                    raise BackendError(
+                        f"{entry.title} offers the sign-in methods {', '.join(self.auth_methods)}, not "
+                        f"{entry.auth_method!r} (auth_method in [acp_agents.{entry.name}])",
+                        kind="invalid_request",
+                    )
                 await conn.authenticate(method_id=entry.auth_method)
             caps = init.agent_capabilities
             self.can_load = bool(caps is not None and caps.load_session)
@@ -150,9 +172,12 @@ class AcpBackend:
                 offered = [m.id for m in modes.available_modes]
                 if entry.mode and entry.mode != self.mode:
                     if entry.mode not in offered:
-                        raise BackendError(f"{entry.title} offers the modes {', '.join(offered)}, not its asking mode "
-                                           f"{entry.mode!r} (mode in [acp_agents.{entry.name}]); monkey does not run "
-                                           "it in a mode that may not ask", kind="invalid_request")
+                        raise BackendError(
+                            f"{entry.title} offers the modes {', '.join(offered)}, not its asking mode "
+                            f"{entry.mode!r} (mode in [acp_agents.{entry.name}]); monkey does not run "
+                            "it in a mode that may not ask",
+                            kind="invalid_request",
+                        )
                     await conn.set_session_mode(session_id=self.agent_session_id, mode_id=entry.mode)
                     self.mode = entry.mode
         except BackendError:
@@ -178,11 +203,23 @@ class AcpBackend:
                 if not http:
                     self.mcp_left_out.append(server.name)
                     continue
-                out.append(HttpMcpServer(type="http", name=server.name, url=server.url,
-                                         headers=[HttpHeader(name=k, value=v) for k, v in server.headers.items()]))
+                out.append(
+                    HttpMcpServer(
+                        type="http",
+                        name=server.name,
+                        url=server.url,
+                        headers=[HttpHeader(name=k, value=v) for k, v in server.headers.items()],
+                    )
+                )
             else:
-                out.append(McpServerStdio(name=server.name, command=server.command, args=list(server.args),
-                                          env=[EnvVariable(name=k, value=v) for k, v in server.env.items()]))
+                out.append(
+                    McpServerStdio(
+                        name=server.name,
+                        command=server.command,
+                        args=list(server.args),
+                        env=[EnvVariable(name=k, value=v) for k, v in server.env.items()],
+                    )
+                )
         return out
 
     async def _load(self, conn: Any, client: AcpClient, caps: Any) -> Any:
@@ -193,8 +230,9 @@ class AcpBackend:
 
         client.replaying = True
         try:
-            response = await conn.load_session(cwd=str(self.workspace), session_id=self.agent_session_id,
-                                               mcp_servers=self._mcp(caps))
+            response = await conn.load_session(
+                cwd=str(self.workspace), session_id=self.agent_session_id, mcp_servers=self._mcp(caps)
+            )
             # An agent may go on replaying after its answer (Gemini CLI streams the history in the
             # background): the replay is taken to be over once the agent is quiet for a moment.
             waited = 0.0
@@ -252,21 +290,37 @@ class AcpBackend:
         try:
             response = task.result()
         except (RequestError, ConnectionError, OSError) as exc:
-            error = self._error(exc) if not isinstance(exc, RequestError) or not self._alive() else \
-                BackendError(f"{self.entry.title} failed the prompt: {exc}", kind="agent_error")
+            error = (
+                self._error(exc)
+                if not isinstance(exc, RequestError) or not self._alive()
+                else BackendError(f"{self.entry.title} failed the prompt: {exc}", kind="agent_error")
+            )
             if not self._alive():
                 await self.aclose()
             raise error from None
         text, thinking = "".join(turn.text), "".join(turn.thinking)
         usage = response.usage
         if usage is not None:
-            counted: list[Tokens] = [("", usage.input_tokens, usage.output_tokens, usage.cached_read_tokens or 0,
-                                      usage.cached_write_tokens or 0)]
+            counted: list[Tokens] = [
+                (
+                    "",
+                    usage.input_tokens,
+                    usage.output_tokens,
+                    usage.cached_read_tokens or 0,
+                    usage.cached_write_tokens or 0,
+                )
+            ]
         else:  # what the agent reported under _meta (see monkey.backends.acp_client.usage)
             counted = turn.usages or quota_usage(response.field_meta)
         for model, given, made, read, wrote in counted:
-            yield Usage(session_id=sid, input_tokens=given, output_tokens=made, cache_read_tokens=read,
-                        cache_creation_tokens=wrote, model=model or self.model)
+            yield Usage(
+                session_id=sid,
+                input_tokens=given,
+                output_tokens=made,
+                cache_read_tokens=read,
+                cache_creation_tokens=wrote,
+                model=model or self.model,
+            )
         stop = str(response.stop_reason)
         if turn.stopped or stop == "cancelled":
             stop = "cancelled"

@@ -44,8 +44,11 @@ def _creates(tool_call: Any, path: str, workspace: Path) -> bool:
     """Whether the edit makes a new file: its diff has no old text, or the file is not there (an agent may
     send an empty old text for a new file, or no diff at all)."""
     for item in _get(tool_call, "content") or []:
-        if (_get(item, "type") == "diff" and workspace_relative(item.path, workspace) == path
-                and _get(item, "old_text") is None):
+        if (
+            _get(item, "type") == "diff"
+            and workspace_relative(item.path, workspace) == path
+            and _get(item, "old_text") is None
+        ):
             return True
     return not (workspace / path).exists()
 
@@ -77,8 +80,17 @@ def gate_calls(tool_call: Any, workspace: Path, runner: int = 0) -> list[GateCal
         return GateCall(call_id=call_id, agent_tool=title, tool=tool, arguments=arguments, raw=raw, reason=reason)
 
     if kind == "execute":
-        return [GateCall(call_id=call_id, agent_tool=title, tool="shell_execute", arguments={"command": _command(tool_call)},
-                         raw=raw, reason=reason, runner=runner)]
+        return [
+            GateCall(
+                call_id=call_id,
+                agent_tool=title,
+                tool="shell_execute",
+                arguments={"command": _command(tool_call)},
+                raw=raw,
+                reason=reason,
+                runner=runner,
+            )
+        ]
     if kind == "edit" and paths:
         return [one("file_write" if _creates(tool_call, p, workspace) else "file_edit", path=p) for p in paths]
     if kind == "delete" and paths:
@@ -91,8 +103,13 @@ def gate_calls(tool_call: Any, workspace: Path, runner: int = 0) -> list[GateCal
     if kind == "read" and paths:
         return [one("file_read", path=p) for p in paths]
     if kind == "search":
-        return [one("grep_search", pattern=str(raw.get("pattern") or raw.get("query") or title),
-                    **({"path": paths[0]} if paths else {}))]
+        return [
+            one(
+                "grep_search",
+                pattern=str(raw.get("pattern") or raw.get("query") or title),
+                **({"path": paths[0]} if paths else {}),
+            )
+        ]
     return [GateCall(call_id=call_id, agent_tool=title, tool=title, arguments=dict(raw), raw=raw, reason=reason)]
 
 
@@ -105,8 +122,9 @@ def diff_text(tool_call: Any, workspace: Path) -> str:
         path = workspace_relative(item.path, workspace)
         old = (item.old_text or "").splitlines(keepends=True)
         new = (item.new_text or "").splitlines(keepends=True)
-        parts.extend(difflib.unified_diff(old, new, f"a/{path}" if item.old_text is not None else "/dev/null",
-                                          f"b/{path}"))
+        parts.extend(
+            difflib.unified_diff(old, new, f"a/{path}" if item.old_text is not None else "/dev/null", f"b/{path}")
+        )
     return "".join(parts)
 
 

@@ -23,9 +23,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from acp import RequestError
-from acp.schema import (AllowedOutcome, CreateTerminalResponse, DeniedOutcome, KillTerminalResponse,
-                        ReadTextFileResponse, ReleaseTerminalResponse, RequestPermissionResponse,
-                        TerminalOutputResponse, WaitForTerminalExitResponse, WriteTextFileResponse)
+from acp.schema import (
+    AllowedOutcome,
+    CreateTerminalResponse,
+    DeniedOutcome,
+    KillTerminalResponse,
+    ReadTextFileResponse,
+    ReleaseTerminalResponse,
+    RequestPermissionResponse,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+    WriteTextFileResponse,
+)
 
 from monkey.backends.acp_client.calls import content_text, diff_text, gate_calls, tool_arguments
 from monkey.backends.acp_client.terminals import Terminals
@@ -112,8 +121,9 @@ class AcpClient:
             self.proc.waiting -= 1
             turn.deciding.discard(task)
 
-    async def request_permission(self, session_id: str, tool_call: Any, options: list[Any],
-                                 **_: Any) -> RequestPermissionResponse:
+    async def request_permission(
+        self, session_id: str, tool_call: Any, options: list[Any], **_: Any
+    ) -> RequestPermissionResponse:
         turn = self.turn
         if turn is None:
             return self._answer(options, None)
@@ -164,9 +174,17 @@ class AcpClient:
         own = ""
         if rel not in turn.covered:  # no allowed permission request named it: the engine decides the write
             own = f"acp-write-{next(_writes)}"
-            answer = await self._decide(turn, GateCall(call_id=own, agent_tool="fs/write_text_file", tool="file_write",
-                                                       arguments={"path": rel, "content": content},
-                                                       raw={"path": path}, reason=f"write {rel}"))
+            answer = await self._decide(
+                turn,
+                GateCall(
+                    call_id=own,
+                    agent_tool="fs/write_text_file",
+                    tool="file_write",
+                    arguments={"path": rel, "content": content},
+                    raw={"path": path},
+                    reason=f"write {rel}",
+                ),
+            )
             if not answer.allow:
                 if answer.stop:
                     turn.stopped = True
@@ -182,13 +200,22 @@ class AcpClient:
             await turn.gate.done(own, True)
         return WriteTextFileResponse()
 
-    async def read_text_file(self, session_id: str, path: str, line: int | None = None, limit: int | None = None,
-                             **_: Any) -> ReadTextFileResponse:
+    async def read_text_file(
+        self, session_id: str, path: str, line: int | None = None, limit: int | None = None, **_: Any
+    ) -> ReadTextFileResponse:
         turn = self.turn
         target, rel = self._target(path, for_write=False)
         if turn is not None:
-            answer = await self._decide(turn, GateCall(call_id=f"acp-read-{next(_writes)}", agent_tool="fs/read_text_file",
-                                                       tool="file_read", arguments={"path": rel}, raw={"path": path}))
+            answer = await self._decide(
+                turn,
+                GateCall(
+                    call_id=f"acp-read-{next(_writes)}",
+                    agent_tool="fs/read_text_file",
+                    tool="file_read",
+                    arguments={"path": rel},
+                    raw={"path": path},
+                ),
+            )
             if not answer.allow:
                 raise RequestError(-32000, answer.message or "denied by monkey")
         if not target.is_file():
@@ -202,7 +229,7 @@ class AcpClient:
         if line or limit:
             lines = text.splitlines(keepends=True)
             start = max((line or 1) - 1, 0)
-            text = "".join(lines[start:start + limit] if limit else lines[start:])
+            text = "".join(lines[start : start + limit] if limit else lines[start:])
         return ReadTextFileResponse(content=text)
 
     # -- updates -----------------------------------------------------------------------
@@ -242,15 +269,29 @@ class AcpClient:
         if call_id not in turn.names:
             name = str(update.kind or "other")
             turn.names[call_id] = name
-            turn.put(ToolCallEvent(session_id=sid, call_id=call_id, name=name,
-                                   arguments=tool_arguments(update, self.workspace),
-                                   dangerous=name not in _SAFE_KINDS))
+            turn.put(
+                ToolCallEvent(
+                    session_id=sid,
+                    call_id=call_id,
+                    name=name,
+                    arguments=tool_arguments(update, self.workspace),
+                    dangerous=name not in _SAFE_KINDS,
+                )
+            )
         status = getattr(update, "status", None)
         if status in ("completed", "failed") and call_id not in turn.finished:
             turn.finished.add(call_id)
             ok = status == "completed"
-            turn.put(ToolResult(session_id=sid, call_id=call_id, name=turn.names[call_id], ok=ok,
-                                output=content_text(update), diff=diff_text(update, self.workspace)))
+            turn.put(
+                ToolResult(
+                    session_id=sid,
+                    call_id=call_id,
+                    name=turn.names[call_id],
+                    ok=ok,
+                    output=content_text(update),
+                    diff=diff_text(update, self.workspace),
+                )
+            )
             for path in [p for p, c in turn.covered.items() if c == call_id]:
                 del turn.covered[path]
             if turn.gate is not None:
@@ -258,9 +299,16 @@ class AcpClient:
 
     # -- terminals: commands through monkey's pipeline (:mod:`.terminals`) -----------------
 
-    async def create_terminal(self, session_id: str, command: str, args: list[str] | None = None,
-                              env: list[Any] | None = None, cwd: str | None = None,
-                              output_byte_limit: int | None = None, **_: Any) -> CreateTerminalResponse:
+    async def create_terminal(
+        self,
+        session_id: str,
+        command: str,
+        args: list[str] | None = None,
+        env: list[Any] | None = None,
+        cwd: str | None = None,
+        output_byte_limit: int | None = None,
+        **_: Any,
+    ) -> CreateTerminalResponse:
         turn = self.turn
         if turn is None:
             raise RequestError(-32000, "monkey refused the command: no prompt of the agent's is running")
@@ -270,9 +318,16 @@ class AcpClient:
 
         self.proc.waiting += 1  # a person may be asked
         try:
-            return await self.terminals.create(turn.gate, command=command, args=args, env=env, cwd=cwd,
-                                               output_byte_limit=output_byte_limit, covered=turn.commands,
-                                               stopped=stopped)
+            return await self.terminals.create(
+                turn.gate,
+                command=command,
+                args=args,
+                env=env,
+                cwd=cwd,
+                output_byte_limit=output_byte_limit,
+                covered=turn.commands,
+                stopped=stopped,
+            )
         finally:
             self.proc.waiting -= 1
 

@@ -28,8 +28,14 @@ from pathlib import Path
 from typing import Any
 
 from acp import RequestError
-from acp.schema import (CreateTerminalResponse, KillTerminalResponse, ReleaseTerminalResponse, TerminalExitStatus,
-                        TerminalOutputResponse, WaitForTerminalExitResponse)
+from acp.schema import (
+    CreateTerminalResponse,
+    KillTerminalResponse,
+    ReleaseTerminalResponse,
+    TerminalExitStatus,
+    TerminalOutputResponse,
+    WaitForTerminalExitResponse,
+)
 
 from monkey.backends.gate import REFUSED_WITHOUT_GATE, GateCall, GateRan, ToolGate
 from monkey.process import redact, secret_values
@@ -65,7 +71,7 @@ class Terminal:
         self.text += text
         data = self.text.encode("utf-8", "replace")
         if len(data) > self.limit:  # cut from the beginning, at a character boundary
-            self.text = data[-self.limit:].decode("utf-8", "ignore")
+            self.text = data[-self.limit :].decode("utf-8", "ignore")
             self.truncated = True
 
 
@@ -85,23 +91,41 @@ class Terminals:
             raise RequestError.invalid_params({"terminalId": terminal_id, "reason": "no such terminal"})
         return term
 
-    async def create(self, gate: ToolGate | None, *, command: str, args: list[str] | None, env: list[Any] | None,
-                     cwd: str | None, output_byte_limit: int | None, covered: dict[str, str],
-                     stopped: Callable[[], None]) -> CreateTerminalResponse:
+    async def create(
+        self,
+        gate: ToolGate | None,
+        *,
+        command: str,
+        args: list[str] | None,
+        env: list[Any] | None,
+        cwd: str | None,
+        output_byte_limit: int | None,
+        covered: dict[str, str],
+        stopped: Callable[[], None],
+    ) -> CreateTerminalResponse:
         """Decide and start the command (``stopped``: called when a person stops the turn instead)."""
         if gate is None:
             raise RequestError(-32000, REFUSED_WITHOUT_GATE)
         if cwd and Path(cwd).resolve() != self.workspace:
-            raise RequestError(-32000, f"monkey refused the command: it runs commands in the workspace root "
-                                       f"{self.workspace}, not in {cwd}; pass paths as arguments instead")
+            raise RequestError(
+                -32000,
+                f"monkey refused the command: it runs commands in the workspace root "
+                f"{self.workspace}, not in {cwd}; pass paths as arguments instead",
+            )
         line = command_line(command, args, env)
         limit = min(output_byte_limit or gate.output_limit, gate.output_limit)
         term = Terminal(f"term-{next(_ids)}", line, limit)
-        call = GateCall(call_id=f"acp-{term.id}", agent_tool="terminal/create", tool="shell_execute",
-                        arguments={"command": line}, raw={"command": command, "args": list(args or [])},
-                        reason=f"run {line}")
-        task = asyncio.create_task(gate.run(call, covered=covered.pop(line, ""), output=term.add,
-                                            started=term.started.set))
+        call = GateCall(
+            call_id=f"acp-{term.id}",
+            agent_tool="terminal/create",
+            tool="shell_execute",
+            arguments={"command": line},
+            raw={"command": command, "args": list(args or [])},
+            reason=f"run {line}",
+        )
+        task = asyncio.create_task(
+            gate.run(call, covered=covered.pop(line, ""), output=term.add, started=term.started.set)
+        )
         term.task = task
         self.tasks.add(task)
         task.add_done_callback(lambda t: self._ended(term, t))
@@ -130,13 +154,17 @@ class Terminals:
         ran = task.result()
         if ran.exit_code is None and ran.signal is None and not term.text:
             term.add(ran.output)  # it failed before printing anything (a program not found): say why
-        term.exit = TerminalExitStatus(exit_code=ran.exit_code, signal=ran.signal) if (
-            ran.exit_code is not None or ran.signal is not None) else TerminalExitStatus(exit_code=1)
+        term.exit = (
+            TerminalExitStatus(exit_code=ran.exit_code, signal=ran.signal)
+            if (ran.exit_code is not None or ran.signal is not None)
+            else TerminalExitStatus(exit_code=1)
+        )
 
     def output(self, terminal_id: str) -> TerminalOutputResponse:
         term = self._get(terminal_id)
-        return TerminalOutputResponse(output=redact(term.text, self._secrets), truncated=term.truncated,
-                                      exit_status=term.exit)
+        return TerminalOutputResponse(
+            output=redact(term.text, self._secrets), truncated=term.truncated, exit_status=term.exit
+        )
 
     async def wait(self, terminal_id: str) -> WaitForTerminalExitResponse:
         term = self._get(terminal_id)

@@ -65,8 +65,10 @@ class ProcessTransport:
         self._buf = lines.pop()
         for raw in lines:
             if len(raw) > self.max_line:
-                return self._fail(f"{self.name} sent a message of {len(raw)} bytes, over monkey's limit of "
-                                  f"{self.max_line}; it was stopped")
+                return self._fail(
+                    f"{self.name} sent a message of {len(raw)} bytes, over monkey's limit of "
+                    f"{self.max_line}; it was stopped"
+                )
             line = raw.strip()
             if not line:
                 continue
@@ -76,15 +78,21 @@ class ProcessTransport:
                 message = None
             if not isinstance(message, dict):
                 shown = line[:120].decode("utf-8", "replace")
-                return self._fail(f"{self.name} sent something that is not a JSON-RPC message ({shown!r}); "
-                                  "it was stopped")
-            if "id" not in message and message.get("method") not in _KNOWN_NOTIFICATIONS \
-                    and not str(message.get("method", "")).startswith("_"):
+                return self._fail(
+                    f"{self.name} sent something that is not a JSON-RPC message ({shown!r}); it was stopped"
+                )
+            if (
+                "id" not in message
+                and message.get("method") not in _KNOWN_NOTIFICATIONS
+                and not str(message.get("method", "")).startswith("_")
+            ):
                 self.ignored += 1  # a vendor's notification outside the spec's "_" space (Qwen Code's
-                continue           # qwen/notify/...): nothing to answer, nothing to show
+                continue  # qwen/notify/...): nothing to answer, nothing to show
             self._messages.put_nowait(message)
         if len(self._buf) > self.max_line:
-            return self._fail(f"{self.name} sent a message over monkey's limit of {self.max_line} bytes; it was stopped")
+            return self._fail(
+                f"{self.name} sent a message over monkey's limit of {self.max_line} bytes; it was stopped"
+            )
         return True
 
     def _fail(self, why: str) -> bool:

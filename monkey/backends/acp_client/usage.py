@@ -31,8 +31,13 @@ def meta_usage(meta: Any) -> Tokens | None:
     usage = meta.get("usage") if isinstance(meta, dict) else None
     if not isinstance(usage, dict):
         return None
-    tokens = ("", _int(usage.get("inputTokens")), _int(usage.get("outputTokens")),
-              _int(usage.get("cachedReadTokens")), _int(usage.get("cachedWriteTokens")))
+    tokens = (
+        "",
+        _int(usage.get("inputTokens")),
+        _int(usage.get("outputTokens")),
+        _int(usage.get("cachedReadTokens")),
+        _int(usage.get("cachedWriteTokens")),
+    )
     return tokens if any(tokens[1:]) else None
 
 
@@ -47,8 +52,11 @@ def quota_usage(meta: Any) -> list[Tokens]:
     quota = meta.get("quota") if isinstance(meta, dict) else None
     if not isinstance(quota, dict):
         return []
-    per_model = [(str(m.get("model") or ""), *_count(m.get("token_count")), 0, 0)
-                 for m in quota.get("model_usage") or [] if isinstance(m, dict)]
+    per_model = [
+        (str(m.get("model") or ""), *_count(m.get("token_count")), 0, 0)
+        for m in quota.get("model_usage") or []
+        if isinstance(m, dict)
+    ]
     per_model = [t for t in per_model if t[1] or t[2]]
     if per_model:
         return per_model

@@ -49,18 +49,32 @@ class ClaudeCodeBackend(ExternalAgentBackend):
     version_range = SUPPORTED
     interactive = True
 
-    def __init__(self, *, permission_mode: str = "", append_system_prompt: str = "", max_turns: int = 0,
-                 mcp_config: str = "", allowed_tools: list[str] | None = None, **kw: Any) -> None:
+    def __init__(
+        self,
+        *,
+        permission_mode: str = "",
+        append_system_prompt: str = "",
+        max_turns: int = 0,
+        mcp_config: str = "",
+        allowed_tools: list[str] | None = None,
+        **kw: Any,
+    ) -> None:
         kw.setdefault("executable", "claude")
         super().__init__(**kw)
         if permission_mode and permission_mode not in PERMISSION_MODES:
-            raise BackendError(f"[claude_code] permission_mode {permission_mode!r} would let Claude Code run tools "
-                               "without monkey's approval; use \"default\" or \"plan\" (monkey's own mode and "
-                               "[approvals] rules decide)", kind="invalid_request")
+            raise BackendError(
+                f"[claude_code] permission_mode {permission_mode!r} would let Claude Code run tools "
+                'without monkey\'s approval; use "default" or "plan" (monkey\'s own mode and '
+                "[approvals] rules decide)",
+                kind="invalid_request",
+            )
         if allowed_tools:
-            raise BackendError("[claude_code] allowed_tools would let Claude Code run those tools without monkey's "
-                               "approval; remove it and allow them with rules in [approvals] allow "
-                               "(Bash is shell_execute, Write/Edit are file_write/file_edit)", kind="invalid_request")
+            raise BackendError(
+                "[claude_code] allowed_tools would let Claude Code run those tools without monkey's "
+                "approval; remove it and allow them with rules in [approvals] allow "
+                "(Bash is shell_execute, Write/Edit are file_write/file_edit)",
+                kind="invalid_request",
+            )
         self.permission_mode = permission_mode or "default"
         self.append_system_prompt = append_system_prompt
         self.max_turns = max_turns
@@ -69,9 +83,22 @@ class ClaudeCodeBackend(ExternalAgentBackend):
         """Every answer written to the CLI's stdin, over all runs (what monkey told it)."""
 
     def argv(self, prompt: str) -> list[str]:
-        args = [self.executable, "-p", "--output-format", "stream-json", "--verbose", "--include-partial-messages",
-                "--input-format", "stream-json", "--permission-prompt-tool", "stdio",
-                "--permission-mode", self.permission_mode, "--setting-sources", SETTING_SOURCES]
+        args = [
+            self.executable,
+            "-p",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--include-partial-messages",
+            "--input-format",
+            "stream-json",
+            "--permission-prompt-tool",
+            "stdio",
+            "--permission-mode",
+            self.permission_mode,
+            "--setting-sources",
+            SETTING_SOURCES,
+        ]
         if self._model_flag:
             args += ["--model", self._model_flag]
         if self.agent_session_id:
@@ -106,8 +133,7 @@ class ClaudeCodeBackend(ExternalAgentBackend):
             call = gate_call(body, self.workspace)
             proc.waiting += 1
             try:
-                answer = (await gate.decide(call) if gate is not None
-                          else GateAnswer(False, REFUSED_WITHOUT_GATE))
+                answer = await gate.decide(call) if gate is not None else GateAnswer(False, REFUSED_WITHOUT_GATE)
             except BaseException:  # cancelled (or a bug): the CLI still gets its answer, never silence
                 self._send(proc, permission_answer(rid, GateAnswer(False, STOPPED, stop=True), call.raw))
                 for rest in requests:

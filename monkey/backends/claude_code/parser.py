@@ -76,8 +76,18 @@ class _FastLine(msgspec.Struct):
 
 _decode_fast = msgspec.json.Decoder(_FastLine).decode
 _FAST_DONE = frozenset({"message_delta", "message_stop", "ping"})
-_QUIET_SYSTEM = frozenset({"status", "hook_started", "hook_response", "task_started", "task_progress",
-                           "task_notification", "files_persisted", "informational"})
+_QUIET_SYSTEM = frozenset(
+    {
+        "status",
+        "hook_started",
+        "hook_response",
+        "task_started",
+        "task_progress",
+        "task_notification",
+        "files_persisted",
+        "informational",
+    }
+)
 
 
 def tool_result_text(content: Any) -> str:
@@ -185,21 +195,29 @@ class ClaudeStreamParser(JsonlParser):
             self.session_id = sid
             self.model = str(obj.get("model") or "")
             tools = obj.get("tools") or []
-            out.append(AgentSession(agent=SOURCE, agent_session_id=sid, model=self.model,
-                                    tools=[t for t in tools if isinstance(t, str)]))
+            out.append(
+                AgentSession(
+                    agent=SOURCE, agent_session_id=sid, model=self.model, tools=[t for t in tools if isinstance(t, str)]
+                )
+            )
             return True
         if sub == "api_retry":
             delay = obj.get("retry_delay_ms", 0) / 1000
             reason = obj.get("error") or obj.get("error_status") or "API error"
-            out.append(Retry(attempt=int(obj.get("attempt", 0)), delay=float(delay),
-                             reason=f"Claude Code: {reason}"))
+            out.append(Retry(attempt=int(obj.get("attempt", 0)), delay=float(delay), reason=f"Claude Code: {reason}"))
             return True
         if sub == "compact_boundary":
             meta = obj.get("compact_metadata") or {}
             trigger = meta.get("trigger")
-            out.append(ContextCompacted(tokens_before=int(meta.get("pre_tokens") or 0), tokens_after=0,
-                                        messages_compacted=0, summary="",
-                                        trigger=trigger if trigger in ("auto", "manual") else "auto"))
+            out.append(
+                ContextCompacted(
+                    tokens_before=int(meta.get("pre_tokens") or 0),
+                    tokens_after=0,
+                    messages_compacted=0,
+                    summary="",
+                    trigger=trigger if trigger in ("auto", "manual") else "auto",
+                )
+            )
             return True
         if sub in _QUIET_SYSTEM:
             out.append(Raw(source=SOURCE, data=obj))  # known, shown as is, not counted as unknown
@@ -325,8 +343,14 @@ class ClaudeStreamParser(JsonlParser):
         for block in content:
             if block.get("type") == "tool_result":
                 call_id = str(block["tool_use_id"])
-                out.append(ToolResult(call_id=call_id, name=self._names.get(call_id, ""),
-                                      ok=not block.get("is_error"), output=tool_result_text(block.get("content"))))
+                out.append(
+                    ToolResult(
+                        call_id=call_id,
+                        name=self._names.get(call_id, ""),
+                        ok=not block.get("is_error"),
+                        output=tool_result_text(block.get("content")),
+                    )
+                )
         return True
 
     def _result(self, obj: dict[str, Any], out: list[Event]) -> bool:
@@ -335,11 +359,16 @@ class ClaudeStreamParser(JsonlParser):
             self.session_id = sid
         usage = obj.get("usage") or {}
         cost = obj.get("total_cost_usd") or 0.0
-        out.append(Usage(input_tokens=int(usage.get("input_tokens") or 0),
-                         output_tokens=int(usage.get("output_tokens") or 0),
-                         cache_creation_tokens=int(usage.get("cache_creation_input_tokens") or 0),
-                         cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
-                         cost_usd=float(cost), model=self.model))
+        out.append(
+            Usage(
+                input_tokens=int(usage.get("input_tokens") or 0),
+                output_tokens=int(usage.get("output_tokens") or 0),
+                cache_creation_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+                cache_read_tokens=int(usage.get("cache_read_input_tokens") or 0),
+                cost_usd=float(cost),
+                model=self.model,
+            )
+        )
         sub = str(obj.get("subtype") or "")
         text = obj.get("result")
         self.result = obj

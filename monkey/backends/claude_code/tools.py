@@ -28,8 +28,13 @@ from monkey.event_base import ToolImage
 __all__ = ["gate_call", "user_message", "permission_answer", "error_answer"]
 
 _FILE_WRITES = {"Write": "file_write", "Edit": "file_edit", "MultiEdit": "file_edit", "NotebookEdit": "file_edit"}
-_READS = {"Read": "file_read", "Grep": "grep_search", "Glob": "glob_search", "LS": "list_directory",
-          "NotebookRead": "file_read"}
+_READS = {
+    "Read": "file_read",
+    "Grep": "grep_search",
+    "Glob": "glob_search",
+    "LS": "list_directory",
+    "NotebookRead": "file_read",
+}
 
 
 def gate_call(request: dict[str, Any], workspace: Path) -> GateCall:
@@ -47,8 +52,11 @@ def gate_call(request: dict[str, Any], workspace: Path) -> GateCall:
         if name == "Write":
             args["content"] = str(raw.get("content") or "")
         elif name == "Edit":
-            args.update(old_string=str(raw.get("old_string") or ""), new_string=str(raw.get("new_string") or ""),
-                        replace_all=bool(raw.get("replace_all")))
+            args.update(
+                old_string=str(raw.get("old_string") or ""),
+                new_string=str(raw.get("new_string") or ""),
+                replace_all=bool(raw.get("replace_all")),
+            )
         return GateCall(call_id, name, _FILE_WRITES[name], args, raw, reason)
     if name in _READS:
         path = workspace_relative(raw.get("file_path") or raw.get("notebook_path") or raw.get("path") or ".", workspace)
@@ -63,10 +71,19 @@ def user_message(prompt: str, images: Sequence[ToolImage] = ()) -> bytes:
     """The prompt as one stream-json user message line (its images as image blocks before the text)."""
     content: str | list[dict[str, Any]] = prompt
     if images:
-        content = [*({"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
-                     for i in images), {"type": "text", "text": prompt}]
-    msg = {"type": "user", "message": {"role": "user", "content": content}, "parent_tool_use_id": None,
-           "session_id": ""}
+        content = [
+            *(
+                {"type": "image", "source": {"type": "base64", "media_type": i.media_type, "data": i.data}}
+                for i in images
+            ),
+            {"type": "text", "text": prompt},
+        ]
+    msg = {
+        "type": "user",
+        "message": {"role": "user", "content": content},
+        "parent_tool_use_id": None,
+        "session_id": "",
+    }
     return json.dumps(msg).encode() + b"\n"
 
 

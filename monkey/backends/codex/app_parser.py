@@ -140,9 +140,14 @@ class CodexAppParser(JsonlParser):
                 return True  # a resumed thread's earlier turn, told again before this one starts
             last = params["tokenUsage"]["last"]
             cached = int(last.get("cachedInputTokens") or 0)
-            out.append(Usage(input_tokens=max(int(last.get("inputTokens") or 0) - cached, 0),
-                             cache_read_tokens=cached, output_tokens=int(last.get("outputTokens") or 0),
-                             model=self.model))
+            out.append(
+                Usage(
+                    input_tokens=max(int(last.get("inputTokens") or 0) - cached, 0),
+                    cache_read_tokens=cached,
+                    output_tokens=int(last.get("outputTokens") or 0),
+                    model=self.model,
+                )
+            )
             return True
         if method == "turn/started":
             self.turn_id = str(params["turn"]["id"])
@@ -215,8 +220,16 @@ class CodexAppParser(JsonlParser):
         iid = str(item["id"])
         kind = item["type"]
         self.items[iid] = item
-        if kind in ("userMessage", "hookPrompt", "contextCompaction", "sleep", "enteredReviewMode",
-                    "exitedReviewMode", "subAgentActivity", "functionCallOutput"):
+        if kind in (
+            "userMessage",
+            "hookPrompt",
+            "contextCompaction",
+            "sleep",
+            "enteredReviewMode",
+            "exitedReviewMode",
+            "subAgentActivity",
+            "functionCallOutput",
+        ):
             return True
         if kind == "agentMessage":
             text = item.get("text") or ""
@@ -261,8 +274,13 @@ class CodexAppParser(JsonlParser):
             if done:
                 err = item.get("error")
                 res = item.get("result") if kind == "mcpToolCall" else item.get("contentItems")
-                text = (err.get("message", "") if isinstance(err, dict) else str(err)) if err else \
-                    msgspec.json.encode(res).decode() if res is not None else ""
+                text = (
+                    (err.get("message", "") if isinstance(err, dict) else str(err))
+                    if err
+                    else msgspec.json.encode(res).decode()
+                    if res is not None
+                    else ""
+                )
                 ok = not err and item.get("status") not in ("failed", "declined") and item.get("success") is not False
                 self._result(iid, name, ok, text, out)
             return True
@@ -282,8 +300,10 @@ class CodexAppParser(JsonlParser):
     @staticmethod
     def _change(change: dict[str, Any]) -> dict[str, Any]:
         kind = change.get("kind")
-        shown = {"kind": str(kind.get("type") if isinstance(kind, dict) else kind or "update"),
-                 "path": str(change.get("path") or "?")}
+        shown = {
+            "kind": str(kind.get("type") if isinstance(kind, dict) else kind or "update"),
+            "path": str(change.get("path") or "?"),
+        }
         if isinstance(kind, dict) and kind.get("move_path"):
             shown["move_path"] = str(kind["move_path"])
         if change.get("diff"):

@@ -43,8 +43,9 @@ class CodexBackend(ExternalAgentBackend):
         kw.setdefault("executable", "codex")
         super().__init__(**kw)
         if sandbox and sandbox not in SANDBOXES:
-            raise BackendError(f"[codex] sandbox {sandbox!r} is not one of {', '.join(SANDBOXES)}",
-                               kind="invalid_request")
+            raise BackendError(
+                f"[codex] sandbox {sandbox!r} is not one of {', '.join(SANDBOXES)}", kind="invalid_request"
+            )
         self.sandbox = sandbox
         self._prompt = ""
         self.answered: list[bytes] = []
@@ -66,9 +67,11 @@ class CodexBackend(ExternalAgentBackend):
             params["excludeTurns"] = True  # monkey needs no history (Codex deprecates sending it whole)
         else:
             method = "thread/start"
-        return (rpc.message(INIT_REQUEST, "initialize", {"clientInfo": CLIENT})
-                + rpc.notification("initialized")
-                + rpc.message(THREAD_REQUEST, method, params))
+        return (
+            rpc.message(INIT_REQUEST, "initialize", {"clientInfo": CLIENT})
+            + rpc.notification("initialized")
+            + rpc.message(THREAD_REQUEST, method, params)
+        )
 
     def _send(self, proc: AgentProcess, line: bytes) -> None:
         self.answered.append(line)
@@ -78,8 +81,14 @@ class CodexBackend(ExternalAgentBackend):
         """Start the turn once the thread is there; answer every request; end the input after the turn."""
         if parser.thread_id and not parser.turn_sent and not parser.finished:
             parser.turn_sent = True
-            self._send(proc, rpc.message(TURN_REQUEST, "turn/start", {
-                "threadId": parser.thread_id, "input": [{"type": "text", "text": self._prompt}]}))
+            self._send(
+                proc,
+                rpc.message(
+                    TURN_REQUEST,
+                    "turn/start",
+                    {"threadId": parser.thread_id, "input": [{"type": "text", "text": self._prompt}]},
+                ),
+            )
         requests = parser.requests
         while requests:
             req = requests.pop(0)

@@ -31,8 +31,18 @@ from typing import Any
 
 from monkey.backends.gate import GateAnswer, GateCall, workspace_relative
 
-__all__ = ["APPROVAL_POLICY", "COMMAND_APPROVAL", "FILE_APPROVAL", "answer", "command_call", "error_answer",
-           "file_calls", "message", "notification", "unwrap_shell"]
+__all__ = [
+    "APPROVAL_POLICY",
+    "COMMAND_APPROVAL",
+    "FILE_APPROVAL",
+    "answer",
+    "command_call",
+    "error_answer",
+    "file_calls",
+    "message",
+    "notification",
+    "unwrap_shell",
+]
 
 APPROVAL_POLICY = "untrusted"
 """Codex asks before every command and file change; monkey's engine answers."""
@@ -87,8 +97,14 @@ def command_call(params: dict[str, Any], workspace: Path) -> GateCall:
     cwd = str(params.get("cwd") or "")
     if cwd and Path(os.path.normpath(cwd)) != workspace:
         command = f"cd {shlex.quote(workspace_relative(cwd, workspace))} && {command}"
-    return GateCall(str(params.get("itemId") or ""), "commandExecution", "shell_execute", {"command": command},
-                    raw, str(params.get("reason") or ""))
+    return GateCall(
+        str(params.get("itemId") or ""),
+        "commandExecution",
+        "shell_execute",
+        {"command": command},
+        raw,
+        str(params.get("reason") or ""),
+    )
 
 
 def file_calls(params: dict[str, Any], item: dict[str, Any] | None, workspace: Path) -> list[GateCall]:
@@ -117,6 +133,14 @@ def file_calls(params: dict[str, Any], item: dict[str, Any] | None, workspace: P
         else:
             calls.append(GateCall(iid, "fileChange", "file_edit", {"path": path, "diff": diff}, change, reason))
         if moved:
-            calls.append(GateCall(iid, "fileChange", "file_write", {"path": workspace_relative(moved, workspace), "diff": diff},
-                                  change, reason))
+            calls.append(
+                GateCall(
+                    iid,
+                    "fileChange",
+                    "file_write",
+                    {"path": workspace_relative(moved, workspace), "diff": diff},
+                    change,
+                    reason,
+                )
+            )
     return calls

@@ -70,8 +70,15 @@ class PluginBackend:
     a run may wait for a tool's result across model calls, so the loop ends it with :meth:`end_turn`."""
     context_window = 0
 
-    def __init__(self, resolved: Resolved, *, workspace: Path, base_env: Mapping[str, str] | None = None,
-                 model: str | None = None, handshake_timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        resolved: Resolved,
+        *,
+        workspace: Path,
+        base_env: Mapping[str, str] | None = None,
+        model: str | None = None,
+        handshake_timeout: float = 60.0,
+    ) -> None:
         self.resolved = resolved
         self.name = f"plugin:{resolved.name}"
         self.model = model or resolved.settings.model or ""
@@ -140,8 +147,9 @@ class PluginBackend:
         run.waiting = None
         run.host.proc.waiting -= 1
         if tool_id is not None:
-            run.host.send("agent.tool_result", {"tool_id": tool_id, "result": answer.content,
-                                                "is_error": answer.is_error})
+            run.host.send(
+                "agent.tool_result", {"tool_id": tool_id, "result": answer.content, "is_error": answer.is_error}
+            )
         return True
 
     async def _close(self) -> None:
@@ -170,11 +178,15 @@ class PluginBackend:
                         yield event
                     return
                 if frame.id not in host.sent:
-                    raise host.protocol_error(f"a response to id {frame.id!r}, which monkey never sent "
-                                              f"(agent.run is id {run.rid})")
+                    raise host.protocol_error(
+                        f"a response to id {frame.id!r}, which monkey never sent (agent.run is id {run.rid})"
+                    )
                 if isinstance(frame.error, dict):  # its answer to an agent.tool_result
-                    yield Error(session_id=sid, kind="plugin", message=f"{host.label} refused a tool result: "
-                                f"{frame.error.get('message') or frame.error}")
+                    yield Error(
+                        session_id=sid,
+                        kind="plugin",
+                        message=f"{host.label} refused a tool result: {frame.error.get('message') or frame.error}",
+                    )
             elif what == "request" and frame.method == "stream":  # a notification sent with an id: read as one
                 event = self._notification(run, frame, sid)
                 if event is not None:
@@ -202,13 +214,22 @@ class PluginBackend:
                 return ThinkingDelta(session_id=sid, text=data)
             case "usage" if isinstance(data, dict):
                 run.usage_seen = True
-                return Usage(session_id=sid, input_tokens=_int(data.get("input_tokens")),
-                             output_tokens=_int(data.get("output_tokens")), model=self.model)
+                return Usage(
+                    session_id=sid,
+                    input_tokens=_int(data.get("input_tokens")),
+                    output_tokens=_int(data.get("output_tokens")),
+                    model=self.model,
+                )
             case "error":
                 message = data.get("message") if isinstance(data, dict) else data
                 code = data.get("code") if isinstance(data, dict) else None
-                return Error(session_id=sid, kind="plugin", message=f"{run.host.label} reported an error"
-                             + (f" {code}" if code is not None else "") + f": {message or 'no message'}")
+                return Error(
+                    session_id=sid,
+                    kind="plugin",
+                    message=f"{run.host.label} reported an error"
+                    + (f" {code}" if code is not None else "")
+                    + f": {message or 'no message'}",
+                )
             case "complete":
                 run.completed = True
                 return None
@@ -228,8 +249,7 @@ class PluginBackend:
         run.host.proc.waiting += 1  # its silence while the loop runs the call is not idleness
         text, run.text = "".join(run.text), []
         thinking, run.thinking = "".join(run.thinking), []
-        return MessageCompleted(session_id=sid, text=text, thinking=thinking, tool_calls=[call],
-                                stop_reason="tool_use")
+        return MessageCompleted(session_id=sid, text=text, thinking=thinking, tool_calls=[call], stop_reason="tool_use")
 
     async def _finish(self, run: _Run, frame: Frame, sid: str) -> AsyncIterator[Event]:
         host = run.host
@@ -249,18 +269,27 @@ class PluginBackend:
                 if isinstance(event, MessageCompleted):  # a call after its run ended cannot be answered
                     run.waiting = None
                     host.proc.waiting -= 1
-                    yield Error(session_id=sid, kind="plugin", message=f"{host.label} asked for "
-                                f"{event.tool_calls[0].name} after its run ended; it was not run")
+                    yield Error(
+                        session_id=sid,
+                        kind="plugin",
+                        message=f"{host.label} asked for "
+                        f"{event.tool_calls[0].name} after its run ended; it was not run",
+                    )
                 elif event is not None:
                     yield event
         await self._close()
         status = str(result.get("status") or "complete") if isinstance(result, dict) else "complete"
         if status in ("error", "failed", "failure"):
             why = result.get("error") or result.get("message") if isinstance(result, dict) else ""
-            raise BackendError(f"{host.label} ended its run with status {status!r}" + (f": {why}" if why else ""),
-                               kind="agent_error")
-        yield MessageCompleted(session_id=sid, text="".join(run.text), thinking="".join(run.thinking),
-                               stop_reason="end_turn" if status in DONE_STATUSES else status)
+            raise BackendError(
+                f"{host.label} ended its run with status {status!r}" + (f": {why}" if why else ""), kind="agent_error"
+            )
+        yield MessageCompleted(
+            session_id=sid,
+            text="".join(run.text),
+            thinking="".join(run.thinking),
+            stop_reason="end_turn" if status in DONE_STATUSES else status,
+        )
         tokens = _int(result.get("tokens_used")) if isinstance(result, dict) else 0
         if tokens and not run.usage_seen:
             yield Usage(session_id=sid, output_tokens=tokens, model=self.model)
@@ -279,7 +308,9 @@ def _tool_use(data: dict[str, Any]) -> ToolCallSpec:
     if not isinstance(name, str) or not name:
         return ToolCallSpec(id=call_id, name=str(name or "?"), error="the plugin's tool_use has no tool name")
     if not isinstance(args, dict):
-        return ToolCallSpec(id=call_id, name=name, error=f"the tool's input must be an object, got {type(args).__name__}")
+        return ToolCallSpec(
+            id=call_id, name=name, error=f"the tool's input must be an object, got {type(args).__name__}"
+        )
     return ToolCallSpec(id=call_id, name=name, arguments=args)
 
 
@@ -291,14 +322,21 @@ def _file(data: dict[str, Any]) -> ToolCallSpec:
         return ToolCallSpec(id=call_id, name="file_delete", arguments={"path": path})
     args = {"path": path, "content": data.get("content")}
     if action != "write":
-        return ToolCallSpec(id=call_id, name="file_write", arguments=args,
-                            error=f"unknown file action {action!r} (write or delete)")
+        return ToolCallSpec(
+            id=call_id, name="file_write", arguments=args, error=f"unknown file action {action!r} (write or delete)"
+        )
     return ToolCallSpec(id=call_id, name="file_write", arguments=args)
 
 
-
-def create_plugin_backend(name: str, *, config: Any, model: str | None, env: Mapping[str, str],
-                          workspace: Path | None, home: Path | None = None) -> PluginBackend:
+def create_plugin_backend(
+    name: str,
+    *,
+    config: Any,
+    model: str | None,
+    env: Mapping[str, str],
+    workspace: Path | None,
+    home: Path | None = None,
+) -> PluginBackend:
     """The backend ``plugin:NAME`` (a plugin or an ``[agents]`` alias) in ``workspace``; raises
     :class:`BackendError` (``invalid_request``) when it cannot be found or configured."""
     from monkey.config import monkey_home

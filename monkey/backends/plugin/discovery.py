@@ -25,8 +25,17 @@ import msgspec
 
 from monkey.backends.plugin.manifest import MANIFEST, Manifest, ManifestError, load_manifest
 
-__all__ = ["AliasSettings", "Catalog", "PluginError", "PluginSettings", "Resolved", "builtin_root", "discover",
-           "plugin_roots", "resolve"]
+__all__ = [
+    "AliasSettings",
+    "Catalog",
+    "PluginError",
+    "PluginSettings",
+    "Resolved",
+    "builtin_root",
+    "discover",
+    "plugin_roots",
+    "resolve",
+]
 
 PROJECT_DIR = ".monkey/plugins"
 
@@ -118,16 +127,19 @@ def discover(home: Path, workspace: Path | None, trusted: bool) -> Catalog:
                 catalog.problems.append(str(exc))
                 continue
             if manifest.name in seen:
-                catalog.problems.append(f"{manifest.path}: name: {manifest.name!r} is also the name of "
-                                        f"{seen[manifest.name]} (this one is left out)")
+                catalog.problems.append(
+                    f"{manifest.path}: name: {manifest.name!r} is also the name of "
+                    f"{seen[manifest.name]} (this one is left out)"
+                )
                 continue
             seen[manifest.name] = manifest.path
             if (old := catalog.plugins.get(manifest.name)) is not None:
                 catalog.notes.append(f"plugin {manifest.name} of {manifest.path} overrides {old.path}")
             catalog.plugins[manifest.name] = manifest
     if not trusted and workspace is not None and (workspace / PROJECT_DIR).is_dir():
-        catalog.notes.append(f"{workspace / PROJECT_DIR} is left out: this folder is not trusted "
-                             f"(`monkey trust {workspace}` trusts it)")
+        catalog.notes.append(
+            f"{workspace / PROJECT_DIR} is left out: this folder is not trusted (`monkey trust {workspace}` trusts it)"
+        )
     return catalog
 
 
@@ -156,8 +168,9 @@ def resolve(name: str, catalog: Catalog, plugins: Mapping[str, Any], agents: Map
             via = f" (named by [agents.{chain[-1]}] extends)" if chain else ""
             raise PluginError(f"no plugin or agent alias named {current!r}{via}{hint}")
         if current in chain:
-            raise PluginError(f"[agents.{name}]: the aliases extend each other in a circle: "
-                              + " -> ".join([*chain, current]))
+            raise PluginError(
+                f"[agents.{name}]: the aliases extend each other in a circle: " + " -> ".join([*chain, current])
+            )
         chain.append(current)
         layers.append(alias)
         current = alias.extends
@@ -166,7 +179,10 @@ def resolve(name: str, catalog: Catalog, plugins: Mapping[str, Any], agents: Map
     description = manifest.description
     for alias in reversed(layers):  # the alias named last in the chain is closest to the plugin
         settings = msgspec.structs.replace(
-            settings, env={**settings.env, **alias.env}, config={**settings.config, **alias.config},
-            model=alias.model or settings.model)
+            settings,
+            env={**settings.env, **alias.env},
+            config={**settings.config, **alias.config},
+            model=alias.model or settings.model,
+        )
         description = alias.description or description
     return Resolved(name=name, manifest=manifest, settings=settings, description=description, chain=chain)

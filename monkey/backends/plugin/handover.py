@@ -49,7 +49,9 @@ def _entry(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         content = message.content
         if len(content) > HISTORY_RESULT_CHARS:
-            content = content[:HISTORY_RESULT_CHARS] + f"\n[... {len(message.content) - HISTORY_RESULT_CHARS} characters cut]"
+            content = (
+                content[:HISTORY_RESULT_CHARS] + f"\n[... {len(message.content) - HISTORY_RESULT_CHARS} characters cut]"
+            )
         return {"role": "tool", "name": message.name, "content": content, "is_error": message.is_error}
     entry: dict[str, Any] = {"role": message.role, "content": message.content}
     if message.tool_calls:

@@ -49,8 +49,10 @@ def plugin_env(resolved: Resolved, base: Mapping[str, str]) -> dict[str, str]:
     for var in resolved.manifest.env:
         if var.required and not env.get(var.name):
             what = f" ({var.description})" if var.description else ""
-            raise PluginError(f"plugin {resolved.name} needs {var.name}{what}; set it in "
-                              f"[plugins.{resolved.manifest.name}] env in monkey's config")
+            raise PluginError(
+                f"plugin {resolved.name} needs {var.name}{what}; set it in "
+                f"[plugins.{resolved.manifest.name}] env in monkey's config"
+            )
     return env
 
 
@@ -77,8 +79,9 @@ class InitInfo:
 class PluginHost:
     """One running plugin process and the JSON-RPC conversation with it."""
 
-    def __init__(self, resolved: Resolved, *, base_env: Mapping[str, str] | None = None,
-                 model: str | None = None) -> None:
+    def __init__(
+        self, resolved: Resolved, *, base_env: Mapping[str, str] | None = None, model: str | None = None
+    ) -> None:
         self.resolved = resolved
         self.label = f"plugin {resolved.name}"
         settings = resolved.settings
@@ -91,10 +94,19 @@ class PluginHost:
         self.sent: dict[int, str] = {}
         """Every request sent, by id (its method): a response to any other id is a protocol error."""
         first = self._request_line("agent.init", {"config": self.config})
-        self.proc = AgentProcess(ChildSpec(
-            argv=resolved.manifest.argv(), cwd=Path(resolved.manifest.folder), env=self.env, stdin=first,
-            keep_stdin=True, idle_timeout=settings.idle_timeout, wall_timeout=settings.timeout,
-            grace=settings.grace, name=self.label))
+        self.proc = AgentProcess(
+            ChildSpec(
+                argv=resolved.manifest.argv(),
+                cwd=Path(resolved.manifest.folder),
+                env=self.env,
+                stdin=first,
+                keep_stdin=True,
+                idle_timeout=settings.idle_timeout,
+                wall_timeout=settings.timeout,
+                grace=settings.grace,
+                name=self.label,
+            )
+        )
         self._reader = RpcReader(settings.max_line_bytes)
         self._queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=256)
         self._ready: deque[Frame | BadLine] = deque()
@@ -119,8 +131,13 @@ class PluginHost:
                 try:
                     frames = self._reader.feed(chunk)
                 except LineTooLong:
-                    await put(BackendError(f"{self.label} printed a line longer than {self._reader.limit} bytes "
-                                           "([plugins] max_line_bytes); it was stopped", kind="agent_error"))
+                    await put(
+                        BackendError(
+                            f"{self.label} printed a line longer than {self._reader.limit} bytes "
+                            "([plugins] max_line_bytes); it was stopped",
+                            kind="agent_error",
+                        )
+                    )
                     return  # closing the generator stops the group
                 if frames:
                     await put(frames)
@@ -207,14 +224,16 @@ class PluginHost:
         if failure:
             return BackendError(f"{failure} ({when})", kind="agent_error")
         tail = self.stderr_tail()
-        return BackendError(f"{self.label} closed its output {when}" + (f": {tail}" if tail else ""),
-                            kind="agent_error")
+        return BackendError(
+            f"{self.label} closed its output {when}" + (f": {tail}" if tail else ""), kind="agent_error"
+        )
 
     def protocol_error(self, what: str) -> BackendError:
         """The error for a message that breaks the protocol."""
         tail = self.stderr_tail(200)
-        return BackendError(f"{self.label} broke the protocol: {what}" + (f" (stderr: {tail})" if tail else ""),
-                            kind="agent_error")
+        return BackendError(
+            f"{self.label} broke the protocol: {what}" + (f" (stderr: {tail})" if tail else ""), kind="agent_error"
+        )
 
     def check_response(self, frame: Frame, rid: int) -> Any:
         """The result of ``frame``, the response to request ``rid``; raises for an error object."""
@@ -229,8 +248,15 @@ class PluginHost:
             raise BackendError(return_error, kind="agent_error")
         return None if frame.result is UNSET else frame.result
 
-    async def call(self, method: str, params: Any, *, rid: int | None = None, timeout: float = 60.0,
-                   early: list[Frame] | None = None) -> Any:
+    async def call(
+        self,
+        method: str,
+        params: Any,
+        *,
+        rid: int | None = None,
+        timeout: float = 60.0,
+        early: list[Frame] | None = None,
+    ) -> Any:
         """Send ``method`` (or wait for the already sent ``rid``) and return its result.
 
         Notifications that come first are kept in ``early`` (or dropped); a request of the
@@ -242,8 +268,9 @@ class PluginHost:
             try:
                 frame = await self.next(timeout)
             except TimeoutError:
-                raise BackendError(f"{self.label} did not answer {method} within {timeout:g} s",
-                                   kind="timeout") from None
+                raise BackendError(
+                    f"{self.label} did not answer {method} within {timeout:g} s", kind="timeout"
+                ) from None
             if frame is None:
                 raise self.ended(f"before answering {method}")
             if isinstance(frame, BadLine):
@@ -254,8 +281,9 @@ class PluginHost:
                     return self.check_response(frame, rid)
                 if frame.id in self.sent:
                     continue  # a late answer to an earlier request (agent.tool_result)
-                raise self.protocol_error(f"a response to id {frame.id!r}, which monkey never sent "
-                                          f"(it waits for {rid}, {method})")
+                raise self.protocol_error(
+                    f"a response to id {frame.id!r}, which monkey never sent (it waits for {rid}, {method})"
+                )
             if what == "request":
                 self.answer_unknown(frame)
             elif what == "notification" and early is not None:

@@ -32,8 +32,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-__all__ = ["CAPABILITIES", "EnvVar", "Manifest", "ManifestError", "MANIFEST", "PROTOCOLS", "load_manifest",
-           "parse_manifest"]
+__all__ = [
+    "CAPABILITIES",
+    "EnvVar",
+    "Manifest",
+    "ManifestError",
+    "MANIFEST",
+    "PROTOCOLS",
+    "load_manifest",
+    "parse_manifest",
+]
 
 MANIFEST = "plugin.yaml"
 """The manifest's file name in a plugin's folder."""
@@ -114,8 +122,9 @@ class Manifest:
         return capability in self.capabilities
 
 
-def _text(path: Path, data: dict[str, Any], key: str, *, required: bool = True, default: str = "",
-          numbers: bool = False) -> str:
+def _text(
+    path: Path, data: dict[str, Any], key: str, *, required: bool = True, default: str = "", numbers: bool = False
+) -> str:
     if key not in data or data[key] is None:
         if required:
             raise ManifestError(path, key, "a string", found=False)
@@ -136,8 +145,9 @@ def parse_manifest(data: Any, path: Path, *, source: str = "user") -> Manifest:
     version = _text(path, data, "version", numbers=True)
     name = _text(path, data, "name")
     if not _NAME.match(name):
-        raise ManifestError(path, "name", "letters, digits, '.', '_' or '-' (at most 64, starting with a letter "
-                            "or digit)", name)
+        raise ManifestError(
+            path, "name", "letters, digits, '.', '_' or '-' (at most 64, starting with a letter or digit)", name
+        )
     kind = _text(path, data, "type")
     if kind != "agent":
         raise ManifestError(path, "type", '"agent" (the only plugin type monkey runs)', kind)
@@ -151,8 +161,9 @@ def parse_manifest(data: Any, path: Path, *, source: str = "user") -> Manifest:
         agent = {}
     if not isinstance(agent, dict):
         raise ManifestError(path, "agent", "a mapping (name, streaming, capabilities)", agent)
-    warnings += [f"{path}: unknown key 'agent.{k}' (ignored)" for k in agent if k not in ("name", "streaming",
-                                                                                          "capabilities")]
+    warnings += [
+        f"{path}: unknown key 'agent.{k}' (ignored)" for k in agent if k not in ("name", "streaming", "capabilities")
+    ]
     agent_name = _text(path, agent, "name", required=False, default=name)
     streaming = agent.get("streaming", True)
     if not isinstance(streaming, bool):
@@ -166,25 +177,35 @@ def parse_manifest(data: Any, path: Path, *, source: str = "user") -> Manifest:
         if cap not in CAPABILITIES:
             raise ManifestError(path, f"agent.capabilities[{i}]", "one of: " + ", ".join(CAPABILITIES), cap)
     env = _env(path, data.get("env"))
-    return Manifest(path=path, name=name, version=version, description=description, protocol=protocol,
-                    command=command, agent_name=agent_name, streaming=streaming,
-                    capabilities=tuple(dict.fromkeys(caps)), env=env, warnings=tuple(warnings), source=source)
+    return Manifest(
+        path=path,
+        name=name,
+        version=version,
+        description=description,
+        protocol=protocol,
+        command=command,
+        agent_name=agent_name,
+        streaming=streaming,
+        capabilities=tuple(dict.fromkeys(caps)),
+        env=env,
+        warnings=tuple(warnings),
+        source=source,
+    )
 
 
 def _command(path: Path, executable: Any) -> tuple[str, ...]:
     if not isinstance(executable, dict):
-        raise ManifestError(path, "executable", "a mapping with command: [program, args...]", executable,
-                            found=executable is not None)
+        raise ManifestError(
+            path, "executable", "a mapping with command: [program, args...]", executable, found=executable is not None
+        )
     command = executable.get("command")
     if command is None:
         raise ManifestError(path, "executable.command", "a list of strings (program and arguments)", found=False)
     if not isinstance(command, list) or not command:
-        raise ManifestError(path, "executable.command", "a non-empty list of strings (program and arguments)",
-                            command)
+        raise ManifestError(path, "executable.command", "a non-empty list of strings (program and arguments)", command)
     for i, part in enumerate(command):
         if not isinstance(part, str) or (i == 0 and not part.strip()):
-            raise ManifestError(path, f"executable.command[{i}]", "a string" if i else "a program name or path",
-                                part)
+            raise ManifestError(path, f"executable.command[{i}]", "a string" if i else "a program name or path", part)
     return tuple(command)
 
 

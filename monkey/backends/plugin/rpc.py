@@ -19,8 +19,18 @@ import msgspec
 
 from monkey.backends.jsonl import LineFramer, LineTooLong
 
-__all__ = ["BadLine", "Frame", "LineTooLong", "RpcReader", "kind", "request", "response", "error_response",
-           "METHOD_NOT_FOUND", "INVALID_REQUEST"]
+__all__ = [
+    "BadLine",
+    "Frame",
+    "LineTooLong",
+    "RpcReader",
+    "kind",
+    "request",
+    "response",
+    "error_response",
+    "METHOD_NOT_FOUND",
+    "INVALID_REQUEST",
+]
 
 UNSET = msgspec.UNSET
 METHOD_NOT_FOUND = -32601

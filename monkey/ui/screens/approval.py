@@ -72,8 +72,11 @@ class ApprovalScreen(GuardedDialog):
         return self.typing
 
     def keys_text(self) -> Text:
-        keys = ("y approve once   " + ("a approve for session   " if self.request.grant else "")
-                + ("f approve for good   " if self._for_good else ""))
+        keys = (
+            "y approve once   "
+            + ("a approve for session   " if self.request.grant else "")
+            + ("f approve for good   " if self._for_good else "")
+        )
         return Text(keys + "n deny   Esc deny and stop")
 
     def title_text(self) -> Text:
@@ -107,15 +110,18 @@ class ApprovalScreen(GuardedDialog):
                 yield Static(Text("change it would apply:", style="bold"), classes="label")
                 with VerticalScroll(id="diff-box"):
                     yield Static(diff_text(request.summary), id="diff")
-            grant = (Text.assemble(("a", "bold"), " approves for this session: ", escape_controls(request.grant))
-                     if request.grant else Text("no session grant possible: this call needs a fresh answer each time"))
+            grant = (
+                Text.assemble(("a", "bold"), " approves for this session: ", escape_controls(request.grant))
+                if request.grant
+                else Text("no session grant possible: this call needs a fresh answer each time")
+            )
             if self._for_good:
                 rules = ", ".join(escape_controls(rule, keep_newlines=False) for rule in request.rules)
-                grant.append_text(Text.assemble("\n", ("f", "bold"), " approves for good, saving to your config: ",
-                                                rules))
+                grant.append_text(
+                    Text.assemble("\n", ("f", "bold"), " approves for good, saving to your config: ", rules)
+                )
             if request.unsandboxed:
-                grant.append_text(Text("\napproved here, this command runs again OUTSIDE the sandbox",
-                                       style="bold"))
+                grant.append_text(Text("\napproved here, this command runs again OUTSIDE the sandbox", style="bold"))
             yield Static(grant, id="grant")
             yield Input(placeholder="why not? (sent to the model; Enter with nothing stops the turn)", id="reason")
             yield self.keys_line()
@@ -154,13 +160,19 @@ class ApprovalScreen(GuardedDialog):
 
     def action_approve_session(self) -> None:
         """Run this call and every call the grant covers, for the rest of the session."""
-        self.dismiss(Decision(approved=True, scope="session", by="user",
-                              reason=f"approved for this session: {self.request.grant}"))
+        self.dismiss(
+            Decision(
+                approved=True, scope="session", by="user", reason=f"approved for this session: {self.request.grant}"
+            )
+        )
 
     def action_approve_always(self) -> None:
         """Run this call, grant it for the session, and save its rules to the user's config."""
-        self.dismiss(Decision(approved=True, scope="always", by="user",
-                              reason=f"approved for good: {', '.join(self.request.rules)}"))
+        self.dismiss(
+            Decision(
+                approved=True, scope="always", by="user", reason=f"approved for good: {', '.join(self.request.rules)}"
+            )
+        )
 
     def action_deny(self) -> None:
         """Show the reason input; the answer is sent when Enter is pressed in it."""

@@ -29,7 +29,6 @@ from monkey.ui.approver import GUARD_SECONDS
 __all__ = ["GuardedDialog", "GUARD_SECONDS"]
 
 
-
 class GuardedDialog(ModalScreen[Decision]):
     """A dialog answering one :class:`ApprovalRequest` with a :class:`Decision` (see the module).
 
@@ -43,8 +42,14 @@ class GuardedDialog(ModalScreen[Decision]):
     WAIT_TEXT: ClassVar[str] = "look first: the answer keys work in a moment"
     """The key line while the guard lasts (no key is offered before it works)."""
 
-    def __init__(self, request: ApprovalRequest, *, guard: float = GUARD_SECONDS,
-                 clock: Callable[[], float] = time.monotonic, waiting: int = 0) -> None:
+    def __init__(
+        self,
+        request: ApprovalRequest,
+        *,
+        guard: float = GUARD_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        waiting: int = 0,
+    ) -> None:
         super().__init__()
         self.request = request
         """The call waiting for an answer."""

@@ -48,8 +48,9 @@ class SessionPickerScreen(ModalScreen[str | None]):
         Binding("escape", "cancel", "cancel"),
     ]
 
-    def __init__(self, store: SessionStore, workspace: Path, *, limit: int = 50,
-                 format_time: Callable[[float], str] = local_time) -> None:
+    def __init__(
+        self, store: SessionStore, workspace: Path, *, limit: int = 50, format_time: Callable[[float], str] = local_time
+    ) -> None:
         super().__init__()
         self.store = store
         """The session store to list from and delete in."""
@@ -98,12 +99,20 @@ class SessionPickerScreen(ModalScreen[str | None]):
         row = table.cursor_row
         table.clear()
         for info in self.sessions:
-            table.add_row(Text(self.format_time(info.updated)), Text(_title(info)), Text(str(info.turns)),
-                          Text(f"${info.cost_usd:.4f}"), Text(info.state), Text(escape_controls(info.id)),
-                          key=info.id)
+            table.add_row(
+                Text(self.format_time(info.updated)),
+                Text(_title(info)),
+                Text(str(info.turns)),
+                Text(f"${info.cost_usd:.4f}"),
+                Text(info.state),
+                Text(escape_controls(info.id)),
+                key=info.id,
+            )
         if self.sessions:
             table.move_cursor(row=min(max(row, 0), len(self.sessions) - 1))
-            self._status(self._found_text() if self.query_text else Text("Enter resume   x delete   / search   Esc cancel"))
+            self._status(
+                self._found_text() if self.query_text else Text("Enter resume   x delete   / search   Esc cancel")
+            )
         elif self.query_text:
             self._status(Text(f"No session here holds {self.query_text}   / searches again"))
         else:
@@ -126,7 +135,9 @@ class SessionPickerScreen(ModalScreen[str | None]):
     def _found_text(self) -> Text:
         chosen = self.selected
         where = self.found.get(chosen.id, "") if chosen is not None else ""
-        return Text(f"{len(self.sessions)} holding {self.query_text}: {escape_controls(where, keep_newlines=False)}"[:300])
+        return Text(
+            f"{len(self.sessions)} holding {self.query_text}: {escape_controls(where, keep_newlines=False)}"[:300]
+        )
 
     def action_search(self) -> None:
         """Show the search field and type into it."""
@@ -184,12 +195,20 @@ class SessionPickerScreen(ModalScreen[str | None]):
         if chosen is None:
             return
         if chosen.state == "active":  # this app's own session, or another monkey's
-            self.notify(f"session {chosen.id} is open in a running monkey process; not deleted",
-                        severity="warning", markup=False)
+            self.notify(
+                f"session {chosen.id} is open in a running monkey process; not deleted",
+                severity="warning",
+                markup=False,
+            )
             return
         self.confirming = chosen
-        status = Text.assemble(("Delete ", "bold"), _title(chosen, 40), f" ({chosen.id}) and its history? ",
-                               ("y", "bold"), " deletes, any other key keeps it")
+        status = Text.assemble(
+            ("Delete ", "bold"),
+            _title(chosen, 40),
+            f" ({chosen.id}) and its history? ",
+            ("y", "bold"),
+            " deletes, any other key keeps it",
+        )
         self.query_one("#status", Static).add_class("confirm")
         self._status(status)
 

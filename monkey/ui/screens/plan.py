@@ -42,8 +42,14 @@ class PlanScreen(GuardedDialog):
     ANSWER_ACTIONS = frozenset({"approve", "feedback", "toggle_save", "reject"})
     WAIT_TEXT = "read it first: the answer keys work in a moment"
 
-    def __init__(self, request: ApprovalRequest, *, guard: float = GUARD_SECONDS,
-                 clock: Callable[[], float] = time.monotonic, waiting: int = 0) -> None:
+    def __init__(
+        self,
+        request: ApprovalRequest,
+        *,
+        guard: float = GUARD_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+        waiting: int = 0,
+    ) -> None:
         super().__init__(request, guard=guard, clock=clock, waiting=waiting)
         self.save = False
         """Whether an approved plan is also kept in the project's ``.monkey/plans/``."""
@@ -54,8 +60,7 @@ class PlanScreen(GuardedDialog):
         return self.typing
 
     def keys_text(self) -> Text:
-        return Text("a approve, accept edits   d approve, default mode   f send back with feedback   "
-                    "r or Esc reject")
+        return Text("a approve, accept edits   d approve, default mode   f send back with feedback   r or Esc reject")
 
     def title_text(self) -> Text:
         return Text.assemble(("Approve this plan?", "bold"), "  the model is in plan mode and asks to start on it")

@@ -74,8 +74,9 @@ class ProcessesScreen(ModalScreen[None]):
             grid.move_cursor(row=min(max(row, 0), grid.row_count - 1))
             self._select(self.table.all()[grid.cursor_row])
         else:
-            self.query_one("#output", Log).write_line("no background processes (shell_execute with background "
-                                                      "starts one)")
+            self.query_one("#output", Log).write_line(
+                "no background processes (shell_execute with background starts one)"
+            )
 
     def on_data_table_row_highlighted(self, message: DataTable.RowHighlighted) -> None:
         entries = self.table.all()

@@ -71,8 +71,13 @@ class TimelineScreen(ModalScreen[list[UndoApplied]]):
             self.event = event
             """The ``undo_applied`` event, as the checkpoint API emits it."""
 
-    def __init__(self, checkpoints: Checkpoints, session_id: str | None = None, *,
-                 format_time: Callable[[float], str] = local_time) -> None:
+    def __init__(
+        self,
+        checkpoints: Checkpoints,
+        session_id: str | None = None,
+        *,
+        format_time: Callable[[float], str] = local_time,
+    ) -> None:
         super().__init__()
         self.checkpoints = checkpoints
         """The checkpoint API of the workspace."""
@@ -113,8 +118,9 @@ class TimelineScreen(ModalScreen[list[UndoApplied]]):
         try:
             infos = self.checkpoints.list(self.session_id)
         except Exception as exc:  # a damaged journal or shadow repository: say so, keep the app
-            self.app.call_from_thread(self.notify, f"cannot list the checkpoints: {exc}", severity="error",
-                                      markup=False)
+            self.app.call_from_thread(
+                self.notify, f"cannot list the checkpoints: {exc}", severity="error", markup=False
+            )
             infos = []
         self.app.call_from_thread(self._fill, infos)
 
@@ -127,8 +133,15 @@ class TimelineScreen(ModalScreen[list[UndoApplied]]):
         for n, info in enumerate(self.infos, 1):
             stats = "binary" if info.binary and not (info.added or info.removed) else f"+{info.added} -{info.removed}"
             paths = ", ".join(escape_controls(p, keep_newlines=False) for p in info.paths) or "(unknown)"
-            table.add_row(Text(str(n)), Text(self.format_time(info.created_at)), Text(escape_controls(info.tool)),
-                          Text(info.state), Text(stats), Text(paths), key=info.id)
+            table.add_row(
+                Text(str(n)),
+                Text(self.format_time(info.created_at)),
+                Text(escape_controls(info.tool)),
+                Text(info.state),
+                Text(stats),
+                Text(paths),
+                key=info.id,
+            )
         if not self.infos:
             self.show_detail(Text("No checkpoints yet"), Text("monkey takes one before every change it makes."))
         elif 0 <= row < len(self.infos):
@@ -181,8 +194,11 @@ class TimelineScreen(ModalScreen[list[UndoApplied]]):
         # writes its own header with the screen's time format.
         body = text.split("\n\n", 1)[1] if "\n\n" in text else text
         self.refused = None
-        title = Text.assemble((f"#{n} ", "bold"), (escape_controls(info.tool), "bold"),
-                              f"  {info.state}  {self.format_time(info.created_at)}  turn {info.turn}")
+        title = Text.assemble(
+            (f"#{n} ", "bold"),
+            (escape_controls(info.tool), "bold"),
+            f"  {info.state}  {self.format_time(info.created_at)}  turn {info.turn}",
+        )
         if info.note:
             title.append(f"\nnote: {escape_controls(info.note)}")
         self.show_detail(title, diff_text(body.rstrip("\n") or "(no textual change)"))
@@ -257,8 +273,11 @@ class TimelineScreen(ModalScreen[list[UndoApplied]]):
     def _refused(self, op: _Operation, exc: UndoConflict) -> None:
         self.busy = False
         title = Text(escape_controls(str(exc)), style="bold")
-        title.append("\nf forces it (what changed since is overwritten; the diff below is lost)   "
-                     "Esc keeps the files as they are", style="")
+        title.append(
+            "\nf forces it (what changed since is overwritten; the diff below is lost)   "
+            "Esc keeps the files as they are",
+            style="",
+        )
         diff = "\n".join(f"# {c.reason}\n{c.diff.rstrip()}" for c in exc.conflicts)
         self.show_detail(title, diff_text(diff), refusal=True)
         self.refused = op

@@ -103,7 +103,7 @@ class AssistantText(Markdown):
         try:
             while self._fed < self._target:
                 start, self._fed = self._fed, self._target
-                await self.append(escape_controls(self.text[start:self._fed]))  # parses from its last block on
+                await self.append(escape_controls(self.text[start : self._fed]))  # parses from its last block on
         finally:
             self._appending = False
         self._show_tail(self.text)

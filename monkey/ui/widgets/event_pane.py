@@ -48,8 +48,7 @@ MAX_EVENTS = 5000
 
 
 def _short(event: Event) -> str:
-    fields = {k: getattr(event, k) for k in event.__struct_fields__
-              if k not in ("ts", "session_id", "parent_call_id")}
+    fields = {k: getattr(event, k) for k in event.__struct_fields__ if k not in ("ts", "session_id", "parent_call_id")}
     text = " ".join(f"{k}={v!r}" for k, v in fields.items())
     text = escape_controls(text, keep_newlines=False)
     return text if len(text) <= 100 else text[:99] + "…"
@@ -299,11 +298,13 @@ class EventPane(Vertical):
         """
         if self.children:
             return
-        self.mount_all([
-            Input(placeholder="filter by type (e.g. tool) · ↓ pick an event · #N", id="event-filter"),
-            Static("", id="event-detail", markup=False),
-            event_log_class()(max_lines=MAX_LINES, wrap=False, markup=False, id="event-log"),
-        ])
+        self.mount_all(
+            [
+                Input(placeholder="filter by type (e.g. tool) · ↓ pick an event · #N", id="event-filter"),
+                Static("", id="event-detail", markup=False),
+                event_log_class()(max_lines=MAX_LINES, wrap=False, markup=False, id="event-log"),
+            ]
+        )
 
     def open(self) -> None:
         """The pane was just shown: the newest events in view, the focus in the filter."""
@@ -450,8 +451,13 @@ class EventPane(Vertical):
         log = self._log()
         if log is None or not log.has_focus:
             back = self._came_from
-            if self.children and self.query_one("#event-filter").has_focus and back is not None \
-                    and back.is_attached and back.display:
+            if (
+                self.children
+                and self.query_one("#event-filter").has_focus
+                and back is not None
+                and back.is_attached
+                and back.display
+            ):
                 back.focus()  # from the filter: back to the message box, the pane stays open
                 return
             raise SkipAction()

@@ -97,5 +97,5 @@ class OpenTail(Widget):
         if y >= len(self._rows):
             return Strip.blank(width, style)
         end = self._rows[y + 1] if y + 1 < len(self._rows) else len(self._text)
-        row = self._text[self._rows[y]:end].rstrip("\n")
+        row = self._text[self._rows[y] : end].rstrip("\n")
         return Strip([Segment(row, style)]).crop_extend(0, width, style)

@@ -92,9 +92,13 @@ class PromptInput(TextArea):
         """Ctrl-D on an empty box."""
 
     def __init__(self, history_path: Path | None = None, workspace: Path | None = None, **kwargs: object) -> None:
-        super().__init__(soft_wrap=True, show_line_numbers=False, tab_behavior="focus",
-                         placeholder="Type a task · /command · @file · !shell · Ctrl+E events",
-                         **kwargs)  # type: ignore[arg-type]
+        super().__init__(
+            soft_wrap=True,
+            show_line_numbers=False,
+            tab_behavior="focus",
+            placeholder="Type a task · /command · @file · !shell · Ctrl+E events",
+            **kwargs,  # type: ignore[arg-type]
+        )
         self.workspace = workspace
         """Where ``@path`` completion looks (None: no path completion)."""
         self.history_path = history_path

@@ -67,8 +67,12 @@ class StatusBar(Static):
         """Apply a :class:`~monkey.ui.bridge.StatusChanged`'s fields and redraw."""
         for key, value in fields.items():
             if key.startswith("add_"):
-                name = {"add_in": "tokens_in", "add_out": "tokens_out", "add_cost": "cost",
-                        "add_checkpoint": "checkpoints"}[key]
+                name = {
+                    "add_in": "tokens_in",
+                    "add_out": "tokens_out",
+                    "add_cost": "cost",
+                    "add_checkpoint": "checkpoints",
+                }[key]
                 setattr(self, name, getattr(self, name) + value)
             else:
                 setattr(self, key, value)
@@ -102,8 +106,9 @@ class StatusBar(Static):
         parts: list[tuple[int, Text]] = []  # (drop order: higher goes first; 0 stays, Text)
         if self.started is not None:
             elapsed = max(0.0, self.clock() - self.started)
-            parts.append((0, Text(f"{SPINNER[int(elapsed * 10) % len(SPINNER)]} working {elapsed:.0f}s  ",
-                                  style="bold yellow")))
+            parts.append(
+                (0, Text(f"{SPINNER[int(elapsed * 10) % len(SPINNER)]} working {elapsed:.0f}s  ", style="bold yellow"))
+            )
         label = LABELS.get(self.mode, self.mode)  # type: ignore[call-overload]
         parts.append((0, Text(f"⏵ {label}", style=MODE_STYLES.get(self.mode, ""))))
         parts.append((3, Text.assemble(" · ", (escape_controls(self.backend or "?", keep_newlines=False), "bold"))))

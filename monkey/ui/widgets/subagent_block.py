@@ -80,8 +80,11 @@ class SubagentBlock(Collapsible):
         """A sub-agent of one shown here started: its calls are shown too, indented."""
         depth = self.depths.get(started.session_id, 0) + 1
         self.depths[started.child_session_id] = depth
-        line = Text("  " * depth + f"↳ {escape_controls(started.agent, keep_newlines=False)}: "
-                    f"{escape_controls(started.description, keep_newlines=False)}", style="bold")
+        line = Text(
+            "  " * depth + f"↳ {escape_controls(started.agent, keep_newlines=False)}: "
+            f"{escape_controls(started.description, keep_newlines=False)}",
+            style="bold",
+        )
         self._append(line)
 
     def _append(self, line: Text) -> None:

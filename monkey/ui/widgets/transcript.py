@@ -99,7 +99,7 @@ class Transcript(VerticalScroll):
         if excess > 0:
             from monkey.ui.widgets.tool_block import ToolBlock
 
-            old = list(self.children[first:first + excess])
+            old = list(self.children[first : first + excess])
             self.dropped += len(old)
             for w in old:
                 if isinstance(w, ToolBlock):
@@ -178,8 +178,14 @@ class Transcript(VerticalScroll):
         """Show earlier (user, assistant) turns at once; only the last ones are mounted."""
         from monkey.store.history import Said
 
-        self.load_items([Said(role, text) for turn in turns for role, text in zip(("user", "assistant"), turn, strict=False)
-                         if text])
+        self.load_items(
+            [
+                Said(role, text)
+                for turn in turns
+                for role, text in zip(("user", "assistant"), turn, strict=False)
+                if text
+            ]
+        )
 
     def load_items(self, items: list[HistoryItem]) -> None:
         """Show a resumed session's messages, answers and tool calls at once; only the last ones are mounted."""
@@ -217,8 +223,11 @@ class Transcript(VerticalScroll):
 
     def _show_earlier(self) -> None:
         """Say at the top how much is not on screen, and where to read it all."""
-        parts = [f"{n} earlier {what}{'' if n == 1 else 's'}" for n, what in ((self.hidden_turns, "turn"),
-                                                                             (self.dropped, "block")) if n]
+        parts = [
+            f"{n} earlier {what}{'' if n == 1 else 's'}"
+            for n, what in ((self.hidden_turns, "turn"), (self.dropped, "block"))
+            if n
+        ]
         if not parts:
             return
         text = Text(f"… {' and '.join(parts)} not shown", style="dim")

@@ -19,9 +19,15 @@ def install(monkey_home: Path, tmp_path: Path) -> Callable[..., Installed]:
     ``[plugins.NAME]`` in the user's config (its script and log paths in ``env``, then ``settings``)."""
     config_parts: list[str] = []
 
-    def make(name: str, steps: list[dict[str, Any]], *, init: dict[str, Any] | None = None,
-             available: dict[str, Any] | None = None, capabilities: list[str] | None = None,
-             settings: str = "") -> Installed:
+    def make(
+        name: str,
+        steps: list[dict[str, Any]],
+        *,
+        init: dict[str, Any] | None = None,
+        available: dict[str, Any] | None = None,
+        capabilities: list[str] | None = None,
+        settings: str = "",
+    ) -> Installed:
         folder = monkey_home / "plugins" / name
         folder.mkdir(parents=True)
         script = tmp_path / f"{name}-script.json"
@@ -29,8 +35,9 @@ def install(monkey_home: Path, tmp_path: Path) -> Callable[..., Installed]:
         log = tmp_path / f"{name}-stdin.log"
         caps = capabilities if capabilities is not None else ["streaming", "tool_use"]
         (folder / "plugin.yaml").write_text(manifest_text(name, [sys.executable, str(SCRIPT_PLUGIN)], caps))
-        config_parts.append(f'[plugins.{name}]\nenv = {{ PLUGIN_SCRIPT = "{script}", PLUGIN_LOG = "{log}" }}\n'
-                            + settings + "\n")
+        config_parts.append(
+            f'[plugins.{name}]\nenv = {{ PLUGIN_SCRIPT = "{script}", PLUGIN_LOG = "{log}" }}\n' + settings + "\n"
+        )
         (monkey_home / "config.toml").write_text("\n".join(config_parts))
         return Installed(name, folder, script, log)
 

@@ -126,8 +126,14 @@ def main():
         msg = read()
         method, rid = msg.get("method"), msg.get("id")
         if method == "agent.init":
-            out({"jsonrpc": "2.0", "id": rid, "result": script.get("init") or {
-                "name": "scripted", "model": "script-1", "capabilities": ["streaming", "tool_use"]}})
+            out(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": script.get("init")
+                    or {"name": "scripted", "model": "script-1", "capabilities": ["streaming", "tool_use"]},
+                }
+            )
         elif method == "agent.available":
             out({"jsonrpc": "2.0", "id": rid, "result": script.get("available") or {"available": True}})
         elif method == "agent.run":

@@ -11,8 +11,14 @@ ROOT = Path(__file__).resolve().parents[3]
 
 
 def test_the_benchmark_prints_both_figures() -> None:
-    run = subprocess.run([sys.executable, str(ROOT / "tools" / "bench.py"), "plugins"], capture_output=True,
-                         text=True, timeout=240, check=False, cwd=ROOT)
+    run = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "bench.py"), "plugins"],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        check=False,
+        cwd=ROOT,
+    )
     assert run.returncode in (0, 1), run.stderr  # 1: a target missed on a busy machine, still well formed
     text, trip = [json.loads(line) for line in run.stdout.splitlines()]
     assert (text["name"], text["unit"], text["target"]) == ("plugin_text_events", "events/s", "ratio >= 0.5")

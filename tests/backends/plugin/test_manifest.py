@@ -29,25 +29,41 @@ def test_the_seeds_manifest_loads(tmp_path: Path):
     assert m.warnings == ()
 
 
-@pytest.mark.parametrize(("change", "said"), [
-    (lambda t: t.replace('name: "ollama"\ntype', 'type'), 'name: expected a string (missing)'),
-    (lambda t: t.replace('type: "agent"', 'type: "tool"'),
-     "type: expected \"agent\" (the only plugin type monkey runs), got 'tool'"),
-    (lambda t: t.replace('protocol: "1"', 'protocol: "2"'), 'protocol: expected "1", got \'2\''),
-    (lambda t: t.replace('command: ["python3", "./ollama-agent.py"]', 'command: "python3 agent.py"'),
-     "executable.command: expected a non-empty list of strings (program and arguments), got 'python3 agent.py'"),
-    (lambda t: t.replace('command: ["python3", "./ollama-agent.py"]', 'command: [python3, 3]'),
-     "executable.command[1]: expected a string, got 3"),
-    (lambda t: t.replace("    - tool_use", "    - telepathy"),
-     "agent.capabilities[1]: expected one of: streaming, tool_use, code_execution, vision, long_context, got 'telepathy'"),
-    (lambda t: t.replace('default: "codellama:13b"', "default: [a, b]"),
-     "env.OLLAMA_MODEL.default: expected a string or a number, got list"),
-    (lambda t: t.replace("required: false", "required: maybe"), "env.OLLAMA_MODEL.required: expected true or false, got 'maybe'"),
-    (lambda t: t.replace('name: "ollama"\ntype', 'name: "../evil"\ntype'), "name: expected letters, digits"),
-    (lambda t: "- just\n- a list\n", "expected a mapping of keys"),
-    (lambda t: t.replace("agent:\n", "agent: [\n"), "expected valid YAML, got"),
-    (lambda t: "!!python/object/apply:os.system ['echo pwned']\n", "expected valid YAML, got"),
-])
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        (lambda t: t.replace('name: "ollama"\ntype', "type"), "name: expected a string (missing)"),
+        (
+            lambda t: t.replace('type: "agent"', 'type: "tool"'),
+            "type: expected \"agent\" (the only plugin type monkey runs), got 'tool'",
+        ),
+        (lambda t: t.replace('protocol: "1"', 'protocol: "2"'), "protocol: expected \"1\", got '2'"),
+        (
+            lambda t: t.replace('command: ["python3", "./ollama-agent.py"]', 'command: "python3 agent.py"'),
+            "executable.command: expected a non-empty list of strings (program and arguments), got 'python3 agent.py'",
+        ),
+        (
+            lambda t: t.replace('command: ["python3", "./ollama-agent.py"]', "command: [python3, 3]"),
+            "executable.command[1]: expected a string, got 3",
+        ),
+        (
+            lambda t: t.replace("    - tool_use", "    - telepathy"),
+            "agent.capabilities[1]: expected one of: streaming, tool_use, code_execution, vision, long_context, got 'telepathy'",
+        ),
+        (
+            lambda t: t.replace('default: "codellama:13b"', "default: [a, b]"),
+            "env.OLLAMA_MODEL.default: expected a string or a number, got list",
+        ),
+        (
+            lambda t: t.replace("required: false", "required: maybe"),
+            "env.OLLAMA_MODEL.required: expected true or false, got 'maybe'",
+        ),
+        (lambda t: t.replace('name: "ollama"\ntype', 'name: "../evil"\ntype'), "name: expected letters, digits"),
+        (lambda t: "- just\n- a list\n", "expected a mapping of keys"),
+        (lambda t: t.replace("agent:\n", "agent: [\n"), "expected valid YAML, got"),
+        (lambda t: "!!python/object/apply:os.system ['echo pwned']\n", "expected valid YAML, got"),
+    ],
+)
 def test_mistakes_name_the_file_and_the_field(tmp_path: Path, change, said):
     path = write(tmp_path / "p", change(SEED))
     with pytest.raises(ManifestError) as info:
@@ -88,11 +104,13 @@ def test_discovery_keeps_going_past_a_broken_manifest_and_the_project_needs_trus
 def test_aliases_extend_plugins_and_each_other(tmp_path: Path):
     catalog = Catalog(plugins={"ollama": load_manifest(write(tmp_path / "o", SEED))})
     plugins = {"ollama": {"env": {"OLLAMA_HOST": "http://127.0.0.1:1"}, "idle_timeout": 5}}
-    agents = {"fast-local": {"extends": "ollama", "description": "Fast local model",
-                             "env": {"OLLAMA_MODEL": "codellama:7b"}},
-              "faster": {"extends": "fast-local", "env": {"OLLAMA_MODEL": "tiny"}},
-              "loop-a": {"extends": "loop-b"}, "loop-b": {"extends": "loop-a"},
-              "typo": {"extend": "ollama"}}
+    agents = {
+        "fast-local": {"extends": "ollama", "description": "Fast local model", "env": {"OLLAMA_MODEL": "codellama:7b"}},
+        "faster": {"extends": "fast-local", "env": {"OLLAMA_MODEL": "tiny"}},
+        "loop-a": {"extends": "loop-b"},
+        "loop-b": {"extends": "loop-a"},
+        "typo": {"extend": "ollama"},
+    }
     fast = resolve("fast-local", catalog, plugins, agents)
     assert fast.manifest.name == "ollama" and fast.description == "Fast local model"
     assert fast.settings.env == {"OLLAMA_HOST": "http://127.0.0.1:1", "OLLAMA_MODEL": "codellama:7b"}

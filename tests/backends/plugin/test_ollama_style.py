@@ -15,12 +15,12 @@ from tests.support.plugins import SEED
 from tests.support.plugins import task
 
 OLLAMA = Path(__file__).resolve().parent / "ollama"
-ALIAS = '''
+ALIAS = """
 [agents.fast-local]
 extends = "ollama"
 description = "Fast local model"
 env = { OLLAMA_MODEL = "codellama:7b" }
-'''
+"""
 
 
 @pytest.fixture
@@ -38,11 +38,14 @@ def configure(home: Path, url: str) -> None:
 def test_validate_walks_every_step(ollama, workspace: Path, monkey_home: Path):
     with FakeOllama() as server:
         configure(monkey_home, server.url)
-        run = invoke(["plugins", "validate", "ollama", "--run", "Hello, world!", "--cwd", str(workspace)],
-                     home=monkey_home)
+        run = invoke(
+            ["plugins", "validate", "ollama", "--run", "Hello, world!", "--cwd", str(workspace)], home=monkey_home
+        )
     assert run.returncode == 0, run.stdout + run.stderr
     lines = run.stdout.splitlines()
-    assert lines[0].startswith(f"ok   manifest {ollama / 'plugin.yaml'}: ollama 1, protocol 1, capabilities streaming, tool_use")
+    assert lines[0].startswith(
+        f"ok   manifest {ollama / 'plugin.yaml'}: ollama 1, protocol 1, capabilities streaming, tool_use"
+    )
     assert lines[1] == "ok   agent.init: name ollama, model codellama:13b, capabilities streaming, tool_use"
     assert lines[2] == "ok   agent.available: available"
     assert lines[3] == "ok   usage: 12 in, 8 out"
@@ -109,5 +112,7 @@ def test_validate_a_folder_by_its_path(workspace: Path, monkey_home: Path, tmp_p
     (broken / "plugin.yaml").write_text(SEED.replace('type: "agent"', 'type: "agnet"'))
     bad = invoke(["plugins", "validate", str(broken), "--cwd", str(workspace)], home=monkey_home)
     assert bad.returncode == 1
-    assert bad.stdout.strip() == (f"FAIL manifest: {(broken / 'plugin.yaml').resolve()}: type: expected \"agent\" "
-                                  "(the only plugin type monkey runs), got 'agnet'")
+    assert bad.stdout.strip() == (
+        f'FAIL manifest: {(broken / "plugin.yaml").resolve()}: type: expected "agent" '
+        "(the only plugin type monkey runs), got 'agnet'"
+    )

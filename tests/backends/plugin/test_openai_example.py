@@ -10,7 +10,6 @@ from tests.support.fakes.openai_server import FakeOpenAI, Reply
 from tests.support.plugins import configure_openai_compat, task
 
 
-
 def test_text_streams_from_the_server(workspace: Path, monkey_home: Path):
     with FakeOpenAI([Reply(text="Hello from the fake model.", usage=(20, 6))]) as server:
         configure_openai_compat(monkey_home, server.url)
@@ -27,10 +26,13 @@ def test_text_streams_from_the_server(workspace: Path, monkey_home: Path):
 
 
 def test_tool_use_goes_through_monkey_and_undo_reverts_it(workspace: Path, monkey_home: Path):
-    replies = [Reply(text="Writing it.", tool_calls=[("call_1", "file_write", {"path": "hello.py",
-                                                                               "content": "print('hi')\n"})]),
-               Reply(tool_calls=[("call_2", "file_read", {"path": "hello.py"})]),
-               Reply(text="Done: hello.py prints hi.")]
+    replies = [
+        Reply(
+            text="Writing it.", tool_calls=[("call_1", "file_write", {"path": "hello.py", "content": "print('hi')\n"})]
+        ),
+        Reply(tool_calls=[("call_2", "file_read", {"path": "hello.py"})]),
+        Reply(text="Done: hello.py prints hi."),
+    ]
     with FakeOpenAI(replies) as server:
         configure_openai_compat(monkey_home, server.url, '\n[approvals]\nallow = ["file_write(hello.py)"]\n')
         run = task(workspace, monkey_home, "openai-compat", "write hello.py")
@@ -49,8 +51,10 @@ def test_tool_use_goes_through_monkey_and_undo_reverts_it(workspace: Path, monke
 
 
 def test_a_denied_call_is_said_to_the_model(workspace: Path, monkey_home: Path):
-    replies = [Reply(tool_calls=[("call_1", "shell_execute", {"command": "rm -rf build"})]),
-               Reply(text="I was not allowed to.")]
+    replies = [
+        Reply(tool_calls=[("call_1", "shell_execute", {"command": "rm -rf build"})]),
+        Reply(text="I was not allowed to."),
+    ]
     with FakeOpenAI(replies) as server:
         configure_openai_compat(monkey_home, server.url)
         run = task(workspace, monkey_home, "openai-compat", "clean up")

@@ -34,8 +34,10 @@ def test_garbage_on_stdout_ends_the_turn_and_keeps_the_text(install, workspace: 
     install("garbage", [{"text": "before"}, {"line": "Traceback: this is not json"}, {"text": "never"}])
     run = task(workspace, monkey_home, "garbage")
     ended_with_error(run)
-    assert "plugin garbage broke the protocol: a line that is not valid JSON: 'Traceback: this is not json'" \
+    assert (
+        "plugin garbage broke the protocol: a line that is not valid JSON: 'Traceback: this is not json'"
         in error_of(run)
+    )
     assert [e["text"] for e in run.of_type("text_delta")] == ["before"]
     assert "broke the protocol" in run.stderr.splitlines()[-1]
 
@@ -56,8 +58,16 @@ def test_a_response_to_an_id_never_sent_is_a_protocol_error(install, workspace: 
 
 
 def test_a_response_before_its_notifications_loses_nothing(install, workspace: Path, monkey_home: Path):
-    install("early", [{"respond": {"status": "complete", "tokens_used": 5}}, {"text": "late "}, {"text": "words"},
-                      {"notify": {"type": "complete", "data": None}}, {"wait_eof": True}])
+    install(
+        "early",
+        [
+            {"respond": {"status": "complete", "tokens_used": 5}},
+            {"text": "late "},
+            {"text": "words"},
+            {"notify": {"type": "complete", "data": None}},
+            {"wait_eof": True},
+        ],
+    )
     run = task(workspace, monkey_home, "early")
     assert run.returncode == 0, run.stderr
     [done] = run.of_type("message_completed")
@@ -77,8 +87,11 @@ def test_silence_is_stopped_by_the_idle_watchdog(install, workspace: Path, monke
 @pytest.mark.subprocess
 def test_a_plugin_ignoring_sigterm_is_killed(install, workspace: Path, monkey_home: Path, tmp_path: Path):
     marker = f"ignore-term-{os.getpid()}"
-    install("stubborn", [{"ignore_term": True}, {"text": "you cannot stop me"}, {"sleep": 60}],
-            settings=FAST + f'config = {{ marker = "{marker}" }}\n')
+    install(
+        "stubborn",
+        [{"ignore_term": True}, {"text": "you cannot stop me"}, {"sleep": 60}],
+        settings=FAST + f'config = {{ marker = "{marker}" }}\n',
+    )
     run = task(workspace, monkey_home, "stubborn", process=True)
     ended_with_error(run)
     assert "printed nothing for 1 s" in error_of(run)
@@ -95,10 +108,16 @@ def test_exiting_mid_run_says_its_status_and_stderr(install, workspace: Path, mo
     assert [e["text"] for e in run.of_type("text_delta")] == ["half"]
 
 
-@pytest.mark.parametrize(("error", "said"), [
-    ({"code": -32601, "message": "Method not found"}, "plugin nope does not implement agent.run (-32601"),
-    ({"code": -32000, "message": "model exploded"}, "plugin nope answered agent.run with error -32000: model exploded"),
-])
+@pytest.mark.parametrize(
+    ("error", "said"),
+    [
+        ({"code": -32601, "message": "Method not found"}, "plugin nope does not implement agent.run (-32601"),
+        (
+            {"code": -32000, "message": "model exploded"},
+            "plugin nope answered agent.run with error -32000: model exploded",
+        ),
+    ],
+)
 def test_an_error_object_ends_the_turn(install, workspace: Path, monkey_home: Path, error, said):
     install("nope", [{"text": "so far"}, {"respond": None, "error": error}])
     run = task(workspace, monkey_home, "nope")
@@ -116,10 +135,16 @@ def test_not_available_is_one_line_before_any_work(install, workspace: Path, mon
     assert run.stderr.strip().splitlines()[-1].endswith("plugin offline is not available: server not running")
 
 
-def test_unknown_notifications_are_counted_raw_events_and_requests_refused(install, workspace: Path,
-                                                                           monkey_home: Path):
-    install("odd", [{"notify": {"type": "mystery", "data": {"x": 1}}}, {"method": "log", "params": "hi"},
-             {"request": {"id": "q1", "method": "host.secrets"}}, {"text": "fine"}])
+def test_unknown_notifications_are_counted_raw_events_and_requests_refused(install, workspace: Path, monkey_home: Path):
+    install(
+        "odd",
+        [
+            {"notify": {"type": "mystery", "data": {"x": 1}}},
+            {"method": "log", "params": "hi"},
+            {"request": {"id": "q1", "method": "host.secrets"}},
+            {"text": "fine"},
+        ],
+    )
     run = task(workspace, monkey_home, "odd")
     assert run.returncode == 0, run.stderr
     raws = run.of_type("raw")
@@ -132,9 +157,25 @@ def test_unknown_notifications_are_counted_raw_events_and_requests_refused(insta
 def test_ctrl_c_closes_the_plugins_stdin_then_stops_it(install, workspace: Path, monkey_home: Path):
     plugin = install("waiter", [{"text": "working"}, {"wait_eof": True}])
     proc = subprocess.Popen(
-        [sys.executable, "-m", "monkey", "agent", "--backend", "plugin:waiter", "--task", "go", "--cwd",
-         str(workspace), "--output-format", "stream-json"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, env=monkey_env(monkey_home))
+        [
+            sys.executable,
+            "-m",
+            "monkey",
+            "agent",
+            "--backend",
+            "plugin:waiter",
+            "--task",
+            "go",
+            "--cwd",
+            str(workspace),
+            "--output-format",
+            "stream-json",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+        env=monkey_env(monkey_home),
+    )
     assert proc.stdout is not None
     for line in proc.stdout:
         if b'"text_delta"' in line:
@@ -146,8 +187,14 @@ def test_ctrl_c_closes_the_plugins_stdin_then_stops_it(install, workspace: Path,
 
 
 def test_near_misses_of_the_seeds_shapes_still_stream(install, workspace: Path, monkey_home: Path):
-    install("sloppy", [{"line": '{"jsonrpc":"2.0","id":null,"method":"stream","params":{"type":"text","data":"a"}}'},
-                       {"notify": {"type": "text", "data": {"text": "b"}}}, {"text": "c"}])
+    install(
+        "sloppy",
+        [
+            {"line": '{"jsonrpc":"2.0","id":null,"method":"stream","params":{"type":"text","data":"a"}}'},
+            {"notify": {"type": "text", "data": {"text": "b"}}},
+            {"text": "c"},
+        ],
+    )
     run = task(workspace, monkey_home, "sloppy")
     assert run.returncode == 0, run.stderr
     assert run.of_type("message_completed")[0]["text"] == "abc"
@@ -163,8 +210,7 @@ async def test_cancelling_a_plugin_that_ignores_eof_and_sigterm_kills_it(install
     from monkey.events import TextDelta, TurnCompleted
 
     install("deaf", [{"ignore_term": True}, {"text": "la la la"}, {"sleep": 120}], settings="grace = 0.5\n")
-    backend = create_backend("plugin:deaf", config=load_config(workspace), model=None, script=None,
-                             workspace=workspace)
+    backend = create_backend("plugin:deaf", config=load_config(workspace), model=None, script=None, workspace=workspace)
     agent = Agent(backend=backend, workspace=workspace)
     agent.session_started()
     events = []
@@ -186,8 +232,12 @@ def test_a_line_over_the_cap_ends_a_task_from_stdin_cleanly(install, workspace: 
     "Event loop is closed" traceback (the stopped plugin's stdout, left unread, kept its transport
     open past the loop's end)."""
     install("bigline", [{"text": "start"}, {"big": 10_000_000}])
-    run = run_monkey(["agent", "--backend", "plugin:bigline", "--plain", "--cwd", str(workspace)], home=monkey_home,
-                     input="hi\n", timeout=120)
+    run = run_monkey(
+        ["agent", "--backend", "plugin:bigline", "--plain", "--cwd", str(workspace)],
+        home=monkey_home,
+        input="hi\n",
+        timeout=120,
+    )
     assert "plugin bigline printed a line longer than 8388608 bytes" in run.stderr, run.stderr
     assert "Traceback" not in run.stderr and "Event loop is closed" not in run.stderr, run.stderr
     assert run.returncode == 1

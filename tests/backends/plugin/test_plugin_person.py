@@ -17,14 +17,25 @@ pytestmark = pytest.mark.pty
 
 
 def spawn(workspace: Path, home: Path, name: str) -> pexpect.spawn:
-    return pexpect.spawn(sys.executable, ["-m", "monkey", "agent", "--backend", f"plugin:{name}", "--task", "go",
-                                          "--cwd", str(workspace)],
-                         env=monkey_env(home, TERM="xterm"), encoding="utf-8", timeout=PTY_TIMEOUT, dimensions=(40, 120))
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "monkey", "agent", "--backend", f"plugin:{name}", "--task", "go", "--cwd", str(workspace)],
+        env=monkey_env(home, TERM="xterm"),
+        encoding="utf-8",
+        timeout=PTY_TIMEOUT,
+        dimensions=(40, 120),
+    )
 
 
 def test_a_person_approves_one_call_and_refuses_another_with_a_reason(install, workspace: Path, monkey_home: Path):
-    plugin = install("writer", [WRITE, {"tool_use": {"id": "t2", "name": "file_delete", "input": {"path": "README.md"}}},
-                                {"text": "Left the README alone."}])
+    plugin = install(
+        "writer",
+        [
+            WRITE,
+            {"tool_use": {"id": "t2", "name": "file_delete", "input": {"path": "README.md"}}},
+            {"text": "Left the README alone."},
+        ],
+    )
     child = spawn(workspace, monkey_home, "writer")
     child.expect_exact("file_write needs approval")
     child.expect_exact("+from the plugin")

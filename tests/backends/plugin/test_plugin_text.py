@@ -9,10 +9,17 @@ from tests.support.plugins import task
 
 
 def test_text_thinking_usage_stream_as_events(install, workspace: Path, monkey_home: Path):
-    plugin = install("talker", [{"thinking": "hmm"}, {"text": "Hello"}, {"text": ", world"},
-                                {"notify": {"type": "usage", "data": {"input_tokens": 7, "output_tokens": 3}}},
-                                {"notify": {"type": "complete", "data": None}},
-                                {"respond": {"status": "complete", "tokens_used": 10}}])
+    plugin = install(
+        "talker",
+        [
+            {"thinking": "hmm"},
+            {"text": "Hello"},
+            {"text": ", world"},
+            {"notify": {"type": "usage", "data": {"input_tokens": 7, "output_tokens": 3}}},
+            {"notify": {"type": "complete", "data": None}},
+            {"respond": {"status": "complete", "tokens_used": 10}},
+        ],
+    )
     run = task(workspace, monkey_home, "talker")
     assert run.returncode == 0, run.stderr
     assert run.of_type("session_started")[0]["backend"] == "plugin:talker"
@@ -32,8 +39,9 @@ def test_text_thinking_usage_stream_as_events(install, workspace: Path, monkey_h
     assert plugin.saw_eof()  # its stdin was closed once the run was over
 
 
-async def test_backend_command_switches_to_a_plugin_and_keeps_the_conversation(install, tmp_path: Path,
-                                                                               workspace: Path, monkey_home: Path):
+async def test_backend_command_switches_to_a_plugin_and_keeps_the_conversation(
+    install, tmp_path: Path, workspace: Path, monkey_home: Path
+):
     import json
 
     from monkey.agent.loop import Agent
@@ -62,27 +70,56 @@ async def test_backend_command_switches_to_a_plugin_and_keeps_the_conversation(i
     assert not unknown.ok and "no plugin or agent alias named 'nothing'" in unknown.lines[0]
 
 
-def test_the_environment_is_scrubbed_then_defaults_then_config(install, workspace: Path, monkey_home: Path,
-                                                               tmp_path: Path):
+def test_the_environment_is_scrubbed_then_defaults_then_config(
+    install, workspace: Path, monkey_home: Path, tmp_path: Path
+):
     import json
 
     from tests.support.plugins import manifest_text
 
     dump = tmp_path / "env.json"
-    plugin = install("envy", [{"env_to": str(dump)}, {"text": "ok"}],
-                     init={"name": "envy", "model": "m", "capabilities": ["streaming"]},
-                     settings='config = { temperature = 0.5 }\nmodel = "from-config"\n')
+    plugin = install(
+        "envy",
+        [{"env_to": str(dump)}, {"text": "ok"}],
+        init={"name": "envy", "model": "m", "capabilities": ["streaming"]},
+        settings='config = { temperature = 0.5 }\nmodel = "from-config"\n',
+    )
     manifest = plugin.folder / "plugin.yaml"
     text = manifest.read_text()
     command = text.split("command: ")[1].split("\n")[0]
-    manifest.write_text(manifest_text("envy", json.loads(command), ["streaming"],
-                                      "env:\n  PLUGIN_COLOR:\n    default: blue\n  PLUGIN_SHAPE:\n    default: square\n"))
-    config = (monkey_home / "config.toml").read_text().replace(
-        'PLUGIN_LOG = ', 'PASSED_KEY = "${MY_API_KEY}", PLUGIN_SHAPE = "round", PLUGIN_LOG = ')
+    manifest.write_text(
+        manifest_text(
+            "envy",
+            json.loads(command),
+            ["streaming"],
+            "env:\n  PLUGIN_COLOR:\n    default: blue\n  PLUGIN_SHAPE:\n    default: square\n",
+        )
+    )
+    config = (
+        (monkey_home / "config.toml")
+        .read_text()
+        .replace("PLUGIN_LOG = ", 'PASSED_KEY = "${MY_API_KEY}", PLUGIN_SHAPE = "round", PLUGIN_LOG = ')
+    )
     (monkey_home / "config.toml").write_text(config)
-    run = invoke(["agent", "--backend", "plugin:envy", "--task", "hi", "--cwd", str(workspace), "-m", "flagged",
-                  "--output-format", "stream-json"], home=monkey_home, MY_API_KEY="sk-secret-value-123",
-                 GITHUB_TOKEN="ghp_x", PLUGIN_COLOR="green")
+    run = invoke(
+        [
+            "agent",
+            "--backend",
+            "plugin:envy",
+            "--task",
+            "hi",
+            "--cwd",
+            str(workspace),
+            "-m",
+            "flagged",
+            "--output-format",
+            "stream-json",
+        ],
+        home=monkey_home,
+        MY_API_KEY="sk-secret-value-123",
+        GITHUB_TOKEN="ghp_x",
+        PLUGIN_COLOR="green",
+    )
     assert run.returncode == 0, run.stderr
     env = json.loads(dump.read_text())
     assert "MY_API_KEY" not in env and "GITHUB_TOKEN" not in env  # scrubbed
@@ -99,11 +136,17 @@ def test_a_required_variable_set_nowhere_is_a_usage_error(install, workspace: Pa
 
     plugin = install("needy", [{"text": "never"}])
     manifest = plugin.folder / "plugin.yaml"
-    manifest.write_text(manifest_text("needy", ["python3", "x.py"], ["streaming"],
-                                      'env:\n  NEEDY_URL:\n    description: "where the model is"\n    required: true\n'))
-    run = invoke(["agent", "--backend", "plugin:needy", "--task", "hi", "--cwd", str(workspace)],
-                 home=monkey_home)
+    manifest.write_text(
+        manifest_text(
+            "needy",
+            ["python3", "x.py"],
+            ["streaming"],
+            'env:\n  NEEDY_URL:\n    description: "where the model is"\n    required: true\n',
+        )
+    )
+    run = invoke(["agent", "--backend", "plugin:needy", "--task", "hi", "--cwd", str(workspace)], home=monkey_home)
     assert run.returncode == 2
-    assert run.stderr.strip() == ("monkey: plugin needy needs NEEDY_URL (where the model is); set it in "
-                                  "[plugins.needy] env in monkey's config")
+    assert run.stderr.strip() == (
+        "monkey: plugin needy needs NEEDY_URL (where the model is); set it in [plugins.needy] env in monkey's config"
+    )
     assert plugin.methods() == []

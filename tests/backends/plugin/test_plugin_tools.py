@@ -7,6 +7,7 @@ from pathlib import Path
 from tests.support.cli import invoke
 from tests.support.plugins import WRITE, results, task
 
+
 def test_a_write_is_denied_headless_and_the_plugin_is_told(install, workspace: Path, monkey_home: Path):
     plugin = install("writer", [WRITE, {"text": "ok, I could not"}])
     run = task(workspace, monkey_home, "writer", "write notes")
@@ -19,8 +20,7 @@ def test_a_write_is_denied_headless_and_the_plugin_is_told(install, workspace: P
     assert [e["text"] for e in run.of_type("message_completed")] == ["", "ok, I could not"]
 
 
-def test_a_write_allowed_by_a_rule_runs_checkpointed_and_undo_reverts_it(install, workspace: Path,
-                                                                           monkey_home: Path):
+def test_a_write_allowed_by_a_rule_runs_checkpointed_and_undo_reverts_it(install, workspace: Path, monkey_home: Path):
     plugin = install("writer", [{"text": "Writing."}, WRITE, {"text": "Done."}])
     with (monkey_home / "config.toml").open("a") as fh:
         fh.write('\n[approvals]\nallow = ["file_write(notes.txt)"]\n')
@@ -41,8 +41,13 @@ def test_a_write_allowed_by_a_rule_runs_checkpointed_and_undo_reverts_it(install
 
 
 def test_a_file_event_is_a_file_write_through_the_same_path(install, workspace: Path, monkey_home: Path):
-    plugin = install("filer", [{"notify": {"type": "file", "data": {"path": "src/validate.py", "content": "x = 1\n",
-                                                                     "action": "write"}}}, {"text": "Wrote it."}])
+    plugin = install(
+        "filer",
+        [
+            {"notify": {"type": "file", "data": {"path": "src/validate.py", "content": "x = 1\n", "action": "write"}}},
+            {"text": "Wrote it."},
+        ],
+    )
     with (monkey_home / "config.toml").open("a") as fh:
         fh.write('\n[approvals]\nallow = ["file_write"]\n')
     run = task(workspace, monkey_home, "filer", "make the file")
@@ -65,10 +70,15 @@ def test_a_file_event_without_a_rule_is_refused_headless(install, workspace: Pat
 
 
 def test_a_failing_tool_sends_the_error_back(install, workspace: Path, monkey_home: Path):
-    plugin = install("reader", [{"tool_use": {"id": "r1", "name": "file_read", "input": {"path": "missing.txt"}}},
-                                {"tool_use": {"id": "r2", "name": "read_file", "input": {"path": "README.md"}}},
-                                {"tool_use": {"id": "r3", "name": "file_read", "input": {"path": "README.md"}}},
-                                {"text": "read"}])
+    plugin = install(
+        "reader",
+        [
+            {"tool_use": {"id": "r1", "name": "file_read", "input": {"path": "missing.txt"}}},
+            {"tool_use": {"id": "r2", "name": "read_file", "input": {"path": "README.md"}}},
+            {"tool_use": {"id": "r3", "name": "file_read", "input": {"path": "README.md"}}},
+            {"text": "read"},
+        ],
+    )
     run = task(workspace, monkey_home, "reader", "read things")
     assert run.returncode == 0, run.stderr
     first, unknown, ok = results(plugin)

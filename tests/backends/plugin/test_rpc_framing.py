@@ -11,11 +11,16 @@ from hypothesis import strategies as st
 from monkey.backends.plugin.rpc import BadLine, Frame, LineTooLong, RpcReader, kind
 
 texts = st.text(max_size=40)
-values = st.recursive(st.none() | st.booleans() | st.integers(-10**6, 10**6) | texts,
-                      lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
-                      max_leaves=8)
-notifications = st.builds(lambda t, d: {"jsonrpc": "2.0", "method": "stream", "params": {"type": t, "data": d}},
-                          st.sampled_from(["text", "thinking", "usage", "tool_use", "mystery"]), values)
+values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**6), 10**6) | texts,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(texts, inner, max_size=3),
+    max_leaves=8,
+)
+notifications = st.builds(
+    lambda t, d: {"jsonrpc": "2.0", "method": "stream", "params": {"type": t, "data": d}},
+    st.sampled_from(["text", "thinking", "usage", "tool_use", "mystery"]),
+    values,
+)
 responses = st.builds(lambda i, r: {"jsonrpc": "2.0", "id": i, "result": r}, st.integers(1, 99), values)
 messages = st.lists(notifications | responses, min_size=1, max_size=12)
 
@@ -36,8 +41,11 @@ def read_all(chunks: list[bytes], limit: int = 1 << 20) -> list[Frame | BadLine]
 
 
 def as_dict(frame: Frame) -> dict:
-    return {k: getattr(frame, k) for k in ("jsonrpc", "id", "method", "params", "result")
-            if getattr(frame, k) is not None and repr(getattr(frame, k)) != "UNSET"}
+    return {
+        k: getattr(frame, k)
+        for k in ("jsonrpc", "id", "method", "params", "result")
+        if getattr(frame, k) is not None and repr(getattr(frame, k)) != "UNSET"
+    }
 
 
 @settings(max_examples=150, deadline=None)
@@ -89,7 +97,7 @@ def test_a_line_over_the_limit_raises_however_it_is_cut(extra, sizes):
         at, i = 0, 0
         while at < len(data):
             size = sizes[i % len(sizes)]
-            reader.feed(data[at:at + size])
+            reader.feed(data[at : at + size])
             at, i = at + size, i + 1
 
 

@@ -37,7 +37,17 @@ from typing import Any
 
 from tests.support.fakes.loopback import LoopbackServer, QuietHandler
 
-__all__ = ["FakeAnthropic", "Message", "PromptCache", "Stream", "Status", "error_body", "reply_events", "sse", "text_of"]
+__all__ = [
+    "FakeAnthropic",
+    "Message",
+    "PromptCache",
+    "Stream",
+    "Status",
+    "error_body",
+    "reply_events",
+    "sse",
+    "text_of",
+]
 
 SseEvent = tuple[str, "dict[str, Any] | str"]
 """An event name and its data: an object, or raw text sent as it is (to test bad input)."""
@@ -78,15 +88,34 @@ class Message:
         """The message as a non-streaming request gets it."""
         blocks: list[dict[str, Any]] = [{"type": "text", "text": self.text}]
         blocks += [{"type": "tool_use", "id": i, "name": n, "input": args} for i, n, args in self.tool_calls]
-        return {"id": self.message_id, "type": "message", "role": "assistant", "model": model, "content": blocks,
-                "stop_reason": "tool_use" if self.tool_calls else "end_turn", "stop_sequence": None,
-                "usage": {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                          "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}}
+        return {
+            "id": self.message_id,
+            "type": "message",
+            "role": "assistant",
+            "model": model,
+            "content": blocks,
+            "stop_reason": "tool_use" if self.tool_calls else "end_turn",
+            "stop_sequence": None,
+            "usage": {
+                "input_tokens": self.input_tokens,
+                "output_tokens": self.output_tokens,
+                "cache_creation_input_tokens": 0,
+                "cache_read_input_tokens": 0,
+            },
+        }
 
     def stream(self, model: str) -> Stream:
         """The message as a streaming request gets it."""
-        return Stream(reply_events(self.text, tool_calls=self.tool_calls, model=model, message_id=self.message_id,
-                                   input_tokens=self.input_tokens, output_tokens=self.output_tokens))
+        return Stream(
+            reply_events(
+                self.text,
+                tool_calls=self.tool_calls,
+                model=model,
+                message_id=self.message_id,
+                input_tokens=self.input_tokens,
+                output_tokens=self.output_tokens,
+            )
+        )
 
 
 Answer = Stream | Status | Message
@@ -139,49 +168,118 @@ def reply_events(
     the stream there).
     """
     stop = "tool_use" if tool_calls else "end_turn"
-    events: list[SseEvent] = [("message_start", {"type": "message_start", "message": {
-        "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
-        "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": input_tokens, "cache_creation_input_tokens": cache_write,
-                  "cache_read_input_tokens": cache_read, "output_tokens": 1}}})]
+    events: list[SseEvent] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": message_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": model,
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {
+                        "input_tokens": input_tokens,
+                        "cache_creation_input_tokens": cache_write,
+                        "cache_read_input_tokens": cache_read,
+                        "output_tokens": 1,
+                    },
+                },
+            },
+        )
+    ]
     index = 0
     if thinking:
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "thinking", "thinking": "", "signature": ""}}))
+        events.append(
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+                },
+            )
+        )
         for p in _pieces(thinking, piece):
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "thinking_delta", "thinking": p}}))
-        events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                               "delta": {"type": "signature_delta", "signature": signature}}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "thinking_delta", "thinking": p}},
+                )
+            )
+        events.append(
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "signature_delta", "signature": signature},
+                },
+            )
+        )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     if ping:
         events.append(("ping", {"type": "ping"}))
     if text:
-        events.append(("content_block_start", {"type": "content_block_start", "index": index,
-                                               "content_block": {"type": "text", "text": ""}}))
+        events.append(
+            (
+                "content_block_start",
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+            )
+        )
         for n, p in enumerate(_pieces(text, piece)):
             if error is not None and error_after_text is not None and n == error_after_text:
                 events.append(("error", error))
                 return events
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "text_delta", "text": p}}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": p}},
+                )
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     for call_id, name, args in tool_calls:
-        events.append(("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-            "type": "tool_use", "id": call_id, "name": name, "input": {}}}))
+        events.append(
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "tool_use", "id": call_id, "name": name, "input": {}},
+                },
+            )
+        )
         for p in _pieces(json.dumps(args), json_piece):
-            events.append(("content_block_delta", {"type": "content_block_delta", "index": index,
-                                                   "delta": {"type": "input_json_delta", "partial_json": p}}))
+            events.append(
+                (
+                    "content_block_delta",
+                    {
+                        "type": "content_block_delta",
+                        "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": p},
+                    },
+                )
+            )
         events.append(("content_block_stop", {"type": "content_block_stop", "index": index}))
         index += 1
     if error is not None:
         events.append(("error", error))
         return events
-    events.append(("message_delta", {"type": "message_delta",
-                                     "delta": {"stop_reason": stop, "stop_sequence": None},
-                                     "usage": {"output_tokens": output_tokens}}))
+    events.append(
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": output_tokens},
+            },
+        )
+    )
     events.append(("message_stop", {"type": "message_stop"}))
     return events
 
@@ -196,12 +294,13 @@ class _Handler(QuietHandler):
 
     def do_GET(self) -> None:  # noqa: N802
         prefix = "/v1/models/"
-        model = self.path[len(prefix):] if self.path.startswith(prefix) else None
+        model = self.path[len(prefix) :] if self.path.startswith(prefix) else None
         if model is None:  # a listing (Claude Code asks for some): nothing
             self._send_json(200, {"data": [], "has_more": False}, {})
         elif model in self.server.owner.models:
-            self._send_json(200, {"type": "model", "id": model, "display_name": model,
-                                  "created_at": "2026-01-01T00:00:00Z"}, {})
+            self._send_json(
+                200, {"type": "model", "id": model, "display_name": model, "created_at": "2026-01-01T00:00:00Z"}, {}
+            )
         else:
             self._send_json(404, error_body("not_found_error", f"not found: {self.path}"), {})
 
@@ -220,8 +319,12 @@ class _Handler(QuietHandler):
                 model = body.get("model", "claude-fake")
                 answer = answer.stream(model) if body.get("stream") else Status(200, answer.json(model))
             if owner.cache is not None and isinstance(answer, Stream):
-                answer = Stream(_with_usage(answer.events, owner.cache.use(body)), answer.drop_after,
-                                answer.delay, answer.chunk_events)
+                answer = Stream(
+                    _with_usage(answer.events, owner.cache.use(body)),
+                    answer.drop_after,
+                    answer.delay,
+                    answer.chunk_events,
+                )
         if answer is None:
             self._send_json(500, error_body("api_error", "the fake server has no answer queued"), {})
         elif isinstance(answer, Status):
@@ -299,8 +402,11 @@ class PromptCache:
         read_chars = sizes[read] if read >= 0 else 0
         written = (sizes[last] if last >= 0 else 0) - read_chars if last > read else 0
         total = sizes[-1] if sizes else 0
-        return {"cache_read_input_tokens": read_chars // 4, "cache_creation_input_tokens": max(0, written) // 4,
-                "input_tokens": max(1, (total - read_chars - max(0, written)) // 4)}
+        return {
+            "cache_read_input_tokens": read_chars // 4,
+            "cache_creation_input_tokens": max(0, written) // 4,
+            "input_tokens": max(1, (total - read_chars - max(0, written)) // 4),
+        }
 
 
 def _with_usage(events: list[SseEvent], usage: dict[str, int]) -> list[SseEvent]:
@@ -369,8 +475,11 @@ class FakeAnthropic(LoopbackServer):
         users = [m for m in messages if isinstance(m, dict) and m.get("role") == "user"]
         last = users[-1] if users else {"content": ""}
         content = last.get("content")
-        results = [b for b in (content if isinstance(content, list) else [])
-                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        results = [
+            b
+            for b in (content if isinstance(content, list) else [])
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
         prompt = text_of(content)
         if "please fail" in prompt:
             return Status(400, error_body("invalid_request_error", "the fake server refuses this on purpose"))

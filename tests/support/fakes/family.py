@@ -20,8 +20,10 @@ import sys
 import time
 from pathlib import Path
 
-SLEEPER = ("import sys, time, pathlib; time.sleep(100); "
-           "pathlib.Path(sys.argv[1], 'wrote-' + sys.argv[2]).write_text('too late')")
+SLEEPER = (
+    "import sys, time, pathlib; time.sleep(100); "
+    "pathlib.Path(sys.argv[1], 'wrote-' + sys.argv[2]).write_text('too late')"
+)
 
 
 def start_time(pid: int) -> str:
@@ -34,8 +36,11 @@ def main() -> None:
     kids = [
         subprocess.Popen([sys.executable, "-c", SLEEPER, str(folder), "group"]),
         subprocess.Popen([sys.executable, "-c", SLEEPER, str(folder), "setsid"], start_new_session=True),
-        subprocess.Popen([sys.executable, "-c", SLEEPER, str(folder), "bare"], start_new_session=True,
-                         env={"PATH": os.environ.get("PATH", "")}),
+        subprocess.Popen(
+            [sys.executable, "-c", SLEEPER, str(folder), "bare"],
+            start_new_session=True,
+            env={"PATH": os.environ.get("PATH", "")},
+        ),
     ]
     lines = [f"{os.getpid()} {start_time(os.getpid())} child"]
     lines += [f"{k.pid} {start_time(k.pid)} {name}" for k, name in zip(kids, ("group", "setsid", "bare"), strict=True)]

@@ -29,11 +29,21 @@ def family_task(home: Path, tmp_path: Path, folder: Path) -> Path:
     namespace the kernel kills the whole family with the sandbox anyway."""
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text('[shell]\nsandbox = "off"\n[approvals]\nallow = ["shell_execute"]\n')
-    return write_script(tmp_path / "script.json", [
-        {"text": "Running it.", "tool_calls": [{"name": "shell_execute", "arguments": {
-            "command": f"{sys.executable} {FAMILY} {folder} wait", "timeout": 300}}]},
-        {"text": "done"},
-    ])
+    return write_script(
+        tmp_path / "script.json",
+        [
+            {
+                "text": "Running it.",
+                "tool_calls": [
+                    {
+                        "name": "shell_execute",
+                        "arguments": {"command": f"{sys.executable} {FAMILY} {folder} wait", "timeout": 300},
+                    }
+                ],
+            },
+            {"text": "done"},
+        ],
+    )
 
 
 def family(folder: Path, deadline: float = 90.0) -> Procs:

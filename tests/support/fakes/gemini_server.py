@@ -69,8 +69,11 @@ class FakeGemini(LoopbackServer):
 
 
 def _response(reply: GeminiReply) -> dict[str, Any]:
-    part: dict[str, Any] = ({"functionCall": {"name": reply.call[0], "args": reply.call[1]}} if reply.call
-                            else {"text": reply.text})
-    return {"candidates": [{"content": {"parts": [part], "role": "model"}, "finishReason": "STOP", "index": 0}],
-            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
-            "modelVersion": "gemini-2.5-flash"}
+    part: dict[str, Any] = (
+        {"functionCall": {"name": reply.call[0], "args": reply.call[1]}} if reply.call else {"text": reply.text}
+    )
+    return {
+        "candidates": [{"content": {"parts": [part], "role": "model"}, "finishReason": "STOP", "index": 0}],
+        "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+        "modelVersion": "gemini-2.5-flash",
+    }

@@ -41,11 +41,23 @@ class FakeOllama(LoopbackServer):
                 self.send_header("Content-Type", "application/x-ndjson")
                 self.end_headers()
                 for i in range(0, len(reply), 5):
-                    self.wfile.write(json.dumps({"model": body.get("model"), "response": reply[i:i + 5],
-                                                 "done": False}).encode() + b"\n")
+                    self.wfile.write(
+                        json.dumps({"model": body.get("model"), "response": reply[i : i + 5], "done": False}).encode()
+                        + b"\n"
+                    )
                     self.wfile.flush()
-                self.wfile.write(json.dumps({"model": body.get("model"), "response": "", "done": True,
-                                             "prompt_eval_count": 12, "eval_count": 8}).encode() + b"\n")
+                self.wfile.write(
+                    json.dumps(
+                        {
+                            "model": body.get("model"),
+                            "response": "",
+                            "done": True,
+                            "prompt_eval_count": 12,
+                            "eval_count": 8,
+                        }
+                    ).encode()
+                    + b"\n"
+                )
 
         super().__init__(Handler)
 

@@ -38,8 +38,13 @@ PATCH = "*** Begin Patch\n*** Add File: notes.txt\n+patched by the fake model\n*
 HOOK_PATCH = "*** Begin Patch\n*** Add File: .git/hooks/pre-commit\n+#!/bin/sh\n+echo hooked\n*** End Patch\n"
 
 
-_CLOSING = [("patch notes.txt", "Patched."), ("cat missing.txt", "That file is missing."),
-            ("touch made.txt", "Made."), ("patch a hook", "Hooked."), ("sleep a while", "Slept.")]
+_CLOSING = [
+    ("patch notes.txt", "Patched."),
+    ("cat missing.txt", "That file is missing."),
+    ("touch made.txt", "Made."),
+    ("patch a hook", "Hooked."),
+    ("sleep a while", "Slept."),
+]
 """The closing text of each case once its call's output came back."""
 
 
@@ -51,20 +56,22 @@ def _text_of(content: Any) -> str:
 
 def codex_config(url: str, *, model: str = "gpt-fake", key_env: str = "FAKE_OPENAI_KEY") -> str:
     """A ``config.toml`` for ``CODEX_HOME`` that points Codex at the fake server ``url``."""
-    return "\n".join([
-        f'model = "{model}"',
-        'model_provider = "fake"',
-        'approval_policy = "never"',
-        "[model_providers.fake]",
-        'name = "Fake OpenAI"',
-        f'base_url = "{url}/v1"',
-        'wire_api = "responses"',
-        f'env_key = "{key_env}"',
-        "request_max_retries = 0",
-        "stream_max_retries = 0",
-        "stream_idle_timeout_ms = 20000",
-        "",
-    ])
+    return "\n".join(
+        [
+            f'model = "{model}"',
+            'model_provider = "fake"',
+            'approval_policy = "never"',
+            "[model_providers.fake]",
+            'name = "Fake OpenAI"',
+            f'base_url = "{url}/v1"',
+            'wire_api = "responses"',
+            f'env_key = "{key_env}"',
+            "request_max_retries = 0",
+            "stream_max_retries = 0",
+            "stream_idle_timeout_ms = 20000",
+            "",
+        ]
+    )
 
 
 class FakeResponses(LoopbackServer):
@@ -113,11 +120,20 @@ class FakeResponses(LoopbackServer):
         prompt = _text_of(users[-1].get("content")) if users else ""
         # the turn's own output so far: calls made after the last user message, and their results
         last_user = max((n for n, i in enumerate(items) if i in users), default=-1)
-        after = items[last_user + 1:]
+        after = items[last_user + 1 :]
         has_result = any(str(i.get("type", "")).endswith("_output") for i in after)
         if "please fail" in prompt:
-            handler.send_json(400, {"error": {"message": "the fake server refuses this on purpose",
-                                          "type": "invalid_request_error", "param": None, "code": None}})
+            handler.send_json(
+                400,
+                {
+                    "error": {
+                        "message": "the fake server refuses this on purpose",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": None,
+                    }
+                },
+            )
             return
         with self._lock:
             self.count += 1
@@ -125,8 +141,10 @@ class FakeResponses(LoopbackServer):
         tools = {str(t.get("name", "")): t for t in body.get("tools") or [] if isinstance(t, dict)}
         output: list[dict[str, Any]]
         if "create hello.txt" in prompt and not has_result:
-            output = [self._reasoning("**Writing the file**\n\nOne shell command will do.", n),
-                      self._shell_call(tools, n, HELLO_CMD)]
+            output = [
+                self._reasoning("**Writing the file**\n\nOne shell command will do.", n),
+                self._shell_call(tools, n, HELLO_CMD),
+            ]
         elif "cat missing.txt" in prompt and not has_result:
             output = [self._shell_call(tools, n, MISSING_CMD)]
         elif "patch notes.txt" in prompt and not has_result:
@@ -147,13 +165,22 @@ class FakeResponses(LoopbackServer):
 
     @staticmethod
     def _message(text: str, n: int) -> dict[str, Any]:
-        return {"type": "message", "id": f"msg_fake{n}", "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": text, "annotations": []}]}
+        return {
+            "type": "message",
+            "id": f"msg_fake{n}",
+            "role": "assistant",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": text, "annotations": []}],
+        }
 
     @staticmethod
     def _reasoning(text: str, n: int) -> dict[str, Any]:
-        return {"type": "reasoning", "id": f"rs_fake{n}", "summary": [{"type": "summary_text", "text": text}],
-                "encrypted_content": None}
+        return {
+            "type": "reasoning",
+            "id": f"rs_fake{n}",
+            "summary": [{"type": "summary_text", "text": text}],
+            "encrypted_content": None,
+        }
 
     @staticmethod
     def _shell_call(tools: dict[str, Any], n: int, cmd: str) -> dict[str, Any]:
@@ -163,61 +190,155 @@ class FakeResponses(LoopbackServer):
             name, args = "shell_command", {"command": cmd}
         else:
             name, args = "shell", {"command": ["bash", "-lc", cmd]}
-        return {"type": "function_call", "id": f"fc_fake{n}", "call_id": f"call_fake{n}", "name": name,
-                "arguments": json.dumps(args), "status": "completed"}
+        return {
+            "type": "function_call",
+            "id": f"fc_fake{n}",
+            "call_id": f"call_fake{n}",
+            "name": name,
+            "arguments": json.dumps(args),
+            "status": "completed",
+        }
 
     @staticmethod
     def _patch_call(tools: dict[str, Any], n: int, patch: str = PATCH) -> dict[str, Any]:
         tool = tools.get("apply_patch") or {}
         if tool.get("type") == "custom":  # the freeform (grammar) form
-            return {"type": "custom_tool_call", "id": f"ctc_fake{n}", "call_id": f"call_fake{n}",
-                    "name": "apply_patch", "input": patch, "status": "completed"}
+            return {
+                "type": "custom_tool_call",
+                "id": f"ctc_fake{n}",
+                "call_id": f"call_fake{n}",
+                "name": "apply_patch",
+                "input": patch,
+                "status": "completed",
+            }
         if tool:
-            return {"type": "function_call", "id": f"fc_fake{n}", "call_id": f"call_fake{n}", "name": "apply_patch",
-                    "arguments": json.dumps({"input": patch}), "status": "completed"}
-        return {"type": "function_call", "id": f"fc_fake{n}", "call_id": f"call_fake{n}", "name": "shell",
-                "arguments": json.dumps({"command": ["apply_patch", patch]}), "status": "completed"}
+            return {
+                "type": "function_call",
+                "id": f"fc_fake{n}",
+                "call_id": f"call_fake{n}",
+                "name": "apply_patch",
+                "arguments": json.dumps({"input": patch}),
+                "status": "completed",
+            }
+        return {
+            "type": "function_call",
+            "id": f"fc_fake{n}",
+            "call_id": f"call_fake{n}",
+            "name": "shell",
+            "arguments": json.dumps({"command": ["apply_patch", patch]}),
+            "status": "completed",
+        }
 
     def _stream(self, handler: QuietHandler, body: dict[str, Any], output: list[dict[str, Any]], n: int) -> None:
         rid = f"resp_fake{n}"
-        base = {"id": rid, "object": "response", "created_at": 1700000000 + n, "model": body.get("model", "gpt-fake"),
-                "status": "in_progress", "output": []}
-        events: list[dict[str, Any]] = [{"type": "response.created", "response": base},
-                                        {"type": "response.in_progress", "response": base}]
+        base = {
+            "id": rid,
+            "object": "response",
+            "created_at": 1700000000 + n,
+            "model": body.get("model", "gpt-fake"),
+            "status": "in_progress",
+            "output": [],
+        }
+        events: list[dict[str, Any]] = [
+            {"type": "response.created", "response": base},
+            {"type": "response.in_progress", "response": base},
+        ]
         for i, item in enumerate(output):
             if item["type"] == "message":
                 text = item["content"][0]["text"]
-                events.append({"type": "response.output_item.added", "output_index": i,
-                               "item": {**item, "status": "in_progress", "content": []}})
-                events.append({"type": "response.content_part.added", "output_index": i, "item_id": item["id"],
-                               "content_index": 0, "part": {"type": "output_text", "text": "", "annotations": []}})
+                events.append(
+                    {
+                        "type": "response.output_item.added",
+                        "output_index": i,
+                        "item": {**item, "status": "in_progress", "content": []},
+                    }
+                )
+                events.append(
+                    {
+                        "type": "response.content_part.added",
+                        "output_index": i,
+                        "item_id": item["id"],
+                        "content_index": 0,
+                        "part": {"type": "output_text", "text": "", "annotations": []},
+                    }
+                )
                 words = text.split(" ")
                 for j, word in enumerate(words):
-                    events.append({"type": "response.output_text.delta", "output_index": i, "item_id": item["id"],
-                                   "content_index": 0, "delta": word if j == 0 else " " + word})
-                events.append({"type": "response.output_text.done", "output_index": i, "item_id": item["id"],
-                               "content_index": 0, "text": text})
-                events.append({"type": "response.content_part.done", "output_index": i, "item_id": item["id"],
-                               "content_index": 0, "part": item["content"][0]})
+                    events.append(
+                        {
+                            "type": "response.output_text.delta",
+                            "output_index": i,
+                            "item_id": item["id"],
+                            "content_index": 0,
+                            "delta": word if j == 0 else " " + word,
+                        }
+                    )
+                events.append(
+                    {
+                        "type": "response.output_text.done",
+                        "output_index": i,
+                        "item_id": item["id"],
+                        "content_index": 0,
+                        "text": text,
+                    }
+                )
+                events.append(
+                    {
+                        "type": "response.content_part.done",
+                        "output_index": i,
+                        "item_id": item["id"],
+                        "content_index": 0,
+                        "part": item["content"][0],
+                    }
+                )
             elif item["type"] == "reasoning":
                 text = item["summary"][0]["text"]
-                events.append({"type": "response.output_item.added", "output_index": i,
-                               "item": {**item, "summary": []}})
-                events.append({"type": "response.reasoning_summary_part.added", "output_index": i,
-                               "item_id": item["id"], "summary_index": 0,
-                               "part": {"type": "summary_text", "text": ""}})
+                events.append(
+                    {"type": "response.output_item.added", "output_index": i, "item": {**item, "summary": []}}
+                )
+                events.append(
+                    {
+                        "type": "response.reasoning_summary_part.added",
+                        "output_index": i,
+                        "item_id": item["id"],
+                        "summary_index": 0,
+                        "part": {"type": "summary_text", "text": ""},
+                    }
+                )
                 for j in range(0, len(text), 12):
-                    events.append({"type": "response.reasoning_summary_text.delta", "output_index": i,
-                                   "item_id": item["id"], "summary_index": 0, "delta": text[j:j + 12]})
-                events.append({"type": "response.reasoning_summary_text.done", "output_index": i,
-                               "item_id": item["id"], "summary_index": 0, "text": text})
+                    events.append(
+                        {
+                            "type": "response.reasoning_summary_text.delta",
+                            "output_index": i,
+                            "item_id": item["id"],
+                            "summary_index": 0,
+                            "delta": text[j : j + 12],
+                        }
+                    )
+                events.append(
+                    {
+                        "type": "response.reasoning_summary_text.done",
+                        "output_index": i,
+                        "item_id": item["id"],
+                        "summary_index": 0,
+                        "text": text,
+                    }
+                )
             else:
                 events.append({"type": "response.output_item.added", "output_index": i, "item": item})
             events.append({"type": "response.output_item.done", "output_index": i, "item": item})
-        usage = {"input_tokens": 1000 + n, "input_tokens_details": {"cached_tokens": 200},
-                 "output_tokens": 20 + n, "output_tokens_details": {"reasoning_tokens": 0},
-                 "total_tokens": 1020 + 2 * n}
-        events.append({"type": "response.completed",
-                       "response": {**base, "status": "completed", "output": output, "usage": usage}})
+        usage = {
+            "input_tokens": 1000 + n,
+            "input_tokens_details": {"cached_tokens": 200},
+            "output_tokens": 20 + n,
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 1020 + 2 * n,
+        }
+        events.append(
+            {
+                "type": "response.completed",
+                "response": {**base, "status": "completed", "output": output, "usage": usage},
+            }
+        )
         data = b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
         handler.send_body(200, "text/event-stream", data)

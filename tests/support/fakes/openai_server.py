@@ -60,8 +60,9 @@ class FakeOpenAI(LoopbackServer):
                     fake.requests.append(body)
                     reply = fake.replies.pop(0) if fake.replies else Reply(text="no more replies")
                 if reply.status:
-                    self.send_json(reply.status, {"error": {"message": f"fake error {reply.status}",
-                                                            "type": "server_error"}})
+                    self.send_json(
+                        reply.status, {"error": {"message": f"fake error {reply.status}", "type": "server_error"}}
+                    )
                 elif body.get("stream"):
                     self._stream(body, reply)
                 else:
@@ -87,36 +88,79 @@ class FakeOpenAI(LoopbackServer):
 
     @staticmethod
     def _base(body: dict[str, Any]) -> dict[str, Any]:
-        return {"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
-                "model": body.get("model", "fake-model")}
+        return {
+            "id": "chatcmpl-fake",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": body.get("model", "fake-model"),
+        }
 
     def chunks(self, body: dict[str, Any], reply: Reply) -> list[dict[str, Any]]:
         base = self._base(body)
         out = [{**base, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}}]}]
         for i in range(0, len(reply.text), 6):
-            out.append({**base, "choices": [{"index": 0, "delta": {"content": reply.text[i:i + 6]}}]})
+            out.append({**base, "choices": [{"index": 0, "delta": {"content": reply.text[i : i + 6]}}]})
         for n, (cid, name, args) in enumerate(reply.tool_calls):
             text = json.dumps(args)
             half = len(text) // 2
-            out.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": n, "id": cid, "type": "function", "function": {"name": name, "arguments": text[:half]}}]}}]})
-            out.append({**base, "choices": [{"index": 0, "delta": {"tool_calls": [
-                {"index": n, "function": {"arguments": text[half:]}}]}}]})
+            out.append(
+                {
+                    **base,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {
+                                "tool_calls": [
+                                    {
+                                        "index": n,
+                                        "id": cid,
+                                        "type": "function",
+                                        "function": {"name": name, "arguments": text[:half]},
+                                    }
+                                ]
+                            },
+                        }
+                    ],
+                }
+            )
+            out.append(
+                {
+                    **base,
+                    "choices": [
+                        {"index": 0, "delta": {"tool_calls": [{"index": n, "function": {"arguments": text[half:]}}]}}
+                    ],
+                }
+            )
         finish = "tool_calls" if reply.tool_calls else "stop"
         out.append({**base, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
         if (body.get("stream_options") or {}).get("include_usage"):
             prompt, completion = reply.usage
-            out.append({**base, "choices": [], "usage": {"prompt_tokens": prompt, "completion_tokens": completion,
-                                                         "total_tokens": prompt + completion}})
+            out.append(
+                {
+                    **base,
+                    "choices": [],
+                    "usage": {
+                        "prompt_tokens": prompt,
+                        "completion_tokens": completion,
+                        "total_tokens": prompt + completion,
+                    },
+                }
+            )
         return out
 
     def completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
         if reply.tool_calls:
-            message["tool_calls"] = [{"id": cid, "type": "function", "function": {"name": name,
-                                                                                  "arguments": json.dumps(args)}}
-                                     for cid, name, args in reply.tool_calls]
+            message["tool_calls"] = [
+                {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+                for cid, name, args in reply.tool_calls
+            ]
         prompt, completion = reply.usage
-        return {**self._base(body), "object": "chat.completion",
-                "choices": [{"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}],
-                "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion}}
+        return {
+            **self._base(body),
+            "object": "chat.completion",
+            "choices": [
+                {"index": 0, "message": message, "finish_reason": "tool_calls" if reply.tool_calls else "stop"}
+            ],
+            "usage": {"prompt_tokens": prompt, "completion_tokens": completion, "total_tokens": prompt + completion},
+        }

@@ -132,8 +132,7 @@ class Receiver:
                             continue
                         for dp in metric.sum.data_points:
                             value = dp.as_double if dp.WhichOneof("value") == "as_double" else dp.as_int
-                            self.received.points.append(Point(metric.name, value, _attributes(dp.attributes),
-                                                              resource))
+                            self.received.points.append(Point(metric.name, value, _attributes(dp.attributes), resource))
 
     def take_logs(self, request: Any) -> None:
         with self.lock:
@@ -141,8 +140,15 @@ class Receiver:
                 resource = _attributes(rl.resource.attributes)
                 for sl in rl.scope_logs:
                     for record in sl.log_records:
-                        self.received.logs.append(LogEvent(record.event_name, _attributes(record.attributes),
-                                                           _value(record.body), resource, record.time_unix_nano))
+                        self.received.logs.append(
+                            LogEvent(
+                                record.event_name,
+                                _attributes(record.attributes),
+                                _value(record.body),
+                                resource,
+                                record.time_unix_nano,
+                            )
+                        )
 
     def points(self, name: str) -> list[Point]:
         with self.lock:

@@ -39,8 +39,7 @@ def handle_available(params):
 
 def handle_run(params):
     body = json.dumps({"model": MODEL, "prompt": params.get("prompt", ""), "stream": True}).encode()
-    req = urllib.request.Request(OLLAMA_HOST + "/api/generate", data=body,
-                                 headers={"Content-Type": "application/json"})
+    req = urllib.request.Request(OLLAMA_HOST + "/api/generate", data=body, headers={"Content-Type": "application/json"})
     tokens = 0
     with urllib.request.urlopen(req) as resp:
         for line in resp:
@@ -50,8 +49,7 @@ def handle_run(params):
             if chunk.get("response"):
                 stream("text", chunk["response"])
             if chunk.get("done"):
-                usage = {"input_tokens": chunk.get("prompt_eval_count", 0),
-                         "output_tokens": chunk.get("eval_count", 0)}
+                usage = {"input_tokens": chunk.get("prompt_eval_count", 0), "output_tokens": chunk.get("eval_count", 0)}
                 tokens = usage["input_tokens"] + usage["output_tokens"]
                 stream("usage", usage)
     stream("complete", None)
@@ -70,8 +68,7 @@ def main():
         handler = HANDLERS.get(request.get("method"))
         if handler is None:
             if "id" in request:
-                send({"jsonrpc": "2.0", "id": request["id"],
-                      "error": {"code": -32601, "message": "Method not found"}})
+                send({"jsonrpc": "2.0", "id": request["id"], "error": {"code": -32601, "message": "Method not found"}})
             continue
         try:
             result = handler(request.get("params") or {})

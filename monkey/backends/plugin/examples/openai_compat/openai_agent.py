@@ -98,8 +98,7 @@ def available():
 
 def chat(messages, tools):
     """One streamed model call: its text (streamed as it comes), tool calls and usage."""
-    body = {"model": settings["model"], "messages": messages, "stream": True,
-            "stream_options": {"include_usage": True}}
+    body = {"model": settings["model"], "messages": messages, "stream": True, "stream_options": {"include_usage": True}}
     if tools:
         body["tools"] = tools
     text: list[str] = []
@@ -108,7 +107,9 @@ def chat(messages, tools):
     try:
         resp = http("/chat/completions", body)
     except urllib.error.HTTPError as exc:
-        raise RunError("the server answered {}: {}".format(exc.code, exc.read()[:300].decode("utf-8", "replace"))) from exc
+        raise RunError(
+            "the server answered {}: {}".format(exc.code, exc.read()[:300].decode("utf-8", "replace"))
+        ) from exc
     except OSError as exc:
         raise RunError("cannot reach {}: {}".format(settings["base_url"], exc)) from exc
     with resp:
@@ -166,16 +167,26 @@ def conversation(params):
                 said += "\n(called {} with {})".format(call.get("name"), json.dumps(call.get("input")))
             messages.append({"role": "assistant", "content": said.strip()})
         elif role == "tool":
-            messages.append({"role": "user", "content": "(result of {}: {})".format(entry.get("name"), entry.get("content"))})
+            messages.append(
+                {"role": "user", "content": "(result of {}: {})".format(entry.get("name"), entry.get("content"))}
+            )
     messages.append({"role": "user", "content": params.get("prompt", "")})
     return messages
 
 
 def run(params):
     messages = conversation(params)
-    tools = [{"type": "function", "function": {"name": t["name"], "description": t.get("description", ""),
-                                               "parameters": t.get("input_schema") or {"type": "object"}}}
-             for t in params.get("tools") or []]
+    tools = [
+        {
+            "type": "function",
+            "function": {
+                "name": t["name"],
+                "description": t.get("description", ""),
+                "parameters": t.get("input_schema") or {"type": "object"},
+            },
+        }
+        for t in params.get("tools") or []
+    ]
     spent = {"input_tokens": 0, "output_tokens": 0}
     for _ in range(settings["max_steps"]):
         text, calls, usage = chat(messages, tools)
@@ -185,9 +196,16 @@ def run(params):
             notify("usage", spent)
             notify("complete", None)
             return spent["input_tokens"] + spent["output_tokens"]
-        messages.append({"role": "assistant", "content": text or None, "tool_calls": [
-            {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
-            for c in calls]})
+        messages.append(
+            {
+                "role": "assistant",
+                "content": text or None,
+                "tool_calls": [
+                    {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                    for c in calls
+                ],
+            }
+        )
         for call in calls:
             try:
                 arguments = json.loads(call["arguments"] or "{}")
