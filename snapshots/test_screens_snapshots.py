@@ -16,7 +16,7 @@ from monkey.ui.screens.approval import ApprovalScreen
 from monkey.ui.screens.picker import SessionPickerScreen
 from monkey.ui.screens.timeline import TimelineScreen
 from tests.support.app import until
-from tests.ui.screen_data import (
+from tests.support.screen_data import (
     SESSION,
     ScreenApp,
     edit_request,
@@ -37,7 +37,7 @@ def test_approval_edit(snap_compare, workspace: Path) -> None:
 
 def test_approval_of_an_eleven_line_diff_at_80_by_24(snap_compare, workspace: Path) -> None:
     """The grant lines and the answer keys stay in view; the diff box shrinks and scrolls."""
-    from tests.ui.screen_data import request_for
+    from tests.support.screen_data import request_for
 
     (workspace / "calc.py").write_text("".join(f"line {i}\n" for i in range(20)))
     request = request_for(
@@ -115,7 +115,7 @@ def test_timeline_refusal(snap_compare, workspace: Path, monkey_home: Path) -> N
 def test_picker(snap_compare, workspace: Path) -> None:
     import asyncio
 
-    from tests.ui.screen_data import record_sessions
+    from tests.support.screen_data import record_sessions
 
     asyncio.run(record_sessions(workspace))
 

@@ -115,8 +115,10 @@ def test_its_own_shell_command_is_decided_as_a_shell_line(workspace: Path, tmp_p
 
 @pytest.mark.timeout(400)  # two or three runs of monkey and the agent, each a process
 def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
-    """Gemini CLI says ``loadSession``: ``--continue`` loads its stored session (it has the conversation, none
-    of it comes as text) and what it replays is not stored again."""
+    """Gemini CLI says ``loadSession``: ``--continue`` asks it to load its stored session. Gemini CLI 0.61.0
+    often answers that ``session/load`` with "Internal error" here (its session file of the first run);
+    then monkey gives the new session the conversation as text. Either way the model sees the earlier turn
+    once and nothing the agent replays is stored again."""
     gemini = gemini_cli()
     ghome = tmp_path / "ghome"
     with FakeGemini([GeminiReply(text="the first answer")]) as api:
@@ -128,7 +130,7 @@ def test_continue_loads_its_own_session(monkey_home: Path, workspace: Path, tmp_
         again = run_task(monkey_home, workspace, "acp:gemini", "which word", "--continue", timeout=180, process=True)
         asked = [json.dumps(body) for path, body in api.requests if body and ":streamGenerateContent" in path]
     assert again.returncode == 0, again.stderr
-    assert asked and "pineapple" in asked[-1] and "The conversation so far" not in asked[-1]
+    assert asked and asked[-1].count("pineapple") == 1, "the earlier turn reaches the model once"
     shown = "".join(e["text"] for e in again.of_type("text_delta"))
     assert "the second answer" in shown and "the first answer" not in shown
     assert [e["type"] for e in again.events].count("turn_started") == 1
