@@ -267,13 +267,14 @@ async def _reap(strays: list[tuple[int, int]]) -> None:
     children.reap(strays)
 
 
-async def _pump(
+async def pump_pipe(
     stream: asyncio.StreamReader | None,
     name: str,
-    out: OutputBuffer,
+    out: Any,
     emit: Callable[[str, str], None],
 ) -> None:
-    """Read one pipe to its end, decoding UTF-8 incrementally, keeping and emitting text."""
+    """Read one pipe to its end, decoding UTF-8 incrementally, keeping (``out.add``: an
+    :class:`OutputBuffer`, a background process's log) and emitting text."""
     if stream is None:
         return
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
@@ -324,8 +325,8 @@ async def run_supervised(
     """
     out = OutputBuffer(limit)
     pumps = [
-        asyncio.create_task(_pump(proc.stdout, "stdout", out, emit)),
-        asyncio.create_task(_pump(proc.stderr, "stderr", out, emit)),
+        asyncio.create_task(pump_pipe(proc.stdout, "stdout", out, emit)),
+        asyncio.create_task(pump_pipe(proc.stderr, "stderr", out, emit)),
     ]
     stopped = False
     try:

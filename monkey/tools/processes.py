@@ -20,7 +20,6 @@ in :attr:`BackgroundProcess.change`; this module never touches checkpoints.
 from __future__ import annotations
 
 import asyncio
-import codecs
 import contextlib
 import time
 from collections import deque
@@ -29,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from monkey import children
+from monkey.process import pump_pipe
 from monkey.process import group_alive, redact, secret_values, stop_group, wait_exited
 from monkey.tools.errors import ToolError
 
@@ -36,7 +36,6 @@ __all__ = ["BackgroundProcess", "OutputLog", "ProcessTable", "State"]
 
 State = Literal["running", "exited", "stopped"]
 
-_CHUNK = 65536
 _LINE_HOLD = 4096
 """Characters of an unfinished line held back before they are kept anyway (redaction works on lines)."""
 
@@ -256,7 +255,7 @@ class ProcessTable:
 
     async def _read(self, entry: BackgroundProcess) -> None:
         proc = entry.proc
-        pumps = asyncio.gather(*(self._pump(stream, entry.output) for stream in (proc.stdout, proc.stderr)))
+        pumps = asyncio.gather(*(pump_pipe(stream, "", entry.output, _unseen) for stream in (proc.stdout, proc.stderr)))
         try:
             await wait_exited(proc, None)  # the command itself; what it left running may hold the pipes
             if entry.state == "running":
@@ -285,19 +284,6 @@ class ProcessTable:
                     children.forget(proc.pid)
             entry.done.set()
             self._changed()
-
-    @staticmethod
-    async def _pump(stream: asyncio.StreamReader | None, out: OutputLog) -> None:
-        if stream is None:
-            return
-        decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        while True:
-            chunk = await stream.read(_CHUNK)
-            text = decoder.decode(chunk, final=not chunk)
-            if text:
-                out.add(text)
-            if not chunk:
-                return
 
     async def stop(self, ident: str) -> BackgroundProcess:
         """Stop a process's group and the processes of it that left the group (SIGTERM, a grace period,
@@ -346,3 +332,7 @@ class ProcessTable:
             if entry.state != "running" and self._procs.get(entry.id) is entry:
                 del self._procs[entry.id]
         self._changed()
+
+
+def _unseen(name: str, text: str) -> None:
+    """A background process's output is only kept (read with ``process_output``), not streamed."""
