@@ -90,7 +90,16 @@ def servers(tables: dict[str, Any]) -> list[ServerSpec]:
             found.append(spec)
     if os.environ.get("MONKEY_LSP_BUILTINS", "").strip().lower() in ("0", "off", "false", "no"):
         return found  # built-ins off for this process (a CI run that wants no server it did not name)
+    if not _client_installed():
+        return found  # the built-ins need the client library too (pip install 'monkey[lsp]')
     for spec in BUILTINS:
         if spec.name not in tables and shutil.which(spec.command[0]) is not None:
             found.append(spec)
     return found
+
+
+def _client_installed() -> bool:
+    """Whether pygls and lsprotocol are installed (looked up, not imported)."""
+    from importlib.util import find_spec
+
+    return find_spec("pygls") is not None and find_spec("lsprotocol") is not None

@@ -389,3 +389,21 @@ async def test_a_built_in_that_hangs_is_skipped_without_telling_the_model(
     (event,) = [e for e in shown if e.type == "diagnostics_reported"]
     assert event.server == "python" and "did not answer within 2 s" in event.note
     assert pids_running(str(fake)) == []
+
+
+@pytest.mark.subprocess
+def test_the_built_in_is_not_used_without_the_client_library(tmp_path: Path) -> None:
+    """``pip install monkey[local]`` alone, ruff on PATH: no built-in server (it would need pygls)."""
+    code = (
+        "import sys\n"
+        f"sys.path = [{str(Path(__file__).resolve().parents[2])!r}] + [p for p in sys.path if 'site-packages' not in p]\n"
+        "from monkey.lsp.servers import servers\n"
+        "print(servers({}))\n"
+    )
+    env = {**os.environ, "PATH": f"{tmp_path}:{os.environ['PATH']}"}
+    env.pop("MONKEY_LSP_BUILTINS", None)
+    (tmp_path / "ruff").write_text("#!/bin/sh\n")
+    (tmp_path / "ruff").chmod(0o755)
+    out = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "[]"
