@@ -59,6 +59,9 @@ def monkey_env(home: Path, **extra: str) -> dict[str, str]:
     env["MONKEY_HOME"] = str(home)
     env["MONKEY_USER_SKILLS"] = ""
     env["PYTHONPATH"] = str(ROOT) + os.pathsep + env.get("PYTHONPATH", "")
+    # pexpect is a terminal that never answers a cursor position request: told so, the REPL's prompt_toolkit
+    # does not wait a second for the answer after every line typed (a real terminal answers at once)
+    env["PROMPT_TOOLKIT_NO_CPR"] = "1"
     env.update(extra)
     return env
 
