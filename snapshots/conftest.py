@@ -19,7 +19,7 @@ import pytest
 from textual.reactive import reactive
 from textual.widgets import Input, TextArea
 
-from tests.conftest import app_for, monkey_home  # noqa: F401 - fixtures (monkey_home autouse)
+from tests.support.fixtures import app_for, monkey_home  # noqa: F401 - fixtures (monkey_home autouse)
 from tests.support.cli import init_git_workspace
 
 SNAPSHOT_WORKSPACE = Path("/tmp/monkey-snapshots/proj")

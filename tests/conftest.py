@@ -17,25 +17,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, settings
 
-from tests.support.app import make_app
 from tests.support.cli import ROOT, Run, init_git_workspace, invoke, run_monkey, write_script
+from tests.support.fixtures import app_for, monkey_home  # noqa: F401 - fixtures, shared with snapshots/
 
 settings.register_profile("monkey", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("monkey")
 """Property tests check what holds, not how fast examples come: no deadline, and a slow draw on a
 loaded machine is not a failure."""
-
-
-@pytest.fixture(autouse=True)
-def monkey_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Every test gets its own monkey home, so no user config leaks in."""
-    home = tmp_path_factory.mktemp("monkey-home")
-    monkeypatch.setenv("MONKEY_HOME", str(home))
-    monkeypatch.setenv("MONKEY_USER_SKILLS", "")  # nor skills from the person's ~/.agents/skills
-    monkeypatch.setenv("MONKEY_LSP_BUILTINS", "off")  # no `ruff server` a test did not ask for (tests/lsp turn it on)
-    for name in ("TERM_PROGRAM", "KITTY_WINDOW_ID", "WT_SESSION", "WEZTERM_PANE", "DISPLAY", "WAYLAND_DISPLAY"):
-        monkeypatch.delenv(name, raising=False)  # no notification pops up on the runner's terminal or desktop
-    return home
 
 
 @pytest.fixture
@@ -45,7 +33,7 @@ def workspace(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):
+def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):  # noqa: F811 - the fixture, imported above
     """Run a scripted task in ``workspace``: ``scripted(turns, *flags) -> Run``, in this process;
     ``process=True`` starts ``monkey`` as a real process (signals, pipes, process trees)."""
 
@@ -70,16 +58,6 @@ def scripted(workspace: Path, monkey_home: Path, tmp_path: Path):
         return run_monkey(args, home=monkey_home, **kw) if process else invoke(args, home=monkey_home, **kw)
 
     return run
-
-
-@pytest.fixture
-def app_for(workspace: Path, tmp_path: Path):
-    """``app_for(turns, *flags, **kw)``: the real app (:class:`MonkeyApp`) for a script, not yet running."""
-
-    def build(turns: list[dict[str, Any]], *flags: str, **kw: Any):  # type: ignore[no-untyped-def]
-        return make_app(workspace, tmp_path / "script.json", turns, *flags, **kw)
-
-    return build
 
 
 @pytest.fixture

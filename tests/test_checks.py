@@ -150,7 +150,7 @@ def foreign_test_imports(tests: Path, root: Path) -> list[str]:
 
 
 def test_tests_import_helpers_only_from_tests_support() -> None:
-    wrong = foreign_test_imports(TESTS, ROOT)
+    wrong = foreign_test_imports(TESTS, ROOT) + foreign_test_imports(ROOT / "snapshots", ROOT)
     assert not wrong, "a test imports from outside tests/support/ (move the helper there, once):\n" + "\n".join(wrong)
 
 

@@ -290,7 +290,9 @@ async def test_a_projects_server_runs_only_in_a_trusted_folder(
 
 
 @pytest.mark.subprocess
-def test_version_and_a_session_without_a_server_do_not_import_pygls(workspace: Path, tmp_path: Path) -> None:
+def test_version_and_a_session_without_a_server_do_not_import_pygls(
+    workspace: Path, tmp_path: Path, monkey_home: Path
+) -> None:
     script = write_script(tmp_path / "s.json", [call_turn("file_write", path="a.txt", content="x"), {"text": "ok"}])
     code = (
         "import sys, asyncio\n"
@@ -307,7 +309,14 @@ def test_version_and_a_session_without_a_server_do_not_import_pygls(workspace: P
         "asyncio.run(go())\n"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pygls', 'lsprotocol')))\n"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env=monkey_env(monkey_home, MONKEY_LSP_BUILTINS="off"),
+    )
     assert out.returncode == 0, out.stderr
     assert out.stdout.strip().splitlines()[-1] == "[]"
     assert (workspace / "a.txt").read_text() == "x"

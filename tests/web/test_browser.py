@@ -366,7 +366,8 @@ async def test_cancel_and_mode_from_the_browser_reach_a_task_in_another_process(
             await page.locator("#control-said", has_text="done: mode set to plan from the browser").wait_for()
             await page.wait_for_selector("#transcript .msg.note:text('mode set to plan from the browser')")
             await page.click("#cancel-turn")
-            await page.locator("#control-said", has_text="done: cancelled from the browser").wait_for()
+            # attached, not visible: the turn may end (and the controls hide) before the page is looked at again
+            await page.locator("#control-said", has_text="done: cancelled from the browser").wait_for(state="attached")
             await page.wait_for_selector("#transcript .msg.note:text('turn ended: cancelled from the browser')")
             assert await asyncio.to_thread(proc.wait, 60) == 130
             await page.wait_for_selector("#control", state="hidden")  # ended: nothing to steer
