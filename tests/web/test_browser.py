@@ -1,7 +1,7 @@
 """``monkey web`` in a real browser (Chromium from the system, driven by Playwright): a ``--task``
 session of another process appears and its events arrive live; hostile text stays text; a
 forged Host and a cross-site POST are refused; a reconnect replays exactly the missed events.
-The tests take the screenshots in docs/images/."""
+The tests take the screenshots of docs/images/ (written there with ``MONKEY_UPDATE_SCREENSHOTS=1``)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,17 @@ pytestmark = [
     ),
 ]
 IMAGES = ROOT / "docs" / "images"
+
+
+def _image(name: str) -> Path:
+    """Where a screenshot goes: into docs/images/ when asked (``MONKEY_UPDATE_SCREENSHOTS=1``), else into a
+    temporary folder, so that a test run leaves the working tree as it found it."""
+    if os.environ.get("MONKEY_UPDATE_SCREENSHOTS") == "1":
+        IMAGES.mkdir(parents=True, exist_ok=True)
+        return IMAGES / name
+    return Path(tempfile.mkdtemp(prefix="monkey-shot-")) / name
+
+
 HOSTILE = '<img src=x onerror="window.__pwned=1"></script><script>window.__pwned=2</script>\x1b[31mred\x1b[0m\x07'
 
 
@@ -123,9 +135,8 @@ render again while the picture is taken)."""
 
 
 async def _shot(page: Any, name: str) -> None:
-    IMAGES.mkdir(parents=True, exist_ok=True)
     await page.add_style_tag(content=FIXED)
-    await page.screenshot(path=str(IMAGES / name), animations="disabled")
+    await page.screenshot(path=str(_image(name)), animations="disabled")
 
 
 async def test_a_task_session_appears_and_its_events_arrive_live(
@@ -461,7 +472,7 @@ async def test_the_stats_page_draws_the_figures_of_the_api(
             value.textContent = [40, 60, 80, 107, 13, 20][i % 6] + ' ms';
           });
         }""")
-        await page.screenshot(path=str(IMAGES / "web-stats.png"), animations="disabled", full_page=True)
+        await page.screenshot(path=str(_image("web-stats.png")), animations="disabled", full_page=True)
         # one session's figures, on its page
         await page.goto(front.url.split("/?")[0] + "/")
         await page.locator("li.session a.title", has_text="say hello").click()
