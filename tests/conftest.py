@@ -94,17 +94,34 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
                 item.add_marker(pytest.mark.xdist_group(GROUP_BY_FIXTURE[fixture]))
 
 
+WRITE_WHILE_COLLECTING = sys.dont_write_bytecode
+"""Whether this run writes bytecode only while it collects (where Python is told not to write it)."""
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """Compile monkey's modules once, before any test starts ``monkey``: where bytecode is not
-    written (``PYTHONDONTWRITEBYTECODE=1``, as in many containers) every ``python -m monkey`` the
-    tests start, and every xdist worker, would compile them from source again (about 0.4 s of CPU
-    each). Python reads the ``__pycache__`` files all the same; they are ignored by git."""
-    if hasattr(config, "workerinput") or not sys.dont_write_bytecode:
-        return  # a worker (the controller did it), or Python writes them itself
+    """Where bytecode is not written (``PYTHONDONTWRITEBYTECODE=1``, as in many containers), write it for
+    the test run's own files all the same; Python and pytest read the ``__pycache__`` files back and git
+    ignores them:
+
+    - monkey's modules and the helpers, compiled once before any test starts ``monkey``: else every
+      ``python -m monkey`` the tests start would compile them from source again (about 0.4 s of CPU each);
+    - the test modules as pytest rewrites their asserts, while the suite is collected: rewriting is about
+      half of collection's CPU, and a run that finds them rewritten skips it."""
+    if not WRITE_WHILE_COLLECTING:
+        return  # Python writes them itself
+    sys.dont_write_bytecode = False  # until the end of collection (pytest_collection_finish)
+    if hasattr(config, "workerinput"):
+        return  # an xdist worker: the controller compiled monkey
     import compileall
 
-    for folder in ("monkey", "tests/support", "tests/fakes"):  # what the processes the tests start import
+    for folder in ("monkey", "tests/support"):  # what the processes the tests start import
         compileall.compile_dir(str(ROOT / folder), quiet=2)
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Collection is over: the tests run as Python was told (no bytecode written)."""
+    if WRITE_WHILE_COLLECTING:
+        sys.dont_write_bytecode = True
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:

@@ -179,3 +179,49 @@ def test_the_import_check_catches_a_test_importing_another(tmp_path: Path) -> No
         "tests/ui/test_a.py:8 imports tests.web.test_api",
         "tests/ui/test_a.py:9 imports tests.conftest",
     ]
+
+
+HEAVY_SDKS = "anthropic openai acp mcp playwright lsprotocol pygls llama_cpp claude_agent_sdk tiktoken".split()
+"""Packages that take from a quarter of a second to two seconds to import: a test module imports them in the
+tests that use them, not at its top, or every run of the suite pays for them while it collects."""
+
+
+def heavy_imports_at_the_top(folders: list[Path], root: Path) -> list[str]:
+    """Top-level imports of :data:`HEAVY_SDKS` in the test trees (``path:line imports name``); a program the
+    tests start as a process (it has ``if __name__ == "__main__"``) is not collected and may import them."""
+    wrong = []
+    for folder in folders:
+        for path in sorted(folder.rglob("*.py")):
+            if "node_modules" in path.parts:
+                continue
+            source = path.read_text(encoding="utf-8")
+            if '__name__ == "__main__"' in source:
+                continue
+            for node in ast.parse(source, str(path)).body:
+                names = [a.name for a in node.names] if isinstance(node, ast.Import) else []
+                if isinstance(node, ast.ImportFrom) and not node.level:
+                    names = [node.module or ""]
+                wrong += [
+                    f"{path.relative_to(root).as_posix()}:{node.lineno} imports {name}"
+                    for name in names
+                    if name.split(".")[0] in HEAVY_SDKS
+                ]
+    return wrong
+
+
+def test_test_modules_import_the_heavy_sdks_only_where_they_are_used() -> None:
+    wrong = heavy_imports_at_the_top([TESTS, ROOT / "snapshots"], ROOT)
+    assert not wrong, "import these inside the tests that use them (collection pays for them):\n" + "\n".join(wrong)
+
+
+def test_the_heavy_import_check_catches_a_top_level_import(tmp_path: Path) -> None:
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "test_a.py").write_text(
+        "import json\nimport anthropic.types\nfrom acp.schema import X\nfrom .acp import y\n"
+        "def test():\n    import mcp\n"
+    )
+    (tmp_path / "t" / "server.py").write_text('import mcp\nif __name__ == "__main__":\n    pass\n')
+    assert heavy_imports_at_the_top([tmp_path / "t"], tmp_path) == [
+        "t/test_a.py:2 imports anthropic.types",
+        "t/test_a.py:3 imports acp.schema",
+    ]

@@ -4,12 +4,14 @@ streamed or whole as the request asks."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import anthropic
 import pytest
 
 from tests.support.fakes.anthropic_server import FakeAnthropic, Status, Stream, error_body, reply_events
+
+if TYPE_CHECKING:
+    import anthropic
 
 TOOLS = [{"name": "Write", "description": "write a file", "input_schema": {"type": "object"}}]
 
@@ -29,6 +31,8 @@ def _ask(client: anthropic.Anthropic, prompt: str, *, stream: bool) -> anthropic
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_answers_chosen_by_the_prompt(tmp_path, stream: bool) -> None:
+    import anthropic  # the SDK only where it is used: collection stays cheap
+
     with FakeAnthropic(str(tmp_path)) as server:
         client = anthropic.Anthropic(api_key="sk-test", base_url=server.url, max_retries=0)
         tool = _ask(client, "please create hello.txt", stream=stream)
@@ -51,6 +55,8 @@ def test_answers_chosen_by_the_prompt(tmp_path, stream: bool) -> None:
 
 
 def test_queued_answers_come_first_and_nothing_queued_is_a_500_without_a_workspace(tmp_path) -> None:
+    import anthropic  # the SDK only where it is used: collection stays cheap
+
     with FakeAnthropic() as bare, FakeAnthropic(str(tmp_path)) as scripted:
         for server in (bare, scripted):
             server.add(Stream(reply_events("queued")), Status(429, error_body("rate_limit_error", "slow down")))

@@ -6,8 +6,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from acp.schema import EnvVariable, McpServerStdio
-
 from tests.support.acp import prompt, start_monkey
 from tests.support.cli import ROOT, write_script
 from tests.support.script import call
@@ -16,6 +14,7 @@ from tests.support.script import call
 async def test_an_editors_mcp_server_is_started_and_its_call_asked_in_the_editor(
     workspace: Path, monkey_home: Path, tmp_path: Path
 ) -> None:
+    from acp.schema import EnvVariable, McpServerStdio  # the SDK only where it is used: collection stays cheap
 
     script = write_script(tmp_path / "s.json", [{"tool_calls": [call("mcp__ed__greet", name="Zed")]}, {"text": "ok"}])
     server = McpServerStdio(
