@@ -5,6 +5,7 @@ test imports one."""
 
 from __future__ import annotations
 
+import gc
 import os
 import shutil
 import subprocess
@@ -119,9 +120,14 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
-    """Collection is over: the tests run as Python was told (no bytecode written)."""
+    """Collection is over: the tests run as Python was told (no bytecode written), and what collection
+    made (modules, classes, the test items: about 190,000 objects) is left out of the garbage collector's
+    full collections, which every in-process command ends with (:func:`tests.support.cli.invoke`) and
+    Python runs by itself: each walked them all again (0.2-0.3 s of CPU), though none of them ever dies."""
     if WRITE_WHILE_COLLECTING:
         sys.dont_write_bytecode = True
+    gc.collect()
+    gc.freeze()
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
