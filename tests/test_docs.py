@@ -338,3 +338,17 @@ def test_runnable_examples_run(name: str, tmp_path: Path, monkey_home: Path) -> 
         assert argv[0] == "monkey", f"{name}: a runnable line must be a monkey command: {line}"
         result = invoke(argv[1:], home=monkey_home, cwd=work)
         assert result.returncode == 0, f"{name}: `{line}` exited {result.returncode}\n{result.stdout}\n{result.stderr}"
+
+
+def _sh_blocks(text: str) -> list[str]:
+    return [block.strip() for block in re.findall(r"```sh\n(.*?)```", text, re.S)]
+
+
+def test_ci_the_readme_and_the_development_page_give_the_same_test_command() -> None:
+    readme = _sh_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    assert len(readme) >= 2 and "pytest" in readme[1], "the README opens with the main job's command, then the tests'"
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").strip().splitlines()[-1]
+    assert ci == readme[1], ".ci/run runs the README's test command, as it is written there"
+    assert _sh_blocks((DOCS / "development.md").read_text(encoding="utf-8"))[0] == readme[1], (
+        "docs/development.md opens with the README's test command"
+    )
