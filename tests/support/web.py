@@ -144,5 +144,5 @@ def waiting(workspace: Path, home: Path, script: Path) -> Iterator[Any]:
         yield child
     finally:
         if child.isalive():
-            child.sendeof()
+            child.sendline("/exit")  # a Ctrl-D typed before the prompt reads is lost; a line is not
             child.expect(pexpect.EOF)

@@ -240,7 +240,10 @@ async def test_no_token_a_rebound_host_and_a_cross_site_post_are_refused(browser
                 ),
             ),
         )
-        async with page.expect_response(lambda r: r.url.endswith("/api/sessions")) as posted:
+        # the POST: the monitor's page, still open, may poll the same address by GET meanwhile
+        async with page.expect_response(
+            lambda r: r.url.endswith("/api/sessions") and r.request.method == "POST"
+        ) as posted:
             await page.goto(attacker)
         assert (await posted.value).status == 403
         assert "another origin" in await page.inner_text("body")

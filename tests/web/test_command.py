@@ -117,7 +117,7 @@ def test_agent_web_serves_the_monitor_beside_the_session_in_the_same_process(
             sessions = client.get("/api/sessions").json()["sessions"]
             assert [(s["title"], s["state"]) for s in sessions] == [("say hello", "idle")]
             assert sessions[0]["status"] == "active"
-        child.sendeof()
+        child.sendline("/exit")  # a Ctrl-D typed before the prompt reads is lost; a line is not
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 0

@@ -147,7 +147,7 @@ async def test_the_mode_from_the_browser_goes_through_mode_and_its_checks(
             child.expect_exact("* plan")
     finally:
         if child.isalive():
-            child.sendeof()
+            child.sendline("/exit")  # a Ctrl-D typed before the prompt reads is lost; a line is not
             child.expect_exact(pexpect_eof())
     changes = _stored(monkey_home, sid, "mode_changed")
     assert [(c["mode"], c["previous"], c["by"]) for c in changes] == [("plan", "default", "web")]
@@ -212,7 +212,7 @@ async def test_a_request_outlives_a_killed_server_and_never_reaches_the_next_pro
             old = (await client.get(f"/api/sessions/{sid}/requests/{stale}")).json()
             assert old["state"] == "dropped", "stored for the process before: never taken by this one"
             child.expect_exact("mode: accept-edits (set from the browser)")
-        child.sendeof()
+        child.sendline("/exit")  # a Ctrl-D typed before the prompt reads is lost; a line is not
         child.expect_exact(pexpect_eof())
     finally:
         if child.isalive():
