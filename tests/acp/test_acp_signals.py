@@ -12,14 +12,16 @@ from pathlib import Path
 import pytest
 
 from tests.support.acp import prompt, start_monkey
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 
 pytestmark = pytest.mark.subprocess  # signals to a real monkey acp process
 
 
-def _stored(workspace: Path, home: Path) -> tuple[dict, list[dict]]:
-    (session,) = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=home).stdout)
-    exported = run_monkey(["sessions", "export", session["id"]], home=home).stdout
+async def _stored(workspace: Path, home: Path) -> tuple[dict, list[dict]]:
+    """What the ended process stored, read in this process (the ACP process has exited)."""
+    listed = await invoke_async(["sessions", "list", "--json", "--cwd", str(workspace)], home=home)
+    (session,) = json.loads(listed.stdout)
+    exported = (await invoke_async(["sessions", "export", session["id"]], home=home)).stdout
     return session, [json.loads(line) for line in exported.splitlines()]
 
 
@@ -33,7 +35,7 @@ async def test_a_signal_between_turns_stores_the_sessions_end(
         await conn.prompt(session_id=session.session_id, prompt=prompt("a question"))
         process.send_signal(sig)
         assert await asyncio.wait_for(process.wait(), 60) == 128 + sig
-    stored, events = _stored(workspace, monkey_home)
+    stored, events = await _stored(workspace, monkey_home)
     assert stored["state"] == "completed", stored
     assert events[-1]["type"] == "session_ended"
 
@@ -58,7 +60,7 @@ async def test_sigterm_during_a_turn_stops_it_and_stores_the_end(
         assert await asyncio.wait_for(process.wait(), 60) == 128 + signal.SIGTERM
         turn.cancel()
         await asyncio.gather(turn, return_exceptions=True)
-    stored, events = _stored(workspace, monkey_home)
+    stored, events = await _stored(workspace, monkey_home)
     assert stored["state"] == "completed", stored
     types = [e["type"] for e in events]
     assert types[-1] == "session_ended" and "turn_completed" in types

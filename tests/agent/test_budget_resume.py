@@ -17,7 +17,7 @@ import pytest
 from monkey import events as ev
 from monkey.store import Recorder, SessionStore
 from monkey.store.spent import Spent, session_spent
-from tests.support.cli import Run, invoke, run_monkey, stored_events, write_script
+from tests.support.cli import Run, invoke, stored_events, write_script
 
 LS = {"name": "list_directory", "arguments": {"path": "."}}
 _looks = iter(range(1, 1000))
@@ -34,9 +34,9 @@ def answer(text: str = "done", cost: float = 0.0, tokens: int = 0) -> dict[str, 
     return {"text": text, "usage": {"cost_usd": cost, "input_tokens": tokens, "output_tokens": tokens}}
 
 
-def monkey(workspace: Path, home: Path, script: Path, *flags: str, process: bool = False) -> Run:
-    """``monkey agent`` on a script, in this process (``process=True``: a process of its own)."""
-    return (run_monkey if process else invoke)(
+def monkey(workspace: Path, home: Path, script: Path, *flags: str) -> Run:
+    """``monkey agent`` on a script, in this process."""
+    return invoke(
         [
             "agent",
             "--backend",

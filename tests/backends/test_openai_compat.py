@@ -14,7 +14,7 @@ from monkey.backends.retry import RetryingBackend, RetryPolicy
 from monkey.events import MessageCompleted, TextDelta, Usage
 from monkey.messages import Message, ModelRequest, ToolSpec
 from tests.support.llama_server import llama_server
-from tests.support.cli import run_monkey
+from tests.support.cli import invoke
 from tests.support.fakes.anthropic_server import FakeAnthropic, Status, error_body
 
 pytestmark = pytest.mark.timeout(300)  # the model loads (or its server starts) on a loaded machine
@@ -81,7 +81,7 @@ async def test_history_with_tool_pairs_is_accepted(llama_url):
 
 def test_agent_task_through_the_server(llama_url, workspace: Path, monkey_home: Path):
     (monkey_home / "config.toml").write_text("[openai]\nmax_tokens = 16\n")
-    run = run_monkey(
+    run = invoke(
         [
             "agent",
             "--task",
@@ -98,7 +98,6 @@ def test_agent_task_through_the_server(llama_url, workspace: Path, monkey_home: 
             "2",
         ],
         home=monkey_home,
-        timeout=120,
     )
     assert run.returncode in (0, 3), run.stderr
     started = run.of_type("session_started")[0]
@@ -109,7 +108,7 @@ def test_agent_task_through_the_server(llama_url, workspace: Path, monkey_home: 
 
 def test_base_url_alone_chooses_the_openai_backend(llama_url, workspace: Path, monkey_home: Path):
     (monkey_home / "config.toml").write_text("[openai]\nmax_tokens = 8\n")
-    run = run_monkey(
+    run = invoke(
         [
             "agent",
             "--task",
@@ -124,7 +123,6 @@ def test_base_url_alone_chooses_the_openai_backend(llama_url, workspace: Path, m
             "1",
         ],
         home=monkey_home,
-        timeout=120,
     )
     assert run.returncode in (0, 3), run.stderr
     assert json.loads(run.stdout)["iterations"] == 1
@@ -140,7 +138,7 @@ def test_failover_from_a_failing_primary_to_the_local_server(llama_url, workspac
             '[backend]\nprimary = "anthropic"\nfallbacks = ["openai"]\nmax_retries = 2\nretry_base_delay = 0.01\n'
             f'[anthropic]\nbase_url = "{fake.url}"\n[openai]\nbase_url = "{llama_url}"\nmax_tokens = 16\n'
         )
-        run = run_monkey(
+        run = invoke(
             [
                 "agent",
                 "--task",
@@ -153,7 +151,6 @@ def test_failover_from_a_failing_primary_to_the_local_server(llama_url, workspac
                 "2",
             ],
             home=monkey_home,
-            timeout=120,
             ANTHROPIC_API_KEY="sk-test",
         )
     assert run.returncode in (0, 3), run.stderr

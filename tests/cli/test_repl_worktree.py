@@ -8,7 +8,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke, write_script
 from tests.support.pty import spawn_repl
 
 pytestmark = pytest.mark.pty
@@ -39,6 +39,6 @@ def test_worktree_goes_on_in_a_new_session_there(workspace: Path, monkey_home: P
     assert child.exitstatus == 0
     wt = (workspace / ".monkey" / "worktrees" / "feat").resolve()
     assert (workspace / "a.txt").read_text() == "a\n" and (wt / "a.txt").read_text() == "a\n"
-    here = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
-    there = json.loads(run_monkey(["sessions", "list", "--json", "--cwd", str(wt)], home=monkey_home).stdout)
+    here = json.loads(invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
+    there = json.loads(invoke(["sessions", "list", "--json", "--cwd", str(wt)], home=monkey_home).stdout)
     assert len(here) == 1 and len(there) == 1 and here[0]["id"] != there[0]["id"]

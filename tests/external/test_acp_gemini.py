@@ -19,7 +19,7 @@ from monkey.agent.loop import Agent
 from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.events import ToolResult
 from monkey.permissions.policy import ApprovalPolicy
-from tests.support.checkpoints import run_monkey
+from tests.support.cli import invoke
 from tests.support.external import configure_acp_agent, gemini_cli, run_task
 from tests.support.fakes.gemini_server import FakeGemini, GeminiReply
 
@@ -52,7 +52,7 @@ def test_a_write_is_asked_allowed_written_through_monkey_and_undone(
     (result,) = run.of_type("tool_result")
     assert result["ok"] and "+hello" in result["diff"]
     assert len(run.of_type("checkpoint_created")) >= 2  # the turn's and the write's own
-    assert run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
+    assert invoke(["undo", "--cwd", str(workspace)], home=monkey_home).returncode == 0
     assert not (workspace / "hello.txt").exists()
 
 

@@ -14,10 +14,10 @@ from monkey.checkpoints.watch import missing
 from monkey.events import NotUndoable
 from monkey.permissions.policy import ApprovalPolicy
 from tests.support.acp_agents import acp_backend, fake_acp_exe, run_turns
-from tests.support.checkpoints import run_monkey
+from tests.support.cli import invoke
 from tests.support.external import run_task
 
-pytestmark = [pytest.mark.external, pytest.mark.subprocess]
+pytestmark = pytest.mark.external
 
 
 def _configure(home: Path, exe: Path, log: Path, also: str = "") -> None:
@@ -37,7 +37,7 @@ def test_the_agents_own_command_is_its_own_checkpoint_and_undone_alone(
     own = [c for c in run.of_type("checkpoint_created") if c["call_id"] == "x1"]
     assert len(own) == 1 and own[0]["tool"] == "touch made.txt", run.of_type("checkpoint_created")
     assert (workspace / "made.txt").exists() and (workspace / "also.txt").exists()
-    undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "made.txt").exists()  # the command's change, undone on its own
     assert (workspace / "also.txt").exists(), undo.stdout  # the agent's own write is not the command's
@@ -49,7 +49,7 @@ def test_without_the_write_watch_the_commands_change_is_not_attributable_and_the
     """With no write watch monkey cannot tell the command's writes from the agent's own made meanwhile:
     the command's checkpoint names them not attributable; the turn's checkpoint still undoes them."""
     _configure(monkey_home, fake_acp_exe(tmp_path / "bin"), tmp_path / "log", also="also.txt")
-    run = run_monkey(
+    run = invoke(
         [
             "agent",
             "--backend",
@@ -68,7 +68,7 @@ def test_without_the_write_watch_the_commands_change_is_not_attributable_and_the
     said = [e for e in run.of_type("not_undoable") if e["call_id"] == "x1"]
     assert len(said) == 1 and any("made.txt" in item for item in said[0]["items"]), run.of_type("not_undoable")
     assert [e for e in run.of_type("not_undoable") if e["call_id"] != "x1"] == []  # the turn's is whole
-    undo = run_monkey(
+    undo = invoke(
         ["undo", "--session", run.of_type("turn_completed")[0]["session_id"], "--cwd", str(workspace)],
         home=monkey_home,
         MONKEY_NO_WRITE_WATCH="1",

@@ -20,7 +20,7 @@ import pytest
 from monkey.agent.loop import Agent
 from monkey.backends.acp_client.agents import BUILT_IN
 from monkey.permissions.policy import ApprovalPolicy
-from tests.support.checkpoints import run_monkey
+from tests.support.cli import invoke
 from tests.support.external import configure_acp_agent, qwen_cli, run_task, Waits
 from tests.support.fakes.openai_server import FakeOpenAI, Reply
 
@@ -52,7 +52,7 @@ def test_a_write_is_asked_allowed_checkpointed_and_undone(monkey_home: Path, wor
     (resolved,) = run.of_type("approval_resolved")
     assert resolved["name"] == "file_write" and resolved["decision"] == "approved" and resolved["by"] == "rule"
     assert len(run.of_type("checkpoint_created")) >= 2  # the turn's and the write's own
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "hello.txt").exists()
 
@@ -93,7 +93,7 @@ def test_its_own_shell_command_is_decided_and_undone_on_its_own(
     made = run.of_type("checkpoint_created")
     (own,) = [c for c in made if c["call_id"] == resolved["call_id"]]
     (turn,) = [c for c in made if c["call_id"].startswith("run")]
-    undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert own["checkpoint_id"] in undo.stdout and turn["checkpoint_id"] not in undo.stdout, undo.stdout
     assert not (workspace / "made.txt").exists()

@@ -20,8 +20,7 @@ from monkey.events import ApprovalRequested, ApprovalResolved, Event, TextDelta,
 from monkey.permissions.policy import ApprovalPolicy
 from monkey.permissions.requests import ApprovalRequest, Decision
 from tests.support.acp_agents import acp_backend, fake_acp_exe, got, run_turns
-from tests.support.checkpoints import run_monkey
-from tests.support.cli import monkey_env
+from tests.support.cli import invoke, monkey_env
 from tests.support.external import run_task
 
 TOKEN = "sk-ant-" + "Q" * 30
@@ -182,7 +181,6 @@ def test_kill_stops_the_command_and_the_turn_stops_what_is_left(workspace: Path,
     assert not _alive(int((workspace / "started.txt").read_text()))  # stopped with the turn
 
 
-@pytest.mark.subprocess
 def test_a_commands_change_is_checkpointed_and_undone(monkey_home: Path, workspace: Path, tmp_path: Path) -> None:
     exe = fake_acp_exe(tmp_path / "bin")
     (monkey_home / "config.toml").write_text(
@@ -195,7 +193,7 @@ def test_a_commands_change_is_checkpointed_and_undone(monkey_home: Path, workspa
     assert (workspace / "made.txt").exists()
     own = [c for c in run.of_type("checkpoint_created") if c["tool"] == "shell_execute"]
     assert len(own) == 1 and own[0]["call_id"].startswith("acp-term-")
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert not (workspace / "made.txt").exists()
 

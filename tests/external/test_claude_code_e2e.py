@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import Run, run_monkey
+from tests.support.cli import Run, invoke
 from tests.support.fakes.anthropic_server import FakeAnthropic
 from tests.support.external import claude_cli, configure_claude, run_task
 
@@ -57,7 +57,7 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         run_wide, own = run.of_type("checkpoint_created")
         assert run_wide["tool"] == "claude-code"
         assert own["tool"] == "Write" and own["call_id"] == call["call_id"] and own["paths"] == ["hello.txt"]
-        listed = run_monkey(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
+        listed = invoke(["checkpoints", "--json", "--cwd", str(workspace)], home=monkey_home)
         entries = {e["id"]: e for e in json.loads(listed.stdout)["checkpoints"]}
         # the journal gives the change to the Write call, not to the whole run
         assert entries[own["checkpoint_id"]]["tool"] == "Write"
@@ -65,7 +65,7 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         assert entries[own["checkpoint_id"]]["paths"] == ["hello.txt"]
         assert "hello.txt" not in entries[run_wide["checkpoint_id"]]["paths"]
         assert run.of_type("turn_completed")[0]["result"] == "Done: hello.txt is written."
-        undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+        undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
         assert undo.returncode == 0, undo.stderr
         assert not (workspace / "hello.txt").exists()
 
@@ -79,7 +79,7 @@ def test_real_claude_code_cli(monkey_home: Path, workspace: Path, tmp_path: Path
         assert "please create hello.txt" in sent and "say hello again" in sent
         assert "user messages: 1)" not in again.of_type("turn_completed")[0]["result"]
         # `sessions show` names Claude Code's own session and its file (in the CLI's ~/.claude)
-        shown = run_monkey(["sessions", "show", again.events[0]["session_id"]], home=monkey_home, HOME=str(cli_home))
+        shown = invoke(["sessions", "show", again.events[0]["session_id"]], home=monkey_home, HOME=str(cli_home))
         line = next(x for x in shown.stdout.splitlines() if x.startswith("agent      claude code session"))
         assert sid in line and Path(line.split()[-1]).is_file() and line.split()[-1].endswith(f"{sid}.jsonl")
 

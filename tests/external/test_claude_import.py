@@ -14,10 +14,9 @@ import pytest
 
 from monkey.session.claude_export import project_dir
 from monkey.store import SessionStore
-from tests.support.checkpoints import run_monkey
+from tests.support.cli import invoke_async, main_in_thread
 from tests.support.fakes.anthropic_server import FakeAnthropic
 from tests.support.external import claude_cli
-from tests.support.cli import main_in_thread
 
 pytestmark = pytest.mark.external
 
@@ -85,7 +84,7 @@ async def test_import_a_real_claude_code_session_and_go_on(
 
         (monkey_home / "config.toml").write_text(f'[anthropic]\nbase_url = "{server.url}"\n')
         server.requests.clear()
-        run = run_monkey(
+        run = await invoke_async(
             [
                 "agent",
                 "--backend",
@@ -101,7 +100,6 @@ async def test_import_a_real_claude_code_session_and_go_on(
             ],
             home=monkey_home,
             ANTHROPIC_API_KEY="sk-ant-fake",
-            timeout=120,
         )
         assert run.returncode == 0, run.stderr
         sent = server.main_requests()[-1]["body"]["messages"]

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from monkey.backends.codex.app_parser import CodexAppParser
 from monkey.backends.codex.backend import SUPPORTED
 from monkey.backends.supervise import parse_version
-from tests.support.cli import Run, run_monkey
+from tests.support.cli import Run, invoke
 from tests.support.fakes.openai_responses import FakeResponses, codex_config
 from tests.support.external import codex_cli, configure_codex, run_task
 from tests.support.external import plain
@@ -198,7 +198,7 @@ def test_real_codex_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> N
         assert result["ok"] and result["call_id"] == call["call_id"]
         assert run.of_type("checkpoint_created")[0]["tool"] == "codex"
         assert run.of_type("turn_completed")[0]["result"] == "Made."
-        undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+        undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
         assert undo.returncode == 0, undo.stderr
         assert not (workspace / "made.txt").exists()
 
@@ -221,7 +221,7 @@ def test_real_codex_cli(monkey_home: Path, workspace: Path, tmp_path: Path) -> N
         assert (workspace / "notes.txt").read_text() == "patched by the fake model\n"
         per_call = [c for c in run.of_type("checkpoint_created") if c["tool"] == "fileChange"]
         assert len(per_call) == 1 and per_call[0]["paths"] == ["notes.txt"]
-        undo = run_monkey(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
+        undo = invoke(["undo", "--json", "--cwd", str(workspace)], home=monkey_home)
         assert undo.returncode == 0, undo.stderr
         assert not (workspace / "notes.txt").exists()
 

@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from tests.support.cli import monkey_env, run_monkey
+from tests.support.cli import invoke, monkey_env
 from tests.support.fakes.anthropic_server import Answer, FakeAnthropic, Message, text_of
 from tests.support.external import claude_cli
 
@@ -121,11 +121,9 @@ def test_claude_code_writes_a_file_through_monkey_serve(workspace: Path, monkey_
     assert "created mcp.txt" in result["result"], result["result"]
     assert "outside the workspace" in result["result"], result["result"]
 
-    (session,) = json.loads(
-        run_monkey(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout
-    )
+    (session,) = json.loads(invoke(["sessions", "list", "--json", "--cwd", str(workspace)], home=monkey_home).stdout)
     assert session["turns"] == 2 and "claude-code" in session["title"], session
-    undo = run_monkey(["undo", "--cwd", str(workspace)], home=monkey_home)
+    undo = invoke(["undo", "--cwd", str(workspace)], home=monkey_home)
     assert undo.returncode == 0, undo.stderr
     assert "mcp.txt: removed" in undo.stdout
     assert not (workspace / "mcp.txt").exists()

@@ -129,7 +129,7 @@ def test_kill_9_mid_turn_then_continue(workspace: Path, monkey_home: Path, tmp_p
             seen.append(json.loads(line))
             if seen[-1]["type"] == "tool_started" and seen[-1]["name"] == "shell_execute":
                 break  # well into the second model call, and it stays there until killed
-        busy = run_monkey(_agent(script, workspace, "--continue", "--task", "me too"), home=monkey_home)
+        busy = invoke(_agent(script, workspace, "--continue", "--task", "me too"), home=monkey_home)
         assert busy.returncode == 1 and f"open in another monkey process (pid {proc.pid})" in busy.stderr
         proc.send_signal(signal.SIGKILL)
         proc.wait(timeout=10)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 
 pytestmark = pytest.mark.subprocess
 
@@ -92,7 +92,7 @@ def test_call_killed_while_running_resumes_as_interrupted_with_its_effect(
     sid = seen[0]["session_id"]
 
     then = write_script(tmp_path / "two.json", [{"text": "I see it was interrupted."}])
-    run = run_monkey(
+    run = invoke(
         [
             "agent",
             "--backend",

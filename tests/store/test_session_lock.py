@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from monkey.store.lock import SessionLock, session_locked
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, write_script
 
 
 def _agent(workspace: Path, script: Path, *flags: str) -> list[str]:
@@ -77,7 +77,7 @@ def _hold(workspace: Path, home: Path, tmp_path: Path) -> tuple[subprocess.Popen
 def test_concurrent_continue_one_wins_the_others_run_nothing(
     workspace: Path, monkey_home: Path, tmp_path: Path
 ) -> None:
-    first = run_monkey(
+    first = invoke(
         [
             "agent",
             "--backend",
@@ -122,7 +122,7 @@ def test_concurrent_continue_one_wins_the_others_run_nothing(
         for proc in procs:
             proc.send_signal(signal.SIGKILL)
             proc.wait(timeout=60)
-    stored = run_monkey(["sessions", "export", sid], home=monkey_home).stdout.splitlines()
+    stored = invoke(["sessions", "export", sid], home=monkey_home).stdout.splitlines()
     assert sum('"type":"tool_started"' in line for line in stored) == 1, "only the winner stored anything"
 
 
@@ -130,7 +130,7 @@ def test_concurrent_continue_one_wins_the_others_run_nothing(
 def test_a_killed_owner_frees_the_session_before_it_is_reaped(
     workspace: Path, monkey_home: Path, tmp_path: Path
 ) -> None:
-    first = run_monkey(
+    first = invoke(
         [
             "agent",
             "--backend",
@@ -151,9 +151,9 @@ def test_a_killed_owner_frees_the_session_before_it_is_reaped(
     owner.send_signal(signal.SIGKILL)
     os.waitid(os.P_PID, owner.pid, os.WEXITED | os.WNOWAIT)  # dead, not reaped: a zombie with its pid
     try:
-        listed = run_monkey(["sessions", "list", "--json"], home=monkey_home, cwd=workspace)
+        listed = invoke(["sessions", "list", "--json"], home=monkey_home, cwd=workspace)
         assert [s["state"] for s in json.loads(listed.stdout) if s["id"] == sid] == ["interrupted"], listed.stdout
-        again = run_monkey(
+        again = invoke(
             _agent(workspace, write_script(tmp_path / "ok.json", [{"text": "back"}]), "--continue", "--task", "again")[
                 3:
             ],

@@ -14,7 +14,7 @@ from typing import Any
 
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.journal import Entry
-from tests.support.cli import monkey_env, Run, run_monkey, write_script
+from tests.support.cli import invoke, monkey_env, Run, write_script
 
 
 def change(
@@ -58,9 +58,9 @@ def git(ws: Path, *args: str) -> str:
 
 
 def agent(ws: Path, home: Path, tmp: Path, turns: list[dict[str, Any]], *flags: str) -> Run:
-    """``monkey agent`` (a process) on the scripted ``turns`` and a last "done", in ``ws``."""
+    """``monkey agent`` on the scripted ``turns`` and a last "done", in ``ws``, run in this process."""
     script = write_script(tmp / "script.json", turns + [{"text": "done"}])
-    return run_monkey(
+    return invoke(
         [
             "agent",
             "--backend",

@@ -191,8 +191,8 @@ async def main_in_thread(capsys: Any, *argv: str) -> tuple[int, str, str]:
 
 
 def stored_session(workspace: Path, home: Path, tmp_path: Path) -> str:
-    """Run one task with the CLI; the id of the session it stored."""
-    run = run_monkey(
+    """Run one task with the CLI (in this process); the id of the session it stored."""
+    run = invoke(
         [
             "agent",
             "--backend",

@@ -14,7 +14,7 @@ from typing import Any
 import httpx2 as httpx
 
 from monkey.web.server import WebFront, WebSettings, build_app
-from tests.support.cli import monkey_env, run_monkey, write_script
+from tests.support.cli import invoke_async, monkey_env, write_script
 
 TOKEN = "test-token-0123456789abcdef"
 
@@ -93,9 +93,9 @@ ANSWER = [
 ]
 
 
-def stored_task(ws: Path, home: Path, tmp: Path, turns: list, *flags: str) -> str:
-    """A ``monkey agent --task`` run on ``turns`` (auto mode) to its end; its session's id."""
-    run = run_monkey(
+async def stored_task(ws: Path, home: Path, tmp: Path, turns: list, *flags: str) -> str:
+    """A ``monkey agent --task`` run on ``turns`` (auto mode) to its end, in this process; its session's id."""
+    run = await invoke_async(
         [
             "agent",
             "--backend",

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.support.cli import run_monkey, write_script
+from tests.support.cli import invoke_async, write_script
 from tests.support.app import settle, type_and_send, until
 
 SIZE = (120, 36)
 
 
-def spend(workspace: Path, home: Path, script: Path) -> str:
+async def spend(workspace: Path, home: Path, script: Path) -> str:
     """Run a task that spends $0.30 and 200 + 100 tokens; its session id."""
     write_script(
         script,
@@ -22,7 +22,7 @@ def spend(workspace: Path, home: Path, script: Path) -> str:
             {"text": "done", "usage": {"cost_usd": 0.2, "input_tokens": 100, "output_tokens": 50}},
         ],
     )
-    run = run_monkey(
+    run = await invoke_async(
         [
             "agent",
             "--backend",
@@ -45,7 +45,7 @@ def spend(workspace: Path, home: Path, script: Path) -> str:
 async def test_the_status_bar_shows_the_resumed_sessions_spend_and_the_budget_counts_it(
     app_for, workspace: Path, monkey_home: Path, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    spend(workspace, monkey_home, tmp_path / "first.json")
+    await spend(workspace, monkey_home, tmp_path / "first.json")
     turns = [
         {
             "tool_calls": [{"name": "list_directory", "arguments": {"path": "."}}],
@@ -70,7 +70,7 @@ async def test_the_status_bar_shows_the_resumed_sessions_spend_and_the_budget_co
 async def test_resume_in_the_app_counts_the_other_sessions_spend(
     app_for, workspace: Path, monkey_home: Path, tmp_path: Path
 ) -> None:  # type: ignore[no-untyped-def]
-    first = spend(workspace, monkey_home, tmp_path / "first.json")
+    first = await spend(workspace, monkey_home, tmp_path / "first.json")
     app = app_for([{"text": "never asked"}], "--max-budget-usd", "0.25")
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: app.session is not None, "the session is open")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 
 from tests.support.cli import stored_session
@@ -11,7 +12,7 @@ SIZE = (120, 36)
 
 
 async def test_resuming_says_so_once(workspace: Path, monkey_home: Path, tmp_path: Path) -> None:
-    sid = stored_session(workspace, monkey_home, tmp_path)
+    sid = await asyncio.to_thread(stored_session, workspace, monkey_home, tmp_path)  # invoke: a loop of its own
     app = make_app(workspace, tmp_path / "s.json", [{"text": "again"}], resume=sid, clock=lambda: 0.0)
     async with app.run_test(size=SIZE) as pilot:
         for _ in range(200):

@@ -61,8 +61,8 @@ async def test_a_forged_host_or_another_origin_is_refused() -> None:
 async def test_every_session_of_every_workspace_with_its_figures(tmp_path: Path, monkey_home: Path) -> None:
     one = init_git_workspace(tmp_path / "one", tmp_path)
     two = init_git_workspace(tmp_path / "two", tmp_path)
-    first = stored_task(one, monkey_home, tmp_path, ANSWER)
-    second = stored_task(two, monkey_home, tmp_path, [{"text": "nothing to do"}])
+    first = await stored_task(one, monkey_home, tmp_path, ANSWER)
+    second = await stored_task(two, monkey_home, tmp_path, [{"text": "nothing to do"}])
     async with asgi_client() as (client, _):
         await login(client)
         listed = (await client.get("/api/sessions")).json()["sessions"]
@@ -91,7 +91,7 @@ async def test_the_openapi_description_names_every_route() -> None:
 async def test_a_reconnect_replays_exactly_the_missed_events(
     tmp_path: Path, workspace: Path, monkey_home: Path
 ) -> None:
-    sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
+    sid = await stored_task(workspace, monkey_home, tmp_path, ANSWER)
     stored = await invoke_async(["sessions", "export", sid], home=monkey_home)
     assert stored.returncode == 0, stored.stderr
     everything = [json.loads(line) for line in stored.stdout.splitlines() if line.strip()]
@@ -157,7 +157,7 @@ async def test_a_session_in_another_process_shows_live_and_waiting_for_a_person(
 
 
 async def test_the_stored_events_in_one_json_answer(tmp_path: Path, workspace: Path, monkey_home: Path) -> None:
-    sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
+    sid = await stored_task(workspace, monkey_home, tmp_path, ANSWER)
     stored = await invoke_async(["sessions", "export", sid], home=monkey_home)
     everything = [json.loads(line) for line in stored.stdout.splitlines() if line.strip()]
     async with asgi_client() as (client, _):

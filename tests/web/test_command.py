@@ -11,9 +11,7 @@ from pathlib import Path
 import httpx2 as httpx
 import pytest
 
-from tests.support.checkpoints import run_monkey
-
-from tests.support.cli import monkey_env
+from tests.support.cli import invoke, monkey_env, run_monkey
 
 pytestmark = pytest.mark.pty
 
@@ -74,7 +72,7 @@ def test_a_port_in_use_or_out_of_range_is_one_line(monkey_home: Path) -> None:
         port = held.getsockname()[1]
         run = run_monkey(["web", "--port", str(port)], home=monkey_home)
         assert run.returncode == 1 and run.stderr.startswith(f"monkey: cannot listen on 127.0.0.1:{port}: ")
-    run = run_monkey(["web", "--port", "70000"], home=monkey_home)
+    run = invoke(["web", "--port", "70000"], home=monkey_home)
     assert run.returncode == 2 and "between 1 and 65535" in run.stderr
 
 

@@ -10,8 +10,8 @@ from tests.support.web import ANSWER, asgi_client, login, stored_task
 async def test_a_checkpoint_previewed_then_undone_and_a_file_changed_since_refused(
     tmp_path: Path, workspace: Path, monkey_home: Path
 ) -> None:
-    sid = stored_task(workspace, monkey_home, tmp_path, ANSWER)
-    other = stored_task(workspace, monkey_home, tmp_path, [{"text": "nothing"}])
+    sid = await stored_task(workspace, monkey_home, tmp_path, ANSWER)
+    other = await stored_task(workspace, monkey_home, tmp_path, [{"text": "nothing"}])
     async with asgi_client() as (client, _):
         await login(client)
         origin = {"origin": "http://127.0.0.1:8"}
