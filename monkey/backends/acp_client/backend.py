@@ -282,10 +282,13 @@ class AcpBackend:
         finally:
             client.turn = None
             client.late += turn.queue.qsize()  # came after the prompt's answer: of no turn, not shown
+            stopped = not finished and not task.done()
+            if stopped:  # session/cancel first, then the questions still open are answered as cancelled
+                stopped = await asyncio.shield(self._tell_cancel(task))
             turn.cancel()
             await asyncio.shield(client.terminals.stop_all())  # no command of this turn outlives it
-            if not finished and not task.done():
-                await asyncio.shield(self._cancel(task))
+            if stopped and not task.done():
+                await asyncio.shield(self._await_answer(task))
             proc.waiting += 1
         try:
             response = task.result()
@@ -329,13 +332,19 @@ class AcpBackend:
     def _alive(self) -> bool:
         return self._transport is not None and not self._transport.ended.is_set()
 
-    async def _cancel(self, task: asyncio.Task[Any]) -> None:
-        """The turn was stopped: ``session/cancel``, then the prompt's answer for a while (else stop waiting)."""
+    async def _tell_cancel(self, task: asyncio.Task[Any]) -> bool:
+        """The turn was stopped: ``session/cancel``, before its permission requests are answered as cancelled
+        (an agent told a request was cancelled may end its prompt at once, and would never hear of the cancel).
+        False when the agent is gone."""
         try:
             await self._conn.cancel(session_id=self.agent_session_id)
         except (ConnectionError, OSError):  # the agent is gone: nothing to tell
             task.cancel()
-            return
+            return False
+        return True
+
+    async def _await_answer(self, task: asyncio.Task[Any]) -> None:
+        """After ``session/cancel``: the prompt's answer for a while (else stop waiting)."""
         try:
             await asyncio.wait_for(asyncio.shield(task), _ALIVE_WAIT)
         except Exception:  # noqa: BLE001 - no answer, a failed one, the agent gone: it is stopped alike
