@@ -162,7 +162,11 @@ class Session:
         if self.handle is not None:
             await self.end()
             self.agent.leave_session()
-        self.handle = await open_session(self.agent, continue_=continue_, resume=resume, path=self.store_path)
+        handle = await open_session(self.agent, continue_=continue_, resume=resume, path=self.store_path)
+        if self.closed:  # closed while it opened (the app quit meanwhile): nothing may keep its store open
+            await handle.close()
+            return handle
+        self.handle = handle
         if self.telemetry is not None and self.telemetry.problems:  # told once
             for problem in self.telemetry.problems:
                 self.tell(problem, "warning")
