@@ -28,8 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from monkey import children
-from monkey.process import pump_pipe
-from monkey.process import group_alive, redact, secret_values, stop_group, wait_exited
+from monkey.process import group_alive, pump_pipe, redact, secret_values, stop_group, wait_exited
 from monkey.tools.errors import ToolError
 
 __all__ = ["BackgroundProcess", "OutputLog", "ProcessTable", "State"]
