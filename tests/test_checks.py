@@ -133,13 +133,16 @@ def _imported(tree: ast.AST, package: str, root: Path) -> list[tuple[int, str]]:
     return found
 
 
+def _python_files(folder: Path) -> list[Path]:
+    """The Python files of a test tree, in order, without the npm programs' own."""
+    return [path for path in sorted(folder.rglob("*.py")) if "node_modules" not in path.parts]
+
+
 def foreign_test_imports(tests: Path, root: Path) -> list[str]:
     """Imports in the test tree that reach past ``tests.support``: of another test module, a conftest,
     or a helper kept beside the tests (``path:line imports name``)."""
     wrong = []
-    for path in sorted(tests.rglob("*.py")):
-        if "node_modules" in path.parts:
-            continue
+    for path in _python_files(tests):
         relative = path.relative_to(root)
         package = ".".join(relative.parent.parts)
         for line, name in _imported(ast.parse(path.read_text(encoding="utf-8"), str(path)), package, root):
@@ -192,9 +195,7 @@ def heavy_imports_at_the_top(folders: list[Path], root: Path) -> list[str]:
     tests start as a process (it has ``if __name__ == "__main__"``) is not collected and may import them."""
     wrong = []
     for folder in folders:
-        for path in sorted(folder.rglob("*.py")):
-            if "node_modules" in path.parts:
-                continue
+        for path in _python_files(folder):
             source = path.read_text(encoding="utf-8")
             if '__name__ == "__main__"' in source:
                 continue
