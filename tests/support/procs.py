@@ -7,18 +7,19 @@ import time
 from pathlib import Path
 
 
-def pids_running(marker: str) -> list[int]:
-    """Live processes whose command line holds ``marker`` (seen from here, whatever PID namespace they run in)."""
+def pids_running(marker: str, where: str = "cmdline") -> list[int]:
+    """Live processes whose command line (or ``where="environ"``: environment) holds ``marker``
+    (seen from here, whatever PID namespace they run in)."""
     found = []
     for name in os.listdir("/proc"):
         if not name.isdigit() or int(name) == os.getpid():
             continue
         try:
-            cmdline = Path(f"/proc/{name}/cmdline").read_bytes()
+            text = Path(f"/proc/{name}/{where}").read_bytes()
             state = Path(f"/proc/{name}/stat").read_bytes().rsplit(b")", 1)[1].split()[0]
         except OSError:
             continue
-        if marker.encode() in cmdline and state not in (b"Z", b"X"):
+        if marker.encode() in text and state not in (b"Z", b"X"):
             found.append(int(name))
     return found
 

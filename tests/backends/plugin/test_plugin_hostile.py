@@ -3,7 +3,6 @@ what already happened, and leaves no process behind."""
 
 from __future__ import annotations
 
-import os
 import signal
 import subprocess
 import sys
@@ -86,16 +85,12 @@ def test_silence_is_stopped_by_the_idle_watchdog(install, workspace: Path, monke
 
 @pytest.mark.subprocess
 def test_a_plugin_ignoring_sigterm_is_killed(install, workspace: Path, monkey_home: Path, tmp_path: Path):
-    marker = f"ignore-term-{os.getpid()}"
-    install(
-        "stubborn",
-        [{"ignore_term": True}, {"text": "you cannot stop me"}, {"sleep": 60}],
-        settings=FAST + f'config = {{ marker = "{marker}" }}\n',
-    )
+    plugin = install("stubborn", [{"ignore_term": True}, {"text": "you cannot stop me"}, {"sleep": 60}], settings=FAST)
     run = task(workspace, monkey_home, "stubborn", process=True)
     ended_with_error(run)
     assert "printed nothing for 1 s" in error_of(run)
-    assert not pids_running(str(Path(__file__).parent / "script_plugin.py") + "\0")  # none of ours left
+    # none left of this test's plugin (other tests' scripted plugins may be running beside it)
+    assert not pids_running(f"PLUGIN_SCRIPT={plugin.script}\0", where="environ")
 
 
 def test_exiting_mid_run_says_its_status_and_stderr(install, workspace: Path, monkey_home: Path):
