@@ -330,7 +330,7 @@ def test_ctrl_c_cancels_cleanly_and_kills_children(workspace: Path, monkey_home:
     assert proc.returncode == 130, err
     events = [json.loads(line) for line in out.splitlines()]
     assert events[-1]["type"] == "session_ended" and events[-1]["reason"] == "cancelled"
-    deadline = time.monotonic() + 5
+    deadline = time.monotonic() + 30
     while pids_running(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not pids_running(marker), "the shell child outlived the cancelled turn"

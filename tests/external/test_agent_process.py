@@ -82,7 +82,7 @@ def test_idle_watchdog_stops_a_silent_child(fake_agent: Path, tmp_path: Path) ->
     with pytest.raises(BackendError) as info:
         asyncio.run(backend_events(backend))
     assert info.value.kind == "timeout" and "printed nothing for 0.5 s" in info.value.message
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 60  # stopped, not waited for (the child sleeps an hour)
     assert not alive(log(tmp_path)[0]["pid"])
     assert backend.last is not None and backend.last.stopped == "idle"
 
@@ -92,7 +92,7 @@ def test_a_child_ignoring_sigterm_is_killed(fake_agent: Path, tmp_path: Path) ->
     started = time.monotonic()
     with pytest.raises(BackendError):
         asyncio.run(backend_events(backend))
-    assert time.monotonic() - started < 6
+    assert time.monotonic() - started < 60  # killed, not waited for (the child sleeps an hour)
     assert backend.last is not None and backend.last.returncode == -9
     assert not alive(log(tmp_path)[0]["pid"])
 

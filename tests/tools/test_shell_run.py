@@ -94,10 +94,8 @@ async def test_builtins_are_explained(call: Call) -> None:
 
 
 async def test_stdin_is_dev_null(call: Call) -> None:
-    started = time.monotonic()
     out = await call("shell_execute", command="cat", timeout=5)
-    assert out.output == "[exit code 0]"
-    assert time.monotonic() - started < 3
+    assert out.output == "[exit code 0]"  # a pipe left open would have kept cat reading until the timeout
 
 
 async def test_environment_is_scrubbed(call: Call, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -122,7 +120,7 @@ async def test_timeout_stops_the_whole_group(call: Call, approved: ToolContext, 
     started = time.monotonic()
     with pytest.raises(ToolError) as err:
         await call("shell_execute", approved, command="sleep 100 & echo child=$!; sleep 100", timeout=0.5)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 50  # stopped, not waited for (the sleeps take 100 s)
     assert "[timed out after 0.5 s; the command's processes were stopped]" in str(err.value)
     assert "child=" in str(err.value)
     child = int((await wait_for_text(outputs, r"child=(\d+)")).group(1))
@@ -138,7 +136,7 @@ async def test_term_ignoring_process_gets_killed(call: Call, approved: ToolConte
     started = time.monotonic()
     with pytest.raises(ToolError, match="timed out"):
         await call("shell_execute", approved, command="trap '' TERM; echo pid=$$; sleep 100", timeout=0.3)
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 50  # stopped, not waited for (the sleeps take 100 s)
     assert gone(int((await wait_for_text(outputs, r"pid=(\d+)")).group(1)))
 
 
@@ -168,7 +166,7 @@ async def test_background_leftovers_are_stopped_when_the_command_ends(
 ) -> None:
     started = time.monotonic()
     out = await call("shell_execute", approved, command="sleep 100 & echo child=$!")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 50  # stopped, not waited for (the sleeps take 100 s)
     assert out.output.endswith("[exit code 0]")
     assert gone(int((await wait_for_text(outputs, r"child=(\d+)")).group(1)))
 
