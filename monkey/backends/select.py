@@ -95,21 +95,6 @@ def create_backend(
     is configured), the result is a :class:`~monkey.backends.failover.FailoverBackend`
     whose fallbacks are built from their config sections when first needed.
     """
-    fallbacks = [f for f in config.backend.fallbacks if f != name]
-    if (
-        not fallbacks or config.backend.primary not in ("", name) or name.startswith(("plugin:", "acp:"))
-    ):  # their runs span calls
-        return _create_one(
-            name,
-            config=config,
-            model=model,
-            script=script,
-            api_key=api_key,
-            base_url=base_url,
-            env=env,
-            workspace=workspace,
-        )
-    from monkey.backends.failover import FailoverBackend
 
     def primary() -> Backend:
         return _create_one(
@@ -122,6 +107,13 @@ def create_backend(
             env=env,
             workspace=workspace,
         )
+
+    fallbacks = [f for f in config.backend.fallbacks if f != name]
+    if (
+        not fallbacks or config.backend.primary not in ("", name) or name.startswith(("plugin:", "acp:"))
+    ):  # their runs span calls
+        return primary()
+    from monkey.backends.failover import FailoverBackend
 
     def factory(fallback: str) -> Callable[[], Backend]:
         return lambda: _create_one(
