@@ -8,7 +8,7 @@ from typing import Any
 from monkey.metrics.figures import Figures
 from monkey.safe_text import escape_controls
 
-__all__ = ["brief", "chart", "count", "duration", "money", "summary", "table"]
+__all__ = ["brief", "chart", "count", "duration", "money", "plural", "summary", "table"]
 
 _EIGHTHS = " ▏▎▍▌▋▊▉"
 
@@ -28,6 +28,11 @@ def count(n: float) -> str:
     if n >= 10_000:
         return f"{n / 1000:.1f}k"
     return f"{n:,}" if isinstance(n, int) else f"{n:.1f}"
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 turn``, ``2 turns``, ``1,200 model calls`` (the noun's plural is ``noun + "s"``)."""
+    return f"{n:,} {noun}{'' if n == 1 else 's'}"
 
 
 def duration(ms: float | None) -> str:
@@ -159,8 +164,9 @@ def brief(figures: Figures) -> str:
     denied = tools["denied_rule"] + tools["denied_person"]
     hit = "" if d["cache_hit_ratio"] is None else f" ({d['cache_hit_ratio']:.0%} from the cache)"
     return (
-        f"{d['turns']} turns, {d['model_calls']} model calls, {count(t['input'] + t['cache_read'])} tokens in"
-        f"{hit}, {count(t['output'])} out, {money(d['cost_micros'])}; {tools['calls']} tool calls "
+        f"{plural(d['turns'], 'turn')}, {plural(d['model_calls'], 'model call')}, "
+        f"{count(t['input'] + t['cache_read'])} tokens in{hit}, {count(t['output'])} out, {money(d['cost_micros'])}; "
+        f"{plural(tools['calls'], 'tool call')} "
         f"({tools['ok']} ok, {tools['failed']} failed, {denied} denied, {tools['cancelled']} cancelled); "
         f"+{ch['lines_added']} -{ch['lines_removed']} lines"
     )

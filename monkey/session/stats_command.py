@@ -17,7 +17,7 @@ async def stats_command(store: SessionStore | None, session_id: str, rest: str) 
     """Session ``session_id`` (with its sub-agents) and today in every workspace: one line each."""
     from monkey.metrics.query import Scope, compute
     from monkey.metrics.since import parse_since
-    from monkey.metrics.text import brief
+    from monkey.metrics.text import brief, plural
     from monkey.store import StoreError
 
     if rest.strip():
@@ -30,4 +30,4 @@ async def stats_command(store: SessionStore | None, session_id: str, rest: str) 
     except StoreError as exc:
         return [Note(f"cannot read the figures: {exc}", "error")]
     mine = f"this session: {brief(session)}" if session.sessions else "this session: nothing stored yet"
-    return [Note(f"{mine}\ntoday, {today.sessions} sessions in every workspace: {brief(today)}")]
+    return [Note(f"{mine}\ntoday, {plural(today.sessions, 'session')} in every workspace: {brief(today)}")]

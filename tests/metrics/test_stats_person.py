@@ -55,7 +55,7 @@ def test_a_persons_answers_and_undo_are_counted(workspace: Path, monkey_home: Pa
         "this session: 2 turns, 3 model calls, 2,000 tokens in (0% from the cache), 25 out, $0.34; 2 tool calls "
         "(1 ok, 0 failed, 1 denied, 0 cancelled); +2 -0 lines"
     ), said
-    child.expect_exact("today, 1 sessions in every workspace: 2 turns")
+    child.expect_exact("today, 1 session in every workspace: 2 turns")
     child.sendline("/exit")
     child.expect(pexpect.EOF)
     child.close()

@@ -17,10 +17,10 @@ async def test_slash_stats_says_this_session_and_today(app_for) -> None:  # type
         await pilot.pause(0.2)
         said = " ".join(notice_text(app).split())
         assert (
-            "this session: 1 turns, 1 model calls, 100 tokens in (0% from the cache), 5 out, $0.50; "
+            "this session: 1 turn, 1 model call, 100 tokens in (0% from the cache), 5 out, $0.50; "
             "0 tool calls (0 ok, 0 failed, 0 denied, 0 cancelled); +0 -0 lines"
         ) in said
-        assert "today, 1 sessions in every workspace: 1 turns" in said
+        assert "today, 1 session in every workspace: 1 turn," in said
         await type_and_send(pilot, app, "/stats now")
         await pilot.pause(0.2)
         assert "usage: /stats" in notice_text(app)
