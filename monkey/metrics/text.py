@@ -69,7 +69,7 @@ def summary(figures: Figures) -> list[str]:
             f"call p50 {duration(d['call_ms']['p50'])}, p95 {duration(d['call_ms']['p95'])}   {speed}"
         ),
         (
-            f"tools     {tools['calls']} calls: {tools['ok']} ok, {tools['failed']} failed, "
+            f"tools     {plural(tools['calls'], 'call')}: {tools['ok']} ok, {tools['failed']} failed, "
             f"{tools['denied_rule']} denied by a rule, {tools['denied_person']} denied by a person, "
             f"{tools['cancelled']} cancelled   p50 {duration(tools['duration_ms']['p50'])}, "
             f"p95 {duration(tools['duration_ms']['p95'])}"
@@ -81,12 +81,12 @@ def summary(figures: Figures) -> list[str]:
             f"{answers['denied']} denied"
         ),
         (
-            f"changes   +{ch['lines_added']} -{ch['lines_removed']} lines in {ch['files_changed']} files, "
-            f"{ch['undos']} undos"
+            f"changes   +{ch['lines_added']} -{ch['lines_removed']} lines in {plural(ch['files_changed'], 'file')}, "
+            f"{plural(ch['undos'], 'undo')}"
         ),
         (
-            f"also      {d['subagents']} sub-agents, {d['budgets_reached']} budgets reached, "
-            f"{d['compactions']} compactions"
+            f"also      {plural(d['subagents'], 'sub-agent')}, {plural(d['budgets_reached'], 'budget')} reached, "
+            f"{plural(d['compactions'], 'compaction')}"
         ),
     ]
 
