@@ -82,10 +82,21 @@ class Transcript(VerticalScroll):
         elif not overflows and self.is_anchored and self.container_size.height > 0:
             self.anchor(False)
             self.scroll_to(y=0, animate=False, immediate=True)
-        below = self.max_scroll_y - self.scroll_y >= 1
+        below = self.max_scroll_y - self.scroll_y >= 1 and not self._following()
         if below != self.below:
             self.below = below
             self.post_message(self.MoreBelow(below))
+
+    def _following(self) -> bool:
+        """Whether Textual keeps the view at the end: anchored, and the person has not scrolled away.
+
+        Then nothing is below, even for the frame in which the content or the view changed size
+        and the scroll position has not caught up: Textual's layout moves an anchored view to the
+        end without telling the ``scroll_y`` watchers, so the position alone would leave "more
+        below" shown under a view that is at the end. Textual keeps whether the person let go of
+        the anchor in ``_anchor_released`` (no public name); without it, the position decides.
+        """
+        return self.is_anchored and not getattr(self, "_anchor_released", True)
 
     def jump_to_end(self) -> None:
         """Show the end of the conversation and follow it again."""
