@@ -60,6 +60,12 @@ class ChangeGuard(Protocol):
         """Record what the change did; returns a warning for the user, or ``""``."""
         ...
 
+    def carry_on(self, pending: PendingChange, *, turn: int) -> tuple[PendingChange, str]:
+        """Finish a whole-tree change that goes on (a background process's) and begin its next one,
+        counted to ``turn``, where it ended (no write falls between the two); the next one and a
+        warning as :meth:`finish` gives (raises CheckpointError when the next cannot begin)."""
+        ...
+
     def line_counts(self, pending: PendingChange) -> tuple[int, int, int]:
         """After :meth:`finish`: ``(lines added, lines removed, files changed)`` by the change."""
         ...

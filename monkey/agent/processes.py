@@ -40,21 +40,29 @@ async def settle(
         return
     for entry in table.all():
         pending: PendingChange | None = entry.change
-        if pending is not None:
+        running = reopen and entry.state == "running"
+        if pending is not None and not running:
             entry.change = None
             await _finish(guard, pending, session_id, emit)
-        if not reopen or entry.state != "running":
+        if not running:
             continue
+        entry.change = None
         try:
-            fresh = await asyncio.to_thread(
-                guard.begin,
-                tool="shell_execute",
-                paths=None,
-                session_id=session_id,
-                turn=turn + 1,
-                call_id=entry.call_id,
-            )
+            if pending is not None:  # the next change begins where this one ends: no write falls between
+                fresh, warning = await asyncio.to_thread(guard.carry_on, pending, turn=turn + 1)
+                _said(pending, warning, session_id, emit)
+            else:
+                fresh = await asyncio.to_thread(
+                    guard.begin,
+                    tool="shell_execute",
+                    paths=None,
+                    session_id=session_id,
+                    turn=turn + 1,
+                    call_id=entry.call_id,
+                )
         except CheckpointError as exc:
+            if pending is not None:  # finished (what it changed is recorded); the next could not begin
+                _said(pending, "", session_id, emit)
             emit(
                 Error(
                     session_id=session_id,
@@ -78,7 +86,11 @@ async def settle(
 
 
 async def _finish(guard: ChangeGuard, pending: PendingChange, session_id: str, emit: Emit) -> None:
-    warning = await asyncio.to_thread(guard.finish, pending, ok=True)
+    _said(pending, await asyncio.to_thread(guard.finish, pending, ok=True), session_id, emit)
+
+
+def _said(pending: PendingChange, warning: str, session_id: str, emit: Emit) -> None:
+    """What a finished change of a background process's could not undo, and its guard's warning."""
     if items := pending.not_undoable():
         emit(
             NotUndoable(

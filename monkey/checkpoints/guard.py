@@ -43,6 +43,7 @@ from monkey.checkpoints.ignore import reconcile, touches_gitignore
 from monkey.checkpoints.journal import Entry, FileRecord, Journal
 from monkey.checkpoints.live import LiveTree
 from monkey.checkpoints.outside import judge
+from monkey.checkpoints import records
 from monkey.checkpoints.shadow import Outside, ShadowRepo, git_mode
 from monkey.checkpoints.trees import Trees
 from monkey.db import DatabaseError, db_path
@@ -231,7 +232,45 @@ class CheckpointGuard:
         except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
             raise CheckpointError(f"checkpoint failed, so the change was not made: {exc}") from None
 
-    def _begin(self, tool: str, paths: list[str] | None, session_id: str, turn: int, call_id: str) -> Entry:
+    def carry_on(self, pending: Entry, *, turn: int) -> tuple[Entry, str]:
+        """Finish a whole-tree change that goes on (a background process's) and begin its next one,
+        counted to ``turn``, where it ended: the next checkpoint is this change's after-tree, and the
+        next write window opens before this one closes, so a write between the two changes is in one
+        of them, never in neither. Returns the next entry and a warning when this change could not be
+        recorded (the next then starts from a snapshot of its own); raises CheckpointError."""
+        with self._mutex:
+            live = self._live_tree()
+            window = live.watch.open() if live is not None else None
+            warning, start = "", None
+            try:
+                after = self._complete(pending, ok=True, error="", ended=time.time())
+                if pending.after_tree and after is not None:
+                    start = (pending.after_tree, after)
+            except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
+                warning = f"the change of checkpoint {pending.id} could not be recorded ({exc}); it stays pending"
+            try:
+                entry = self._begin(
+                    pending.tool, None, pending.session_id, turn, pending.call_id, window=window, start=start
+                )
+            except (GitError, PathError, DatabaseError, OSError, ValueError) as exc:
+                if window is not None:
+                    window.close()
+                raise CheckpointError(f"checkpoint failed, so the change was not made: {exc}") from None
+        return entry, warning
+
+    def _begin(
+        self,
+        tool: str,
+        paths: list[str] | None,
+        session_id: str,
+        turn: int,
+        call_id: str,
+        *,
+        window: write_watch.Window | None = None,
+        start: tuple[str, Outside] | None = None,
+    ) -> Entry:
+        """``window``: the write window opened for it already; ``start``: its before-tree (and what that
+        cannot hold) already taken."""
         if paths is not None and not paths:
             raise ValueError("no paths to checkpoint")
         self.shadow.ensure()
@@ -247,14 +286,15 @@ class CheckpointGuard:
             call_id=call_id,
             owner=self._own(),
         )
-        live = self._live_tree() if paths is None else None
-        window = live.watch.open() if live is not None else None
+        if window is None:
+            live = self._live_tree() if paths is None else None
+            window = live.watch.open() if live is not None else None
         if paths is None:
             self._heartbeat(cid)
         if window is not None:
             self._windows[cid] = window
         try:
-            self._take(entry, paths, window)
+            self._take(entry, paths, window, start)
             self.journal.add(entry)
         except BaseException:
             self._outside.pop(cid, None)
@@ -278,11 +318,17 @@ class CheckpointGuard:
             live.reset(tree, outside, seq)
         return tree, outside, False
 
-    def _take(self, entry: Entry, paths: list[str] | None, window: write_watch.Window | None = None) -> None:
+    def _take(
+        self,
+        entry: Entry,
+        paths: list[str] | None,
+        window: write_watch.Window | None = None,
+        start: tuple[str, Outside] | None = None,
+    ) -> None:
         tool, cid = entry.tool, entry.id
         with self.shadow.locked():
             if paths is None:
-                tree, outside, _ = self._whole_tree(window)
+                tree, outside = start if start is not None else self._whole_tree(window)[:2]
                 self._outside[cid] = outside
                 if outside.skipped:
                     entry.note = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(
@@ -327,47 +373,24 @@ class CheckpointGuard:
         return ""
 
     def line_counts(self, entry: Entry) -> tuple[int, int, int]:
-        """``(lines added, lines removed, files changed)`` by a finished change, from its journal entry's
-        trees (binary files count as changed, with no lines); zeros for a change that changed nothing."""
-        if entry.state != "applied" or not entry.before_tree or not entry.after_tree:
-            return 0, 0, 0
-        paths = {r.path for r in entry.files if not r.path.endswith("/")}
-        try:
-            out = self.shadow.git(
-                "diff-tree",
-                "-r",
-                "-z",
-                "--numstat",
-                "--no-renames",
-                "--no-ext-diff",
-                entry.before_tree,
-                entry.after_tree,
-                work_tree=False,
-            )
-        except (GitError, OSError):
-            return 0, 0, len(paths)
-        added = removed = 0
-        for item in out.split(b"\x00"):
-            fields = item.split(b"\t", 2)
-            if len(fields) != 3 or os.fsdecode(fields[2]) not in paths:
-                continue
-            added += int(fields[0]) if fields[0].isdigit() else 0
-            removed += int(fields[1]) if fields[1].isdigit() else 0
-        return added, removed, len(paths)
+        """``(lines added, lines removed, files changed)`` by a finished change (see :mod:`~monkey.checkpoints.records`)."""
+        return records.line_counts(self.shadow, entry)
 
     def _complete(
         self, entry: Entry, *, ok: bool, error: str, unchanged: str = "", ended: float = 0.0, killed: bool = False
-    ) -> None:
+    ) -> Outside | None:
+        """Record the change; what its after-tree cannot hold (None: not a whole-tree change)."""
         window = self._windows.pop(entry.id, None)
         self._beating.discard(entry.id)
         try:
-            self._complete_locked(
+            after = self._complete_locked(
                 entry, ok=ok, error=error, unchanged=unchanged, ended=ended or time.time(), killed=killed, window=window
             )
         finally:
             if window is not None:
                 window.close()
         self.journal.finish(entry)
+        return after
 
     def _complete_locked(
         self,
@@ -379,7 +402,8 @@ class CheckpointGuard:
         ended: float,
         killed: bool,
         window: write_watch.Window | None,
-    ) -> None:
+    ) -> Outside | None:
+        after: Outside | None = None
         with self.shadow.locked():
             if not entry.files and entry.before_tree:  # a whole-tree snapshot: diff it
                 if window is not None:
@@ -387,11 +411,14 @@ class CheckpointGuard:
                 tree, after, forward = self._whole_tree(window)
                 skipped = after.skipped
                 changes = (self.trees.diff if forward else self.shadow.diff_trees)(entry.before_tree, tree)
-                entry.files = self._without_placeholders(
+                entry.files = records.without_placeholders(
+                    self.home,
+                    self.workspace,
+                    self.shadow,
                     [
                         FileRecord(c.path, c.old_sha, c.old_mode, c.new_sha, c.new_mode, exact_mode=False)
                         for c in changes
-                    ]
+                    ],
                 )
                 if touches_gitignore(entry.files):
                     entry.note = "; ".join(
@@ -408,7 +435,7 @@ class CheckpointGuard:
                     changed_inside=window.first_change_under if window is not None and not window.lost else None,
                 )
                 attribute(self.journal, self.workspace, entry, watch=window, ended=ended, killed=killed)
-                self._note_created_dirs(entry, set(before.empty) if before is not None else set())
+                records.note_created_dirs(self.trees, entry, set(before.empty) if before is not None else set())
                 if skipped:
                     more = f"not in the snapshot (over {human_size(self.max_file_size)}): " + ", ".join(skipped)
                     entry.note = "; ".join(x for x in (entry.note, more) if x)
@@ -440,37 +467,7 @@ class CheckpointGuard:
                 entry.state = unchanged or ("unchanged" if ok else "failed")
             if error:
                 entry.note = "; ".join(x for x in (entry.note, error) if x)
-
-    def _without_placeholders(self, records: list[FileRecord]) -> list[FileRecord]:
-        """``records`` but the sandbox's placeholders (empty mount points for protected config not
-        there yet, :func:`monkey.children.hold_placeholder`) that a snapshot taken while another
-        command ran caught: monkey's own, which an undo or redo must never touch."""
-        held = children.placeholders(self.home / "children") if records else set()
-        if not held:
-            return records
-        empty = self.shadow.store_blob(b"")
-        return [
-            r
-            for r in records
-            if not (
-                str(self.workspace / r.path.rstrip("/")) in held
-                and r.before_sha in (None, empty)
-                and r.after_sha in (None, empty)
-            )
-        ]
-
-    def _note_created_dirs(self, entry: Entry, old_empty: set[str]) -> None:
-        """For files a shell command created: the folders above them the before-tree lacked
-        (an empty folder that was there before does not count)."""
-        created = [r for r in entry.files if r.created and "/" in r.path]
-        wanted = {"/".join(r.path.split("/")[:i]) for r in created for i in range(1, r.path.count("/") + 1)}
-        if not wanted:
-            return
-        existing = {d for d in wanted if self.trees.is_dir(entry.before_tree, d)}
-        for rec in created:
-            parts = rec.path.split("/")[:-1]
-            dirs = ["/".join(parts[:i]) for i in range(1, len(parts) + 1)]
-            rec.created_dirs = [d for d in dirs if d not in existing and d not in old_empty]
+        return after
 
     # -- crash repair ----------------------------------------------------------------
 

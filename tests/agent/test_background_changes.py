@@ -43,12 +43,12 @@ def call(name: str, call_id: str, **arguments: Any) -> ScriptCall:
     return ScriptCall(name=name, arguments=arguments, id=call_id)
 
 
-def agent_on(workspace: Path, home: Path, turns: list[ScriptTurn]) -> Agent:
+def agent_on(workspace: Path, home: Path, turns: list[ScriptTurn], guard: CheckpointGuard | None = None) -> Agent:
     return Agent(
         backend=ScriptedBackend(Script(turns=turns)),
         workspace=workspace,
         policy=ApprovalPolicy.from_strings(allow=["shell_execute"]),
-        checkpoints=CheckpointGuard(workspace, home=home),
+        checkpoints=guard or CheckpointGuard(workspace, home=home),
         options=AgentOptions(shell=ShellSettings(kill_grace=0.5)),
     )
 
@@ -148,3 +148,47 @@ async def test_without_the_watch_a_foreground_command_beside_it_cannot_be_told_a
         assert fg.paths == ["fg.txt"] and "at the same time" in fg.files[0].unattributed
     finally:
         await agent.processes.stop_all()
+
+
+class WritesBetweenChanges(CheckpointGuard):
+    """A real guard at whose first recorded change of ``c1`` the background process (played by the
+    test) writes at once: the moment between one of its changes and the next."""
+
+    wrote = False
+
+    def _complete(self, entry: Any, **kwargs: Any) -> Any:
+        after = super()._complete(entry, **kwargs)
+        if entry.call_id == "c1" and not self.wrote:
+            self.wrote = True
+            (self.workspace / "gap.txt").write_text("written between two changes")
+        return after
+
+
+async def test_a_write_between_two_of_its_changes_is_in_the_next(
+    workspace: Path, monkey_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At a turn's end the next change begins where the last one ended: a write at that moment was
+    in neither (the next checkpoint, taken after it, counted it as there before) and undo left it."""
+    monkeypatch.setenv(watch.DISABLE_ENV, "1")
+    guard = WritesBetweenChanges(workspace, home=monkey_home)
+    agent = agent_on(
+        workspace,
+        monkey_home,
+        [
+            ScriptTurn(
+                tool_calls=[
+                    call("shell_execute", "c1", command=f'{PY} -c "import time; time.sleep(300)"', background=True)
+                ]
+            ),
+            ScriptTurn(text="started"),
+            ScriptTurn(text="a turn without a command"),
+        ],
+        guard,
+    )
+    await turn(agent)
+    assert guard.wrote
+    await turn(agent)
+    points = Checkpoints(workspace, home=monkey_home)
+    assert [(e.call_id, e.paths) for e in points.entries() if e.state == "applied"] == [("c1", ["gap.txt"])]
+    await agent.processes.stop_all()
+    assert points.undo().removed == ["gap.txt"] and not (workspace / "gap.txt").exists()
