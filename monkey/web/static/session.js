@@ -162,18 +162,25 @@
 
   const answered = new Map();  // call id -> what the answer to it said
 
+  // What the last answer given here came to, kept under the list: an answered question leaves the
+  // list at the next refresh, which may come before the answer's reply.
   async function answerCall(p, choice, reason) {
     const said = answered.get(p.call_id);
+    const outcome = (text) => {
+      said.textContent = "";
+      $("approvals-said").textContent = monkey.visible(p.name + ": " + text);
+      $("approvals-said").hidden = false;
+    };
     said.textContent = "sending...";
     try {
       const reply = await fetch("/api/sessions/" + encodeURIComponent(p.session_id || id) + "/approvals/" +
         encodeURIComponent(p.call_id), { method: "POST", credentials: "same-origin",
         headers: { "content-type": "application/json" }, body: JSON.stringify({ choice, reason }) });
       const body = await reply.json();
-      said.textContent = monkey.visible(reply.ok ? "answered here: " + choice
+      outcome(reply.ok ? "answered here: " + choice
         : body.by === "here" ? "answered first in the session's own window" : body.error);
     } catch (err) {
-      said.textContent = "not sent: " + err.message;
+      outcome("not sent: " + err.message);
     }
   }
 
