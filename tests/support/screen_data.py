@@ -140,4 +140,10 @@ async def record_sessions(workspace: Path) -> None:
 async def timeline_loaded(pilot: Any) -> None:
     """Wait until the timeline on top has read its checkpoints."""
     await until(pilot, lambda: getattr(pilot.app.screen, "loaded", False), "the timeline's checkpoints")
+
+    def measured() -> bool:  # the table sizes its columns to the rows when it is next idle (late under load)
+        columns = pilot.app.screen.query_one("#table").ordered_columns
+        return bool(columns) and all(c.content_width > 0 for c in columns)
+
+    await until(pilot, measured, "the timeline's columns sized to its rows")
     await pilot.pause()
