@@ -94,6 +94,8 @@ class CheckpointGuard:
         self._outside: dict[str, Outside] = {}
         self._beating: set[str] = set()
         self._beat_thread: threading.Thread | None = None
+        self.full_because = ""
+        """Why the last whole-tree snapshot around a command was a full one, not brought forward."""
         self.completed_undos: list[Entry] = []
         """Interrupted undos that :meth:`repair` completed in this process, oldest first."""
 
@@ -310,9 +312,14 @@ class CheckpointGuard:
         brought forward from the writes seen where it can be, else a full snapshot. The flag
         says which (True: brought forward)."""
         live, seq = self._live, (window.end if window.end is not None else window.start) if window else 0
-        got = live.current(seq) if live is not None and window is not None and not window.lost else None
-        if got is not None:
+        if live is None or window is None:
+            self.full_because = "no write watch"
+        elif window.lost:
+            self.full_because = write_watch.FORGOTTEN
+        elif (got := live.current(seq)) is not None:
             return got[0], got[1], True
+        else:
+            self.full_because = live.unsure
         tree, outside = self.shadow.snapshot(self.max_file_size)
         if live is not None and window is not None:
             live.reset(tree, outside, seq)

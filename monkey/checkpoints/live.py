@@ -61,6 +61,8 @@ class LiveTree:
         self._base: tuple[str, Outside, int] | None = None
         self.usable = _local(str(self.shadow.workspace))
         """Whether the filesystem's writes are all seen (else every snapshot is a full one)."""
+        self.unsure = ""
+        """Why the last :meth:`current` could not answer ("" it could): a full snapshot was taken instead."""
 
     def reset(self, tree: str, outside: Outside, seq: int) -> None:
         """After a full snapshot taken once the writes up to ``seq`` had been read."""
@@ -69,20 +71,36 @@ class LiveTree:
         self.watch.trim(seq)
 
     def current(self, upto: int) -> tuple[str, Outside] | None:
-        """The tree and what it cannot hold, with every write before ``upto`` in; None: unsure."""
-        if self._base is None or not self.usable or _mounts_inside(str(self.shadow.workspace)):
-            return None
-        tree, outside, seq = self._base
-        changed = self.watch.changes(seq, upto) if upto >= seq else None
-        if changed is None:
-            return None
-        files, folders = changed
+        """The tree and what it cannot hold, with every write before ``upto`` in; None: unsure
+        (:attr:`unsure` says why)."""
         try:
-            if len(files) + len(folders) > MAX_PATHS:
-                raise _Unsure
-            tree, outside = _Update(self, tree, _copy(outside)).apply(files, folders)
-        except (_Unsure, OSError):
+            got = self._bring_forward(upto)
+        except _Unsure as e:
+            self.unsure = str(e)
             return None
+        except OSError as e:
+            self.unsure = f"a written path could not be read: {e}"
+            return None
+        self.unsure = ""
+        return got
+
+    def _bring_forward(self, upto: int) -> tuple[str, Outside]:
+        if self._base is None:
+            raise _Unsure("no snapshot to bring forward yet")
+        if not self.usable:
+            raise _Unsure("the filesystem's writes may come from elsewhere")
+        if _mounts_inside(str(self.shadow.workspace)):
+            raise _Unsure("another filesystem is mounted inside the workspace")
+        tree, outside, seq = self._base
+        if upto < seq:
+            raise _Unsure("the writes asked for are older than the snapshot")
+        changed = self.watch.changes(seq, upto)
+        if isinstance(changed, str):
+            raise _Unsure(changed)
+        files, folders = changed
+        if len(files) + len(folders) > MAX_PATHS:
+            raise _Unsure(f"over {MAX_PATHS} paths written")
+        tree, outside = _Update(self, tree, _copy(outside)).apply(files, folders)
         self._base = (tree, outside, upto)
         self.watch.trim(upto)
         return tree, _copy(outside)
@@ -110,7 +128,7 @@ class _Update:
                 wanted.update(self.trees.files_under(self.tree, folder))
                 wanted.update(b for b in self.outside.big if b.startswith(folder + "/"))
         if len(wanted) > 4 * MAX_PATHS:
-            raise _Unsure
+            raise _Unsure(f"over {4 * MAX_PATHS} paths under the folders written")
         new: list[str] = []
         dirs: set[str] = set()
         for rel in sorted(wanted):
@@ -131,7 +149,7 @@ class _Update:
         )
         for rel in found:
             if rel.endswith("/"):
-                raise _Unsure  # a repository in a new folder
+                raise _Unsure("a repository in a new folder")
             st = self._lstat(rel)
             if st is not None and rel not in self.seen:
                 self._read(rel, st)
@@ -153,13 +171,13 @@ class _Update:
         if ".git" in parts:
             if "/".join(parts[: parts.index(".git")]) in self.nested:
                 return False  # inside a nested repository: the watch says it changed
-            raise _Unsure  # a repository made or removed
+            raise _Unsure("a repository made or removed")
         if any(rel.startswith(n + "/") for n in self.nested):
             return False
         if folder and any(n == rel or n.startswith(rel + "/") for n in self.nested):
-            raise _Unsure  # a nested repository moved or removed
+            raise _Unsure("a nested repository moved or removed")
         if parts[-1] == ".gitignore":
-            raise _Unsure  # the rules changed for paths nobody wrote
+            raise _Unsure("a .gitignore changed (the rules changed for paths nobody wrote)")
         return True
 
     def _lstat(self, rel: str) -> os.stat_result | None:
@@ -184,7 +202,7 @@ class _Update:
         self.seen.add(rel)
         if stat.S_ISREG(st.st_mode):
             if st.st_nlink > 1:
-                raise _Unsure  # its other names changed too, with no event of theirs
+                raise _Unsure("a file with several hard links written (its other names had no event)")
             if st.st_size > self.live.max_size:
                 self.outside.big[rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
                 return  # the tree keeps what it had, as a snapshot's index does
@@ -215,7 +233,7 @@ class _Update:
         unlisted = [t + "/" for t in there if t not in listed]
         for rel in self.live.shadow.untracked(unlisted) if unlisted else []:
             if rel.endswith("/"):
-                raise _Unsure  # a repository in a folder
+                raise _Unsure("a repository in a folder")
             files.add(rel)
         bare = [t for t in there if not any(f.startswith(t + "/") for f in files)]
         visible = set(self.live.shadow.untracked([t + "/" for t in bare], folders=True)) if bare else set()

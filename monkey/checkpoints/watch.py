@@ -44,7 +44,7 @@ from pathlib import Path
 from monkey.checkpoints.handles import handle_of, libc_handle, link_count, open_handle
 from monkey.children import name_of, parent_of
 
-__all__ = ["WriteWatch", "Window", "start", "missing", "DISABLE_ENV", "MAX_RECORDS"]
+__all__ = ["WriteWatch", "Window", "start", "missing", "DISABLE_ENV", "MAX_RECORDS", "FORGOTTEN", "LINKED_OUTSIDE"]
 
 DISABLE_ENV = "MONKEY_NO_WRITE_WATCH"
 """Set to 1 to use time windows only (tests of the fallback; systems where fanotify misbehaves)."""
@@ -77,6 +77,11 @@ OURS, FOREIGN, UNKNOWN = "ours", "foreign", "unknown"
 OTHER, MONKEY = "other", "monkey"
 """Verdicts a window gives a write of monkey's tree: another claimed command's; monkey's own,
 not a command's."""
+
+FORGOTTEN = "writes forgotten (a queue overflow or too many writes)"
+LINKED_OUTSIDE = "a file with several hard links was written outside the workspace"
+"""Why the writes between two numbers are not all known (:meth:`WriteWatch.changes`): another
+process on the same filesystem can cause either."""
 
 MAX_RECORDS = 200_000
 """Writes in the workspace kept at most; past that the oldest are forgotten (and whatever
@@ -373,12 +378,14 @@ class WriteWatch:
                 out.append((rel, mask, pid, verdict))
             return out
 
-    def changes(self, start: int, end: int) -> tuple[set[str], set[str]] | None:
+    def changes(self, start: int, end: int) -> tuple[set[str], set[str]] | str:
         """The files and the folders written (created, removed, moved) from ``start`` up to
-        ``end``, or None when monkey cannot know them all (writes forgotten, a hard link)."""
+        ``end``, or why monkey cannot know them all (writes forgotten, a hard link)."""
         with self._lock:
-            if start < max(self.horizon, self._first) or any(start <= n <= end for n in self._linked):
-                return None
+            if start < max(self.horizon, self._first):
+                return FORGOTTEN
+            if any(start <= n <= end for n in self._linked):
+                return LINKED_OUTSIDE
             files: set[str] = set()
             folders: set[str] = set()
             for rel, mask, _, _, _ in self._records[start - self._first : end - self._first]:

@@ -17,27 +17,40 @@ import pytest
 from monkey.checkpoints.api import Checkpoints
 from monkey.checkpoints.guard import CheckpointGuard
 from monkey.checkpoints.journal import Entry
-from monkey.checkpoints.watch import DISABLE_ENV
+from monkey.checkpoints.watch import DISABLE_ENV, FORGOTTEN, LINKED_OUTSIDE
 from tests.support.checkpoints import finish, py, start_agent, tree_digest, wait_for, waiting_command
 from tests.support.watch import HAS_WATCH
 from tests.support.script import call_turn
 from tests.support.cli import invoke
 
 needs_watch = pytest.mark.skipif(not HAS_WATCH, reason="needs fanotify and the process connector (root on Linux)")
+pytestmark = pytest.mark.xdist_group("live-watch")
+"""On one worker: the watch marks the whole filesystem, and a file written here through its second
+hard link (below) makes every other test's watch unsure while it runs (see ``Counted``)."""
 
 
 class Counted:
-    """Counts the guard's full snapshots (the fast path takes none once it has a base)."""
+    """Counts the guard's full snapshots (the fast path takes none once it has a base), and why
+    each one was taken."""
 
     def __init__(self, guard: CheckpointGuard) -> None:
         self.full = 0
+        self.because: list[str] = []
         real = guard.shadow.snapshot
 
         def snapshot(max_size: int):  # type: ignore[no-untyped-def]
             self.full += 1
+            self.because.append(guard.full_because)
             return real(max_size)
 
         guard.shadow.snapshot = snapshot  # type: ignore[method-assign]
+
+    def only_the_first(self) -> None:
+        """No full snapshot after the first, but for a reason no test can prevent: the watch
+        marks a whole filesystem, where other processes (the other test workers) may overflow its
+        queue or write a file with several hard links; monkey then rightly takes a full one."""
+        assert self.full >= 1
+        assert all(why in (FORGOTTEN, LINKED_OUTSIDE) for why in self.because[1:]), self.because
 
 
 def shell(guard: CheckpointGuard, do: Callable[[], object], *, turn: int = 1) -> Entry:
@@ -108,10 +121,11 @@ def test_every_kind_of_change_is_recorded_as_a_full_snapshot_would_and_undone_ex
     cps = Checkpoints(any_ws, home=monkey_home)
     counted = Counted(cps.guard)
     shell(cps.guard, lambda: None, turn=0)  # the first snapshot of this process is a full one
-    assert cps.guard.watching and counted.full == 1
+    assert cps.guard.watching
+    counted.only_the_first()
     before = tree_digest(any_ws, skip=(".git",))
     entry = shell(cps.guard, lambda: command(any_ws))
-    assert counted.full == 1, "brought forward from the watch, no full snapshot"
+    counted.only_the_first()  # brought forward from the watch, no full snapshot
     assert sorted(r.path for r in entry.files) == EXPECTED
     assert not any(r.unattributed for r in entry.files), records(entry)
     assert entry.unrecorded == []
@@ -155,7 +169,7 @@ def test_between_commands_the_tree_follows_every_writer(any_ws: Path, monkey_hom
     entry = shell(
         cps.guard, lambda: ((any_ws / "edit.txt").write_text("second command\n"), (any_ws / "person.txt").unlink())
     )
-    assert counted.full == 1
+    counted.only_the_first()
     assert sorted(r.path for r in entry.files) == ["edit.txt", "person.txt"]
     cps.undo()
     assert (any_ws / "edit.txt").read_text() == "the person's, between the commands\n"
@@ -188,8 +202,10 @@ def test_a_repository_made_inside_falls_back_to_a_full_snapshot(workspace: Path,
     shell(cps.guard, lambda: None, turn=0)
     (workspace / "vendor").mkdir()
     (workspace / "vendor" / "x.txt").write_text("x\n")
+    before = counted.full
     entry = shell(cps.guard, lambda: os.mkdir(workspace / "vendor" / ".git"))
-    assert counted.full == 2, "a full snapshot, not a guess"
+    assert counted.full > before, "a full snapshot, not a guess"
+    assert counted.because[-1] in ("a repository made or removed", FORGOTTEN, LINKED_OUTSIDE), counted.because
     assert any(p.startswith("vendor/") for p, _ in entry.unrecorded), entry.unrecorded
 
 
