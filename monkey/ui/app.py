@@ -296,6 +296,8 @@ class MonkeyApp(Stopping, BridgeHandlers, App[int]):
     async def open_session(self, resume: str | None = None) -> None:
         """Open (or switch to) the stored session, then send the first task if any."""
         memory.tune_collector()  # the first frame is drawn: the collector runs again, less often
+        if self._session_closed:  # the person quit before it began: nothing is built, no store is opened
+            return
         if self._setup is not None:  # if it fails, the worker's error ends the app and no turn runs
             setup, self._setup = self._setup, None
             self._agent, self.prepare_notices = setup.build()  # what building found (an untrusted folder's too)

@@ -42,7 +42,8 @@ def make_app(workspace: Path, script: Path, turns: list[dict[str, Any]], *flags:
     setup = resolve_setup(session_request(args), TuiApprover())
     kw.setdefault("clock", lambda: 0.0)
     kw.setdefault("approval_guard", 0.0)  # the guard's own tests set it
-    return MonkeyApp(setup, notices=setup.notices, **kw)
+    app_class = kw.pop("app_class", MonkeyApp)  # a subclass that does what a person does at a given moment
+    return app_class(setup, notices=setup.notices, **kw)
 
 
 async def settle(pilot, app: MonkeyApp, timeout: float = 60.0) -> None:  # type: ignore[no-untyped-def]
