@@ -54,6 +54,7 @@ __all__ = [
     "new_tag",
     "register",
     "forget",
+    "start_guardian",
     "tag_of",
     "strays",
     "reap",
@@ -186,6 +187,12 @@ def register(pid: int, tag: str) -> None:
     if start is not None:
         _started.append((pid, start))
         _write_record()
+    _ensure_guardian()
+
+
+def start_guardian() -> None:
+    """Start the guardian now if none runs: before a child is forked, so one that is never registered
+    (its start was interrupted) still dies with monkey, by its tag."""
     _ensure_guardian()
 
 
