@@ -246,6 +246,8 @@ async def spawn(
         else:
             await _stop_started(starting, adopt)
         raise
+    finally:
+        children.settled(tag)  # registered, or never will be
     adopt(proc)
     return proc
 

@@ -34,6 +34,7 @@ from tests.support.fakes.family_procs import (
     living,
     wait_gone,
 )
+from tests.support.procs import pids_running
 
 pytestmark = [
     pytest.mark.subprocess,
@@ -168,6 +169,32 @@ async def test_a_command_cancelled_while_it_starts_is_stopped_with_all_it_starte
     finally:
         kill_all(procs)
     assert not list(tmp_path.glob("wrote-*"))
+
+
+async def test_a_child_still_starting_is_no_stray_of_another_command(tmp_path: Path) -> None:
+    """A command that ends looks for its strays while another child is being started (forked, not yet
+    registered: a direct child of monkey in a session of its own): that child is not taken for an
+    orphan and stopped (a background sub-agent's ``sleep`` killed as its parent's command ended)."""
+    env = {"PATH": os.environ["PATH"]}
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    ending = await process.spawn([*sleeper, str(tmp_path / "ending")], env=env)
+    task = asyncio.ensure_future(process.spawn([*sleeper, str(tmp_path / "starting")], env=env))
+    try:
+        for _ in range(100):  # one step of the loop at a time, until the second child is forked
+            if forked(tmp_path / "starting"):
+                break
+            await asyncio.sleep(0)
+        [pid] = [p for p in pids_running(str(tmp_path / "starting")) if children.parent_of(p) == os.getpid()]
+        assert not task.done()  # not registered yet
+        tag = children.tag_of(ending.pid)
+        assert tag is not None
+        assert [p for p, _ in children.strays(tag, ending.pid)] == []  # before: [pid]
+        started = await task
+        assert started.pid == pid
+    finally:
+        await process.stop_group(ending, 0.5)
+        if task.done() and not task.cancelled() and task.exception() is None:
+            await process.stop_group(task.result(), 0.5)
 
 
 def test_a_child_that_never_finished_starting_dies_with_a_killed_parent(tmp_path: Path) -> None:
