@@ -54,6 +54,8 @@ __all__ = [
     "new_tag",
     "register",
     "forget",
+    "settled",
+    "start_guardian",
     "tag_of",
     "strays",
     "reap",
@@ -85,6 +87,8 @@ _owner = ""
 _count = 0
 _tags: dict[int, str] = {}
 """Live children monkey started, by pid: their tag."""
+_pending: set[str] = set()
+"""Tags of children being started (forked maybe, not yet registered): no other command's strays."""
 _records: Path | None = None
 _guardian: subprocess.Popen[bytes] | None = None
 _guard_pipe: int | None = None
@@ -155,10 +159,17 @@ def _owner_id() -> str:
 
 
 def new_tag() -> str:
-    """A tag for the next child: this monkey's id and a number."""
+    """A tag for the next child: this monkey's id and a number; pending until :func:`register` or :func:`settled`."""
     global _count
     _count += 1
-    return f"{_owner_id()}.{_count}"
+    tag = f"{_owner_id()}.{_count}"
+    _pending.add(tag)
+    return tag
+
+
+def settled(tag: str) -> None:
+    """The child tagged ``tag`` was registered, or never will be (it could not start)."""
+    _pending.discard(tag)
 
 
 def preexec() -> Callable[[], None]:
@@ -182,10 +193,17 @@ def preexec() -> Callable[[], None]:
 def register(pid: int, tag: str) -> None:
     """Note a child monkey started (its pid leads its process group), in memory and in the record."""
     _tags[pid] = tag
+    _pending.discard(tag)
     start = start_time(pid)
     if start is not None:
         _started.append((pid, start))
         _write_record()
+    _ensure_guardian()
+
+
+def start_guardian() -> None:
+    """Start the guardian now if none runs: before a child is forked, so one that is never registered
+    (its start was interrupted) still dies with monkey, by its tag."""
     _ensure_guardian()
 
 
@@ -239,7 +257,8 @@ def strays(tag: str, pgid: int) -> list[tuple[int, int]]:
     Those carrying the tag, plus orphans re-parented to monkey (the subreaper) in a session
     monkey did not start, which cleared their environment. Children monkey started itself
     (and the guardian) are never strays, nor are orphans that carry another live child's tag or
-    sit in its group or session (what a background command that exited left running is its own).
+    sit in its group or session (what a background command that exited left running is its own),
+    nor a child still being started (forked, not yet registered: it carries a pending tag).
     """
     if not _LINUX:
         return []
@@ -264,10 +283,11 @@ def strays(tag: str, pgid: int) -> list[tuple[int, int]]:
 
 def _others(pid: int, fields: list[bytes], others: set[int]) -> bool:
     """Whether a process belongs to another live child monkey started: in its group or session, or
-    carrying its tag."""
+    carrying its tag (or the tag of a child still being started, not yet registered)."""
     if int(fields[2]) in others or int(fields[3]) in others:
         return True
     tags = [f"{TAG_VAR}={_tags[other]}".encode() for other in others if other in _tags]
+    tags += [f"{TAG_VAR}={tag}".encode() for tag in _pending]
     return any(_environ_has(pid, entry, exact=True) for entry in tags)
 
 

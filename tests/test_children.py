@@ -19,12 +19,22 @@ from pathlib import Path
 
 import pytest
 
-from monkey import children
+from monkey import children, process
 from monkey.backends.supervise import AgentProcess, ChildSpec
 from monkey.tools.base import ShellSettings, ToolContext, ToolError
 from monkey.tools.registry import ToolRegistry
 from tests.support.cli import monkey_env, write_script
-from tests.support.fakes.family_procs import FAMILY, Procs, family, family_task, kill_all, living, wait_gone
+from tests.support.fakes.family_procs import (
+    FAMILY,
+    Procs,
+    family,
+    family_task,
+    forked,
+    kill_all,
+    living,
+    wait_gone,
+)
+from tests.support.procs import pids_running
 
 pytestmark = [
     pytest.mark.subprocess,
@@ -127,6 +137,96 @@ def test_a_child_dies_with_its_parent_even_by_kill_9(tmp_path: Path) -> None:
         assert wait_gone(caught(procs)) == []
     finally:
         kill_all(procs)
+    assert not list(tmp_path.glob("wrote-*"))
+
+
+async def test_a_command_cancelled_while_it_starts_is_stopped_with_all_it_started(tmp_path: Path) -> None:
+    """A stop (Ctrl-C, a stop signal) that comes after the fork but before ``spawn`` returned, while
+    asyncio still connects the child's pipes: asyncio would SIGKILL the child alone and forget it,
+    its grandchildren running on (no group stopped, nothing registered, no guardian). The loop is
+    held while the family starts, so the stop always lands in that window."""
+    task = asyncio.ensure_future(
+        process.spawn(
+            [sys.executable, str(FAMILY), str(tmp_path), "wait"],
+            env={"PATH": os.environ["PATH"]},
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+    )
+    for _ in range(100):  # one step of the loop at a time, until the child is forked: its pipes are not connected yet
+        if forked(tmp_path):
+            break
+        await asyncio.sleep(0)
+    assert forked(tmp_path)
+    procs = family(tmp_path)  # the loop is held: the whole family runs before spawn can return
+    try:
+        assert not task.done()
+        task.cancel()
+        await asyncio.wait({task}, timeout=30)  # generous; before, it waited for the grandchildren to end
+        assert wait_gone(procs, deadline=30) == []  # before: ['group', 'setsid', 'bare']
+        assert task.cancelled()  # the cancellation goes on once they are stopped
+        assert children.tag_of(procs["child"][0]) is None  # and reaped: forgotten
+    finally:
+        kill_all(procs)
+    assert not list(tmp_path.glob("wrote-*"))
+
+
+async def test_a_child_still_starting_is_no_stray_of_another_command(tmp_path: Path) -> None:
+    """A command that ends looks for its strays while another child is being started (forked, not yet
+    registered: a direct child of monkey in a session of its own): that child is not taken for an
+    orphan and stopped (a background sub-agent's ``sleep`` killed as its parent's command ended)."""
+    env = {"PATH": os.environ["PATH"]}
+    sleeper = [sys.executable, "-c", "import time; time.sleep(60)"]
+    ending = await process.spawn([*sleeper, str(tmp_path / "ending")], env=env)
+    task = asyncio.ensure_future(process.spawn([*sleeper, str(tmp_path / "starting")], env=env))
+    try:
+        for _ in range(100):  # one step of the loop at a time, until the second child is forked
+            if forked(tmp_path / "starting"):
+                break
+            await asyncio.sleep(0)
+        [pid] = [p for p in pids_running(str(tmp_path / "starting")) if children.parent_of(p) == os.getpid()]
+        assert not task.done()  # not registered yet
+        tag = children.tag_of(ending.pid)
+        assert tag is not None
+        assert [p for p, _ in children.strays(tag, ending.pid)] == []  # before: [pid]
+        started = await task
+        assert started.pid == pid
+    finally:
+        await process.stop_group(ending, 0.5)
+        if task.done() and not task.cancelled() and task.exception() is None:
+            await process.stop_group(task.result(), 0.5)
+
+
+def test_a_child_that_never_finished_starting_dies_with_a_killed_parent(tmp_path: Path) -> None:
+    """The guardian runs before the first child is forked: a parent killed while ``spawn`` still
+    waited for the child's pipes (never registered it) leaves no tagged process behind."""
+    code = (
+        "import asyncio, os, signal, sys; from monkey import children, process\n"
+        "from pathlib import Path; from tests.support.fakes.family_procs import family, forked\n"
+        "children.install(None)\n"
+        "folder = Path(sys.argv[2])\n"
+        "async def main():\n"
+        "    argv = [sys.executable, sys.argv[1], sys.argv[2], 'wait']\n"
+        "    pipe = asyncio.subprocess.PIPE\n"
+        "    task = asyncio.ensure_future(process.spawn(argv, env={'PATH': ''}, stdout=pipe, stderr=pipe))\n"
+        "    while not forked(folder):\n"
+        "        await asyncio.sleep(0)\n"
+        "    family(folder)\n"  # the loop held: spawn has not returned
+        "    assert not task.done()\n"
+        "    os.kill(os.getpid(), signal.SIGKILL)\n"
+        "asyncio.run(main())\n"
+    )
+    parent = subprocess.Popen(
+        [sys.executable, "-c", code, str(FAMILY), str(tmp_path)], env=monkey_env(tmp_path / "home")
+    )
+    try:
+        assert parent.wait(timeout=60) == -signal.SIGKILL  # not an assertion of its own that failed
+        procs = family(tmp_path)
+        assert wait_gone(caught(procs)) == []  # before: ['group', 'setsid'] (the child: its parent-death signal)
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+        kill_all(family(tmp_path) if (tmp_path / "pids").exists() else {})
     assert not list(tmp_path.glob("wrote-*"))
 
 

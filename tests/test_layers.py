@@ -54,6 +54,7 @@ LAYERS: dict[str, int] = {
     "monkey.db": 0,
     "monkey.gitinfo": 0,
     "monkey.process": 0,
+    "monkey.credentials": 0,  # credentials kept from children, blanked in /proc, redacted (process re-exports them)
     "monkey.children": 0,  # children die with monkey: parent-death signal, tags, subreaper, guardian
     "monkey.userfiles": 0,  # the person's files in the monkey home: locked, written atomically
     "monkey.trust": 0,  # the folders whose .monkey/ the person trusts (config reads it)

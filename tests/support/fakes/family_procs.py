@@ -11,8 +11,9 @@ from pathlib import Path
 
 from monkey import children
 from tests.support.cli import write_script
+from tests.support.procs import pids_running
 
-__all__ = ["FAMILY", "Procs", "family", "family_task", "kill_all", "living", "wait_gone"]
+__all__ = ["FAMILY", "Procs", "family", "family_task", "forked", "kill_all", "living", "wait_gone"]
 
 FAMILY = Path(__file__).with_name("family.py")
 """The command: ``python family.py DIR MODE``."""
@@ -58,6 +59,11 @@ def family(folder: Path, deadline: float = 90.0) -> Procs:
         pid, start, name = line.split()
         out[name] = (int(pid), int(start))
     return out
+
+
+def forked(folder: Path) -> bool:
+    """Whether a child of this process runs the family in ``folder`` (started, its own children maybe not yet)."""
+    return any(children.parent_of(pid) == os.getpid() for pid in pids_running(str(folder)))
 
 
 def living(procs: Procs) -> list[str]:
