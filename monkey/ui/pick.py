@@ -41,4 +41,7 @@ class PickerApp(App[str | None]):
 
 def pick_in_app(workspace: Path, *, inline: bool = False) -> str | None:
     """Run the picker; the chosen session's id, or None when the person pressed Esc."""
-    return PickerApp(workspace).run(inline=inline)
+    from monkey.ui.whole_writes import whole_frames
+
+    with whole_frames():
+        return PickerApp(workspace).run(inline=inline)

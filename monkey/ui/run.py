@@ -40,9 +40,11 @@ def run_app(
         inline=inline,
     )
     from monkey.line.stop_signals import modes_back
+    from monkey.ui.whole_writes import whole_frames
 
     try:
-        app.run(inline=inline)
+        with whole_frames():  # a frame the terminal takes only part of at a time still arrives whole
+            app.run(inline=inline)
     except KeyboardInterrupt:
         return 130
     finally:  # what building the agent found (the sandbox's line, repairs...) stays in the terminal's scrollback
@@ -65,11 +67,12 @@ def run_app(
 def _print_scrollback(app) -> None:
     """``--inline``: the region the app drew is gone; the conversation goes into the scrollback."""
     from monkey.line.output import TextSink
+    from monkey.ui.whole_writes import whole
 
     events, app.scrollback = app.scrollback, None
     if not events:
         return
-    sink = TextSink(sys.stdout, color=sys.stdout.isatty(), show_prompts=True)
+    sink = TextSink(whole(sys.stdout), color=sys.stdout.isatty(), show_prompts=True)
     for event in events:
         sink(event)
     sys.stdout.flush()
@@ -79,13 +82,13 @@ def _task_ended(app) -> int:
     """``--tui --task``: the answer stays on the terminal after the app closes; the status says how it ended."""
     from monkey.line.output import EXIT_CODES
     from monkey.safe_text import escape_controls
+    from monkey.ui.whole_writes import whole
 
     if not app.last_reason:  # quit before the task's turn ended
         sys.stderr.write("monkey: the task did not finish (the app was closed)\n")
         return 130
-    if app.last_result:
-        sys.stdout.write(escape_controls(app.last_result) + "\n")
-        sys.stdout.flush()
+    if app.last_result:  # a long answer is written whole, however slowly the terminal reads it
+        whole(sys.stdout).write(escape_controls(app.last_result) + "\n")
     code = EXIT_CODES.get(app.last_reason, 1)
     if code or app.last_message:  # a completed turn has a message only when its answer was cut off
         sys.stderr.write(f"monkey: {escape_controls(app.last_message or app.last_reason)}\n")
