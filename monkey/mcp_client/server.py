@@ -1,11 +1,14 @@
 """One MCP server: its connection, kept in a task of its own, its tools and its status.
 
 The SDK's client must be entered and left in one task, so each server runs in a background
-task that connects (within ``startup_timeout``), lists the tools, says it is ready and waits
-until it is stopped or the server goes away. A server that dies is reported and started
-once more; a second death leaves it ``failed``. Calls come from the loop's task through
+task that connects and lists the tools (together within ``startup_timeout``), says it is ready
+and waits until it is stopped or the server goes away. A server that dies is reported and
+started once more; a second death leaves it ``failed``. Calls come from the loop's task through
 :meth:`McpServer.call`, bounded by ``tool_timeout`` and cancelled with the turn; a call made
-while the server is being started again waits for it (at most ``startup_timeout``).
+while the server is being started again waits until that start has ended (connected, or
+failed once its own ``startup_timeout`` ran out and the attempt was cleaned up), not for a
+time of its own: a deadline counted from the call could run out while the start it waits
+for is still under way, and tell the model a stale "starting".
 """
 
 from __future__ import annotations
@@ -130,19 +133,26 @@ class McpServer:
         from monkey.mcp_client.transport import Exited
 
         exited = Exited()
+        slow = f"did not answer within {self.config.startup_timeout:g} s (startup_timeout)"
+        deadline = asyncio.get_running_loop().time() + self.config.startup_timeout
         try:
             client = Client(self._transport(exited), cache=None, message_handler=self._on_message)
-            async with asyncio.timeout(self.config.startup_timeout):  # not an anyio scope: the client's
+            async with asyncio.timeout_at(deadline):  # not an anyio scope: the client's
                 await client.__aenter__()  # task group outlives it
         except TimeoutError:
-            return f"did not answer within {self.config.startup_timeout:g} s (startup_timeout)"
+            return slow
         except Exception as exc:  # noqa: BLE001 - any failure to start is the server's status
             return self._why(exc, exited)
         watcher: asyncio.Task[None] | None = None
         try:
             self._client = client
             self.status = "ready"
-            await self._list_tools()
+            try:
+                async with asyncio.timeout_at(deadline):  # a start ends within startup_timeout: calls wait for it
+                    await self._list_tools()
+            except TimeoutError:
+                self.status = "starting"  # it never was ready: a failed start, as when the connection timed out
+                return slow
             self.ready.set()
             self._settled.set()
             watcher = asyncio.create_task(self._watch_changes(client))
@@ -253,14 +263,14 @@ class McpServer:
         """Call ``tool``; raises ToolError when the server is not there, fails or takes too long."""
         import anyio
 
-        if (
-            not self._settled.is_set()
-            and self.status in ("starting", "ready")
-            and self._task is not None
-            and not self._task.done()
-        ):
-            with anyio.move_on_after(self.config.startup_timeout):  # started again after a crash: wait, bounded
-                await self._settled.wait()
+        task = self._task
+        if not self._settled.is_set() and self.status in ("starting", "ready") and task is not None and not task.done():
+            # started again after a crash: wait until that start ended (it is bounded by startup_timeout)
+            settled = asyncio.ensure_future(self._settled.wait())
+            try:
+                await asyncio.wait({settled, task}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                settled.cancel()
         client = self._client
         if client is None or self.status != "ready":
             raise ToolError(f"the MCP server {self.name} is {self.status}" + (f": {self.error}" if self.error else ""))

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from monkey.mcp_client.config import parse_server
+from monkey.mcp_client.server import McpServer
+from monkey.tools.errors import ToolError
 
 from tests.support.cli import ROOT, monkey_env
 from tests.support.mcp import fake_server, results, write_servers
@@ -15,8 +21,8 @@ from tests.support.script import call
 
 
 def test_the_first_call_after_a_crash_waits_for_the_restart(scripted, monkey_home: Path, tmp_path: Path) -> None:
-    state = tmp_path / "starts"
-    write_servers(monkey_home / "mcp.json", {"fake": fake_server(state)})
+    state = tmp_path / "starts"  # a start may take its time on a loaded machine: the call waits for it to end
+    write_servers(monkey_home / "mcp.json", {"fake": fake_server(state, startup_timeout=300)})
     (monkey_home / "config.toml").write_text('[approvals]\nallow = ["mcp__fake"]\n')
     run = scripted(
         [
@@ -28,6 +34,34 @@ def test_the_first_call_after_a_crash_waits_for_the_restart(scripted, monkey_hom
     crashed, greeted = results(run.stdout)
     assert not crashed["ok"] and "went away during the call" in crashed["output"]
     assert greeted["ok"] and "hello a (start 2)" in greeted["output"], greeted["output"]
+
+
+def test_a_call_waiting_for_a_restart_is_told_how_the_restart_ended(tmp_path: Path) -> None:
+    """The restart never answers (its gate stays shut) and fails once its own startup_timeout ran
+    out and the attempt was cleaned up (the stuck process is stopped). The call that came meanwhile
+    waits for that end and says it; it used to give up on a deadline of its own, which ran out
+    during the cleanup, and said the server "is starting"."""
+    definition = fake_server(tmp_path / "starts", startup_timeout=300)
+    definition["env"]["FAKE_MCP_GATE"] = str(tmp_path / "gate")  # never made: only the first start answers
+    config = parse_server("fake", definition, origin="user", source="t")
+
+    async def scenario() -> str:
+        server = McpServer(config, workspace=tmp_path, log=tmp_path / "fake.log", on_tools=lambda _: None)
+        server.start()
+        try:
+            await server.ready.wait()  # bounded by the server's startup_timeout
+            assert server.status == "ready", server.error
+            server.config = replace(config, startup_timeout=1.0)  # what the restart gets
+            with pytest.raises(ToolError, match="went away during the call"):
+                await server.call("crash", {})
+            with pytest.raises(ToolError) as told:
+                await server.call("greet", {"name": "a"})
+            return str(told.value)
+        finally:
+            await server.stop()
+
+    told = asyncio.run(scenario())
+    assert told == ("the MCP server fake is failed: did not answer within 1 s (startup_timeout)"), told
 
 
 def test_a_result_far_over_the_cap_is_cut_as_it_arrives(scripted, monkey_home: Path, tmp_path: Path) -> None:

@@ -12,6 +12,8 @@ server serves both; the client's ``server/discover`` probe is refused and it fal
 ``initialize`` handshake), and ``grow`` tells of the change only with
 ``notifications/tools/list_changed``. ``poison`` swaps ``greet`` for one with another
 description and schema while connected, and tells the client the same way.
+With ``FAKE_MCP_GATE=PATH``, every start after the first waits (before it answers anything)
+until PATH exists: a restart as slow as the test wants.
 """
 
 from __future__ import annotations
@@ -30,6 +32,12 @@ def main() -> None:
     starts = int(state.read_text() or "0") + 1 if state.exists() else 1
     state.write_text(str(starts))
     changed = os.environ.get("FAKE_MCP_CHANGE") == "1" and starts > 1
+    gate = os.environ.get("FAKE_MCP_GATE")
+    if gate and starts > 1:
+        import time
+
+        while not Path(gate).exists():
+            time.sleep(0.02)
     server = MCPServer("fake")
     wire = os.dup(1)  # the SDK diverts fd 1 to stderr while it serves; this copy still reaches the client
 
