@@ -186,13 +186,29 @@ class Session:
         from monkey.agent.processes import end as end_processes
 
         agent = self.agent
-        stopped = await end_processes(agent.processes, agent.checkpoints, agent.session_id, agent.turns)
+        handle: SessionHandle | None = None
+        try:
+            stopped = await end_processes(agent.processes, agent.checkpoints, agent.session_id, agent.turns)
+            handle = self._detach()
+            if handle is not None:
+                await self._record_end(handle, stopped, record)
+        finally:  # cancelled or failed part way (the app torn down): left open, its thread would keep monkey running
+            handle = handle or self._detach()
+            if handle is not None:
+                try:
+                    await handle.close()
+                except Exception as exc:  # noqa: BLE001 - told, not fatal on the way out
+                    self.tell(f"closing the session failed: {exc}", "error")
+
+    def _detach(self) -> SessionHandle | None:
+        """The open stored session, no longer the session's (nothing records through it any more)."""
         handle, self.handle = self.handle, None
         if self._steering is not None:
             self._steering.cancel()
             self._steering = None
-        if handle is None:
-            return
+        return handle
+
+    async def _record_end(self, handle: SessionHandle, stopped: list[Event], record: bool) -> None:
         if self.agent.started and record:
             recorder = handle.recorder
             ready: list[Event] = []
@@ -212,10 +228,6 @@ class Session:
                 if self.telemetry is not None:
                     self.telemetry.observe(shown)
                 self.show(shown)
-        try:
-            await handle.close()
-        except Exception as exc:  # noqa: BLE001 - told, not fatal on the way out
-            self.tell(f"closing the session failed: {exc}", "error")
 
     async def close(self, *, record: bool = True) -> None:
         """The one way a session ends: stop a running turn, end the stored session (see :meth:`end`),
