@@ -5,25 +5,21 @@ the terminal was restored."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 import pytest
 
 from monkey.backends.scripted import ScriptTurn
 from monkey.session.session import Session
+from tests.support.procs import store_threads
 from tests.support.agent import agent_for
-
-
-def _connection_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name and t.is_alive()}
 
 
 @pytest.mark.parametrize("steps", range(1, 8))
 async def test_a_session_whose_end_is_cancelled_leaves_no_store_open(
     workspace: Path, tmp_path: Path, steps: int
 ) -> None:
-    before = _connection_threads()
+    before = store_threads()
     agent = agent_for(workspace, [ScriptTurn(text="x")])
     session = Session(agent, switcher=None, show=lambda e: None, tell=lambda t, lvl: None, store_path=tmp_path / "m.db")  # type: ignore[arg-type]
     await session.open()
@@ -35,6 +31,6 @@ async def test_a_session_whose_end_is_cancelled_leaves_no_store_open(
     closing.cancel()
     with pytest.raises(asyncio.CancelledError):
         await closing
-    for thread in _connection_threads() - before:
+    for thread in store_threads() - before:
         await asyncio.to_thread(thread.join, 30)  # each ends once it has closed its connection
-    assert not _connection_threads() - before, "the session's store is still open"
+    assert not store_threads() - before, "the session's store is still open"

@@ -5,20 +5,16 @@ after the app had gone."""
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
 from monkey.backends.scripted import ScriptTurn
 from monkey.session.session import Session
+from tests.support.procs import store_threads
 from tests.support.agent import agent_for
 
 
-def _connection_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name and t.is_alive()}
-
-
 async def test_a_session_closed_while_it_opens_leaves_no_store_open(workspace: Path, tmp_path: Path) -> None:
-    before = _connection_threads()
+    before = store_threads()
     agent = agent_for(workspace, [ScriptTurn(text="x")])
     session = Session(agent, switcher=None, show=lambda e: None, tell=lambda t, lvl: None, store_path=tmp_path / "m.db")  # type: ignore[arg-type]
     opening = asyncio.create_task(session.open())
@@ -26,7 +22,7 @@ async def test_a_session_closed_while_it_opens_leaves_no_store_open(workspace: P
     await session.close()  # the person quit meanwhile
     handle = await opening
     assert session.handle is None, "the session is closed: it holds no stored session"
-    for thread in _connection_threads() - before:
+    for thread in store_threads() - before:
         await asyncio.to_thread(thread.join, 30)  # each ends once it has closed its connection
-    assert not _connection_threads() - before, "the store the opening ended with is still open"
+    assert not store_threads() - before, "the store the opening ended with is still open"
     assert handle.store is not None

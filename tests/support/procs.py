@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import os
 import time
 from pathlib import Path
@@ -40,3 +41,8 @@ def monkey_pid(script: Path, deadline: float = 20.0) -> int:
                 return int(name)
         time.sleep(0.05)
     raise AssertionError("monkey never started")
+
+
+def store_threads() -> set[threading.Thread]:
+    """aiosqlite's connection threads alive in this process (not daemons: one left open keeps a process alive)."""
+    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name and t.is_alive()}

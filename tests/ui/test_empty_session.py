@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import asyncio
-import threading
 from pathlib import Path
 
+from tests.support.procs import store_threads
 from tests.support.cli import invoke_async
 from tests.support.app import settle, type_and_send
 
@@ -40,21 +40,17 @@ async def test_quitting_before_the_session_opens_builds_nothing_and_leaves_no_st
             await super().on_mount()  # it asks for the session to be opened after the first frame
             await self.action_quit()  # the person quits first
 
-    before = _connection_threads()
+    before = store_threads()
     app = app_for([{"text": "x"}], app_class=QuitAtOnce)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.2)
     try:
         assert app._agent is None, "nothing was built after the quit"
-        for thread in _connection_threads() - before:
+        for thread in store_threads() - before:
             await asyncio.to_thread(thread.join, 30)  # a store closed meanwhile: its thread ends once it has closed
-        assert not _connection_threads() - before, "a store is still open: its thread would keep monkey alive"
+        assert not store_threads() - before, "a store is still open: its thread would keep monkey alive"
     finally:  # failing, it closes what it found open (else the test run itself could not exit)
         if app._live is not None and app._live.handle is not None:
             await app._live.handle.close()
     listing = await invoke_async(["sessions", "list", "--all", "--json"], home=monkey_home)
     assert listing.stdout.strip() == "[]", listing.stdout
-
-
-def _connection_threads() -> set[threading.Thread]:
-    return {t for t in threading.enumerate() if "_connection_worker_thread" in t.name and t.is_alive()}
